@@ -1,0 +1,1 @@
+//! The agent core: the op loop and the turn loop. Knows nothing about terminals.

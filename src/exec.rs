@@ -1,0 +1,1 @@
+//! Headless front end: `rein exec`.

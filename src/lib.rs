@@ -1,0 +1,13 @@
+//! rein: a terminal coding agent. A full-screen TUI (and a headless `exec` mode) around a
+//! small agent core: the loop, tools, permissions, sandbox, context and memory.
+
+pub mod agent;
+pub mod config;
+pub mod exec;
+pub mod llm;
+pub mod policy;
+pub mod protocol;
+pub mod sandbox;
+pub mod session;
+pub mod tools;
+pub mod tui;

@@ -1,0 +1,1 @@
+//! Server-sent events framing (CRLF, comments, multi-line data, event names).

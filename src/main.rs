@@ -1,0 +1,3 @@
+//! The `rein` command.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! Parse a command line into the simple commands it would run.

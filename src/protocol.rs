@@ -1,0 +1,353 @@
+//! The only types that cross the UI/agent boundary: `Op` (UI -> agent) and `Event` (agent -> UI).
+//!
+//! Both front ends (the TUI and `rein exec`) speak only these. They are serde-serialisable so
+//! `rein exec --json` can print events as JSON lines and tests can assert on them.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Status of one todo item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on (at most one at a time).
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// One entry of the plan kept with `write_todos`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Todo {
+    /// Imperative description ("Run the tests").
+    pub content: String,
+    /// Present continuous form shown while in progress ("Running the tests").
+    #[serde(rename = "activeForm")]
+    pub active_form: String,
+    /// Where the item stands.
+    pub status: TodoStatus,
+}
+
+/// The person's answer to an approval request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Run it this once.
+    Yes,
+    /// Run it and don't ask again this session for the same command prefix / file.
+    Always,
+    /// Don't run it.
+    No,
+}
+
+/// Operations the UI sends to the agent task.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// A message typed by the person.
+    UserInput {
+        /// The text, sent whole.
+        text: String,
+    },
+    /// Stop the running turn: cancel the stream, kill the running tool.
+    Interrupt,
+    /// Answer to an `Event::ApprovalRequested` with the same id.
+    Approval {
+        /// The request id.
+        id: String,
+        /// Yes / always / no.
+        decision: Decision,
+        /// An optional note that goes to the model with the answer.
+        note: Option<String>,
+    },
+    /// Compact the conversation now, optionally focused on something.
+    Compact {
+        /// What the summary should concentrate on.
+        focus: Option<String>,
+    },
+    /// Switch the model for the following requests.
+    SetModel {
+        /// The new model name.
+        model: String,
+    },
+    /// Start a new, empty conversation (`/clear`).
+    Clear,
+    /// End the agent task.
+    Shutdown,
+}
+
+/// How a tool call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    /// Ran and succeeded.
+    Ok,
+    /// Ran (or tried to) and failed; the output says why.
+    Error,
+    /// Refused by a deny rule before it could run.
+    Blocked,
+    /// The person (or headless mode) refused it.
+    Denied,
+    /// Stopped by an interrupt.
+    Interrupted,
+}
+
+impl ToolStatus {
+    /// Whether the model should see this result as an error.
+    pub fn is_error(self) -> bool {
+        !matches!(self, ToolStatus::Ok)
+    }
+}
+
+/// How a turn ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The model stopped asking for tools.
+    Completed,
+    /// The person interrupted it.
+    Interrupted,
+    /// It could not go on.
+    Failed {
+        /// A readable reason.
+        reason: String,
+    },
+}
+
+/// What an approval is about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalKind {
+    /// A shell command.
+    Bash {
+        /// The whole command line.
+        command: String,
+        /// Where it will run.
+        cwd: PathBuf,
+    },
+    /// A file edit (write_file / str_replace): the UI renders the diff.
+    Edit {
+        /// The file, as the model named it (relative to the workspace when inside).
+        path: String,
+        /// Current content; `None` when the file does not exist yet.
+        old: Option<String>,
+        /// Content after the edit.
+        new: String,
+    },
+    /// Reading a file outside the workspace.
+    Read {
+        /// The resolved path.
+        path: String,
+    },
+}
+
+/// A question for the person; answered with `Op::Approval` carrying the same id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// Request id (unique within the session).
+    pub id: String,
+    /// The tool call it belongs to.
+    pub call_id: String,
+    /// The tool name.
+    pub tool: String,
+    /// What it would do.
+    pub kind: ApprovalKind,
+    /// Which part triggered the question (e.g. one command of a pipeline).
+    pub part: String,
+    /// Why: the rule that matched, or "no rule matched (default ask)".
+    pub reason: String,
+    /// The subagent asking, if it is not the main agent.
+    pub subagent: Option<String>,
+}
+
+/// An item of a resumed conversation, for rebuilding the view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HistoryItem {
+    /// Something the person typed.
+    User {
+        /// The text.
+        text: String,
+    },
+    /// A model answer (text part).
+    Assistant {
+        /// The text.
+        text: String,
+        /// Its reasoning, when the provider sent it.
+        reasoning: Option<String>,
+    },
+    /// A tool call and, when known, its result.
+    Tool {
+        /// Call id.
+        call_id: String,
+        /// Tool name.
+        tool: String,
+        /// One-line summary of the call.
+        summary: String,
+        /// How it ended (`None`: no result recorded).
+        status: Option<ToolStatus>,
+        /// Its output.
+        output: String,
+    },
+    /// The todo list at this point.
+    Todos {
+        /// The list.
+        todos: Vec<Todo>,
+    },
+    /// A notice (compaction, interruption, error...).
+    Notice {
+        /// The text.
+        text: String,
+    },
+}
+
+/// Facts about the session, sent once at start (and after `/clear` or a resume).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// Session id.
+    pub session_id: String,
+    /// Model name.
+    pub model: String,
+    /// `openai` or `anthropic`.
+    pub provider: String,
+    /// Workspace directory.
+    pub cwd: PathBuf,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Approval mode, for the status line.
+    pub approval_mode: String,
+    /// Sandbox mode, for the status line.
+    pub sandbox_mode: String,
+    /// The past conversation when resumed (empty for a new one).
+    pub history: Vec<HistoryItem>,
+}
+
+/// Events the agent task sends to the UI.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The session is ready.
+    SessionConfigured(SessionInfo),
+    /// A turn began (a user message was accepted).
+    TurnStarted,
+    /// Streamed assistant text.
+    AssistantDelta {
+        /// The new text.
+        text: String,
+    },
+    /// Streamed reasoning text.
+    ReasoningDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A model response is complete; `text` is authoritative (a retried stream's partial
+    /// deltas are superseded by it).
+    AssistantMessage {
+        /// Full text of this response.
+        text: String,
+    },
+    /// A tool call is about to be checked and run.
+    ToolCallStarted {
+        /// Call id.
+        call_id: String,
+        /// Tool name.
+        tool: String,
+        /// One-line summary (`bash  cargo test -q`).
+        summary: String,
+        /// Parsed arguments (`null` when they were not valid JSON).
+        args: serde_json::Value,
+    },
+    /// Live output of a running tool.
+    ToolOutputDelta {
+        /// Call id.
+        call_id: String,
+        /// New output.
+        chunk: String,
+    },
+    /// A tool call ended.
+    ToolCallFinished {
+        /// Call id.
+        call_id: String,
+        /// How it ended.
+        status: ToolStatus,
+        /// The result the model sees.
+        output: String,
+        /// Wall time in milliseconds.
+        elapsed_ms: u64,
+    },
+    /// The agent waits for an `Op::Approval`.
+    ApprovalRequested(ApprovalRequest),
+    /// The todo list changed.
+    TodosUpdated {
+        /// The whole new list.
+        todos: Vec<Todo>,
+    },
+    /// A subagent (`task` tool) began.
+    SubagentStarted {
+        /// The task call id.
+        task_id: String,
+        /// What it was asked.
+        description: String,
+    },
+    /// Something a subagent did (its own events, wrapped).
+    Subagent {
+        /// The task call id.
+        task_id: String,
+        /// The wrapped event.
+        event: Box<Event>,
+    },
+    /// A subagent ended.
+    SubagentFinished {
+        /// The task call id.
+        task_id: String,
+        /// Whether it produced an answer.
+        ok: bool,
+    },
+    /// The history was compacted.
+    Compacted {
+        /// Estimated tokens before.
+        before_tokens: u64,
+        /// Estimated tokens after.
+        after_tokens: u64,
+    },
+    /// Token accounting after a request.
+    Usage {
+        /// Tokens the context holds now (reported + estimated).
+        used_tokens: u64,
+        /// The model's window.
+        context_window: u64,
+    },
+    /// A request failed and will be tried again.
+    Retrying {
+        /// Which attempt comes next (2 = first retry).
+        attempt: u32,
+        /// How many attempts in all.
+        max_attempts: u32,
+        /// Wait before it, in milliseconds.
+        delay_ms: u64,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Something worth telling the person.
+    Notice {
+        /// The text.
+        text: String,
+    },
+    /// An error that did not (necessarily) end the turn.
+    Error {
+        /// The message.
+        message: String,
+    },
+    /// The model was switched.
+    ModelChanged {
+        /// The new model.
+        model: String,
+    },
+    /// The turn is over.
+    TurnFinished {
+        /// How.
+        outcome: TurnOutcome,
+    },
+}

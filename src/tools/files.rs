@@ -1,0 +1,48 @@
+//! Placeholder; the real tool lands with the tools work.
+
+use super::{Access, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::llm::ToolSpec;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+/// Placeholder.
+pub struct ReadFile;
+
+impl Tool for ReadFile {
+    fn name(&self) -> &'static str {
+        "read_file"
+    }
+    fn spec(&self) -> ToolSpec {
+        ToolSpec { name: "read_file".into(), description: String::new(), parameters: serde_json::json!({"type": "object"}) }
+    }
+    fn access(&self, _args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
+        Ok(Access::None)
+    }
+    fn summary(&self, _args: &Value) -> String {
+        String::new()
+    }
+    fn run<'a>(&'a self, _args: Value, _ctx: &'a ToolCtx) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async { Err(ToolError::new("not implemented")) })
+    }
+}
+
+/// Placeholder.
+pub struct WriteFile;
+
+impl Tool for WriteFile {
+    fn name(&self) -> &'static str {
+        "write_file"
+    }
+    fn spec(&self) -> ToolSpec {
+        ToolSpec { name: "write_file".into(), description: String::new(), parameters: serde_json::json!({"type": "object"}) }
+    }
+    fn access(&self, _args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
+        Ok(Access::None)
+    }
+    fn summary(&self, _args: &Value) -> String {
+        String::new()
+    }
+    fn run<'a>(&'a self, _args: Value, _ctx: &'a ToolCtx) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async { Err(ToolError::new("not implemented")) })
+    }
+}

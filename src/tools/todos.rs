@@ -1,0 +1,128 @@
+//! `write_todos`: replace the whole plan; validated first, a bad list keeps the old one.
+
+use super::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
+use crate::llm::ToolSpec;
+use crate::protocol::{Event, Todo, TodoStatus};
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The `write_todos` tool.
+pub struct WriteTodos;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    todos: Vec<Todo>,
+}
+
+/// Renders a todo list the way the model and `exec` see it.
+pub fn render(todos: &[Todo]) -> String {
+    if todos.is_empty() {
+        return "(the todo list is empty)".into();
+    }
+    todos
+        .iter()
+        .map(|t| {
+            let mark = match t.status {
+                TodoStatus::Pending => "[ ]",
+                TodoStatus::InProgress => "[~]",
+                TodoStatus::Completed => "[x]",
+            };
+            format!("{mark} {}", t.content)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn validate(todos: &[Todo]) -> Result<(), ToolError> {
+    let in_progress = todos
+        .iter()
+        .filter(|t| t.status == TodoStatus::InProgress)
+        .count();
+    if in_progress > 1 {
+        return Err(ToolError::new(format!(
+            "{in_progress} items are in_progress; at most one may be. Mark the others pending or \
+             completed and send the whole list again. The previous list is kept."
+        )));
+    }
+    for (i, t) in todos.iter().enumerate() {
+        if t.content.trim().is_empty() {
+            return Err(ToolError::new(format!(
+                "item {} has an empty `content`. Send the whole list again. The previous list is kept.",
+                i + 1
+            )));
+        }
+        if t.active_form.trim().is_empty() {
+            return Err(ToolError::new(format!(
+                "item {} has an empty `activeForm` (e.g. \"Running the tests\"). Send the whole \
+                 list again. The previous list is kept.",
+                i + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Tool for WriteTodos {
+    fn name(&self) -> &'static str {
+        "write_todos"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "write_todos".into(),
+            description: "Replace the whole todo list that tracks your plan for multi-step work. \
+                Send every item each time (the list is replaced, not merged). Keep exactly one \
+                item in_progress while working, mark items completed as soon as they are done, \
+                and add items you discover along the way."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "todos": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "content": {"type": "string", "description": "What to do, imperative (\"Run the tests\")."},
+                                "activeForm": {"type": "string", "description": "Present continuous form shown while in progress (\"Running the tests\")."},
+                                "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
+                            },
+                            "required": ["content", "activeForm", "status"]
+                        }
+                    }
+                },
+                "required": ["todos"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
+        let args: Args = parse_args("write_todos", args)?;
+        validate(&args.todos)?;
+        Ok(Access::None)
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        let n = args
+            .get("todos")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        format!("{n} item{}", if n == 1 { "" } else { "s" })
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolCtx) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: Args = parse_args("write_todos", &args)?;
+            validate(&args.todos)?;
+            let rendered = render(&args.todos);
+            match ctx.todos.lock() {
+                Ok(mut guard) => *guard = args.todos.clone(),
+                Err(poisoned) => *poisoned.into_inner() = args.todos.clone(),
+            }
+            ctx.events.send(Event::TodosUpdated { todos: args.todos });
+            Ok(ToolOutput::ok(format!("Todo list updated:\n{rendered}")))
+        })
+    }
+}
