@@ -279,6 +279,15 @@ pub enum Event {
     },
     /// The agent waits for an `Op::Approval`.
     ApprovalRequested(ApprovalRequest),
+    /// A file tool changed a file on disk (for `/diff`).
+    FileChanged {
+        /// The file, as displayed (workspace-relative when inside).
+        path: String,
+        /// Content before (`None` when the file was created).
+        old: Option<String>,
+        /// Content after.
+        new: String,
+    },
     /// The todo list changed.
     TodosUpdated {
         /// The whole new list.
