@@ -1,1 +1,354 @@
 //! The agent core: the op loop and the turn loop. Knows nothing about terminals.
+//!
+//! [`spawn`] starts the agent task and returns the two channel ends a front end needs. A small
+//! router task reads ops so that interrupts and approvals are handled while a turn runs.
+
+pub mod context;
+pub mod dispatch;
+pub mod prompt;
+pub mod turn;
+
+use crate::config::Config;
+use crate::llm::{Client, ClientOptions, Message};
+use crate::policy::Policy;
+use crate::protocol::{Event, Op, SessionInfo, Todo, TurnOutcome};
+use crate::sandbox::Sandbox;
+use crate::tools::{EventSink, Registry, ToolCtx};
+use dispatch::{Approver, Dispatcher, PendingApprovals};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+use turn::{LoopConfig, TurnEnv, TurnHooks};
+
+/// Environment variables never passed to tools' child processes.
+pub const SECRET_ENV_VARS: &[&str] = &[
+    "API_KEY",
+    "REIN_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+];
+
+/// How to start an agent.
+pub struct AgentOptions {
+    /// Effective settings.
+    pub config: Config,
+    /// How permission questions are answered.
+    pub approver: Approver,
+    /// The tools (normally [`Registry::builtin`]).
+    pub registry: Registry,
+}
+
+impl AgentOptions {
+    /// Options with the built-in tools.
+    pub fn new(config: Config, approver: Approver) -> AgentOptions {
+        AgentOptions {
+            config,
+            approver,
+            registry: Registry::builtin(),
+        }
+    }
+}
+
+/// The front end's ends of the two channels.
+pub struct AgentHandle {
+    /// Send operations here.
+    pub ops: UnboundedSender<Op>,
+    /// Receive events here.
+    pub events: UnboundedReceiver<Event>,
+}
+
+/// A fresh session id: 12 random hex digits.
+pub fn new_session_id() -> String {
+    let n: u64 = rand::random();
+    format!("{:012x}", n & 0xffff_ffff_ffff)
+}
+
+/// Starts the agent task (must be called inside a tokio runtime).
+pub fn spawn(opts: AgentOptions) -> anyhow::Result<AgentHandle> {
+    let (ops_tx, ops_rx) = unbounded_channel();
+    let (ev_tx, ev_rx) = unbounded_channel();
+    let agent = Agent::new(opts, EventSink::new(ev_tx))?;
+    tokio::spawn(agent.run(ops_rx));
+    Ok(AgentHandle {
+        ops: ops_tx,
+        events: ev_rx,
+    })
+}
+
+/// Token accounting: the provider's last report plus an estimate of what came after it.
+#[derive(Default)]
+struct Tokens {
+    reported: u64,
+    covered: usize,
+}
+
+struct Agent {
+    config: Config,
+    client: Client,
+    model: Arc<RwLock<String>>,
+    dispatcher: Arc<Dispatcher>,
+    pending: PendingApprovals,
+    history: Vec<Message>,
+    todos: Arc<Mutex<Vec<Todo>>>,
+    events: EventSink,
+    session_id: String,
+    temp_dir: PathBuf,
+    sandbox: Arc<Sandbox>,
+    cancel: Arc<Mutex<CancellationToken>>,
+    system: String,
+    tokens: Tokens,
+}
+
+fn client_options(config: &Config) -> ClientOptions {
+    ClientOptions {
+        kind: config.provider,
+        base_url: config.base_url.clone(),
+        api_key: config.api_key.clone(),
+        connect_timeout: config.connect_timeout,
+        idle_timeout: config.idle_timeout,
+        max_attempts: config.max_attempts,
+        initial_backoff: std::time::Duration::from_millis(500),
+        max_backoff: std::time::Duration::from_secs(30),
+    }
+}
+
+impl Agent {
+    fn new(opts: AgentOptions, events: EventSink) -> anyhow::Result<Agent> {
+        let config = opts.config;
+        let client = Client::new(client_options(&config))?;
+        let session_id = new_session_id();
+        let temp_dir = std::env::temp_dir().join(format!("rein-{session_id}"));
+        std::fs::create_dir_all(&temp_dir)?;
+        let sandbox = Arc::new(Sandbox::new(
+            config.sandbox,
+            config.sandbox_network,
+            config.cwd.clone(),
+            temp_dir.clone(),
+        ));
+        let pending: PendingApprovals = Arc::default();
+        let dispatcher = Arc::new(Dispatcher {
+            registry: opts.registry,
+            allow: None,
+            policy: Arc::new(RwLock::new(Policy::new(
+                config.rules.clone(),
+                config.auto_approve_edits,
+            ))),
+            approver: opts.approver,
+            pending: pending.clone(),
+            sandbox_enforced: true,
+        });
+        let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
+        let system = prompt::system_prompt(&config.cwd, &instructions, "");
+        Ok(Agent {
+            model: Arc::new(RwLock::new(config.model.clone())),
+            client,
+            dispatcher,
+            pending,
+            history: Vec::new(),
+            todos: Arc::default(),
+            events,
+            session_id,
+            temp_dir,
+            sandbox,
+            cancel: Arc::new(Mutex::new(CancellationToken::new())),
+            system,
+            tokens: Tokens::default(),
+            config,
+        })
+    }
+
+    fn session_info(&self) -> SessionInfo {
+        SessionInfo {
+            session_id: self.session_id.clone(),
+            model: self.current_model(),
+            provider: self.config.provider.as_str().into(),
+            cwd: self.config.cwd.clone(),
+            context_window: self.config.context_window,
+            approval_mode: match self.dispatcher.approver {
+                Approver::Interactive if self.config.auto_approve_edits => "auto-edit".into(),
+                Approver::Interactive => "ask".into(),
+                Approver::RefuseAll => "never (headless)".into(),
+                Approver::ApproveAll => "yes (headless)".into(),
+            },
+            sandbox_mode: self.config.sandbox.as_str().into(),
+            history: Vec::new(),
+        }
+    }
+
+    fn current_model(&self) -> String {
+        match self.model.read() {
+            Ok(m) => m.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// Reads ops; interrupts, approvals and model switches are handled at once, the rest is
+    /// forwarded to the main loop in order.
+    fn spawn_router(&self, mut ops: UnboundedReceiver<Op>) -> UnboundedReceiver<Op> {
+        let (tx, rx) = unbounded_channel();
+        let cancel = self.cancel.clone();
+        let pending = self.pending.clone();
+        let model = self.model.clone();
+        let events = self.events.clone();
+        let cancel_current = move || {
+            if let Ok(token) = cancel.lock() {
+                token.cancel();
+            }
+        };
+        tokio::spawn(async move {
+            while let Some(op) = ops.recv().await {
+                match op {
+                    Op::Interrupt => cancel_current(),
+                    Op::Approval { id, decision, note } => {
+                        let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
+                        match waiter {
+                            Some(w) => {
+                                let _ = w.send((decision, note));
+                            }
+                            None => tracing::debug!("approval {id} has no waiting call"),
+                        }
+                    }
+                    Op::SetModel { model: name } => {
+                        if let Ok(mut m) = model.write() {
+                            *m = name.clone();
+                        }
+                        events.send(Event::ModelChanged { model: name });
+                    }
+                    Op::Shutdown => {
+                        cancel_current();
+                        let _ = tx.send(Op::Shutdown);
+                        return;
+                    }
+                    other => {
+                        let _ = tx.send(other);
+                    }
+                }
+            }
+            // The front end is gone: stop whatever runs and end.
+            cancel_current();
+            let _ = tx.send(Op::Shutdown);
+        });
+        rx
+    }
+
+    async fn run(mut self, ops: UnboundedReceiver<Op>) {
+        let mut ops = self.spawn_router(ops);
+        self.events.send(Event::SessionConfigured(self.session_info()));
+        while let Some(op) = ops.recv().await {
+            match op {
+                Op::UserInput { text } => self.user_turn(text).await,
+                Op::Clear => self.clear(),
+                Op::Compact { .. } => self.events.send(Event::Notice {
+                    text: "Nothing to compact yet.".into(),
+                }),
+                Op::Shutdown => break,
+                Op::Interrupt | Op::Approval { .. } | Op::SetModel { .. } => {}
+            }
+        }
+        if let Err(e) = std::fs::remove_dir_all(&self.temp_dir) {
+            tracing::debug!("could not remove {}: {e}", self.temp_dir.display());
+        }
+    }
+
+    fn clear(&mut self) {
+        self.history.clear();
+        self.tokens = Tokens::default();
+        if let Ok(mut t) = self.todos.lock() {
+            t.clear();
+        }
+        self.session_id = new_session_id();
+        self.events.send(Event::TodosUpdated { todos: Vec::new() });
+        self.events.send(Event::SessionConfigured(self.session_info()));
+    }
+
+    fn fresh_cancel_token(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        match self.cancel.lock() {
+            Ok(mut c) => *c = token.clone(),
+            Err(p) => *p.into_inner() = token.clone(),
+        }
+        token
+    }
+
+    fn tool_ctx(&self, cancel: CancellationToken) -> ToolCtx {
+        ToolCtx {
+            workspace: self.config.cwd.clone(),
+            home: self.config.home_dir.clone(),
+            temp_dir: self.temp_dir.clone(),
+            call_id: String::new(),
+            events: self.events.clone(),
+            cancel,
+            todos: self.todos.clone(),
+            sandbox: self.sandbox.clone(),
+            bash_timeout_secs: self.config.bash_timeout_secs,
+            env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn used_tokens(&self) -> u64 {
+        let since = self.history.get(self.tokens.covered..).unwrap_or(&[]);
+        let base = if self.tokens.reported == 0 {
+            context::estimate_text(&self.system) + 1000
+        } else {
+            self.tokens.reported
+        };
+        base + context::estimate_all(since)
+    }
+
+    async fn user_turn(&mut self, text: String) {
+        let cancel = self.fresh_cancel_token();
+        self.events.send(Event::TurnStarted);
+        self.history.push(Message::User { content: text });
+        let lc = LoopConfig {
+            system: self.system.clone(),
+            max_turns: self.config.max_turns,
+            keep_tool_results: Some(self.config.keep_tool_results),
+            max_tokens: self.config.max_output_tokens,
+        };
+        let env = TurnEnv {
+            client: &self.client,
+            model: &self.model,
+            dispatcher: &self.dispatcher,
+            ctx: self.tool_ctx(cancel),
+            lc: &lc,
+        };
+        let mut hooks = MainHooks {
+            tokens: &mut self.tokens,
+            todos: self.todos.clone(),
+            cwd: self.config.cwd.clone(),
+        };
+        let outcome = env.run(&mut self.history, &mut hooks).await;
+        self.events.send(Event::Usage {
+            used_tokens: self.used_tokens(),
+            context_window: self.config.context_window,
+        });
+        if let TurnOutcome::Failed { reason } = &outcome {
+            tracing::warn!("turn failed: {reason}");
+        }
+        self.events.send(Event::TurnFinished { outcome });
+    }
+}
+
+/// The main agent's hooks: token accounting and the late reminder.
+struct MainHooks<'a> {
+    tokens: &'a mut Tokens,
+    todos: Arc<Mutex<Vec<Todo>>>,
+    cwd: PathBuf,
+}
+
+impl TurnHooks for MainHooks<'_> {
+    fn usage(&mut self, input: u64, output: u64, history_len: usize) {
+        self.tokens.reported = input + output;
+        // The request covered the history so far; the answer is the next message.
+        self.tokens.covered = history_len + 1;
+    }
+
+    fn reminder(&mut self) -> Option<String> {
+        let todos = match self.todos.lock() {
+            Ok(t) => t.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        Some(context::reminder(&self.cwd, &todos))
+    }
+}

@@ -103,3 +103,57 @@ impl fmt::Display for Rule {
         write!(f, "{} {} \"{}\" ({})", self.action.as_str(), self.tool, self.pattern, self.source)
     }
 }
+
+// Temporary stand-in until the real policy lands (replaced wholesale on merge).
+/// A decision with its reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// What to do.
+    pub action: Action,
+    /// The deciding part.
+    pub part: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// The rule set.
+#[derive(Clone, Debug, Default)]
+pub struct Policy {
+    rules: Vec<Rule>,
+    auto_approve_edits: bool,
+}
+
+impl Policy {
+    /// Builds a policy.
+    pub fn new(config_rules: Vec<Rule>, auto_approve_edits: bool) -> Policy {
+        Policy { rules: config_rules, auto_approve_edits }
+    }
+    /// Rates a command.
+    pub fn check_bash(&self, command: &str) -> Verdict {
+        let action = self.rules.iter().rev().find(|r| r.tool == "bash" && r.matches(command)).map_or(Action::Ask, |r| r.action);
+        Verdict { action, part: command.to_string(), reason: "stand-in".into() }
+    }
+    /// Rates a file access.
+    pub fn check_path(&self, _tool: &str, write: bool, path: &crate::sandbox::paths::ResolvedPath) -> Verdict {
+        let action = match (write, path.inside_workspace) {
+            (false, true) => Action::Allow,
+            (true, true) if self.auto_approve_edits => Action::Allow,
+            (true, false) => Action::Deny,
+            _ => Action::Ask,
+        };
+        Verdict { action, part: path.display.clone(), reason: "stand-in".into() }
+    }
+    /// Adds a session rule.
+    pub fn add_session_rule(&mut self, rule: Rule) {
+        self.rules.push(rule);
+    }
+    /// The rule "always" adds.
+    pub fn always_rule(tool: &str, subject: &str) -> Option<Rule> {
+        Rule::new(tool, subject, Action::Allow, RuleSource::Session).ok()
+    }
+}
+
+/// The `rein policy check` line.
+pub fn explain(v: &Verdict) -> String {
+    format!("{}: {} ({})", v.action.as_str(), v.part, v.reason)
+}

@@ -1,0 +1,124 @@
+//! The system prompts and the project instructions (`AGENTS.md`) they carry.
+
+use std::path::{Path, PathBuf};
+
+const SYSTEM: &str = include_str!("../../assets/system.md");
+const SUBAGENT: &str = include_str!("../../assets/subagent.md");
+
+/// One instructions file found for the workspace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instructions {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+}
+
+/// The nearest ancestor of `cwd` (or `cwd` itself) holding `.git`, if any.
+pub fn repo_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// `~/.agents/AGENTS.md`, then every `AGENTS.md` from the repo root down to `cwd`, in that order.
+pub fn load_agents_md(cwd: &Path, home: Option<&Path>) -> Vec<Instructions> {
+    let mut out = Vec::new();
+    let mut read = |path: PathBuf| match std::fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => out.push(Instructions { path, text }),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => tracing::warn!("cannot read {}: {e}", path.display()),
+    };
+    if let Some(home) = home {
+        read(home.join(".agents").join("AGENTS.md"));
+    }
+    let top = repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
+    // Directories from the top down to cwd.
+    let mut dirs: Vec<&Path> = cwd
+        .ancestors()
+        .take_while(|d| d.starts_with(&top))
+        .collect();
+    dirs.reverse();
+    for dir in dirs {
+        let path = dir.join("AGENTS.md");
+        if home.is_some_and(|h| path == h.join(".agents").join("AGENTS.md")) {
+            continue;
+        }
+        read(path);
+    }
+    out
+}
+
+/// Renders the instructions as one block for the system prompt (empty when there are none).
+pub fn render_instructions(files: &[Instructions]) -> String {
+    if files.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\n# Project instructions (AGENTS.md)\nFollow these instructions from the user and the \
+         project; deeper directories take precedence.\n",
+    );
+    for f in files {
+        s.push_str(&format!("\n## {}\n{}\n", f.path.display(), f.text.trim_end()));
+    }
+    s
+}
+
+fn os_name() -> String {
+    format!("{} ({})", std::env::consts::OS, std::env::consts::ARCH)
+}
+
+fn today() -> String {
+    jiff::ZonedDateTime::now().strftime("%Y-%m-%d (%A)").to_string()
+}
+
+/// The main agent's system prompt.
+pub fn system_prompt(cwd: &Path, instructions: &[Instructions], skills_block: &str) -> String {
+    SYSTEM
+        .replace("{cwd}", &cwd.display().to_string())
+        .replace("{os}", &os_name())
+        .replace("{date}", &today())
+        .replace("{skills}", skills_block)
+        .replace("{agents_md}", &render_instructions(instructions))
+}
+
+/// A subagent's system prompt.
+pub fn subagent_prompt(cwd: &Path) -> String {
+    SUBAGENT
+        .replace("{cwd}", &cwd.display().to_string())
+        .replace("{os}", &os_name())
+        .replace("{date}", &today())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agents_md_from_home_then_root_down_to_cwd() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let repo = dir.path().join("repo");
+        let sub = repo.join("a").join("b");
+        std::fs::create_dir_all(home.join(".agents")).unwrap();
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::write(home.join(".agents/AGENTS.md"), "home rules").unwrap();
+        std::fs::write(repo.join("AGENTS.md"), "root rules").unwrap();
+        std::fs::write(sub.join("AGENTS.md"), "deep rules").unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "outside the repo").unwrap();
+        let found = load_agents_md(&sub, Some(&home));
+        let texts: Vec<&str> = found.iter().map(|i| i.text.as_str()).collect();
+        assert_eq!(texts, ["home rules", "root rules", "deep rules"]);
+        let prompt = system_prompt(&sub, &found, "");
+        let (h, r, d) = (
+            prompt.find("home rules").unwrap(),
+            prompt.find("root rules").unwrap(),
+            prompt.find("deep rules").unwrap(),
+        );
+        assert!(h < r && r < d);
+        assert!(prompt.contains(&sub.display().to_string()));
+        assert!(!prompt.contains("{date}"));
+    }
+}

@@ -1,0 +1,248 @@
+//! The inner loop: call the model, run the tools it asks for, append the results, repeat until
+//! it stops asking (or the turn cap, an interrupt or an error ends it).
+
+use super::context;
+use super::dispatch::{CallResult, Dispatcher, INTERRUPTED};
+use crate::llm::{AssistantPart, Client, LlmError, Message, Request, StreamNotice, ToolCall};
+use crate::protocol::{Event, ToolStatus, TurnOutcome};
+use crate::tools::{EventSink, ToolCtx};
+use std::sync::{Arc, RwLock};
+use tokio_util::sync::CancellationToken;
+
+/// What distinguishes one loop from another (main agent vs subagent).
+pub struct LoopConfig {
+    /// System prompt.
+    pub system: String,
+    /// Model requests allowed for one user message.
+    pub max_turns: u32,
+    /// Tool results sent in full (older ones are micro-compacted); `None` disables it.
+    pub keep_tool_results: Option<usize>,
+    /// Output token cap per request.
+    pub max_tokens: u32,
+}
+
+/// Hooks the main agent uses for persistence, accounting and reminders; subagents use defaults.
+pub trait TurnHooks: Send {
+    /// A message was appended to the history.
+    fn appended(&mut self, _msg: &Message) {}
+    /// Text appended at the end of the request (never stored), e.g. the todo reminder.
+    fn reminder(&mut self) -> Option<String> {
+        None
+    }
+    /// The provider's usage for the last request, and the history length it covered.
+    fn usage(&mut self, _input: u64, _output: u64, _history_len: usize) {}
+    /// Index of the first message that micro-compaction may rewrite.
+    fn frozen_prefix(&self) -> usize {
+        0
+    }
+    /// Called before each request; may replace the history (auto-compaction).
+    fn before_request<'a>(
+        &'a mut self,
+        _history: &'a mut Vec<Message>,
+    ) -> futures::future::BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// Hooks that do nothing.
+pub struct NoHooks;
+impl TurnHooks for NoHooks {}
+
+/// Everything one run of the loop needs.
+pub struct TurnEnv<'a> {
+    /// The model client.
+    pub client: &'a Client,
+    /// Current model name.
+    pub model: &'a RwLock<String>,
+    /// Tool dispatch.
+    pub dispatcher: &'a Dispatcher,
+    /// Template context for tool calls (call id is filled in per call).
+    pub ctx: ToolCtx,
+    /// Per-loop settings.
+    pub lc: &'a LoopConfig,
+}
+
+fn read_model(model: &RwLock<String>) -> String {
+    match model.read() {
+        Ok(m) => m.clone(),
+        Err(p) => p.into_inner().clone(),
+    }
+}
+
+/// Puts the reminder at the very end of the request: inside the last user message, or as a
+/// user message after the latest tool results.
+fn with_reminder(mut messages: Vec<Message>, reminder: Option<String>) -> Vec<Message> {
+    let Some(text) = reminder else {
+        return messages;
+    };
+    match messages.last_mut() {
+        Some(Message::User { content }) => {
+            content.push_str("\n\n");
+            content.push_str(&text);
+        }
+        _ => messages.push(Message::User { content: text }),
+    }
+    messages
+}
+
+impl TurnEnv<'_> {
+    fn events(&self) -> &EventSink {
+        &self.ctx.events
+    }
+
+    fn cancel(&self) -> &CancellationToken {
+        &self.ctx.cancel
+    }
+
+    /// Runs the loop on `history` (which already ends with the user's message).
+    pub async fn run(&self, history: &mut Vec<Message>, hooks: &mut dyn TurnHooks) -> TurnOutcome {
+        for _ in 0..self.lc.max_turns {
+            if self.cancel().is_cancelled() {
+                return TurnOutcome::Interrupted;
+            }
+            hooks.before_request(history).await;
+            let messages = match self.lc.keep_tool_results {
+                Some(keep) => context::micro_compact(history, keep, hooks.frozen_prefix()),
+                None => history.clone(),
+            };
+            let request = Request {
+                model: read_model(self.model),
+                system: self.lc.system.clone(),
+                messages: with_reminder(messages, hooks.reminder()),
+                tools: self.dispatcher.registry.specs(self.dispatcher.allow.as_deref()),
+                max_tokens: self.lc.max_tokens,
+            };
+            let events = self.events().clone();
+            let mut on = move |n: StreamNotice| match n {
+                StreamNotice::Text(text) => events.send(Event::AssistantDelta { text }),
+                StreamNotice::Reasoning(text) => events.send(Event::ReasoningDelta { text }),
+                StreamNotice::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay,
+                    reason,
+                } => events.send(Event::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay_ms: delay.as_millis() as u64,
+                    reason,
+                }),
+            };
+            let response = match self.client.stream(&request, self.cancel(), &mut on).await {
+                Ok(r) => r,
+                Err(LlmError::Cancelled) => return TurnOutcome::Interrupted,
+                Err(e) => {
+                    return TurnOutcome::Failed {
+                        reason: e.to_string(),
+                    };
+                }
+            };
+            if let Some(u) = response.usage {
+                hooks.usage(u.input_tokens, u.output_tokens, history.len());
+            }
+            let truncated = response.truncated();
+            let mut parts = response.parts.clone();
+            if let Some(refusal) = &response.refusal
+                && !refusal.is_empty()
+            {
+                parts.push(AssistantPart::Text {
+                    text: refusal.clone(),
+                });
+            }
+            let text = parts
+                .iter()
+                .filter_map(|p| match p {
+                    AssistantPart::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<String>();
+            self.events().send(Event::AssistantMessage { text: text.clone() });
+            let calls: Vec<ToolCall> = response.tool_calls().cloned().collect();
+            if parts.is_empty() {
+                // An empty answer still needs a message so the history stays well-formed.
+                parts.push(AssistantPart::Text {
+                    text: String::new(),
+                });
+            }
+            let assistant = Message::Assistant { parts };
+            history.push(assistant.clone());
+            hooks.appended(&assistant);
+            if calls.is_empty() {
+                if truncated && text.trim().is_empty() {
+                    return TurnOutcome::Failed {
+                        reason: "the model's answer was cut off by the output token limit".into(),
+                    };
+                }
+                return TurnOutcome::Completed;
+            }
+            let results = self.run_calls(&calls, truncated).await;
+            for (call, result) in calls.iter().zip(results) {
+                let msg = Message::ToolResult {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content: result.output,
+                    is_error: result.status.is_error(),
+                };
+                history.push(msg.clone());
+                hooks.appended(&msg);
+            }
+            if self.cancel().is_cancelled() {
+                return TurnOutcome::Interrupted;
+            }
+        }
+        self.events().send(Event::Notice {
+            text: format!(
+                "Stopped after {} model requests for one message (max_turns). Send another \
+                 message to let it continue.",
+                self.lc.max_turns
+            ),
+        });
+        TurnOutcome::Failed {
+            reason: format!("reached the turn cap of {} model requests", self.lc.max_turns),
+        }
+    }
+
+    /// Runs the calls of one response in order; consecutive `task` calls run concurrently
+    /// (up to 4 at once). Every call gets exactly one result, in order.
+    async fn run_calls(&self, calls: &[ToolCall], truncated: bool) -> Vec<CallResult> {
+        let mut results = Vec::with_capacity(calls.len());
+        let mut i = 0;
+        while i < calls.len() {
+            if self.cancel().is_cancelled() {
+                results.push(CallResult {
+                    status: ToolStatus::Interrupted,
+                    output: INTERRUPTED.into(),
+                });
+                self.events().send(Event::ToolCallFinished {
+                    call_id: calls[i].id.clone(),
+                    status: ToolStatus::Interrupted,
+                    output: INTERRUPTED.into(),
+                    elapsed_ms: 0,
+                });
+                i += 1;
+                continue;
+            }
+            let batch_end = if calls[i].name == "task" {
+                let mut j = i;
+                while j < calls.len() && calls[j].name == "task" && j - i < 4 {
+                    j += 1;
+                }
+                j
+            } else {
+                i + 1
+            };
+            let batch = &calls[i..batch_end];
+            let futures = batch.iter().map(|call| {
+                let mut ctx = self.ctx.clone();
+                ctx.call_id = call.id.clone();
+                async move { self.dispatcher.dispatch(call, &ctx, truncated).await }
+            });
+            results.extend(futures::future::join_all(futures).await);
+            i = batch_end;
+        }
+        results
+    }
+}
+
+/// Shared handle to the current model name.
+pub type ModelName = Arc<RwLock<String>>;
