@@ -49,7 +49,9 @@ impl PlainPrinter {
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(text.as_bytes());
         let _ = stdout.flush();
-        self.open_line = !text.ends_with('\n') && !(text.is_empty() && !self.open_line);
+        if !text.is_empty() {
+            self.open_line = !text.ends_with('\n');
+        }
     }
 
     fn err(&mut self, line: &str) {
@@ -64,14 +66,12 @@ impl PlainPrinter {
             Event::AssistantDelta { text } if self.stream_text && indent.is_empty() => {
                 self.out(text)
             }
-            Event::AssistantMessage { text } => {
-                if indent.is_empty() {
-                    if !self.stream_text && !text.is_empty() {
-                        self.out(text);
-                    }
-                    if self.open_line {
-                        self.out("\n");
-                    }
+            Event::AssistantMessage { text } if indent.is_empty() => {
+                if !self.stream_text && !text.is_empty() {
+                    self.out(text);
+                }
+                if self.open_line {
+                    self.out("\n");
                 }
             }
             Event::ToolCallStarted {

@@ -175,13 +175,18 @@ fn main() -> ExitCode {
                 Ok(rt) => rt,
                 Err(code) => return code,
             };
-            let code = rt.block_on(rein::exec::run(config, rein::exec::ExecOptions { json, yes, prompt }));
+            let code = rt.block_on(rein::exec::run(
+                config,
+                rein::exec::ExecOptions { json, yes, prompt },
+            ));
             // Don't wait for stray blocking work (e.g. a stdin reader) on the way out.
             rt.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code as u8)
         }
         None => {
-            eprintln!("rein: the full-screen interface is not available in this build yet; use `rein exec PROMPT`.");
+            eprintln!(
+                "rein: the full-screen interface is not available in this build yet; use `rein exec PROMPT`."
+            );
             ExitCode::from(2)
         }
     }

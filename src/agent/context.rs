@@ -21,7 +21,9 @@ pub fn estimate(msg: &Message) -> u64 {
                     estimate_text(text) + signature.as_deref().map_or(0, estimate_text)
                 }
                 AssistantPart::RedactedThinking { data } => estimate_text(data),
-                AssistantPart::ToolCall(c) => estimate_text(&c.arguments) + estimate_text(&c.name) + 4,
+                AssistantPart::ToolCall(c) => {
+                    estimate_text(&c.arguments) + estimate_text(&c.name) + 4
+                }
             })
             .sum(),
     };
@@ -47,7 +49,8 @@ pub fn micro_compact(history: &[Message], keep: usize, frozen: usize) -> Vec<Mes
         .map(|(i, _)| i)
         .collect();
     let cutoff = result_positions.len().saturating_sub(keep);
-    let old: std::collections::HashSet<usize> = result_positions[..cutoff].iter().copied().collect();
+    let old: std::collections::HashSet<usize> =
+        result_positions[..cutoff].iter().copied().collect();
     history
         .iter()
         .enumerate()
@@ -92,8 +95,96 @@ pub fn git_branch(cwd: &std::path::Path) -> Option<String> {
     })
 }
 
+/// Content fingerprints of the files git reports as changed, to tell the model what changed on
+/// disk between its requests (the person may edit files while the agent waits).
+#[derive(Default)]
+pub struct FileWatch {
+    snapshot: Option<std::collections::HashMap<String, u64>>,
+}
+
+/// At most this many changed files are fingerprinted.
+const WATCH_LIMIT: usize = 500;
+
+fn fingerprint(path: &std::path::Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    match std::fs::metadata(path) {
+        // Big files: size and mtime are enough, and cheap.
+        Ok(m) if m.len() > 1 << 20 => {
+            m.len().hash(&mut h);
+            m.modified().ok().hash(&mut h);
+        }
+        Ok(_) => std::fs::read(path).ok().hash(&mut h),
+        Err(_) => 0u8.hash(&mut h),
+    }
+    h.finish()
+}
+
+impl FileWatch {
+    fn take(cwd: &std::path::Path) -> Option<std::collections::HashMap<String, u64>> {
+        let out = std::process::Command::new("git")
+            .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
+            .current_dir(cwd)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut map = std::collections::HashMap::new();
+        let mut entries = text.split('\0');
+        while let Some(entry) = entries.next() {
+            if entry.len() < 4 {
+                continue;
+            }
+            let (status, path) = entry.split_at(3);
+            // Renames carry the old path as the next NUL-separated field.
+            if status.starts_with('R') || status.starts_with('C') {
+                entries.next();
+            }
+            if map.len() >= WATCH_LIMIT {
+                break;
+            }
+            map.insert(path.to_string(), fingerprint(&cwd.join(path)));
+        }
+        Some(map)
+    }
+
+    /// Takes a new snapshot without reporting anything (after rein's own tools ran).
+    pub fn rebase(&mut self, cwd: &std::path::Path) {
+        self.snapshot = FileWatch::take(cwd);
+    }
+
+    /// Files whose content changed since the last snapshot; takes a new one.
+    pub fn changed(&mut self, cwd: &std::path::Path) -> Vec<String> {
+        let now = FileWatch::take(cwd);
+        let mut changed = Vec::new();
+        if let (Some(old), Some(new)) = (&self.snapshot, &now) {
+            for (path, hash) in new {
+                if old.get(path) != Some(hash) {
+                    changed.push(path.clone());
+                }
+            }
+            for path in old.keys() {
+                if !new.contains_key(path) {
+                    changed.push(path.clone());
+                }
+            }
+        }
+        changed.sort();
+        self.snapshot = now;
+        changed
+    }
+}
+
 /// The late reminder: built fresh for every request, never stored.
-pub fn reminder(cwd: &std::path::Path, todos: &[crate::protocol::Todo]) -> String {
+pub fn reminder(
+    cwd: &std::path::Path,
+    todos: &[crate::protocol::Todo],
+    changed: &[String],
+) -> String {
     let mut s = String::from("<system-reminder>\n");
     s.push_str(&format!(
         "Current time: {}.",
@@ -107,6 +198,15 @@ pub fn reminder(cwd: &std::path::Path, todos: &[crate::protocol::Todo]) -> Strin
         s.push_str("Your todo list (keep it current with write_todos):\n");
         s.push_str(&crate::tools::todos::render(todos));
         s.push('\n');
+    }
+    if !changed.is_empty() {
+        s.push_str(
+            "These files changed on disk since your last request (not by your tools); read them \
+             again before editing them:\n",
+        );
+        for path in changed.iter().take(50) {
+            s.push_str(&format!("- {path}\n"));
+        }
     }
     s.push_str("</system-reminder>");
     s
@@ -126,8 +226,33 @@ mod tests {
     }
 
     #[test]
+    fn file_watch_reports_outside_edits_only_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+        };
+        run(&["init", "-q"]);
+        std::fs::write(dir.path().join("a.txt"), "one").unwrap();
+        let mut w = FileWatch::default();
+        w.rebase(dir.path());
+        assert!(w.changed(dir.path()).is_empty());
+        std::fs::write(dir.path().join("a.txt"), "two").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "new").unwrap();
+        assert_eq!(w.changed(dir.path()), ["a.txt", "b.txt"]);
+        assert!(w.changed(dir.path()).is_empty());
+        let r = reminder(dir.path(), &[], &["a.txt".into()]);
+        assert!(r.contains("a.txt") && r.contains("read them"));
+    }
+
+    #[test]
     fn keeps_recent_and_short_results() {
-        let mut h = vec![Message::User { content: "hi".into() }];
+        let mut h = vec![Message::User {
+            content: "hi".into(),
+        }];
         for i in 0..6 {
             h.push(result(i, 500));
         }
@@ -142,10 +267,15 @@ mod tests {
             .collect();
         assert_eq!(full, [false, false, false, false, true, true, true]);
         // The error flag survives compaction.
-        assert!(matches!(&out[1], Message::ToolResult { is_error: true, .. }));
+        assert!(matches!(
+            &out[1],
+            Message::ToolResult { is_error: true, .. }
+        ));
         // Frozen prefix is untouched.
         let out = micro_compact(&h, 3, 3);
         assert!(matches!(&out[1], Message::ToolResult { content, .. } if content.len() == 500));
-        assert!(matches!(&out[3], Message::ToolResult { content, .. } if content.starts_with("[Previous")));
+        assert!(
+            matches!(&out[3], Message::ToolResult { content, .. } if content.starts_with("[Previous"))
+        );
     }
 }

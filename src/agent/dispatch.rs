@@ -30,7 +30,8 @@ pub enum Approver {
 }
 
 /// Pending approvals: request id -> the waiting call.
-pub type PendingApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<(Decision, Option<String>)>>>>;
+pub type PendingApprovals =
+    Arc<Mutex<HashMap<String, oneshot::Sender<(Decision, Option<String>)>>>>;
 
 /// What dispatch needs besides the call.
 pub struct Dispatcher {
@@ -332,7 +333,9 @@ impl Dispatcher {
                 Some(n) if !n.trim().is_empty() => format!("{DENIED}\n\nNote from the user: {n}"),
                 _ => DENIED.to_string(),
             }),
-            Some((Decision::Yes, note)) => AskOutcome::Approved(note.filter(|n| !n.trim().is_empty())),
+            Some((Decision::Yes, note)) => {
+                AskOutcome::Approved(note.filter(|n| !n.trim().is_empty()))
+            }
             Some((Decision::Always, note)) => {
                 let subject = match access {
                     Access::Bash { .. } => verdict.part.clone(),
@@ -396,8 +399,14 @@ mod tests {
     #[test]
     fn argument_parsing() {
         assert_eq!(parse_arguments("").unwrap(), serde_json::json!({}));
-        assert_eq!(parse_arguments("{\"a\":1}").unwrap(), serde_json::json!({"a": 1}));
-        assert_eq!(parse_arguments("\"{\\\"a\\\":1}\"").unwrap(), serde_json::json!({"a": 1}));
+        assert_eq!(
+            parse_arguments("{\"a\":1}").unwrap(),
+            serde_json::json!({"a": 1})
+        );
+        assert_eq!(
+            parse_arguments("\"{\\\"a\\\":1}\"").unwrap(),
+            serde_json::json!({"a": 1})
+        );
         assert!(parse_arguments("[1]").unwrap_err().contains("array"));
         assert!(parse_arguments("{\"a\":").unwrap_err().contains("EOF"));
     }

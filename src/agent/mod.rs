@@ -3,9 +3,12 @@
 //! [`spawn`] starts the agent task and returns the two channel ends a front end needs. A small
 //! router task reads ops so that interrupts and approvals are handled while a turn runs.
 
+pub mod compact;
 pub mod context;
 pub mod dispatch;
+pub mod hooks;
 pub mod prompt;
+pub mod subagent;
 pub mod turn;
 
 use crate::config::Config;
@@ -19,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
-use turn::{LoopConfig, TurnEnv, TurnHooks};
+use turn::{LoopConfig, LoopEnd, TurnEnv};
 
 /// Environment variables never passed to tools' child processes.
 pub const SECRET_ENV_VARS: &[&str] = &[
@@ -76,13 +79,6 @@ pub fn spawn(opts: AgentOptions) -> anyhow::Result<AgentHandle> {
     })
 }
 
-/// Token accounting: the provider's last report plus an estimate of what came after it.
-#[derive(Default)]
-struct Tokens {
-    reported: u64,
-    covered: usize,
-}
-
 struct Agent {
     config: Config,
     client: Client,
@@ -97,7 +93,9 @@ struct Agent {
     sandbox: Arc<Sandbox>,
     cancel: Arc<Mutex<CancellationToken>>,
     system: String,
-    tokens: Tokens,
+    instructions: String,
+    context: hooks::ContextState,
+    subagents: Arc<subagent::Subagents>,
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -140,8 +138,35 @@ impl Agent {
         });
         let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
         let system = prompt::system_prompt(&config.cwd, &instructions, "");
+        let tool_specs =
+            serde_json::to_string(&dispatcher.registry.specs(None)).unwrap_or_default();
+        let context_state = hooks::ContextState {
+            overhead: context::estimate_text(&system) + context::estimate_text(&tool_specs),
+            ..Default::default()
+        };
+        let instructions = prompt::render_instructions(&instructions);
+        let model = Arc::new(RwLock::new(config.model.clone()));
+        let subagents = Arc::new(subagent::Subagents {
+            client: client.clone(),
+            model: model.clone(),
+            dispatcher: Arc::new(Dispatcher {
+                registry: dispatcher.registry.clone(),
+                allow: Some(subagent::SUBAGENT_TOOLS.to_vec()),
+                policy: dispatcher.policy.clone(),
+                approver: dispatcher.approver,
+                pending: pending.clone(),
+                sandbox_enforced: dispatcher.sandbox_enforced,
+            }),
+            system: prompt::subagent_prompt(&config.cwd),
+            max_turns: config.subagent_max_turns,
+            max_tokens: config.max_output_tokens,
+            keep_tool_results: config.keep_tool_results,
+            slots: Arc::new(tokio::sync::Semaphore::new(4)),
+            side_chain: None,
+        });
         Ok(Agent {
-            model: Arc::new(RwLock::new(config.model.clone())),
+            model,
+            subagents,
             client,
             dispatcher,
             pending,
@@ -153,7 +178,8 @@ impl Agent {
             sandbox,
             cancel: Arc::new(Mutex::new(CancellationToken::new())),
             system,
-            tokens: Tokens::default(),
+            instructions,
+            context: context_state,
             config,
         })
     }
@@ -234,14 +260,13 @@ impl Agent {
 
     async fn run(mut self, ops: UnboundedReceiver<Op>) {
         let mut ops = self.spawn_router(ops);
-        self.events.send(Event::SessionConfigured(self.session_info()));
+        self.events
+            .send(Event::SessionConfigured(self.session_info()));
         while let Some(op) = ops.recv().await {
             match op {
                 Op::UserInput { text } => self.user_turn(text).await,
                 Op::Clear => self.clear(),
-                Op::Compact { .. } => self.events.send(Event::Notice {
-                    text: "Nothing to compact yet.".into(),
-                }),
+                Op::Compact { focus } => self.compact_now(focus).await,
                 Op::Shutdown => break,
                 Op::Interrupt | Op::Approval { .. } | Op::SetModel { .. } => {}
             }
@@ -253,13 +278,17 @@ impl Agent {
 
     fn clear(&mut self) {
         self.history.clear();
-        self.tokens = Tokens::default();
+        self.context = hooks::ContextState {
+            overhead: self.context.overhead,
+            ..Default::default()
+        };
         if let Ok(mut t) = self.todos.lock() {
             t.clear();
         }
         self.session_id = new_session_id();
         self.events.send(Event::TodosUpdated { todos: Vec::new() });
-        self.events.send(Event::SessionConfigured(self.session_info()));
+        self.events
+            .send(Event::SessionConfigured(self.session_info()));
     }
 
     fn fresh_cancel_token(&self) -> CancellationToken {
@@ -283,17 +312,44 @@ impl Agent {
             sandbox: self.sandbox.clone(),
             bash_timeout_secs: self.config.bash_timeout_secs,
             env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
+            subagents: Some(self.subagents.clone()),
         }
     }
 
     fn used_tokens(&self) -> u64 {
-        let since = self.history.get(self.tokens.covered..).unwrap_or(&[]);
-        let base = if self.tokens.reported == 0 {
-            context::estimate_text(&self.system) + 1000
-        } else {
-            self.tokens.reported
-        };
-        base + context::estimate_all(since)
+        self.context.used(&self.history)
+    }
+
+    fn compactor(&self, cancel: CancellationToken) -> hooks::Compactor {
+        hooks::Compactor {
+            client: self.client.clone(),
+            model: self.model.clone(),
+            events: self.events.clone(),
+            window: self.config.context_window,
+            threshold: self.config.compact_threshold,
+            auto: self.config.auto_compact,
+            instructions: self.instructions.clone(),
+            todos: self.todos.clone(),
+            cancel,
+        }
+    }
+
+    async fn compact_now(&mut self, focus: Option<String>) {
+        if self.history.is_empty() {
+            self.events.send(Event::Notice {
+                text: "Nothing to compact yet.".into(),
+            });
+            return;
+        }
+        let cancel = self.fresh_cancel_token();
+        let _ = self
+            .compactor(cancel)
+            .compact(&mut self.history, &mut self.context, focus.as_deref())
+            .await;
+        self.events.send(Event::Usage {
+            used_tokens: self.used_tokens(),
+            context_window: self.config.context_window,
+        });
     }
 
     async fn user_turn(&mut self, text: String) {
@@ -313,12 +369,35 @@ impl Agent {
             ctx: self.tool_ctx(cancel),
             lc: &lc,
         };
-        let mut hooks = MainHooks {
-            tokens: &mut self.tokens,
+        let compactor = self.compactor(env.ctx.cancel.clone());
+        let mut record = |_r: hooks::Record<'_>| {};
+        let mut hooks = hooks::MainHooks {
+            compactor,
+            state: &mut self.context,
             todos: self.todos.clone(),
             cwd: self.config.cwd.clone(),
+            record: &mut record,
         };
-        let outcome = env.run(&mut self.history, &mut hooks).await;
+        let outcome = match env.run(&mut self.history, &mut hooks).await {
+            LoopEnd::Completed => TurnOutcome::Completed,
+            LoopEnd::Interrupted => TurnOutcome::Interrupted,
+            LoopEnd::Failed(reason) => TurnOutcome::Failed { reason },
+            LoopEnd::TurnCap => {
+                self.events.send(Event::Notice {
+                    text: format!(
+                        "Stopped after {} model requests for one message (max_turns). Send \
+                         another message to let it continue.",
+                        self.config.max_turns
+                    ),
+                });
+                TurnOutcome::Failed {
+                    reason: format!(
+                        "reached the turn cap of {} model requests",
+                        self.config.max_turns
+                    ),
+                }
+            }
+        };
         self.events.send(Event::Usage {
             used_tokens: self.used_tokens(),
             context_window: self.config.context_window,
@@ -327,28 +406,5 @@ impl Agent {
             tracing::warn!("turn failed: {reason}");
         }
         self.events.send(Event::TurnFinished { outcome });
-    }
-}
-
-/// The main agent's hooks: token accounting and the late reminder.
-struct MainHooks<'a> {
-    tokens: &'a mut Tokens,
-    todos: Arc<Mutex<Vec<Todo>>>,
-    cwd: PathBuf,
-}
-
-impl TurnHooks for MainHooks<'_> {
-    fn usage(&mut self, input: u64, output: u64, history_len: usize) {
-        self.tokens.reported = input + output;
-        // The request covered the history so far; the answer is the next message.
-        self.tokens.covered = history_len + 1;
-    }
-
-    fn reminder(&mut self) -> Option<String> {
-        let todos = match self.todos.lock() {
-            Ok(t) => t.clone(),
-            Err(p) => p.into_inner().clone(),
-        };
-        Some(context::reminder(&self.cwd, &todos))
     }
 }

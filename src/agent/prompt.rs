@@ -60,7 +60,11 @@ pub fn render_instructions(files: &[Instructions]) -> String {
          project; deeper directories take precedence.\n",
     );
     for f in files {
-        s.push_str(&format!("\n## {}\n{}\n", f.path.display(), f.text.trim_end()));
+        s.push_str(&format!(
+            "\n## {}\n{}\n",
+            f.path.display(),
+            f.text.trim_end()
+        ));
     }
     s
 }
@@ -70,7 +74,9 @@ fn os_name() -> String {
 }
 
 fn today() -> String {
-    jiff::ZonedDateTime::now().strftime("%Y-%m-%d (%A)").to_string()
+    jiff::ZonedDateTime::now()
+        .strftime("%Y-%m-%d (%A)")
+        .to_string()
 }
 
 /// The main agent's system prompt.

@@ -4,7 +4,7 @@
 use super::context;
 use super::dispatch::{CallResult, Dispatcher, INTERRUPTED};
 use crate::llm::{AssistantPart, Client, LlmError, Message, Request, StreamNotice, ToolCall};
-use crate::protocol::{Event, ToolStatus, TurnOutcome};
+use crate::protocol::{Event, ToolStatus};
 use crate::tools::{EventSink, ToolCtx};
 use std::sync::{Arc, RwLock};
 use tokio_util::sync::CancellationToken;
@@ -21,6 +21,19 @@ pub struct LoopConfig {
     pub max_tokens: u32,
 }
 
+/// How a run of the loop ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoopEnd {
+    /// The model stopped asking for tools.
+    Completed,
+    /// Cancelled.
+    Interrupted,
+    /// A request failed for good.
+    Failed(String),
+    /// `max_turns` requests were made and the model still wanted tools.
+    TurnCap,
+}
+
 /// Hooks the main agent uses for persistence, accounting and reminders; subagents use defaults.
 pub trait TurnHooks: Send {
     /// A message was appended to the history.
@@ -35,6 +48,8 @@ pub trait TurnHooks: Send {
     fn frozen_prefix(&self) -> usize {
         0
     }
+    /// Called after the results of one response's tool calls were appended.
+    fn after_tools(&mut self) {}
     /// Called before each request; may replace the history (auto-compaction).
     fn before_request<'a>(
         &'a mut self,
@@ -95,10 +110,10 @@ impl TurnEnv<'_> {
     }
 
     /// Runs the loop on `history` (which already ends with the user's message).
-    pub async fn run(&self, history: &mut Vec<Message>, hooks: &mut dyn TurnHooks) -> TurnOutcome {
+    pub async fn run(&self, history: &mut Vec<Message>, hooks: &mut dyn TurnHooks) -> LoopEnd {
         for _ in 0..self.lc.max_turns {
             if self.cancel().is_cancelled() {
-                return TurnOutcome::Interrupted;
+                return LoopEnd::Interrupted;
             }
             hooks.before_request(history).await;
             let messages = match self.lc.keep_tool_results {
@@ -109,7 +124,10 @@ impl TurnEnv<'_> {
                 model: read_model(self.model),
                 system: self.lc.system.clone(),
                 messages: with_reminder(messages, hooks.reminder()),
-                tools: self.dispatcher.registry.specs(self.dispatcher.allow.as_deref()),
+                tools: self
+                    .dispatcher
+                    .registry
+                    .specs(self.dispatcher.allow.as_deref()),
                 max_tokens: self.lc.max_tokens,
             };
             let events = self.events().clone();
@@ -130,12 +148,8 @@ impl TurnEnv<'_> {
             };
             let response = match self.client.stream(&request, self.cancel(), &mut on).await {
                 Ok(r) => r,
-                Err(LlmError::Cancelled) => return TurnOutcome::Interrupted,
-                Err(e) => {
-                    return TurnOutcome::Failed {
-                        reason: e.to_string(),
-                    };
-                }
+                Err(LlmError::Cancelled) => return LoopEnd::Interrupted,
+                Err(e) => return LoopEnd::Failed(e.to_string()),
             };
             if let Some(u) = response.usage {
                 hooks.usage(u.input_tokens, u.output_tokens, history.len());
@@ -156,7 +170,8 @@ impl TurnEnv<'_> {
                     _ => None,
                 })
                 .collect::<String>();
-            self.events().send(Event::AssistantMessage { text: text.clone() });
+            self.events()
+                .send(Event::AssistantMessage { text: text.clone() });
             let calls: Vec<ToolCall> = response.tool_calls().cloned().collect();
             if parts.is_empty() {
                 // An empty answer still needs a message so the history stays well-formed.
@@ -169,11 +184,11 @@ impl TurnEnv<'_> {
             hooks.appended(&assistant);
             if calls.is_empty() {
                 if truncated && text.trim().is_empty() {
-                    return TurnOutcome::Failed {
-                        reason: "the model's answer was cut off by the output token limit".into(),
-                    };
+                    return LoopEnd::Failed(
+                        "the model's answer was cut off by the output token limit".into(),
+                    );
                 }
-                return TurnOutcome::Completed;
+                return LoopEnd::Completed;
             }
             let results = self.run_calls(&calls, truncated).await;
             for (call, result) in calls.iter().zip(results) {
@@ -186,20 +201,12 @@ impl TurnEnv<'_> {
                 history.push(msg.clone());
                 hooks.appended(&msg);
             }
+            hooks.after_tools();
             if self.cancel().is_cancelled() {
-                return TurnOutcome::Interrupted;
+                return LoopEnd::Interrupted;
             }
         }
-        self.events().send(Event::Notice {
-            text: format!(
-                "Stopped after {} model requests for one message (max_turns). Send another \
-                 message to let it continue.",
-                self.lc.max_turns
-            ),
-        });
-        TurnOutcome::Failed {
-            reason: format!("reached the turn cap of {} model requests", self.lc.max_turns),
-        }
+        LoopEnd::TurnCap
     }
 
     /// Runs the calls of one response in order; consecutive `task` calls run concurrently

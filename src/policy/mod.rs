@@ -69,7 +69,12 @@ pub struct Rule {
 
 impl Rule {
     /// Compiles a rule; fails on an invalid glob.
-    pub fn new(tool: &str, pattern: &str, action: Action, source: RuleSource) -> Result<Rule, String> {
+    pub fn new(
+        tool: &str,
+        pattern: &str,
+        action: Action,
+        source: RuleSource,
+    ) -> Result<Rule, String> {
         let glob = globset::GlobBuilder::new(pattern)
             .literal_separator(false)
             .backslash_escape(true)
@@ -92,7 +97,10 @@ impl Rule {
 
 impl PartialEq for Rule {
     fn eq(&self, other: &Rule) -> bool {
-        self.tool == other.tool && self.pattern == other.pattern && self.action == other.action && self.source == other.source
+        self.tool == other.tool
+            && self.pattern == other.pattern
+            && self.action == other.action
+            && self.source == other.source
     }
 }
 
@@ -100,7 +108,14 @@ impl Eq for Rule {}
 
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} \"{}\" ({})", self.action.as_str(), self.tool, self.pattern, self.source)
+        write!(
+            f,
+            "{} {} \"{}\" ({})",
+            self.action.as_str(),
+            self.tool,
+            self.pattern,
+            self.source
+        )
     }
 }
 
@@ -126,22 +141,43 @@ pub struct Policy {
 impl Policy {
     /// Builds a policy.
     pub fn new(config_rules: Vec<Rule>, auto_approve_edits: bool) -> Policy {
-        Policy { rules: config_rules, auto_approve_edits }
+        Policy {
+            rules: config_rules,
+            auto_approve_edits,
+        }
     }
     /// Rates a command.
     pub fn check_bash(&self, command: &str) -> Verdict {
-        let action = self.rules.iter().rev().find(|r| r.tool == "bash" && r.matches(command)).map_or(Action::Ask, |r| r.action);
-        Verdict { action, part: command.to_string(), reason: "stand-in".into() }
+        let action = self
+            .rules
+            .iter()
+            .rev()
+            .find(|r| r.tool == "bash" && r.matches(command))
+            .map_or(Action::Ask, |r| r.action);
+        Verdict {
+            action,
+            part: command.to_string(),
+            reason: "stand-in".into(),
+        }
     }
     /// Rates a file access.
-    pub fn check_path(&self, _tool: &str, write: bool, path: &crate::sandbox::paths::ResolvedPath) -> Verdict {
+    pub fn check_path(
+        &self,
+        _tool: &str,
+        write: bool,
+        path: &crate::sandbox::paths::ResolvedPath,
+    ) -> Verdict {
         let action = match (write, path.inside_workspace) {
             (false, true) => Action::Allow,
             (true, true) if self.auto_approve_edits => Action::Allow,
             (true, false) => Action::Deny,
             _ => Action::Ask,
         };
-        Verdict { action, part: path.display.clone(), reason: "stand-in".into() }
+        Verdict {
+            action,
+            part: path.display.clone(),
+            reason: "stand-in".into(),
+        }
     }
     /// Adds a session rule.
     pub fn add_session_rule(&mut self, rule: Rule) {

@@ -7,6 +7,7 @@
 pub mod bash;
 pub mod edit;
 pub mod files;
+pub mod task;
 pub mod todos;
 
 use crate::llm::ToolSpec;
@@ -82,6 +83,8 @@ pub struct ToolCtx {
     pub bash_timeout_secs: u64,
     /// Environment variables removed from child processes (API keys).
     pub env_remove: Vec<String>,
+    /// Runs subagents for the `task` tool (`None` inside a subagent: no nesting).
+    pub subagents: Option<Arc<dyn task::SubagentRunner>>,
 }
 
 /// What a call would touch, for the permission check before it runs.
@@ -166,7 +169,11 @@ pub trait Tool: Send + Sync {
     fn summary(&self, args: &Value) -> String;
 
     /// Runs the call.
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolCtx) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolCtx,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
 
 /// Deserialises tool arguments, naming the offending field on error.
@@ -206,6 +213,7 @@ impl Registry {
                 Arc::new(files::WriteFile),
                 Arc::new(edit::StrReplace),
                 Arc::new(todos::WriteTodos),
+                Arc::new(task::Task),
             ],
         }
     }

@@ -1,0 +1,142 @@
+//! Subagents for the `task` tool: the same turn loop with another [`LoopConfig`] (fresh
+//! messages, read-only tools, a turn cap, no nested `task`). Only the final text returns.
+
+use super::dispatch::Dispatcher;
+use super::turn::{LoopConfig, LoopEnd, TurnEnv, TurnHooks};
+use crate::llm::{Client, Message};
+use crate::protocol::Event;
+use crate::tools::ToolCtx;
+use crate::tools::task::SubagentRunner;
+use futures::future::BoxFuture;
+use std::sync::{Arc, RwLock};
+use tokio::sync::Semaphore;
+
+/// Tools a subagent may call.
+pub const SUBAGENT_TOOLS: &[&str] = &["bash", "read_file", "read_skill"];
+
+/// Longest answer handed back to the parent, in characters.
+pub const ANSWER_CAP: usize = 20_000;
+
+/// Records a subagent's messages (its side chain) somewhere, e.g. the session file.
+pub type SideChain = Arc<dyn Fn(&str, &Message) + Send + Sync>;
+
+/// Runs subagents on behalf of the main agent.
+pub struct Subagents {
+    /// Model client (shared with the parent).
+    pub client: Client,
+    /// Current model (shared with the parent).
+    pub model: Arc<RwLock<String>>,
+    /// A dispatcher restricted to [`SUBAGENT_TOOLS`], sharing the parent's policy and approvals.
+    pub dispatcher: Arc<Dispatcher>,
+    /// The subagent system prompt.
+    pub system: String,
+    /// Turn cap.
+    pub max_turns: u32,
+    /// Output token cap per request.
+    pub max_tokens: u32,
+    /// Tool results kept in full.
+    pub keep_tool_results: usize,
+    /// At most this many subagents run at once.
+    pub slots: Arc<Semaphore>,
+    /// Where the side chain goes.
+    pub side_chain: Option<SideChain>,
+}
+
+struct SideChainHooks {
+    task_id: String,
+    sink: Option<SideChain>,
+}
+
+impl TurnHooks for SideChainHooks {
+    fn appended(&mut self, msg: &Message) {
+        if let Some(sink) = &self.sink {
+            sink(&self.task_id, msg);
+        }
+    }
+}
+
+fn cap(text: &str) -> String {
+    if text.chars().count() <= ANSWER_CAP {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(ANSWER_CAP).collect();
+    format!("{cut}\n\n[answer cut at {ANSWER_CAP} characters]")
+}
+
+fn last_text(history: &[Message]) -> String {
+    history
+        .iter()
+        .rev()
+        .find(|m| matches!(m, Message::Assistant { .. }) && !m.text().trim().is_empty())
+        .map(Message::text)
+        .unwrap_or_default()
+}
+
+impl SubagentRunner for Subagents {
+    fn run<'a>(
+        &'a self,
+        description: String,
+        ctx: &'a ToolCtx,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let task_id = ctx.call_id.clone();
+            ctx.events.send(Event::SubagentStarted {
+                task_id: task_id.clone(),
+                description: description.clone(),
+            });
+            let _slot = tokio::select! {
+                s = self.slots.acquire() => s.map_err(|_| "the subagent pool is closed".to_string())?,
+                _ = ctx.cancel.cancelled() => return Err("interrupted by the user".into()),
+            };
+            let mut sub_ctx = ctx.clone();
+            sub_ctx.events = ctx.events.for_subagent(&task_id);
+            sub_ctx.subagents = None;
+            let lc = LoopConfig {
+                system: self.system.clone(),
+                max_turns: self.max_turns,
+                keep_tool_results: Some(self.keep_tool_results),
+                max_tokens: self.max_tokens,
+            };
+            let env = TurnEnv {
+                client: &self.client,
+                model: &self.model,
+                dispatcher: &self.dispatcher,
+                ctx: sub_ctx,
+                lc: &lc,
+            };
+            let first = Message::User {
+                content: description,
+            };
+            let mut hooks = SideChainHooks {
+                task_id: task_id.clone(),
+                sink: self.side_chain.clone(),
+            };
+            hooks.appended(&first);
+            let mut history = vec![first];
+            let end = env.run(&mut history, &mut hooks).await;
+            let result = match end {
+                LoopEnd::Completed => Ok(cap(&last_text(&history))),
+                LoopEnd::TurnCap => {
+                    let partial = last_text(&history);
+                    Ok(cap(&format!(
+                        "[The subagent stopped after {} turns without finishing; its partial \
+                         findings follow.]\n\n{}",
+                        self.max_turns,
+                        if partial.trim().is_empty() {
+                            "(no findings were written)"
+                        } else {
+                            partial.as_str()
+                        }
+                    )))
+                }
+                LoopEnd::Interrupted => Err("interrupted by the user".to_string()),
+                LoopEnd::Failed(reason) => Err(reason),
+            };
+            ctx.events.send(Event::SubagentFinished {
+                task_id,
+                ok: result.is_ok(),
+            });
+            result
+        })
+    }
+}
