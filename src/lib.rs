@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod discover;
 pub mod exec;
 pub mod llm;
 pub mod policy;
