@@ -78,6 +78,12 @@ fn load(path: &ResolvedPath) -> Result<String, ToolError> {
     if meta.is_dir() {
         return Err(directory_error(path));
     }
+    if !meta.is_file() {
+        return Err(ToolError(format!(
+            "{} is not a regular file; str_replace edits regular text files only.",
+            path.display
+        )));
+    }
     if meta.len() > MAX_EDIT_BYTES {
         return Err(ToolError(format!(
             "{} is too large for str_replace ({} bytes). Use bash (e.g. sed) to edit it.",
@@ -298,12 +304,12 @@ impl Tool for StrReplace {
                 write_atomic(&edit.path, edit.new.as_bytes())?;
                 let n = edit.regions.len();
                 let what = if n == 1 {
-                    "1 replacement".to_string()
+                    "(1 replacement). The edited region now reads".to_string()
                 } else {
-                    format!("{n} replacements")
+                    format!("({n} replacements). The edited regions now read")
                 };
                 Ok(ToolOutput::ok(format!(
-                    "Edited {} ({what}). The edited region now reads:\n{}",
+                    "Edited {} {what}:\n{}",
                     edit.path.display,
                     show_regions(&edit)
                 )))

@@ -36,7 +36,12 @@ struct Args {
 fn check_file(path: &ResolvedPath) -> Result<fs::Metadata, ToolError> {
     match fs::metadata(&path.path) {
         Ok(m) if m.is_dir() => Err(directory_error(path)),
-        Ok(m) => Ok(m),
+        Ok(m) if m.is_file() => Ok(m),
+        // A FIFO or a device could block forever or never end.
+        Ok(_) => Err(ToolError(format!(
+            "{} is not a regular file (a device, FIFO or socket); read_file reads regular files only.",
+            path.display
+        ))),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Err(
             missing_error(path, "Check the path (bash `ls` or `find` can help)."),
         ),
@@ -374,6 +379,16 @@ mod tests {
             .access(&json!({"path": "src"}), &t.ctx)
             .unwrap_err();
         assert!(err.0.starts_with("src is a directory"));
+    }
+
+    #[tokio::test]
+    async fn special_files_are_refused() {
+        let t = TestCtx::new();
+        let err = run(&t, json!({"path": "/dev/zero"})).await.unwrap_err();
+        assert_eq!(
+            err,
+            "/dev/zero is not a regular file (a device, FIFO or socket); read_file reads regular files only."
+        );
     }
 
     #[tokio::test]
