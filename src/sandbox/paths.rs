@@ -1,7 +1,10 @@
 //! Path checks for the file tools: resolve against the workspace, follow symlinks, compare by
 //! components.
 
-use std::path::PathBuf;
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::ErrorKind;
+use std::path::{Component, Path, PathBuf};
 
 /// A path the model named, resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,4 +18,340 @@ pub struct ResolvedPath {
     pub inside_workspace: bool,
     /// Whether it is a protected path inside the workspace (`.git/` internals, `.rein/`).
     pub protected: bool,
+}
+
+/// Same limit as Linux's `ELOOP` for path walks.
+const MAX_SYMLINKS: usize = 40;
+
+/// Directory names whose contents can run code or hold rein's own state. `.git` matches at any
+/// depth because a nested repository's hooks run just the same.
+const PROTECTED_NAMES: [&str; 2] = [".git", ".rein"];
+
+/// Resolves `raw` (as the model wrote it) against `workspace`: `~` expands to `home`, `..` and
+/// symlinks are followed, and containment is decided on the physical path.
+pub fn resolve(workspace: &Path, home: Option<&Path>, raw: &str) -> Result<ResolvedPath, String> {
+    if raw.trim().is_empty() {
+        return Err(
+            "the path is empty. Give a file path relative to the workspace, or an absolute one."
+                .into(),
+        );
+    }
+    if raw.contains('\0') {
+        return Err("the path contains a NUL byte. Give a plain file path.".into());
+    }
+    let workspace = physical(&absolute(workspace))?;
+    let joined = if raw == "~" || raw.starts_with("~/") {
+        let Some(home) = home else {
+            return Err("`~` cannot be expanded because the home directory is unknown. Use an absolute path.".into());
+        };
+        match raw.strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None => home.to_path_buf(),
+        }
+    } else {
+        workspace.join(raw)
+    };
+    let path = physical(&absolute(&joined))?;
+    Ok(describe(&workspace, path))
+}
+
+/// Builds the [`ResolvedPath`] for an already physical `path`.
+fn describe(workspace: &Path, path: PathBuf) -> ResolvedPath {
+    match path.strip_prefix(workspace) {
+        Ok(rel) => {
+            let protected = rel.components().any(
+                |c| matches!(c, Component::Normal(n) if PROTECTED_NAMES.iter().any(|p| n == *p)),
+            );
+            let display = if rel.as_os_str().is_empty() {
+                ".".to_string()
+            } else {
+                rel.to_string_lossy().into_owned()
+            };
+            ResolvedPath {
+                display,
+                inside_workspace: true,
+                protected,
+                path,
+            }
+        }
+        Err(_) => ResolvedPath {
+            display: path.to_string_lossy().into_owned(),
+            inside_workspace: false,
+            protected: false,
+            path,
+        },
+    }
+}
+
+/// Makes `p` absolute against the process's current directory (the workspace normally is).
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::path::absolute(p).unwrap_or_else(|_| Path::new("/").join(p))
+    }
+}
+
+/// Walks an absolute path component by component, following every symlink whose prefix exists
+/// (even a dangling one: writing through it would land at its target). Components that do not
+/// exist are appended as they are and `..` after them is applied lexically.
+fn physical(path: &Path) -> Result<PathBuf, String> {
+    let mut pending: VecDeque<OsString> = VecDeque::new();
+    push_front(&mut pending, path);
+    let mut out = PathBuf::from("/");
+    let mut links = 0usize;
+    while let Some(part) = pending.pop_front() {
+        match part.to_str() {
+            Some("/") => out = PathBuf::from("/"),
+            Some(".") => {}
+            Some("..") => {
+                // `out` never contains a symlink, so dropping its last component is the real parent.
+                out.pop();
+            }
+            _ => {
+                let candidate = out.join(&part);
+                match std::fs::symlink_metadata(&candidate) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        links += 1;
+                        if links > MAX_SYMLINKS {
+                            return Err(format!(
+                                "too many levels of symbolic links in {}. Give a path without a symlink loop.",
+                                path.display()
+                            ));
+                        }
+                        let target = std::fs::read_link(&candidate).map_err(|e| {
+                            format!("cannot read the symlink {}: {e}", candidate.display())
+                        })?;
+                        // A relative target is relative to the link's directory, which is `out`.
+                        push_front(&mut pending, &target);
+                    }
+                    Ok(_) => out = candidate,
+                    Err(e)
+                        if e.kind() == ErrorKind::NotFound
+                            || e.kind() == ErrorKind::NotADirectory =>
+                    {
+                        out = candidate
+                    }
+                    // Unreadable (e.g. permission denied): nothing to follow that we can see.
+                    Err(_) => out = candidate,
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Puts the components of `p` in front of `pending`, in order.
+fn push_front(pending: &mut VecDeque<OsString>, p: &Path) {
+    for c in p.components().rev() {
+        let part: OsString = match c {
+            Component::RootDir | Component::Prefix(_) => "/".into(),
+            Component::CurDir => ".".into(),
+            Component::ParentDir => "..".into(),
+            Component::Normal(n) => n.to_os_string(),
+        };
+        pending.push_front(part);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A workspace `proj` inside a temp dir, plus the dir itself (for siblings).
+    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let root = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(root.path()).unwrap();
+        let ws = base.join("proj");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::write(ws.join("src/lib.rs"), "x").unwrap();
+        (root, base, ws)
+    }
+
+    #[test]
+    fn relative_path_inside() {
+        let (_t, _base, ws) = setup();
+        let r = resolve(&ws, None, "src/lib.rs").unwrap();
+        assert_eq!(r.path, ws.join("src/lib.rs"));
+        assert_eq!(r.display, "src/lib.rs");
+        assert!(r.inside_workspace);
+        assert!(!r.protected);
+        let dot = resolve(&ws, None, "./src/../src/./lib.rs").unwrap();
+        assert_eq!(dot.path, ws.join("src/lib.rs"));
+        assert_eq!(resolve(&ws, None, ".").unwrap().display, ".");
+    }
+
+    #[test]
+    fn parent_escape_is_outside() {
+        let (_t, base, ws) = setup();
+        let r = resolve(&ws, None, "../x").unwrap();
+        assert_eq!(r.path, base.join("x"));
+        assert!(!r.inside_workspace);
+        assert_eq!(r.display, base.join("x").to_string_lossy());
+        let deep = resolve(&ws, None, "src/../../proj/../x").unwrap();
+        assert!(!deep.inside_workspace);
+    }
+
+    #[test]
+    fn absolute_outside_and_inside() {
+        let (_t, _base, ws) = setup();
+        let r = resolve(&ws, None, "/etc/passwd").unwrap();
+        assert!(!r.inside_workspace);
+        assert_eq!(r.display, "/etc/passwd");
+        let abs = ws.join("src/lib.rs");
+        let inside = resolve(&ws, None, abs.to_str().unwrap()).unwrap();
+        assert!(inside.inside_workspace);
+        assert_eq!(inside.display, "src/lib.rs");
+    }
+
+    #[test]
+    fn symlink_inside_pointing_out() {
+        let (_t, base, ws) = setup();
+        std::fs::create_dir(base.join("outside")).unwrap();
+        std::fs::write(base.join("outside/secret"), "s").unwrap();
+        symlink(base.join("outside"), ws.join("link")).unwrap();
+        let r = resolve(&ws, None, "link/secret").unwrap();
+        assert_eq!(r.path, base.join("outside/secret"));
+        assert!(!r.inside_workspace);
+        // `..` after a symlink is the parent of its target, as the kernel sees it.
+        let up = resolve(&ws, None, "link/../proj/src").unwrap();
+        assert_eq!(up.path, ws.join("src"));
+        assert!(up.inside_workspace);
+    }
+
+    #[test]
+    fn symlinked_parent_of_new_file() {
+        let (_t, base, ws) = setup();
+        std::fs::create_dir(base.join("elsewhere")).unwrap();
+        symlink("../elsewhere", ws.join("out")).unwrap();
+        let r = resolve(&ws, None, "out/new/dir/file.txt").unwrap();
+        assert_eq!(r.path, base.join("elsewhere/new/dir/file.txt"));
+        assert!(!r.inside_workspace);
+    }
+
+    #[test]
+    fn dangling_symlink_resolves_to_its_target() {
+        let (_t, base, ws) = setup();
+        symlink(base.join("nowhere/file"), ws.join("dangling")).unwrap();
+        let r = resolve(&ws, None, "dangling").unwrap();
+        assert_eq!(r.path, base.join("nowhere/file"));
+        assert!(!r.inside_workspace);
+    }
+
+    #[test]
+    fn symlink_loop_is_an_error() {
+        let (_t, _base, ws) = setup();
+        symlink("b", ws.join("a")).unwrap();
+        symlink("a", ws.join("b")).unwrap();
+        let err = resolve(&ws, None, "a/x").unwrap_err();
+        assert!(err.contains("too many levels of symbolic links"), "{err}");
+    }
+
+    #[test]
+    fn look_alike_sibling_is_outside() {
+        let (_t, base, ws) = setup();
+        std::fs::create_dir(base.join("proj-evil")).unwrap();
+        let r = resolve(&ws, None, "../proj-evil/x").unwrap();
+        assert!(!r.inside_workspace);
+        let abs = base.join("proj-evil/x");
+        assert!(
+            !resolve(&ws, None, abs.to_str().unwrap())
+                .unwrap()
+                .inside_workspace
+        );
+        let abs2 = base.join("projx");
+        assert!(
+            !resolve(&ws, None, abs2.to_str().unwrap())
+                .unwrap()
+                .inside_workspace
+        );
+    }
+
+    #[test]
+    fn tilde_expands_to_home() {
+        let (_t, base, ws) = setup();
+        let home = base.join("home");
+        std::fs::create_dir(&home).unwrap();
+        let r = resolve(&ws, Some(&home), "~/notes.txt").unwrap();
+        assert_eq!(r.path, home.join("notes.txt"));
+        assert!(!r.inside_workspace);
+        assert_eq!(resolve(&ws, Some(&home), "~").unwrap().path, home);
+        let err = resolve(&ws, None, "~/x").unwrap_err();
+        assert!(err.contains("home directory is unknown"), "{err}");
+        // Only a leading `~` is special.
+        let lit = resolve(&ws, Some(&home), "a~/b").unwrap();
+        assert_eq!(lit.path, ws.join("a~/b"));
+    }
+
+    #[test]
+    fn nonexistent_nested_path_inside() {
+        let (_t, _base, ws) = setup();
+        let r = resolve(&ws, None, "new/deep/../dir/file.rs").unwrap();
+        assert_eq!(r.path, ws.join("new/dir/file.rs"));
+        assert!(r.inside_workspace);
+        assert_eq!(r.display, "new/dir/file.rs");
+        let escape = resolve(&ws, None, "new/../../x").unwrap();
+        assert!(!escape.inside_workspace);
+    }
+
+    #[test]
+    fn workspace_behind_a_symlink() {
+        let (_t, base, ws) = setup();
+        symlink(&ws, base.join("alias")).unwrap();
+        let r = resolve(&base.join("alias"), None, "src/lib.rs").unwrap();
+        assert_eq!(r.path, ws.join("src/lib.rs"));
+        assert!(r.inside_workspace);
+        assert_eq!(r.display, "src/lib.rs");
+        let abs = ws.join("src/lib.rs");
+        assert!(
+            resolve(&base.join("alias"), None, abs.to_str().unwrap())
+                .unwrap()
+                .inside_workspace
+        );
+    }
+
+    #[test]
+    fn protected_paths() {
+        let (_t, _base, ws) = setup();
+        for p in [
+            ".git/hooks/pre-commit",
+            ".git/config",
+            ".git",
+            ".rein/settings.toml",
+            "vendor/x/.git/hooks/a",
+        ] {
+            let r = resolve(&ws, None, p).unwrap();
+            assert!(r.protected, "{p} should be protected");
+            assert!(r.inside_workspace);
+        }
+        for p in [
+            ".github/workflows/ci.yml",
+            "src/.gitignore",
+            ".gitignore",
+            "src/rein.rs",
+        ] {
+            assert!(
+                !resolve(&ws, None, p).unwrap().protected,
+                "{p} should not be protected"
+            );
+        }
+        assert!(!resolve(&ws, None, "/tmp/.git/config").unwrap().protected);
+    }
+
+    #[test]
+    fn empty_and_nul_paths_are_errors() {
+        let (_t, _base, ws) = setup();
+        assert!(
+            resolve(&ws, None, "")
+                .unwrap_err()
+                .contains("the path is empty")
+        );
+        assert!(
+            resolve(&ws, None, "   ")
+                .unwrap_err()
+                .contains("the path is empty")
+        );
+        assert!(resolve(&ws, None, "a\0b").unwrap_err().contains("NUL"));
+    }
 }

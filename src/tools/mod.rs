@@ -8,6 +8,8 @@ pub mod bash;
 pub mod edit;
 pub mod files;
 pub mod task;
+#[cfg(test)]
+pub(crate) mod test_ctx;
 pub mod todos;
 
 use crate::llm::ToolSpec;

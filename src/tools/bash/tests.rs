@@ -1,0 +1,357 @@
+use super::*;
+use crate::tools::test_ctx::TestCtx;
+
+/// Runs a command with a safety net so a broken tool fails the test instead of hanging it.
+async fn run_args(t: &TestCtx, args: Value) -> Result<ToolOutput, ToolError> {
+    tokio::time::timeout(Duration::from_secs(20), Bash.run(args, &t.ctx))
+        .await
+        .expect("the bash tool hung")
+}
+
+async fn run(t: &TestCtx, command: &str) -> String {
+    let out = run_args(t, json!({ "command": command })).await.unwrap();
+    assert!(!out.is_error, "{}", out.text);
+    out.text
+}
+
+/// Whether `pid` is a live process (a zombie waiting for its reaper counts as gone).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next());
+            !matches!(state, Some("Z" | "X"))
+        }
+        Err(_) => false,
+    }
+}
+
+async fn gone(pid: i32) -> bool {
+    for _ in 0..100 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+async fn read_pid(t: &TestCtx, name: &str) -> i32 {
+    for _ in 0..200 {
+        if let Ok(s) = std::fs::read_to_string(t.ws.join(name))
+            && let Ok(pid) = s.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{name} was never written");
+}
+
+#[tokio::test]
+async fn output_and_exit_code() {
+    let t = TestCtx::new();
+    assert_eq!(run(&t, "echo hi").await, "hi");
+    assert_eq!(run(&t, "echo hi; exit 3").await, "hi\n[exit code: 3]");
+    assert_eq!(
+        run(&t, "printf 'no newline'; exit 1").await,
+        "no newline\n[exit code: 1]"
+    );
+}
+
+#[tokio::test]
+async fn no_output() {
+    let t = TestCtx::new();
+    assert_eq!(run(&t, "true").await, "(no output)");
+    assert_eq!(run(&t, "exit 2").await, "(no output)\n[exit code: 2]");
+}
+
+#[tokio::test]
+async fn stdout_and_stderr_interleave_in_order() {
+    let t = TestCtx::new();
+    let out = run(
+        &t,
+        "echo out1; echo err1 >&2; echo out2; echo err2 >&2; printf x",
+    )
+    .await;
+    assert_eq!(out, "out1\nerr1\nout2\nerr2\nx");
+}
+
+#[tokio::test]
+async fn killed_by_a_signal_is_named() {
+    let t = TestCtx::new();
+    assert_eq!(
+        run(&t, "echo before; kill -SEGV $$").await,
+        "before\n[exit code: 139 (killed by SIGSEGV)]"
+    );
+    assert_eq!(
+        run(&t, "sh -c 'kill -TERM $$'; exit $?").await,
+        "Terminated\n[exit code: 143 (SIGTERM)]"
+    );
+}
+
+#[tokio::test]
+async fn runs_in_the_workspace_with_closed_stdin_and_private_tmpdir() {
+    let t = TestCtx::new();
+    assert!(!t.ctx.temp_dir.exists());
+    let out = run(&t, "pwd; cat; echo \"tmp=$TMPDIR\"").await;
+    assert_eq!(
+        out,
+        format!("{}\ntmp={}", t.ws.display(), t.ctx.temp_dir.display())
+    );
+    assert!(
+        t.ctx.temp_dir.is_dir(),
+        "the temp dir is created for the command"
+    );
+}
+
+#[tokio::test]
+async fn invalid_utf8_is_replaced() {
+    let t = TestCtx::new();
+    assert_eq!(run(&t, r"printf 'a\377b\n'").await, "a\u{FFFD}b");
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_group() {
+    let t = TestCtx::new();
+    let command = "echo started; sleep 100 & echo $! > bg.pid; sleep 100";
+    let out = run_args(&t, json!({"command": command, "timeout_secs": 1}))
+        .await
+        .unwrap();
+    assert!(out.is_error);
+    assert!(
+        out.text.starts_with(
+            "started\n[timed out after 1s; the command and all its child processes were killed."
+        ),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.contains("raise timeout_secs (max 600)"),
+        "{}",
+        out.text
+    );
+    let pid = read_pid(&t, "bg.pid").await;
+    assert!(
+        gone(pid).await,
+        "background sleep {pid} survived the timeout"
+    );
+}
+
+#[test]
+fn timeout_is_clamped() {
+    assert_eq!(timeout_secs(None, 60), 60);
+    assert_eq!(timeout_secs(None, 0), 1);
+    assert_eq!(timeout_secs(None, 5000), 600);
+    assert_eq!(timeout_secs(Some(0.0), 60), 1);
+    assert_eq!(timeout_secs(Some(-3.0), 60), 1);
+    assert_eq!(timeout_secs(Some(2.5), 60), 3);
+    assert_eq!(timeout_secs(Some(10_000.0), 60), 600);
+}
+
+#[tokio::test]
+async fn cancel_kills_the_group_promptly() {
+    let t = TestCtx::new();
+    let ctx = t.ctx.clone();
+    let task = tokio::spawn(async move {
+        Bash.run(
+            json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
+            &ctx,
+        )
+        .await
+    });
+    let pid = read_pid(&t, "bg.pid").await;
+    t.ctx.cancel.cancel();
+    // The contract is 200 ms; in practice it takes well under a millisecond.
+    let result = tokio::time::timeout(Duration::from_millis(200), task)
+        .await
+        .expect("the command was not stopped after the interrupt")
+        .unwrap();
+    assert_eq!(result.unwrap_err().0, "Interrupted by the user.");
+    assert!(
+        gone(pid).await,
+        "background sleep {pid} survived the interrupt"
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_call_kills_the_group() {
+    let t = TestCtx::new();
+    let ctx = t.ctx.clone();
+    let task = tokio::spawn(async move {
+        Bash.run(
+            json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
+            &ctx,
+        )
+        .await
+    });
+    let pid = read_pid(&t, "bg.pid").await;
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    assert!(
+        gone(pid).await,
+        "background sleep {pid} survived the dropped call"
+    );
+}
+
+#[tokio::test]
+async fn already_cancelled_runs_nothing() {
+    let t = TestCtx::new();
+    t.ctx.cancel.cancel();
+    let err = run_args(&t, json!({"command": "touch ran"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.0, "Interrupted by the user.");
+    assert!(!t.ws.join("ran").exists());
+}
+
+#[tokio::test]
+async fn output_streams_while_the_command_runs() {
+    let mut t = TestCtx::new();
+    let ctx = t.ctx.clone();
+    let task = tokio::spawn(async move {
+        Bash.run(
+            json!({"command": "echo first; sleep 0.5; echo second"}),
+            &ctx,
+        )
+        .await
+    });
+    let first = tokio::time::timeout(Duration::from_secs(5), t.events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        !task.is_finished(),
+        "the first delta must arrive before the command ends"
+    );
+    assert_eq!(
+        first,
+        Event::ToolOutputDelta {
+            call_id: "call_1".into(),
+            chunk: "first\n".into()
+        }
+    );
+    let out = task.await.unwrap().unwrap();
+    assert_eq!(out.text, "first\nsecond");
+    let Some(Event::ToolOutputDelta { chunk, .. }) = t.events.recv().await else {
+        panic!("expected a second delta");
+    };
+    assert_eq!(chunk, "second\n");
+}
+
+#[tokio::test]
+async fn background_process_holding_the_pipe_does_not_hang() {
+    let t = TestCtx::new();
+    let out = run(&t, "sleep 30 & echo $! > bg.pid; echo started").await;
+    assert!(
+        out.starts_with("started\n[background processes that kept the output open were stopped;"),
+        "{out}"
+    );
+    let pid = read_pid(&t, "bg.pid").await;
+    assert!(
+        gone(pid).await,
+        "background sleep {pid} still holds the pipe"
+    );
+}
+
+#[tokio::test]
+async fn detached_background_process_keeps_running() {
+    let t = TestCtx::new();
+    let out = run(&t, "sleep 30 > /dev/null 2>&1 & echo $! > bg.pid; echo ok").await;
+    assert_eq!(out, "ok");
+    let pid = read_pid(&t, "bg.pid").await;
+    let survived = alive(pid);
+    kill_group(pid, libc::SIGKILL);
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(survived, "a background job with its own output was killed");
+}
+
+#[tokio::test]
+async fn long_output_is_cut_and_saved() {
+    let t = TestCtx::new();
+    let out = run(&t, "seq 1 100000").await;
+    assert!(out.starts_with("1\n2\n3\n"));
+    assert!(
+        out.ends_with("\n99999\n100000"),
+        "{}",
+        &out[out.len() - 50..]
+    );
+    assert!(out.chars().count() < 30_500);
+    let marker = out
+        .lines()
+        .find(|l| l.starts_with("[... "))
+        .expect("a marker line");
+    let expected: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
+    let start = marker.find("is saved in ").unwrap() + "is saved in ".len();
+    let end = marker.find(". Read it").unwrap();
+    let saved = std::path::Path::new(&marker[start..end]);
+    assert!(saved.starts_with(&t.ctx.temp_dir), "{marker}");
+    assert_eq!(std::fs::read_to_string(saved).unwrap(), expected);
+    assert!(
+        marker.contains(&format!("({} bytes)", expected.len())),
+        "{marker}"
+    );
+}
+
+/// Variables named in `env_remove` (the API keys, in real use) never reach the child, and the
+/// rest of the environment does. Uses variables cargo sets for every test process, so this
+/// process's environment needn't be changed (which would race with other tests).
+#[tokio::test]
+async fn env_remove_variables_are_removed_from_the_child_env() {
+    assert!(std::env::var("CARGO_PKG_NAME").is_ok() && std::env::var("CARGO_MANIFEST_DIR").is_ok());
+    let mut t = TestCtx::new();
+    t.ctx.env_remove = vec!["CARGO_PKG_NAME".into()];
+    let out = run(
+        &t,
+        "echo \"removed=${CARGO_PKG_NAME-unset} kept=${CARGO_MANIFEST_DIR:+yes}\"",
+    )
+    .await;
+    assert_eq!(out, "removed=unset kept=yes");
+}
+
+#[test]
+fn access_and_summary() {
+    let t = TestCtx::new();
+    assert_eq!(
+        Bash.access(&json!({"command": "ls -la"}), &t.ctx).unwrap(),
+        Access::Bash {
+            command: "ls -la".into()
+        }
+    );
+    let err = Bash.access(&json!({"command": "  "}), &t.ctx).unwrap_err();
+    assert_eq!(err.0, "`command` is empty. Give the shell command to run.");
+    let err = Bash
+        .access(&json!({"command": "ls", "timeout_secs": "ten"}), &t.ctx)
+        .unwrap_err();
+    assert!(err.0.contains("`timeout_secs`"), "{}", err.0);
+    assert_eq!(
+        Bash.summary(&json!({"command": "cargo test -q"})),
+        "cargo test -q"
+    );
+    assert_eq!(Bash.summary(&json!({"command": "cd x\nmake"})), "cd x …");
+    let long = "a".repeat(100);
+    assert_eq!(
+        Bash.summary(&json!({"command": long})),
+        format!("{} …", "a".repeat(80))
+    );
+}
+
+#[test]
+fn status_lines() {
+    assert_eq!(status_line(ExitStatus::from_raw(0)), None);
+    assert_eq!(
+        status_line(ExitStatus::from_raw(1 << 8)).as_deref(),
+        Some("[exit code: 1]")
+    );
+    assert_eq!(
+        status_line(ExitStatus::from_raw(libc::SIGKILL)).as_deref(),
+        Some("[exit code: 137 (killed by SIGKILL)]")
+    );
+    assert_eq!(
+        status_line(ExitStatus::from_raw(200 << 8)).as_deref(),
+        Some("[exit code: 200]")
+    );
+}

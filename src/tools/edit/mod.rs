@@ -1,0 +1,324 @@
+//! `str_replace`: replace an exact piece of a text file, keeping its line endings.
+
+mod hint;
+
+use super::files::{
+    MAX_EDIT_BYTES, directory_error, missing_error, numbered, resolve, write_atomic,
+};
+use super::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
+use crate::llm::ToolSpec;
+use crate::sandbox::paths::ResolvedPath;
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::io::ErrorKind;
+
+/// Lines of context shown around an edited region.
+const CONTEXT_LINES: usize = 3;
+/// Edited regions shown in the result (the rest are counted).
+const MAX_REGIONS: usize = 5;
+/// Match line numbers listed in the "matches N times" error.
+const MAX_LISTED_MATCHES: usize = 20;
+
+/// The `str_replace` tool.
+pub struct StrReplace;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    old_str: String,
+    new_str: String,
+    replace_all: Option<bool>,
+}
+
+/// A checked edit, ready to write.
+struct Edit {
+    path: ResolvedPath,
+    old: String,
+    new: String,
+    /// Byte ranges of the replacement text in `new`.
+    regions: Vec<(usize, usize)>,
+}
+
+/// Whether a file's newlines are mostly CRLF.
+fn uses_crlf(content: &str) -> bool {
+    let crlf = content.matches("\r\n").count();
+    crlf > 0 && crlf * 2 >= content.matches('\n').count()
+}
+
+/// `s` with every newline written as `eol`.
+fn with_eol(s: &str, eol: &str) -> String {
+    s.replace("\r\n", "\n").replace('\n', eol)
+}
+
+/// 1-based line numbers of the byte offsets `positions` (ascending) in `content`.
+fn line_numbers(content: &str, positions: &[usize]) -> Vec<usize> {
+    let mut line = 1;
+    let mut from = 0;
+    positions
+        .iter()
+        .map(|&p| {
+            line += content[from..p].matches('\n').count();
+            from = p;
+            line
+        })
+        .collect()
+}
+
+/// Loads the file to edit as text.
+fn load(path: &ResolvedPath) -> Result<String, ToolError> {
+    let meta = match std::fs::metadata(&path.path) {
+        Ok(m) => m,
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Err(missing_error(path, "Use write_file to create a new file."));
+        }
+        Err(e) => return Err(ToolError(format!("cannot read {}: {e}.", path.display))),
+    };
+    if meta.is_dir() {
+        return Err(directory_error(path));
+    }
+    if !meta.is_file() {
+        return Err(ToolError(format!(
+            "{} is not a regular file; str_replace edits regular text files only.",
+            path.display
+        )));
+    }
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(ToolError(format!(
+            "{} is too large for str_replace ({} bytes). Use bash (e.g. sed) to edit it.",
+            path.display,
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(&path.path)
+        .map_err(|e| ToolError(format!("cannot read {}: {e}.", path.display)))?;
+    match String::from_utf8(bytes) {
+        Ok(s) if !s.contains('\0') => Ok(s),
+        _ => Err(ToolError(format!(
+            "{} is not a UTF-8 text file; str_replace edits text only.",
+            path.display
+        ))),
+    }
+}
+
+/// Checks the arguments against the current file and computes the new content.
+fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
+    if args.old_str.is_empty() {
+        return Err(ToolError::new(
+            "`old_str` is empty. To create a file use write_file; to insert text, put an \
+             existing nearby line in old_str and repeat it in new_str with your addition.",
+        ));
+    }
+    if args.old_str == args.new_str {
+        return Err(ToolError::new(
+            "`old_str` and `new_str` are identical, so nothing would change. Put the \
+             replacement text in new_str.",
+        ));
+    }
+    let path = resolve(ctx, &args.path)?;
+    let old = load(&path)?;
+    let eol = if uses_crlf(&old) { "\r\n" } else { "\n" };
+
+    // Try the text in the file's line-ending style first, then exactly as given.
+    let mut tries = vec![(with_eol(&args.old_str, eol), with_eol(&args.new_str, eol))];
+    if tries[0].0 != args.old_str {
+        tries.push((args.old_str.clone(), args.new_str.clone()));
+    }
+    let found = tries.into_iter().find_map(|(needle, replacement)| {
+        let positions: Vec<usize> = old.match_indices(needle.as_str()).map(|(i, _)| i).collect();
+        (!positions.is_empty()).then_some((needle, replacement, positions))
+    });
+    let Some((needle, replacement, positions)) = found else {
+        let hint = hint::not_found(&old, &args.old_str);
+        return Err(ToolError(format!(
+            "old_str was not found in {}.{hint}",
+            path.display
+        )));
+    };
+    let replace_all = args.replace_all.unwrap_or(false);
+    if positions.len() > 1 && !replace_all {
+        let lines = line_numbers(&old, &positions);
+        let mut listed: Vec<String> = lines
+            .iter()
+            .take(MAX_LISTED_MATCHES)
+            .map(usize::to_string)
+            .collect();
+        if lines.len() > MAX_LISTED_MATCHES {
+            listed.push("...".into());
+        }
+        return Err(ToolError(format!(
+            "old_str matches {} times in {} (lines {}). Include more surrounding lines to make \
+             it unique, or set replace_all to true to replace every occurrence.",
+            positions.len(),
+            path.display,
+            listed.join(", ")
+        )));
+    }
+    let positions = if replace_all {
+        positions
+    } else {
+        vec![positions[0]]
+    };
+
+    let mut new = String::with_capacity(old.len() + positions.len() * replacement.len());
+    let mut regions = Vec::with_capacity(positions.len());
+    let mut from = 0;
+    for &p in &positions {
+        new.push_str(&old[from..p]);
+        regions.push((new.len(), new.len() + replacement.len()));
+        new.push_str(&replacement);
+        from = p + needle.len();
+    }
+    new.push_str(&old[from..]);
+
+    // An edit that reaches the end of the file keeps its trailing newline as it was.
+    if from == old.len() && !new.is_empty() {
+        let had = old.ends_with('\n');
+        if had && !new.ends_with('\n') {
+            new.push_str(eol);
+        } else if !had && new.ends_with('\n') {
+            let cut = if new.ends_with("\r\n") { 2 } else { 1 };
+            new.truncate(new.len() - cut);
+        }
+    }
+    Ok(Edit {
+        path,
+        old,
+        new,
+        regions,
+    })
+}
+
+/// The edited regions of the new content with line numbers and a little context.
+fn show_regions(edit: &Edit) -> String {
+    let lines: Vec<&str> = edit.new.split('\n').collect();
+    let last = if edit.new.ends_with('\n') {
+        lines.len().saturating_sub(2)
+    } else {
+        lines.len().saturating_sub(1)
+    };
+    let starts: Vec<usize> = edit.regions.iter().map(|r| r.0).collect();
+    let ends: Vec<usize> = edit
+        .regions
+        .iter()
+        .map(|r| r.1.saturating_sub(1).max(r.0))
+        .collect();
+    let start_lines = line_numbers(&edit.new, &starts);
+    let end_lines = line_numbers(&edit.new, &ends);
+    // Merge overlapping windows (0-based, inclusive) so no line is shown twice.
+    let mut windows: Vec<(usize, usize)> = Vec::new();
+    for (s, e) in start_lines.iter().zip(&end_lines) {
+        let lo = (s - 1).saturating_sub(CONTEXT_LINES);
+        let hi = (e - 1 + CONTEXT_LINES).min(last);
+        match windows.last_mut() {
+            Some(w) if lo <= w.1 + 1 => w.1 = w.1.max(hi),
+            _ => windows.push((lo, hi)),
+        }
+    }
+    let shown: Vec<String> = windows
+        .iter()
+        .take(MAX_REGIONS)
+        .map(|&(lo, hi)| numbered(lo + 1, lines[lo..=hi.max(lo)].iter().copied()))
+        .collect();
+    let mut out = shown.join("\n   ...\n");
+    if windows.len() > MAX_REGIONS {
+        out.push_str(&format!(
+            "\n   ... ({} more edited regions not shown)",
+            windows.len() - MAX_REGIONS
+        ));
+    }
+    out
+}
+
+/// Counts added and removed lines between two texts.
+fn line_delta(old: &str, new: &str) -> (usize, usize) {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut added = 0;
+    let mut removed = 0;
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    (added, removed)
+}
+
+impl Tool for StrReplace {
+    fn name(&self) -> &'static str {
+        "str_replace"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "str_replace".into(),
+            description: "Edit a text file by replacing an exact piece of it. old_str must match \
+                the file exactly (whitespace and indentation included; copy it from read_file \
+                output without the line numbers) and must be unique unless replace_all is true; \
+                include a few surrounding lines to make it unique. Returns the edited region."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File path, relative to the workspace or absolute."},
+                    "old_str": {"type": "string", "description": "The exact text to replace."},
+                    "new_str": {"type": "string", "description": "The text to put in its place."},
+                    "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of exactly one. Default false."}
+                },
+                "required": ["path", "old_str", "new_str"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &Value, ctx: &ToolCtx) -> Result<Access, ToolError> {
+        let args: Args = parse_args("str_replace", args)?;
+        let edit = plan(ctx, &args)?;
+        Ok(Access::Write {
+            path: edit.path,
+            old: Some(edit.old),
+            new: edit.new,
+        })
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        let path = args.get("path").and_then(Value::as_str).unwrap_or("?");
+        let old = args.get("old_str").and_then(Value::as_str).unwrap_or("");
+        let new = args.get("new_str").and_then(Value::as_str).unwrap_or("");
+        let (added, removed) = line_delta(old, new);
+        format!("{path} (+{added} \u{2212}{removed})")
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolCtx,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: Args = parse_args("str_replace", &args)?;
+            let ctx = ctx.clone();
+            tokio::task::spawn_blocking(move || {
+                // Planned again: the file may have changed while the user was asked.
+                let edit = plan(&ctx, &args)?;
+                write_atomic(&edit.path, edit.new.as_bytes())?;
+                let n = edit.regions.len();
+                let what = if n == 1 {
+                    "(1 replacement). The edited region now reads".to_string()
+                } else {
+                    format!("({n} replacements). The edited regions now read")
+                };
+                Ok(ToolOutput::ok(format!(
+                    "Edited {} {what}:\n{}",
+                    edit.path.display,
+                    show_regions(&edit)
+                )))
+            })
+            .await
+            .map_err(|e| ToolError(format!("editing the file failed: {e}")))?
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

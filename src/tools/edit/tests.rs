@@ -1,0 +1,250 @@
+use super::*;
+use crate::tools::test_ctx::TestCtx;
+use std::os::unix::fs::PermissionsExt;
+
+async fn run(t: &TestCtx, args: Value) -> Result<String, String> {
+    StrReplace
+        .run(args, &t.ctx)
+        .await
+        .map(|o| o.text)
+        .map_err(|e| e.0)
+}
+
+fn edit(path: &str, old: &str, new: &str) -> Value {
+    json!({"path": path, "old_str": old, "new_str": new})
+}
+
+#[tokio::test]
+async fn replaces_a_unique_match_and_shows_the_region() {
+    let t = TestCtx::new();
+    let body: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    t.write("f.txt", &body);
+    let out = run(
+        &t,
+        edit("f.txt", "line 10\n", "line ten\nline ten and a half\n"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out,
+        "Edited f.txt (1 replacement). The edited region now reads:\n\
+         \x20    7\tline 7\n     8\tline 8\n     9\tline 9\n    10\tline ten\n    11\tline ten and a half\n\
+         \x20   12\tline 11\n    13\tline 12\n    14\tline 13"
+    );
+    assert_eq!(
+        t.read("f.txt"),
+        body.replace("line 10\n", "line ten\nline ten and a half\n")
+    );
+}
+
+#[tokio::test]
+async fn empty_old_str_is_refused() {
+    let t = TestCtx::new();
+    t.write("f.txt", "abc\n");
+    let err = run(&t, edit("f.txt", "", "x")).await.unwrap_err();
+    assert!(
+        err.starts_with("`old_str` is empty. To create a file use write_file;"),
+        "{err}"
+    );
+    assert!(StrReplace.access(&edit("f.txt", "", "x"), &t.ctx).is_err());
+}
+
+#[tokio::test]
+async fn identical_strings_are_refused() {
+    let t = TestCtx::new();
+    t.write("f.txt", "abc\n");
+    let err = run(&t, edit("f.txt", "abc", "abc")).await.unwrap_err();
+    assert!(
+        err.starts_with("`old_str` and `new_str` are identical"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn missing_file_and_directory_are_errors() {
+    let t = TestCtx::new();
+    t.write("src/lib.rs", "x");
+    let err = run(&t, edit("src/lbi.rs", "x", "y")).await.unwrap_err();
+    assert_eq!(
+        err,
+        "src/lbi.rs does not exist. Did you mean src/lib.rs? Use write_file to create a new file."
+    );
+    let err = run(&t, edit("src", "x", "y")).await.unwrap_err();
+    assert!(err.starts_with("src is a directory, not a file."), "{err}");
+}
+
+#[tokio::test]
+async fn binary_file_is_an_error() {
+    let t = TestCtx::new();
+    t.write("b.bin", b"ab\0cd");
+    let err = run(&t, edit("b.bin", "ab", "x")).await.unwrap_err();
+    assert_eq!(
+        err,
+        "b.bin is not a UTF-8 text file; str_replace edits text only."
+    );
+}
+
+#[tokio::test]
+async fn not_found_with_whitespace_hint() {
+    let t = TestCtx::new();
+    t.write("m.py", "def f():\n\treturn 1\n");
+    let err = run(&t, edit("m.py", "    return 1", "    return 2"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.starts_with(
+            "old_str was not found in m.py. It does match lines 2-2 when whitespace is ignored"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("     2\t\treturn 1\n"), "{err}");
+    assert_eq!(t.read("m.py"), "def f():\n\treturn 1\n", "file untouched");
+}
+
+#[tokio::test]
+async fn not_found_with_closest_line() {
+    let t = TestCtx::new();
+    t.write("c.rs", "fn a() {}\nlet total = price * quantity;\n");
+    let err = run(&t, edit("c.rs", "let total = price * qty;", "x"))
+        .await
+        .unwrap_err();
+    assert!(err.starts_with("old_str was not found in c.rs. The closest line to `let total = price * qty;` is line 2:"), "{err}");
+}
+
+#[tokio::test]
+async fn several_matches_need_replace_all() {
+    let t = TestCtx::new();
+    t.write("d.txt", "foo\nbar\nfoo\nbaz foo\n");
+    let err = run(&t, edit("d.txt", "foo", "qux")).await.unwrap_err();
+    assert_eq!(
+        err,
+        "old_str matches 3 times in d.txt (lines 1, 3, 4). Include more surrounding lines to make it \
+         unique, or set replace_all to true to replace every occurrence."
+    );
+    let out = run(
+        &t,
+        json!({"path": "d.txt", "old_str": "foo", "new_str": "qux", "replace_all": true}),
+    )
+    .await
+    .unwrap();
+    assert!(out.starts_with("Edited d.txt (3 replacements)."), "{out}");
+    assert!(out.contains("     4\tbaz qux"), "{out}");
+    assert_eq!(t.read("d.txt"), "qux\nbar\nqux\nbaz qux\n");
+}
+
+#[tokio::test]
+async fn replace_all_far_apart_shows_separate_regions() {
+    let t = TestCtx::new();
+    let body: String = (1..=30)
+        .map(|i| {
+            if i == 2 || i == 28 {
+                "x\n".to_string()
+            } else {
+                format!("{i}\n")
+            }
+        })
+        .collect();
+    t.write("r.txt", body);
+    let out = run(
+        &t,
+        json!({"path": "r.txt", "old_str": "x\n", "new_str": "y\n", "replace_all": true}),
+    )
+    .await
+    .unwrap();
+    assert!(out.contains("     5\t5\n   ...\n    25\t25\n"), "{out}");
+    assert!(out.ends_with("    30\t30"), "{out}");
+}
+
+#[tokio::test]
+async fn crlf_file_matched_with_lf_text() {
+    let t = TestCtx::new();
+    t.write("w.txt", "one\r\ntwo\r\nthree\r\n");
+    let out = run(&t, edit("w.txt", "one\ntwo\n", "uno\ndos\n"))
+        .await
+        .unwrap();
+    assert!(
+        out.contains("     1\tuno\n     2\tdos\n     3\tthree"),
+        "{out}"
+    );
+    assert_eq!(t.read("w.txt"), "uno\r\ndos\r\nthree\r\n");
+    // A single-line old_str growing into several lines gets CRLF too.
+    run(&t, edit("w.txt", "three", "3\n4")).await.unwrap();
+    assert_eq!(t.read("w.txt"), "uno\r\ndos\r\n3\r\n4\r\n");
+}
+
+#[tokio::test]
+async fn lf_file_matched_with_crlf_text() {
+    let t = TestCtx::new();
+    t.write("u.txt", "a\nb\n");
+    run(&t, edit("u.txt", "a\r\nb", "c\r\nd")).await.unwrap();
+    assert_eq!(t.read("u.txt"), "c\nd\n");
+}
+
+#[tokio::test]
+async fn trailing_newline_presence_is_kept() {
+    let t = TestCtx::new();
+    t.write("n.txt", "a\nb\n");
+    run(&t, edit("n.txt", "b\n", "c")).await.unwrap();
+    assert_eq!(t.read("n.txt"), "a\nc\n");
+    t.write("m.txt", "a\nb");
+    run(&t, edit("m.txt", "b", "c\n")).await.unwrap();
+    assert_eq!(t.read("m.txt"), "a\nc");
+    t.write("k.txt", "a\r\nb\r\n");
+    run(&t, edit("k.txt", "b\n", "c")).await.unwrap();
+    assert_eq!(t.read("k.txt"), "a\r\nc\r\n");
+    // Edits away from the end leave it alone.
+    t.write("e.txt", "x\ny");
+    run(&t, edit("e.txt", "x\n", "z\n")).await.unwrap();
+    assert_eq!(t.read("e.txt"), "z\ny");
+}
+
+#[tokio::test]
+async fn deleting_text_and_keeping_mode() {
+    let t = TestCtx::new();
+    let p = t.write("s.sh", "#!/bin/sh\necho a\necho b\n");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = run(&t, edit("s.sh", "echo a\n", "")).await.unwrap();
+    assert!(out.contains("     1\t#!/bin/sh\n     2\techo b"), "{out}");
+    assert_eq!(t.read("s.sh"), "#!/bin/sh\necho b\n");
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+}
+
+#[tokio::test]
+async fn access_computes_the_new_content() {
+    let t = TestCtx::new();
+    t.write("a.txt", "hello world\n");
+    let Access::Write { path, old, new } = StrReplace
+        .access(&edit("a.txt", "world", "rein"), &t.ctx)
+        .unwrap()
+    else {
+        panic!("expected a write access");
+    };
+    assert_eq!(path.display, "a.txt");
+    assert_eq!(old.as_deref(), Some("hello world\n"));
+    assert_eq!(new, "hello rein\n");
+    assert_eq!(t.read("a.txt"), "hello world\n", "access does not write");
+    let err = StrReplace
+        .access(&edit("a.txt", "nope", "x"), &t.ctx)
+        .unwrap_err();
+    assert!(
+        err.0.starts_with("old_str was not found in a.txt."),
+        "{}",
+        err.0
+    );
+}
+
+#[test]
+fn summary_counts_lines() {
+    let args = json!({"path": "src/lib.rs", "old_str": "a\nb\n", "new_str": "a\nc\nd\ne\n"});
+    assert_eq!(StrReplace.summary(&args), "src/lib.rs (+3 \u{2212}1)");
+}
+
+#[test]
+fn crlf_detection() {
+    assert!(uses_crlf("a\r\nb\r\n"));
+    assert!(!uses_crlf("a\nb\n"));
+    assert!(!uses_crlf("a\r\nb\nc\nd\n"));
+}

@@ -1,0 +1,450 @@
+//! `read_file`: numbered lines, paged by line number, bounded in lines and bytes.
+
+use super::{SNIFF_BYTES, directory_error, looks_binary, missing_error, resolve};
+use crate::llm::ToolSpec;
+use crate::sandbox::paths::ResolvedPath;
+use crate::tools::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::fs;
+use std::io::{BufRead, BufReader, ErrorKind, Read};
+
+/// Lines returned when no `limit` is given.
+const DEFAULT_LIMIT: u64 = 2000;
+/// Upper bound on the text returned, whatever the limit.
+const MAX_OUTPUT_BYTES: usize = 256 * 1024;
+/// Characters shown of one line before it is cut.
+const MAX_LINE_CHARS: usize = 2000;
+/// Bytes kept of one line while reading (enough for `MAX_LINE_CHARS` of any UTF-8).
+const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
+/// How far past the shown part we read to count the remaining lines.
+const COUNT_BUDGET_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The `read_file` tool.
+pub struct ReadFile;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    offset: Option<u64>,
+    limit: Option<u64>,
+}
+
+/// Checks that `path` is an existing, readable regular file, with the tool's error otherwise.
+fn check_file(path: &ResolvedPath) -> Result<fs::Metadata, ToolError> {
+    match fs::metadata(&path.path) {
+        Ok(m) if m.is_dir() => Err(directory_error(path)),
+        Ok(m) if m.is_file() => Ok(m),
+        // A FIFO or a device could block forever or never end.
+        Ok(_) => Err(ToolError(format!(
+            "{} is not a regular file (a device, FIFO or socket); read_file reads regular files only.",
+            path.display
+        ))),
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Err(
+            missing_error(path, "Check the path (bash `ls` or `find` can help)."),
+        ),
+        Err(e) => Err(ToolError(format!("cannot read {}: {e}.", path.display))),
+    }
+}
+
+/// Reads one line into `out` (without the newline), keeping at most `keep` bytes of it.
+/// Returns the line's full length, or `None` at the end of the file.
+fn next_line(
+    r: &mut impl BufRead,
+    keep: usize,
+    out: &mut Vec<u8>,
+) -> std::io::Result<Option<usize>> {
+    out.clear();
+    let mut total = 0;
+    let mut any = false;
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(any.then_some(total));
+        }
+        any = true;
+        let newline = buf.iter().position(|&b| b == b'\n');
+        let chunk = &buf[..newline.unwrap_or(buf.len())];
+        let room = keep.saturating_sub(out.len()).min(chunk.len());
+        out.extend_from_slice(&chunk[..room]);
+        total += chunk.len();
+        let used = chunk.len() + usize::from(newline.is_some());
+        r.consume(used);
+        if newline.is_some() {
+            return Ok(Some(total));
+        }
+    }
+}
+
+/// Renders one line for display, cutting very long ones with a marker.
+fn render_line(kept: &[u8], full_len: usize) -> String {
+    let text = String::from_utf8_lossy(kept);
+    let text = text.strip_suffix('\r').unwrap_or(&text);
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        Some((cut, _)) => {
+            let more = full_len.saturating_sub(text[..cut].len());
+            format!("{}... [line truncated: {more} more bytes]", &text[..cut])
+        }
+        None if full_len > kept.len() => {
+            format!(
+                "{text}... [line truncated: {} more bytes]",
+                full_len - kept.len()
+            )
+        }
+        None => text.to_string(),
+    }
+}
+
+fn read(path: &ResolvedPath, offset: u64, limit: u64) -> Result<String, ToolError> {
+    let meta = check_file(path)?;
+    let cannot = |e: std::io::Error| ToolError(format!("cannot read {}: {e}.", path.display));
+    let mut file = fs::File::open(&path.path).map_err(cannot)?;
+    let mut sample = Vec::with_capacity(SNIFF_BYTES);
+    (&mut file)
+        .take(SNIFF_BYTES as u64)
+        .read_to_end(&mut sample)
+        .map_err(cannot)?;
+    if looks_binary(&sample) {
+        return Err(ToolError(format!(
+            "{} is a binary file ({} bytes); read_file shows text only. Use bash (e.g. `file`, `xxd | head`) to inspect it.",
+            path.display,
+            meta.len()
+        )));
+    }
+    let mut reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(sample).chain(file));
+    let mut line = Vec::new();
+    let mut line_no: u64 = 0;
+    while line_no + 1 < offset {
+        if next_line(&mut reader, 0, &mut line)
+            .map_err(cannot)?
+            .is_none()
+        {
+            break;
+        }
+        line_no += 1;
+    }
+    let mut out = String::new();
+    let mut shown = 0u64;
+    let mut pending: Option<String> = None;
+    while shown < limit {
+        let Some(full) = next_line(&mut reader, MAX_LINE_BYTES, &mut line).map_err(cannot)? else {
+            break;
+        };
+        let rendered = format!("{:>6}\t{}", line_no + 1, render_line(&line, full));
+        if out.len() + rendered.len() + 1 > MAX_OUTPUT_BYTES && shown > 0 {
+            pending = Some(rendered);
+            break;
+        }
+        if shown > 0 {
+            out.push('\n');
+        }
+        out.push_str(&rendered);
+        line_no += 1;
+        shown += 1;
+    }
+    if shown == 0 && pending.is_none() {
+        if line_no == 0 {
+            return Ok(format!("({} is empty)", path.display));
+        }
+        return Err(ToolError(format!(
+            "offset {offset} is past the end of {}, which has {line_no} line{}. Use an offset between 1 and {line_no}.",
+            path.display,
+            if line_no == 1 { "" } else { "s" }
+        )));
+    }
+    // Count what remains so the model knows how far it is from the end.
+    let mut remaining = u64::from(pending.is_some());
+    let mut scanned = 0u64;
+    let mut exhausted = true;
+    while let Some(len) = next_line(&mut reader, 0, &mut line).map_err(cannot)? {
+        remaining += 1;
+        scanned += len as u64 + 1;
+        if scanned > COUNT_BUDGET_BYTES {
+            exhausted = false;
+            break;
+        }
+    }
+    let next = line_no + 1;
+    if !exhausted {
+        out.push_str(&format!(
+            "\n... the file continues (more than {remaining} more lines); call read_file with offset={next} to continue"
+        ));
+    } else if remaining > 0 {
+        let plural = if remaining == 1 { "line" } else { "lines" };
+        out.push_str(&format!(
+            "\n... {remaining} more {plural}; call read_file with offset={next} to continue"
+        ));
+    }
+    Ok(out)
+}
+
+impl Tool for ReadFile {
+    fn name(&self) -> &'static str {
+        "read_file"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "read_file".into(),
+            description: "Read a text file. Returns numbered lines (`cat -n` style: number, tab, \
+                text); the numbers are not part of the file. Reads at most 2000 lines per call; \
+                use offset (1-based line number) and limit to page through longer files. Paths \
+                are relative to the workspace unless absolute."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File path, relative to the workspace or absolute."},
+                    "offset": {"type": "integer", "minimum": 1, "description": "Line number to start at (1-based). Default 1."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of lines to return. Default 2000."}
+                },
+                "required": ["path"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &Value, ctx: &ToolCtx) -> Result<Access, ToolError> {
+        let args: Args = parse_args("read_file", args)?;
+        let path = resolve(ctx, &args.path)?;
+        // A missing file or a directory is refused before anyone is asked about it.
+        check_file(&path)?;
+        Ok(Access::Read { path })
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        let path = args.get("path").and_then(Value::as_str).unwrap_or("?");
+        let offset = args.get("offset").and_then(Value::as_u64);
+        let limit = args.get("limit").and_then(Value::as_u64);
+        if offset.is_none() && limit.is_none() {
+            return path.to_string();
+        }
+        let start = offset.unwrap_or(1).max(1);
+        let end = start + limit.unwrap_or(DEFAULT_LIMIT).max(1) - 1;
+        format!("{path}:{start}-{end}")
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolCtx,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: Args = parse_args("read_file", &args)?;
+            let path = resolve(ctx, &args.path)?;
+            let offset = args.offset.unwrap_or(1).max(1);
+            let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+            let text = tokio::task::spawn_blocking(move || read(&path, offset, limit))
+                .await
+                .map_err(|e| ToolError(format!("reading the file failed: {e}")))??;
+            Ok(ToolOutput::ok(text))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_ctx::TestCtx;
+
+    async fn run(t: &TestCtx, args: Value) -> Result<String, String> {
+        ReadFile
+            .run(args, &t.ctx)
+            .await
+            .map(|o| o.text)
+            .map_err(|e| e.0)
+    }
+
+    fn lines(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[tokio::test]
+    async fn numbered_lines_whole_file() {
+        let t = TestCtx::new();
+        t.write("a.txt", "alpha\nbeta\r\ngamma");
+        let out = run(&t, json!({"path": "a.txt"})).await.unwrap();
+        assert_eq!(out, "     1\talpha\n     2\tbeta\n     3\tgamma");
+    }
+
+    #[tokio::test]
+    async fn default_limit_and_paging() {
+        let t = TestCtx::new();
+        t.write("big.txt", lines(3234));
+        let out = run(&t, json!({"path": "big.txt"})).await.unwrap();
+        assert!(out.starts_with("     1\tline 1\n"));
+        assert!(out.contains("  2000\tline 2000\n"));
+        assert!(!out.contains("line 2001"));
+        assert!(
+            out.ends_with("\n... 1234 more lines; call read_file with offset=2001 to continue"),
+            "{}",
+            &out[out.len() - 100..]
+        );
+        let next = run(&t, json!({"path": "big.txt", "offset": 2001}))
+            .await
+            .unwrap();
+        assert!(next.starts_with("  2001\tline 2001\n"));
+        assert!(
+            next.ends_with("  3234\tline 3234"),
+            "no paging hint at the end"
+        );
+        let window = run(&t, json!({"path": "big.txt", "offset": 10, "limit": 2}))
+            .await
+            .unwrap();
+        assert_eq!(
+            window,
+            "    10\tline 10\n    11\tline 11\n... 3223 more lines; call read_file with offset=12 to continue"
+        );
+        let one = run(&t, json!({"path": "big.txt", "offset": 3233, "limit": 1}))
+            .await
+            .unwrap();
+        assert!(one.ends_with("... 1 more line; call read_file with offset=3234 to continue"));
+    }
+
+    #[tokio::test]
+    async fn offset_past_end_and_empty_file() {
+        let t = TestCtx::new();
+        t.write("s.txt", "one\ntwo\n");
+        let err = run(&t, json!({"path": "s.txt", "offset": 5}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "offset 5 is past the end of s.txt, which has 2 lines. Use an offset between 1 and 2."
+        );
+        t.write("e.txt", "");
+        assert_eq!(
+            run(&t, json!({"path": "e.txt"})).await.unwrap(),
+            "(e.txt is empty)"
+        );
+    }
+
+    #[tokio::test]
+    async fn output_capped_at_256_kb() {
+        let t = TestCtx::new();
+        let line = "x".repeat(1000);
+        let content: String = (0..1000).map(|_| format!("{line}\n")).collect();
+        t.write("wide.txt", content);
+        let out = run(&t, json!({"path": "wide.txt"})).await.unwrap();
+        assert!(out.len() <= MAX_OUTPUT_BYTES + 200, "{}", out.len());
+        let shown = out.lines().filter(|l| l.contains('\t')).count();
+        assert!(shown > 200 && shown < 300, "{shown}");
+        let next = shown + 1;
+        assert!(out.ends_with(&format!(
+            "... {} more lines; call read_file with offset={next} to continue",
+            1000 - shown
+        )));
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_truncated() {
+        let t = TestCtx::new();
+        let long = "é".repeat(3000) + &"z".repeat(100_000);
+        t.write("min.js", format!("{long}\nshort\n"));
+        let out = run(&t, json!({"path": "min.js"})).await.unwrap();
+        let first = out.lines().next().unwrap();
+        assert!(first.starts_with("     1\téé"));
+        assert_eq!(first.chars().filter(|&c| c == 'é').count(), MAX_LINE_CHARS);
+        let more = 1000 * 2 + 100_000;
+        assert!(
+            first.ends_with(&format!("... [line truncated: {more} more bytes]")),
+            "{first}"
+        );
+        assert!(out.ends_with("     2\tshort"));
+    }
+
+    #[tokio::test]
+    async fn binary_file_is_an_error() {
+        let t = TestCtx::new();
+        t.write("img.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+        let err = run(&t, json!({"path": "img.png"})).await.unwrap_err();
+        assert!(
+            err.starts_with("img.png is a binary file (16 bytes); read_file shows text only."),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn directory_is_an_error_listing_entries() {
+        let t = TestCtx::new();
+        t.write("src/main.rs", "fn main() {}");
+        t.write("src/util/mod.rs", "");
+        let err = run(&t, json!({"path": "src"})).await.unwrap_err();
+        assert_eq!(
+            err,
+            "src is a directory, not a file. It contains main.rs, util/. Use bash `ls` to list it, then name a file inside."
+        );
+        let err = ReadFile
+            .access(&json!({"path": "src"}), &t.ctx)
+            .unwrap_err();
+        assert!(err.0.starts_with("src is a directory"));
+    }
+
+    #[tokio::test]
+    async fn special_files_are_refused() {
+        let t = TestCtx::new();
+        let err = run(&t, json!({"path": "/dev/zero"})).await.unwrap_err();
+        assert_eq!(
+            err,
+            "/dev/zero is not a regular file (a device, FIFO or socket); read_file reads regular files only."
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_file_suggests_similar_names() {
+        let t = TestCtx::new();
+        t.write("src/main.rs", "");
+        let err = run(&t, json!({"path": "src/mian.rs"})).await.unwrap_err();
+        assert_eq!(
+            err,
+            "src/mian.rs does not exist. Did you mean src/main.rs? Check the path (bash `ls` or `find` can help)."
+        );
+        let err = run(&t, json!({"path": "nope/x.rs"})).await.unwrap_err();
+        assert!(
+            err.starts_with("nope/x.rs does not exist. Its directory nope does not exist either."),
+            "{err}"
+        );
+        assert!(
+            ReadFile
+                .access(&json!({"path": "src/mian.rs"}), &t.ctx)
+                .is_err()
+        );
+    }
+
+    #[tokio::test]
+    async fn access_resolves_the_path() {
+        let t = TestCtx::new();
+        t.write("a.txt", "x");
+        let Access::Read { path } = ReadFile
+            .access(&json!({"path": "./a.txt"}), &t.ctx)
+            .unwrap()
+        else {
+            panic!("expected a read access");
+        };
+        assert_eq!(path.path, t.ws.join("a.txt"));
+        assert!(path.inside_workspace);
+        let err = ReadFile.access(&json!({"path": ""}), &t.ctx).unwrap_err();
+        assert!(err.0.contains("the path is empty"));
+        let err = ReadFile
+            .access(&json!({"path": "a.txt", "offset": "3"}), &t.ctx)
+            .unwrap_err();
+        assert!(err.0.contains("`offset`"), "{}", err.0);
+    }
+
+    #[test]
+    fn summary_shows_the_range() {
+        assert_eq!(
+            ReadFile.summary(&json!({"path": "src/main.rs"})),
+            "src/main.rs"
+        );
+        assert_eq!(
+            ReadFile.summary(&json!({"path": "src/main.rs", "limit": 200})),
+            "src/main.rs:1-200"
+        );
+        assert_eq!(
+            ReadFile.summary(&json!({"path": "a", "offset": 2001})),
+            "a:2001-4000"
+        );
+    }
+}
