@@ -84,6 +84,8 @@ pub struct Config {
     pub idle_timeout: Duration,
     /// Request attempts in all (1 + retries).
     pub max_attempts: u32,
+    /// First retry delay (doubles each retry, with jitter).
+    pub retry_backoff: Duration,
     /// Model requests per user message before the turn stops.
     pub max_turns: u32,
     /// Default bash timeout in seconds.
@@ -182,6 +184,7 @@ struct FileConfig {
     connect_timeout_secs: Option<u64>,
     idle_timeout_secs: Option<u64>,
     max_retries: Option<u32>,
+    retry_backoff_ms: Option<u64>,
     max_turns: Option<u32>,
     bash_timeout_secs: Option<u64>,
     theme: Option<String>,
@@ -542,6 +545,7 @@ impl Config {
         let connect_timeout = file_or!("connect_timeout_secs", connect_timeout_secs, 10);
         let idle_timeout = file_or!("idle_timeout_secs", idle_timeout_secs, 120);
         let max_retries = file_or!("max_retries", max_retries, 4);
+        let retry_backoff_ms = file_or!("retry_backoff_ms", retry_backoff_ms, 1000);
         let max_turns = file_or!("max_turns", max_turns, 100);
         let bash_timeout_secs = file_or!("bash_timeout_secs", bash_timeout_secs, 60);
         let theme = file_or!("theme", theme, "dark".to_string());
@@ -655,6 +659,7 @@ impl Config {
             connect_timeout: Duration::from_secs(connect_timeout),
             idle_timeout: Duration::from_secs(idle_timeout),
             max_attempts: max_retries.saturating_add(1),
+            retry_backoff: Duration::from_millis(retry_backoff_ms),
             max_turns: max_turns.max(1),
             bash_timeout_secs: bash_timeout_secs.clamp(1, 600),
             theme,
@@ -727,6 +732,10 @@ impl Config {
         );
         line("idle_timeout_secs", self.idle_timeout.as_secs().to_string());
         line("max_retries", (self.max_attempts - 1).to_string());
+        line(
+            "retry_backoff_ms",
+            self.retry_backoff.as_millis().to_string(),
+        );
         line("max_turns", self.max_turns.to_string());
         line("bash_timeout_secs", self.bash_timeout_secs.to_string());
         line("theme", self.theme.clone());

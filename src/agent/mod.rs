@@ -106,7 +106,7 @@ fn client_options(config: &Config) -> ClientOptions {
         connect_timeout: config.connect_timeout,
         idle_timeout: config.idle_timeout,
         max_attempts: config.max_attempts,
-        initial_backoff: std::time::Duration::from_millis(500),
+        initial_backoff: config.retry_backoff,
         max_backoff: std::time::Duration::from_secs(30),
     }
 }

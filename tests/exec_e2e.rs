@@ -1,0 +1,323 @@
+//! End to end through the real `rein exec` binary against the scripted model server, for both
+//! wire formats: multi-step work, bad calls, permissions, parallel calls, faults, exit codes.
+
+mod support;
+
+use rein::llm::ProviderKind;
+use serde_json::json;
+use std::time::Duration;
+use support::rein::{World, last_result, stderr, stdout, tool_results, user_texts, TEST_KEY};
+use support::{Reply, ScriptedServer};
+
+/// Generates one test per wire format from `fn name(kind)`.
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        mod openai {
+            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::OpenAi) })*
+        }
+        mod anthropic {
+            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::Anthropic) })*
+        }
+    };
+}
+
+both!(
+    multi_step_session_edits_files_and_tracks_todos,
+    bad_calls_get_readable_errors_and_the_turn_goes_on,
+    deny_is_final_even_with_yes,
+    ask_is_refused_headless_and_approved_with_yes,
+    parallel_calls_each_get_one_result_in_order,
+    faults_are_recovered_and_each_tool_runs_once,
+    non_retryable_error_fails_cleanly_with_exit_1,
+    json_mode_prints_events,
+);
+
+fn server(kind: ProviderKind) -> ScriptedServer {
+    ScriptedServer::start(kind)
+}
+
+fn assert_ok(o: &std::process::Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+}
+
+fn multi_step_session_edits_files_and_tracks_todos(kind: ProviderKind) {
+    let s = server(kind);
+    let todos = |a: &str, b: &str| {
+        json!({"todos": [
+            {"content": "Write greet", "activeForm": "Writing greet", "status": a},
+            {"content": "Check it", "activeForm": "Checking it", "status": b},
+        ]})
+    };
+    s.push(Reply::new().say("I'll plan first.").call("write_todos", todos("in_progress", "pending")))
+        .push(Reply::tool_call("write_file", json!({"path": "src/app.py", "content": "def greet():\n    return 'hi'\n"})))
+        .push(Reply::tool_call("read_file", json!({"path": "src/app.py"})))
+        .push(Reply::tool_call("str_replace", json!({"path": "src/app.py", "old_str": "'hi'", "new_str": "'hello'"})))
+        .push(Reply::tool_call("bash", json!({"command": "cd src && python3 -c 'import app; print(app.greet())'"})))
+        .push(Reply::tool_call("write_todos", todos("completed", "completed")))
+        .push(Reply::text("Done: greet() now returns hello.").usage(900, 12));
+    let w = World::new(&s);
+    let o = w.exec(&["--yes", "make greet say hello"]);
+    assert_ok(&o);
+    assert_eq!(w.read("src/app.py").as_deref(), Some("def greet():\n    return 'hello'\n"));
+    assert!(stdout(&o).contains("Done: greet() now returns hello."), "{}", stdout(&o));
+    assert_eq!(s.request_count(), 7);
+    assert_eq!(s.remaining(), 0);
+
+    // The first request carries the prompt, the system prompt and the tools.
+    let first = s.request(0);
+    assert!(user_texts(&first)[0].contains("make greet say hello"));
+    let names = support::rein::tool_names(&first);
+    for t in ["bash", "read_file", "write_file", "str_replace", "write_todos", "task"] {
+        assert!(names.contains(&t.to_string()), "{t} missing from {names:?}");
+    }
+    assert!(support::rein::system_prompt(&first).contains(&w.ws.display().to_string()));
+
+    // Each later request carries the previous call's result.
+    assert!(last_result(&s.request(1)).content.contains("[~] Write greet"));
+    assert!(last_result(&s.request(2)).content.contains("Created"));
+    let read = last_result(&s.request(3)).content;
+    assert!(read.contains("1\tdef greet():") && read.contains("2\t    return 'hi'"), "{read}");
+    assert!(last_result(&s.request(4)).content.contains("hello"));
+    assert_eq!(last_result(&s.request(5)).content.trim(), "hello");
+    // The todo list is re-sent near the end of every request once it exists.
+    let last_user = user_texts(&s.request(2)).pop().unwrap();
+    assert!(last_user.contains("Write greet"), "{last_user}");
+
+    // One line per tool call on stderr.
+    let err = stderr(&o);
+    for t in ["write_todos", "write_file", "read_file", "str_replace", "bash"] {
+        assert!(err.contains(&format!("• {t}")), "{t}: {err}");
+    }
+    // The key never reaches a file rein wrote.
+    for f in w.all_files() {
+        if let Ok(text) = std::fs::read_to_string(&f) {
+            assert!(!text.contains(TEST_KEY), "key found in {}", f.display());
+        }
+    }
+}
+
+fn bad_calls_get_readable_errors_and_the_turn_goes_on(kind: ProviderKind) {
+    let s = server(kind);
+    s.push(Reply::new().call_raw("bash", "{\"command\": \"ls"))
+        .push(Reply::tool_call("launch_rockets", json!({})))
+        .push(Reply::tool_call("read_file", json!({"path": 42})))
+        .push(Reply::tool_call("bash", json!({})))
+        .push(Reply::text("ok"));
+    let w = World::new(&s);
+    let o = w.exec(&["try things"]);
+    assert_ok(&o);
+    let r = last_result(&s.request(1));
+    assert!(r.content.starts_with("Error: arguments for bash were not valid JSON"), "{}", r.content);
+    let r = last_result(&s.request(2));
+    assert!(r.content.contains("launch_rockets") && r.content.contains("read_file"), "{}", r.content);
+    let r = last_result(&s.request(3));
+    assert!(r.content.contains("`path`"), "{}", r.content);
+    let r = last_result(&s.request(4));
+    assert!(r.content.contains("command"), "{}", r.content);
+    if kind == ProviderKind::Anthropic {
+        assert!(r.is_error);
+    }
+}
+
+fn deny_is_final_even_with_yes(kind: ProviderKind) {
+    let s = server(kind);
+    s.push(Reply::tool_call("bash", json!({"command": "git status && rm -rf keep"})))
+        .push(Reply::text("I won't."));
+    let w = World::new(&s);
+    w.write("keep/file.txt", "precious");
+    let o = w.exec(&["--yes", "clean up"]);
+    assert_ok(&o);
+    assert_eq!(w.read("keep/file.txt").as_deref(), Some("precious"));
+    let r = last_result(&s.request(1));
+    assert!(r.content.starts_with("Blocked by policy: rm -rf keep"), "{}", r.content);
+    assert!(stderr(&o).contains("blocked"), "{}", stderr(&o));
+}
+
+fn ask_is_refused_headless_and_approved_with_yes(kind: ProviderKind) {
+    for yes in [false, true] {
+        let s = server(kind);
+        s.push(Reply::tool_call("write_file", json!({"path": "new.txt", "content": "x"})))
+            .push(Reply::tool_call("bash", json!({"command": "touch made-by-bash"})))
+            .push(Reply::text("finished"));
+        let w = World::new(&s);
+        let args: &[&str] = if yes { &["--yes", "go"] } else { &["go"] };
+        let o = w.exec(args);
+        assert_ok(&o);
+        assert_eq!(w.read("new.txt").is_some(), yes);
+        assert_eq!(w.ws.join("made-by-bash").exists(), yes);
+        let r = last_result(&s.request(1));
+        if yes {
+            assert!(r.content.contains("Created new.txt"), "{}", r.content);
+        } else {
+            assert!(r.content.starts_with("The user denied this tool call."), "{}", r.content);
+            assert!(r.content.contains("non-interactively"), "{}", r.content);
+        }
+    }
+}
+
+fn parallel_calls_each_get_one_result_in_order(kind: ProviderKind) {
+    let s = server(kind);
+    s.push(
+        Reply::new()
+            .say("Two at once.")
+            .call_with_id("call_a", "bash", json!({"command": "echo first"}))
+            .call_with_id("call_b", "read_file", json!({"path": "notes.txt"})),
+    )
+    .push(Reply::text("both done"));
+    let w = World::new(&s);
+    w.write("notes.txt", "some notes\n");
+    let o = w.exec(&["do two things"]);
+    assert_ok(&o);
+    let results = tool_results(&s.request(1));
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0].id, "call_a");
+    assert_eq!(results[0].content.trim(), "first");
+    assert_eq!(results[1].id, "call_b");
+    assert!(results[1].content.contains("some notes"));
+}
+
+fn faults_are_recovered_and_each_tool_runs_once(kind: ProviderKind) {
+    let s = server(kind);
+    let append = |n: u32| Reply::tool_call("bash", json!({"command": format!("echo run{n} >> runs.txt")}));
+    // Each faulty attempt carries the same tool call: it must never run from a broken stream.
+    s.push(Reply::rate_limited(1))
+        .push(append(1))
+        .push(Reply::status(500, "internal error"))
+        .push(Reply::status(503, "unavailable"))
+        .push(append(2))
+        .push(append(3).drop_after(4))
+        .push(append(3))
+        .push(append(4).malformed_after(3))
+        .push(append(4))
+        .push(append(5).overloaded_after(2))
+        .push(append(5))
+        .push(append(6).stall_after(2, Duration::from_secs(8)))
+        .push(append(6))
+        .push(Reply::text("all done"));
+    let w = World::new(&s);
+    let started = std::time::Instant::now();
+    let o = w.exec(&["append some runs"]);
+    assert_ok(&o);
+    assert_eq!(
+        w.read("runs.txt").as_deref(),
+        Some("run1\nrun2\nrun3\nrun4\nrun5\nrun6\n"),
+        "stderr: {}",
+        stderr(&o)
+    );
+    assert_eq!(s.remaining(), 0);
+    // Retry-After: 1 was honoured.
+    let reqs = s.requests();
+    assert!(reqs[1].received - reqs[0].received >= Duration::from_millis(950));
+    // Each retry was shown.
+    let err = stderr(&o);
+    assert!(err.matches("retrying in").count() >= 7, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(40));
+}
+
+fn non_retryable_error_fails_cleanly_with_exit_1(kind: ProviderKind) {
+    let s = server(kind);
+    s.push(Reply::status(400, "model 'scripted-model' does not support tools"));
+    let w = World::new(&s);
+    let o = w.exec(&["hi"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not support tools"), "{}", stderr(&o));
+    assert_eq!(s.request_count(), 1);
+}
+
+fn json_mode_prints_events(kind: ProviderKind) {
+    let s = server(kind);
+    s.push(Reply::tool_call("bash", json!({"command": "echo hi"})))
+        .push(Reply::text("bye"));
+    let w = World::new(&s);
+    let o = w.exec(&["--json", "go"]);
+    assert_ok(&o);
+    let events: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(types.first(), Some(&"session_configured"));
+    assert!(types.contains(&"tool_call_started") && types.contains(&"tool_call_finished"));
+    assert_eq!(types.last(), Some(&"turn_finished"));
+    let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
+    assert_eq!(finished["status"], "ok");
+    assert_eq!(finished["output"].as_str().map(str::trim), Some("hi"));
+}
+
+#[test]
+fn missing_model_exits_2_with_a_clear_paragraph() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rein"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("c"))
+        .env("XDG_DATA_HOME", dir.path().join("d"))
+        .current_dir(dir.path())
+        .args(["exec", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("MODEL") && err.contains("API_KEY") && err.contains("~/.agents/env"), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+}
+
+#[test]
+fn config_shows_sources_and_masks_the_key() {
+    let s = server(ProviderKind::OpenAi);
+    let w = World::new(&s);
+    std::fs::create_dir_all(w.home.join(".agents")).unwrap();
+    std::fs::write(w.home.join(".agents/env"), "export MODEL=\"from-agents-env\"\n").unwrap();
+    let mut c = w.cmd();
+    c.env_remove("MODEL").env("REIN_CONTEXT_WINDOW", "6000").arg("config");
+    let o = c.output().unwrap();
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert!(out.contains("from-agents-env") && out.contains("~/.agents/env MODEL"), "{out}");
+    assert!(out.contains("6000") && out.contains("env REIN_CONTEXT_WINDOW"), "{out}");
+    assert!(!out.contains(TEST_KEY) && out.contains("****6789"), "{out}");
+}
+
+#[test]
+fn the_api_key_is_not_in_the_tool_environment() {
+    let s = server(ProviderKind::OpenAi);
+    s.push(Reply::tool_call("bash", json!({"command": "echo key=${API_KEY-unset} ${OPENAI_API_KEY-unset}"})))
+        .push(Reply::text("checked"));
+    let w = World::new(&s);
+    let mut c = w.cmd();
+    c.env("OPENAI_API_KEY", "sk-other").args(["exec", "--yes", "check"]);
+    let o = support::rein::run_with_timeout(c, Duration::from_secs(30));
+    assert_ok(&o);
+    assert_eq!(last_result(&s.request(1)).content.trim(), "key=unset unset");
+    // Authorization went to the server, though.
+    assert_eq!(s.request(0).header("authorization"), Some(format!("Bearer {TEST_KEY}").as_str()));
+}
+
+#[test]
+fn sigint_interrupts_the_turn_and_exits_130() {
+    let s = server(ProviderKind::OpenAi);
+    s.push(Reply::tool_call("bash", json!({"command": "sleep 30"})));
+    let w = World::new(&s);
+    let mut c = w.cmd();
+    c.args(["exec", "--yes", "wait"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    assert!(s.wait_for_requests(1, Duration::from_secs(10)));
+    std::thread::sleep(Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(started.elapsed() < Duration::from_secs(3));
+    // The sleep is gone with the process group.
+    let ps = std::process::Command::new("pgrep").args(["-f", "^sleep 30$"]).output().unwrap();
+    assert!(stdout(&ps).trim().is_empty(), "sleep still running");
+}
