@@ -339,7 +339,7 @@ impl Dispatcher {
             Some((Decision::Always, note)) => {
                 // Bash rules are keyed by "bash" whichever tool ran the command.
                 let (tool, subject) = match access {
-                    Access::Bash { .. } => ("bash", verdict.part.clone()),
+                    Access::Bash { command } => ("bash", command.clone()),
                     Access::Write { path, .. } | Access::Read { path } => {
                         (call.name.as_str(), path.path.display().to_string())
                     }

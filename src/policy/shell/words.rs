@@ -1,0 +1,569 @@
+//! Words of a simple command: quotes and escapes removed, run-time expansions kept as opaque
+//! pieces, brace expansion applied.
+
+use tree_sitter::Node;
+
+/// What kind of run-time expansion a piece of a word is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DynKind {
+    /// `$x`, `${x}`: a variable's value.
+    Var,
+    /// `${x:-..}`, `${x@P}`, `${!x}`, arrays: an expansion with an operator.
+    Complex,
+    /// `$(..)` or backticks: a command's output.
+    Subst,
+    /// `$((..))`: arithmetic (can run code through array subscripts).
+    Arith,
+    /// `<(..)` / `>(..)`: becomes a `/dev/fd/N` path.
+    ProcSub,
+}
+
+/// One piece of a word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Tok {
+    /// A character; `quoted` when quotes or a backslash made it literal.
+    Char { c: char, quoted: bool },
+    /// Something only known at run time, as written.
+    Dyn {
+        src: String,
+        quoted: bool,
+        kind: DynKind,
+    },
+}
+
+/// A shell word as the shell would see it before run-time expansion.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Word {
+    toks: Vec<Tok>,
+}
+
+impl Word {
+    /// A word made of quoted (literal) text.
+    pub(crate) fn lit(s: &str) -> Word {
+        let mut w = Word::default();
+        w.push_str(s, true);
+        w
+    }
+
+    /// Builds a word from a syntax node of `src`.
+    pub(crate) fn from_node(node: Node, src: &str) -> Word {
+        let mut w = Word::default();
+        w.add_node(node, src);
+        w
+    }
+
+    pub(crate) fn push_char(&mut self, c: char, quoted: bool) {
+        self.toks.push(Tok::Char { c, quoted });
+    }
+
+    fn push_str(&mut self, s: &str, quoted: bool) {
+        self.toks.extend(s.chars().map(|c| Tok::Char { c, quoted }));
+    }
+
+    /// The word's value when it is fully known before it runs (no expansion, no glob).
+    pub(crate) fn literal(&self) -> Option<String> {
+        if self.has_glob() {
+            return None;
+        }
+        self.toks
+            .iter()
+            .map(|t| match t {
+                Tok::Char { c, .. } => Some(*c),
+                Tok::Dyn { .. } => None,
+            })
+            .collect()
+    }
+
+    /// The word as shown: literal text with expansions as written.
+    pub(crate) fn text(&self) -> String {
+        let mut s = String::new();
+        for t in &self.toks {
+            match t {
+                Tok::Char { c, .. } => s.push(*c),
+                Tok::Dyn { src, .. } => s.push_str(src),
+            }
+        }
+        s
+    }
+
+    /// The literal characters before the first expansion or glob character.
+    pub(crate) fn literal_prefix(&self) -> String {
+        let mut s = String::new();
+        for t in &self.toks {
+            match t {
+                Tok::Char { c, quoted } if *quoted || !is_glob_char(*c) => s.push(*c),
+                _ => break,
+            }
+        }
+        s
+    }
+
+    /// Whether an unquoted `*`, `?` or `[..]` makes this a filename pattern.
+    pub(crate) fn has_glob(&self) -> bool {
+        self.toks.iter().enumerate().any(|(i, t)| match t {
+            Tok::Char {
+                c: '*' | '?',
+                quoted: false,
+            } => true,
+            Tok::Char {
+                c: '[',
+                quoted: false,
+            } => self.toks[i + 1..]
+                .iter()
+                .any(|t| matches!(t, Tok::Char { c: ']', .. })),
+            _ => false,
+        })
+    }
+
+    /// Whether the first character is only known at run time (so the word may become a flag).
+    pub(crate) fn starts_unknown(&self) -> bool {
+        match self.toks.first() {
+            Some(Tok::Dyn { kind, .. }) => *kind != DynKind::ProcSub,
+            Some(Tok::Char { c, quoted: false }) => is_glob_char(*c) && self.has_glob(),
+            _ => false,
+        }
+    }
+
+    /// Whether an unquoted expansion may split the word into several.
+    pub(crate) fn may_split(&self) -> bool {
+        self.toks
+            .iter()
+            .any(|t| matches!(t, Tok::Dyn { quoted: false, kind, .. } if *kind != DynKind::ProcSub))
+    }
+
+    /// Whether any piece is of the given kind.
+    pub(crate) fn has(&self, kind: DynKind) -> bool {
+        self.toks
+            .iter()
+            .any(|t| matches!(t, Tok::Dyn { kind: k, .. } if *k == kind))
+    }
+
+    fn add_node(&mut self, node: Node, src: &str) {
+        let text = src.get(node.byte_range()).unwrap_or_default();
+        match node.kind() {
+            "word" | "number" | "extglob_pattern" | "brace_expression" => self.push_unquoted(text),
+            "raw_string" => self.push_str(strip(text, 1, 1), true),
+            "ansi_c_string" => self.push_str(&ansi_c(strip(text, 2, 1)), true),
+            "string" => self.add_double_quoted(node, src),
+            "simple_expansion" => self.push_dyn(text, false, DynKind::Var),
+            "expansion" => {
+                let plain = node.named_child_count() == 1
+                    && node.child_by_field_name("operator").is_none()
+                    && node.named_child(0).is_some_and(|c| {
+                        matches!(c.kind(), "variable_name" | "special_variable_name")
+                    });
+                let kind = if plain {
+                    DynKind::Var
+                } else {
+                    DynKind::Complex
+                };
+                self.push_dyn(text, false, kind);
+            }
+            "command_substitution" => self.push_dyn(text, false, DynKind::Subst),
+            "process_substitution" => self.push_dyn(text, false, DynKind::ProcSub),
+            "arithmetic_expansion" => self.push_dyn(text, false, DynKind::Arith),
+            "concatenation" | "command_name" | "translated_string" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node> = node.children(&mut cursor).collect();
+                if children.is_empty() {
+                    self.push_unquoted(text);
+                }
+                for child in children {
+                    self.add_node(child, src);
+                }
+            }
+            // `$` before a translated string and other lone tokens are plain text.
+            _ if !node.is_named() => self.push_unquoted(text),
+            _ => self.push_dyn(text, false, DynKind::Complex),
+        }
+    }
+
+    fn push_dyn(&mut self, src: &str, quoted: bool, kind: DynKind) {
+        self.toks.push(Tok::Dyn {
+            src: src.to_string(),
+            quoted,
+            kind,
+        });
+    }
+
+    /// Unquoted text: a backslash quotes the next character; backslash-newline vanishes.
+    fn push_unquoted(&mut self, text: &str) {
+        let mut chars = text.chars();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                match chars.next() {
+                    Some('\n') => {}
+                    Some(n) => self.push_char(n, true),
+                    None => self.push_char('\\', true),
+                }
+            } else {
+                self.push_char(c, false);
+            }
+        }
+    }
+
+    /// Inside double quotes a backslash only escapes `$`, backtick, `"`, `\` and newline.
+    fn push_double_quoted_text(&mut self, text: &str) {
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                match chars.peek() {
+                    Some('\n') => {
+                        chars.next();
+                    }
+                    Some(&n @ ('$' | '`' | '"' | '\\')) => {
+                        chars.next();
+                        self.push_char(n, true);
+                    }
+                    _ => self.push_char('\\', true),
+                }
+            } else {
+                self.push_char(c, true);
+            }
+        }
+    }
+
+    fn add_double_quoted(&mut self, node: Node, src: &str) {
+        let end = node.end_byte();
+        let inner_end =
+            if end > node.start_byte() + 1 && src.get(..end).is_some_and(|s| s.ends_with('"')) {
+                end - 1
+            } else {
+                end
+            };
+        let mut pos = (node.start_byte() + 1).min(inner_end);
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if child.start_byte() < pos || child.end_byte() > inner_end {
+                continue;
+            }
+            self.push_double_quoted_text(src.get(pos..child.start_byte()).unwrap_or_default());
+            let text = src.get(child.byte_range()).unwrap_or_default();
+            match child.kind() {
+                "string_content" => self.push_double_quoted_text(text),
+                "simple_expansion" => self.push_dyn(text, true, DynKind::Var),
+                "expansion" => {
+                    let before = self.toks.len();
+                    self.add_node(child, src);
+                    for t in &mut self.toks[before..] {
+                        if let Tok::Dyn { quoted, .. } = t {
+                            *quoted = true;
+                        }
+                    }
+                }
+                "command_substitution" => self.push_dyn(text, true, DynKind::Subst),
+                "arithmetic_expansion" => self.push_dyn(text, true, DynKind::Arith),
+                _ => self.push_dyn(text, true, DynKind::Complex),
+            }
+            pos = child.end_byte();
+        }
+        self.push_double_quoted_text(src.get(pos..inner_end).unwrap_or_default());
+    }
+}
+
+fn is_glob_char(c: char) -> bool {
+    matches!(c, '*' | '?' | '[')
+}
+
+fn strip(text: &str, front: usize, back: usize) -> &str {
+    if text.len() >= front + back {
+        text.get(front..text.len() - back).unwrap_or(text)
+    } else {
+        text
+    }
+}
+
+/// Decodes the escapes of a `$'..'` string.
+fn ansi_c(body: &str) -> String {
+    let mut out = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let simple = match e {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'e' | 'E' => Some('\x1b'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            '\\' | '\'' | '"' | '?' => Some(e),
+            _ => None,
+        };
+        if let Some(s) = simple {
+            out.push(s);
+            continue;
+        }
+        let (radix, max) = match e {
+            '0'..='7' => (8, 3),
+            'x' => (16, 2),
+            'u' => (16, 4),
+            'U' => (16, 8),
+            'c' => {
+                if let Some(n) = chars.next() {
+                    out.push(char::from((n as u8) & 0x1f));
+                }
+                continue;
+            }
+            _ => {
+                out.push('\\');
+                out.push(e);
+                continue;
+            }
+        };
+        let mut digits = String::new();
+        if radix == 8 {
+            digits.push(e);
+        }
+        while digits.len() < max {
+            match chars.peek() {
+                Some(d) if d.is_digit(radix) => {
+                    digits.push(*d);
+                    chars.next();
+                }
+                _ => break,
+            }
+        }
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(ch) => out.push(ch),
+            None => {
+                out.push('\\');
+                out.push(e);
+                out.push_str(if radix == 8 { &digits[1..] } else { &digits });
+            }
+        }
+    }
+    out
+}
+
+/// Most words one brace expansion may produce before the command is treated as opaque.
+const MAX_BRACE_WORDS: usize = 256;
+
+/// Applies bash brace expansion (`{a,b}`, `{1..3}`, `{a..c}`); `None` when it would produce
+/// more than [`MAX_BRACE_WORDS`] words.
+pub(crate) fn expand_braces(word: Word) -> Option<Vec<Word>> {
+    let mut out = Vec::new();
+    let mut todo = vec![word];
+    while let Some(w) = todo.pop() {
+        match expand_first(&w).ok()? {
+            Some(mut alts) => {
+                alts.reverse();
+                todo.extend(alts);
+            }
+            None => out.push(w),
+        }
+        if out.len() + todo.len() > MAX_BRACE_WORDS {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+fn is_unquoted(t: &Tok, ch: char) -> bool {
+    matches!(t, Tok::Char { c, quoted: false } if *c == ch)
+}
+
+/// A brace expansion that would produce too many words.
+struct TooLarge;
+
+/// Expands the first brace group of `w`, if it has one.
+fn expand_first(w: &Word) -> Result<Option<Vec<Word>>, TooLarge> {
+    let toks = &w.toks;
+    for open in 0..toks.len() {
+        if !is_unquoted(&toks[open], '{') {
+            continue;
+        }
+        let mut depth = 0;
+        let mut commas = Vec::new();
+        let mut close = None;
+        for (i, t) in toks.iter().enumerate().skip(open + 1) {
+            if is_unquoted(t, '{') {
+                depth += 1;
+            } else if is_unquoted(t, '}') {
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+                depth -= 1;
+            } else if depth == 0 && is_unquoted(t, ',') {
+                commas.push(i);
+            }
+        }
+        let Some(close) = close else { continue };
+        let pre = &toks[..open];
+        let post = &toks[close + 1..];
+        let join = |mid: &[Tok]| Word {
+            toks: pre.iter().chain(mid).chain(post).cloned().collect(),
+        };
+        if !commas.is_empty() {
+            let mut bounds = vec![open];
+            bounds.extend(&commas);
+            bounds.push(close);
+            return Ok(Some(
+                bounds
+                    .windows(2)
+                    .map(|b| join(&toks[b[0] + 1..b[1]]))
+                    .collect(),
+            ));
+        }
+        let inner = Word {
+            toks: toks[open + 1..close].to_vec(),
+        };
+        if let Some(seq) = inner.literal().map(|s| sequence(&s)).transpose()?.flatten() {
+            return Ok(Some(
+                seq.iter()
+                    .map(|s| {
+                        join(
+                            &s.chars()
+                                .map(|c| Tok::Char { c, quoted: true })
+                                .collect::<Vec<_>>(),
+                        )
+                    })
+                    .collect(),
+            ));
+        }
+    }
+    Ok(None)
+}
+
+/// The items of a sequence expression `x..y[..step]`, if `s` is one.
+fn sequence(s: &str) -> Result<Option<Vec<String>>, TooLarge> {
+    let parts: Vec<&str> = s.split("..").collect();
+    if !(2..=3).contains(&parts.len()) {
+        return Ok(None);
+    }
+    let step: i64 = match parts
+        .get(2)
+        .map(|p| p.parse::<i64>().ok().and_then(i64::checked_abs))
+    {
+        Some(Some(n)) => n.max(1),
+        Some(None) => return Ok(None),
+        None => 1,
+    };
+    let (a, b) = (parts[0], parts[1]);
+    if let (Ok(x), Ok(y)) = (a.parse::<i64>(), b.parse::<i64>()) {
+        let steps = x.abs_diff(y) / step.unsigned_abs();
+        if steps >= MAX_BRACE_WORDS as u64 {
+            return Err(TooLarge);
+        }
+        // i128: the values lie between x and y, but `i * dir` alone may not fit an i64.
+        let (count, x) = (steps as i128 + 1, x as i128);
+        let width = if (a.trim_start_matches('-').starts_with('0') && a.len() > 1)
+            || (b.trim_start_matches('-').starts_with('0') && b.len() > 1)
+        {
+            a.len().max(b.len())
+        } else {
+            0
+        };
+        let dir = if y as i128 >= x {
+            step as i128
+        } else {
+            -(step as i128)
+        };
+        return Ok(Some(
+            (0..count)
+                .map(|i| format!("{:0width$}", x + i * dir))
+                .collect(),
+        ));
+    }
+    let (mut ca, mut cb) = (a.chars(), b.chars());
+    if let (Some(x), None, Some(y), None) = (ca.next(), ca.next(), cb.next(), cb.next())
+        && x.is_ascii_alphabetic()
+        && y.is_ascii_alphabetic()
+    {
+        let (x, y) = (x as i64, y as i64);
+        let dir = if y >= x { step } else { -step };
+        let count = x.abs_diff(y) / step.unsigned_abs() + 1;
+        return Ok(Some(
+            (0..count as i64)
+                .filter_map(|i| u32::try_from(x + i * dir).ok().and_then(char::from_u32))
+                .map(String::from)
+                .collect(),
+        ));
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unquoted(s: &str) -> Word {
+        let mut w = Word::default();
+        w.push_unquoted(s);
+        w
+    }
+
+    fn texts(ws: Vec<Word>) -> Vec<String> {
+        ws.iter().map(Word::text).collect()
+    }
+
+    #[test]
+    fn braces_expand_like_bash() {
+        assert_eq!(
+            texts(expand_braces(unquoted("{rm,-rf,/tmp/x}")).unwrap()),
+            ["rm", "-rf", "/tmp/x"]
+        );
+        assert_eq!(
+            texts(expand_braces(unquoted("--{output=a,stat}")).unwrap()),
+            ["--output=a", "--stat"]
+        );
+        assert_eq!(
+            texts(expand_braces(unquoted("a{b,c{d,e}}f")).unwrap()),
+            ["abf", "acdf", "acef"]
+        );
+        assert_eq!(
+            texts(expand_braces(unquoted("f{1..3}")).unwrap()),
+            ["f1", "f2", "f3"]
+        );
+        assert_eq!(
+            texts(expand_braces(unquoted("{01..03}")).unwrap()),
+            ["01", "02", "03"]
+        );
+        assert_eq!(
+            texts(expand_braces(unquoted("{c..a}")).unwrap()),
+            ["c", "b", "a"]
+        );
+        // Not expansions: no comma, quoted braces, `{}`.
+        assert_eq!(texts(expand_braces(unquoted("{}")).unwrap()), ["{}"]);
+        assert_eq!(texts(expand_braces(unquoted("{x}")).unwrap()), ["{x}"]);
+        assert_eq!(texts(expand_braces(Word::lit("{a,b}")).unwrap()), ["{a,b}"]);
+        assert!(expand_braces(unquoted("{1..100000}")).is_none());
+        assert!(expand_braces(unquoted("{-9223372036854775808..9223372036854775807}")).is_none());
+        let wide = "{-9223372036854775808..9223372036854775807..72340172838076673}";
+        assert_eq!(expand_braces(unquoted(wide)).map(|w| w.len()), Some(256));
+        assert!(expand_braces(unquoted("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}")).is_none());
+    }
+
+    #[test]
+    fn ansi_c_escapes_decode() {
+        assert_eq!(ansi_c(r"\x72m"), "rm");
+        assert_eq!(ansi_c(r"\162\155"), "rm");
+        assert_eq!(ansi_c(r"a\tb\n"), "a\tb\n");
+        assert_eq!(ansi_c(r"\u0072m"), "rm");
+        assert_eq!(ansi_c(r"it\'s"), "it's");
+    }
+
+    #[test]
+    fn backslashes_quote_the_next_character() {
+        let w = unquoted(r"su\do");
+        assert_eq!(w.literal().as_deref(), Some("sudo"));
+        let w = unquoted(r"\*");
+        assert!(!w.has_glob());
+        assert!(unquoted("*.rs").has_glob());
+        assert!(unquoted("*.rs").starts_unknown());
+        assert!(!unquoted("src/*.rs").starts_unknown());
+        assert!(!unquoted("[").has_glob());
+    }
+}
