@@ -283,6 +283,7 @@ impl Agent {
             sandbox: self.sandbox.clone(),
             bash_timeout_secs: self.config.bash_timeout_secs,
             env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
+            skills: Default::default(),
         }
     }
 

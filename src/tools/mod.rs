@@ -7,6 +7,7 @@
 pub mod bash;
 pub mod edit;
 pub mod files;
+pub mod skills;
 pub mod todos;
 
 use crate::llm::ToolSpec;
@@ -82,6 +83,8 @@ pub struct ToolCtx {
     pub bash_timeout_secs: u64,
     /// Environment variables removed from child processes (API keys).
     pub env_remove: Vec<String>,
+    /// The skills `read_skill` can load.
+    pub skills: Arc<crate::skills::SkillCatalog>,
 }
 
 /// What a call would touch, for the permission check before it runs.
@@ -206,6 +209,7 @@ impl Registry {
                 Arc::new(files::WriteFile),
                 Arc::new(edit::StrReplace),
                 Arc::new(todos::WriteTodos),
+                Arc::new(skills::ReadSkill),
             ],
         }
     }
