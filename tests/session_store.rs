@@ -257,6 +257,11 @@ fn dangling_tool_calls_get_a_result_after_the_answered_ones() {
     drop(w);
 
     let r = session::rebuild(session::load(&path).unwrap());
+    assert_eq!(
+        session::resume(&path).unwrap(),
+        r,
+        "streaming gives the same result"
+    );
     let dangling = |id: &str| (id.to_string(), DANGLING_TOOL_RESULT.to_string(), true);
     assert_eq!(
         tool_results(&r.messages),
@@ -387,6 +392,11 @@ fn resume_after_compaction_starts_the_context_there_and_shows_everything() {
         ],
     );
     let r = session::rebuild(session::load(&path).unwrap());
+    assert_eq!(
+        session::resume(&path).unwrap(),
+        r,
+        "streaming gives the same result"
+    );
     let mut expected = context;
     expected.push(Message::User {
         content: "third question".into(),

@@ -1,6 +1,7 @@
 //! Exports: a readable Markdown transcript and a JSON object with the header and entries.
 
-use super::entry::{Entry, Header};
+use super::entry::Entry;
+use super::header::Header;
 use super::load::LoadedSession;
 use crate::llm::AssistantPart;
 use crate::protocol::{Decision, ToolStatus};

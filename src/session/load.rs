@@ -2,7 +2,8 @@
 //! entries themselves and a damaged line costs only that line.
 
 use super::SessionError;
-use super::entry::{Entry, Header, Parsed, SCHEMA, parse_entry};
+use super::entry::{Entry, Parsed, SCHEMA, parse_entry};
+use super::header::Header;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -115,10 +116,25 @@ pub fn read_header(path: &Path) -> Result<Header, SessionError> {
 /// are skipped and reported in `notices`; an empty file, a missing header and a newer schema
 /// are errors.
 pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
+    let mut entries = Vec::new();
+    let (header, notices) = read_entries(path, |_, entry| entries.push(entry))?;
+    Ok(LoadedSession {
+        path: path.to_path_buf(),
+        header,
+        entries,
+        notices,
+    })
+}
+
+/// Streams the entries of a session file to `each`, in order; returns the header and the
+/// notices about what was skipped.
+pub(crate) fn read_entries(
+    path: &Path,
+    mut each: impl FnMut(&Header, Entry),
+) -> Result<(Header, Vec<String>), SessionError> {
     let mut reader = open(path)?;
     let mut buf = Vec::with_capacity(64 * 1024);
     let header = read_first_line(&mut reader, &mut buf, path)?;
-    let mut entries = Vec::new();
     let mut notices = Vec::new();
     let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
     let mut line_no = 1usize;
@@ -134,7 +150,7 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
             Err(_) => Err("not UTF-8 text".to_string()),
         };
         match parsed {
-            Ok(Parsed::Entry(entry)) => entries.push(entry),
+            Ok(Parsed::Entry(entry)) => each(&header, entry),
             Ok(Parsed::Unknown(ty)) => *unknown.entry(ty).or_default() += 1,
             Err(_) if !complete => {
                 tracing::warn!("{}: last line cut off, skipped", path.display());
@@ -162,10 +178,5 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
             if n == 1 { "y" } else { "ies" }
         ));
     }
-    Ok(LoadedSession {
-        path: path.to_path_buf(),
-        header,
-        entries,
-        notices,
-    })
+    Ok((header, notices))
 }

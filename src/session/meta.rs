@@ -1,7 +1,8 @@
 //! The sidecar (`<name>.meta.json`): what a listing shows about a session, kept up to date by
 //! the writer so listing never reads whole session files.
 
-use super::entry::{Header, ModelChangeEntry, RenameEntry, UserEntry, peek_type, rfc3339};
+use super::entry::{ModelChangeEntry, RenameEntry, UserEntry, peek_type, rfc3339};
+use super::header::Header;
 use super::load::{next_line, parse_header};
 use super::{SessionError, short_title, sidecar_path};
 use jiff::Timestamp;

@@ -8,6 +8,7 @@
 
 mod entry;
 mod export;
+mod header;
 mod list;
 mod load;
 mod meta;
@@ -15,14 +16,15 @@ mod rebuild;
 mod writer;
 
 pub use entry::{
-    ApprovalEntry, AssistantEntry, CompactionEntry, Entry, ErrorEntry, Header, InterruptedEntry,
+    ApprovalEntry, AssistantEntry, CompactionEntry, Entry, ErrorEntry, InterruptedEntry,
     KNOWN_TYPES, ModelChangeEntry, RenameEntry, SCHEMA, SubagentEntry, TodosEntry, ToolResultEntry,
-    UsageEntry, UserEntry, git_branch,
+    UsageEntry, UserEntry,
 };
 pub use export::{ExportedSession, export_json, export_markdown, parse_export_json};
+pub use header::{Header, git_branch};
 pub use list::{SessionSummary, find, list, newest_for_cwd, remove};
 pub use load::{LoadedSession, load, read_header};
-pub use rebuild::{DANGLING_TOOL_RESULT, Resumed, rebuild};
+pub use rebuild::{DANGLING_TOOL_RESULT, Resumed, rebuild, resume};
 pub use writer::{SessionWriter, fork};
 
 use std::path::{Path, PathBuf};

@@ -1,15 +1,17 @@
 //! Resuming: the model context (from the last compaction on, repaired so both APIs accept it)
 //! and the whole visible conversation, from one pass over the loaded entries.
 
-use super::entry::{Entry, Header};
-use super::load::LoadedSession;
+use super::SessionError;
+use super::entry::Entry;
+use super::header::Header;
+use super::load::{LoadedSession, read_entries};
 use crate::llm::{AssistantPart, Message, Usage};
 use crate::protocol::{HistoryItem, Todo, ToolStatus};
 use crate::tools::Registry;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The result given to a tool call that has none in the file (rein was killed while it ran).
 pub const DANGLING_TOOL_RESULT: &str =
@@ -39,58 +41,91 @@ pub struct Resumed {
 }
 
 /// Turns a loaded session into the model context and the view. Takes the session by value
-/// so texts move instead of being copied (a 50 MB session would otherwise be held twice).
+/// so texts move instead of being copied. [`resume`] does the same straight from the file
+/// without holding all entries at once.
 pub fn rebuild(session: LoadedSession) -> Resumed {
     let LoadedSession {
         path,
         header,
         entries,
-        mut notices,
+        notices,
     } = session;
-    let last_compaction = entries
-        .iter()
-        .rposition(|e| matches!(e, Entry::Compaction(_)));
-    let registry = Registry::builtin();
-    let mut messages = Vec::new();
-    let mut view = Vec::with_capacity(entries.len());
-    // Where each call's view item is, until its result arrives.
-    let mut open_calls: HashMap<String, usize> = HashMap::new();
-    let mut todos = Vec::new();
-    let mut title = header.title.clone();
-    let mut model = header.model.clone();
-    let mut usage = None;
-    for (i, entry) in entries.into_iter().enumerate() {
-        let in_context = last_compaction.is_none_or(|c| i > c);
+    let mut r = Rebuilder::new(header);
+    for entry in entries {
+        r.push(entry);
+    }
+    r.finish(path, notices)
+}
+
+/// Reads a session file and rebuilds it in one streaming pass: each entry goes to the view and
+/// the context as it is parsed, and each compaction drops the context before it, so memory
+/// holds the view and the live context, never the whole file or every entry.
+pub fn resume(path: &Path) -> Result<Resumed, SessionError> {
+    let mut rebuilder: Option<Rebuilder> = None;
+    let (header, notices) = read_entries(path, |header, entry| {
+        rebuilder
+            .get_or_insert_with(|| Rebuilder::new(header.clone()))
+            .push(entry);
+    })?;
+    let r = rebuilder.unwrap_or_else(|| Rebuilder::new(header));
+    Ok(r.finish(path.to_path_buf(), notices))
+}
+
+/// The state of a rebuild in progress, fed one entry at a time.
+struct Rebuilder {
+    header: Header,
+    registry: Registry,
+    messages: Vec<Message>,
+    view: Vec<HistoryItem>,
+    /// Where each call's view item is, until its result arrives.
+    open_calls: HashMap<String, usize>,
+    todos: Vec<Todo>,
+    title: Option<String>,
+    model: String,
+    usage: Option<Usage>,
+}
+
+impl Rebuilder {
+    fn new(header: Header) -> Rebuilder {
+        Rebuilder {
+            title: header.title.clone(),
+            model: header.model.clone(),
+            header,
+            registry: Registry::builtin(),
+            messages: Vec::new(),
+            view: Vec::new(),
+            open_calls: HashMap::new(),
+            todos: Vec::new(),
+            usage: None,
+        }
+    }
+
+    fn push(&mut self, entry: Entry) {
+        let view = &mut self.view;
         match entry {
             Entry::User(e) => {
-                if in_context {
-                    messages.push(Message::User {
-                        content: e.content.clone(),
-                    });
-                }
+                self.messages.push(Message::User {
+                    content: e.content.clone(),
+                });
                 view.push(HistoryItem::User { text: e.content });
             }
             Entry::Assistant(e) => {
-                push_assistant_view(&mut view, &mut open_calls, &e.parts, &registry);
-                if in_context {
-                    messages.push(Message::Assistant { parts: e.parts });
-                }
+                push_assistant_view(view, &mut self.open_calls, &e.parts, &self.registry);
+                self.messages.push(Message::Assistant { parts: e.parts });
             }
             Entry::ToolResult(e) => {
-                if in_context {
-                    messages.push(Message::ToolResult {
-                        call_id: e.call_id.clone(),
-                        name: e.name.clone(),
-                        content: e.content.clone(),
-                        is_error: e.is_error,
-                    });
-                }
+                self.messages.push(Message::ToolResult {
+                    call_id: e.call_id.clone(),
+                    name: e.name.clone(),
+                    content: e.content.clone(),
+                    is_error: e.is_error,
+                });
                 let status = e.status.unwrap_or(if e.is_error {
                     ToolStatus::Error
                 } else {
                     ToolStatus::Ok
                 });
-                match open_calls.remove(&e.call_id) {
+                match self.open_calls.remove(&e.call_id) {
                     Some(at) => {
                         if let Some(HistoryItem::Tool {
                             status: s, output, ..
@@ -113,7 +148,7 @@ pub fn rebuild(session: LoadedSession) -> Resumed {
                 view.push(HistoryItem::Todos {
                     todos: e.todos.clone(),
                 });
-                todos = e.todos;
+                self.todos = e.todos;
             }
             Entry::Compaction(e) => {
                 view.push(HistoryItem::Notice {
@@ -123,17 +158,15 @@ pub fn rebuild(session: LoadedSession) -> Resumed {
                         e.before_tokens, e.after_tokens
                     ),
                 });
-                if Some(i) == last_compaction {
-                    messages = e.context;
-                }
+                // Everything before is replaced: the usage reported for it no longer applies.
+                self.messages = e.context;
+                self.usage = None;
             }
             Entry::Usage(e) => {
-                if in_context {
-                    usage = Some(Usage {
-                        input_tokens: e.input_tokens,
-                        output_tokens: e.output_tokens,
-                    });
-                }
+                self.usage = Some(Usage {
+                    input_tokens: e.input_tokens,
+                    output_tokens: e.output_tokens,
+                });
             }
             Entry::Error(e) => view.push(HistoryItem::Notice {
                 text: format!("Error: {}", e.message),
@@ -141,33 +174,36 @@ pub fn rebuild(session: LoadedSession) -> Resumed {
             Entry::Interrupted(_) => view.push(HistoryItem::Notice {
                 text: "Interrupted.".into(),
             }),
-            Entry::Rename(e) => title = Some(e.title),
+            Entry::Rename(e) => self.title = Some(e.title),
             Entry::ModelChange(e) => {
                 view.push(HistoryItem::Notice {
                     text: format!("Model switched to {}.", e.model),
                 });
-                model = e.model;
+                self.model = e.model;
             }
             // Approvals show in the tool's status; subagents keep their own chain.
             Entry::Approval(_) | Entry::Subagent(_) => {}
         }
     }
-    for at in open_calls.into_values() {
-        if let Some(HistoryItem::Tool { output, .. }) = view.get_mut(at) {
-            *output = DANGLING_TOOL_RESULT.into();
+
+    fn finish(mut self, path: PathBuf, mut notices: Vec<String>) -> Resumed {
+        for at in self.open_calls.into_values() {
+            if let Some(HistoryItem::Tool { output, .. }) = self.view.get_mut(at) {
+                *output = DANGLING_TOOL_RESULT.into();
+            }
         }
-    }
-    notices.extend(repair(&mut messages));
-    Resumed {
-        path,
-        header,
-        messages,
-        view,
-        todos,
-        title,
-        model,
-        usage,
-        notices,
+        notices.extend(repair(&mut self.messages));
+        Resumed {
+            path,
+            header: self.header,
+            messages: self.messages,
+            view: self.view,
+            todos: self.todos,
+            title: self.title,
+            model: self.model,
+            usage: self.usage,
+            notices,
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Writing a session: one line per entry, each written whole and flushed to the OS at once
 //! (so a killed rein loses at most the line it was writing), fsync at the end of each turn.
 
-use super::entry::{Entry, Header, SCHEMA};
+use super::entry::{Entry, SCHEMA};
+use super::header::Header;
 use super::load::{next_line, read_header};
 use super::meta::{self, Meta};
 use super::{SessionError, sessions_dir, valid_id};
@@ -19,6 +20,8 @@ pub struct SessionWriter {
     header: Header,
     meta: Meta,
     line: Vec<u8>,
+    /// The last write failed, possibly halfway through a line.
+    torn: bool,
 }
 
 #[derive(Serialize)]
@@ -95,6 +98,7 @@ impl SessionWriter {
             path,
             header,
             line: Vec::with_capacity(4096),
+            torn: false,
         };
         let line = header_line(&writer.header)?;
         writer.write_line(&line)?;
@@ -129,6 +133,7 @@ impl SessionWriter {
             header,
             meta,
             line: Vec::with_capacity(4096),
+            torn: false,
         })
     }
 
@@ -195,15 +200,27 @@ impl SessionWriter {
     }
 
     fn write_line(&mut self, line: &[u8]) -> Result<(), SessionError> {
-        self.file
-            .write_all(line)
-            .map_err(|e| SessionError::io(&self.path, e))?;
+        let io = |e| SessionError::io(&self.path, e);
+        if self.torn {
+            // A failed write may have left part of a line: end it so this one stands alone.
+            self.file.write_all(b"\n").map_err(io)?;
+            self.meta.size += 1;
+            self.torn = false;
+        }
+        if let Err(e) = self.file.write_all(line) {
+            self.torn = true;
+            return Err(io(e));
+        }
         self.meta.size += line.len() as u64;
         Ok(())
     }
 
     /// The sidecar is a cache: failing to write it only makes listing slower.
-    fn write_meta(&self) {
+    fn write_meta(&mut self) {
+        // The file's real length, even after a write that failed halfway.
+        if let Ok(m) = self.file.metadata() {
+            self.meta.size = m.len();
+        }
         if let Err(e) = self.meta.write(&self.path) {
             tracing::warn!("cannot write the sidecar of {}: {e}", self.path.display());
         }
