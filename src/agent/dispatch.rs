@@ -513,6 +513,7 @@ mod dispatch_tests {
             bash_timeout_secs: 5,
             env_remove: Vec::new(),
             subagents: None,
+            skills: Default::default(),
         };
         (d, ctx, rx)
     }

@@ -96,6 +96,7 @@ struct Agent {
     instructions: String,
     context: hooks::ContextState,
     subagents: Arc<subagent::Subagents>,
+    skills: Arc<crate::skills::SkillCatalog>,
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -125,9 +126,22 @@ impl Agent {
             temp_dir.clone(),
         ));
         let pending: PendingApprovals = Arc::default();
+        let skills = Arc::new(crate::skills::discover(
+            config.home_dir.as_deref(),
+            &config.cwd,
+        ));
+        // read_skill is only offered when there is a skill to read.
+        let offered = |names: Vec<&'static str>| -> Vec<&'static str> {
+            names
+                .into_iter()
+                .filter(|n| *n != "read_skill" || !skills.skills.is_empty())
+                .collect()
+        };
+        let main_tools = offered(opts.registry.names());
+        let sub_tools = offered(subagent::SUBAGENT_TOOLS.to_vec());
         let dispatcher = Arc::new(Dispatcher {
             registry: opts.registry,
-            allow: None,
+            allow: Some(main_tools),
             policy: Arc::new(RwLock::new(Policy::new(
                 config.rules.clone(),
                 config.auto_approve_edits,
@@ -137,7 +151,7 @@ impl Agent {
             sandbox_enforced: true,
         });
         let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
-        let system = prompt::system_prompt(&config.cwd, &instructions, "");
+        let system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
         let tool_specs =
             serde_json::to_string(&dispatcher.registry.specs(None)).unwrap_or_default();
         let context_state = hooks::ContextState {
@@ -151,7 +165,7 @@ impl Agent {
             model: model.clone(),
             dispatcher: Arc::new(Dispatcher {
                 registry: dispatcher.registry.clone(),
-                allow: Some(subagent::SUBAGENT_TOOLS.to_vec()),
+                allow: Some(sub_tools),
                 policy: dispatcher.policy.clone(),
                 approver: dispatcher.approver,
                 pending: pending.clone(),
@@ -167,6 +181,7 @@ impl Agent {
         Ok(Agent {
             model,
             subagents,
+            skills,
             client,
             dispatcher,
             pending,
@@ -313,6 +328,7 @@ impl Agent {
             bash_timeout_secs: self.config.bash_timeout_secs,
             env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
             subagents: Some(self.subagents.clone()),
+            skills: self.skills.clone(),
         }
     }
 

@@ -7,6 +7,7 @@
 pub mod bash;
 pub mod edit;
 pub mod files;
+pub mod skills;
 pub mod task;
 #[cfg(test)]
 pub(crate) mod test_ctx;
@@ -87,6 +88,8 @@ pub struct ToolCtx {
     pub env_remove: Vec<String>,
     /// Runs subagents for the `task` tool (`None` inside a subagent: no nesting).
     pub subagents: Option<Arc<dyn task::SubagentRunner>>,
+    /// The skills `read_skill` can load.
+    pub skills: Arc<crate::skills::SkillCatalog>,
 }
 
 /// What a call would touch, for the permission check before it runs.
@@ -216,6 +219,7 @@ impl Registry {
                 Arc::new(edit::StrReplace),
                 Arc::new(todos::WriteTodos),
                 Arc::new(task::Task),
+                Arc::new(skills::ReadSkill),
             ],
         }
     }

@@ -43,6 +43,7 @@ impl TestCtx {
             bash_timeout_secs: 60,
             env_remove: vec!["API_KEY".into()],
             subagents: None,
+            skills: Default::default(),
         };
         TestCtx {
             ctx,

@@ -1,0 +1,545 @@
+//! The entry lines of a session file (schema 1, see `docs/sessions.md`).
+//!
+//! Messages are stored with the provider-neutral types of [`crate::llm`] as they are, so a
+//! session written with one wire format resumes with the other.
+
+use crate::llm::{AssistantPart, Message};
+use crate::protocol::{Decision, Todo, ToolStatus};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// The newest schema this rein writes and reads. Older schemas are read; newer ones are refused.
+pub const SCHEMA: u32 = 1;
+
+/// One line after the header. The `type` field names the variant; every entry has `ts`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Entry {
+    /// The person's message (`llm::Message::User`).
+    User(UserEntry),
+    /// A model answer with its reasoning and tool calls (`llm::Message::Assistant`).
+    Assistant(AssistantEntry),
+    /// The result of one tool call (`llm::Message::ToolResult`), full text.
+    ToolResult(ToolResultEntry),
+    /// The answer to an approval question.
+    Approval(ApprovalEntry),
+    /// The whole todo list after a change.
+    Todos(TodosEntry),
+    /// The history was compacted; `context` replaces the model context from here on.
+    Compaction(CompactionEntry),
+    /// Token usage reported by the provider for one request.
+    Usage(UsageEntry),
+    /// An error worth keeping in the transcript.
+    Error(ErrorEntry),
+    /// The person interrupted the turn.
+    Interrupted(InterruptedEntry),
+    /// The session got a title (`/rename`).
+    Rename(RenameEntry),
+    /// The model was switched for the following requests.
+    ModelChange(ModelChangeEntry),
+    /// An entry of a subagent's side chain; never part of the main context.
+    Subagent(SubagentEntry),
+}
+
+/// `{"type":"user"}`: the person's message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The text.
+    pub content: String,
+}
+
+/// `{"type":"assistant"}`: a model answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssistantEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// Text, thinking and tool-call parts in the order the model produced them.
+    pub parts: Vec<AssistantPart>,
+}
+
+/// `{"type":"tool_result"}`: the result of one tool call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResultEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The call it answers.
+    pub call_id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The full text the model saw.
+    pub content: String,
+    /// Whether the model saw it as an error.
+    pub is_error: bool,
+    /// How the call ended, when known.
+    #[serde(default)]
+    pub status: Option<ToolStatus>,
+    /// Wall time in milliseconds, when known.
+    #[serde(default)]
+    pub elapsed_ms: Option<u64>,
+}
+
+/// `{"type":"approval"}`: the answer to an approval question.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The tool call it was about.
+    pub call_id: String,
+    /// Yes / always / no.
+    pub decision: Decision,
+    /// The note sent to the model with the answer.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// `{"type":"todos"}`: the whole todo list after a change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TodosEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The list.
+    pub todos: Vec<Todo>,
+}
+
+/// `{"type":"compaction"}`: the model context was replaced by a summary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The summary text.
+    pub summary: String,
+    /// Estimated context tokens before.
+    pub before_tokens: u64,
+    /// Estimated context tokens after.
+    pub after_tokens: u64,
+    /// The model context that replaces the whole history at this point.
+    pub context: Vec<Message>,
+}
+
+/// `{"type":"usage"}`: tokens reported for one request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+/// `{"type":"error"}`: an error worth keeping.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The message.
+    pub message: String,
+}
+
+/// `{"type":"interrupted"}`: the person stopped the turn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterruptedEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+}
+
+/// `{"type":"rename"}`: the session's title.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RenameEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The new title.
+    pub title: String,
+}
+
+/// `{"type":"model_change"}`: the model used from here on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelChangeEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The new model.
+    pub model: String,
+}
+
+/// `{"type":"subagent"}`: one entry of a subagent's own conversation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubagentEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The `task` call id that started the subagent.
+    pub task_id: String,
+    /// The subagent's entry.
+    pub entry: Box<Entry>,
+}
+
+impl Entry {
+    /// The entry for a conversation message, stamped now.
+    pub fn from_message(msg: &Message) -> Entry {
+        let ts = Timestamp::now();
+        match msg {
+            Message::User { content } => Entry::User(UserEntry {
+                ts,
+                content: content.clone(),
+            }),
+            Message::Assistant { parts } => Entry::Assistant(AssistantEntry {
+                ts,
+                parts: parts.clone(),
+            }),
+            Message::ToolResult {
+                call_id,
+                name,
+                content,
+                is_error,
+            } => Entry::ToolResult(ToolResultEntry {
+                ts,
+                call_id: call_id.clone(),
+                name: name.clone(),
+                content: content.clone(),
+                is_error: *is_error,
+                status: None,
+                elapsed_ms: None,
+            }),
+        }
+    }
+
+    /// A user message, stamped now.
+    pub fn user(content: impl Into<String>) -> Entry {
+        Entry::User(UserEntry {
+            ts: Timestamp::now(),
+            content: content.into(),
+        })
+    }
+
+    /// An assistant message, stamped now.
+    pub fn assistant(parts: Vec<AssistantPart>) -> Entry {
+        Entry::Assistant(AssistantEntry {
+            ts: Timestamp::now(),
+            parts,
+        })
+    }
+
+    /// A tool result with its status and duration, stamped now.
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+        status: ToolStatus,
+        elapsed_ms: Option<u64>,
+    ) -> Entry {
+        Entry::ToolResult(ToolResultEntry {
+            ts: Timestamp::now(),
+            call_id: call_id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error: status.is_error(),
+            status: Some(status),
+            elapsed_ms,
+        })
+    }
+
+    /// An approval answer, stamped now.
+    pub fn approval(call_id: impl Into<String>, decision: Decision, note: Option<String>) -> Entry {
+        Entry::Approval(ApprovalEntry {
+            ts: Timestamp::now(),
+            call_id: call_id.into(),
+            decision,
+            note,
+        })
+    }
+
+    /// The whole todo list, stamped now.
+    pub fn todos(todos: Vec<Todo>) -> Entry {
+        Entry::Todos(TodosEntry {
+            ts: Timestamp::now(),
+            todos,
+        })
+    }
+
+    /// A compaction whose `context` replaces the model context, stamped now.
+    pub fn compaction(
+        summary: impl Into<String>,
+        before_tokens: u64,
+        after_tokens: u64,
+        context: Vec<Message>,
+    ) -> Entry {
+        Entry::Compaction(CompactionEntry {
+            ts: Timestamp::now(),
+            summary: summary.into(),
+            before_tokens,
+            after_tokens,
+            context,
+        })
+    }
+
+    /// Token usage of one request, stamped now.
+    pub fn usage(input_tokens: u64, output_tokens: u64) -> Entry {
+        Entry::Usage(UsageEntry {
+            ts: Timestamp::now(),
+            input_tokens,
+            output_tokens,
+        })
+    }
+
+    /// An error, stamped now.
+    pub fn error(message: impl Into<String>) -> Entry {
+        Entry::Error(ErrorEntry {
+            ts: Timestamp::now(),
+            message: message.into(),
+        })
+    }
+
+    /// An interruption, stamped now.
+    pub fn interrupted() -> Entry {
+        Entry::Interrupted(InterruptedEntry {
+            ts: Timestamp::now(),
+        })
+    }
+
+    /// A new title, stamped now.
+    pub fn rename(title: impl Into<String>) -> Entry {
+        Entry::Rename(RenameEntry {
+            ts: Timestamp::now(),
+            title: title.into(),
+        })
+    }
+
+    /// A model switch, stamped now.
+    pub fn model_change(model: impl Into<String>) -> Entry {
+        Entry::ModelChange(ModelChangeEntry {
+            ts: Timestamp::now(),
+            model: model.into(),
+        })
+    }
+
+    /// Wraps `entry` as part of subagent `task_id`'s side chain, stamped now.
+    pub fn subagent(task_id: impl Into<String>, entry: Entry) -> Entry {
+        Entry::Subagent(SubagentEntry {
+            ts: Timestamp::now(),
+            task_id: task_id.into(),
+            entry: Box::new(entry),
+        })
+    }
+
+    /// When the entry was recorded.
+    pub fn ts(&self) -> Timestamp {
+        match self {
+            Entry::User(e) => e.ts,
+            Entry::Assistant(e) => e.ts,
+            Entry::ToolResult(e) => e.ts,
+            Entry::Approval(e) => e.ts,
+            Entry::Todos(e) => e.ts,
+            Entry::Compaction(e) => e.ts,
+            Entry::Usage(e) => e.ts,
+            Entry::Error(e) => e.ts,
+            Entry::Interrupted(e) => e.ts,
+            Entry::Rename(e) => e.ts,
+            Entry::ModelChange(e) => e.ts,
+            Entry::Subagent(e) => e.ts,
+        }
+    }
+
+    /// The `type` written for this entry.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Entry::User(_) => "user",
+            Entry::Assistant(_) => "assistant",
+            Entry::ToolResult(_) => "tool_result",
+            Entry::Approval(_) => "approval",
+            Entry::Todos(_) => "todos",
+            Entry::Compaction(_) => "compaction",
+            Entry::Usage(_) => "usage",
+            Entry::Error(_) => "error",
+            Entry::Interrupted(_) => "interrupted",
+            Entry::Rename(_) => "rename",
+            Entry::ModelChange(_) => "model_change",
+            Entry::Subagent(_) => "subagent",
+        }
+    }
+
+    /// The conversation message this entry holds, if it is one.
+    pub fn to_message(&self) -> Option<Message> {
+        match self {
+            Entry::User(e) => Some(Message::User {
+                content: e.content.clone(),
+            }),
+            Entry::Assistant(e) => Some(Message::Assistant {
+                parts: e.parts.clone(),
+            }),
+            Entry::ToolResult(e) => Some(Message::ToolResult {
+                call_id: e.call_id.clone(),
+                name: e.name.clone(),
+                content: e.content.clone(),
+                is_error: e.is_error,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// What parsing one entry line gave.
+pub(crate) enum Parsed {
+    /// A known entry.
+    Entry(Entry),
+    /// A well-formed line of a type this rein does not know (written by a newer one).
+    Unknown(String),
+}
+
+/// The `type` of a line as rein writes it (`{"type":"...",`), without parsing the rest.
+pub(crate) fn peek_type(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("{\"type\":\"")?;
+    let end = rest.find('"')?;
+    Some(&rest[..end])
+}
+
+#[derive(Deserialize)]
+struct TypeProbe {
+    #[serde(rename = "type")]
+    ty: String,
+}
+
+/// Parses one entry line. Lines written by rein put `type` first, so the payload struct is
+/// parsed directly (serde's internally tagged path buffers the whole line first, which is
+/// several times slower on a 100,000-line file); anything else takes the general path.
+pub(crate) fn parse_entry(line: &str) -> Result<Parsed, serde_json::Error> {
+    use serde_json::from_str;
+    let fast = match peek_type(line) {
+        Some("user") => Some(from_str(line).map(Entry::User)),
+        Some("assistant") => Some(from_str(line).map(Entry::Assistant)),
+        Some("tool_result") => Some(from_str(line).map(Entry::ToolResult)),
+        Some("approval") => Some(from_str(line).map(Entry::Approval)),
+        Some("todos") => Some(from_str(line).map(Entry::Todos)),
+        Some("compaction") => Some(from_str(line).map(Entry::Compaction)),
+        Some("usage") => Some(from_str(line).map(Entry::Usage)),
+        Some("error") => Some(from_str(line).map(Entry::Error)),
+        Some("interrupted") => Some(from_str(line).map(Entry::Interrupted)),
+        Some("rename") => Some(from_str(line).map(Entry::Rename)),
+        Some("model_change") => Some(from_str(line).map(Entry::ModelChange)),
+        Some("subagent") => Some(from_str(line).map(Entry::Subagent)),
+        _ => None,
+    };
+    match fast {
+        Some(Ok(entry)) => Ok(Parsed::Entry(entry)),
+        Some(Err(e)) => Err(e),
+        None => match from_str::<Entry>(line) {
+            Ok(entry) => Ok(Parsed::Entry(entry)),
+            Err(e) => match from_str::<TypeProbe>(line) {
+                Ok(probe) if !KNOWN_TYPES.contains(&probe.ty.as_str()) => {
+                    Ok(Parsed::Unknown(probe.ty))
+                }
+                _ => Err(e),
+            },
+        },
+    }
+}
+
+/// Every entry `type` of schema 1.
+pub const KNOWN_TYPES: &[&str] = &[
+    "user",
+    "assistant",
+    "tool_result",
+    "approval",
+    "todos",
+    "compaction",
+    "usage",
+    "error",
+    "interrupted",
+    "rename",
+    "model_change",
+    "subagent",
+];
+
+/// RFC 3339 timestamps (`2026-11-30T05:12:44.123Z`) for serde.
+pub(crate) mod rfc3339 {
+    use jiff::Timestamp;
+    use serde::de::{self, Visitor};
+    use serde::{Deserializer, Serializer};
+    use std::fmt;
+
+    /// Writes the timestamp in UTC.
+    pub fn serialize<S: Serializer>(ts: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(ts)
+    }
+
+    struct TsVisitor;
+
+    impl Visitor<'_> for TsVisitor {
+        type Value = Timestamp;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an RFC 3339 timestamp")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Timestamp, E> {
+            v.parse().map_err(E::custom)
+        }
+    }
+
+    /// Reads any RFC 3339 timestamp (with an offset or `Z`).
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
+        d.deserialize_str(TsVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_writes_type_first_and_parses_back() {
+        let entries = vec![
+            Entry::user("hi"),
+            Entry::assistant(vec![AssistantPart::Text { text: "x".into() }]),
+            Entry::tool_result("c1", "bash", "out", ToolStatus::Ok, Some(3)),
+            Entry::approval("c1", Decision::Always, None),
+            Entry::todos(vec![]),
+            Entry::compaction("s", 10, 2, vec![]),
+            Entry::usage(1, 2),
+            Entry::error("e"),
+            Entry::interrupted(),
+            Entry::rename("t"),
+            Entry::model_change("m"),
+            Entry::subagent("task", Entry::user("sub")),
+        ];
+        assert_eq!(entries.len(), KNOWN_TYPES.len());
+        for e in entries {
+            let line = serde_json::to_string(&e).unwrap();
+            assert_eq!(peek_type(&line), Some(e.type_name()), "{line}");
+            match parse_entry(&line).unwrap() {
+                Parsed::Entry(back) => assert_eq!(back, e),
+                Parsed::Unknown(t) => panic!("unknown {t}"),
+            }
+            // The general (tagged) path agrees with the fast one.
+            assert_eq!(serde_json::from_str::<Entry>(&line).unwrap(), e);
+        }
+    }
+
+    #[test]
+    fn type_not_first_and_unknown_types() {
+        let line = r#"{"ts":"2026-01-02T03:04:05Z","content":"x","type":"user"}"#;
+        assert!(matches!(
+            parse_entry(line),
+            Ok(Parsed::Entry(Entry::User(_)))
+        ));
+        let line = r#"{"type":"hologram","ts":"2026-01-02T03:04:05Z"}"#;
+        assert!(matches!(parse_entry(line), Ok(Parsed::Unknown(t)) if t == "hologram"));
+        let line = r#"{"type":"user","ts":"2026-01-02T03:04:05Z"}"#;
+        assert!(
+            parse_entry(line).is_err(),
+            "a known type with missing fields is damage"
+        );
+    }
+}

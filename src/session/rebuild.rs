@@ -1,0 +1,351 @@
+//! Resuming: the model context (from the last compaction on, repaired so both APIs accept it)
+//! and the whole visible conversation, from one pass over the loaded entries.
+
+use super::SessionError;
+use super::entry::Entry;
+use super::header::Header;
+use super::load::{LoadedSession, read_entries};
+use crate::llm::{AssistantPart, Message, Usage};
+use crate::protocol::{HistoryItem, Todo, ToolStatus};
+use crate::tools::Registry;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+
+/// The result given to a tool call that has none in the file (rein was killed while it ran).
+pub const DANGLING_TOOL_RESULT: &str =
+    "(rein stopped before this tool finished; no result was recorded)";
+
+/// A session ready to continue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resumed {
+    /// The session file (continue it with `SessionWriter::open_append`).
+    pub path: PathBuf,
+    /// Its header.
+    pub header: Header,
+    /// The model context: the last compaction's context (if any), then every message after it.
+    pub messages: Vec<Message>,
+    /// The whole visible conversation from the first message, with a notice at each compaction.
+    pub view: Vec<HistoryItem>,
+    /// The latest todo list.
+    pub todos: Vec<Todo>,
+    /// The latest title (`rename`), if any.
+    pub title: Option<String>,
+    /// The model in use at the end (header, then `model_change` entries).
+    pub model: String,
+    /// The last usage reported after the last compaction (what the context cost then).
+    pub usage: Option<Usage>,
+    /// What loading skipped and what was repaired, for the person.
+    pub notices: Vec<String>,
+}
+
+/// Turns a loaded session into the model context and the view. Takes the session by value
+/// so texts move instead of being copied. [`resume`] does the same straight from the file
+/// without holding all entries at once.
+pub fn rebuild(session: LoadedSession) -> Resumed {
+    let LoadedSession {
+        path,
+        header,
+        entries,
+        notices,
+    } = session;
+    let mut r = Rebuilder::new(header);
+    for entry in entries {
+        r.push(entry);
+    }
+    r.finish(path, notices)
+}
+
+/// Reads a session file and rebuilds it in one streaming pass: each entry goes to the view and
+/// the context as it is parsed, and each compaction drops the context before it, so memory
+/// holds the view and the live context, never the whole file or every entry.
+pub fn resume(path: &Path) -> Result<Resumed, SessionError> {
+    let mut rebuilder: Option<Rebuilder> = None;
+    let (header, notices) = read_entries(path, |header, entry| {
+        rebuilder
+            .get_or_insert_with(|| Rebuilder::new(header.clone()))
+            .push(entry);
+    })?;
+    let r = rebuilder.unwrap_or_else(|| Rebuilder::new(header));
+    Ok(r.finish(path.to_path_buf(), notices))
+}
+
+/// The state of a rebuild in progress, fed one entry at a time.
+struct Rebuilder {
+    header: Header,
+    registry: Registry,
+    messages: Vec<Message>,
+    view: Vec<HistoryItem>,
+    /// Where each call's view item is, until its result arrives.
+    open_calls: HashMap<String, usize>,
+    todos: Vec<Todo>,
+    title: Option<String>,
+    model: String,
+    usage: Option<Usage>,
+}
+
+impl Rebuilder {
+    fn new(header: Header) -> Rebuilder {
+        Rebuilder {
+            title: header.title.clone(),
+            model: header.model.clone(),
+            header,
+            registry: Registry::builtin(),
+            messages: Vec::new(),
+            view: Vec::new(),
+            open_calls: HashMap::new(),
+            todos: Vec::new(),
+            usage: None,
+        }
+    }
+
+    fn push(&mut self, entry: Entry) {
+        let view = &mut self.view;
+        match entry {
+            Entry::User(e) => {
+                self.messages.push(Message::User {
+                    content: e.content.clone(),
+                });
+                view.push(HistoryItem::User { text: e.content });
+            }
+            Entry::Assistant(e) => {
+                push_assistant_view(view, &mut self.open_calls, &e.parts, &self.registry);
+                self.messages.push(Message::Assistant { parts: e.parts });
+            }
+            Entry::ToolResult(e) => {
+                self.messages.push(Message::ToolResult {
+                    call_id: e.call_id.clone(),
+                    name: e.name.clone(),
+                    content: e.content.clone(),
+                    is_error: e.is_error,
+                });
+                let status = e.status.unwrap_or(if e.is_error {
+                    ToolStatus::Error
+                } else {
+                    ToolStatus::Ok
+                });
+                match self.open_calls.remove(&e.call_id) {
+                    Some(at) => {
+                        if let Some(HistoryItem::Tool {
+                            status: s, output, ..
+                        }) = view.get_mut(at)
+                        {
+                            *s = Some(status);
+                            *output = e.content;
+                        }
+                    }
+                    None => view.push(HistoryItem::Tool {
+                        call_id: e.call_id,
+                        tool: e.name,
+                        summary: String::new(),
+                        status: Some(status),
+                        output: e.content,
+                    }),
+                }
+            }
+            Entry::Todos(e) => {
+                view.push(HistoryItem::Todos {
+                    todos: e.todos.clone(),
+                });
+                self.todos = e.todos;
+            }
+            Entry::Compaction(e) => {
+                view.push(HistoryItem::Notice {
+                    text: format!(
+                        "Conversation compacted ({} → {} tokens): the model continues from a \
+                         summary; everything above stays here to read.",
+                        e.before_tokens, e.after_tokens
+                    ),
+                });
+                // Everything before is replaced: the usage reported for it no longer applies.
+                self.messages = e.context;
+                self.usage = None;
+            }
+            Entry::Usage(e) => {
+                self.usage = Some(Usage {
+                    input_tokens: e.input_tokens,
+                    output_tokens: e.output_tokens,
+                });
+            }
+            Entry::Error(e) => view.push(HistoryItem::Notice {
+                text: format!("Error: {}", e.message),
+            }),
+            Entry::Interrupted(_) => view.push(HistoryItem::Notice {
+                text: "Interrupted.".into(),
+            }),
+            Entry::Rename(e) => self.title = Some(e.title),
+            Entry::ModelChange(e) => {
+                view.push(HistoryItem::Notice {
+                    text: format!("Model switched to {}.", e.model),
+                });
+                self.model = e.model;
+            }
+            // Approvals show in the tool's status; subagents keep their own chain.
+            Entry::Approval(_) | Entry::Subagent(_) => {}
+        }
+    }
+
+    fn finish(mut self, path: PathBuf, mut notices: Vec<String>) -> Resumed {
+        for at in self.open_calls.into_values() {
+            if let Some(HistoryItem::Tool { output, .. }) = self.view.get_mut(at) {
+                *output = DANGLING_TOOL_RESULT.into();
+            }
+        }
+        notices.extend(repair(&mut self.messages));
+        Resumed {
+            path,
+            header: self.header,
+            messages: self.messages,
+            view: self.view,
+            todos: self.todos,
+            title: self.title,
+            model: self.model,
+            usage: self.usage,
+            notices,
+        }
+    }
+}
+
+/// Adds the view items of one assistant message: text (with the reasoning before it) and one
+/// tool item per call, waiting for its result.
+fn push_assistant_view(
+    view: &mut Vec<HistoryItem>,
+    open_calls: &mut HashMap<String, usize>,
+    parts: &[AssistantPart],
+    registry: &Registry,
+) {
+    let mut reasoning: Option<String> = None;
+    let mut text = String::new();
+    let flush = |view: &mut Vec<HistoryItem>, text: &mut String, reasoning: &mut Option<String>| {
+        if !text.is_empty() || reasoning.is_some() {
+            view.push(HistoryItem::Assistant {
+                text: std::mem::take(text),
+                reasoning: reasoning.take(),
+            });
+        }
+    };
+    for part in parts {
+        match part {
+            AssistantPart::Thinking { text: t, .. } if !t.is_empty() => {
+                if !text.is_empty() {
+                    flush(view, &mut text, &mut reasoning);
+                }
+                let r = reasoning.get_or_insert_with(String::new);
+                if !r.is_empty() {
+                    r.push('\n');
+                }
+                r.push_str(t);
+            }
+            AssistantPart::Thinking { .. } | AssistantPart::RedactedThinking { .. } => {}
+            AssistantPart::Text { text: t } => text.push_str(t),
+            AssistantPart::ToolCall(call) => {
+                flush(view, &mut text, &mut reasoning);
+                open_calls.insert(call.id.clone(), view.len());
+                view.push(HistoryItem::Tool {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    summary: summarize(registry, &call.name, &call.arguments),
+                    status: None,
+                    output: String::new(),
+                });
+            }
+        }
+    }
+    flush(view, &mut text, &mut reasoning);
+}
+
+/// The one-line summary the live view showed: the tool's own, else the start of the arguments.
+fn summarize(registry: &Registry, tool: &str, raw_args: &str) -> String {
+    let args = match serde_json::from_str::<Value>(raw_args) {
+        Ok(Value::String(inner)) => serde_json::from_str::<Value>(&inner).ok(),
+        Ok(v) => Some(v),
+        Err(_) if raw_args.trim().is_empty() => Some(Value::Object(Default::default())),
+        Err(_) => None,
+    };
+    if let (Some(t), Some(args)) = (registry.get(tool), args.filter(Value::is_object)) {
+        let t = t.clone();
+        // A tool's summary must never take a resume down with it.
+        if let Ok(s) = std::panic::catch_unwind(AssertUnwindSafe(move || t.summary(&args))) {
+            return s;
+        }
+    }
+    let first = raw_args.lines().next().unwrap_or("");
+    if first.chars().count() > 80 || raw_args.contains('\n') {
+        format!("{}…", first.chars().take(80).collect::<String>())
+    } else {
+        first.to_string()
+    }
+}
+
+/// Makes the context valid for both APIs: every tool call gets a result right after its
+/// message's other results (the dangling ones get [`DANGLING_TOOL_RESULT`]), and results that
+/// answer no call of the preceding assistant message are dropped. Returns notices.
+pub(crate) fn repair(messages: &mut Vec<Message>) -> Vec<String> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut waiting: Vec<(String, String)> = Vec::new();
+    let mut dangling = 0usize;
+    let mut dropped = 0usize;
+    let close = |out: &mut Vec<Message>, waiting: &mut Vec<(String, String)>, n: &mut usize| {
+        for (call_id, name) in waiting.drain(..) {
+            *n += 1;
+            out.push(Message::ToolResult {
+                call_id,
+                name,
+                content: DANGLING_TOOL_RESULT.into(),
+                is_error: true,
+            });
+        }
+    };
+    for msg in messages.drain(..) {
+        match msg {
+            Message::ToolResult { ref call_id, .. } => {
+                match waiting.iter().position(|(id, _)| id == call_id) {
+                    Some(at) => {
+                        waiting.remove(at);
+                        out.push(msg);
+                    }
+                    None => dropped += 1,
+                }
+            }
+            Message::Assistant { ref parts } => {
+                close(&mut out, &mut waiting, &mut dangling);
+                let mut seen = HashSet::new();
+                waiting.extend(parts.iter().filter_map(|p| match p {
+                    AssistantPart::ToolCall(c) if seen.insert(c.id.clone()) => {
+                        Some((c.id.clone(), c.name.clone()))
+                    }
+                    _ => None,
+                }));
+                out.push(msg);
+            }
+            Message::User { .. } => {
+                close(&mut out, &mut waiting, &mut dangling);
+                out.push(msg);
+            }
+        }
+    }
+    close(&mut out, &mut waiting, &mut dangling);
+    *messages = out;
+    let mut notices = Vec::new();
+    if dangling > 0 {
+        tracing::warn!("repaired {dangling} tool calls without a result");
+        notices.push(format!(
+            "{dangling} tool call{} had no recorded result (rein was stopped while {} ran); \
+             {} marked as such for the model.",
+            if dangling == 1 { "" } else { "s" },
+            if dangling == 1 { "it" } else { "they" },
+            if dangling == 1 { "it is" } else { "they are" },
+        ));
+    }
+    if dropped > 0 {
+        tracing::warn!("dropped {dropped} tool results that answer no call");
+        notices.push(format!(
+            "{dropped} tool result{} answered no preceding tool call and {} left out of the \
+             model context.",
+            if dropped == 1 { "" } else { "s" },
+            if dropped == 1 { "was" } else { "were" },
+        ));
+    }
+    notices
+}

@@ -1,0 +1,156 @@
+//! `read_skill`: the body of a skill (without its front matter) and the folder it lives in.
+
+use super::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
+use crate::llm::ToolSpec;
+use crate::skills::split_front_matter;
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// The `read_skill` tool.
+pub struct ReadSkill;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    name: String,
+}
+
+/// Files listed with a skill, at most (deep skill folders are summarised, not dumped).
+const MAX_FILES: usize = 50;
+
+/// The skill folder's other files, relative to it (hidden ones left out), sorted.
+fn supporting_files(dir: &Path) -> (Vec<String>, bool) {
+    let mut out = Vec::new();
+    let mut more = false;
+    let mut stack: Vec<PathBuf> = vec![dir.to_path_buf()];
+    'walk: while let Some(d) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let path = e.path();
+            // file_type does not follow symlinks, so a link loop cannot trap the walk.
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(path),
+                Ok(_) => {
+                    let rel = path.strip_prefix(dir).unwrap_or(&path);
+                    if rel != Path::new("SKILL.md") {
+                        if out.len() == MAX_FILES {
+                            more = true;
+                            break 'walk;
+                        }
+                        out.push(rel.display().to_string());
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    out.sort();
+    (out, more)
+}
+
+fn unknown(name: &str, ctx: &ToolCtx) -> ToolError {
+    let names = ctx.skills.names();
+    if names.is_empty() {
+        ToolError::new(format!(
+            "there is no skill named `{name}`: no skills are installed. Go on without one."
+        ))
+    } else {
+        ToolError::new(format!(
+            "there is no skill named `{name}`. Available skills: {}. Call read_skill with one of \
+             these names.",
+            names.join(", ")
+        ))
+    }
+}
+
+impl Tool for ReadSkill {
+    fn name(&self) -> &'static str {
+        "read_skill"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "read_skill".into(),
+            description: "Load the instructions of a skill listed in the system prompt, by name. \
+                Returns the skill's instructions and its folder; supporting files the \
+                instructions mention are relative to that folder (read them with read_file)."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "The skill's name, as listed."}
+                },
+                "required": ["name"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &Value, ctx: &ToolCtx) -> Result<Access, ToolError> {
+        let args: Args = parse_args("read_skill", args)?;
+        if ctx.skills.get(&args.name).is_none() {
+            return Err(unknown(&args.name, ctx));
+        }
+        Ok(Access::None)
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        args.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolCtx,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: Args = parse_args("read_skill", &args)?;
+            let skill = ctx
+                .skills
+                .get(&args.name)
+                .ok_or_else(|| unknown(&args.name, ctx))?;
+            let text = tokio::fs::read_to_string(&skill.path).await.map_err(|e| {
+                ToolError::new(format!(
+                    "cannot read {}: {e}. The skill may have been removed; go on without it.",
+                    skill.path.display()
+                ))
+            })?;
+            let body = match split_front_matter(&text) {
+                Ok((_, body)) => body,
+                // Edited since discovery into something without front matter: it is all body.
+                Err(_) => text.as_str(),
+            };
+            let dir = skill.dir.clone();
+            let (files, more) = tokio::task::spawn_blocking(move || supporting_files(&dir))
+                .await
+                .unwrap_or_default();
+            let mut out = format!(
+                "Skill `{}` (folder: {})\nPaths in these instructions are relative to that folder.\n\n{}",
+                skill.name,
+                skill.dir.display(),
+                body.trim_end()
+            );
+            if !files.is_empty() {
+                out.push_str("\n\nOther files in the skill's folder:\n");
+                for f in &files {
+                    out.push_str(&format!("- {f}\n"));
+                }
+                if more {
+                    out.push_str(&format!("(only the first {MAX_FILES} are listed)\n"));
+                }
+            }
+            Ok(ToolOutput::ok(out))
+        })
+    }
+}
