@@ -353,12 +353,7 @@ mod tests {
             errno(libc::EPERM)
         );
         assert_eq!(
-            run(
-                &f,
-                AUDIT_ARCH_X86_64,
-                16,
-                [0, libc::TIOCLINUX, 0, 0, 0, 0]
-            ),
+            run(&f, AUDIT_ARCH_X86_64, 16, [0, libc::TIOCLINUX, 0, 0, 0, 0]),
             errno(libc::EPERM)
         );
         assert_eq!(
@@ -366,12 +361,7 @@ mod tests {
             errno(libc::EPERM)
         );
         assert_eq!(
-            run(
-                &f,
-                AUDIT_ARCH_X86_64,
-                16,
-                [0, libc::TCGETS, 0, 0, 0, 0]
-            ),
+            run(&f, AUDIT_ARCH_X86_64, 16, [0, libc::TCGETS, 0, 0, 0, 0]),
             ALLOW
         );
     }
