@@ -423,6 +423,26 @@ async fn unix_sockets_outside_are_unreachable() {
 }
 
 #[tokio::test]
+async fn extra_writable_dirs_are_writable_and_nothing_else() {
+    let m = machine();
+    let cache = m.home.join(".cache/go-build");
+    let sb = m
+        .sandbox(SandboxMode::WorkspaceWrite, false)
+        .with_writable_dirs(vec![cache.clone()]);
+    if !enforced(&sb) {
+        return;
+    }
+    let (code, out) = m
+        .run(&sb, &format!("echo c > {}/entry", cache.display()))
+        .await;
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(std::fs::read_to_string(cache.join("entry")).unwrap(), "c\n");
+    let (code, out) = m.run(&sb, "echo x > \"$FAKE_HOME/.cache/other\"").await;
+    assert_ne!(code, 0, "{out}");
+    assert!(!m.home.join(".cache/other").exists());
+}
+
+#[tokio::test]
 async fn read_only_mode_blocks_workspace_writes() {
     let m = machine();
     let sb = m.sandbox(SandboxMode::ReadOnly, false);

@@ -139,7 +139,8 @@ fn paths_in(line: &str) -> Vec<String> {
 /// The places the sandbox treats differently, resolved once per explanation.
 struct Roots {
     workspace: PathBuf,
-    temp: PathBuf,
+    /// The temp dir and any other writable directories.
+    writable: Vec<PathBuf>,
     home: Option<PathBuf>,
 }
 
@@ -148,7 +149,7 @@ impl Roots {
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| normalize(p));
         Roots {
             workspace: real(&sb.workspace),
-            temp: real(&sb.temp_dir),
+            writable: sb.writable_dirs().map(|d| real(d)).collect(),
             home: std::env::var_os("HOME").map(PathBuf::from),
         }
     }
@@ -164,7 +165,10 @@ impl Roots {
         };
         let path = normalize(&path);
         // Special files the sandbox leaves writable are not its doing.
-        if path.starts_with("/dev") || path.starts_with("/proc") || path.starts_with(&self.temp) {
+        if path.starts_with("/dev")
+            || path.starts_with("/proc")
+            || self.writable.iter().any(|d| path.starts_with(d))
+        {
             return None;
         }
         if let Ok(rel) = path.strip_prefix(&self.workspace) {

@@ -113,6 +113,8 @@ pub(crate) struct Request<'a> {
     pub(crate) network: bool,
     pub(crate) workspace: &'a Path,
     pub(crate) temp_dir: &'a Path,
+    /// More directories bash may write (build caches), created when missing.
+    pub(crate) extra_writable: &'a [PathBuf],
     pub(crate) cwd: &'a Path,
     pub(crate) use_landlock: bool,
 }
@@ -122,57 +124,51 @@ fn cstring(p: &Path) -> Result<CString, String> {
         .map_err(|_| format!("{} contains a NUL byte.", p.display()))
 }
 
-fn canonical(p: &Path, what: &str) -> Result<PathBuf, String> {
-    std::fs::canonicalize(p)
-        .map_err(|e| format!("The sandbox cannot use the {what} {}: {e}.", p.display()))
+/// Creates `dir` if needed and returns its canonical path.
+fn writable_dir(dir: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::canonicalize(dir))
+        .map_err(|e| format!("The sandbox cannot use {}: {e}.", dir.display()))
 }
 
 impl Confinement {
     /// Prepares the confinement for one command.
     pub(crate) fn prepare(req: &Request<'_>) -> Result<Confinement, String> {
-        std::fs::create_dir_all(req.temp_dir).map_err(|e| {
-            format!(
-                "The sandbox cannot create the temp dir {}: {e}.",
-                req.temp_dir.display()
-            )
+        let workspace = std::fs::canonicalize(req.workspace).map_err(|e| {
+            let ws = req.workspace.display();
+            format!("The sandbox cannot use the workspace {ws}: {e}.")
         })?;
-        let temp = canonical(req.temp_dir, "temp dir")?;
-        let workspace = canonical(req.workspace, "workspace")?;
         let write_ws = req.mode == SandboxMode::WorkspaceWrite;
+        let mut writable = vec![writable_dir(req.temp_dir)?];
+        for dir in req.extra_writable {
+            writable.push(writable_dir(dir)?);
+        }
+        if write_ws {
+            writable.push(workspace.clone());
+        }
+        // Outer directories first, so an inner bind lands on top of an outer one.
+        writable.sort_by_key(|p| p.components().count());
+        writable.dedup();
 
         let k = kernel();
         let mounts = match k.ns {
-            Some(mode) => {
-                let mut writable = vec![temp.clone()];
-                if write_ws {
-                    writable.push(workspace.clone());
-                }
-                // Outer directories first, so an inner bind lands on top of an outer one.
-                writable.sort_by_key(|p| p.components().count());
-                writable.dedup();
-                Some(MountPlan {
-                    mode,
-                    writable: writable
-                        .iter()
-                        .map(|p| cstring(p))
-                        .collect::<Result<_, _>>()?,
-                    protect_in: if write_ws {
-                        Some(cstring(&workspace)?)
-                    } else {
-                        None
-                    },
-                    cwd: cstring(req.cwd)?,
-                })
-            }
+            Some(mode) => Some(MountPlan {
+                mode,
+                writable: writable
+                    .iter()
+                    .map(|p| cstring(p))
+                    .collect::<Result<_, _>>()?,
+                protect_in: if write_ws {
+                    Some(cstring(&workspace)?)
+                } else {
+                    None
+                },
+                cwd: cstring(req.cwd)?,
+            }),
             None => None,
         };
         let (ruleset, shm_access) = if req.use_landlock && k.abi >= MIN_ABI {
             let abi = ABI::from(k.abi.min(TESTED_ABI));
-            let writable: Vec<&Path> = if write_ws {
-                vec![&temp, &workspace]
-            } else {
-                vec![&temp]
-            };
             build_ruleset(abi, req.network, &writable)
                 .map_err(|e| format!("The sandbox could not build its Landlock rules: {e}."))?
         } else {
@@ -271,7 +267,7 @@ fn grant_dev_shm(ruleset: &OwnedFd, access: u64) -> io::Result<()> {
 fn build_ruleset(
     abi: ABI,
     network: bool,
-    writable: &[&Path],
+    writable: &[PathBuf],
 ) -> Result<(Option<OwnedFd>, u64), String> {
     let e = |e: landlock::RulesetError| e.to_string();
     let read = AccessFs::from_read(abi);

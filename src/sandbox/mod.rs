@@ -51,6 +51,8 @@ pub struct Sandbox {
     pub workspace: PathBuf,
     /// The session temp dir (always writable).
     pub temp_dir: PathBuf,
+    /// More directories bash may write (see [`Sandbox::with_writable_dirs`]).
+    extra_writable: Vec<PathBuf>,
     status: SandboxStatus,
     /// Set by the test switch: behave as if the kernel had no Landlock.
     simulate_no_landlock: bool,
@@ -100,9 +102,22 @@ impl Sandbox {
             network,
             workspace,
             temp_dir,
+            extra_writable: Vec::new(),
             status,
             simulate_no_landlock: simulate,
         }
+    }
+
+    /// Also lets bash write in `dirs` (created when missing), e.g. build caches such as
+    /// `~/.cache/go-build` that tools insist on. Everything else stays as configured.
+    pub fn with_writable_dirs(mut self, dirs: Vec<PathBuf>) -> Sandbox {
+        self.extra_writable = dirs;
+        self
+    }
+
+    /// The directories bash may write besides the workspace: the temp dir and any added.
+    pub fn writable_dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        std::iter::once(&self.temp_dir).chain(&self.extra_writable)
     }
 
     /// Whether the confinement is enforced, unavailable (and why), or off.
@@ -153,6 +168,7 @@ impl Sandbox {
             network: self.network,
             workspace: &self.workspace,
             temp_dir: &self.temp_dir,
+            extra_writable: &self.extra_writable,
             cwd: &cwd,
             use_landlock: !self.simulate_no_landlock,
         });
