@@ -3,6 +3,7 @@
 //!
 //! Where the kernel lacks what a test needs, the test prints why and returns; set
 //! `REIN_SANDBOX_TESTS_REQUIRED=1` to make that a failure instead (CI on Landlock kernels).
+#![cfg(target_os = "linux")]
 
 use rein::config::SandboxMode;
 use rein::sandbox::{Sandbox, SandboxStatus, run_sandboxed};
@@ -246,6 +247,9 @@ async fn git_hooks_git_config_and_rein_stay_read_only() {
         "mv .rein .rein-old",
         // Back into the host's mount namespace, where the read-only binds do not exist.
         "nsenter -t 1 -m -- sh -c 'echo x > .git/hooks/pre-commit'",
+        // Undoing the read-only bind: mount_setattr(AT_FDCWD, ".git/hooks", 0, {clr: RDONLY}).
+        "python3 -c \"import ctypes, struct, sys; libc = ctypes.CDLL(None); a = ctypes.create_string_buffer(struct.pack('QQQQ', 0, 1, 0, 0)); sys.exit(libc.syscall(442, -100, b'.git/hooks', 0, a, 32) != 0 or open('.git/hooks/pre-commit', 'w').write('echo pwned'))\"",
+        "umount .git/hooks && echo x > .git/hooks/pre-commit",
     ] {
         let (code, out) = m.run(&sb, script).await;
         assert_ne!(code, 0, "`{script}` succeeded: {out}");

@@ -19,11 +19,10 @@ use std::io;
 pub(crate) enum NsMode {
     /// A new user namespace (mapping only the caller's own uid and gid) plus a mount
     /// namespace. Works without privileges where unprivileged user namespaces are allowed, and
-    /// for root it also drops every capability in the initial namespace (no module loading, no
+    /// for root it also leaves no capability in the initial namespace (no module loading, no
     /// `setns` back into the host's mounts, no raw devices).
     User,
-    /// A mount namespace alone; needs `CAP_SYS_ADMIN`. Capabilities that could undo the
-    /// confinement are dropped afterwards.
+    /// A mount namespace alone; needs `CAP_SYS_ADMIN`.
     Plain,
 }
 
@@ -188,8 +187,8 @@ fn id_map(id: u32, buf: &mut [u8; 32]) -> &[u8] {
     &buf[..at + 2]
 }
 
-/// Capabilities a root process keeps in [`NsMode::Plain`]: enough to work on files of other
-/// users inside the workspace; nothing that reaches the kernel, devices or other namespaces.
+/// Capabilities a root process keeps: enough to work on files of other users inside the
+/// workspace; nothing that reaches the kernel, devices, mounts or other namespaces.
 const KEPT_CAPS: [u32; 8] = [
     0,  // CAP_CHOWN
     1,  // CAP_DAC_OVERRIDE
@@ -280,9 +279,9 @@ impl MountPlan {
         // it again by name lands on the new ones.
         // SAFETY: valid NUL-terminated path.
         check(unsafe { libc::chdir(self.cwd.as_ptr()) } as libc::c_long)?;
-        if self.mode == NsMode::Plain {
-            drop_capabilities()?;
-        }
+        // In both modes: root keeps no capability that could undo the mounts after exec
+        // (in a user namespace, uid 0 would otherwise get them all back).
+        drop_capabilities()?;
         Ok(shm)
     }
 }
