@@ -269,7 +269,11 @@ async fn writes_inside_the_workspace_and_temp_work() {
     if !enforced(&sb) {
         return;
     }
+    // A file of another user (as in a checkout owned by someone else): root may still edit it.
+    std::fs::write(m.ws.join("theirs.txt"), "old").unwrap();
+    std::os::unix::fs::chown(m.ws.join("theirs.txt"), Some(4242), Some(4242)).unwrap();
     let script = r#"set -e
+        echo mine > theirs.txt
         echo hello > new.txt
         mkdir -p a/b/c && echo deep > a/b/c/file
         mv new.txt renamed.txt && mv a/b/c/file a/moved
@@ -296,6 +300,10 @@ async fn writes_inside_the_workspace_and_temp_work() {
     assert_eq!(
         std::fs::read_to_string(m.tmp.join("scratch")).unwrap(),
         "t\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(m.ws.join("theirs.txt")).unwrap(),
+        "mine\n"
     );
     // A later command in the now-protected repository can still commit.
     let (code, out) = m

@@ -4,7 +4,7 @@
 //! Everything that allocates (paths, the Landlock ruleset, the BPF program) is prepared in
 //! rein before the fork; the child only makes system calls before it executes the command.
 
-use super::mounts::{self, MountPlan, NsMode};
+use super::mounts::{self, MountPlan, NsSupport};
 use super::seccomp::Filter;
 use crate::config::SandboxMode;
 use landlock::{
@@ -32,17 +32,24 @@ pub(crate) struct Kernel {
     /// Landlock ABI version reported by the kernel (≤ 0: none).
     pub(crate) abi: i32,
     /// How a private mount namespace can be had, if at all.
-    pub(crate) ns: Option<NsMode>,
+    pub(crate) ns: NsSupport,
 }
 
-/// The kernel's capabilities (probed on first use: one syscall and at most two short forks).
+/// The kernel's capabilities (probed on first use: one syscall and two short forks).
 pub(crate) fn kernel() -> &'static Kernel {
     static KERNEL: OnceLock<Kernel> = OnceLock::new();
     KERNEL.get_or_init(|| {
         let abi = landlock_abi();
-        let ns = [NsMode::User, NsMode::Plain]
-            .into_iter()
-            .find(|m| probe_namespace(*m));
+        let ns = NsSupport {
+            plain: probe_namespace(NsSupport {
+                plain: true,
+                user: false,
+            }),
+            user: probe_namespace(NsSupport {
+                plain: false,
+                user: true,
+            }),
+        };
         tracing::debug!(abi, ?ns, "sandbox: kernel probed");
         Kernel { abi, ns }
     })
@@ -87,7 +94,7 @@ pub(crate) fn missing_support(
     if !network && !super::seccomp::supported() {
         return Some("rein has no network filter for this CPU architecture".into());
     }
-    if mode == SandboxMode::WorkspaceWrite && k.ns.is_none() {
+    if mode == SandboxMode::WorkspaceWrite && !k.ns.any() {
         return Some(
             "no private mount namespace is available (unprivileged user namespaces are disabled), so \
              .git/hooks, .git/config and .rein cannot be kept read-only"
@@ -151,9 +158,9 @@ impl Confinement {
         writable.dedup();
 
         let k = kernel();
-        let mounts = match k.ns {
-            Some(mode) => Some(MountPlan {
-                mode,
+        let mounts = match k.ns.any() {
+            true => Some(MountPlan {
+                ns: k.ns,
                 writable: writable
                     .iter()
                     .map(|p| cstring(p))
@@ -165,7 +172,7 @@ impl Confinement {
                 },
                 cwd: cstring(req.cwd)?,
             }),
-            None => None,
+            false => None,
         };
         let (ruleset, shm_access) = if req.use_landlock && k.abi >= MIN_ABI {
             let abi = ABI::from(k.abi.min(TESTED_ABI));
@@ -324,15 +331,15 @@ fn build_ruleset(
     Ok((created.into(), tree.bits()))
 }
 
-/// Whether a child can set up the private mount namespace `mode` (forks once; the child only
-/// makes system calls and exits).
-fn probe_namespace(mode: NsMode) -> bool {
+/// Whether a child can set up a private mount namespace the way `ns` allows (forks once; the
+/// child only makes system calls and exits).
+fn probe_namespace(ns: NsSupport) -> bool {
     let temp = std::env::temp_dir()
         .canonicalize()
         .ok()
         .and_then(|p| cstring(&p).ok());
     let plan = MountPlan {
-        mode,
+        ns,
         writable: temp.into_iter().collect(),
         protect_in: None,
         cwd: c"/".into(),

@@ -26,9 +26,35 @@ pub(crate) enum NsMode {
     Plain,
 }
 
+/// Which ways to a private mount namespace work on this machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct NsSupport {
+    pub(crate) plain: bool,
+    pub(crate) user: bool,
+}
+
+impl NsSupport {
+    /// Whether any way works.
+    pub(crate) fn any(self) -> bool {
+        self.plain || self.user
+    }
+
+    /// The way for a process running as `euid`. Root prefers a plain mount namespace: a user
+    /// namespace would map only uid 0, so root could not write workspace files of other users.
+    fn choose(self, euid: libc::uid_t) -> Option<NsMode> {
+        match (self.plain, self.user) {
+            (true, _) if euid == 0 => Some(NsMode::Plain),
+            (_, true) => Some(NsMode::User),
+            (true, false) => Some(NsMode::Plain),
+            (false, false) => None,
+        }
+    }
+}
+
 /// What to set up in the child.
 pub(crate) struct MountPlan {
-    pub(crate) mode: NsMode,
+    /// Decided in the child, whose uid may differ from rein's (`Command::uid`).
+    pub(crate) ns: NsSupport,
     /// Directories that stay writable (canonical, absolute), outermost first.
     pub(crate) writable: Vec<CString>,
     /// The workspace, when it is writable and its protected entries need guarding.
@@ -223,13 +249,18 @@ impl MountPlan {
     pub(crate) fn enter(&self) -> io::Result<bool> {
         // SAFETY: getuid/getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        let flags = match self.mode {
+        // SAFETY: geteuid cannot fail.
+        let mode = self
+            .ns
+            .choose(unsafe { libc::geteuid() })
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EPERM))?;
+        let flags = match mode {
             NsMode::User => libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
             NsMode::Plain => libc::CLONE_NEWNS,
         };
         // SAFETY: plain syscall; the child is single-threaded.
         check(unsafe { libc::unshare(flags) } as libc::c_long)?;
-        if self.mode == NsMode::User {
+        if mode == NsMode::User {
             // A process that changed uid before (e.g. `Command::uid`) is not dumpable, which
             // makes its /proc files root's; it needs them to write its own maps.
             // SAFETY: plain prctl.
@@ -357,6 +388,27 @@ pub(crate) fn dev_shm() -> &'static std::ffi::CStr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn root_prefers_a_plain_namespace_and_others_a_user_namespace() {
+        let both = NsSupport {
+            plain: true,
+            user: true,
+        };
+        assert_eq!(both.choose(0), Some(NsMode::Plain));
+        assert_eq!(both.choose(1000), Some(NsMode::User));
+        let user = NsSupport {
+            plain: false,
+            user: true,
+        };
+        assert_eq!(user.choose(0), Some(NsMode::User));
+        let plain = NsSupport {
+            plain: true,
+            user: false,
+        };
+        assert_eq!(plain.choose(1000), Some(NsMode::Plain));
+        assert_eq!(NsSupport::default().choose(0), None);
+    }
 
     #[test]
     fn id_maps_are_formatted_without_allocation() {
