@@ -18,9 +18,7 @@ use std::io;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NsMode {
     /// A new user namespace (mapping only the caller's own uid and gid) plus a mount
-    /// namespace. Works without privileges where unprivileged user namespaces are allowed, and
-    /// for root it also leaves no capability in the initial namespace (no module loading, no
-    /// `setns` back into the host's mounts, no raw devices).
+    /// namespace. Works without privileges where unprivileged user namespaces are allowed.
     User,
     /// A mount namespace alone; needs `CAP_SYS_ADMIN`.
     Plain,
