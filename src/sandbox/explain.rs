@@ -1,0 +1,350 @@
+//! Recognising, in a failed command's output, that the sandbox blocked it, so the tool result
+//! can say so (and how the user can allow it) instead of leaving the model to guess.
+//!
+//! Conservative on purpose: a note appears only when the command failed and the output holds
+//! a typical message for a denied write to a path the sandbox keeps read-only, or (with the
+//! network off) a typical network failure.
+
+use super::Sandbox;
+use crate::config::SandboxMode;
+use std::path::{Component, Path, PathBuf};
+
+const WRITE_DENIED: [&str; 4] = [
+    "Permission denied",
+    "Read-only file system",
+    "Operation not permitted",
+    "EROFS",
+];
+
+/// Messages of resolvers, curl, git, cargo, pip, npm, Go and Python when there is no network.
+const NETWORK_FAILED: [&str; 15] = [
+    "Could not resolve host",
+    "Couldn't resolve host",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "failed to lookup address",
+    "No address associated with hostname",
+    "getaddrinfo",
+    "EAI_AGAIN",
+    "Network is unreachable",
+    "Connection refused",
+    "Failed to connect to",
+    "Couldn't connect to server",
+    "Failed to establish a new connection",
+    "socket: Permission denied",
+    "socket: permission denied",
+];
+
+enum Blocked {
+    Network,
+    Protected(String),
+    Outside(String),
+    ReadOnlyWorkspace(String),
+}
+
+pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Option<String> {
+    if sb.mode == SandboxMode::Off || exit_code == Some(0) {
+        return None;
+    }
+    let roots = Roots::new(sb);
+    let mut found = None;
+    for line in output.lines() {
+        if WRITE_DENIED.iter().any(|m| line.contains(m)) {
+            let erofs = line.contains("Read-only file system");
+            if let Some(b) = paths_in(line)
+                .into_iter()
+                .find_map(|p| roots.classify(sb.mode, &p, erofs))
+            {
+                found = Some(b);
+                break;
+            }
+            // Read-only mounts are how the sandbox refuses writes, so EROFS alone points at it.
+            if erofs {
+                found.get_or_insert(match sb.mode {
+                    SandboxMode::ReadOnly => Blocked::ReadOnlyWorkspace("a file".into()),
+                    _ => Blocked::Outside("a path outside the workspace".into()),
+                });
+            }
+            // A socket refused by the network filter reads "Permission denied" without a path.
+            if !sb.network && line.contains("Permission denied") && mentions_network(output) {
+                found.get_or_insert(Blocked::Network);
+            }
+        }
+        if !sb.network && NETWORK_FAILED.iter().any(|m| line.contains(m)) {
+            found.get_or_insert(Blocked::Network);
+        }
+    }
+    Some(match found? {
+        Blocked::Network => "[sandbox] This command seems to need the network, which the sandbox blocks for bash. \
+             Do not try to get around it; if the network is really needed, ask the user to allow it with \
+             `network = true` under `[sandbox]` in config.toml."
+            .to_string(),
+        Blocked::Protected(p) => format!(
+            "[sandbox] {p} is read-only in the sandbox: .git/hooks, .git/config and .rein/ are protected. \
+             Ask the user to make this change themselves."
+        ),
+        Blocked::Outside(p) => format!(
+            "[sandbox] The sandbox blocked a write to {p}: bash may only write inside the workspace and $TMPDIR. \
+             Write inside the workspace instead, or ask the user to set `sandbox = \"off\"` in config.toml if \
+             this write is really needed."
+        ),
+        Blocked::ReadOnlyWorkspace(p) => format!(
+            "[sandbox] The sandbox is read-only, so the write to {p} was blocked; bash may only write to $TMPDIR. \
+             Ask the user to set `sandbox = \"workspace-write\"` in config.toml if files must change."
+        ),
+    })
+}
+
+fn mentions_network(output: &str) -> bool {
+    let lower = output.to_lowercase();
+    ["socket", "connect", "http", "urlopen"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// Candidate paths in one line of output: quoted strings, words that contain a `/`, and the
+/// word just before the error (`bash: line 1: out.txt: Permission denied`).
+fn paths_in(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(at) = WRITE_DENIED.iter().filter_map(|m| line.find(m)).min() {
+        let before = line[..at].trim_end().trim_end_matches(':');
+        let word = before.rsplit([' ', '\t']).next().unwrap_or("");
+        let word = word.trim_matches(|c: char| "'\"‘’`".contains(c));
+        let path_like = |c: char| c.is_alphanumeric() || "._-/~+@".contains(c);
+        if !word.is_empty() && word.chars().all(path_like) {
+            out.push(word.to_string());
+        }
+    }
+    for (open, close) in [('\'', '\''), ('"', '"'), ('‘', '’'), ('`', '\'')] {
+        let mut rest = line;
+        while let Some(start) = rest.find(open) {
+            let after = &rest[start + open.len_utf8()..];
+            let Some(end) = after.find(close) else { break };
+            let quoted = &after[..end];
+            if !quoted.is_empty() && !quoted.contains(char::is_whitespace) {
+                out.push(quoted.to_string());
+            }
+            rest = &after[end + close.len_utf8()..];
+        }
+    }
+    for word in line.split_whitespace() {
+        let word = word.trim_matches(|c: char| "'\"‘’`:,;()[]".contains(c));
+        if word.contains('/') && !word.contains("://") {
+            out.push(word.to_string());
+        }
+    }
+    out
+}
+
+/// The places the sandbox treats differently, resolved once per explanation.
+struct Roots {
+    workspace: PathBuf,
+    /// The temp dir and any other writable directories.
+    writable: Vec<PathBuf>,
+    home: Option<PathBuf>,
+}
+
+impl Roots {
+    fn new(sb: &Sandbox) -> Roots {
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| normalize(p));
+        Roots {
+            workspace: real(&sb.workspace),
+            writable: sb.writable_dirs().map(|d| real(d)).collect(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        }
+    }
+
+    /// What blocked a write to `raw`, if the sandbox did. `erofs`: the error was "Read-only
+    /// file system", which inside the workspace only the sandbox's read-only mounts produce.
+    fn classify(&self, mode: SandboxMode, raw: &str, erofs: bool) -> Option<Blocked> {
+        let path = if let Some(rest) = raw.strip_prefix("~/") {
+            self.home.as_ref()?.join(rest)
+        } else {
+            // Relative paths are taken relative to the workspace, where commands start.
+            self.workspace.join(raw)
+        };
+        let path = normalize(&path);
+        // Special files the sandbox leaves writable are not its doing.
+        if path.starts_with("/dev")
+            || path.starts_with("/proc")
+            || self.writable.iter().any(|d| path.starts_with(d))
+        {
+            return None;
+        }
+        if let Ok(rel) = path.strip_prefix(&self.workspace) {
+            let protected = rel.starts_with(".git/hooks")
+                || rel == Path::new(".git/config")
+                || rel.starts_with(".rein");
+            return match mode {
+                SandboxMode::ReadOnly => Some(Blocked::ReadOnlyWorkspace(raw.to_string())),
+                _ if protected && erofs => Some(Blocked::Protected(raw.to_string())),
+                _ => None,
+            };
+        }
+        // Outside: only if rein itself could have written there (otherwise plain file
+        // permissions refused it, sandbox or not).
+        writable_by_rein(&path).then(|| Blocked::Outside(raw.to_string()))
+    }
+}
+
+/// Whether rein (unconfined) may write `path`, or create it in its nearest existing parent.
+fn writable_by_rein(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(existing) = path.ancestors().find(|p| p.symlink_metadata().is_ok()) else {
+        return false;
+    };
+    let Ok(c) = std::ffi::CString::new(existing.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Removes `.` and `..` lexically (the path may not exist).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workspace `proj` with a look-alike sibling and a home next to it, all writable.
+    struct Layout {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+    }
+
+    fn layout() -> Layout {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for d in ["proj", "proj-evil", "home", "tmp"] {
+            std::fs::create_dir(root.join(d)).unwrap();
+        }
+        Layout { _dir: dir, root }
+    }
+
+    impl Layout {
+        fn sandbox(&self, mode: SandboxMode, network: bool) -> Sandbox {
+            Sandbox::without_landlock(mode, network, self.root.join("proj"), self.root.join("tmp"))
+        }
+    }
+
+    #[test]
+    fn a_denied_write_outside_names_the_path_and_the_config_key() {
+        let l = layout();
+        let sb = l.sandbox(SandboxMode::WorkspaceWrite, false);
+        let r = l.root.display();
+        for out in [
+            format!("touch: cannot touch '{r}/home/evil': Permission denied"),
+            format!("bash: {r}/home/x: Read-only file system"),
+            format!("mkdir: cannot create directory ‘{r}/proj-evil/x’: Permission denied"),
+            format!("PermissionError: [Errno 13] Permission denied: '{r}/home/.bashrc'"),
+            "sh: 1: cannot create ../proj-evil/a: Permission denied".to_string(),
+        ] {
+            let note = sb
+                .explain_failure(&out, Some(1))
+                .unwrap_or_else(|| panic!("no note for {out}"));
+            assert!(
+                note.contains("sandbox = \"off\"") && note.contains("blocked a write to"),
+                "{note}"
+            );
+        }
+    }
+
+    #[test]
+    fn protected_paths_get_their_own_note() {
+        let sb = layout().sandbox(SandboxMode::WorkspaceWrite, false);
+        let out = "error: could not lock config file .git/config: Read-only file system";
+        assert!(
+            sb.explain_failure(out, Some(255))
+                .unwrap()
+                .contains("protected")
+        );
+        let out = "bash: line 1: .git/hooks/pre-commit: Read-only file system";
+        assert!(
+            sb.explain_failure(out, Some(1))
+                .unwrap()
+                .contains("protected")
+        );
+    }
+
+    #[test]
+    fn read_only_mode_mentions_workspace_write() {
+        let sb = layout().sandbox(SandboxMode::ReadOnly, false);
+        for out in [
+            "touch: cannot touch 'src/new.rs': Read-only file system",
+            "bash: line 1: new: Read-only file system",
+        ] {
+            let note = sb.explain_failure(out, Some(1)).unwrap();
+            assert!(note.contains("workspace-write"), "{note}");
+        }
+    }
+
+    #[test]
+    fn network_failures_are_explained_only_with_the_network_off() {
+        let l = layout();
+        let off = l.sandbox(SandboxMode::WorkspaceWrite, false);
+        let on = l.sandbox(SandboxMode::WorkspaceWrite, true);
+        for out in [
+            "curl: (6) Could not resolve host: example.com",
+            "fatal: unable to access 'https://github.com/x/y/': Could not resolve host: github.com",
+            "socket.gaierror: [Errno -3] Temporary failure in name resolution",
+            "PermissionError: [Errno 13] Permission denied\n  in socket.create_connection",
+            "bash: socket: Permission denied",
+        ] {
+            assert!(
+                off.explain_failure(out, Some(1))
+                    .unwrap()
+                    .contains("network = true"),
+                "{out}"
+            );
+            assert_eq!(on.explain_failure(out, Some(1)), None, "{out}");
+        }
+    }
+
+    #[test]
+    fn stays_quiet_when_nothing_points_at_the_sandbox() {
+        let l = layout();
+        let sb = l.sandbox(SandboxMode::WorkspaceWrite, false);
+        let tmp = l.root.join("tmp/x");
+        // Succeeded; not allowed to run (inside the workspace); temp; unrelated errors.
+        assert_eq!(
+            sb.explain_failure("curl: (6) Could not resolve host: x", Some(0)),
+            None
+        );
+        assert_eq!(
+            sb.explain_failure("bash: ./run.sh: Permission denied", Some(126)),
+            None
+        );
+        assert_eq!(
+            sb.explain_failure("bash: .git/hooks/x: Permission denied", Some(1)),
+            None
+        );
+        let out = format!("cp: cannot create '{}': Permission denied", tmp.display());
+        assert_eq!(sb.explain_failure(&out, Some(1)), None);
+        assert_eq!(
+            sb.explain_failure(
+                "error[E0425]: cannot find value `x` in src/main.rs",
+                Some(101)
+            ),
+            None
+        );
+        let off = Sandbox::off(l.root.join("proj"), l.root.join("tmp"));
+        let out = format!(
+            "touch: cannot touch '{}/home/x': Permission denied",
+            l.root.display()
+        );
+        assert_eq!(off.explain_failure(&out, Some(1)), None);
+    }
+}

@@ -1,0 +1,418 @@
+//! A private mount namespace for the sandboxed command, set up between fork and exec.
+//!
+//! Landlock grants rights per directory tree and cannot carve read-only holes out of a writable
+//! tree, so `.git/hooks`, `.git/config` and `.rein/` inside a writable workspace are protected
+//! here instead: in a private copy of the mount table they become read-only bind mounts, and
+//! `.git` becomes a mount point (which cannot be renamed or removed, so it cannot be swapped
+//! for a repository with other hooks). The whole tree is also made read-only, except the
+//! workspace and the temp dir: that also stops `chmod`, `chown`, `touch` and extended
+//! attributes outside, which Landlock (ABI ≤ 7) does not govern.
+//!
+//! Everything here runs in the child after `fork`, so it only makes system calls: no
+//! allocation, no locks. Paths are prepared as `CString`s before the fork.
+
+use std::ffi::CString;
+use std::io;
+
+/// How the child gets a mount namespace of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NsMode {
+    /// A new user namespace (mapping only the caller's own uid and gid) plus a mount
+    /// namespace. Works without privileges where unprivileged user namespaces are allowed.
+    User,
+    /// A mount namespace alone; needs `CAP_SYS_ADMIN`.
+    Plain,
+}
+
+/// Which ways to a private mount namespace work on this machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct NsSupport {
+    pub(crate) plain: bool,
+    pub(crate) user: bool,
+}
+
+impl NsSupport {
+    /// Whether any way works.
+    pub(crate) fn any(self) -> bool {
+        self.plain || self.user
+    }
+
+    /// The way for a process running as `euid`. Root prefers a plain mount namespace: a user
+    /// namespace would map only uid 0, so root could not write workspace files of other users.
+    fn choose(self, euid: libc::uid_t) -> Option<NsMode> {
+        match (self.plain, self.user) {
+            (true, _) if euid == 0 => Some(NsMode::Plain),
+            (_, true) => Some(NsMode::User),
+            (true, false) => Some(NsMode::Plain),
+            (false, false) => None,
+        }
+    }
+}
+
+/// What to set up in the child.
+pub(crate) struct MountPlan {
+    /// Decided in the child, whose uid may differ from rein's (`Command::uid`).
+    pub(crate) ns: NsSupport,
+    /// Directories that stay writable (canonical, absolute), outermost first.
+    pub(crate) writable: Vec<CString>,
+    /// The workspace, when it is writable and its protected entries need guarding.
+    pub(crate) protect_in: Option<CString>,
+    /// Directory to change into once the mounts are in place (the command's working dir).
+    pub(crate) cwd: CString,
+}
+
+const DEV_SHM: &std::ffi::CStr = c"/dev/shm";
+
+/// `struct mount_attr` (`<linux/mount.h>`), version 0.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// An owned file descriptor that closes itself; plain syscalls only.
+struct Fd(libc::c_int);
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is owned by this value and closed once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+fn check(rc: libc::c_long) -> io::Result<libc::c_long> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+fn open_path(dir: Option<&Fd>, name: &std::ffi::CStr, follow: bool) -> io::Result<Fd> {
+    let flags = libc::O_PATH | libc::O_CLOEXEC | if follow { 0 } else { libc::O_NOFOLLOW };
+    let dirfd = dir.map_or(libc::AT_FDCWD, |d| d.0);
+    // SAFETY: `name` is a valid NUL-terminated string.
+    let fd = unsafe { libc::openat(dirfd, name.as_ptr(), flags) };
+    check(fd as libc::c_long).map(|_| Fd(fd))
+}
+
+/// The file type bits of an open descriptor (`S_IFDIR`, `S_IFREG`, `S_IFLNK`, ...).
+fn file_type(fd: &Fd) -> io::Result<libc::mode_t> {
+    // SAFETY: an all-zero `stat` is a valid value; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a valid out-pointer.
+    check(unsafe { libc::fstat(fd.0, &mut st) } as libc::c_long)?;
+    Ok(st.st_mode & libc::S_IFMT)
+}
+
+fn set_attr(fd: &Fd, flags: libc::c_int, attr: &MountAttr) -> io::Result<()> {
+    // SAFETY: `attr` is a valid mount_attr of the size passed.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            fd.0,
+            c"".as_ptr(),
+            (libc::AT_EMPTY_PATH | flags) as libc::c_uint,
+            attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    check(rc).map(|_| ())
+}
+
+/// Binds the object `target` refers to onto itself, read-only or not. Working on descriptors
+/// (opened with `O_NOFOLLOW`) rather than names means a symlink swapped in at the last moment
+/// cannot redirect the mount.
+fn bind_onto_itself(target: &Fd, read_only: bool, recursive: bool) -> io::Result<()> {
+    let flags = libc::OPEN_TREE_CLONE
+        | libc::OPEN_TREE_CLOEXEC
+        | (libc::AT_EMPTY_PATH as libc::c_uint)
+        | if recursive {
+            libc::AT_RECURSIVE as libc::c_uint
+        } else {
+            0
+        };
+    // SAFETY: plain syscall on a valid descriptor and an empty path.
+    let tree =
+        Fd(
+            check(unsafe { libc::syscall(libc::SYS_open_tree, target.0, c"".as_ptr(), flags) })?
+                as libc::c_int,
+        );
+    let (attr_set, attr_clr) = if read_only {
+        (libc::MOUNT_ATTR_RDONLY, 0)
+    } else {
+        (0, libc::MOUNT_ATTR_RDONLY)
+    };
+    set_attr(
+        &tree,
+        0,
+        &MountAttr {
+            attr_set,
+            attr_clr,
+            propagation: 0,
+            userns_fd: 0,
+        },
+    )?;
+    // SAFETY: plain syscall on valid descriptors and empty paths.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.0,
+            c"".as_ptr(),
+            target.0,
+            c"".as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH | libc::MOVE_MOUNT_T_EMPTY_PATH,
+        )
+    };
+    check(rc).map(|_| ())
+}
+
+/// Writes `text` to a file (the uid/gid maps of this process).
+fn write_file(path: &std::ffi::CStr, text: &[u8]) -> io::Result<()> {
+    // SAFETY: valid NUL-terminated path.
+    let fd = Fd(check(
+        unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) } as libc::c_long,
+    )? as libc::c_int);
+    // SAFETY: `text` is a valid buffer of the length passed.
+    let n = check(unsafe { libc::write(fd.0, text.as_ptr().cast(), text.len()) } as libc::c_long)?;
+    if n as usize == text.len() {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(libc::EIO))
+    }
+}
+
+/// Formats `"<id> <id> 1\n"` into `buf` without allocating; returns the used part.
+fn id_map(id: u32, buf: &mut [u8; 32]) -> &[u8] {
+    let mut digits = [0u8; 10];
+    let mut n = id;
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut at = 0;
+    for _ in 0..2 {
+        for i in (0..len).rev() {
+            buf[at] = digits[i];
+            at += 1;
+        }
+        buf[at] = b' ';
+        at += 1;
+    }
+    buf[at] = b'1';
+    buf[at + 1] = b'\n';
+    &buf[..at + 2]
+}
+
+/// Capabilities a root process keeps: enough to work on files of other users inside the
+/// workspace; nothing that reaches the kernel, devices, mounts or other namespaces.
+const KEPT_CAPS: [u32; 8] = [
+    0,  // CAP_CHOWN
+    1,  // CAP_DAC_OVERRIDE
+    3,  // CAP_FOWNER
+    4,  // CAP_FSETID
+    5,  // CAP_KILL (Landlock scopes signals to the sandbox anyway)
+    6,  // CAP_SETGID
+    7,  // CAP_SETUID
+    10, // CAP_NET_BIND_SERVICE
+];
+
+/// Removes every other capability from the bounding set, so nothing executed later can hold
+/// it. `CAP_SETPCAP` (8) goes last because dropping needs it.
+fn drop_capabilities() -> io::Result<()> {
+    for cap in (0..64u32).filter(|c| *c != 8 && !KEPT_CAPS.contains(c)) {
+        // SAFETY: plain prctl.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) } != 0 {
+            // EINVAL: past the last capability this kernel knows.
+            if io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+                break;
+            }
+            return Err(io::Error::last_os_error());
+        }
+    }
+    // SAFETY: plain prctl.
+    check(unsafe { libc::prctl(libc::PR_CAPBSET_DROP, 8, 0, 0, 0) } as libc::c_long).map(|_| ())
+}
+
+impl MountPlan {
+    /// Enters the namespace and arranges the mounts. Returns whether a private `/dev/shm` was
+    /// mounted (the caller then grants writes there). Async-signal-safe.
+    pub(crate) fn enter(&self) -> io::Result<bool> {
+        // SAFETY: getuid/getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        // SAFETY: geteuid cannot fail.
+        let mode = self
+            .ns
+            .choose(unsafe { libc::geteuid() })
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EPERM))?;
+        let flags = match mode {
+            NsMode::User => libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
+            NsMode::Plain => libc::CLONE_NEWNS,
+        };
+        // SAFETY: plain syscall; the child is single-threaded.
+        check(unsafe { libc::unshare(flags) } as libc::c_long)?;
+        if mode == NsMode::User {
+            // A process that changed uid before (e.g. `Command::uid`) is not dumpable, which
+            // makes its /proc files root's; it needs them to write its own maps.
+            // SAFETY: plain prctl.
+            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) };
+            let mut buf = [0u8; 32];
+            write_file(c"/proc/self/setgroups", b"deny")?;
+            write_file(c"/proc/self/uid_map", id_map(uid, &mut buf))?;
+            write_file(c"/proc/self/gid_map", id_map(gid, &mut buf))?;
+        }
+        // Nothing done here may leak back into the host's mount table.
+        // SAFETY: valid strings; flags only.
+        check(unsafe {
+            libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            )
+        } as libc::c_long)?;
+        let root = open_path(None, c"/", true)?;
+        let ro = MountAttr {
+            attr_set: libc::MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        set_attr(&root, libc::AT_RECURSIVE, &ro)?;
+        drop(root);
+
+        for dir in &self.writable {
+            // The last component must be a real directory. (Landlock, built from the same
+            // paths before the fork, still decides what may be written there.)
+            let fd = open_path(None, dir, false)?;
+            if file_type(&fd)? != libc::S_IFDIR {
+                return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
+            }
+            bind_onto_itself(&fd, false, true)?;
+            // Right after the workspace, so a temp dir inside it (bound next) stays writable
+            // even beneath a protected path.
+            if self.protect_in.as_deref() == Some(dir.as_c_str()) {
+                protect_workspace(dir)?;
+            }
+        }
+        let shm = private_shm();
+        // The working directory still points into the mounts as they were before; entering
+        // it again by name lands on the new ones.
+        // SAFETY: valid NUL-terminated path.
+        check(unsafe { libc::chdir(self.cwd.as_ptr()) } as libc::c_long)?;
+        // In both modes: root keeps no capability that could undo the mounts after exec
+        // (in a user namespace, uid 0 would otherwise get them all back).
+        drop_capabilities()?;
+        Ok(shm)
+    }
+}
+
+/// Makes `.git/hooks`, `.git/config` and `.rein` read-only and pins `.git` in place.
+fn protect_workspace(ws: &std::ffi::CStr) -> io::Result<()> {
+    let ws = open_path(None, ws, false)?;
+    let optional = |r: io::Result<Fd>| match r {
+        Ok(fd) => Ok(Some(fd)),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+        Err(e) => Err(e),
+    };
+    // A symlinked `.rein` cannot be pinned (the link itself stays replaceable); left alone.
+    if let Some(rein) = optional(open_path(Some(&ws), c".rein", false))?
+        && file_type(&rein)? != libc::S_IFLNK
+    {
+        bind_onto_itself(&rein, true, true)?;
+    }
+    let Some(git) = optional(open_path(Some(&ws), c".git", false))? else {
+        return Ok(());
+    };
+    match file_type(&git)? {
+        libc::S_IFDIR => {}
+        // A `gitdir:` file (worktrees, submodules): its target lies elsewhere, but the file
+        // itself must not be pointed at a repository the command made up.
+        libc::S_IFREG => return bind_onto_itself(&git, true, false),
+        _ => return Ok(()),
+    }
+    let hooks = optional(open_path(Some(&git), c"hooks", false))?;
+    let config = optional(open_path(Some(&git), c"config", false))?;
+    let plain = |fd: &Option<Fd>, want| {
+        fd.as_ref()
+            .map_or(Ok(true), |f| file_type(f).map(|t| t == want))
+    };
+    if !plain(&hooks, libc::S_IFDIR)? || !plain(&config, libc::S_IFREG)? {
+        // Symlinked hooks or config could be re-pointed: keep the whole repository read-only.
+        return bind_onto_itself(&git, true, true);
+    }
+    drop((hooks, config));
+    bind_onto_itself(&git, false, true)?;
+    // Re-open through the new mount so the read-only binds land on top of it.
+    let git = open_path(Some(&ws), c".git", false)?;
+    if let Some(hooks) = optional(open_path(Some(&git), c"hooks", false))? {
+        bind_onto_itself(&hooks, true, true)?;
+    }
+    if let Some(config) = optional(open_path(Some(&git), c"config", false))? {
+        bind_onto_itself(&config, true, false)?;
+    }
+    Ok(())
+}
+
+/// A fresh tmpfs on `/dev/shm`, so POSIX shared memory and semaphores (Python
+/// multiprocessing) work without touching other programs' segments.
+fn private_shm() -> bool {
+    // SAFETY: valid NUL-terminated strings.
+    let rc = unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            DEV_SHM.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"mode=1777".as_ptr().cast(),
+        )
+    };
+    rc == 0
+}
+
+/// The path of the private `/dev/shm`.
+pub(crate) fn dev_shm() -> &'static std::ffi::CStr {
+    DEV_SHM
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_prefers_a_plain_namespace_and_others_a_user_namespace() {
+        let both = NsSupport {
+            plain: true,
+            user: true,
+        };
+        assert_eq!(both.choose(0), Some(NsMode::Plain));
+        assert_eq!(both.choose(1000), Some(NsMode::User));
+        let user = NsSupport {
+            plain: false,
+            user: true,
+        };
+        assert_eq!(user.choose(0), Some(NsMode::User));
+        let plain = NsSupport {
+            plain: true,
+            user: false,
+        };
+        assert_eq!(plain.choose(1000), Some(NsMode::Plain));
+        assert_eq!(NsSupport::default().choose(0), None);
+    }
+
+    #[test]
+    fn id_maps_are_formatted_without_allocation() {
+        let mut buf = [0u8; 32];
+        assert_eq!(id_map(0, &mut buf), b"0 0 1\n");
+        assert_eq!(id_map(1000, &mut buf), b"1000 1000 1\n");
+        assert_eq!(id_map(u32::MAX, &mut buf), b"4294967295 4294967295 1\n");
+    }
+}

@@ -1,0 +1,432 @@
+//! A small seccomp BPF filter, written by hand: it refuses to create sockets (no network) and
+//! refuses the terminal ioctls that inject input into another program's terminal.
+//!
+//! Why seccomp and not Landlock alone: Landlock (up to the ABI 7 we build for) restricts TCP
+//! `bind`/`connect` by port but not UDP, raw sockets, or connecting to pathname unix sockets
+//! such as `/var/run/docker.sock`. Refusing `socket()` itself covers all of them, works without
+//! privileges (it only needs `no_new_privs`), and costs one syscall in the child.
+//!
+//! `socketpair()` stays allowed: it makes a connected pair inside the process and cannot reach
+//! anything outside, and shells, Python's asyncio and libuv use it for plain IPC.
+
+use std::io;
+
+/// `struct seccomp_data` offsets. Little-endian: the low 32 bits of an argument come first
+/// (the supported CPUs below are all little-endian).
+const DATA_NR: u32 = 0;
+const DATA_ARCH: u32 = 4;
+const DATA_ARG1: u32 = 24;
+
+/// `AUDIT_ARCH_*` values (`<linux/audit.h>`), not exported by the libc crate.
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+const AUDIT_ARCH_AARCH64: u32 = 0xC000_00B7;
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+const AUDIT_ARCH_ARM: u32 = 0x4000_0028;
+
+/// System call numbers of one calling convention the kernel accepts on this machine.
+struct Arch {
+    audit: u32,
+    socket: u32,
+    ioctl: u32,
+    io_uring_setup: u32,
+    /// The multiplexed socket call of 32-bit x86/arm: its arguments sit behind a pointer the
+    /// filter cannot read, so it is refused as a whole.
+    socketcall: Option<u32>,
+    /// x86_64 also accepts x32 system calls (numbers with bit 30 set); they are refused.
+    x32_bit: bool,
+    /// Calls that change mounts. Landlock refuses most of them but not `mount_setattr`, which
+    /// could make the read-only binds writable again; none of them has a use in a sandbox.
+    mount: &'static [u32],
+}
+
+/// The new mount API, numbered alike on every architecture: open_tree, move_mount, fsopen,
+/// fsconfig, fsmount, fspick, mount_setattr, open_tree_attr.
+const NEW_MOUNT_API: [u32; 8] = [428, 429, 430, 431, 432, 433, 442, 467];
+
+/// `mount`, `umount2`, `pivot_root` (x86_64) and the new mount API.
+#[cfg(target_arch = "x86_64")]
+const MOUNT_X86_64: [u32; 11] = concat(&[165, 166, 155]);
+/// `mount`, `umount`, `umount2`, `pivot_root` (i386) and the new mount API.
+#[cfg(target_arch = "x86_64")]
+const MOUNT_I386: [u32; 12] = concat(&[21, 22, 52, 217]);
+/// `umount2`, `mount`, `pivot_root` (generic table) and the new mount API.
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+const MOUNT_AARCH64: [u32; 11] = concat(&[39, 40, 41]);
+/// `mount`, `umount`, `umount2`, `pivot_root` (arm) and the new mount API.
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+const MOUNT_ARM: [u32; 12] = concat(&[21, 22, 52, 218]);
+
+/// `old` followed by [`NEW_MOUNT_API`].
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_endian = "little")
+))]
+const fn concat<const N: usize>(old: &[u32]) -> [u32; N] {
+    let mut out = [0; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < old.len() {
+            old[i]
+        } else {
+            NEW_MOUNT_API[i - old.len()]
+        };
+        i += 1;
+    }
+    out
+}
+
+#[cfg(target_arch = "x86_64")]
+const ARCHES: &[Arch] = &[
+    Arch {
+        audit: AUDIT_ARCH_X86_64,
+        socket: 41,
+        ioctl: 16,
+        io_uring_setup: 425,
+        socketcall: None,
+        x32_bit: true,
+        mount: &MOUNT_X86_64,
+    },
+    Arch {
+        audit: AUDIT_ARCH_I386,
+        socket: 359,
+        ioctl: 54,
+        io_uring_setup: 425,
+        socketcall: Some(102),
+        x32_bit: false,
+        mount: &MOUNT_I386,
+    },
+];
+
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+const ARCHES: &[Arch] = &[
+    Arch {
+        audit: AUDIT_ARCH_AARCH64,
+        socket: 198,
+        ioctl: 29,
+        io_uring_setup: 425,
+        socketcall: None,
+        x32_bit: false,
+        mount: &MOUNT_AARCH64,
+    },
+    Arch {
+        audit: AUDIT_ARCH_ARM,
+        socket: 281,
+        ioctl: 54,
+        io_uring_setup: 425,
+        socketcall: Some(102),
+        x32_bit: false,
+        mount: &MOUNT_ARM,
+    },
+];
+
+#[cfg(not(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_endian = "little")
+)))]
+const ARCHES: &[Arch] = &[];
+
+/// Whether this build knows the system call numbers of the CPU it runs on.
+pub(crate) fn supported() -> bool {
+    !ARCHES.is_empty()
+}
+
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+// BPF opcodes (`<linux/bpf_common.h>`).
+const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+const JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+
+const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+
+fn errno(e: i32) -> u32 {
+    libc::SECCOMP_RET_ERRNO | (e as u32 & libc::SECCOMP_RET_DATA)
+}
+
+/// A compiled filter, ready to install in a child before exec.
+///
+/// Mount changes and the terminal-injection ioctls are always refused; sockets only when
+/// the network is off.
+pub(crate) struct Filter {
+    prog: Vec<libc::sock_filter>,
+}
+
+/// One instruction whose jump targets are still symbolic.
+enum Ins {
+    Load(u32),
+    /// `if A == k goto target` (else fall through).
+    JumpIfEq(u32, Target),
+    /// `if A >= k goto target` (else fall through).
+    JumpIfGe(u32, Target),
+    /// `if A != k goto target` (else fall through).
+    JumpIfNe(u32, Target),
+    Return(u32),
+    Label(Target),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// The start of the checks for `ARCHES[i]` (`ARCHES.len()` = unknown calling convention).
+    Arch(usize),
+    /// The ioctl argument check of `ARCHES[i]`.
+    Ioctl(usize),
+    /// Past the `socket` check of `ARCHES[i]`.
+    AfterSocket(usize),
+    /// Past the `socketcall` check of `ARCHES[i]`.
+    AfterSocketcall(usize),
+    /// Past the `io_uring_setup` check of `ARCHES[i]`.
+    AfterUring(usize),
+    /// `return -ENOSYS`.
+    Nosys,
+    /// `return -EPERM`.
+    Eperm,
+}
+
+impl Filter {
+    /// The filter for one sandbox: socket creation is refused when `block_network` is set;
+    /// `TIOCSTI`/`TIOCLINUX` are always refused. `None` when this CPU is not supported.
+    pub(crate) fn build(block_network: bool) -> Option<Filter> {
+        if !supported() {
+            return None;
+        }
+        let mut code = Vec::new();
+        for (i, arch) in ARCHES.iter().enumerate() {
+            code.push(Ins::Label(Target::Arch(i)));
+            // Which calling convention? Numbers mean different calls in each.
+            code.push(Ins::Load(DATA_ARCH));
+            code.push(Ins::JumpIfNe(arch.audit, Target::Arch(i + 1)));
+            code.push(Ins::Load(DATA_NR));
+            if arch.x32_bit {
+                // x32 calls are practically unused; refusing them all closes that side door.
+                code.push(Ins::JumpIfGe(X32_SYSCALL_BIT, Target::Nosys));
+            }
+            code.push(Ins::JumpIfEq(arch.ioctl, Target::Ioctl(i)));
+            for nr in arch.mount {
+                code.push(Ins::JumpIfEq(*nr, Target::Eperm));
+            }
+            if block_network {
+                // Every address family: inet, inet6, unix (outside daemons), netlink, packet...
+                code.push(Ins::JumpIfNe(arch.socket, Target::AfterSocket(i)));
+                code.push(Ins::Return(errno(libc::EACCES)));
+                code.push(Ins::Label(Target::AfterSocket(i)));
+                if let Some(nr) = arch.socketcall {
+                    code.push(Ins::JumpIfNe(nr, Target::AfterSocketcall(i)));
+                    code.push(Ins::Return(errno(libc::EACCES)));
+                    code.push(Ins::Label(Target::AfterSocketcall(i)));
+                }
+                // io_uring can create and connect sockets without going through the syscalls
+                // above; ENOSYS makes its users fall back to plain syscalls.
+                code.push(Ins::JumpIfNe(arch.io_uring_setup, Target::AfterUring(i)));
+                code.push(Ins::Return(errno(libc::ENOSYS)));
+                code.push(Ins::Label(Target::AfterUring(i)));
+            }
+            code.push(Ins::Return(ALLOW));
+            // ioctl(fd, cmd, ...): the kernel reads cmd as a 32-bit value, so only the low half
+            // of the argument is compared (high garbage bits cannot slip past).
+            code.push(Ins::Label(Target::Ioctl(i)));
+            code.push(Ins::Load(DATA_ARG1));
+            code.push(Ins::JumpIfEq(libc::TIOCSTI as u32, Target::Eperm));
+            code.push(Ins::JumpIfEq(libc::TIOCLINUX as u32, Target::Eperm));
+            code.push(Ins::Return(ALLOW));
+        }
+        // A calling convention this build does not know: refuse everything.
+        code.push(Ins::Label(Target::Arch(ARCHES.len())));
+        code.push(Ins::Label(Target::Nosys));
+        code.push(Ins::Return(errno(libc::ENOSYS)));
+        code.push(Ins::Label(Target::Eperm));
+        code.push(Ins::Return(errno(libc::EPERM)));
+        assemble(&code).map(|prog| Filter { prog })
+    }
+
+    /// Installs the filter on the calling thread. Only system calls: safe between fork and
+    /// exec. The caller must have set `no_new_privs` first.
+    pub(crate) fn install(&self) -> io::Result<()> {
+        let fprog = libc::sock_fprog {
+            len: self.prog.len() as u16,
+            filter: self.prog.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: `fprog` points at `self.prog`, which outlives the call; the kernel copies it.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0,
+                &fprog as *const libc::sock_fprog,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+}
+
+/// Resolves labels into the relative forward jumps classic BPF uses.
+fn assemble(code: &[Ins]) -> Option<Vec<libc::sock_filter>> {
+    // Address of each label = number of real instructions before it.
+    let mut labels = Vec::new();
+    let mut pc = 0usize;
+    for ins in code {
+        match ins {
+            Ins::Label(t) => labels.push((*t, pc)),
+            _ => pc += 1,
+        }
+    }
+    let addr = |t: Target| labels.iter().find(|(l, _)| *l == t).map(|(_, a)| *a);
+    let mut out = Vec::with_capacity(pc);
+    for ins in code {
+        let at = out.len();
+        // Jumps are relative to the next instruction and must go forward within 255.
+        let rel = |t: Target| -> Option<u8> { u8::try_from(addr(t)?.checked_sub(at + 1)?).ok() };
+        let ins = match *ins {
+            Ins::Label(_) => continue,
+            Ins::Load(off) => stmt(LD_W_ABS, off),
+            Ins::Return(v) => stmt(RET_K, v),
+            Ins::JumpIfEq(k, t) => jump(JEQ_K, k, rel(t)?, 0),
+            Ins::JumpIfGe(k, t) => jump(JGE_K, k, rel(t)?, 0),
+            Ins::JumpIfNe(k, t) => jump(JEQ_K, k, 0, rel(t)?),
+        };
+        out.push(ins);
+    }
+    Some(out)
+}
+
+fn stmt(code: u16, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    /// A tiny interpreter for the subset of classic BPF the filter uses, to check the program
+    /// without installing it.
+    fn run(f: &Filter, arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&nr.to_le_bytes());
+        data[4..8].copy_from_slice(&arch.to_le_bytes());
+        for (i, a) in args.iter().enumerate() {
+            data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_le_bytes());
+        }
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let ins = f.prog[pc];
+            pc += 1;
+            match ins.code {
+                LD_W_ABS => {
+                    let k = ins.k as usize;
+                    acc = u32::from_le_bytes([data[k], data[k + 1], data[k + 2], data[k + 3]]);
+                }
+                RET_K => return ins.k,
+                JEQ_K => pc += if acc == ins.k { ins.jt } else { ins.jf } as usize,
+                JGE_K => pc += if acc >= ins.k { ins.jt } else { ins.jf } as usize,
+                other => panic!("unexpected opcode {other:#x}"),
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_sockets_only_when_network_is_off() {
+        let off = Filter::build(true).unwrap();
+        let on = Filter::build(false).unwrap();
+        let x = AUDIT_ARCH_X86_64;
+        for family in [
+            libc::AF_INET,
+            libc::AF_INET6,
+            libc::AF_UNIX,
+            libc::AF_NETLINK,
+            libc::AF_PACKET,
+        ] {
+            assert_eq!(
+                run(&off, x, 41, [family as u64, 1, 0, 0, 0, 0]),
+                errno(libc::EACCES)
+            );
+            assert_eq!(run(&on, x, 41, [family as u64, 1, 0, 0, 0, 0]), ALLOW);
+        }
+        // socketpair, read, connect on an existing fd: allowed.
+        assert_eq!(run(&off, x, 53, [1, 1, 0, 0, 0, 0]), ALLOW);
+        assert_eq!(run(&off, x, 0, [0; 6]), ALLOW);
+        assert_eq!(run(&off, x, 425, [0; 6]), errno(libc::ENOSYS));
+        assert_eq!(run(&on, x, 425, [0; 6]), ALLOW);
+        // x32 socket and the i386 multiplexer.
+        assert_eq!(
+            run(&on, x, 41 | X32_SYSCALL_BIT, [2, 1, 0, 0, 0, 0]),
+            errno(libc::ENOSYS)
+        );
+        assert_eq!(
+            run(&off, AUDIT_ARCH_I386, 102, [1, 0, 0, 0, 0, 0]),
+            errno(libc::EACCES)
+        );
+        assert_eq!(
+            run(&off, AUDIT_ARCH_I386, 359, [2, 1, 0, 0, 0, 0]),
+            errno(libc::EACCES)
+        );
+        assert_eq!(run(&on, AUDIT_ARCH_I386, 359, [2, 1, 0, 0, 0, 0]), ALLOW);
+        assert_eq!(run(&off, 0x1234, 0, [0; 6]), errno(libc::ENOSYS));
+        assert!(off.prog.len() < 100);
+    }
+
+    #[test]
+    fn refuses_mount_changes_in_both_calling_conventions() {
+        let f = Filter::build(false).unwrap();
+        for nr in [165, 166, 155, 428, 429, 442, 467] {
+            assert_eq!(
+                run(&f, AUDIT_ARCH_X86_64, nr, [0; 6]),
+                errno(libc::EPERM),
+                "{nr}"
+            );
+        }
+        for nr in [21, 22, 52, 217, 442] {
+            assert_eq!(
+                run(&f, AUDIT_ARCH_I386, nr, [0; 6]),
+                errno(libc::EPERM),
+                "{nr}"
+            );
+        }
+        // Neighbours are untouched: open (2), unlinkat (263), i386 write (4).
+        assert_eq!(run(&f, AUDIT_ARCH_X86_64, 2, [0; 6]), ALLOW);
+        assert_eq!(run(&f, AUDIT_ARCH_X86_64, 263, [0; 6]), ALLOW);
+        assert_eq!(run(&f, AUDIT_ARCH_I386, 4, [0; 6]), ALLOW);
+    }
+
+    #[test]
+    fn refuses_terminal_injection_even_with_high_bits_set() {
+        let f = Filter::build(false).unwrap();
+        let sti = libc::TIOCSTI;
+        assert_eq!(
+            run(&f, AUDIT_ARCH_X86_64, 16, [0, sti, 0, 0, 0, 0]),
+            errno(libc::EPERM)
+        );
+        assert_eq!(
+            run(&f, AUDIT_ARCH_X86_64, 16, [0, sti | 1 << 40, 0, 0, 0, 0]),
+            errno(libc::EPERM)
+        );
+        assert_eq!(
+            run(&f, AUDIT_ARCH_X86_64, 16, [0, libc::TIOCLINUX, 0, 0, 0, 0]),
+            errno(libc::EPERM)
+        );
+        assert_eq!(
+            run(&f, AUDIT_ARCH_I386, 54, [0, sti, 0, 0, 0, 0]),
+            errno(libc::EPERM)
+        );
+        assert_eq!(
+            run(&f, AUDIT_ARCH_X86_64, 16, [0, libc::TCGETS, 0, 0, 0, 0]),
+            ALLOW
+        );
+    }
+}
