@@ -553,7 +553,20 @@ impl Config {
         let compact_threshold = file_or!("compact_threshold", compact_threshold, 0.85);
         let keep_tool_results = file_or!("keep_tool_results", keep_tool_results, 3);
         let subagent_max_turns = file_or!("subagent_max_turns", subagent_max_turns, 12);
-        let edits = file_or!("edits", edits, "ask".to_string());
+        let edits = match (&look.user, &look.project) {
+            (_, Some((path, f))) if f.edits.as_deref() == Some("ask") => {
+                sources.push(("edits", Source::File(path.clone())));
+                "ask".to_string()
+            }
+            (Some((path, f)), _) if f.edits.is_some() => {
+                sources.push(("edits", Source::File(path.clone())));
+                f.edits.clone().unwrap_or_default()
+            }
+            _ => {
+                sources.push(("edits", Source::Default));
+                "ask".to_string()
+            }
+        };
         let auto_approve_edits = match edits.as_str() {
             "ask" => false,
             "allow" => true,
@@ -569,55 +582,69 @@ impl Config {
             ));
         }
 
-        let (sandbox, sandbox_network) = {
-            let setting = look.file(|f| {
-                f.sandbox.as_ref().map(|s| match s {
-                    SandboxSetting::Mode(m) => (Some(*m), None),
-                    SandboxSetting::Table { mode, network } => (*mode, *network),
-                })
-            });
-            let env_mode = look.env("REIN_SANDBOX");
-            let (mode, network, src) = match setting {
-                Some(((m, n), src)) => (m, n, src),
-                None => (None, None, Source::Default),
-            };
-            let mode = match env_mode {
-                Some((v, s)) => {
-                    let m = match v.as_str() {
-                        "workspace-write" => SandboxMode::WorkspaceWrite,
-                        "read-only" => SandboxMode::ReadOnly,
-                        "off" => SandboxMode::Off,
-                        other => {
-                            return Err(ConfigError::Invalid(format!(
-                                "REIN_SANDBOX=\"{other}\" is not valid; use workspace-write, read-only or off."
-                            )));
-                        }
-                    };
-                    sources.push(("sandbox", s));
-                    m
-                }
-                None => {
-                    sources.push((
-                        "sandbox",
-                        if mode.is_some() {
-                            src.clone()
-                        } else {
-                            Source::Default
-                        },
-                    ));
-                    mode.unwrap_or(SandboxMode::WorkspaceWrite)
-                }
-            };
-            sources.push((
-                "sandbox.network",
-                if network.is_some() {
-                    src
-                } else {
-                    Source::Default
-                },
-            ));
-            (mode, network.unwrap_or(false))
+        // A repository must not loosen the sandbox or pre-approve edits for whoever clones
+        // it: the project file may only make these stricter.
+        let sandbox_of = |f: &FileConfig| match &f.sandbox {
+            Some(SandboxSetting::Mode(m)) => (Some(*m), None),
+            Some(SandboxSetting::Table { mode, network }) => (*mode, *network),
+            None => (None, None),
         };
+        let strictness = |m: SandboxMode| match m {
+            SandboxMode::Off => 0,
+            SandboxMode::WorkspaceWrite => 1,
+            SandboxMode::ReadOnly => 2,
+        };
+        let mut sandbox = (SandboxMode::WorkspaceWrite, Source::Default);
+        let mut sandbox_network = (false, Source::Default);
+        if let Some((path, f)) = &look.user {
+            let (m, n) = sandbox_of(f);
+            if let Some(m) = m {
+                sandbox = (m, Source::File(path.clone()));
+            }
+            if let Some(n) = n {
+                sandbox_network = (n, Source::File(path.clone()));
+            }
+        }
+        if let Some((path, f)) = &look.project {
+            let (m, n) = sandbox_of(f);
+            match m {
+                Some(m) if strictness(m) > strictness(sandbox.0) => {
+                    sandbox = (m, Source::File(path.clone()))
+                }
+                Some(m) if m != sandbox.0 => tracing::warn!(
+                    "ignoring sandbox mode {:?} from project file {}: a project may only make it stricter",
+                    m.as_str(),
+                    path.display()
+                ),
+                _ => {}
+            }
+            match n {
+                Some(false) if sandbox_network.0 => {
+                    sandbox_network = (false, Source::File(path.clone()))
+                }
+                Some(true) if !sandbox_network.0 => tracing::warn!(
+                    "ignoring sandbox.network = true from project file {}",
+                    path.display()
+                ),
+                _ => {}
+            }
+        }
+        if let Some((v, src)) = look.env("REIN_SANDBOX") {
+            let m = match v.as_str() {
+                "workspace-write" => SandboxMode::WorkspaceWrite,
+                "read-only" => SandboxMode::ReadOnly,
+                "off" => SandboxMode::Off,
+                other => {
+                    return Err(ConfigError::Invalid(format!(
+                        "REIN_SANDBOX=\"{other}\" is not valid; use workspace-write, read-only or off."
+                    )));
+                }
+            };
+            sandbox = (m, src);
+        }
+        sources.push(("sandbox", sandbox.1));
+        sources.push(("sandbox.network", sandbox_network.1));
+        let (sandbox, sandbox_network) = (sandbox.0, sandbox_network.0);
 
         let mut rules = Vec::new();
         for (path, file, source) in [
@@ -935,6 +962,48 @@ mod tests {
         let c = Config::from_inputs(&i).unwrap();
         assert_eq!(c.rules.len(), 1);
         assert_eq!(c.rules[0].action, Action::Deny);
+    }
+
+    #[test]
+    fn project_file_can_only_tighten_sandbox_and_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proj/.rein")).unwrap();
+        std::fs::create_dir_all(dir.path().join("config")).unwrap();
+        let project = dir.path().join("proj/.rein/config.toml");
+        let user = dir.path().join("config/config.toml");
+        let i = inputs(
+            dir.path(),
+            &[("BASE_URL", "http://localhost:1/v1"), ("MODEL", "m")],
+        );
+
+        std::fs::write(
+            &project,
+            "edits = \"allow\"\n[sandbox]\nmode = \"off\"\nnetwork = true\n",
+        )
+        .unwrap();
+        let c = Config::from_inputs(&i).unwrap();
+        assert_eq!(
+            (c.sandbox, c.sandbox_network, c.auto_approve_edits),
+            (SandboxMode::WorkspaceWrite, false, false)
+        );
+
+        std::fs::write(
+            &user,
+            "edits = \"allow\"\n[sandbox]\nmode = \"off\"\nnetwork = true\n",
+        )
+        .unwrap();
+        std::fs::write(&project, "sandbox = \"read-only\"\n").unwrap();
+        let c = Config::from_inputs(&i).unwrap();
+        assert_eq!(
+            (c.sandbox, c.sandbox_network, c.auto_approve_edits),
+            (SandboxMode::ReadOnly, true, true)
+        );
+        std::fs::write(&project, "edits = \"ask\"\n[sandbox]\nnetwork = false\n").unwrap();
+        let c = Config::from_inputs(&i).unwrap();
+        assert_eq!(
+            (c.sandbox, c.sandbox_network, c.auto_approve_edits),
+            (SandboxMode::Off, false, false)
+        );
     }
 
     #[test]

@@ -148,7 +148,10 @@ impl Agent {
             ))),
             approver: opts.approver,
             pending: pending.clone(),
-            sandbox_enforced: true,
+            sandbox_enforced: !matches!(
+                sandbox.status(),
+                crate::sandbox::SandboxStatus::Unavailable(_)
+            ),
         });
         let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
         let system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
@@ -212,7 +215,7 @@ impl Agent {
                 Approver::RefuseAll => "never (headless)".into(),
                 Approver::ApproveAll => "yes (headless)".into(),
             },
-            sandbox_mode: self.config.sandbox.as_str().into(),
+            sandbox_mode: self.sandbox.describe(),
             history: Vec::new(),
         }
     }

@@ -272,6 +272,11 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
         .unwrap_or("(no output)")
         .trim_end_matches('\n')
         .to_string();
+    // A command the sandbox stopped gets a note, so the model doesn't flail.
+    let sandbox_note = match &end {
+        End::Exited { status, .. } => ctx.sandbox.explain_failure(&text, status.code()),
+        _ => None,
+    };
     let mut push_line = |line: &str| {
         text.push('\n');
         text.push_str(line);
@@ -289,6 +294,9 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
         End::Exited { status, stragglers } => {
             if let Some(line) = status_line(status) {
                 push_line(&line);
+            }
+            if let Some(note) = sandbox_note {
+                push_line(&note);
             }
             if stragglers {
                 push_line(
