@@ -585,3 +585,45 @@ async fn chunk_delay_paces_the_stream() {
     let took = req.finished.unwrap() - req.received;
     assert!(took >= Duration::from_millis(200), "{took:?}");
 }
+
+/// Plain blocking HTTP, as a synchronous test (one that spawns `rein`) would rely on.
+fn post_blocking(addr: &str, path: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn server_works_from_a_synchronous_test_and_gates_hold_streams() {
+    let server = ScriptedServer::anthropic();
+    let gate = Gate::new();
+    server.push(Reply::text("held back").fragments(2).pause_after(3, &gate));
+    let addr = server.base_url().trim_start_matches("http://").to_owned();
+    let reader =
+        std::thread::spawn(move || post_blocking(&addr, "/v1/messages", r#"{"model":"m"}"#));
+    assert!(gate.wait_reached(Duration::from_secs(5)));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!reader.is_finished(), "the stream waits for the gate");
+    assert!(server.request(0).finished.is_none());
+    gate.release();
+    let raw = reader.join().unwrap();
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    assert!(raw.contains("text/event-stream"));
+    assert!(
+        raw.contains(r#""text":"held "#) && raw.contains(r#""text":"back"#),
+        "{raw}"
+    );
+    assert!(raw.contains("message_stop"));
+    assert!(server.wait_for_requests(1, Duration::from_secs(1)));
+    assert!(server.request(0).finished.is_some());
+    assert_eq!(server.request(0).body["model"], "m");
+}

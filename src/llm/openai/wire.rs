@@ -289,57 +289,46 @@ pub(super) enum Args<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for Args<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = ArgsValue::deserialize(d)?;
-        Ok(v.0)
-    }
-}
-
-struct ArgsValue<'a>(Args<'a>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for ArgsValue<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = ArgsValue<'de>;
+            type Value = Args<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("tool call arguments")
             }
             fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(ArgsValue(Args::Text(Cow::Borrowed(v))))
+                Ok(Args::Text(Cow::Borrowed(v)))
             }
             fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(ArgsValue(Args::Text(Cow::Owned(v.to_owned()))))
+                Ok(Args::Text(Cow::Owned(v.to_owned())))
             }
             fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(ArgsValue(Args::Text(Cow::Owned(v))))
+                Ok(Args::Text(Cow::Owned(v)))
             }
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(ArgsValue(Args::Nothing))
+                Ok(Args::Nothing)
             }
             fn visit_none<E>(self) -> Result<Self::Value, E> {
-                Ok(ArgsValue(Args::Nothing))
+                Ok(Args::Nothing)
             }
             fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
-                Ok(ArgsValue(Args::Json(v.to_string())))
+                Ok(Args::Json(v.to_string()))
             }
             fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(ArgsValue(Args::Json(v.to_string())))
+                Ok(Args::Json(v.to_string()))
             }
             fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(ArgsValue(Args::Json(v.to_string())))
+                Ok(Args::Json(v.to_string()))
             }
             fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-                Ok(ArgsValue(Args::Json(
-                    serde_json::Value::from(v).to_string(),
-                )))
+                Ok(Args::Json(serde_json::Value::from(v).to_string()))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
                 let v = serde_json::Value::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(ArgsValue(Args::Json(v.to_string())))
+                Ok(Args::Json(v.to_string()))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
                 let v = serde_json::Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
-                Ok(ArgsValue(Args::Json(v.to_string())))
+                Ok(Args::Json(v.to_string()))
             }
         }
         d.deserialize_any(V)
