@@ -36,6 +36,9 @@ pub struct SseParser {
     /// Bytes received and not yet consumed (starting at `pos`).
     buf: Vec<u8>,
     pos: usize,
+    /// `buf[pos..scanned]` is known to hold no line ending, so a long line arriving in many
+    /// pieces is scanned once, not once per piece.
+    scanned: usize,
     /// The last line ended with `\r` at the very end of `buf`: a leading `\n` in the next
     /// piece belongs to that line ending.
     skip_lf: bool,
@@ -62,9 +65,11 @@ impl SseParser {
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), SseTooLarge> {
         if self.pos > 0 {
             self.buf.drain(..self.pos);
+            self.scanned = self.scanned.saturating_sub(self.pos);
             self.pos = 0;
         }
-        if self.buf.len() + bytes.len() > MAX_EVENT_BYTES || self.data.len() > MAX_EVENT_BYTES {
+        // What is left is an unfinished line; it and the event being built are bounded.
+        if self.buf.len() > MAX_EVENT_BYTES || self.data.len() > MAX_EVENT_BYTES {
             return Err(SseTooLarge);
         }
         self.buf.extend_from_slice(bytes);
@@ -96,7 +101,9 @@ impl SseParser {
                 }
             }
             let rest = &self.buf[self.pos..];
-            let (line_end, next) = match memchr::memchr2(b'\n', b'\r', rest) {
+            let skip = self.scanned.saturating_sub(self.pos);
+            let found = memchr::memchr2(b'\n', b'\r', &rest[skip..]).map(|i| i + skip);
+            let (line_end, next) = match found {
                 Some(i) => {
                     let after = self.pos + i + 1;
                     if rest[i] == b'\r' {
@@ -127,7 +134,10 @@ impl SseParser {
                         None
                     };
                 }
-                None => return None,
+                None => {
+                    self.scanned = self.buf.len();
+                    return None;
+                }
             };
             let start = self.pos;
             self.pos = next;
@@ -273,6 +283,21 @@ mod tests {
     fn bom_and_field_without_colon() {
         let (evs, _) = events(&[b"\xEF\xBB\xBFdata: a\ndata\nid: 7\n\n"]);
         assert_eq!(evs, vec![ev("", "a\n")]);
+    }
+
+    #[test]
+    fn an_endless_line_is_refused() {
+        let mut p = SseParser::new();
+        let piece = vec![b'x'; 1024 * 1024];
+        let mut refused = false;
+        for _ in 0..70 {
+            if p.feed(&piece).is_err() {
+                refused = true;
+                break;
+            }
+            assert!(p.next_event().is_none());
+        }
+        assert!(refused);
     }
 
     #[test]
