@@ -427,10 +427,7 @@ async fn cancellation_ends_a_stream_and_a_backoff_promptly() {
         cancel.cancel();
         let r = task.await.unwrap();
         assert_eq!(r.result, Err(LlmError::Cancelled), "{kind:?}");
-        assert!(
-            cancelled_at.elapsed() < Duration::from_secs(1),
-            "{kind:?}"
-        );
+        assert!(cancelled_at.elapsed() < Duration::from_secs(1), "{kind:?}");
         gate.release();
 
         // Cancelling during the wait before a retry.
