@@ -6,7 +6,7 @@ mod support;
 use rein::llm::ProviderKind;
 use serde_json::json;
 use std::time::Duration;
-use support::rein::{World, last_result, stderr, stdout, tool_results, user_texts, TEST_KEY};
+use support::rein::{TEST_KEY, World, last_result, stderr, stdout, tool_results, user_texts};
 use support::{Reply, ScriptedServer};
 
 /// Generates one test per wire format from `fn name(kind)`.
@@ -54,18 +54,41 @@ fn multi_step_session_edits_files_and_tracks_todos(kind: ProviderKind) {
             {"content": "Check it", "activeForm": "Checking it", "status": b},
         ]})
     };
-    s.push(Reply::new().say("I'll plan first.").call("write_todos", todos("in_progress", "pending")))
-        .push(Reply::tool_call("write_file", json!({"path": "src/app.py", "content": "def greet():\n    return 'hi'\n"})))
-        .push(Reply::tool_call("read_file", json!({"path": "src/app.py"})))
-        .push(Reply::tool_call("str_replace", json!({"path": "src/app.py", "old_str": "'hi'", "new_str": "'hello'"})))
-        .push(Reply::tool_call("bash", json!({"command": "cd src && python3 -c 'import app; print(app.greet())'"})))
-        .push(Reply::tool_call("write_todos", todos("completed", "completed")))
-        .push(Reply::text("Done: greet() now returns hello.").usage(900, 12));
+    s.push(
+        Reply::new()
+            .say("I'll plan first.")
+            .call("write_todos", todos("in_progress", "pending")),
+    )
+    .push(Reply::tool_call(
+        "write_file",
+        json!({"path": "src/app.py", "content": "def greet():\n    return 'hi'\n"}),
+    ))
+    .push(Reply::tool_call("read_file", json!({"path": "src/app.py"})))
+    .push(Reply::tool_call(
+        "str_replace",
+        json!({"path": "src/app.py", "old_str": "'hi'", "new_str": "'hello'"}),
+    ))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "cd src && python3 -c 'import app; print(app.greet())'"}),
+    ))
+    .push(Reply::tool_call(
+        "write_todos",
+        todos("completed", "completed"),
+    ))
+    .push(Reply::text("Done: greet() now returns hello.").usage(900, 12));
     let w = World::new(&s);
     let o = w.exec(&["--yes", "make greet say hello"]);
     assert_ok(&o);
-    assert_eq!(w.read("src/app.py").as_deref(), Some("def greet():\n    return 'hello'\n"));
-    assert!(stdout(&o).contains("Done: greet() now returns hello."), "{}", stdout(&o));
+    assert_eq!(
+        w.read("src/app.py").as_deref(),
+        Some("def greet():\n    return 'hello'\n")
+    );
+    assert!(
+        stdout(&o).contains("Done: greet() now returns hello."),
+        "{}",
+        stdout(&o)
+    );
     assert_eq!(s.request_count(), 7);
     assert_eq!(s.remaining(), 0);
 
@@ -73,16 +96,30 @@ fn multi_step_session_edits_files_and_tracks_todos(kind: ProviderKind) {
     let first = s.request(0);
     assert!(user_texts(&first)[0].contains("make greet say hello"));
     let names = support::rein::tool_names(&first);
-    for t in ["bash", "read_file", "write_file", "str_replace", "write_todos", "task"] {
+    for t in [
+        "bash",
+        "read_file",
+        "write_file",
+        "str_replace",
+        "write_todos",
+        "task",
+    ] {
         assert!(names.contains(&t.to_string()), "{t} missing from {names:?}");
     }
     assert!(support::rein::system_prompt(&first).contains(&w.ws.display().to_string()));
 
     // Each later request carries the previous call's result.
-    assert!(last_result(&s.request(1)).content.contains("[~] Write greet"));
+    assert!(
+        last_result(&s.request(1))
+            .content
+            .contains("[~] Write greet")
+    );
     assert!(last_result(&s.request(2)).content.contains("Created"));
     let read = last_result(&s.request(3)).content;
-    assert!(read.contains("1\tdef greet():") && read.contains("2\t    return 'hi'"), "{read}");
+    assert!(
+        read.contains("1\tdef greet():") && read.contains("2\t    return 'hi'"),
+        "{read}"
+    );
     assert!(last_result(&s.request(4)).content.contains("hello"));
     assert_eq!(last_result(&s.request(5)).content.trim(), "hello");
     // The todo list is re-sent near the end of every request once it exists.
@@ -91,7 +128,13 @@ fn multi_step_session_edits_files_and_tracks_todos(kind: ProviderKind) {
 
     // One line per tool call on stderr.
     let err = stderr(&o);
-    for t in ["write_todos", "write_file", "read_file", "str_replace", "bash"] {
+    for t in [
+        "write_todos",
+        "write_file",
+        "read_file",
+        "str_replace",
+        "bash",
+    ] {
         assert!(err.contains(&format!("• {t}")), "{t}: {err}");
     }
     // The key never reaches a file rein wrote.
@@ -113,9 +156,18 @@ fn bad_calls_get_readable_errors_and_the_turn_goes_on(kind: ProviderKind) {
     let o = w.exec(&["try things"]);
     assert_ok(&o);
     let r = last_result(&s.request(1));
-    assert!(r.content.starts_with("Error: arguments for bash were not valid JSON"), "{}", r.content);
+    assert!(
+        r.content
+            .starts_with("Error: arguments for bash were not valid JSON"),
+        "{}",
+        r.content
+    );
     let r = last_result(&s.request(2));
-    assert!(r.content.contains("launch_rockets") && r.content.contains("read_file"), "{}", r.content);
+    assert!(
+        r.content.contains("launch_rockets") && r.content.contains("read_file"),
+        "{}",
+        r.content
+    );
     let r = last_result(&s.request(3));
     assert!(r.content.contains("`path`"), "{}", r.content);
     let r = last_result(&s.request(4));
@@ -127,24 +179,37 @@ fn bad_calls_get_readable_errors_and_the_turn_goes_on(kind: ProviderKind) {
 
 fn deny_is_final_even_with_yes(kind: ProviderKind) {
     let s = server(kind);
-    s.push(Reply::tool_call("bash", json!({"command": "git status && rm -rf keep"})))
-        .push(Reply::text("I won't."));
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "git status && rm -rf keep"}),
+    ))
+    .push(Reply::text("I won't."));
     let w = World::new(&s);
     w.write("keep/file.txt", "precious");
     let o = w.exec(&["--yes", "clean up"]);
     assert_ok(&o);
     assert_eq!(w.read("keep/file.txt").as_deref(), Some("precious"));
     let r = last_result(&s.request(1));
-    assert!(r.content.starts_with("Blocked by policy: rm -rf keep"), "{}", r.content);
+    assert!(
+        r.content.starts_with("Blocked by policy: rm -rf keep"),
+        "{}",
+        r.content
+    );
     assert!(stderr(&o).contains("blocked"), "{}", stderr(&o));
 }
 
 fn ask_is_refused_headless_and_approved_with_yes(kind: ProviderKind) {
     for yes in [false, true] {
         let s = server(kind);
-        s.push(Reply::tool_call("write_file", json!({"path": "new.txt", "content": "x"})))
-            .push(Reply::tool_call("bash", json!({"command": "touch made-by-bash"})))
-            .push(Reply::text("finished"));
+        s.push(Reply::tool_call(
+            "write_file",
+            json!({"path": "new.txt", "content": "x"}),
+        ))
+        .push(Reply::tool_call(
+            "bash",
+            json!({"command": "touch made-by-bash"}),
+        ))
+        .push(Reply::text("finished"));
         let w = World::new(&s);
         let args: &[&str] = if yes { &["--yes", "go"] } else { &["go"] };
         let o = w.exec(args);
@@ -155,7 +220,11 @@ fn ask_is_refused_headless_and_approved_with_yes(kind: ProviderKind) {
         if yes {
             assert!(r.content.contains("Created new.txt"), "{}", r.content);
         } else {
-            assert!(r.content.starts_with("The user denied this tool call."), "{}", r.content);
+            assert!(
+                r.content.starts_with("The user denied this tool call."),
+                "{}",
+                r.content
+            );
             assert!(r.content.contains("non-interactively"), "{}", r.content);
         }
     }
@@ -184,7 +253,12 @@ fn parallel_calls_each_get_one_result_in_order(kind: ProviderKind) {
 
 fn faults_are_recovered_and_each_tool_runs_once(kind: ProviderKind) {
     let s = server(kind);
-    let append = |n: u32| Reply::tool_call("bash", json!({"command": format!("echo run{n} >> runs.txt")}));
+    let append = |n: u32| {
+        Reply::tool_call(
+            "bash",
+            json!({"command": format!("echo run{n} >> runs.txt")}),
+        )
+    };
     // Each faulty attempt carries the same tool call: it must never run from a broken stream.
     s.push(Reply::rate_limited(1))
         .push(append(1))
@@ -202,7 +276,7 @@ fn faults_are_recovered_and_each_tool_runs_once(kind: ProviderKind) {
         .push(Reply::text("all done"));
     let w = World::new(&s);
     let started = std::time::Instant::now();
-    let o = w.exec(&["append some runs"]);
+    let o = w.exec(&["--yes", "append some runs"]);
     assert_ok(&o);
     assert_eq!(
         w.read("runs.txt").as_deref(),
@@ -222,11 +296,18 @@ fn faults_are_recovered_and_each_tool_runs_once(kind: ProviderKind) {
 
 fn non_retryable_error_fails_cleanly_with_exit_1(kind: ProviderKind) {
     let s = server(kind);
-    s.push(Reply::status(400, "model 'scripted-model' does not support tools"));
+    s.push(Reply::status(
+        400,
+        "model 'scripted-model' does not support tools",
+    ));
     let w = World::new(&s);
     let o = w.exec(&["hi"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("does not support tools"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("does not support tools"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(s.request_count(), 1);
 }
 
@@ -245,7 +326,10 @@ fn json_mode_prints_events(kind: ProviderKind) {
     assert_eq!(types.first(), Some(&"session_configured"));
     assert!(types.contains(&"tool_call_started") && types.contains(&"tool_call_finished"));
     assert_eq!(types.last(), Some(&"turn_finished"));
-    let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
     assert_eq!(finished["status"], "ok");
     assert_eq!(finished["output"].as_str().map(str::trim), Some("hi"));
 }
@@ -265,8 +349,14 @@ fn missing_model_exits_2_with_a_clear_paragraph() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("MODEL") && err.contains("API_KEY") && err.contains("~/.agents/env"), "{err}");
-    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+    assert!(
+        err.contains("MODEL") && err.contains("API_KEY") && err.contains("~/.agents/env"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -274,30 +364,49 @@ fn config_shows_sources_and_masks_the_key() {
     let s = server(ProviderKind::OpenAi);
     let w = World::new(&s);
     std::fs::create_dir_all(w.home.join(".agents")).unwrap();
-    std::fs::write(w.home.join(".agents/env"), "export MODEL=\"from-agents-env\"\n").unwrap();
+    std::fs::write(
+        w.home.join(".agents/env"),
+        "export MODEL=\"from-agents-env\"\n",
+    )
+    .unwrap();
     let mut c = w.cmd();
-    c.env_remove("MODEL").env("REIN_CONTEXT_WINDOW", "6000").arg("config");
+    c.env_remove("MODEL")
+        .env("REIN_CONTEXT_WINDOW", "6000")
+        .arg("config");
     let o = c.output().unwrap();
     assert_ok(&o);
     let out = stdout(&o);
-    assert!(out.contains("from-agents-env") && out.contains("~/.agents/env MODEL"), "{out}");
-    assert!(out.contains("6000") && out.contains("env REIN_CONTEXT_WINDOW"), "{out}");
+    assert!(
+        out.contains("from-agents-env") && out.contains("~/.agents/env MODEL"),
+        "{out}"
+    );
+    assert!(
+        out.contains("6000") && out.contains("env REIN_CONTEXT_WINDOW"),
+        "{out}"
+    );
     assert!(!out.contains(TEST_KEY) && out.contains("****6789"), "{out}");
 }
 
 #[test]
 fn the_api_key_is_not_in_the_tool_environment() {
     let s = server(ProviderKind::OpenAi);
-    s.push(Reply::tool_call("bash", json!({"command": "echo key=${API_KEY-unset} ${OPENAI_API_KEY-unset}"})))
-        .push(Reply::text("checked"));
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "echo key=${API_KEY-unset} ${OPENAI_API_KEY-unset}"}),
+    ))
+    .push(Reply::text("checked"));
     let w = World::new(&s);
     let mut c = w.cmd();
-    c.env("OPENAI_API_KEY", "sk-other").args(["exec", "--yes", "check"]);
+    c.env("OPENAI_API_KEY", "sk-other")
+        .args(["exec", "--yes", "check"]);
     let o = support::rein::run_with_timeout(c, Duration::from_secs(30));
     assert_ok(&o);
     assert_eq!(last_result(&s.request(1)).content.trim(), "key=unset unset");
     // Authorization went to the server, though.
-    assert_eq!(s.request(0).header("authorization"), Some(format!("Bearer {TEST_KEY}").as_str()));
+    assert_eq!(
+        s.request(0).header("authorization"),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
 }
 
 #[test]
@@ -318,6 +427,9 @@ fn sigint_interrupts_the_turn_and_exits_130() {
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(started.elapsed() < Duration::from_secs(3));
     // The sleep is gone with the process group.
-    let ps = std::process::Command::new("pgrep").args(["-f", "^sleep 30$"]).output().unwrap();
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", "^sleep 30$"])
+        .output()
+        .unwrap();
     assert!(stdout(&ps).trim().is_empty(), "sleep still running");
 }

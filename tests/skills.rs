@@ -209,6 +209,7 @@ fn ctx(workspace: &Path, catalog: SkillCatalog) -> ToolCtx {
         )),
         bash_timeout_secs: 5,
         env_remove: Vec::new(),
+        subagents: None,
         skills: Arc::new(catalog),
     }
 }

@@ -1,11 +1,24 @@
 //! HTTP transport shared by both wire formats: request, SSE stream, retries with backoff.
+//!
+//! One call to [`Client::stream`] is one model request. Each attempt streams deltas to the
+//! caller; when an attempt fails in a retryable way (connect error, timeout, 408/409/429/5xx,
+//! a stream that breaks or stalls, an overloaded error inside the stream) the caller gets
+//! [`StreamNotice::Retrying`], discards what it showed, and the whole request is sent again.
+//! Only a completed stream produces a [`Response`], so a tool call from a broken stream is
+//! never returned.
 
-use super::{LlmError, ProviderKind, Request, Response, StreamNotice};
+mod errors;
+
+use super::sse::{SseEvent, SseParser};
+use super::{LlmError, ProviderKind, Request, Response, StreamNotice, anthropic, openai};
+use bytes::Bytes;
+use errors::{error_message, retry_after, root_cause};
+use reqwest::header::{self, HeaderMap, HeaderValue};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How to reach the model server.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ClientOptions {
     /// Wire format.
     pub kind: ProviderKind,
@@ -15,7 +28,8 @@ pub struct ClientOptions {
     pub api_key: Option<String>,
     /// TCP connect timeout.
     pub connect_timeout: Duration,
-    /// Longest silence tolerated while waiting for the next bytes of a stream.
+    /// Longest silence tolerated while waiting for the response headers or the next bytes
+    /// of a stream.
     pub idle_timeout: Duration,
     /// Attempts in all (1 = no retry).
     pub max_attempts: u32,
@@ -25,16 +39,146 @@ pub struct ClientOptions {
     pub max_backoff: Duration,
 }
 
+impl ClientOptions {
+    /// Options with rein's default timeouts and retry policy.
+    pub fn new(kind: ProviderKind, base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        ClientOptions {
+            kind,
+            base_url: base_url.into(),
+            api_key,
+            connect_timeout: Duration::from_secs(15),
+            idle_timeout: Duration::from_secs(180),
+            max_attempts: 5,
+            initial_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Written by hand so the key can never reach a log line through `{:?}`.
+        f.debug_struct("ClientOptions")
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("connect_timeout", &self.connect_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_attempts", &self.max_attempts)
+            .field("initial_backoff", &self.initial_backoff)
+            .field("max_backoff", &self.max_backoff)
+            .finish()
+    }
+}
+
 /// A model client for one provider.
 #[derive(Clone, Debug)]
 pub struct Client {
     opts: ClientOptions,
+    http: reqwest::Client,
+    url: String,
+    /// api.openai.com wants `max_completion_tokens` instead of `max_tokens`.
+    official_openai: bool,
+}
+
+/// Why one attempt failed, and whether another one may succeed.
+struct Failure {
+    error: LlmError,
+    retryable: bool,
+    retry_after: Option<Duration>,
+}
+
+impl From<LlmError> for Failure {
+    fn from(error: LlmError) -> Failure {
+        let retryable = match &error {
+            LlmError::Http { status, .. } => retryable_status(*status),
+            LlmError::Provider { retryable, .. } => *retryable,
+            // A broken, stalled or garbled stream is a glitch of this attempt.
+            LlmError::Network(_) | LlmError::Malformed(_) => true,
+            LlmError::Cancelled => false,
+        };
+        Failure {
+            error,
+            retryable,
+            retry_after: None,
+        }
+    }
+}
+
+/// HTTP statuses worth retrying: timeouts, conflicts, rate limits, server errors.
+pub fn retryable_status(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429 | 500..=599)
+}
+
+/// The assembler for the configured wire format.
+enum Assembler {
+    OpenAi(openai::Assembler),
+    Anthropic(anthropic::Assembler),
+}
+
+impl Assembler {
+    fn push(&mut self, ev: &SseEvent, on: &mut dyn FnMut(StreamNotice)) -> Result<(), LlmError> {
+        match self {
+            Assembler::OpenAi(a) => a.push(ev, on),
+            Assembler::Anthropic(a) => a.push(ev, on),
+        }
+    }
+    fn is_done(&self) -> bool {
+        match self {
+            Assembler::OpenAi(a) => a.is_done(),
+            Assembler::Anthropic(a) => a.is_done(),
+        }
+    }
+    fn finish(self) -> Result<Response, LlmError> {
+        match self {
+            Assembler::OpenAi(a) => a.finish(),
+            Assembler::Anthropic(a) => a.finish(),
+        }
+    }
 }
 
 impl Client {
     /// Builds a client; fails only on an unusable base URL.
     pub fn new(opts: ClientOptions) -> Result<Client, LlmError> {
-        Ok(Client { opts })
+        let base = opts.base_url.trim().trim_end_matches('/');
+        let parsed = reqwest::Url::parse(base)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
+            .ok_or_else(|| {
+                LlmError::Network(format!(
+                    "the base URL {base:?} is not a valid http(s) URL; set it like \
+                     http://localhost:8080/v1"
+                ))
+            })?;
+        let url = match opts.kind {
+            ProviderKind::OpenAi => format!("{base}/chat/completions"),
+            // Tolerate a base URL that already ends in /v1.
+            ProviderKind::Anthropic if base.ends_with("/v1") => format!("{base}/messages"),
+            ProviderKind::Anthropic => format!("{base}/v1/messages"),
+        };
+        let host = parsed.host_str().unwrap_or_default();
+        let loopback = host == "localhost"
+            || host
+                .trim_matches(|c| c == '[' || c == ']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(opts.connect_timeout)
+            .tcp_nodelay(true)
+            .user_agent(concat!("rein/", env!("CARGO_PKG_VERSION")));
+        if loopback {
+            // A local server must not be reached through a proxy from the environment.
+            builder = builder.no_proxy();
+        }
+        let http = builder
+            .build()
+            .map_err(|e| LlmError::Network(format!("could not set up HTTP: {}", root_cause(&e))))?;
+        Ok(Client {
+            official_openai: opts.kind == ProviderKind::OpenAi && host == "api.openai.com",
+            opts,
+            http,
+            url,
+        })
     }
 
     /// The options this client was built with.
@@ -42,13 +186,356 @@ impl Client {
         &self.opts
     }
 
+    /// The endpoint requests are sent to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The JSON body sent for `req`.
+    pub fn body(&self, req: &Request) -> serde_json::Value {
+        match self.opts.kind {
+            ProviderKind::OpenAi => {
+                let mut body = openai::build_body(req);
+                if self.official_openai {
+                    openai::use_max_completion_tokens(&mut body);
+                }
+                body
+            }
+            ProviderKind::Anthropic => anthropic::build_body(req),
+        }
+    }
+
     /// Sends `req`, streams notices to `on`, returns the assembled response.
     pub async fn stream(
         &self,
-        _req: &Request,
-        _cancel: &CancellationToken,
-        _on: &mut (dyn FnMut(StreamNotice) + Send),
+        req: &Request,
+        cancel: &CancellationToken,
+        on: &mut (dyn FnMut(StreamNotice) + Send),
     ) -> Result<Response, LlmError> {
-        Err(LlmError::Malformed("client not implemented yet".into()))
+        let body = Bytes::from(self.body(req).to_string());
+        let max_attempts = self.opts.max_attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            if cancel.is_cancelled() {
+                return Err(LlmError::Cancelled);
+            }
+            let failure = match self.attempt(body.clone(), cancel, on).await {
+                Ok(resp) => return Ok(resp),
+                Err(f) => f,
+            };
+            let error = self.redact(failure.error);
+            if error == LlmError::Cancelled || !failure.retryable || attempt >= max_attempts {
+                if error != LlmError::Cancelled {
+                    tracing::warn!(attempt, %error, "model request failed");
+                }
+                return Err(error);
+            }
+            let delay = self.backoff(attempt, failure.retry_after);
+            attempt += 1;
+            let reason = error.to_string();
+            tracing::warn!(attempt, max_attempts, ?delay, %reason, "model request failed; retrying");
+            on(StreamNotice::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason,
+            });
+            tokio::select! {
+                _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    /// The wait before the retry that follows failed attempt number `attempt`.
+    fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let max = self.opts.max_backoff;
+        if let Some(wait) = retry_after {
+            return wait.min(max);
+        }
+        let factor = 1u32 << (attempt.saturating_sub(1)).min(16);
+        let base = self.opts.initial_backoff.saturating_mul(factor).min(max);
+        // Between half and all of the delay, so clients that failed together spread out.
+        base.mul_f64(rand::random_range(0.5..=1.0))
+    }
+
+    fn headers(&self) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        let key = self
+            .opts
+            .api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty());
+        match self.opts.kind {
+            ProviderKind::OpenAi => {
+                if let Some(mut v) =
+                    key.and_then(|k| HeaderValue::from_str(&format!("Bearer {k}")).ok())
+                {
+                    v.set_sensitive(true);
+                    h.insert(header::AUTHORIZATION, v);
+                }
+            }
+            ProviderKind::Anthropic => {
+                if let Some(mut v) = key.and_then(|k| HeaderValue::from_str(k).ok()) {
+                    v.set_sensitive(true);
+                    h.insert("x-api-key", v);
+                }
+                h.insert(
+                    "anthropic-version",
+                    HeaderValue::from_static(anthropic::API_VERSION),
+                );
+            }
+        }
+        h
+    }
+
+    async fn attempt(
+        &self,
+        body: Bytes,
+        cancel: &CancellationToken,
+        on: &mut (dyn FnMut(StreamNotice) + Send),
+    ) -> Result<Response, Failure> {
+        let idle = self.opts.idle_timeout;
+        let send = self
+            .http
+            .post(&self.url)
+            .headers(self.headers())
+            .body(body)
+            .send();
+        let resp = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
+            r = tokio::time::timeout(idle, send) => match r {
+                Err(_) => return Err(LlmError::Network(format!(
+                    "the model server sent no response within {}", secs(idle)
+                )).into()),
+                Ok(Err(e)) => return Err(self.request_failure(&e)),
+                Ok(Ok(resp)) => resp,
+            },
+        };
+        if !resp.status().is_success() {
+            return Err(self.http_failure(resp, cancel).await);
+        }
+        let mut asm = match self.opts.kind {
+            ProviderKind::OpenAi => Assembler::OpenAi(openai::Assembler::new()),
+            ProviderKind::Anthropic => Assembler::Anthropic(anthropic::Assembler::new()),
+        };
+        let json_body = resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("application/json"));
+        if json_body {
+            // A server that ignored `stream: true` and answered with one JSON document.
+            let text = read_body(resp, cancel, idle, usize::MAX).await?;
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+                && v.get("type").and_then(|t| t.as_str()) == Some("error")
+            {
+                return Err(anthropic::error_of(v.get("error")).into());
+            }
+            if self.opts.kind == ProviderKind::Anthropic {
+                return Err(LlmError::Malformed(
+                    "expected an event stream but got a JSON document".into(),
+                )
+                .into());
+            }
+            let ev = SseEvent {
+                event: String::new(),
+                data: text,
+            };
+            asm.push(&ev, on)?;
+            let done = SseEvent {
+                event: String::new(),
+                data: "[DONE]".into(),
+            };
+            asm.push(&done, on)?;
+            return Ok(asm.finish()?);
+        }
+        let mut resp = resp;
+        let mut parser = SseParser::new();
+        loop {
+            let chunk = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
+                r = tokio::time::timeout(idle, resp.chunk()) => r,
+            };
+            let ended = matches!(chunk, Ok(Ok(None)));
+            match chunk {
+                Err(_) => {
+                    return Err(LlmError::Network(format!(
+                        "the stream stalled: no data for {}",
+                        secs(idle)
+                    ))
+                    .into());
+                }
+                Ok(Err(e)) => {
+                    return Err(LlmError::Network(format!(
+                        "the stream broke off: {}",
+                        root_cause(&e)
+                    ))
+                    .into());
+                }
+                Ok(Ok(None)) => parser.end(),
+                Ok(Ok(Some(bytes))) => parser
+                    .feed(&bytes)
+                    .map_err(|e| LlmError::Malformed(e.to_string()))?,
+            }
+            while let Some(ev) = parser.next_event() {
+                asm.push(ev, on)?;
+                if asm.is_done() {
+                    break;
+                }
+            }
+            // Stop at the terminator: some servers keep the connection open after it.
+            if asm.is_done() || ended {
+                break;
+            }
+        }
+        Ok(asm.finish()?)
+    }
+
+    fn request_failure(&self, e: &reqwest::Error) -> Failure {
+        let cause = root_cause(e);
+        let (message, retryable) = if e.is_connect() {
+            (
+                format!(
+                    "could not connect to the model server at {}: {cause}",
+                    self.url
+                ),
+                true,
+            )
+        } else if e.is_timeout() {
+            (format!("connecting to {} timed out", self.url), true)
+        } else if e.is_builder() {
+            (format!("could not build the request: {cause}"), false)
+        } else {
+            (format!("the request to {} failed: {cause}", self.url), true)
+        };
+        Failure {
+            error: LlmError::Network(message),
+            retryable,
+            retry_after: None,
+        }
+    }
+
+    async fn http_failure(&self, resp: reqwest::Response, cancel: &CancellationToken) -> Failure {
+        let status = resp.status();
+        let retry_after = retry_after(resp.headers());
+        let text = match read_body(resp, cancel, self.opts.idle_timeout, 64 * 1024).await {
+            Ok(t) => t,
+            Err(f) if f.error == LlmError::Cancelled => return f,
+            Err(_) => String::new(),
+        };
+        let (message, code) = error_message(&text);
+        let message =
+            message.unwrap_or_else(|| status.canonical_reason().unwrap_or("no message").to_owned());
+        // A 429 for an exhausted quota will not clear up by waiting.
+        let quota = code
+            .as_deref()
+            .is_some_and(|c| c.contains("insufficient_quota"));
+        Failure {
+            error: LlmError::Http {
+                status: status.as_u16(),
+                message,
+            },
+            retryable: retryable_status(status.as_u16()) && !quota,
+            retry_after,
+        }
+    }
+
+    /// Removes the API key from anything that could reach the user or a log.
+    fn redact(&self, e: LlmError) -> LlmError {
+        let Some(key) = self
+            .opts
+            .api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| k.len() >= 4)
+        else {
+            return e;
+        };
+        let clean = |s: String| s.replace(key, "[redacted]");
+        match e {
+            LlmError::Http { status, message } => LlmError::Http {
+                status,
+                message: clean(message),
+            },
+            LlmError::Provider { message, retryable } => LlmError::Provider {
+                message: clean(message),
+                retryable,
+            },
+            LlmError::Network(m) => LlmError::Network(clean(m)),
+            LlmError::Malformed(m) => LlmError::Malformed(clean(m)),
+            LlmError::Cancelled => LlmError::Cancelled,
+        }
     }
 }
+
+/// Reads a whole body (up to `limit` bytes), honouring the idle timeout and cancellation.
+async fn read_body(
+    mut resp: reqwest::Response,
+    cancel: &CancellationToken,
+    idle: Duration,
+    limit: usize,
+) -> Result<String, Failure> {
+    let mut buf = Vec::new();
+    loop {
+        let chunk = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
+            r = tokio::time::timeout(idle, resp.chunk()) => r,
+        };
+        match chunk {
+            Err(_) => {
+                return Err(LlmError::Network(format!(
+                    "the response stalled: no data for {}",
+                    secs(idle)
+                ))
+                .into());
+            }
+            Ok(Err(e)) => {
+                return Err(LlmError::Network(format!(
+                    "the response broke off: {}",
+                    root_cause(&e)
+                ))
+                .into());
+            }
+            Ok(Ok(None)) => break,
+            Ok(Ok(Some(b))) => {
+                buf.extend_from_slice(&b);
+                if buf.len() >= limit {
+                    buf.truncate(limit);
+                    break;
+                }
+            }
+        }
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+#[cfg(test)]
+mod tests;
