@@ -8,7 +8,13 @@ use tokio_util::sync::CancellationToken;
 const COMPACT_PROMPT: &str = include_str!("../../assets/compact.md");
 
 /// Share of the window the kept recent turns may take.
-const TAIL_SHARE: f64 = 0.35;
+pub const TAIL_SHARE: f64 = 0.35;
+
+/// Share of the window the transcript sent to the summariser may take.
+const TRANSCRIPT_SHARE: f64 = 0.6;
+
+/// Longest handoff note asked for, in tokens (less for small windows: prompt + note must fit).
+const SUMMARY_MAX_TOKENS: u64 = 4096;
 
 /// Marks the summary so the model never takes it for something the user said.
 pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation, written by rein when the \
@@ -30,7 +36,7 @@ fn clip(text: &str, max: usize) -> String {
 
 /// Renders the history as a plain transcript (tool blocks can't be sent without tools).
 pub fn transcript(history: &[Message], budget_tokens: u64) -> String {
-    let mut blocks: Vec<String> = history
+    let blocks: Vec<String> = history
         .iter()
         .map(|m| match m {
             Message::User { content } => format!("USER:\n{content}"),
@@ -66,22 +72,53 @@ pub fn transcript(history: &[Message], budget_tokens: u64) -> String {
             }
         })
         .collect();
-    // Drop the oldest blocks until the transcript fits; the note says so.
-    let mut total: u64 = blocks.iter().map(|b| estimate_text(b)).sum();
-    let mut dropped = 0;
-    while total > budget_tokens && blocks.len() > 1 {
-        total -= estimate_text(&blocks[0]);
-        blocks.remove(0);
-        dropped += 1;
+    let is_user: Vec<bool> = history
+        .iter()
+        .map(|m| matches!(m, Message::User { .. }))
+        .collect();
+    let mut kept: Vec<Option<String>> = blocks.into_iter().map(Some).collect();
+    let mut total: u64 = kept.iter().flatten().map(|b| estimate_text(b) + 1).sum();
+    // When it is too long, the oldest assistant turns and tool results go first; what the user
+    // said matters most (the note quotes it), so user messages go only after them, the first
+    // one never. The last entry always stays.
+    let last = kept.len().saturating_sub(1);
+    for users in [false, true] {
+        for i in 0..last {
+            if total <= budget_tokens {
+                break;
+            }
+            if is_user[i] != users || (users && i == 0) {
+                continue;
+            }
+            if let Some(b) = kept[i].take() {
+                total -= estimate_text(&b) + 1;
+            }
+        }
     }
-    let mut out = String::new();
-    if dropped > 0 {
-        out.push_str(&format!(
-            "[{dropped} older entries did not fit and are left out]\n\n"
-        ));
+    // Still too long (huge messages): every entry gets an equal share.
+    if total > budget_tokens {
+        let count = kept.iter().flatten().count().max(1) as u64;
+        let share = (budget_tokens * 4 / count) as usize;
+        for b in kept.iter_mut().flatten() {
+            *b = clip(b, share);
+        }
     }
-    out.push_str(&blocks.join("\n\n"));
-    out
+    // Render, with a note where entries were left out.
+    let mut parts: Vec<String> = Vec::new();
+    let mut gap = 0;
+    for b in kept {
+        match b {
+            None => gap += 1,
+            Some(b) => {
+                if gap > 0 {
+                    parts.push(format!("[{gap} entries left out to fit]"));
+                    gap = 0;
+                }
+                parts.push(b);
+            }
+        }
+    }
+    parts.join("\n\n")
 }
 
 /// Asks the model, without tools, for the handoff note.
@@ -93,7 +130,7 @@ pub async fn summarize(
     context_window: u64,
     cancel: &CancellationToken,
 ) -> Result<String, LlmError> {
-    let budget = (context_window as f64 * 0.6) as u64;
+    let budget = (context_window as f64 * TRANSCRIPT_SHARE) as u64;
     let mut ask = format!(
         "<transcript>\n{}\n</transcript>\n\nWrite the handoff note now.",
         transcript(history, budget)
@@ -106,7 +143,7 @@ pub async fn summarize(
         system: COMPACT_PROMPT.to_string(),
         messages: vec![Message::User { content: ask }],
         tools: Vec::new(),
-        max_tokens: 4096,
+        max_tokens: SUMMARY_MAX_TOKENS.min(context_window / 5).max(256) as u32,
     };
     let response = client.stream(&request, cancel, &mut |_| {}).await?;
     let text = response.text();
@@ -118,65 +155,68 @@ pub async fn summarize(
 
 /// Where the kept tail starts: the earliest boundary whose tail fits in `budget` tokens. A
 /// boundary is a user or assistant message, so a tool call is never separated from its result.
+/// When not even the last exchange fits, it starts at the last boundary anyway (its results are
+/// cut to size afterwards), so the work in progress is never lost.
 fn tail_start(history: &[Message], budget: u64) -> usize {
-    let mut best = history.len();
+    let mut best = None;
     let mut size = 0;
     for i in (0..history.len()).rev() {
+        let boundary = !matches!(history[i], Message::ToolResult { .. });
         size += estimate(&history[i]);
         if size > budget {
-            break;
+            if best.is_none() && boundary {
+                best = Some(i);
+            }
+            if best.is_some() {
+                break;
+            }
+            continue;
         }
-        if !matches!(history[i], Message::ToolResult { .. }) {
-            best = i;
+        if boundary {
+            best = Some(i);
         }
     }
-    best
+    best.unwrap_or(history.len())
 }
 
-/// Cuts tool results in `tail` so the whole tail fits in `budget` (a single huge result must
-/// not make compaction loop).
+/// Cuts the biggest tool results (or a huge pasted user message) in `tail` until the whole tail
+/// fits in `budget` (a single huge result must not make compaction loop).
 fn shrink_tail(tail: &mut [Message], budget: u64) {
-    while estimate_all(tail) > budget {
+    let mut total = estimate_all(tail);
+    while total > budget {
         let biggest = tail
             .iter_mut()
             .filter_map(|m| match m {
-                Message::ToolResult { content, .. } => Some(content),
-                _ => None,
+                Message::ToolResult { content, .. } | Message::User { content } => Some(content),
+                Message::Assistant { .. } => None,
             })
             .max_by_key(|c| c.len());
         let Some(content) = biggest else { return };
         if content.len() <= 400 {
             return;
         }
-        let keep = content.len() / 2;
+        let before = estimate_text(content);
+        // Cut what is needed plus room for the note clip adds, but at most half at a time, so
+        // several big results share the cut.
+        let excess = ((total - budget) * 4) as usize + 64;
+        let keep = content.len().saturating_sub(excess).max(content.len() / 2);
         *content = clip(content, keep);
+        total = total - before + estimate_text(content);
     }
 }
 
-/// The history after compaction: the note (marked), instructions and todos, then the tail.
+/// The history after compaction: the note (marked), instructions and todos, then the most
+/// recent turns that fit in `tail_budget` tokens.
 pub fn rebuild(
     history: &[Message],
     summary: &str,
     instructions: &str,
     todos: &str,
-    context_window: u64,
+    tail_budget: u64,
 ) -> Vec<Message> {
-    let budget = (context_window as f64 * TAIL_SHARE) as u64;
-    let start = tail_start(history, budget);
+    let start = tail_start(history, tail_budget);
     let mut tail: Vec<Message> = history[start..].to_vec();
-    if tail.is_empty() {
-        // Not even the last turn fits: keep the last user message and cut it to size.
-        if let Some(Message::User { content }) = history
-            .iter()
-            .rev()
-            .find(|m| matches!(m, Message::User { .. }))
-        {
-            tail.push(Message::User {
-                content: clip(content, (budget * 4) as usize),
-            });
-        }
-    }
-    shrink_tail(&mut tail, budget);
+    shrink_tail(&mut tail, tail_budget);
     let mut head = format!("{SUMMARY_HEADER}\n\n{}", summary.trim());
     if !instructions.trim().is_empty() {
         head.push_str(&format!("\n\n{}", instructions.trim()));
@@ -231,7 +271,7 @@ mod tests {
             h.push(call(&format!("c{i}")));
             h.push(result(&format!("c{i}"), 2_000));
         }
-        let rebuilt = rebuild(&h, "note", "", "", 6_000);
+        let rebuilt = rebuild(&h, "note", "", "", 2_100);
         assert!(
             matches!(&rebuilt[0], Message::User { content } if content.starts_with(SUMMARY_HEADER))
         );
@@ -261,8 +301,13 @@ mod tests {
             call("a"),
             result("a", 200_000),
         ];
-        let rebuilt = rebuild(&h, "note", "AGENTS", "[ ] x", 6_000);
-        assert!(estimate_all(&rebuilt) < 6_000);
+        let rebuilt = rebuild(&h, "note", "AGENTS", "[ ] x", 2_100);
+        assert!(estimate_all(&rebuilt) < 2_300);
+        // The call and its (cut) result are kept: the work in progress is not lost.
+        assert!(
+            matches!(rebuilt.last(), Some(Message::ToolResult { content, .. }) if content.contains("more bytes]"))
+        );
+        assert!(rebuilt.iter().any(|m| m.tool_calls().any(|c| c.id == "a")));
         assert!(
             matches!(&rebuilt[0], Message::User { content } if content.contains("AGENTS") && content.contains("[ ] x"))
         );
@@ -279,7 +324,30 @@ mod tests {
         let t = transcript(&h, 2_000);
         assert!(estimate_text(&t) <= 2_100);
         assert!(t.contains("message 99"));
-        assert!(!t.contains("message 0 "));
-        assert!(t.starts_with("["));
+        // The first user message is what the goal quotes: it stays.
+        assert!(t.starts_with("USER:\nmessage 0 "));
+        assert!(!t.contains("message 1 "));
+        assert!(t.contains("entries left out to fit]"));
+        // Tool output goes before what the user said.
+        let mut h = vec![Message::User {
+            content: "the goal".into(),
+        }];
+        for i in 0..20 {
+            h.push(call(&format!("c{i}")));
+            h.push(result(&format!("c{i}"), 2_000));
+            h.push(Message::User {
+                content: format!("also {i}"),
+            });
+        }
+        let t = transcript(&h, 2_000);
+        assert!(estimate_text(&t) <= 2_100, "{}", estimate_text(&t));
+        for i in 0..20 {
+            assert!(t.contains(&format!("also {i}")), "{t}");
+        }
+        // A single huge message is cut to size.
+        let h = vec![Message::User {
+            content: "q".repeat(100_000),
+        }];
+        assert!(estimate_text(&transcript(&h, 2_000)) <= 2_100);
     }
 }

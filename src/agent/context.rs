@@ -2,6 +2,8 @@
 //! reminder appended to every request (never stored).
 
 use crate::llm::{AssistantPart, Message};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 /// Rough token count of a text: bytes / 4, rounded up.
 pub fn estimate_text(text: &str) -> u64 {
@@ -38,19 +40,43 @@ pub fn estimate_all(msgs: &[Message]) -> u64 {
 /// Results no longer than this are always sent in full.
 const MICRO_COMPACT_MIN_CHARS: usize = 100;
 
+const PLACEHOLDER_HEAD: &str = "[Previous: used ";
+const PLACEHOLDER_TAIL: &str =
+    "]\n(Output omitted to save context; run the tool again if you need it.)";
+
+/// What a micro-compacted result is sent as.
+fn placeholder(name: &str) -> String {
+    format!("{PLACEHOLDER_HEAD}{name}{PLACEHOLDER_TAIL}")
+}
+
+/// Index of the first tool result that is kept in full (all results before it are old).
+fn first_kept_result(history: &[Message], keep: usize) -> usize {
+    let mut seen = 0;
+    for (i, m) in history.iter().enumerate().rev() {
+        if matches!(m, Message::ToolResult { .. }) {
+            seen += 1;
+            if seen > keep {
+                return i + 1;
+            }
+        }
+    }
+    0
+}
+
+/// Whether the result at `i` is sent as a placeholder.
+fn is_compacted(i: usize, content: &str, cutoff: usize, frozen: usize) -> bool {
+    i >= frozen
+        && i < cutoff
+        // Cheap byte test first: 100 chars take at least 100 bytes.
+        && content.len() > MICRO_COMPACT_MIN_CHARS
+        && content.chars().nth(MICRO_COMPACT_MIN_CHARS).is_some()
+}
+
 /// Tool results older than the most recent `keep` (and longer than 100 chars) are replaced by
 /// a placeholder in what is sent. Messages at or before `frozen` (a compaction summary) are
 /// left as they are. The stored history is not touched: this returns a copy.
 pub fn micro_compact(history: &[Message], keep: usize, frozen: usize) -> Vec<Message> {
-    let result_positions: Vec<usize> = history
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| matches!(m, Message::ToolResult { .. }))
-        .map(|(i, _)| i)
-        .collect();
-    let cutoff = result_positions.len().saturating_sub(keep);
-    let old: std::collections::HashSet<usize> =
-        result_positions[..cutoff].iter().copied().collect();
+    let cutoff = first_kept_result(history, keep);
     history
         .iter()
         .enumerate()
@@ -60,23 +86,43 @@ pub fn micro_compact(history: &[Message], keep: usize, frozen: usize) -> Vec<Mes
                 name,
                 content,
                 is_error,
-            } if i >= frozen && old.contains(&i) && content.chars().count() > MICRO_COMPACT_MIN_CHARS => {
-                Message::ToolResult {
-                    call_id: call_id.clone(),
-                    name: name.clone(),
-                    content: format!(
-                        "[Previous: used {name}]\n(Output omitted to save context; run the tool again if you need it.)"
-                    ),
-                    is_error: *is_error,
-                }
-            }
+            } if is_compacted(i, content, cutoff, frozen) => Message::ToolResult {
+                call_id: call_id.clone(),
+                name: name.clone(),
+                content: placeholder(name),
+                is_error: *is_error,
+            },
             other => other.clone(),
         })
         .collect()
 }
 
+/// Rough token count of `history` as it is sent: like [`estimate_all`] of
+/// [`micro_compact`]`(history, keep, frozen)`, without building the copy. `keep = None` means
+/// nothing is micro-compacted.
+pub fn estimate_sent(history: &[Message], keep: Option<usize>, frozen: usize) -> u64 {
+    let Some(keep) = keep else {
+        return estimate_all(history);
+    };
+    let cutoff = first_kept_result(history, keep);
+    history
+        .iter()
+        .enumerate()
+        .map(|(i, m)| match m {
+            Message::ToolResult { name, content, .. }
+                if is_compacted(i, content, cutoff, frozen) =>
+            {
+                // The placeholder's text is fixed apart from the name.
+                let len = PLACEHOLDER_HEAD.len() + name.len() + PLACEHOLDER_TAIL.len();
+                (len as u64).div_ceil(4) + 4
+            }
+            other => estimate(other),
+        })
+        .sum()
+}
+
 /// The current git branch of the repository holding `cwd`, read from `.git/HEAD`.
-pub fn git_branch(cwd: &std::path::Path) -> Option<String> {
+pub fn git_branch(cwd: &Path) -> Option<String> {
     let root = super::prompt::repo_root(cwd)?;
     let git = root.join(".git");
     // A worktree or submodule has a `.git` file pointing at the real git dir.
@@ -99,29 +145,72 @@ pub fn git_branch(cwd: &std::path::Path) -> Option<String> {
 /// disk between its requests (the person may edit files while the agent waits).
 #[derive(Default)]
 pub struct FileWatch {
-    snapshot: Option<std::collections::HashMap<String, u64>>,
+    snapshot: Option<Snapshot>,
 }
 
 /// At most this many changed files are fingerprinted.
 const WATCH_LIMIT: usize = 500;
 
-fn fingerprint(path: &std::path::Path) -> u64 {
+/// Files above this size are fingerprinted by size and mtime only.
+const HASH_LIMIT: u64 = 1 << 20;
+
+/// What was seen of one file.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    hash: u64,
+    /// The mtime was well in the past when hashed, so a later write would show in it (mtime
+    /// granularity can be coarse: a write right after the hash may keep the same mtime).
+    settled: bool,
+}
+
+/// Fingerprints keyed by path relative to the repository root (as git status prints them).
+struct Snapshot {
+    root: PathBuf,
+    files: HashMap<String, Seen>,
+}
+
+fn fingerprint(path: &Path, before: Option<&Seen>) -> Seen {
     use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    match std::fs::metadata(path) {
-        // Big files: size and mtime are enough, and cheap.
-        Ok(m) if m.len() > 1 << 20 => {
-            m.len().hash(&mut h);
-            m.modified().ok().hash(&mut h);
-        }
-        Ok(_) => std::fs::read(path).ok().hash(&mut h),
-        Err(_) => 0u8.hash(&mut h),
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Seen {
+            len: 0,
+            modified: None,
+            hash: 0,
+            settled: false,
+        };
+    };
+    let (len, modified) = (meta.len(), meta.modified().ok());
+    // Same size and mtime as last time: trust the old hash instead of reading the file again.
+    if let Some(b) = before
+        && b.settled
+        && b.len == len
+        && b.modified == modified
+    {
+        return *b;
     }
-    h.finish()
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    if len > HASH_LIMIT {
+        (len, modified).hash(&mut h);
+    } else {
+        std::fs::read(path).ok().hash(&mut h);
+    }
+    let settled = modified
+        .and_then(|m| m.elapsed().ok())
+        .is_some_and(|age| age > std::time::Duration::from_secs(2));
+    Seen {
+        len,
+        modified,
+        // 0 is kept for "missing".
+        hash: h.finish().max(1),
+        settled,
+    }
 }
 
 impl FileWatch {
-    fn take(cwd: &std::path::Path) -> Option<std::collections::HashMap<String, u64>> {
+    fn take(&self, cwd: &Path) -> Option<Snapshot> {
+        let root = super::prompt::repo_root(cwd)?;
         let out = std::process::Command::new("git")
             .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
             .current_dir(cwd)
@@ -132,8 +221,9 @@ impl FileWatch {
         if !out.status.success() {
             return None;
         }
+        let old = self.snapshot.as_ref().filter(|s| s.root == root);
         let text = String::from_utf8_lossy(&out.stdout);
-        let mut map = std::collections::HashMap::new();
+        let mut files = HashMap::new();
         let mut entries = text.split('\0');
         while let Some(entry) = entries.next() {
             if entry.len() < 4 {
@@ -144,35 +234,56 @@ impl FileWatch {
             if status.starts_with('R') || status.starts_with('C') {
                 entries.next();
             }
-            if map.len() >= WATCH_LIMIT {
+            if files.len() >= WATCH_LIMIT {
                 break;
             }
-            map.insert(path.to_string(), fingerprint(&cwd.join(path)));
+            // Porcelain paths are relative to the repository root, not to cwd.
+            let before = old.and_then(|o| o.files.get(path));
+            files.insert(path.to_string(), fingerprint(&root.join(path), before));
         }
-        Some(map)
+        Some(Snapshot { root, files })
     }
 
     /// Takes a new snapshot without reporting anything (after rein's own tools ran).
-    pub fn rebase(&mut self, cwd: &std::path::Path) {
-        self.snapshot = FileWatch::take(cwd);
+    pub fn rebase(&mut self, cwd: &Path) {
+        self.snapshot = self.take(cwd);
     }
 
-    /// Files whose content changed since the last snapshot; takes a new one.
-    pub fn changed(&mut self, cwd: &std::path::Path) -> Vec<String> {
-        let now = FileWatch::take(cwd);
+    /// Files whose content changed since the last snapshot (relative to `cwd` when inside it);
+    /// takes a new one.
+    pub fn changed(&mut self, cwd: &Path) -> Vec<String> {
+        let now = self.take(cwd);
         let mut changed = Vec::new();
-        if let (Some(old), Some(new)) = (&self.snapshot, &now) {
-            for (path, hash) in new {
-                if old.get(path) != Some(hash) {
-                    changed.push(path.clone());
+        if let (Some(old), Some(new)) = (&self.snapshot, &now)
+            && old.root == new.root
+        {
+            for (path, seen) in &new.files {
+                if old.files.get(path).map(|o| o.hash) != Some(seen.hash) {
+                    changed.push(path.as_str());
                 }
             }
-            for path in old.keys() {
-                if !new.contains_key(path) {
-                    changed.push(path.clone());
+            // A file that left the list changed only if its content did (a commit doesn't).
+            for (path, seen) in &old.files {
+                if !new.files.contains_key(path)
+                    && fingerprint(&new.root.join(path), None).hash != seen.hash
+                {
+                    changed.push(path.as_str());
                 }
             }
         }
+        let mut changed: Vec<String> = match &now {
+            Some(snap) => changed
+                .into_iter()
+                .map(|p| {
+                    let abs = snap.root.join(p);
+                    match abs.strip_prefix(cwd) {
+                        Ok(rel) => rel.display().to_string(),
+                        Err(_) => abs.display().to_string(),
+                    }
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         changed.sort();
         self.snapshot = now;
         changed
@@ -180,11 +291,7 @@ impl FileWatch {
 }
 
 /// The late reminder: built fresh for every request, never stored.
-pub fn reminder(
-    cwd: &std::path::Path,
-    todos: &[crate::protocol::Todo],
-    changed: &[String],
-) -> String {
+pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String]) -> String {
     let mut s = String::from("<system-reminder>\n");
     s.push_str(&format!(
         "Current time: {}.",
@@ -246,6 +353,81 @@ mod tests {
         assert!(w.changed(dir.path()).is_empty());
         let r = reminder(dir.path(), &[], &["a.txt".into()]);
         assert!(r.contains("a.txt") && r.contains("read them"));
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let o = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}");
+    }
+
+    #[test]
+    fn file_watch_from_a_subdirectory_and_after_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let sub = root.join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::write(root.join("top.txt"), "1").unwrap();
+        std::fs::write(sub.join("inner.txt"), "1").unwrap();
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-q", "-m", "init"]);
+        let mut w = FileWatch::default();
+        w.rebase(&sub);
+        std::fs::write(root.join("top.txt"), "2").unwrap();
+        std::fs::write(sub.join("inner.txt"), "2").unwrap();
+        // Paths git prints relative to the repository root are found and shown relative to
+        // the workspace when inside it.
+        let top = root.join("top.txt").display().to_string();
+        assert_eq!(w.changed(&sub), [top, "inner.txt".to_string()]);
+        // Committing changes no content: nothing to report.
+        git(&root, &["commit", "-q", "-am", "two"]);
+        assert!(w.changed(&sub).is_empty());
+        // Same size, same second: still seen (content hash, not just size and mtime).
+        std::fs::write(sub.join("inner.txt"), "3").unwrap();
+        w.rebase(&sub);
+        std::fs::write(sub.join("inner.txt"), "4").unwrap();
+        assert_eq!(w.changed(&sub), ["inner.txt"]);
+        // Outside a repository there is nothing to compare.
+        let plain = tempfile::tempdir().unwrap();
+        let mut w = FileWatch::default();
+        w.rebase(plain.path());
+        std::fs::write(plain.path().join("x"), "1").unwrap();
+        assert!(w.changed(plain.path()).is_empty());
+    }
+
+    #[test]
+    fn estimate_sent_matches_the_compacted_copy() {
+        let mut h = vec![Message::User {
+            content: "hi".into(),
+        }];
+        for i in 0..40 {
+            h.push(Message::Assistant {
+                parts: vec![AssistantPart::ToolCall(crate::llm::ToolCall {
+                    id: format!("c{i}"),
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                })],
+            });
+            h.push(Message::ToolResult {
+                call_id: format!("c{i}"),
+                name: "read_file".into(),
+                content: "é".repeat(i * 7),
+                is_error: false,
+            });
+        }
+        for (keep, frozen) in [(3, 0), (0, 0), (5, 20), (100, 0)] {
+            assert_eq!(
+                estimate_sent(&h, Some(keep), frozen),
+                estimate_all(&micro_compact(&h, keep, frozen)),
+                "keep {keep} frozen {frozen}"
+            );
+        }
+        assert_eq!(estimate_sent(&h, None, 0), estimate_all(&h));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use super::compact;
 use super::context::{self, FileWatch};
 use super::turn::TurnHooks;
-use crate::llm::{Client, Message};
+use crate::llm::{Client, LlmError, Message};
 use crate::protocol::{Event, Todo};
 use crate::tools::EventSink;
 use futures::future::BoxFuture;
@@ -28,17 +28,25 @@ pub struct ContextState {
     pub frozen: usize,
     /// Changed-files tracking for the reminder.
     pub files: FileWatch,
+    /// Tool results sent in full (the loop's setting; `None` until the first request).
+    pub keep: Option<usize>,
 }
 
 impl ContextState {
-    /// Tokens the context holds: the last report plus an estimate of what came after it.
+    /// Tokens the next request would take: the provider's last report plus an estimate of what
+    /// was appended since; before any report, an estimate of the whole request as it is sent
+    /// (micro-compacted).
     pub fn used(&self, history: &[Message]) -> u64 {
-        let (base, since) = if self.reported == 0 {
-            (self.overhead, history)
-        } else {
-            (self.reported, history.get(self.covered..).unwrap_or(&[]))
-        };
-        base + context::estimate_all(since)
+        if self.reported == 0 {
+            return self.overhead + context::estimate_sent(history, self.keep, self.frozen);
+        }
+        let covered = self.covered.min(history.len());
+        self.reported
+            + context::estimate_sent(
+                &history[covered..],
+                self.keep,
+                self.frozen.saturating_sub(covered),
+            )
     }
 
     /// Forget the provider's report (after the history was replaced).
@@ -114,6 +122,12 @@ impl Compactor {
         .await
         {
             Ok(s) => s,
+            Err(LlmError::Cancelled) => {
+                self.events.send(Event::Notice {
+                    text: "Compaction interrupted; the conversation is kept as it was.".into(),
+                });
+                return None;
+            }
             Err(e) => {
                 self.events.send(Event::Notice {
                     text: format!("Compaction failed ({e}); the conversation is kept as it was."),
@@ -129,9 +143,11 @@ impl Compactor {
         } else {
             todos
         };
-        *history = compact::rebuild(history, &summary, &self.instructions, &todos, self.window);
+        let tail_budget = self.tail_budget(state, &summary, &todos);
+        *history = compact::rebuild(history, &summary, &self.instructions, &todos, tail_budget);
         state.reset_report();
         state.frozen = 1;
+        state.warned_full = false;
         let after = state.used(history);
         state.compacted_to = Some(after);
         self.events.send(Event::Compacted {
@@ -145,15 +161,32 @@ impl Compactor {
         })
     }
 
+    fn limit(&self) -> u64 {
+        (self.window as f64 * self.threshold) as u64
+    }
+
+    /// Room for the kept recent turns: ~35% of the window, less when the system prompt, tools
+    /// and note leave less than that below the threshold (small windows), so the result is
+    /// clearly below the threshold and the next compaction needs real growth.
+    fn tail_budget(&self, state: &ContextState, summary: &str, todos: &str) -> u64 {
+        let head = context::estimate_text(summary)
+            + context::estimate_text(todos)
+            + context::estimate_text(&self.instructions)
+            + 16;
+        let room = self
+            .limit()
+            .saturating_sub(state.overhead + head + self.window / 10);
+        ((self.window as f64 * compact::TAIL_SHARE) as u64)
+            .min(room)
+            .max(self.window / 20)
+    }
+
     /// Whether the next request should be preceded by a compaction (and warns once when the
     /// window is nearly full but auto-compaction is off).
     pub fn due(&self, state: &mut ContextState, history: &[Message]) -> bool {
         let used = state.used(history);
-        let limit = (self.window as f64 * self.threshold) as u64;
-        if used < limit {
-            return false;
-        }
         if !self.auto {
+            // Obeyed strictly: never compact, only say so once when it gets tight.
             if used as f64 >= self.window as f64 * 0.95 && !state.warned_full {
                 state.warned_full = true;
                 self.events.send(Event::Notice {
@@ -164,6 +197,14 @@ impl Compactor {
                     ),
                 });
             }
+            return false;
+        }
+        if used < self.limit() {
+            return false;
+        }
+        // The conversation itself is small (the system prompt and tools fill the window):
+        // a summary would not make it smaller.
+        if context::estimate_sent(history, state.keep, state.frozen) < self.window / 10 {
             return false;
         }
         // No second compaction without new growth (5% of the window).
@@ -204,6 +245,10 @@ impl TurnHooks for MainHooks<'_> {
     }
 
     fn usage(&mut self, input: u64, output: u64, history_len: usize) {
+        // Some servers send zeros instead of leaving usage out: that is no report.
+        if input == 0 {
+            return;
+        }
         self.state.reported = input + output;
         // The request covered the history so far; the answer is the next message.
         self.state.covered = history_len + 1;
@@ -227,14 +272,170 @@ impl TurnHooks for MainHooks<'_> {
         self.state.frozen
     }
 
-    fn before_request<'b>(&'b mut self, history: &'b mut Vec<Message>) -> BoxFuture<'b, ()> {
+    fn before_request<'b>(
+        &'b mut self,
+        history: &'b mut Vec<Message>,
+        keep: Option<usize>,
+    ) -> BoxFuture<'b, ()> {
         Box::pin(async move {
-            if !self.compactor.due(self.state, history) {
-                return;
-            }
-            if let Some(c) = self.compactor.compact(history, self.state, None).await {
+            self.state.keep = keep;
+            if self.compactor.due(self.state, history)
+                && let Some(c) = self.compactor.compact(history, self.state, None).await
+            {
                 (self.record)(Record::Compaction(&c, history));
             }
+            // The status line follows the context request by request.
+            self.compactor.events.send(Event::Usage {
+                used_tokens: self.state.used(history),
+                context_window: self.compactor.window,
+            });
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{ClientOptions, ProviderKind};
+
+    fn result(id: usize, len: usize) -> Message {
+        Message::ToolResult {
+            call_id: format!("c{id}"),
+            name: "bash".into(),
+            content: "r".repeat(len),
+            is_error: false,
+        }
+    }
+
+    fn compactor(auto: bool) -> (Compactor, tokio::sync::mpsc::UnboundedReceiver<Event>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let client = Client::new(ClientOptions::new(
+            ProviderKind::OpenAi,
+            "http://127.0.0.1:9/v1",
+            None,
+        ))
+        .unwrap();
+        let c = Compactor {
+            client,
+            model: Arc::new(RwLock::new("m".into())),
+            events: EventSink::new(tx),
+            window: 10_000,
+            threshold: 0.85,
+            auto,
+            instructions: String::new(),
+            todos: Arc::default(),
+            cancel: CancellationToken::new(),
+        };
+        (c, rx)
+    }
+
+    #[test]
+    fn used_is_the_report_plus_what_came_after_it() {
+        let mut h = vec![Message::User {
+            content: "u".repeat(400),
+        }];
+        let mut state = ContextState {
+            overhead: 1_000,
+            keep: Some(3),
+            ..Default::default()
+        };
+        // No report yet: overhead plus the history as sent.
+        assert_eq!(state.used(&h), 1_000 + 104);
+        for i in 0..5 {
+            h.push(result(i, 4_000));
+        }
+        // Only the last three results count in full; older ones are placeholders.
+        let sent = context::estimate_all(&context::micro_compact(&h, 3, 0));
+        assert_eq!(state.used(&h), 1_000 + sent);
+        assert!(state.used(&h) < 1_000 + context::estimate_all(&h));
+        // With a report covering the first two messages, only the rest is estimated.
+        state.reported = 5_000;
+        state.covered = 2;
+        let sent = context::micro_compact(&h, 3, 0);
+        assert_eq!(state.used(&h), 5_000 + context::estimate_all(&sent[2..]));
+        // A report beyond the history (after it was replaced) does not panic.
+        state.covered = 50;
+        assert_eq!(state.used(&h), 5_000);
+    }
+
+    #[test]
+    fn zero_usage_is_no_report() {
+        let (c, _rx) = compactor(true);
+        let mut state = ContextState::default();
+        let mut record = |_r: Record<'_>| {};
+        let mut hooks = MainHooks {
+            state: &mut state,
+            compactor: c,
+            todos: Arc::default(),
+            cwd: std::env::temp_dir(),
+            record: &mut record,
+        };
+        hooks.usage(0, 1, 3);
+        assert_eq!(hooks.state.reported, 0);
+        hooks.usage(900, 20, 3);
+        assert_eq!((hooks.state.reported, hooks.state.covered), (920, 4));
+    }
+
+    #[test]
+    fn due_obeys_auto_compact_and_needs_growth() {
+        let big: Vec<Message> = (0..3).map(|i| result(i, 4_000)).collect();
+        let mut state = ContextState {
+            reported: 9_000,
+            covered: 3,
+            keep: Some(3),
+            ..Default::default()
+        };
+        let (off, mut rx) = compactor(false);
+        assert!(!off.due(&mut state, &big));
+        // Past 95% of the window: one warning, never a compaction.
+        state.reported = 9_800;
+        assert!(!off.due(&mut state, &big));
+        assert!(!off.due(&mut state, &big));
+        let mut warnings = 0;
+        while let Ok(ev) = rx.try_recv() {
+            assert!(
+                matches!(ev, Event::Notice { ref text } if text.contains("auto_compact is off"))
+            );
+            warnings += 1;
+        }
+        assert_eq!(warnings, 1);
+
+        let (on, _rx) = compactor(true);
+        state.reported = 8_000;
+        assert!(!on.due(&mut state, &big));
+        state.reported = 8_600;
+        assert!(on.due(&mut state, &big));
+        // Just compacted to 8,400: wait for 5% of the window of growth.
+        state.compacted_to = Some(8_400);
+        assert!(!on.due(&mut state, &big));
+        state.reported = 8_901;
+        assert!(on.due(&mut state, &big));
+        // The conversation itself is tiny: a summary cannot make it smaller.
+        let tiny = vec![Message::User {
+            content: "hi".into(),
+        }];
+        state.compacted_to = None;
+        state.covered = 0;
+        assert!(!on.due(&mut state, &tiny));
+    }
+
+    #[test]
+    fn tail_budget_leaves_room_below_the_threshold() {
+        let (mut c, _rx) = compactor(true);
+        let state = ContextState {
+            overhead: 1_600,
+            ..Default::default()
+        };
+        // Large window: 35% of it.
+        c.window = 128_000;
+        assert_eq!(c.tail_budget(&state, "note", ""), 44_800);
+        // Small window: what is left below the threshold after prompt, note and a margin.
+        c.window = 6_000;
+        let budget = c.tail_budget(&state, &"n".repeat(4_000), "");
+        assert!(budget < 2_100, "{budget}");
+        assert!(1_600 + 1_000 + budget + 600 <= 5_100, "{budget}");
+        // Never nothing at all.
+        let budget = c.tail_budget(&state, &"n".repeat(40_000), "");
+        assert_eq!(budget, 300);
     }
 }

@@ -50,10 +50,12 @@ pub trait TurnHooks: Send {
     }
     /// Called after the results of one response's tool calls were appended.
     fn after_tools(&mut self) {}
-    /// Called before each request; may replace the history (auto-compaction).
+    /// Called before each request (`keep` is the loop's micro-compaction setting); may replace
+    /// the history (auto-compaction).
     fn before_request<'a>(
         &'a mut self,
         _history: &'a mut Vec<Message>,
+        _keep: Option<usize>,
     ) -> futures::future::BoxFuture<'a, ()> {
         Box::pin(async {})
     }
@@ -115,7 +117,12 @@ impl TurnEnv<'_> {
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
             }
-            hooks.before_request(history).await;
+            hooks
+                .before_request(history, self.lc.keep_tool_results)
+                .await;
+            if self.cancel().is_cancelled() {
+                return LoopEnd::Interrupted;
+            }
             let messages = match self.lc.keep_tool_results {
                 Some(keep) => context::micro_compact(history, keep, hooks.frozen_prefix()),
                 None => history.clone(),
