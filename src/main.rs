@@ -1,6 +1,7 @@
 //! The `rein` command.
 
 use clap::{Args, Parser, Subcommand};
+use rein::agent::journal::SessionStart;
 use rein::config::{Config, ConfigError, Flags};
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
@@ -11,6 +12,12 @@ use std::process::ExitCode;
 struct Cli {
     #[command(flatten)]
     model: ModelFlags,
+    /// Continue the newest session of this directory.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    continue_: bool,
+    /// Resume a session: by id (a unique prefix is enough), or pick one from a list.
+    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "")]
+    resume: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -48,8 +55,25 @@ enum Command {
         /// Approve everything that would ask (deny rules still apply).
         #[arg(long)]
         yes: bool,
+        /// Continue the newest session of this directory.
+        #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+        continue_: bool,
+        /// Continue the session with this id (a unique prefix is enough).
+        #[arg(short = 'r', long)]
+        resume: Option<String>,
         /// The prompt; `-` or nothing reads it from stdin.
         prompt: Option<String>,
+    },
+    /// Saved sessions: list, show, export, delete.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+    /// Run a command under the same sandbox bash gets, to see what it allows.
+    Sandbox {
+        /// The command and its arguments (after `--`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        argv: Vec<String>,
     },
     /// Print the effective settings and where each came from (the key is masked).
     Config,
@@ -57,6 +81,40 @@ enum Command {
     Policy {
         #[command(subcommand)]
         command: PolicyCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SessionsCommand {
+    /// This directory's sessions, newest first.
+    List {
+        /// Every session, from every directory.
+        #[arg(long)]
+        all: bool,
+        /// A JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A readable transcript.
+    Show {
+        /// Session id or unique prefix.
+        id: String,
+    },
+    /// Export a session.
+    Export {
+        /// Session id or unique prefix.
+        id: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: rein::sessions_cli::Format,
+    },
+    /// Delete a session (asks first).
+    Rm {
+        /// Session id or unique prefix.
+        id: String,
+        /// Don't ask.
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -119,6 +177,53 @@ fn read_prompt(arg: Option<String>) -> Result<String, String> {
     Ok(text)
 }
 
+/// Which session `--continue` / `--resume ID` mean, as a start for the agent.
+fn session_start(
+    config: &Config,
+    continue_: bool,
+    resume: Option<&str>,
+) -> Result<SessionStart, String> {
+    if continue_ {
+        return rein::session::newest_for_cwd(&config.data_dir, &config.cwd)
+            .map(|s| SessionStart::Resume(s.path))
+            .ok_or_else(|| {
+                format!(
+                    "there is no saved session for {} to continue; start one without --continue",
+                    config.cwd.display()
+                )
+            });
+    }
+    match resume {
+        Some(id) if !id.is_empty() => rein::session::find(&config.data_dir, id)
+            .map(SessionStart::Resume)
+            .map_err(|e| e.to_string()),
+        _ => Ok(SessionStart::New),
+    }
+}
+
+fn lenient_config(flags: Flags) -> Result<Config, ExitCode> {
+    Config::load_lenient(flags).map_err(|e| {
+        eprintln!("rein: {e}");
+        ExitCode::from(2)
+    })
+}
+
+fn print_result(r: Result<String, String>) -> ExitCode {
+    match r {
+        Ok(text) => {
+            print!("{text}");
+            if !text.ends_with('\n') {
+                println!();
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rein: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -158,12 +263,25 @@ fn main() -> ExitCode {
             println!("{}", rein::policy::explain(&verdict));
             ExitCode::SUCCESS
         }
-        Some(Command::Exec { json, yes, prompt }) => {
+        Some(Command::Exec {
+            json,
+            yes,
+            continue_,
+            resume,
+            prompt,
+        }) => {
             let config = match config_or_exit(flags) {
                 Ok(c) => c,
                 Err(code) => return code,
             };
             let _guard = init_logging(&config.data_dir);
+            let session = match session_start(&config, continue_, resume.as_deref()) {
+                Ok(s) => s,
+                Err(msg) => {
+                    eprintln!("rein: {msg}");
+                    return ExitCode::from(2);
+                }
+            };
             let prompt = match read_prompt(prompt) {
                 Ok(p) => p,
                 Err(msg) => {
@@ -177,11 +295,70 @@ fn main() -> ExitCode {
             };
             let code = rt.block_on(rein::exec::run(
                 config,
-                rein::exec::ExecOptions { json, yes, prompt },
+                rein::exec::ExecOptions {
+                    json,
+                    yes,
+                    prompt,
+                    session,
+                },
             ));
             // Don't wait for stray blocking work (e.g. a stdin reader) on the way out.
             rt.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code as u8)
+        }
+        Some(Command::Sessions { command }) => {
+            let config = match lenient_config(flags) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let data = &config.data_dir;
+            match command {
+                SessionsCommand::List { all, json } => {
+                    print_result(Ok(rein::sessions_cli::list(data, &config.cwd, all, json)))
+                }
+                SessionsCommand::Show { id } => print_result(rein::sessions_cli::export(
+                    data,
+                    &id,
+                    rein::sessions_cli::Format::Markdown,
+                )),
+                SessionsCommand::Export { id, format } => {
+                    print_result(rein::sessions_cli::export(data, &id, format))
+                }
+                SessionsCommand::Rm { id, yes } => {
+                    print_result(rein::sessions_cli::remove(data, &id, yes))
+                }
+            }
+        }
+        Some(Command::Sandbox { argv }) => {
+            let config = match lenient_config(flags) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let temp = std::env::temp_dir()
+                .join(format!("rein-sandbox-{}", rein::agent::new_session_id()));
+            if let Err(e) = std::fs::create_dir_all(&temp) {
+                eprintln!("rein: cannot create {}: {e}", temp.display());
+                return ExitCode::from(1);
+            }
+            let sandbox = rein::sandbox::Sandbox::new(
+                config.sandbox,
+                config.sandbox_network,
+                config.cwd.clone(),
+                temp.clone(),
+            );
+            eprintln!("rein: sandbox {}", sandbox.describe());
+            let code = match rein::sandbox::run_sandboxed(&sandbox, &argv) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!(
+                        "rein: cannot run {}: {e}",
+                        argv.first().map_or("", String::as_str)
+                    );
+                    127
+                }
+            };
+            let _ = std::fs::remove_dir_all(&temp);
+            ExitCode::from(code.clamp(0, 255) as u8)
         }
         None => {
             eprintln!(
