@@ -1,0 +1,191 @@
+//! The status line (model, provider, cwd, session, context use, modes) and the key hint line.
+
+use super::cell::{SPINNER, format_tokens};
+use crate::tui::app::App;
+use crate::tui::wrap::{spans_width, str_width, truncate};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+
+/// Context use at or above this share of the window is shown in the warning colour.
+pub const WARN_RATIO: f64 = 0.8;
+
+/// Draws the status line.
+pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
+    if area.height == 0 {
+        return;
+    }
+    let t = &app.theme;
+    let s = &app.status;
+    let sep = Span::styled(" · ", t.fg(t.border));
+    let base = t.fg(t.status_fg);
+
+    let mut right = Vec::new();
+    if s.context_window > 0 {
+        let ratio = s.used_tokens as f64 / s.context_window as f64;
+        let style = if ratio >= WARN_RATIO {
+            t.fg(t.warning).add_modifier(Modifier::BOLD)
+        } else {
+            base
+        };
+        right.push(Span::styled(
+            format!(
+                "{}/{} {:.0}%",
+                format_tokens(s.used_tokens),
+                format_tokens(s.context_window),
+                (ratio * 100.0).min(999.0)
+            ),
+            style,
+        ));
+    }
+    for (label, value) in [("approval", &s.approval_mode), ("sandbox", &s.sandbox_mode)] {
+        if !value.is_empty() {
+            if !right.is_empty() {
+                right.push(sep.clone());
+            }
+            right.push(Span::styled(format!("{label} {value}"), base));
+        }
+    }
+
+    let width = usize::from(area.width);
+    let right_w = spans_width(&right);
+    let room = width.saturating_sub(right_w + 2);
+    let mut left = Vec::new();
+    if !s.configured {
+        left.push(Span::styled("starting…", t.dim()));
+    } else {
+        left.push(Span::styled(
+            s.model.clone(),
+            t.fg(t.accent).add_modifier(Modifier::BOLD),
+        ));
+        let mut parts = vec![s.provider.clone()];
+        let cwd_room = room
+            .saturating_sub(str_width(&s.model) + str_width(&s.provider) + 16)
+            .clamp(8, 40);
+        parts.push(app.short_path(&s.cwd, cwd_room));
+        if !s.session_id.is_empty() {
+            parts.push(s.session_id.chars().take(8).collect());
+        }
+        for p in parts.into_iter().filter(|p| !p.is_empty()) {
+            left.push(sep.clone());
+            left.push(Span::styled(p, base));
+        }
+    }
+    let left = cut_spans(left, room);
+    let left_w = spans_width(&left);
+    buf.set_line(area.x, area.y, &Line::from(left), area.width);
+    if right_w + left_w < width {
+        let x = area.x + (width - right_w) as u16;
+        buf.set_line(x, area.y, &Line::from(right), right_w as u16);
+    }
+}
+
+fn cut_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for s in spans {
+        let w = str_width(&s.content);
+        if used + w <= width {
+            used += w;
+            out.push(s);
+        } else {
+            let rest = width.saturating_sub(used);
+            if rest > 1 {
+                out.push(Span::styled(
+                    truncate(&s.content, rest).into_owned(),
+                    s.style,
+                ));
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// Draws the one-line hint of the keys that matter now.
+pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
+    if area.height == 0 {
+        return;
+    }
+    let t = &app.theme;
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let hint = |spans: &mut Vec<Span<'static>>, k: &str, what: &str| {
+        if !spans.is_empty() {
+            spans.push(Span::styled("  ", t.dim()));
+        }
+        spans.push(Span::styled(
+            k.to_string(),
+            t.fg(t.status_fg).add_modifier(Modifier::BOLD),
+        ));
+        spans.push(Span::styled(format!(" {what}"), t.dim()));
+    };
+    if app.last_ctrl_c.is_some() {
+        hint(&mut spans, "ctrl+c", "again to quit");
+    } else if !app.approvals.is_empty() {
+        if app.approval_view.editing_note {
+            hint(&mut spans, "enter", "keep note");
+            hint(&mut spans, "esc", "drop note");
+        } else {
+            hint(&mut spans, "y", "yes");
+            hint(&mut spans, "a", "always");
+            hint(&mut spans, "n", "no");
+            hint(&mut spans, "tab", "note");
+            hint(&mut spans, "↑↓", "scroll");
+        }
+    } else if app.popup.is_some() {
+        hint(&mut spans, "↑↓", "select");
+        hint(&mut spans, "tab", "complete");
+        hint(&mut spans, "enter", "accept");
+        hint(&mut spans, "esc", "close");
+    } else {
+        if app.busy {
+            let glyph = SPINNER[app.spinner_index() % SPINNER.len()];
+            let secs = app
+                .turn_started
+                .map_or(0, |s| app.now.saturating_duration_since(s).as_secs());
+            let label = if app.interrupting {
+                "stopping"
+            } else {
+                "working"
+            };
+            spans.push(Span::styled(format!("{glyph} "), t.fg(t.accent)));
+            spans.push(Span::styled(
+                format!("{label} {}", whole_seconds(secs)),
+                t.fg(t.accent),
+            ));
+            hint(&mut spans, "esc", "interrupt");
+            if !app.queued.is_empty() {
+                hint(&mut spans, "enter", "queue");
+            }
+        } else {
+            hint(&mut spans, "enter", "send");
+            hint(&mut spans, "shift+enter", "newline");
+            hint(&mut spans, "/", "commands");
+            hint(&mut spans, "@", "files");
+        }
+        if !app.conversation.is_following() {
+            hint(&mut spans, "ctrl+end", "bottom");
+        } else {
+            hint(
+                &mut spans,
+                "ctrl+o",
+                if app.expand_all { "collapse" } else { "expand" },
+            );
+        }
+        if !app.todos.is_empty() {
+            hint(&mut spans, "ctrl+t", "todos");
+        }
+    }
+    let spans = cut_spans(spans, usize::from(area.width));
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// `7s`, `2m 03s`.
+fn whole_seconds(s: u64) -> String {
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m {:02}s", s / 60, s % 60)
+    }
+}
