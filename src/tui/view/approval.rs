@@ -155,7 +155,7 @@ pub fn render(
     if width < 10 || max_height < 6 {
         return;
     }
-    let inner_w = usize::from(width - 2);
+    let inner_w = usize::from(width - 4);
     let (body, title) = view.body(req, theme);
     let title = title.to_string();
     let mut body_lines = Vec::new();
@@ -180,7 +180,7 @@ pub fn render(
     )];
     if let Some(sub) = &req.subagent {
         title_spans.push(Span::styled(
-            format!("subagent: {} ", truncate(&sanitize(sub), 30)),
+            format!("· subagent: {} ", truncate(&sanitize(sub), 30)),
             theme.fg(theme.warning),
         ));
     }
@@ -209,6 +209,8 @@ pub fn render(
     }
     let inner = block.inner(rect);
     block.render(rect, buf);
+    // One column of padding inside the border.
+    let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
 
     let mut row = inner.y;
     for line in body_lines.iter().skip(view.scroll).take(body_rows) {
@@ -243,10 +245,10 @@ fn footer_lines(
         if !part.is_empty() {
             info("asks", format!("for `{}`", sanitize(part)));
         }
-        info("rule", sanitize(&req.reason).into_owned());
+        info("why", sanitize(&req.reason).into_owned());
         info("cwd", cwd.display().to_string());
     } else {
-        info("rule", sanitize(&req.reason).into_owned());
+        info("why", sanitize(&req.reason).into_owned());
     }
     if view.editing_note || !view.note.is_empty() {
         let cursor = if view.editing_note { "▏" } else { "" };
@@ -292,6 +294,7 @@ fn footer_lines(
             Span::raw(" no"),
         ]
     };
+    out.push(Line::default());
     RichLine::new(keys).layout(width, &mut out);
     out
 }

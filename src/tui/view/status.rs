@@ -11,16 +11,38 @@ use ratatui::text::{Line, Span};
 /// Context use at or above this share of the window is shown in the warning colour.
 pub const WARN_RATIO: f64 = 0.8;
 
-/// Draws the status line.
+/// Draws the status line: model · provider · cwd · session on the left, context use and
+/// modes on the right. On narrow screens labels go first, then the session, then the provider.
 pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
     if area.height == 0 {
         return;
     }
+    let width = usize::from(area.width);
+    let full = right_side(app, true, true);
+    let short = right_side(app, false, true);
+    let right = if spans_width(&full) + 40 <= width {
+        full
+    } else if spans_width(&short) + 24 <= width {
+        short
+    } else {
+        right_side(app, false, false)
+    };
+    let right_w = spans_width(&right);
+    let room = width.saturating_sub(right_w + 2);
+    let left = cut_spans(left_side(app, room), room);
+    let left_w = spans_width(&left);
+    buf.set_line(area.x, area.y, &Line::from(left), area.width);
+    if right_w + left_w < width {
+        let x = area.x + (width - right_w) as u16;
+        buf.set_line(x, area.y, &Line::from(right), right_w as u16);
+    }
+}
+
+fn right_side(app: &App, labels: bool, modes: bool) -> Vec<Span<'static>> {
     let t = &app.theme;
     let s = &app.status;
-    let sep = Span::styled(" · ", t.fg(t.border));
     let base = t.fg(t.status_fg);
-
+    let sep = Span::styled(" · ", t.fg(t.border));
     let mut right = Vec::new();
     if s.context_window > 0 {
         let ratio = s.used_tokens as f64 / s.context_window as f64;
@@ -40,45 +62,52 @@ pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
         ));
     }
     for (label, value) in [("approval", &s.approval_mode), ("sandbox", &s.sandbox_mode)] {
-        if !value.is_empty() {
-            if !right.is_empty() {
-                right.push(sep.clone());
-            }
-            right.push(Span::styled(format!("{label} {value}"), base));
+        if value.is_empty() || !modes {
+            continue;
         }
+        if !right.is_empty() {
+            right.push(sep.clone());
+        }
+        let text = if labels { format!("{label} {value}") } else { value.clone() };
+        right.push(Span::styled(text, base));
     }
+    right
+}
 
-    let width = usize::from(area.width);
-    let right_w = spans_width(&right);
-    let room = width.saturating_sub(right_w + 2);
-    let mut left = Vec::new();
+fn left_side(app: &App, room: usize) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let s = &app.status;
     if !s.configured {
-        left.push(Span::styled("starting…", t.dim()));
-    } else {
-        left.push(Span::styled(
-            s.model.clone(),
-            t.fg(t.accent).add_modifier(Modifier::BOLD),
-        ));
-        let mut parts = vec![s.provider.clone()];
-        let cwd_room = room
-            .saturating_sub(str_width(&s.model) + str_width(&s.provider) + 16)
-            .clamp(8, 40);
-        parts.push(app.short_path(&s.cwd, cwd_room));
-        if !s.session_id.is_empty() {
-            parts.push(s.session_id.chars().take(8).collect());
-        }
-        for p in parts.into_iter().filter(|p| !p.is_empty()) {
-            left.push(sep.clone());
-            left.push(Span::styled(p, base));
-        }
+        return vec![Span::styled("starting…", t.dim())];
     }
-    let left = cut_spans(left, room);
-    let left_w = spans_width(&left);
-    buf.set_line(area.x, area.y, &Line::from(left), area.width);
-    if right_w + left_w < width {
-        let x = area.x + (width - right_w) as u16;
-        buf.set_line(x, area.y, &Line::from(right), right_w as u16);
+    let base = t.fg(t.status_fg);
+    let sep = Span::styled(" · ", t.fg(t.border));
+    let model = truncate(&s.model, room.max(1)).into_owned();
+    let mut used = str_width(&model);
+    // Decide what fits by priority (cwd, provider, session), then show in reading order.
+    let mut cwd = None;
+    let mut provider = None;
+    let mut session = None;
+    let cwd_room = room.saturating_sub(used + 3).min(40);
+    if cwd_room >= 8 {
+        let c = app.short_path(&s.cwd, cwd_room);
+        used += 3 + str_width(&c);
+        cwd = Some(c);
     }
+    if !s.provider.is_empty() && used + 3 + str_width(&s.provider) <= room {
+        used += 3 + str_width(&s.provider);
+        provider = Some(s.provider.clone());
+    }
+    let short: String = s.session_id.chars().take(8).collect();
+    if !short.is_empty() && used + 3 + str_width(&short) <= room {
+        session = Some(short);
+    }
+    let mut left = vec![Span::styled(model, t.fg(t.accent).add_modifier(Modifier::BOLD))];
+    for part in [provider, cwd, session].into_iter().flatten() {
+        left.push(sep.clone());
+        left.push(Span::styled(part, base));
+    }
+    left
 }
 
 fn cut_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
