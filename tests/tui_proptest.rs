@@ -5,6 +5,8 @@ use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use proptest::prelude::*;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use rein::protocol::{
     ApprovalKind, ApprovalRequest, Event, HistoryItem, SessionInfo, Todo, TodoStatus, ToolStatus,
     TurnOutcome,
@@ -12,8 +14,6 @@ use rein::protocol::{
 use rein::tui::app::App;
 use rein::tui::theme::Theme;
 use rein::tui::view;
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -39,7 +39,11 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 fn id() -> impl Strategy<Value = String> {
-    prop_oneof![Just("a".to_string()), Just("b".to_string()), Just("c".to_string())]
+    prop_oneof![
+        Just("a".to_string()),
+        Just("b".to_string()),
+        Just("c".to_string())
+    ]
 }
 
 fn status() -> impl Strategy<Value = ToolStatus> {
@@ -68,8 +72,15 @@ fn todos() -> impl Strategy<Value = Vec<Todo>> {
 }
 
 fn approval() -> impl Strategy<Value = ApprovalRequest> {
-    (id(), text(), text(), prop::option::of(text()), 0..3u8, text()).prop_map(
-        |(id, a, b, sub, kind, part)| ApprovalRequest {
+    (
+        id(),
+        text(),
+        text(),
+        prop::option::of(text()),
+        0..3u8,
+        text(),
+    )
+        .prop_map(|(id, a, b, sub, kind, part)| ApprovalRequest {
             id: id.clone(),
             call_id: id,
             tool: "bash".into(),
@@ -88,8 +99,7 @@ fn approval() -> impl Strategy<Value = ApprovalRequest> {
             part,
             reason: "no rule matched (default ask)".into(),
             subagent: sub,
-        },
-    )
+        })
 }
 
 fn agent_event() -> impl Strategy<Value = Event> {
@@ -105,14 +115,16 @@ fn agent_event() -> impl Strategy<Value = Event> {
             args: serde_json::json!({"path": "src/x.rs"}),
         }),
         (id(), text()).prop_map(|(call_id, chunk)| Event::ToolOutputDelta { call_id, chunk }),
-        (id(), status(), text(), 0..100_000u64).prop_map(|(call_id, status, output, elapsed_ms)| {
-            Event::ToolCallFinished {
-                call_id,
-                status,
-                output,
-                elapsed_ms,
+        (id(), status(), text(), 0..100_000u64).prop_map(
+            |(call_id, status, output, elapsed_ms)| {
+                Event::ToolCallFinished {
+                    call_id,
+                    status,
+                    output,
+                    elapsed_ms,
+                }
             }
-        }),
+        ),
         approval().prop_map(Event::ApprovalRequested),
         (prop::option::of(text()), text()).prop_map(|(old, new)| Event::FileChanged {
             path: "src/x.rs".into(),
@@ -133,14 +145,16 @@ fn agent_event() -> impl Strategy<Value = Event> {
             used_tokens,
             context_window
         }),
-        (any::<u32>(), any::<u32>(), any::<u64>(), text()).prop_map(|(attempt, max_attempts, delay_ms, reason)| {
-            Event::Retrying {
-                attempt,
-                max_attempts,
-                delay_ms,
-                reason,
+        (any::<u32>(), any::<u32>(), any::<u64>(), text()).prop_map(
+            |(attempt, max_attempts, delay_ms, reason)| {
+                Event::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay_ms,
+                    reason,
+                }
             }
-        }),
+        ),
         text().prop_map(|text| Event::Notice { text }),
         text().prop_map(|message| Event::Error { message }),
         text().prop_map(|model| Event::ModelChanged { model }),
@@ -185,8 +199,10 @@ fn agent_event() -> impl Strategy<Value = Event> {
 fn key_event() -> impl Strategy<Value = TermEvent> {
     let code = prop_oneof![
         any::<char>().prop_map(KeyCode::Char),
-        prop::sample::select(vec!['/', '@', 'y', 'a', 'n', 'c', 'd', 'j', 't', 'o', ' ', 'h'])
-            .prop_map(KeyCode::Char),
+        prop::sample::select(vec![
+            '/', '@', 'y', 'a', 'n', 'c', 'd', 'j', 't', 'o', ' ', 'h'
+        ])
+        .prop_map(KeyCode::Char),
         prop::sample::select(vec![
             KeyCode::Enter,
             KeyCode::Esc,

@@ -2,15 +2,15 @@
 //! would, and drawn into ratatui's `TestBackend`. Time is injected, so spinners and elapsed
 //! times are reproducible.
 
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
 use rein::protocol::{
     ApprovalKind, ApprovalRequest, Event, SessionInfo, Todo, TodoStatus, ToolStatus, TurnOutcome,
 };
 use rein::tui::app::App;
 use rein::tui::theme::Theme;
 use rein::tui::view;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::style::Color;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -28,7 +28,12 @@ fn session() -> Event {
 }
 
 fn new_app(t0: Instant) -> App {
-    let mut app = App::new(Theme::dark(), Vec::new(), Some(PathBuf::from("/home/dev")), t0);
+    let mut app = App::new(
+        Theme::dark(),
+        Vec::new(),
+        Some(PathBuf::from("/home/dev")),
+        t0,
+    );
     app.on_agent_event(session());
     app
 }
@@ -80,7 +85,9 @@ fn conversation_with_markdown_and_code() {
     for chunk in ANSWER.split_inclusive(' ') {
         app.on_agent_event(Event::AssistantDelta { text: chunk.into() });
     }
-    app.on_agent_event(Event::AssistantMessage { text: ANSWER.into() });
+    app.on_agent_event(Event::AssistantMessage {
+        text: ANSWER.into(),
+    });
     app.on_agent_event(Event::Usage {
         used_tokens: 12_345,
         context_window: 128_000,
@@ -95,12 +102,16 @@ fn conversation_with_markdown_and_code() {
     let buf = term.backend().buffer();
     let row = (0..buf.area.height)
         .find(|&y| {
-            let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_string()).collect();
+            let line: String = (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect();
             line.contains("fn parse_args")
         })
         .expect("code line on screen");
-    let colours: std::collections::HashSet<Color> =
-        (0..buf.area.width).map(|x| buf[(x, row)].fg).filter(|c| *c != Color::Reset).collect();
+    let colours: std::collections::HashSet<Color> = (0..buf.area.width)
+        .map(|x| buf[(x, row)].fg)
+        .filter(|c| *c != Color::Reset)
+        .collect();
     assert!(colours.len() >= 3, "code is highlighted: {colours:?}");
 }
 
@@ -239,10 +250,26 @@ fn todos() -> Vec<Todo> {
         status,
     };
     vec![
-        todo("Read the parser", "Reading the parser", TodoStatus::Completed),
-        todo("Fix the loop bound", "Fixing the loop bound", TodoStatus::InProgress),
-        todo("Add a regression test", "Adding a regression test", TodoStatus::Pending),
-        todo("Run the test suite", "Running the test suite", TodoStatus::Pending),
+        todo(
+            "Read the parser",
+            "Reading the parser",
+            TodoStatus::Completed,
+        ),
+        todo(
+            "Fix the loop bound",
+            "Fixing the loop bound",
+            TodoStatus::InProgress,
+        ),
+        todo(
+            "Add a regression test",
+            "Adding a regression test",
+            TodoStatus::Pending,
+        ),
+        todo(
+            "Run the test suite",
+            "Running the test suite",
+            TodoStatus::Pending,
+        ),
     ]
 }
 
@@ -260,8 +287,13 @@ fn todo_panel() {
 fn narrow_forty_columns() {
     let t0 = Instant::now();
     let mut app = new_app(t0);
-    user_turn(&mut app, "explain the layout of this project in a few words");
-    app.on_agent_event(Event::AssistantMessage { text: ANSWER.into() });
+    user_turn(
+        &mut app,
+        "explain the layout of this project in a few words",
+    );
+    app.on_agent_event(Event::AssistantMessage {
+        text: ANSWER.into(),
+    });
     app.on_agent_event(Event::ToolCallStarted {
         call_id: "w".into(),
         tool: "write_file".into(),

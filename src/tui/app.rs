@@ -218,6 +218,12 @@ impl App {
         self.conversation.new_below()
     }
 
+    /// Shows conversation cell `i` at the top of the view.
+    pub fn scroll_to_cell(&mut self, i: usize) {
+        self.conversation.scroll_to_cell(i);
+        self.dirty = true;
+    }
+
     /// Approval requests waiting for an answer.
     pub fn pending_approvals(&self) -> usize {
         self.approvals.len()

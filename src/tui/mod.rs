@@ -179,6 +179,43 @@ fn draw(term: &mut Term, app: &mut App) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Asks a yes/no question full-screen (first run: "use the local server found at …?").
+/// `y` or Enter answer yes; `n`, Esc or `q` answer no.
+pub fn confirm(title: &str, message: &str) -> anyhow::Result<bool> {
+    let guard = terminal::enter().context("could not set up the terminal")?;
+    let theme = theme::Theme::dark();
+    let text = format!("{message}\n\n[y] yes   [n] no");
+    let result = (|| -> anyhow::Result<bool> {
+        let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        loop {
+            term.draw(|f| {
+                let area = f.area();
+                view::draw_dialog(area, f.buffer_mut(), title, &text, None, &theme);
+            })?;
+            if let crossterm::event::Event::Key(k) = crossterm::event::read()?
+                && k.kind != KeyEventKind::Release
+            {
+                use crossterm::event::KeyCode;
+                match k.code {
+                    KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => return Ok(true),
+                    KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Char('q') | KeyCode::Esc => {
+                        return Ok(false);
+                    }
+                    KeyCode::Char('c')
+                        if k.modifiers
+                            .contains(crossterm::event::KeyModifiers::CONTROL) =>
+                    {
+                        return Ok(false);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    })();
+    drop(guard);
+    result
+}
+
 /// Shows a full-screen "what to set" message (no model configured) and returns when the
 /// person presses any key.
 pub fn show_setup_error(message: &str) -> anyhow::Result<()> {

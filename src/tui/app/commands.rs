@@ -76,6 +76,7 @@ const KEYS: &[(&str, &str)] = &[
     ("ctrl+o · click a tool call", "expand output and reasoning"),
     ("ctrl+t", "show or hide the todo list"),
     ("@", "complete a file path"),
+    ("//text", "send a message that starts with /"),
     ("shift+drag", "select text natively"),
 ];
 

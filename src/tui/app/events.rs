@@ -173,6 +173,12 @@ impl App {
     }
 
     fn configure(&mut self, info: SessionInfo) {
+        // Notices from before the first configuration (a bad theme file) stay on screen.
+        let early: Vec<_> = if self.status.configured {
+            Vec::new()
+        } else {
+            std::mem::take(&mut self.conversation).into_cells()
+        };
         self.status.model = info.model;
         self.status.provider = info.provider;
         self.status.cwd = info.cwd;
@@ -193,6 +199,9 @@ impl App {
         self.files_requested = false;
         for item in info.history {
             self.history_item(item);
+        }
+        for cell in early {
+            self.conversation.push(cell);
         }
     }
 

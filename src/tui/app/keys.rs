@@ -116,7 +116,11 @@ impl App {
         }
         self.composer.remember(&text);
         self.effect(Effect::SaveHistory(text.clone()));
-        if text.trim_start().starts_with('/') && !text.trim_start().starts_with("//") {
+        let trimmed = text.trim_start();
+        if let Some(escaped) = trimmed.strip_prefix("//") {
+            // `//path is…` sends a message that starts with one slash.
+            self.submit_message(format!("/{escaped}"));
+        } else if trimmed.starts_with('/') {
             self.run_command(text.trim());
         } else {
             self.submit_message(text);

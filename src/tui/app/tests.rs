@@ -1,15 +1,18 @@
 //! Behaviour of the app: keys and agent events in, effects and view state out.
 
 use super::*;
-use crate::protocol::{
-    ApprovalKind, Decision, Event, SessionInfo, ToolStatus, TurnOutcome,
-};
+use crate::protocol::{ApprovalKind, Decision, Event, SessionInfo, ToolStatus, TurnOutcome};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 fn app() -> App {
-    let mut app = App::new(Theme::dark(), vec!["older".into(), "newer".into()], None, Instant::now());
+    let mut app = App::new(
+        Theme::dark(),
+        vec!["older".into(), "newer".into()],
+        None,
+        Instant::now(),
+    );
     app.on_agent_event(Event::SessionConfigured(SessionInfo {
         session_id: "s1".into(),
         model: "m".into(),
@@ -52,7 +55,12 @@ fn frame(app: &mut App) -> String {
     let mut buf = Buffer::empty(area);
     crate::tui::view::draw_buffer(area, &mut buf, app);
     (0..area.height)
-        .map(|y| (0..area.width).map(|x| buf[(x, y)].symbol().to_string()).collect::<String>() + "\n")
+        .map(|y| {
+            (0..area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                + "\n"
+        })
         .collect()
 }
 
@@ -91,10 +99,14 @@ fn enter_sends_and_messages_typed_while_busy_are_queued_until_the_turn_ends() {
     assert_eq!(app.queued().collect::<Vec<_>>(), vec!["second", "third"]);
     assert!(frame(&mut app).contains("queued"));
 
-    app.on_agent_event(Event::TurnFinished { outcome: TurnOutcome::Completed });
+    app.on_agent_event(Event::TurnFinished {
+        outcome: TurnOutcome::Completed,
+    });
     assert!(matches!(&ops(&mut app)[..], [Op::UserInput { text }] if text == "second"));
     assert_eq!(app.queued().collect::<Vec<_>>(), vec!["third"]);
-    app.on_agent_event(Event::TurnFinished { outcome: TurnOutcome::Completed });
+    app.on_agent_event(Event::TurnFinished {
+        outcome: TurnOutcome::Completed,
+    });
     assert!(matches!(&ops(&mut app)[..], [Op::UserInput { text }] if text == "third"));
     assert_eq!(
         cell_texts(&app),
@@ -134,9 +146,14 @@ fn esc_interrupts_once_and_closes_a_popup_first() {
     let sent = ops(&mut app);
     assert_eq!(sent.len(), 1, "one interrupt: {sent:?}");
     assert!(matches!(sent[0], Op::Interrupt));
-    app.on_agent_event(Event::TurnFinished { outcome: TurnOutcome::Interrupted });
+    app.on_agent_event(Event::TurnFinished {
+        outcome: TurnOutcome::Interrupted,
+    });
     assert!(!app.is_busy());
-    assert_eq!(cell_texts(&app).last().map(String::as_str), Some("notice: interrupted"));
+    assert_eq!(
+        cell_texts(&app).last().map(String::as_str),
+        Some("notice: interrupted")
+    );
     // Idle: Esc does nothing.
     key(&mut app, KeyCode::Esc);
     assert!(ops(&mut app).is_empty());
@@ -153,7 +170,10 @@ fn ctrl_c_clears_then_interrupts_and_twice_within_a_second_quits() {
 
     // Pressed again after more than a second: not a double press.
     app.set_now(t0 + Duration::from_millis(1_500));
-    assert!(app.next_wakeup().is_none(), "the hint expired; idle means no wake-ups");
+    assert!(
+        app.next_wakeup().is_none(),
+        "the hint expired; idle means no wake-ups"
+    );
     app.on_tick();
     type_str(&mut app, "work");
     key(&mut app, KeyCode::Enter);
@@ -230,7 +250,10 @@ fn approval_keys_answer_in_order_with_notes() {
     );
     assert_eq!(app.pending_approvals(), 0);
     assert_eq!(app.composer_text(), "");
-    assert!(app.is_busy(), "esc on a modal answers no; it does not interrupt");
+    assert!(
+        app.is_busy(),
+        "esc on a modal answers no; it does not interrupt"
+    );
 }
 
 #[test]
@@ -252,13 +275,28 @@ fn subagent_approvals_are_labelled_and_ctrl_c_refuses_everything() {
         event: Box::new(Event::ApprovalRequested(bash_request("s1"))),
     });
     app.on_agent_event(Event::ApprovalRequested(bash_request("m1")));
-    assert_eq!(app.approvals[0].subagent.as_deref(), Some("find the parser"));
+    assert_eq!(
+        app.approvals[0].subagent.as_deref(),
+        Some("find the parser")
+    );
     assert!(frame(&mut app).contains("subagent: find the parser"));
     press(&mut app, KeyCode::Char('c'), KeyModifiers::CONTROL);
     let sent = ops(&mut app);
     assert_eq!(sent.len(), 3, "{sent:?}");
-    assert!(matches!(sent[0], Op::Approval { decision: Decision::No, .. }));
-    assert!(matches!(sent[1], Op::Approval { decision: Decision::No, .. }));
+    assert!(matches!(
+        sent[0],
+        Op::Approval {
+            decision: Decision::No,
+            ..
+        }
+    ));
+    assert!(matches!(
+        sent[1],
+        Op::Approval {
+            decision: Decision::No,
+            ..
+        }
+    ));
     assert!(matches!(sent[2], Op::Interrupt));
 }
 
@@ -273,7 +311,11 @@ fn up_and_down_walk_the_history_and_sent_messages_are_saved() {
     assert_eq!(app.composer_text(), "newer");
     key(&mut app, KeyCode::Enter);
     let effects = app.take_effects();
-    assert!(effects.iter().any(|e| matches!(e, Effect::SaveHistory(t) if t == "newer")));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::SaveHistory(t) if t == "newer"))
+    );
     // The sent message is the newest entry now.
     key(&mut app, KeyCode::Up);
     assert_eq!(app.composer_text(), "newer");
@@ -290,7 +332,9 @@ fn large_pastes_show_collapsed_and_are_sent_whole() {
     assert_eq!(app.composer_text(), "see: [pasted 40 lines]");
     assert!(frame(&mut app).contains("[pasted 40 lines]"));
     key(&mut app, KeyCode::Enter);
-    assert!(matches!(&ops(&mut app)[..], [Op::UserInput { text }] if *text == format!("see: {big}")));
+    assert!(
+        matches!(&ops(&mut app)[..], [Op::UserInput { text }] if *text == format!("see: {big}"))
+    );
 }
 
 #[test]
@@ -302,26 +346,53 @@ fn slash_commands_run_locally() {
         key(app, KeyCode::Enter);
         ops(app)
     };
-    assert!(matches!(&run(&mut app, "/compact the parser")[..], [Op::Compact { focus: Some(f) }] if f == "the parser"));
-    assert!(matches!(&run(&mut app, "/compact")[..], [Op::Compact { focus: None }]));
-    assert!(matches!(&run(&mut app, "/model gpt-5")[..], [Op::SetModel { model }] if model == "gpt-5"));
+    assert!(
+        matches!(&run(&mut app, "/compact the parser")[..], [Op::Compact { focus: Some(f) }] if f == "the parser")
+    );
+    assert!(matches!(
+        &run(&mut app, "/compact")[..],
+        [Op::Compact { focus: None }]
+    ));
+    assert!(
+        matches!(&run(&mut app, "/model gpt-5")[..], [Op::SetModel { model }] if model == "gpt-5")
+    );
     assert!(run(&mut app, "/model").is_empty());
-    assert!(cell_texts(&app).last().is_some_and(|t| t.contains("model: m")));
-    assert!(run(&mut app, "/frobnicate").is_empty(), "unknown commands never reach the model");
-    assert!(cell_texts(&app).last().is_some_and(|t| t.contains("unknown command /frobnicate")));
+    assert!(
+        cell_texts(&app)
+            .last()
+            .is_some_and(|t| t.contains("model: m"))
+    );
+    assert!(
+        run(&mut app, "/frobnicate").is_empty(),
+        "unknown commands never reach the model"
+    );
+    assert!(
+        cell_texts(&app)
+            .last()
+            .is_some_and(|t| t.contains("unknown command /frobnicate"))
+    );
     assert!(run(&mut app, "/help").is_empty());
     assert_eq!(cell_texts(&app).last().map(String::as_str), Some("info"));
 
-    app.on_agent_event(Event::AssistantMessage { text: "the answer".into() });
+    app.on_agent_event(Event::AssistantMessage {
+        text: "the answer".into(),
+    });
     assert!(run(&mut app, "/copy").is_empty());
     app.composer.set_text("/copy");
     app.popup = None;
     key(&mut app, KeyCode::Enter);
-    assert!(app.take_effects().iter().any(|e| matches!(e, Effect::Copy(t) if t == "the answer")));
+    assert!(
+        app.take_effects()
+            .iter()
+            .any(|e| matches!(e, Effect::Copy(t) if t == "the answer"))
+    );
 
     app.on_agent_event(Event::TodosUpdated { todos: Vec::new() });
     assert!(run(&mut app, "/todos").is_empty());
-    assert_eq!(cell_texts(&app).last().map(String::as_str), Some("todos: 0"));
+    assert_eq!(
+        cell_texts(&app).last().map(String::as_str),
+        Some("todos: 0")
+    );
 
     assert!(matches!(&run(&mut app, "/clear")[..], [Op::Clear]));
     assert!(app.cells().is_empty());
@@ -365,10 +436,22 @@ fn at_completion_lists_files_and_inserts_the_choice() {
     let mut app = app();
     type_str(&mut app, "look at @mai");
     let effects = app.take_effects();
-    assert!(effects.iter().any(|e| matches!(e, Effect::IndexFiles(p) if p == std::path::Path::new("/w"))));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::IndexFiles(p) if p == std::path::Path::new("/w")))
+    );
     assert!(frame(&mut app).contains("listing files"));
-    app.set_files(vec!["README.md".into(), "src/main.rs".into(), "src/lib.rs".into()]);
-    let first = app.popup.as_ref().and_then(|p| p.picker.selected_item()).map(|i| i.label.clone());
+    app.set_files(vec![
+        "README.md".into(),
+        "src/main.rs".into(),
+        "src/lib.rs".into(),
+    ]);
+    let first = app
+        .popup
+        .as_ref()
+        .and_then(|p| p.picker.selected_item())
+        .map(|i| i.label.clone());
     assert_eq!(first.as_deref(), Some("src/main.rs"));
     key(&mut app, KeyCode::Enter);
     assert_eq!(app.composer_text(), "look at @src/main.rs ");
@@ -380,20 +463,34 @@ fn streaming_text_fills_one_cell_and_a_retry_discards_it() {
     let mut app = app();
     app.on_agent_event(Event::ReasoningDelta { text: "hmm".into() });
     app.on_agent_event(Event::AssistantDelta { text: "Hel".into() });
-    app.on_agent_event(Event::AssistantDelta { text: "lo wrong".into() });
+    app.on_agent_event(Event::AssistantDelta {
+        text: "lo wrong".into(),
+    });
     app.on_agent_event(Event::Retrying {
         attempt: 2,
         max_attempts: 3,
         delay_ms: 1500,
         reason: "HTTP 503".into(),
     });
-    assert_eq!(cell_texts(&app), vec!["notice: retrying in 1.5 s (attempt 2 of 3): HTTP 503"]);
-    app.on_agent_event(Event::AssistantDelta { text: "Hello".into() });
-    app.on_agent_event(Event::AssistantMessage { text: "Hello, world".into() });
-    app.on_agent_event(Event::AssistantDelta { text: "Next".into() });
+    assert_eq!(
+        cell_texts(&app),
+        vec!["notice: retrying in 1.5 s (attempt 2 of 3): HTTP 503"]
+    );
+    app.on_agent_event(Event::AssistantDelta {
+        text: "Hello".into(),
+    });
+    app.on_agent_event(Event::AssistantMessage {
+        text: "Hello, world".into(),
+    });
+    app.on_agent_event(Event::AssistantDelta {
+        text: "Next".into(),
+    });
     assert_eq!(
         cell_texts(&app)[1..],
-        ["assistant: Hello, world".to_string(), "assistant: Next".to_string()]
+        [
+            "assistant: Hello, world".to_string(),
+            "assistant: Next".to_string()
+        ]
     );
 }
 
@@ -425,10 +522,15 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
         args: serde_json::Value::Null,
     });
     let screen = frame(&mut app);
-    assert!(screen.contains("str_replace  src/lib.rs (+1 −1)"), "{screen}");
+    assert!(
+        screen.contains("str_replace  src/lib.rs (+1 −1)"),
+        "{screen}"
+    );
     assert!(screen.contains("- b") && screen.contains("+ c"), "{screen}");
     assert!(app.is_animating(), "a running tool spins");
-    app.on_agent_event(Event::TurnFinished { outcome: TurnOutcome::Interrupted });
+    app.on_agent_event(Event::TurnFinished {
+        outcome: TurnOutcome::Interrupted,
+    });
     match &app.cells()[1].kind {
         CellKind::Tool(t) => assert_eq!(t.status, Some(ToolStatus::Interrupted)),
         other => panic!("{other:?}"),
@@ -453,7 +555,10 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
     match &app.cells().last().map(|c| &c.kind) {
         Some(CellKind::Diff(files)) => {
             assert_eq!(files.len(), 2);
-            assert_eq!((files[0].path.as_str(), files[0].added, files[0].removed), ("src/lib.rs", 1, 1));
+            assert_eq!(
+                (files[0].path.as_str(), files[0].added, files[0].removed),
+                ("src/lib.rs", 1, 1)
+            );
             assert!(files[1].created);
         }
         other => panic!("{other:?}"),
@@ -464,7 +569,9 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
 fn scrolling_up_stops_following_and_counts_new_cells() {
     let mut app = app();
     for i in 0..30 {
-        app.on_agent_event(Event::Notice { text: format!("line {i}") });
+        app.on_agent_event(Event::Notice {
+            text: format!("line {i}"),
+        });
     }
     let screen = frame(&mut app);
     assert!(screen.contains("line 29"), "follows the bottom: {screen}");
@@ -472,10 +579,17 @@ fn scrolling_up_stops_following_and_counts_new_cells() {
     let screen = frame(&mut app);
     assert!(!screen.contains("line 29"), "{screen}");
     assert!(!app.is_following());
-    app.on_agent_event(Event::Notice { text: "fresh 1".into() });
-    app.on_agent_event(Event::Notice { text: "fresh 2".into() });
+    app.on_agent_event(Event::Notice {
+        text: "fresh 1".into(),
+    });
+    app.on_agent_event(Event::Notice {
+        text: "fresh 2".into(),
+    });
     let screen = frame(&mut app);
-    assert!(!screen.contains("fresh"), "the view stays put while scrolled up");
+    assert!(
+        !screen.contains("fresh"),
+        "the view stays put while scrolled up"
+    );
     assert!(screen.contains("↓ 2 new"), "{screen}");
     assert_eq!(app.new_below(), 2);
 
@@ -483,7 +597,10 @@ fn scrolling_up_stops_following_and_counts_new_cells() {
     assert!(frame(&mut app).contains("line 0"));
     press(&mut app, KeyCode::End, KeyModifiers::CONTROL);
     let screen = frame(&mut app);
-    assert!(screen.contains("fresh 2") && !screen.contains("new "), "{screen}");
+    assert!(
+        screen.contains("fresh 2") && !screen.contains("new "),
+        "{screen}"
+    );
     assert!(app.is_following());
 
     // Scrolling back down by wheel reaches the bottom and follows again.
@@ -527,7 +644,10 @@ fn clicking_a_tool_call_expands_it() {
         modifiers: KeyModifiers::NONE,
     }));
     let screen = frame(&mut app);
-    assert!(!screen.contains("more lines") && screen.contains("│ 9"), "{screen}");
+    assert!(
+        !screen.contains("more lines") && screen.contains("│ 9"),
+        "{screen}"
+    );
     press(&mut app, KeyCode::Char('o'), KeyModifiers::CONTROL);
     assert!(app.expand_all);
 }
@@ -535,9 +655,89 @@ fn clicking_a_tool_call_expands_it() {
 #[test]
 fn usage_and_compaction_show_up() {
     let mut app = app();
-    app.on_agent_event(Event::Usage { used_tokens: 850, context_window: 1000 });
-    app.on_agent_event(Event::Compacted { before_tokens: 104_000, after_tokens: 31_000 });
+    app.on_agent_event(Event::Usage {
+        used_tokens: 850,
+        context_window: 1000,
+    });
+    app.on_agent_event(Event::Compacted {
+        before_tokens: 104_000,
+        after_tokens: 31_000,
+    });
     let screen = frame(&mut app);
     assert!(screen.contains("850/1.0k 85%"), "{screen}");
-    assert!(screen.contains("context compacted: 104k → 31k tokens"), "{screen}");
+    assert!(
+        screen.contains("context compacted: 104k → 31k tokens"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_resumed_session_rebuilds_the_view_and_early_warnings_stay() {
+    let mut app = App::new(Theme::dark(), Vec::new(), None, Instant::now());
+    app.warn("unknown theme \"neon\"");
+    app.on_agent_event(Event::SessionConfigured(SessionInfo {
+        session_id: "s2".into(),
+        model: "m".into(),
+        provider: "anthropic".into(),
+        cwd: PathBuf::from("/w"),
+        context_window: 1000,
+        approval_mode: "ask".into(),
+        sandbox_mode: "off".into(),
+        history: vec![
+            crate::protocol::HistoryItem::User { text: "hi".into() },
+            crate::protocol::HistoryItem::Assistant {
+                text: "hello".into(),
+                reasoning: Some("think".into()),
+            },
+            crate::protocol::HistoryItem::Tool {
+                call_id: "t".into(),
+                tool: "bash".into(),
+                summary: "bash  ls".into(),
+                status: None,
+                output: String::new(),
+            },
+            crate::protocol::HistoryItem::Todos {
+                todos: vec![crate::protocol::Todo {
+                    content: "a".into(),
+                    active_form: "doing a".into(),
+                    status: crate::protocol::TodoStatus::InProgress,
+                }],
+            },
+        ],
+    }));
+    assert_eq!(
+        cell_texts(&app),
+        vec![
+            "user: hi",
+            "reasoning: think",
+            "assistant: hello",
+            "tool: bash  ls",
+            "notice: unknown theme \"neon\""
+        ]
+    );
+    assert_eq!(app.todos.len(), 1);
+    // A later configuration (/clear) starts from an empty view.
+    app.on_agent_event(Event::SessionConfigured(SessionInfo {
+        session_id: "s3".into(),
+        model: "m".into(),
+        provider: "anthropic".into(),
+        cwd: PathBuf::from("/w"),
+        context_window: 1000,
+        approval_mode: "ask".into(),
+        sandbox_mode: "off".into(),
+        history: Vec::new(),
+    }));
+    assert!(app.cells().is_empty());
+    assert!(app.todos.is_empty());
+}
+
+#[test]
+fn a_double_slash_sends_a_message_starting_with_a_slash() {
+    let mut app = app();
+    app.composer.set_text("//usr/bin is missing");
+    app.popup = None;
+    key(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(&ops(&mut app)[..], [Op::UserInput { text }] if text == "/usr/bin is missing")
+    );
 }

@@ -210,7 +210,12 @@ pub fn render(
     let inner = block.inner(rect);
     block.render(rect, buf);
     // One column of padding inside the border.
-    let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
 
     let mut row = inner.y;
     for line in body_lines.iter().skip(view.scroll).take(body_rows) {

@@ -44,6 +44,11 @@ impl Conversation {
         &self.cells
     }
 
+    /// Consumes the conversation, returning its cells.
+    pub fn into_cells(self) -> Vec<Cell> {
+        self.cells
+    }
+
     /// Number of cells.
     pub fn len(&self) -> usize {
         self.cells.len()
@@ -110,6 +115,15 @@ impl Conversation {
     pub fn page(&mut self, dir: i64) {
         let page = i64::from(self.area.height.saturating_sub(2).max(1));
         self.scroll(dir * page);
+    }
+
+    /// Shows cell `i` at the top (a picker's "jump to message"; benchmarks).
+    pub fn scroll_to_cell(&mut self, i: usize) {
+        if i < self.cells.len() {
+            self.anchor = Some(Anchor { cell: i, row: 0 });
+            self.pending = 0;
+            self.jump_top = false;
+        }
     }
 
     /// Jumps to the first message.

@@ -201,6 +201,19 @@ pub fn draw_setup_error(
     message: &str,
     theme: &crate::tui::theme::Theme,
 ) {
+    let footer = Some("press any key to quit");
+    draw_dialog(area, buf, "rein needs a model", message, footer, theme);
+}
+
+/// Draws a centred dialog box with a title, a message and an optional dim footer.
+pub fn draw_dialog(
+    area: Rect,
+    buf: &mut Buffer,
+    title: &str,
+    message: &str,
+    footer: Option<&str>,
+    theme: &crate::tui::theme::Theme,
+) {
     if area.width < 4 || area.height < 3 {
         return;
     }
@@ -210,8 +223,10 @@ pub fn draw_setup_error(
     for l in crate::tui::wrap::sanitize(message).split('\n') {
         RichLine::new(vec![Span::styled(l.to_string(), theme.text())]).layout(inner_w, &mut lines);
     }
-    lines.push(Line::default());
-    lines.push(Line::styled("press any key to quit", theme.dim()));
+    if let Some(footer) = footer {
+        lines.push(Line::default());
+        lines.push(Line::styled(footer.to_string(), theme.dim()));
+    }
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect::new(
         area.x + (area.width - width) / 2,
@@ -224,7 +239,10 @@ pub fn draw_setup_error(
         .border_type(ratatui::widgets::BorderType::Rounded)
         .border_style(theme.fg(theme.warning))
         .title(Span::styled(
-            " rein needs a model ",
+            format!(
+                " {} ",
+                truncate(title, usize::from(width.saturating_sub(4)))
+            ),
             theme.fg(theme.warning).add_modifier(Modifier::BOLD),
         ));
     let inner = block.inner(rect);

@@ -68,7 +68,11 @@ fn right_side(app: &App, labels: bool, modes: bool) -> Vec<Span<'static>> {
         if !right.is_empty() {
             right.push(sep.clone());
         }
-        let text = if labels { format!("{label} {value}") } else { value.clone() };
+        let text = if labels {
+            format!("{label} {value}")
+        } else {
+            value.clone()
+        };
         right.push(Span::styled(text, base));
     }
     right
@@ -102,7 +106,10 @@ fn left_side(app: &App, room: usize) -> Vec<Span<'static>> {
     if !short.is_empty() && used + 3 + str_width(&short) <= room {
         session = Some(short);
     }
-    let mut left = vec![Span::styled(model, t.fg(t.accent).add_modifier(Modifier::BOLD))];
+    let mut left = vec![Span::styled(
+        model,
+        t.fg(t.accent).add_modifier(Modifier::BOLD),
+    )];
     for part in [provider, cwd, session].into_iter().flatten() {
         left.push(sep.clone());
         left.push(Span::styled(part, base));
@@ -184,9 +191,7 @@ pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
                 t.fg(t.accent),
             ));
             hint(&mut spans, "esc", "interrupt");
-            if !app.queued.is_empty() {
-                hint(&mut spans, "enter", "queue");
-            }
+            hint(&mut spans, "enter", "queue a message");
         } else {
             hint(&mut spans, "enter", "send");
             hint(&mut spans, "shift+enter", "newline");
