@@ -8,7 +8,7 @@ mod keys;
 
 pub use commands::{COMMANDS, SlashCommand};
 
-use crate::protocol::{ApprovalRequest, Op, Todo, TodoStatus};
+use crate::protocol::{ApprovalRequest, Op, Todo};
 use crate::tui::theme::Theme;
 use crate::tui::view::approval::ApprovalView;
 use crate::tui::view::cell::{Cell, CellKind, Level, RenderCtx};
@@ -261,7 +261,8 @@ impl App {
         next
     }
 
-    /// Whether something on screen moves by itself.
+    /// Whether something on screen moves by itself. Idle means no: no timer, no wake-ups.
+    /// (The todo panel's spinner also only turns while a turn runs.)
     pub fn is_animating(&self) -> bool {
         self.busy
             || self
@@ -271,11 +272,6 @@ impl App {
                 .rev()
                 .take(50)
                 .any(Cell::is_live)
-            || (!self.todos_hidden
-                && self
-                    .todos
-                    .iter()
-                    .any(|t| t.status == TodoStatus::InProgress))
     }
 
     /// The time-dependent part of a frame: a wake-up with nothing else to do just redraws.

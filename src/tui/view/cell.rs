@@ -10,6 +10,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use std::time::Instant;
 
+/// Marker of the todo in progress when nothing runs.
+pub const STILL: &str = "▸";
+
 /// Braille spinner frames.
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -265,7 +268,7 @@ fn layout(
                 out.push(Line::styled("the todo list is empty", t.dim()));
             }
             for todo in todos {
-                todo_line(todo, t, ctx.spinner_glyph()).layout(width, out);
+                todo_line(todo, t, STILL).layout(width, out);
             }
         }
         CellKind::Info(lines) => crate::tui::wrap::layout_all(lines, width, out),

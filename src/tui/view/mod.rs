@@ -74,7 +74,7 @@ pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
         conversation.render(conv, buf, &ctx);
     }
     draw_queued(app, queued, buf);
-    let spinner = app.spinner_index();
+    let spinner = app.busy.then(|| app.spinner_index());
     todos::render(&app.todos, todo_area, buf, &app.theme, spinner);
     let title = (!app.queued.is_empty()).then(|| {
         Line::from(Span::styled(

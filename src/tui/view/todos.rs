@@ -1,6 +1,6 @@
 //! The todo panel above the composer: shown while the list is non-empty (Ctrl+T hides it).
 
-use super::cell::{SPINNER, todo_line};
+use super::cell::{SPINNER, STILL, todo_line};
 use crate::protocol::{Todo, TodoStatus};
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -21,7 +21,8 @@ pub fn height(todos: &[Todo], hidden: bool) -> u16 {
 }
 
 /// Draws the panel.
-pub fn render(todos: &[Todo], area: Rect, buf: &mut Buffer, theme: &Theme, spinner: usize) {
+/// `spinner` is the frame while a turn runs; `None` draws a still marker (idle means still).
+pub fn render(todos: &[Todo], area: Rect, buf: &mut Buffer, theme: &Theme, spinner: Option<usize>) {
     if area.height == 0 || area.width < 4 {
         return;
     }
@@ -54,7 +55,7 @@ pub fn render(todos: &[Todo], area: Rect, buf: &mut Buffer, theme: &Theme, spinn
     } else {
         focus.saturating_sub(rows / 3).min(todos.len() - rows)
     };
-    let glyph = SPINNER[spinner % SPINNER.len()];
+    let glyph = spinner.map_or(STILL, |s| SPINNER[s % SPINNER.len()]);
     let width = usize::from(area.width.saturating_sub(2)).max(1);
     for (row, todo) in todos.iter().skip(start).take(rows).enumerate() {
         let mut lines = Vec::new();
