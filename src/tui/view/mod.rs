@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod picker;
 pub mod status;
 pub mod stream;
+pub mod table;
 pub mod todos;
 pub mod tool;
 
