@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 
 /// Two Ctrl+C within this interval quit.
 pub const DOUBLE_PRESS: Duration = Duration::from_secs(1);
+/// y / a / n typed this soon after a modal appears are ignored: they were meant for the
+/// composer, not as an answer to a question the person has not read yet.
+pub const APPROVAL_GUARD: Duration = Duration::from_millis(400);
 /// Spinner frame period.
 pub const SPINNER_PERIOD: Duration = Duration::from_millis(100);
 
@@ -98,6 +101,8 @@ pub struct App {
     pub(crate) approvals: VecDeque<ApprovalRequest>,
     pub(crate) approvals_answered: usize,
     pub(crate) approval_view: ApprovalView,
+    /// When the modal appeared (keys typed just before that must not answer it).
+    pub(crate) approval_shown: Option<Instant>,
     pub(crate) popup: Option<Popup>,
     pub(crate) popup_dismissed: Option<String>,
     pub(crate) queued: VecDeque<String>,
@@ -105,6 +110,8 @@ pub struct App {
     pub(crate) interrupting: bool,
     pub(crate) turn_started: Option<Instant>,
     pub(crate) expand_all: bool,
+    /// Per changed file, in order of first change: (path, content before the session's
+    /// first change, content after the last).
     pub(crate) file_changes: Vec<(String, Option<String>, String)>,
     pub(crate) files: Option<Vec<String>>,
     pub(crate) files_requested: bool,
@@ -136,6 +143,7 @@ impl App {
             approvals: VecDeque::new(),
             approvals_answered: 0,
             approval_view: ApprovalView::default(),
+            approval_shown: None,
             popup: None,
             popup_dismissed: None,
             queued: VecDeque::new(),

@@ -130,6 +130,10 @@ async fn event_loop(
                 app.on_tick();
                 if app.is_dirty() && last_draw.is_none_or(|t| now >= t + FRAME) {
                     draw(term, app)?;
+                    if last_draw.is_none() {
+                        // The first frame is on screen: load syntax highlighting off-thread.
+                        tokio::task::spawn_blocking(view::highlight::warm_up);
+                    }
                     last_draw = Some(now);
                 }
             }

@@ -206,23 +206,10 @@ impl App {
 
     /// All changes of the session as one diff per file: first old content → last new content.
     fn diff(&mut self) {
-        let mut order: Vec<&str> = Vec::new();
-        let mut first_old: std::collections::HashMap<&str, Option<&str>> = Default::default();
-        let mut last_new: std::collections::HashMap<&str, &str> = Default::default();
-        for (path, old, new) in &self.file_changes {
-            if !first_old.contains_key(path.as_str()) {
-                order.push(path);
-                first_old.insert(path, old.as_deref());
-            }
-            last_new.insert(path, new);
-        }
-        let diffs: Vec<FileDiff> = order
+        let diffs: Vec<FileDiff> = self
+            .file_changes
             .iter()
-            .map(|p| {
-                let old = first_old.get(p).copied().flatten();
-                let new = last_new.get(p).copied().unwrap_or("");
-                FileDiff::new(p, old, new, &self.theme)
-            })
+            .map(|(path, old, new)| FileDiff::new(path, old.as_deref(), new, &self.theme))
             .collect();
         self.push_cell(CellKind::Diff(diffs));
     }

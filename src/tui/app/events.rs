@@ -84,7 +84,7 @@ impl App {
                     cell.invalidate();
                 }
             }
-            Event::ApprovalRequested(req) => self.approvals.push_back(req),
+            Event::ApprovalRequested(req) => self.enqueue_approval(req),
             Event::FileChanged { path, old, new } => self.file_changed(path, old, new),
             Event::TodosUpdated { todos } => self.todos = todos,
             Event::SubagentStarted {
@@ -162,6 +162,13 @@ impl App {
             }
             Event::TurnFinished { outcome } => self.turn_finished(outcome),
         }
+    }
+
+    fn enqueue_approval(&mut self, req: crate::protocol::ApprovalRequest) {
+        if self.approvals.is_empty() {
+            self.approval_shown = Some(self.now);
+        }
+        self.approvals.push_back(req);
     }
 
     fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCell> {
@@ -301,7 +308,11 @@ impl App {
 
     fn file_changed(&mut self, path: String, old: Option<String>, new: String) {
         let diff = FileDiff::new(&path, old.as_deref(), &new, &self.theme);
-        self.file_changes.push((path.clone(), old, new));
+        // Only the first old and the last new content per file matter (for /diff).
+        match self.file_changes.iter_mut().find(|(p, _, _)| *p == path) {
+            Some(entry) => entry.2 = new,
+            None => self.file_changes.push((path.clone(), old, new)),
+        }
         // Attach it to the edit call that made it: the newest edit cell naming this path.
         let target = self
             .tool_cells
@@ -361,7 +372,7 @@ impl App {
             }
             Event::ApprovalRequested(mut req) => {
                 req.subagent.get_or_insert(first_line(&label));
-                self.approvals.push_back(req);
+                self.enqueue_approval(req);
             }
             Event::Error { message } => {
                 self.notice(format!("{}: {message}", first_line(&label)), Level::Error);

@@ -147,6 +147,12 @@ impl App {
             return;
         }
         let page = view.body_rows.max(1) as i64;
+        let fresh = self
+            .approval_shown
+            .is_some_and(|t| self.now.saturating_duration_since(t) < super::APPROVAL_GUARD);
+        if fresh && matches!(key.code, KeyCode::Char(_)) {
+            return;
+        }
         match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => self.answer(Decision::Yes),
             KeyCode::Char('a') | KeyCode::Char('A') => self.answer(Decision::Always),

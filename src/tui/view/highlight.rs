@@ -87,6 +87,13 @@ pub fn highlight_shell(command: &str, theme_name: &str) -> Vec<Vec<Span<'static>
     }
 }
 
+/// Loads the syntax and theme sets (called on a blocking thread after the first frame, so
+/// the first code block does not stall the UI).
+pub fn warm_up() {
+    let _ = syntaxes();
+    let _ = themes();
+}
+
 /// Whether the syntax set has been loaded yet (it must not be before the first frame).
 pub fn is_loaded() -> bool {
     SYNTAXES.get().is_some()

@@ -225,6 +225,11 @@ fn approval_keys_answer_in_order_with_notes() {
         app.on_agent_event(Event::ApprovalRequested(bash_request(id)));
     }
     assert!(frame(&mut app).contains("1 of 4"));
+    // A key typed right as the modal appears was meant for the composer: ignored.
+    key(&mut app, KeyCode::Char('y'));
+    assert!(ops(&mut app).is_empty());
+    assert_eq!(app.pending_approvals(), 4);
+    app.set_now(app.now + APPROVAL_GUARD);
     // Typing goes to the modal, never to the composer.
     key(&mut app, KeyCode::Char('y'));
     assert!(frame(&mut app).contains("2 of 4"));
