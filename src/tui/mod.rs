@@ -84,6 +84,11 @@ async fn event_loop(
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut last_draw: Option<Instant> = None;
     loop {
+        if !terminal::is_active() {
+            // A panic somewhere (another task) restored the terminal: drawing on would garble
+            // the person's shell.
+            anyhow::bail!("rein stopped after an internal error; see the log for details");
+        }
         let now = Instant::now();
         app.set_now(now);
         let draw_at = app

@@ -72,6 +72,11 @@ pub fn enter() -> io::Result<Guard> {
     Ok(guard)
 }
 
+/// Whether the terminal is in full-screen mode (a panic hook may have restored it).
+pub fn is_active() -> bool {
+    ACTIVE.load(Ordering::SeqCst)
+}
+
 /// Restores the terminal if it is in full-screen mode (idempotent; safe from a panic hook).
 pub fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {

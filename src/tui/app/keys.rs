@@ -377,7 +377,7 @@ impl App {
         self.update_popup();
     }
 
-    /// Tells the person a key did nothing useful (used by the run loop for errors).
+    /// Shows a warning in the conversation (a bad theme file, a failed clipboard write).
     pub fn warn(&mut self, text: impl Into<String>) {
         self.notice(text, Level::Warn);
         self.mark_dirty();

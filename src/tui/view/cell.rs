@@ -6,7 +6,7 @@ use super::tool::ToolCell;
 use crate::protocol::{Todo, TodoStatus};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, sanitize, str_width};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use std::time::Instant;
 
@@ -314,11 +314,6 @@ pub fn format_tokens(n: u64) -> String {
     } else {
         format!("{:.1}M", n as f64 / 1_000_000.0)
     }
-}
-
-/// A plain style helper for views that need one.
-pub fn bold() -> Style {
-    Style::new().add_modifier(Modifier::BOLD)
 }
 
 #[cfg(test)]

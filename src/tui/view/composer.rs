@@ -28,6 +28,8 @@ pub struct Composer {
     history: Vec<String>,
     /// Index into `history` while walking it.
     walk: Option<usize>,
+    /// A turn runs: what is typed now is queued (the placeholder says so).
+    busy: bool,
 }
 
 impl Composer {
@@ -41,6 +43,15 @@ impl Composer {
             pastes: Vec::new(),
             history,
             walk: None,
+            busy: false,
+        }
+    }
+
+    /// Tells the composer whether a turn runs (changes the placeholder).
+    pub fn set_busy(&mut self, busy: bool) {
+        if busy != self.busy {
+            self.busy = busy;
+            self.textarea.set_placeholder_text(placeholder(busy));
         }
     }
 
@@ -57,6 +68,7 @@ impl Composer {
     /// Empties the composer.
     pub fn clear(&mut self) {
         self.textarea = new_textarea();
+        self.textarea.set_placeholder_text(placeholder(self.busy));
         self.pastes.clear();
         self.walk = None;
     }
@@ -64,6 +76,7 @@ impl Composer {
     /// Replaces the text, cursor at the end.
     pub fn set_text(&mut self, text: &str) {
         self.textarea = new_textarea();
+        self.textarea.set_placeholder_text(placeholder(self.busy));
         self.textarea.insert_str(text);
     }
 
@@ -168,6 +181,7 @@ impl Composer {
             self.walk = Some(i + 1);
         } else {
             self.textarea = new_textarea();
+            self.textarea.set_placeholder_text(placeholder(self.busy));
             self.walk = None;
         }
         true
@@ -268,12 +282,20 @@ impl Composer {
     }
 }
 
+fn placeholder(busy: bool) -> &'static str {
+    if busy {
+        "Type to queue a message for when the turn ends · esc interrupts"
+    } else {
+        "Ask rein anything · / commands · @ files"
+    }
+}
+
 fn new_textarea() -> TextArea<'static> {
     let mut t = TextArea::default();
     t.set_cursor_line_style(Style::default());
     t.set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
     t.set_wrap_mode(WrapMode::WordOrGlyph);
-    t.set_placeholder_text("Ask rein anything · / commands · @ files");
+    t.set_placeholder_text(placeholder(false));
     t.set_placeholder_style(Style::default().add_modifier(Modifier::DIM));
     t.set_max_histories(200);
     t

@@ -83,6 +83,7 @@ pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
             app.theme.fg(app.theme.warning),
         ))
     });
+    app.composer.set_busy(app.busy);
     app.composer
         .render(composer, buf, &app.theme, title, app.busy);
     status::render_status(app, status_area, buf);
