@@ -340,3 +340,35 @@ fn setup_error_screen() {
     .expect("draw");
     insta::assert_snapshot!(term.backend().to_string());
 }
+
+#[test]
+fn slash_popup_and_queued_message() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    user_turn(&mut app, "refactor the parser");
+    user_turn(&mut app, "then update the docs");
+    for c in "/co".chars() {
+        app.on_terminal_event(key(crossterm::event::KeyCode::Char(c)));
+    }
+    insta::assert_snapshot!(screen(&mut app, 80, 20));
+}
+
+#[test]
+fn scrolled_up_with_new_output_below() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    for i in 1..=20 {
+        app.on_agent_event(Event::Notice {
+            text: format!("event {i}"),
+        });
+    }
+    let _ = screen(&mut app, 60, 16);
+    app.on_terminal_event(key(crossterm::event::KeyCode::PageUp));
+    let _ = screen(&mut app, 60, 16);
+    for i in 21..=23 {
+        app.on_agent_event(Event::Notice {
+            text: format!("event {i}"),
+        });
+    }
+    insta::assert_snapshot!(screen(&mut app, 60, 16));
+}

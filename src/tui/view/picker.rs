@@ -94,6 +94,13 @@ impl Picker {
             .title(Span::styled(format!(" {} ", self.title), theme.dim()));
         let inner = block.inner(area);
         block.render(area, buf);
+        // One column of padding inside the border.
+        let inner = Rect::new(
+            inner.x + 1,
+            inner.y,
+            inner.width.saturating_sub(2),
+            inner.height,
+        );
         let rows = usize::from(inner.height);
         if self.items.is_empty() {
             buf.set_line(

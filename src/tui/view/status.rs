@@ -175,6 +175,7 @@ pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
         hint(&mut spans, "enter", "accept");
         hint(&mut spans, "esc", "close");
     } else {
+        let scrolled = !app.conversation.is_following();
         if app.busy {
             let glyph = SPINNER[app.spinner_index() % SPINNER.len()];
             let secs = app
@@ -190,23 +191,25 @@ pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
                 format!("{label} {}", whole_seconds(secs)),
                 t.fg(t.accent),
             ));
+            if scrolled {
+                hint(&mut spans, "ctrl+end", "bottom");
+            }
             hint(&mut spans, "esc", "interrupt");
             hint(&mut spans, "enter", "queue a message");
         } else {
+            if scrolled {
+                hint(&mut spans, "ctrl+end", "bottom");
+            }
             hint(&mut spans, "enter", "send");
             hint(&mut spans, "shift+enter", "newline");
             hint(&mut spans, "/", "commands");
             hint(&mut spans, "@", "files");
         }
-        if !app.conversation.is_following() {
-            hint(&mut spans, "ctrl+end", "bottom");
-        } else {
-            hint(
-                &mut spans,
-                "ctrl+o",
-                if app.expand_all { "collapse" } else { "expand" },
-            );
-        }
+        hint(
+            &mut spans,
+            "ctrl+o",
+            if app.expand_all { "collapse" } else { "expand" },
+        );
         if !app.todos.is_empty() {
             hint(&mut spans, "ctrl+t", "todos");
         }
