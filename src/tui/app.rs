@@ -387,7 +387,7 @@ impl App {
 
     /// Shortens a path for display: `~` for the home directory, `…/a/b` when long.
     pub fn short_path(&self, path: &std::path::Path, max: usize) -> String {
-        let mut s = path.display().to_string();
+        let mut s = crate::tui::wrap::one_line(&path.display().to_string());
         if let Some(home) = &self.home
             && let Ok(rest) = path.strip_prefix(home)
         {

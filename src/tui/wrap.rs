@@ -136,6 +136,11 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `sanitize`, with line breaks turned into spaces: for one-line places (status, titles).
+pub fn one_line(s: &str) -> String {
+    sanitize(s).replace('\n', " ")
+}
+
 fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     match chars.peek() {
         // CSI: parameters then one final byte in @..~

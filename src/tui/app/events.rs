@@ -6,6 +6,7 @@ use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
 use crate::tui::view::stream::MarkdownStream;
 use crate::tui::view::tool::{ChildCall, ToolCell};
+use crate::tui::wrap::one_line;
 
 impl App {
     /// Applies one event from the agent.
@@ -157,8 +158,8 @@ impl App {
             Event::Notice { text } => self.notice(text, Level::Info),
             Event::Error { message } => self.notice(message, Level::Error),
             Event::ModelChanged { model } => {
+                self.status.model = one_line(&model);
                 self.notice(format!("model: {model}"), Level::Info);
-                self.status.model = model;
             }
             Event::TurnFinished { outcome } => self.turn_finished(outcome),
         }
@@ -186,13 +187,13 @@ impl App {
         } else {
             std::mem::take(&mut self.conversation).into_cells()
         };
-        self.status.model = info.model;
-        self.status.provider = info.provider;
+        self.status.model = one_line(&info.model);
+        self.status.provider = one_line(&info.provider);
         self.status.cwd = info.cwd;
-        self.status.session_id = info.session_id;
+        self.status.session_id = one_line(&info.session_id);
         self.status.context_window = info.context_window;
-        self.status.approval_mode = info.approval_mode;
-        self.status.sandbox_mode = info.sandbox_mode;
+        self.status.approval_mode = one_line(&info.approval_mode);
+        self.status.sandbox_mode = one_line(&info.sandbox_mode);
         self.status.configured = true;
         self.conversation.clear();
         self.tool_cells.clear();

@@ -186,11 +186,11 @@ fn welcome(area: Rect, buf: &mut Buffer, app: &App) {
 fn draw_queued(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     for (i, text) in app.queued.iter().take(usize::from(area.height)).enumerate() {
-        let first = text.lines().next().unwrap_or("");
+        let first = crate::tui::wrap::one_line(text.lines().next().unwrap_or(""));
         let room = usize::from(area.width.saturating_sub(12));
         let line = Line::from(vec![
             Span::styled("  ↳ queued  ", t.dim()),
-            Span::styled(truncate(first, room).into_owned(), t.fg(t.user)),
+            Span::styled(truncate(&first, room).into_owned(), t.fg(t.user)),
         ]);
         buf.set_line(area.x, area.y + i as u16, &line, area.width);
     }

@@ -132,7 +132,8 @@ impl Picker {
                 theme.text()
             };
             let mut spans = Vec::new();
-            let label = truncate(&item.label, width.saturating_sub(2));
+            let clean = crate::tui::wrap::one_line(&item.label);
+            let label = truncate(&clean, width.saturating_sub(2));
             for (ci, ch) in label.chars().enumerate() {
                 let style = if item.matched.contains(&(ci as u32)) {
                     base.add_modifier(Modifier::BOLD).fg(if selected {
