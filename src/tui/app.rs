@@ -21,9 +21,10 @@ use std::time::{Duration, Instant};
 
 /// Two Ctrl+C within this interval quit.
 pub const DOUBLE_PRESS: Duration = Duration::from_secs(1);
-/// y / a / n typed this soon after a modal appears are ignored: they were meant for the
-/// composer, not as an answer to a question the person has not read yet.
-pub const APPROVAL_GUARD: Duration = Duration::from_millis(400);
+/// When a modal appears while the person is typing a message, letters keep being ignored
+/// until they pause this long: the keys were meant for the composer, not as an answer to a
+/// question they have not read yet.
+pub const APPROVAL_GUARD: Duration = Duration::from_millis(500);
 /// Spinner frame period.
 pub const SPINNER_PERIOD: Duration = Duration::from_millis(100);
 
@@ -101,8 +102,10 @@ pub struct App {
     pub(crate) approvals: VecDeque<ApprovalRequest>,
     pub(crate) approvals_answered: usize,
     pub(crate) approval_view: ApprovalView,
-    /// When the modal appeared (keys typed just before that must not answer it).
-    pub(crate) approval_shown: Option<Instant>,
+    /// The modal appeared while a message was being typed: letters are ignored until a pause.
+    pub(crate) approval_guard: bool,
+    /// When the previous key was pressed.
+    pub(crate) last_key: Option<Instant>,
     pub(crate) popup: Option<Popup>,
     pub(crate) popup_dismissed: Option<String>,
     pub(crate) queued: VecDeque<String>,
@@ -143,7 +146,8 @@ impl App {
             approvals: VecDeque::new(),
             approvals_answered: 0,
             approval_view: ApprovalView::default(),
-            approval_shown: None,
+            approval_guard: false,
+            last_key: None,
             popup: None,
             popup_dismissed: None,
             queued: VecDeque::new(),

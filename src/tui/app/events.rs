@@ -167,7 +167,7 @@ impl App {
 
     fn enqueue_approval(&mut self, req: crate::protocol::ApprovalRequest) {
         if self.approvals.is_empty() {
-            self.approval_shown = Some(self.now);
+            self.approval_guard = !self.composer.is_empty();
         }
         self.approvals.push_back(req);
     }

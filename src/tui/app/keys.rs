@@ -40,11 +40,20 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let since_last_key = self.last_key.map(|t| self.now.saturating_duration_since(t));
+        self.last_key = Some(self.now);
         if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C')) {
             self.ctrl_c();
             return;
         }
         if !self.approvals.is_empty() {
+            if self.approval_guard && matches!(key.code, KeyCode::Char(_)) {
+                // Still typing the message the modal interrupted: not an answer.
+                if since_last_key.is_some_and(|d| d < super::APPROVAL_GUARD) {
+                    return;
+                }
+                self.approval_guard = false;
+            }
             self.approval_key(key);
             return;
         }
@@ -147,12 +156,6 @@ impl App {
             return;
         }
         let page = view.body_rows.max(1) as i64;
-        let fresh = self
-            .approval_shown
-            .is_some_and(|t| self.now.saturating_duration_since(t) < super::APPROVAL_GUARD);
-        if fresh && matches!(key.code, KeyCode::Char(_)) {
-            return;
-        }
         match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => self.answer(Decision::Yes),
             KeyCode::Char('a') | KeyCode::Char('A') => self.answer(Decision::Always),

@@ -181,7 +181,7 @@ impl ToolCell {
             if !expanded && total > DIFF_PREVIEW {
                 lines.truncate(DIFF_PREVIEW);
                 out.extend(lines);
-                out.push(more_line(total - DIFF_PREVIEW, theme));
+                out.push(more_line(total - DIFF_PREVIEW, true, theme));
             } else {
                 out.extend(lines);
             }
@@ -232,7 +232,7 @@ impl ToolCell {
                 line(l, Wrap::Cut, &mut out);
             }
             if all.len() > n {
-                out.push(more_line(all.len() - n, theme));
+                out.push(more_line(all.len() - n, n > 0, theme));
             }
         }
         out
@@ -331,12 +331,11 @@ impl ToolCell {
     }
 }
 
-fn more_line(n: usize, theme: &Theme) -> Line<'static> {
+/// `… 12 more lines` under a preview, `… 200 lines` when nothing is previewed.
+fn more_line(n: usize, more: bool, theme: &Theme) -> Line<'static> {
     let noun = if n == 1 { "line" } else { "lines" };
-    Line::from(vec![
-        Span::styled("… ", theme.dim()),
-        Span::styled(format!("{n} more {noun}"), theme.dim()),
-    ])
+    let more = if more { "more " } else { "" };
+    Line::from(Span::styled(format!("… {n} {more}{noun}"), theme.dim()))
 }
 
 /// `850ms`, `1.2s`, `2m 03s`.

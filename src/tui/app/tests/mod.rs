@@ -225,11 +225,6 @@ fn approval_keys_answer_in_order_with_notes() {
         app.on_agent_event(Event::ApprovalRequested(bash_request(id)));
     }
     assert!(frame(&mut app).contains("1 of 4"));
-    // A key typed right as the modal appears was meant for the composer: ignored.
-    key(&mut app, KeyCode::Char('y'));
-    assert!(ops(&mut app).is_empty());
-    assert_eq!(app.pending_approvals(), 4);
-    app.set_now(app.now + APPROVAL_GUARD);
     // Typing goes to the modal, never to the composer.
     key(&mut app, KeyCode::Char('y'));
     assert!(frame(&mut app).contains("2 of 4"));
@@ -474,4 +469,31 @@ fn a_double_slash_sends_a_message_starting_with_a_slash() {
     assert!(
         matches!(&ops(&mut app)[..], [Op::UserInput { text }] if text == "/usr/bin is missing")
     );
+}
+
+#[test]
+fn a_modal_that_interrupts_typing_ignores_letters_until_a_pause() {
+    let mut app = app();
+    app.busy = true;
+    let t0 = app.now;
+    type_str(&mut app, "now also ");
+    app.on_agent_event(Event::ApprovalRequested(bash_request("1")));
+    // The person keeps typing "make sure..." for a while: none of it answers.
+    for (i, c) in "yes and a note".chars().enumerate() {
+        app.set_now(t0 + Duration::from_millis(100 * i as u64));
+        key(&mut app, KeyCode::Char(c));
+    }
+    assert!(ops(&mut app).is_empty());
+    assert_eq!(app.pending_approvals(), 1);
+    assert_eq!(app.composer_text(), "now also ", "the draft is kept");
+    // After a pause, a deliberate answer counts.
+    app.set_now(t0 + Duration::from_millis(1_400) + APPROVAL_GUARD);
+    key(&mut app, KeyCode::Char('y'));
+    assert!(matches!(
+        &ops(&mut app)[..],
+        [Op::Approval {
+            decision: Decision::Yes,
+            ..
+        }]
+    ));
 }
