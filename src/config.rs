@@ -322,11 +322,7 @@ impl Lookup<'_> {
     }
 
     /// Flag, `REIN_<X>` env, `<X>` env, `~/.agents/env` (REIN_X then X).
-    fn string(
-        &self,
-        flag: Option<(&Option<String>, &'static str)>,
-        var: &str,
-    ) -> Option<(String, Source)> {
+    fn string(&self, flag: Option<(&Option<String>, &'static str)>, var: &str) -> Option<(String, Source)> {
         if let Some((Some(v), name)) = flag {
             return Some((v.clone(), Source::Flag(name)));
         }
@@ -349,9 +345,9 @@ impl Lookup<'_> {
 
 fn read_file_config(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => toml::from_str::<FileConfig>(&text)
-            .map(Some)
-            .map_err(|e| ConfigError::Invalid(format!("{} is not valid: {e}", path.display()))),
+        Ok(text) => toml::from_str::<FileConfig>(&text).map(Some).map_err(|e| {
+            ConfigError::Invalid(format!("{} is not valid: {e}", path.display()))
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ConfigError::Invalid(format!(
             "cannot read {}: {e}",
@@ -371,15 +367,13 @@ fn parse_num<T: std::str::FromStr>(value: &str, origin: &Source) -> Result<T, Co
 impl Config {
     /// Loads the settings from the real process environment.
     pub fn load(flags: Flags) -> Result<Config, ConfigError> {
-        let inputs =
-            Inputs::from_process(flags).map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        let inputs = Inputs::from_process(flags).map_err(|e| ConfigError::Invalid(e.to_string()))?;
         Config::from_inputs(&inputs)
     }
 
     /// Loads settings but does not insist on a model or key (for `rein config`).
     pub fn load_lenient(flags: Flags) -> Result<Config, ConfigError> {
-        let inputs =
-            Inputs::from_process(flags).map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        let inputs = Inputs::from_process(flags).map_err(|e| ConfigError::Invalid(e.to_string()))?;
         Config::build(&inputs, false)
     }
 
@@ -389,10 +383,7 @@ impl Config {
     }
 
     fn build(inputs: &Inputs, strict: bool) -> Result<Config, ConfigError> {
-        let agents_env_path = inputs
-            .home_dir
-            .as_ref()
-            .map(|h| h.join(".agents").join("env"));
+        let agents_env_path = inputs.home_dir.as_ref().map(|h| h.join(".agents").join("env"));
         let agents_env = agents_env_path
             .as_ref()
             .and_then(|p| std::fs::read_to_string(p).ok())
@@ -470,11 +461,7 @@ impl Config {
                 missing.push("an API key");
             }
             if !missing.is_empty() {
-                return Err(ConfigError::Missing(missing_message(
-                    &missing,
-                    &base_url,
-                    fallback_key,
-                )));
+                return Err(ConfigError::Missing(missing_message(&missing, &base_url, fallback_key)));
             }
         }
         let model = match model {
@@ -595,22 +582,14 @@ impl Config {
                 None => {
                     sources.push((
                         "sandbox",
-                        if mode.is_some() {
-                            src.clone()
-                        } else {
-                            Source::Default
-                        },
+                        if mode.is_some() { src.clone() } else { Source::Default },
                     ));
                     mode.unwrap_or(SandboxMode::WorkspaceWrite)
                 }
             };
             sources.push((
                 "sandbox.network",
-                if network.is_some() {
-                    src
-                } else {
-                    Source::Default
-                },
+                if network.is_some() { src } else { Source::Default },
             ));
             (mode, network.unwrap_or(false))
         };
@@ -633,15 +612,9 @@ impl Config {
                     );
                     continue;
                 }
-                rules.push(
-                    Rule::new(&r.tool, &r.pattern, r.action, source.clone()).map_err(|e| {
-                        ConfigError::Invalid(format!(
-                            "{}: rule {:?}: {e}",
-                            path.display(),
-                            r.pattern
-                        ))
-                    })?,
-                );
+                rules.push(Rule::new(&r.tool, &r.pattern, r.action, source.clone()).map_err(
+                    |e| ConfigError::Invalid(format!("{}: rule {:?}: {e}", path.display(), r.pattern)),
+                )?);
             }
         }
 
@@ -680,14 +653,7 @@ impl Config {
             None => "(none)".into(),
             Some(k) if k.chars().count() <= 8 => "****".into(),
             Some(k) => {
-                let tail: String = k
-                    .chars()
-                    .rev()
-                    .take(4)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
+                let tail: String = k.chars().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect();
                 format!("****{tail}")
             }
         }
@@ -710,21 +676,11 @@ impl Config {
         };
         line("provider", self.provider.as_str().into());
         line("base_url", self.base_url.clone());
-        line(
-            "model",
-            if self.model.is_empty() {
-                "(not set)".into()
-            } else {
-                self.model.clone()
-            },
-        );
+        line("model", if self.model.is_empty() { "(not set)".into() } else { self.model.clone() });
         line("api_key", self.masked_key());
         line("context_window", self.context_window.to_string());
         line("max_output_tokens", self.max_output_tokens.to_string());
-        line(
-            "connect_timeout_secs",
-            self.connect_timeout.as_secs().to_string(),
-        );
+        line("connect_timeout_secs", self.connect_timeout.as_secs().to_string());
         line("idle_timeout_secs", self.idle_timeout.as_secs().to_string());
         line("max_retries", (self.max_attempts - 1).to_string());
         line("max_turns", self.max_turns.to_string());
@@ -732,15 +688,7 @@ impl Config {
         line("theme", self.theme.clone());
         line("sandbox", self.sandbox.as_str().into());
         line("sandbox.network", self.sandbox_network.to_string());
-        line(
-            "edits",
-            if self.auto_approve_edits {
-                "allow"
-            } else {
-                "ask"
-            }
-            .into(),
-        );
+        line("edits", if self.auto_approve_edits { "allow" } else { "ask" }.into());
         line("auto_compact", self.auto_compact.to_string());
         line("compact_threshold", self.compact_threshold.to_string());
         line("keep_tool_results", self.keep_tool_results.to_string());
@@ -764,7 +712,9 @@ impl Config {
 
 fn missing_message(missing: &[&str], base_url: &str, fallback_key: &str) -> String {
     let what = missing.join(" and ");
-    let mut msg = format!("rein needs {what} to talk to the model server at {base_url}. Set ");
+    let mut msg = format!(
+        "rein needs {what} to talk to the model server at {base_url}. Set "
+    );
     let mut parts = Vec::new();
     if missing.contains(&"a model") {
         parts.push("MODEL (or REIN_MODEL, or --model)".to_string());
@@ -789,10 +739,7 @@ mod tests {
     fn inputs(dir: &Path, env: &[(&str, &str)]) -> Inputs {
         Inputs {
             flags: Flags::default(),
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             home_dir: Some(dir.join("home")),
             config_dir: dir.join("config"),
             data_dir: dir.join("data"),
@@ -821,21 +768,9 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("home/.agents")).unwrap();
         std::fs::create_dir_all(dir.path().join("proj/.rein")).unwrap();
         std::fs::create_dir_all(dir.path().join("config")).unwrap();
-        std::fs::write(
-            dir.path().join("home/.agents/env"),
-            "MODEL=from-file\nAPI_KEY=filekey\n",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("config/config.toml"),
-            "model = \"user-toml\"\n",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("proj/.rein/config.toml"),
-            "model = \"proj-toml\"\n",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("home/.agents/env"), "MODEL=from-file\nAPI_KEY=filekey\n").unwrap();
+        std::fs::write(dir.path().join("config/config.toml"), "model = \"user-toml\"\n").unwrap();
+        std::fs::write(dir.path().join("proj/.rein/config.toml"), "model = \"proj-toml\"\n").unwrap();
 
         let mut i = inputs(dir.path(), &[]);
         assert_eq!(Config::from_inputs(&i).unwrap().model, "from-file");
@@ -854,39 +789,23 @@ mod tests {
         std::fs::remove_file(dir.path().join("proj/.rein/config.toml")).unwrap();
         assert_eq!(Config::from_inputs(&i).unwrap().model, "user-toml");
         i.env.clear();
-        assert!(matches!(
-            Config::from_inputs(&i),
-            Err(ConfigError::Missing(_))
-        ));
+        assert!(matches!(Config::from_inputs(&i), Err(ConfigError::Missing(_))));
     }
 
     #[test]
     fn provider_inferred_and_key_optional_on_loopback() {
         let dir = tempfile::tempdir().unwrap();
-        let i = inputs(
-            dir.path(),
-            &[("BASE_URL", "http://127.0.0.1:8080/v1"), ("MODEL", "q")],
-        );
+        let i = inputs(dir.path(), &[("BASE_URL", "http://127.0.0.1:8080/v1"), ("MODEL", "q")]);
         let c = Config::from_inputs(&i).unwrap();
         assert_eq!(c.provider, ProviderKind::OpenAi);
         assert_eq!(c.api_key, None);
 
-        let i = inputs(
-            dir.path(),
-            &[
-                ("MODEL", "claude"),
-                ("REIN_PROVIDER", "anthropic"),
-                ("ANTHROPIC_API_KEY", "sk-ant-123456789"),
-            ],
-        );
+        let i = inputs(dir.path(), &[("MODEL", "claude"), ("REIN_PROVIDER", "anthropic"), ("ANTHROPIC_API_KEY", "sk-ant-123456789")]);
         let c = Config::from_inputs(&i).unwrap();
         assert_eq!(c.base_url, "https://api.anthropic.com");
         assert_eq!(c.masked_key(), "****6789");
 
-        let i = inputs(
-            dir.path(),
-            &[("MODEL", "m"), ("BASE_URL", "https://api.anthropic.com")],
-        );
+        let i = inputs(dir.path(), &[("MODEL", "m"), ("BASE_URL", "https://api.anthropic.com")]);
         match Config::from_inputs(&i) {
             Err(ConfigError::Missing(msg)) => {
                 assert!(msg.contains("API_KEY"), "{msg}");
@@ -899,14 +818,7 @@ mod tests {
     #[test]
     fn context_window_is_honoured_even_when_small() {
         let dir = tempfile::tempdir().unwrap();
-        let i = inputs(
-            dir.path(),
-            &[
-                ("BASE_URL", "http://localhost:1/v1"),
-                ("MODEL", "m"),
-                ("REIN_CONTEXT_WINDOW", "6000"),
-            ],
-        );
+        let i = inputs(dir.path(), &[("BASE_URL", "http://localhost:1/v1"), ("MODEL", "m"), ("REIN_CONTEXT_WINDOW", "6000")]);
         assert_eq!(Config::from_inputs(&i).unwrap().context_window, 6000);
     }
 
@@ -919,10 +831,7 @@ mod tests {
             "[[rules]]\npattern = \"rm *\"\naction = \"allow\"\n\n[[rules]]\npattern = \"make*\"\naction = \"deny\"\n",
         )
         .unwrap();
-        let i = inputs(
-            dir.path(),
-            &[("BASE_URL", "http://localhost:1/v1"), ("MODEL", "m")],
-        );
+        let i = inputs(dir.path(), &[("BASE_URL", "http://localhost:1/v1"), ("MODEL", "m")]);
         let c = Config::from_inputs(&i).unwrap();
         assert_eq!(c.rules.len(), 1);
         assert_eq!(c.rules[0].action, Action::Deny);

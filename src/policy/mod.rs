@@ -69,12 +69,7 @@ pub struct Rule {
 
 impl Rule {
     /// Compiles a rule; fails on an invalid glob.
-    pub fn new(
-        tool: &str,
-        pattern: &str,
-        action: Action,
-        source: RuleSource,
-    ) -> Result<Rule, String> {
+    pub fn new(tool: &str, pattern: &str, action: Action, source: RuleSource) -> Result<Rule, String> {
         let glob = globset::GlobBuilder::new(pattern)
             .literal_separator(false)
             .backslash_escape(true)
@@ -97,10 +92,7 @@ impl Rule {
 
 impl PartialEq for Rule {
     fn eq(&self, other: &Rule) -> bool {
-        self.tool == other.tool
-            && self.pattern == other.pattern
-            && self.action == other.action
-            && self.source == other.source
+        self.tool == other.tool && self.pattern == other.pattern && self.action == other.action && self.source == other.source
     }
 }
 
@@ -108,13 +100,6 @@ impl Eq for Rule {}
 
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {} \"{}\" ({})",
-            self.action.as_str(),
-            self.tool,
-            self.pattern,
-            self.source
-        )
+        write!(f, "{} {} \"{}\" ({})", self.action.as_str(), self.tool, self.pattern, self.source)
     }
 }

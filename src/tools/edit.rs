@@ -13,11 +13,7 @@ impl Tool for StrReplace {
         "str_replace"
     }
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "str_replace".into(),
-            description: String::new(),
-            parameters: serde_json::json!({"type": "object"}),
-        }
+        ToolSpec { name: "str_replace".into(), description: String::new(), parameters: serde_json::json!({"type": "object"}) }
     }
     fn access(&self, _args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
         Ok(Access::None)
@@ -25,11 +21,7 @@ impl Tool for StrReplace {
     fn summary(&self, _args: &Value) -> String {
         String::new()
     }
-    fn run<'a>(
-        &'a self,
-        _args: Value,
-        _ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn run<'a>(&'a self, _args: Value, _ctx: &'a ToolCtx) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async { Err(ToolError::new("not implemented")) })
     }
 }

@@ -13,11 +13,7 @@ impl Tool for ReadFile {
         "read_file"
     }
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "read_file".into(),
-            description: String::new(),
-            parameters: serde_json::json!({"type": "object"}),
-        }
+        ToolSpec { name: "read_file".into(), description: String::new(), parameters: serde_json::json!({"type": "object"}) }
     }
     fn access(&self, _args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
         Ok(Access::None)
@@ -25,11 +21,7 @@ impl Tool for ReadFile {
     fn summary(&self, _args: &Value) -> String {
         String::new()
     }
-    fn run<'a>(
-        &'a self,
-        _args: Value,
-        _ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn run<'a>(&'a self, _args: Value, _ctx: &'a ToolCtx) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async { Err(ToolError::new("not implemented")) })
     }
 }
@@ -42,11 +34,7 @@ impl Tool for WriteFile {
         "write_file"
     }
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "write_file".into(),
-            description: String::new(),
-            parameters: serde_json::json!({"type": "object"}),
-        }
+        ToolSpec { name: "write_file".into(), description: String::new(), parameters: serde_json::json!({"type": "object"}) }
     }
     fn access(&self, _args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
         Ok(Access::None)
@@ -54,11 +42,7 @@ impl Tool for WriteFile {
     fn summary(&self, _args: &Value) -> String {
         String::new()
     }
-    fn run<'a>(
-        &'a self,
-        _args: Value,
-        _ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn run<'a>(&'a self, _args: Value, _ctx: &'a ToolCtx) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async { Err(ToolError::new("not implemented")) })
     }
 }

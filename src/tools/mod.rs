@@ -166,11 +166,7 @@ pub trait Tool: Send + Sync {
     fn summary(&self, args: &Value) -> String;
 
     /// Runs the call.
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolCtx) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
 
 /// Deserialises tool arguments, naming the offending field on error.

@@ -112,11 +112,7 @@ impl Tool for WriteTodos {
         format!("{n} item{}", if n == 1 { "" } else { "s" })
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolCtx) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let args: Args = parse_args("write_todos", &args)?;
             validate(&args.todos)?;
