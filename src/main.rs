@@ -1,6 +1,7 @@
 //! The `rein` command.
 
 use clap::{Args, Parser, Subcommand};
+use rein::agent::dispatch::Approver;
 use rein::agent::journal::SessionStart;
 use rein::config::{Config, ConfigError, Flags};
 use std::io::{IsTerminal, Read};
@@ -360,11 +361,79 @@ fn main() -> ExitCode {
             let _ = std::fs::remove_dir_all(&temp);
             ExitCode::from(code.clamp(0, 255) as u8)
         }
-        None => {
-            eprintln!(
-                "rein: the full-screen interface is not available in this build yet; use `rein exec PROMPT`."
-            );
-            ExitCode::from(2)
+        None => run_tui(flags, cli.continue_, cli.resume),
+    }
+}
+
+/// No model configured: offer a local OpenAI-compatible server if one answers, else say what
+/// to set. Returns the settings to use, or the exit code.
+fn first_run(flags: &Flags, missing: String) -> Result<Config, ExitCode> {
+    let found = runtime()?.block_on(rein::discover::find_local_servers());
+    if let Some(server) = found.iter().find(|s| !s.models.is_empty()) {
+        let model = server.models[0].clone();
+        let question = format!(
+            "No model is configured, but {} answers at {} with the model \"{model}\".\n\n\
+             Use it for this session? (To make it permanent, put BASE_URL={} and MODEL={model} \
+             in ~/.agents/env.)",
+            server.name, server.base_url, server.base_url
+        );
+        if rein::tui::confirm("Local model found", &question).unwrap_or(false) {
+            let mut flags = flags.clone();
+            flags.base_url = Some(server.base_url.clone());
+            flags.model = Some(model);
+            return Config::load(flags).map_err(|e| {
+                eprintln!("rein: {e}");
+                ExitCode::from(2)
+            });
+        }
+    }
+    if let Err(e) = rein::tui::show_setup_error(&missing) {
+        eprintln!("rein: {missing}\n({e})");
+    }
+    Err(ExitCode::from(2))
+}
+
+fn run_tui(flags: Flags, continue_: bool, resume: Option<String>) -> ExitCode {
+    let config = match Config::load(flags.clone()) {
+        Ok(c) => c,
+        Err(ConfigError::Missing(msg)) => match first_run(&flags, msg) {
+            Ok(c) => c,
+            Err(code) => return code,
+        },
+        Err(ConfigError::Invalid(msg)) => {
+            eprintln!("rein: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    let _guard = init_logging(&config.data_dir);
+    let session = match session_start(&config, continue_, resume.as_deref()) {
+        Ok(s) => s,
+        Err(msg) => {
+            eprintln!("rein: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let opts = rein::tui::UiOptions {
+        theme: config.theme.clone(),
+        config_dir: config.config_dir.clone(),
+        data_dir: config.data_dir.clone(),
+    };
+    let result = rt.block_on(async move {
+        let mut agent_opts = rein::agent::AgentOptions::new(config, Approver::Interactive);
+        agent_opts.session = session;
+        let handle = rein::agent::spawn(agent_opts)?;
+        rein::tui::run(opts, handle.ops, handle.events).await
+    });
+    rt.shutdown_timeout(std::time::Duration::from_millis(300));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rein: {e:#}");
+            ExitCode::from(1)
         }
     }
 }
