@@ -20,6 +20,8 @@ pub struct ExecOptions {
     pub yes: bool,
     /// The prompt.
     pub prompt: String,
+    /// New or resumed session.
+    pub session: crate::agent::journal::SessionStart,
 }
 
 /// Exit code when the turn completed.
@@ -148,7 +150,9 @@ pub async fn run(config: Config, opts: ExecOptions) -> i32 {
     } else {
         Approver::RefuseAll
     };
-    let mut handle = match agent::spawn(AgentOptions::new(config, approver)) {
+    let mut agent_opts = AgentOptions::new(config, approver);
+    agent_opts.session = opts.session.clone();
+    let mut handle = match agent::spawn(agent_opts) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("rein: cannot start: {e:#}");

@@ -10,6 +10,7 @@ pub mod policy;
 pub mod protocol;
 pub mod sandbox;
 pub mod session;
+pub mod sessions_cli;
 pub mod skills;
 pub mod tools;
 pub mod tui;

@@ -1,6 +1,8 @@
 //! The `rein` command.
 
 use clap::{Args, Parser, Subcommand};
+use rein::agent::dispatch::Approver;
+use rein::agent::journal::SessionStart;
 use rein::config::{Config, ConfigError, Flags};
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
@@ -11,6 +13,12 @@ use std::process::ExitCode;
 struct Cli {
     #[command(flatten)]
     model: ModelFlags,
+    /// Continue the newest session of this directory.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    continue_: bool,
+    /// Resume a session: by id (a unique prefix is enough), or pick one from a list.
+    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "")]
+    resume: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -48,8 +56,25 @@ enum Command {
         /// Approve everything that would ask (deny rules still apply).
         #[arg(long)]
         yes: bool,
+        /// Continue the newest session of this directory.
+        #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+        continue_: bool,
+        /// Continue the session with this id (a unique prefix is enough).
+        #[arg(short = 'r', long)]
+        resume: Option<String>,
         /// The prompt; `-` or nothing reads it from stdin.
         prompt: Option<String>,
+    },
+    /// Saved sessions: list, show, export, delete.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+    /// Run a command under the same sandbox bash gets, to see what it allows.
+    Sandbox {
+        /// The command and its arguments (after `--`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        argv: Vec<String>,
     },
     /// Print the effective settings and where each came from (the key is masked).
     Config,
@@ -57,6 +82,40 @@ enum Command {
     Policy {
         #[command(subcommand)]
         command: PolicyCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SessionsCommand {
+    /// This directory's sessions, newest first.
+    List {
+        /// Every session, from every directory.
+        #[arg(long)]
+        all: bool,
+        /// A JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A readable transcript.
+    Show {
+        /// Session id or unique prefix.
+        id: String,
+    },
+    /// Export a session.
+    Export {
+        /// Session id or unique prefix.
+        id: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: rein::sessions_cli::Format,
+    },
+    /// Delete a session (asks first).
+    Rm {
+        /// Session id or unique prefix.
+        id: String,
+        /// Don't ask.
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -119,6 +178,53 @@ fn read_prompt(arg: Option<String>) -> Result<String, String> {
     Ok(text)
 }
 
+/// Which session `--continue` / `--resume ID` mean, as a start for the agent.
+fn session_start(
+    config: &Config,
+    continue_: bool,
+    resume: Option<&str>,
+) -> Result<SessionStart, String> {
+    if continue_ {
+        return rein::session::newest_for_cwd(&config.data_dir, &config.cwd)
+            .map(|s| SessionStart::Resume(s.path))
+            .ok_or_else(|| {
+                format!(
+                    "there is no saved session for {} to continue; start one without --continue",
+                    config.cwd.display()
+                )
+            });
+    }
+    match resume {
+        Some(id) if !id.is_empty() => rein::session::find(&config.data_dir, id)
+            .map(SessionStart::Resume)
+            .map_err(|e| e.to_string()),
+        _ => Ok(SessionStart::New),
+    }
+}
+
+fn lenient_config(flags: Flags) -> Result<Config, ExitCode> {
+    Config::load_lenient(flags).map_err(|e| {
+        eprintln!("rein: {e}");
+        ExitCode::from(2)
+    })
+}
+
+fn print_result(r: Result<String, String>) -> ExitCode {
+    match r {
+        Ok(text) => {
+            print!("{text}");
+            if !text.ends_with('\n') {
+                println!();
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rein: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -158,12 +264,25 @@ fn main() -> ExitCode {
             println!("{}", rein::policy::explain(&verdict));
             ExitCode::SUCCESS
         }
-        Some(Command::Exec { json, yes, prompt }) => {
+        Some(Command::Exec {
+            json,
+            yes,
+            continue_,
+            resume,
+            prompt,
+        }) => {
             let config = match config_or_exit(flags) {
                 Ok(c) => c,
                 Err(code) => return code,
             };
             let _guard = init_logging(&config.data_dir);
+            let session = match session_start(&config, continue_, resume.as_deref()) {
+                Ok(s) => s,
+                Err(msg) => {
+                    eprintln!("rein: {msg}");
+                    return ExitCode::from(2);
+                }
+            };
             let prompt = match read_prompt(prompt) {
                 Ok(p) => p,
                 Err(msg) => {
@@ -177,17 +296,144 @@ fn main() -> ExitCode {
             };
             let code = rt.block_on(rein::exec::run(
                 config,
-                rein::exec::ExecOptions { json, yes, prompt },
+                rein::exec::ExecOptions {
+                    json,
+                    yes,
+                    prompt,
+                    session,
+                },
             ));
             // Don't wait for stray blocking work (e.g. a stdin reader) on the way out.
             rt.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code as u8)
         }
-        None => {
-            eprintln!(
-                "rein: the full-screen interface is not available in this build yet; use `rein exec PROMPT`."
+        Some(Command::Sessions { command }) => {
+            let config = match lenient_config(flags) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let data = &config.data_dir;
+            match command {
+                SessionsCommand::List { all, json } => {
+                    print_result(Ok(rein::sessions_cli::list(data, &config.cwd, all, json)))
+                }
+                SessionsCommand::Show { id } => print_result(rein::sessions_cli::export(
+                    data,
+                    &id,
+                    rein::sessions_cli::Format::Markdown,
+                )),
+                SessionsCommand::Export { id, format } => {
+                    print_result(rein::sessions_cli::export(data, &id, format))
+                }
+                SessionsCommand::Rm { id, yes } => {
+                    print_result(rein::sessions_cli::remove(data, &id, yes))
+                }
+            }
+        }
+        Some(Command::Sandbox { argv }) => {
+            let config = match lenient_config(flags) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let temp = std::env::temp_dir()
+                .join(format!("rein-sandbox-{}", rein::agent::new_session_id()));
+            if let Err(e) = std::fs::create_dir_all(&temp) {
+                eprintln!("rein: cannot create {}: {e}", temp.display());
+                return ExitCode::from(1);
+            }
+            let sandbox = rein::sandbox::Sandbox::new(
+                config.sandbox,
+                config.sandbox_network,
+                config.cwd.clone(),
+                temp.clone(),
             );
-            ExitCode::from(2)
+            eprintln!("rein: sandbox {}", sandbox.describe());
+            let code = match rein::sandbox::run_sandboxed(&sandbox, &argv) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!(
+                        "rein: cannot run {}: {e}",
+                        argv.first().map_or("", String::as_str)
+                    );
+                    127
+                }
+            };
+            let _ = std::fs::remove_dir_all(&temp);
+            ExitCode::from(code.clamp(0, 255) as u8)
+        }
+        None => run_tui(flags, cli.continue_, cli.resume),
+    }
+}
+
+/// No model configured: offer a local OpenAI-compatible server if one answers, else say what
+/// to set. Returns the settings to use, or the exit code.
+fn first_run(flags: &Flags, missing: String) -> Result<Config, ExitCode> {
+    let found = runtime()?.block_on(rein::discover::find_local_servers());
+    if let Some(server) = found.iter().find(|s| !s.models.is_empty()) {
+        let model = server.models[0].clone();
+        let question = format!(
+            "No model is configured, but {} answers at {} with the model \"{model}\".\n\n\
+             Use it for this session? (To make it permanent, put BASE_URL={} and MODEL={model} \
+             in ~/.agents/env.)",
+            server.name, server.base_url, server.base_url
+        );
+        if rein::tui::confirm("Local model found", &question).unwrap_or(false) {
+            let mut flags = flags.clone();
+            flags.base_url = Some(server.base_url.clone());
+            flags.model = Some(model);
+            return Config::load(flags).map_err(|e| {
+                eprintln!("rein: {e}");
+                ExitCode::from(2)
+            });
+        }
+    }
+    if let Err(e) = rein::tui::show_setup_error(&missing) {
+        eprintln!("rein: {missing}\n({e})");
+    }
+    Err(ExitCode::from(2))
+}
+
+fn run_tui(flags: Flags, continue_: bool, resume: Option<String>) -> ExitCode {
+    let config = match Config::load(flags.clone()) {
+        Ok(c) => c,
+        Err(ConfigError::Missing(msg)) => match first_run(&flags, msg) {
+            Ok(c) => c,
+            Err(code) => return code,
+        },
+        Err(ConfigError::Invalid(msg)) => {
+            eprintln!("rein: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    let _guard = init_logging(&config.data_dir);
+    let session = match session_start(&config, continue_, resume.as_deref()) {
+        Ok(s) => s,
+        Err(msg) => {
+            eprintln!("rein: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let opts = rein::tui::UiOptions {
+        theme: config.theme.clone(),
+        config_dir: config.config_dir.clone(),
+        data_dir: config.data_dir.clone(),
+    };
+    let result = rt.block_on(async move {
+        let mut agent_opts = rein::agent::AgentOptions::new(config, Approver::Interactive);
+        agent_opts.session = session;
+        let handle = rein::agent::spawn(agent_opts)?;
+        rein::tui::run(opts, handle.ops, handle.events).await
+    });
+    rt.shutdown_timeout(std::time::Duration::from_millis(300));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rein: {e:#}");
+            ExitCode::from(1)
         }
     }
 }

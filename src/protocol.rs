@@ -74,6 +74,18 @@ pub enum Op {
     },
     /// Start a new, empty conversation (`/clear`).
     Clear,
+    /// Give the session a title (`/rename`).
+    Rename {
+        /// The title.
+        title: String,
+    },
+    /// Continue in a new session that starts as a copy of this one (`/fork`).
+    Fork,
+    /// Switch to a saved session (`/resume`): its history replaces the current one.
+    Resume {
+        /// Session id or unique prefix.
+        id: String,
+    },
     /// End the agent task.
     Shutdown,
 }

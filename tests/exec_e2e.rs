@@ -433,3 +433,76 @@ fn sigint_interrupts_the_turn_and_exits_130() {
         .unwrap();
     assert!(stdout(&ps).trim().is_empty(), "sleep still running");
 }
+
+#[test]
+fn sandbox_blocks_writes_outside_and_says_how_to_allow_them() {
+    let s = server(ProviderKind::OpenAi);
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "echo hi > ../outside.txt"}),
+    ))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "echo ok > inside.txt"}),
+    ))
+    .push(Reply::text("done"));
+    let w = World::new(&s);
+    let o = w.exec(&["--yes", "write two files"]);
+    assert_ok(&o);
+    assert!(!w.ws.parent().unwrap().join("outside.txt").exists());
+    assert_eq!(w.read("inside.txt").as_deref(), Some("ok\n"));
+    let blocked = last_result(&s.request(1)).content;
+    assert!(
+        blocked.to_lowercase().contains("sandbox") && blocked.contains("config"),
+        "{blocked}"
+    );
+}
+
+#[test]
+fn without_a_sandbox_every_command_asks() {
+    let s = server(ProviderKind::OpenAi);
+    s.push(Reply::tool_call("bash", json!({"command": "ls"})))
+        .push(Reply::text("done"));
+    let w = World::new(&s);
+    let mut c = w.cmd();
+    c.env("REIN_SANDBOX_UNAVAILABLE", "1")
+        .args(["exec", "list files"]);
+    let o = support::rein::run_with_timeout(c, Duration::from_secs(30));
+    assert_ok(&o);
+    // `ls` is allowed by the built-in rules, but with no sandbox it must be asked (and
+    // headless without --yes refuses).
+    let r = last_result(&s.request(1)).content;
+    assert!(r.starts_with("The user denied this tool call."), "{r}");
+    assert!(r.contains("sandbox is unavailable"), "{r}");
+    assert!(
+        stderr(&o).contains("sandbox is unavailable"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn rein_sandbox_runs_a_command_under_the_same_rules() {
+    let s = server(ProviderKind::OpenAi);
+    let w = World::new(&s);
+    let mut c = w.cmd();
+    c.args([
+        "sandbox",
+        "--",
+        "sh",
+        "-c",
+        "touch inside && touch \"$HOME/outside\"",
+    ]);
+    let o = support::rein::run_with_timeout(c, Duration::from_secs(30));
+    assert_ne!(o.status.code(), Some(0));
+    assert!(w.ws.join("inside").exists());
+    assert!(!w.home.join("outside").exists());
+    let mut c = w.cmd();
+    c.args(["sandbox", "--", "true"]);
+    assert_eq!(
+        support::rein::run_with_timeout(c, Duration::from_secs(30))
+            .status
+            .code(),
+        Some(0)
+    );
+}

@@ -115,7 +115,7 @@ async fn request_bodies_and_headers_follow_each_wire_format() {
     assert_eq!(req.header("x-api-key"), Some(KEY));
     assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(req.header("authorization"), None);
-    assert_eq!(req.body["system"], "You are terse.");
+    assert_eq!(req.body["system"][0]["text"], "You are terse.");
     assert_eq!(req.body["stream"], true);
     assert_eq!(req.body["max_tokens"], 1024);
     assert_eq!(

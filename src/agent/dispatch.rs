@@ -47,6 +47,8 @@ pub struct Dispatcher {
     pub pending: PendingApprovals,
     /// When false, the sandbox cannot confine bash and every command must be asked.
     pub sandbox_enforced: bool,
+    /// Where approval decisions are recorded (the session file).
+    pub journal: Option<super::journal::Journal>,
 }
 
 /// The outcome of one call.
@@ -327,6 +329,13 @@ impl Dispatcher {
         if let Ok(mut pending) = self.pending.lock() {
             pending.remove(&id);
         }
+        if let (Some(journal), Some((decision, note))) = (&self.journal, &answer) {
+            let entry = crate::session::Entry::approval(call.id.clone(), *decision, note.clone());
+            journal.record(match ctx.events.subagent() {
+                Some(task) => crate::session::Entry::subagent(task, entry),
+                None => entry,
+            });
+        }
         match answer {
             None => AskOutcome::Interrupted,
             Some((Decision::No, note)) => AskOutcome::Refused(match note {
@@ -500,6 +509,7 @@ mod dispatch_tests {
             approver,
             pending: Arc::default(),
             sandbox_enforced: true,
+            journal: None,
         };
         let ctx = ToolCtx {
             workspace: dir.clone(),

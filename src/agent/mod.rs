@@ -7,7 +7,9 @@ pub mod compact;
 pub mod context;
 pub mod dispatch;
 pub mod hooks;
+pub mod journal;
 pub mod prompt;
+mod sessions;
 pub mod subagent;
 pub mod turn;
 
@@ -40,6 +42,8 @@ pub struct AgentOptions {
     pub approver: Approver,
     /// The tools (normally [`Registry::builtin`]).
     pub registry: Registry,
+    /// New, resumed or unsaved session.
+    pub session: journal::SessionStart,
 }
 
 impl AgentOptions {
@@ -49,6 +53,7 @@ impl AgentOptions {
             config,
             approver,
             registry: Registry::builtin(),
+            session: journal::SessionStart::New,
         }
     }
 }
@@ -97,6 +102,11 @@ struct Agent {
     context: hooks::ContextState,
     subagents: Arc<subagent::Subagents>,
     skills: Arc<crate::skills::SkillCatalog>,
+    journal: journal::Journal,
+    /// The past conversation to show when the session was resumed.
+    resumed_view: Vec<crate::protocol::HistoryItem>,
+    /// Notices from loading a resumed session.
+    resume_notices: Vec<String>,
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -116,8 +126,7 @@ impl Agent {
     fn new(opts: AgentOptions, events: EventSink) -> anyhow::Result<Agent> {
         let config = opts.config;
         let client = Client::new(client_options(&config))?;
-        let session_id = new_session_id();
-        let temp_dir = std::env::temp_dir().join(format!("rein-{session_id}"));
+        let temp_dir = std::env::temp_dir().join(format!("rein-{}", new_session_id()));
         std::fs::create_dir_all(&temp_dir)?;
         let sandbox = Arc::new(Sandbox::new(
             config.sandbox,
@@ -152,6 +161,7 @@ impl Agent {
                 sandbox.status(),
                 crate::sandbox::SandboxStatus::Unavailable(_)
             ),
+            journal: None,
         });
         let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
         let system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
@@ -163,6 +173,13 @@ impl Agent {
         };
         let instructions = prompt::render_instructions(&instructions);
         let model = Arc::new(RwLock::new(config.model.clone()));
+        let opened = sessions::open(&config, opts.session, events.clone())?;
+        let journal = opened.journal.clone();
+        let mut dispatcher = dispatcher;
+        if let Some(d) = Arc::get_mut(&mut dispatcher) {
+            d.journal = Some(journal.clone());
+        }
+        let side_journal = journal.clone();
         let subagents = Arc::new(subagent::Subagents {
             client: client.clone(),
             model: model.clone(),
@@ -173,13 +190,19 @@ impl Agent {
                 approver: dispatcher.approver,
                 pending: pending.clone(),
                 sandbox_enforced: dispatcher.sandbox_enforced,
+                journal: Some(journal.clone()),
             }),
             system: prompt::subagent_prompt(&config.cwd),
             max_turns: config.subagent_max_turns,
             max_tokens: config.max_output_tokens,
             keep_tool_results: config.keep_tool_results,
             slots: Arc::new(tokio::sync::Semaphore::new(4)),
-            side_chain: None,
+            side_chain: Some(Arc::new(move |task_id: &str, msg: &Message| {
+                side_journal.record(crate::session::Entry::subagent(
+                    task_id,
+                    crate::session::Entry::from_message(msg),
+                ));
+            })),
         });
         Ok(Agent {
             model,
@@ -188,10 +211,13 @@ impl Agent {
             client,
             dispatcher,
             pending,
-            history: Vec::new(),
-            todos: Arc::default(),
+            history: opened.messages,
+            todos: Arc::new(Mutex::new(opened.todos)),
             events,
-            session_id,
+            session_id: opened.id,
+            journal,
+            resumed_view: opened.view,
+            resume_notices: opened.notices,
             temp_dir,
             sandbox,
             cancel: Arc::new(Mutex::new(CancellationToken::new())),
@@ -202,7 +228,7 @@ impl Agent {
         })
     }
 
-    fn session_info(&self) -> SessionInfo {
+    fn session_info(&mut self) -> SessionInfo {
         SessionInfo {
             session_id: self.session_id.clone(),
             model: self.current_model(),
@@ -216,7 +242,7 @@ impl Agent {
                 Approver::ApproveAll => "yes (headless)".into(),
             },
             sandbox_mode: self.sandbox.describe(),
-            history: Vec::new(),
+            history: std::mem::take(&mut self.resumed_view),
         }
     }
 
@@ -235,6 +261,7 @@ impl Agent {
         let pending = self.pending.clone();
         let model = self.model.clone();
         let events = self.events.clone();
+        let journal = self.journal.clone();
         let cancel_current = move || {
             if let Ok(token) = cancel.lock() {
                 token.cancel();
@@ -257,6 +284,7 @@ impl Agent {
                         if let Ok(mut m) = model.write() {
                             *m = name.clone();
                         }
+                        journal.record(crate::session::Entry::model_change(name.clone()));
                         events.send(Event::ModelChanged { model: name });
                     }
                     Op::Shutdown => {
@@ -278,35 +306,25 @@ impl Agent {
 
     async fn run(mut self, ops: UnboundedReceiver<Op>) {
         let mut ops = self.spawn_router(ops);
-        self.events
-            .send(Event::SessionConfigured(self.session_info()));
+        let info = self.session_info();
+        self.events.send(Event::SessionConfigured(info));
+        self.announce_resumed();
         while let Some(op) = ops.recv().await {
             match op {
                 Op::UserInput { text } => self.user_turn(text).await,
                 Op::Clear => self.clear(),
+                Op::Rename { title } => self.rename(&title),
+                Op::Fork => self.fork(),
+                Op::Resume { id } => self.switch_to(&id),
                 Op::Compact { focus } => self.compact_now(focus).await,
                 Op::Shutdown => break,
                 Op::Interrupt | Op::Approval { .. } | Op::SetModel { .. } => {}
             }
         }
+        self.journal.close();
         if let Err(e) = std::fs::remove_dir_all(&self.temp_dir) {
             tracing::debug!("could not remove {}: {e}", self.temp_dir.display());
         }
-    }
-
-    fn clear(&mut self) {
-        self.history.clear();
-        self.context = hooks::ContextState {
-            overhead: self.context.overhead,
-            ..Default::default()
-        };
-        if let Ok(mut t) = self.todos.lock() {
-            t.clear();
-        }
-        self.session_id = new_session_id();
-        self.events.send(Event::TodosUpdated { todos: Vec::new() });
-        self.events
-            .send(Event::SessionConfigured(self.session_info()));
     }
 
     fn fresh_cancel_token(&self) -> CancellationToken {
@@ -361,10 +379,19 @@ impl Agent {
             return;
         }
         let cancel = self.fresh_cancel_token();
-        let _ = self
+        let done = self
             .compactor(cancel)
             .compact(&mut self.history, &mut self.context, focus.as_deref())
             .await;
+        if let Some(c) = done {
+            self.journal.record(crate::session::Entry::compaction(
+                c.summary,
+                c.before,
+                c.after,
+                self.history.clone(),
+            ));
+            self.journal.sync();
+        }
         self.events.send(Event::Usage {
             used_tokens: self.used_tokens(),
             context_window: self.config.context_window,
@@ -374,6 +401,8 @@ impl Agent {
     async fn user_turn(&mut self, text: String) {
         let cancel = self.fresh_cancel_token();
         self.events.send(Event::TurnStarted);
+        self.journal
+            .record(crate::session::Entry::user(text.clone()));
         self.history.push(Message::User { content: text });
         let lc = LoopConfig {
             system: self.system.clone(),
@@ -389,7 +418,9 @@ impl Agent {
             lc: &lc,
         };
         let compactor = self.compactor(env.ctx.cancel.clone());
-        let mut record = |_r: hooks::Record<'_>| {};
+        let journal = self.journal.clone();
+        let todos = self.todos.clone();
+        let mut record = move |r: hooks::Record<'_>| sessions::record(&journal, &todos, r);
         let mut hooks = hooks::MainHooks {
             compactor,
             state: &mut self.context,
@@ -421,9 +452,16 @@ impl Agent {
             used_tokens: self.used_tokens(),
             context_window: self.config.context_window,
         });
-        if let TurnOutcome::Failed { reason } = &outcome {
-            tracing::warn!("turn failed: {reason}");
+        match &outcome {
+            TurnOutcome::Failed { reason } => {
+                tracing::warn!("turn failed: {reason}");
+                self.journal
+                    .record(crate::session::Entry::error(reason.clone()));
+            }
+            TurnOutcome::Interrupted => self.journal.record(crate::session::Entry::interrupted()),
+            TurnOutcome::Completed => {}
         }
+        self.journal.sync();
         self.events.send(Event::TurnFinished { outcome });
     }
 }

@@ -55,7 +55,7 @@ pub fn build_body(req: &Request) -> Value {
             _ => turns.push((role, blocks)),
         }
     }
-    let messages: Vec<Value> = turns
+    let mut messages: Vec<Value> = turns
         .into_iter()
         .map(|(role, mut blocks)| {
             if role == "user" {
@@ -65,6 +65,7 @@ pub fn build_body(req: &Request) -> Value {
             json!({"role": role, "content": blocks})
         })
         .collect();
+    mark_cache_breakpoints(&mut messages);
     let max_tokens = if req.max_tokens > 0 {
         req.max_tokens
     } else {
@@ -77,7 +78,9 @@ pub fn build_body(req: &Request) -> Value {
         "stream": true,
     });
     if !req.system.is_empty() {
-        body["system"] = Value::String(req.system.clone());
+        // A cache breakpoint here caches the tools and the system prompt together.
+        body["system"] =
+            json!([{"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}]);
     }
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req
@@ -88,6 +91,36 @@ pub fn build_body(req: &Request) -> Value {
         body["tools"] = Value::Array(tools);
     }
     body
+}
+
+/// Cache control marker for prompt caching.
+/// Marks prompt-cache breakpoints so each request reuses the previous one's prefix: the last
+/// block before the final one (the late reminder, rebuilt every request) and the end of the
+/// turn before. Thinking blocks can't carry a marker, so they are skipped.
+fn mark_cache_breakpoints(messages: &mut [Value]) {
+    let marker = json!({"type": "ephemeral"});
+    let n = messages.len();
+    let mut marks = 0;
+    for (i, msg) in messages.iter_mut().enumerate().rev().take(2) {
+        let Some(blocks) = msg["content"].as_array_mut() else {
+            continue;
+        };
+        // In the final turn, leave the last block (the reminder) outside the cached prefix.
+        let end = if i + 1 == n {
+            blocks.len().saturating_sub(1)
+        } else {
+            blocks.len()
+        };
+        if let Some(block) = blocks[..end]
+            .iter_mut()
+            .rev()
+            .find(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
+        {
+            block["cache_control"] = marker.clone();
+            marks += 1;
+        }
+    }
+    debug_assert!(marks <= 2);
 }
 
 fn assistant_blocks(parts: &[AssistantPart]) -> Vec<Value> {

@@ -1,1 +1,253 @@
 //! The full-screen terminal front end.
+//!
+//! It consumes the agent's `Event`s and sends `Op`s; it never touches HTTP or tools. `run`
+//! owns the terminal: one `select!` loop over terminal input, agent events, file listings,
+//! signals and a frame timer that fires only when something changed (≤ 60 frames a second,
+//! no wake-ups at all while idle).
+
+pub mod app;
+pub mod files;
+pub mod history;
+pub mod terminal;
+pub mod theme;
+pub mod view;
+pub mod wrap;
+
+use crate::protocol::{Event, Op};
+use anyhow::Context;
+use app::{App, Effect};
+use crossterm::event::{EventStream, KeyEventKind};
+use crossterm::{execute, queue};
+use futures::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use std::io::{BufWriter, Stdout};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+/// Minimum time between two frames (60 fps).
+const FRAME: Duration = Duration::from_millis(16);
+/// Agent events applied per loop turn before the loop looks at keys and the clock again.
+const EVENT_BATCH: usize = 512;
+
+/// What the TUI needs from the configuration.
+#[derive(Clone, Debug, Default)]
+pub struct UiOptions {
+    /// Theme name: `dark`, `light`, or `<config_dir>/themes/<name>.toml`.
+    pub theme: String,
+    /// The user config directory (for themes).
+    pub config_dir: PathBuf,
+    /// The data directory (the input history file lives here).
+    pub data_dir: PathBuf,
+}
+
+type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+
+/// Runs the full-screen app until the person quits. Sends `Op::Shutdown` on the way out and
+/// restores the terminal on every path.
+pub async fn run(
+    opts: UiOptions,
+    ops: UnboundedSender<Op>,
+    mut events: UnboundedReceiver<Event>,
+) -> anyhow::Result<()> {
+    let (theme, warning) = theme::Theme::load(&opts.theme, &opts.config_dir);
+    let history_path = opts.data_dir.join("history.jsonl");
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    let mut app = App::new(theme, history::load(&history_path), home, Instant::now());
+    if let Some(w) = warning {
+        app.warn(w);
+    }
+    let guard = terminal::enter().context("could not set up the terminal")?;
+    let backend = CrosstermBackend::new(BufWriter::with_capacity(1 << 16, std::io::stdout()));
+    let result = match Terminal::new(backend) {
+        Ok(mut term) => event_loop(&mut app, &mut term, &ops, &mut events, &history_path).await,
+        Err(e) => Err(e.into()),
+    };
+    let _ = ops.send(Op::Shutdown);
+    drop(guard);
+    result
+}
+
+async fn event_loop(
+    app: &mut App,
+    term: &mut Term,
+    ops: &UnboundedSender<Op>,
+    events: &mut UnboundedReceiver<Event>,
+    history_path: &std::path::Path,
+) -> anyhow::Result<()> {
+    let mut keys = EventStream::new();
+    let (files_tx, mut files_rx) = unbounded_channel::<Vec<String>>();
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut last_draw: Option<Instant> = None;
+    loop {
+        if !terminal::is_active() {
+            // A panic somewhere (another task) restored the terminal: drawing on would garble
+            // the person's shell.
+            anyhow::bail!("rein stopped after an internal error; see the log for details");
+        }
+        let now = Instant::now();
+        app.set_now(now);
+        let draw_at = app
+            .is_dirty()
+            .then(|| last_draw.map_or(now, |t| (t + FRAME).max(now)));
+        let deadline = match (draw_at, app.next_wakeup()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let sleep_target = deadline.unwrap_or(now + Duration::from_secs(3600));
+        tokio::select! {
+            ev = keys.next() => match ev {
+                Some(Ok(ev)) => {
+                    app.set_now(Instant::now());
+                    // A key press after a frame-free gap is drawn at once: typing feels instant.
+                    if matches!(&ev, crossterm::event::Event::Key(k) if k.kind == KeyEventKind::Press) {
+                        app.mark_dirty();
+                    }
+                    app.on_terminal_event(ev);
+                }
+                Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal failed")),
+                None => return Ok(()),
+            },
+            ev = events.recv() => match ev {
+                Some(ev) => {
+                    app.set_now(Instant::now());
+                    app.on_agent_event(ev);
+                    for _ in 0..EVENT_BATCH {
+                        match events.try_recv() {
+                            Ok(ev) => app.on_agent_event(ev),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                None => anyhow::bail!("the agent stopped unexpectedly; see the log for why"),
+            },
+            Some(files) = files_rx.recv() => app.set_files(files),
+            _ = sigterm.recv() => return Ok(()),
+            _ = sighup.recv() => return Ok(()),
+            _ = sigint.recv() => return Ok(()),
+            _ = tokio::time::sleep_until(sleep_target.into()), if deadline.is_some() => {
+                let now = Instant::now();
+                app.set_now(now);
+                app.on_tick();
+                if app.is_dirty() && last_draw.is_none_or(|t| now >= t + FRAME) {
+                    draw(term, app)?;
+                    if last_draw.is_none() {
+                        // The first frame is on screen: load syntax highlighting off-thread.
+                        tokio::task::spawn_blocking(view::highlight::warm_up);
+                    }
+                    last_draw = Some(now);
+                }
+            }
+        }
+        for effect in app.take_effects() {
+            match effect {
+                Effect::Op(op) => {
+                    if ops.send(op).is_err() {
+                        anyhow::bail!("the agent stopped unexpectedly; see the log for why");
+                    }
+                }
+                Effect::SaveHistory(text) => {
+                    if let Err(e) = history::append(history_path, &text) {
+                        tracing::warn!("could not save the input history: {e}");
+                    }
+                }
+                Effect::Copy(text) => {
+                    // Written between frames; the terminal takes it as a clipboard request.
+                    if let Err(e) = terminal::copy_osc52(&text) {
+                        tracing::warn!("clipboard write failed: {e}");
+                    }
+                }
+                Effect::IndexFiles(root) => {
+                    let tx = files_tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let _ = tx.send(files::index(&root));
+                    });
+                }
+                Effect::Quit => return Ok(()),
+            }
+        }
+    }
+}
+
+/// Draws one frame as a synchronized update, so the terminal shows it all at once.
+fn draw(term: &mut Term, app: &mut App) -> anyhow::Result<()> {
+    queue!(
+        term.backend_mut(),
+        crossterm::terminal::BeginSynchronizedUpdate
+    )?;
+    term.draw(|f| view::draw(f, app))?;
+    execute!(
+        term.backend_mut(),
+        crossterm::terminal::EndSynchronizedUpdate
+    )?;
+    app.mark_drawn();
+    Ok(())
+}
+
+/// Asks a yes/no question full-screen (first run: "use the local server found at …?").
+/// `y` or Enter answer yes; `n`, Esc or `q` answer no.
+pub fn confirm(title: &str, message: &str) -> anyhow::Result<bool> {
+    let guard = terminal::enter().context("could not set up the terminal")?;
+    let theme = theme::Theme::dark();
+    let text = format!("{message}\n\n[y] yes   [n] no");
+    let result = (|| -> anyhow::Result<bool> {
+        let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        loop {
+            term.draw(|f| {
+                let area = f.area();
+                view::draw_dialog(area, f.buffer_mut(), title, &text, None, &theme);
+            })?;
+            if let crossterm::event::Event::Key(k) = crossterm::event::read()?
+                && k.kind != KeyEventKind::Release
+            {
+                use crossterm::event::KeyCode;
+                match k.code {
+                    KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => return Ok(true),
+                    KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Char('q') | KeyCode::Esc => {
+                        return Ok(false);
+                    }
+                    KeyCode::Char('c')
+                        if k.modifiers
+                            .contains(crossterm::event::KeyModifiers::CONTROL) =>
+                    {
+                        return Ok(false);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    })();
+    drop(guard);
+    result
+}
+
+/// Shows a full-screen "what to set" message (no model configured) and returns when the
+/// person presses any key.
+pub fn show_setup_error(message: &str) -> anyhow::Result<()> {
+    let guard = terminal::enter().context("could not set up the terminal")?;
+    let theme = theme::Theme::dark();
+    let result = (|| -> anyhow::Result<()> {
+        let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        loop {
+            term.draw(|f| {
+                let area = f.area();
+                view::draw_setup_error(area, f.buffer_mut(), message, &theme);
+            })?;
+            match crossterm::event::read()? {
+                crossterm::event::Event::Key(k) if k.kind != KeyEventKind::Release => return Ok(()),
+                crossterm::event::Event::Mouse(m)
+                    if matches!(m.kind, crossterm::event::MouseEventKind::Down(_)) =>
+                {
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+    })();
+    drop(guard);
+    result
+}

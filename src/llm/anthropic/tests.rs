@@ -29,7 +29,10 @@ fn body_has_top_level_system_tools_and_a_default_budget() {
     let body = build_body(&request(vec![Message::User {
         content: "hi".into(),
     }]));
-    assert_eq!(body["system"], "sys");
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(body["stream"], true);
     assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
     assert_eq!(
@@ -84,6 +87,8 @@ fn history_keeps_block_order_signatures_and_alternation() {
             content: "also this".into(),
         },
     ]));
+    let mut body = body;
+    strip_cache_control(&mut body);
     let m = body["messages"].as_array().unwrap();
     assert_eq!(m.len(), 3, "{m:#?}");
     assert_eq!(
@@ -196,4 +201,42 @@ fn unknown_block_types_are_dropped_and_text_without_start_is_kept() {
             text: "hello".into()
         }]
     );
+}
+
+fn strip_cache_control(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            map.remove("cache_control");
+            map.values_mut().for_each(strip_cache_control);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
+        _ => {}
+    }
+}
+
+#[test]
+fn cache_breakpoints_leave_the_reminder_outside_the_cached_prefix() {
+    let body = build_body(&request(vec![
+        Message::User {
+            content: "do it".into(),
+        },
+        Message::Assistant {
+            parts: vec![AssistantPart::ToolCall(ToolCall {
+                id: "t1".into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            })],
+        },
+        result("t1", "output", false),
+        Message::User {
+            content: "<system-reminder>now</system-reminder>".into(),
+        },
+    ]));
+    let m = body["messages"].as_array().unwrap();
+    let marked =
+        |turn: usize, block: usize| m[turn]["content"][block].get("cache_control").is_some();
+    // The tool result is cached, the reminder after it is not; the assistant turn is too.
+    assert!(marked(2, 0) && !marked(2, 1));
+    assert!(marked(1, 0));
+    assert!(!marked(0, 0));
 }

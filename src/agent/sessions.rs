@@ -1,0 +1,249 @@
+//! Session switching for the agent: start or resume, `/clear`, `/fork`, `/resume`, `/rename`,
+//! and turning loop records into session entries.
+
+use super::hooks::{ContextState, Record};
+use super::journal::{Journal, SessionStart};
+use super::{Agent, new_session_id};
+use crate::config::Config;
+use crate::llm::Message;
+use crate::protocol::{Event, HistoryItem, Todo};
+use crate::session::{self, Entry, Header, SessionWriter};
+use crate::tools::EventSink;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// What the agent starts from.
+pub(super) struct Opened {
+    pub journal: Journal,
+    pub id: String,
+    pub messages: Vec<Message>,
+    pub todos: Vec<Todo>,
+    pub view: Vec<HistoryItem>,
+    pub notices: Vec<String>,
+}
+
+fn header(config: &Config, id: &str, model: &str) -> Header {
+    Header::new(id, &config.cwd, model, config.provider.as_str())
+}
+
+/// Opens a resumed session: lock it for writing first (fails fast when another rein has it),
+/// then rebuild context and view.
+fn resume_file(path: &Path) -> Result<(SessionWriter, session::Resumed), session::SessionError> {
+    let writer = SessionWriter::open_append(path)?;
+    let resumed = session::resume(path)?;
+    Ok((writer, resumed))
+}
+
+/// Sets up the journal for how the agent starts.
+pub(super) fn open(
+    config: &Config,
+    start: SessionStart,
+    events: EventSink,
+) -> anyhow::Result<Opened> {
+    let fresh = |journal: Journal, id: String| Opened {
+        journal,
+        id,
+        messages: Vec::new(),
+        todos: Vec::new(),
+        view: Vec::new(),
+        notices: Vec::new(),
+    };
+    Ok(match start {
+        SessionStart::Ephemeral => fresh(Journal::ephemeral(events), new_session_id()),
+        SessionStart::New => {
+            let id = new_session_id();
+            let journal = Journal::new_session(
+                config.data_dir.clone(),
+                header(config, &id, &config.model),
+                events,
+            );
+            fresh(journal, id)
+        }
+        SessionStart::Resume(path) => {
+            let (writer, r) = resume_file(&path)?;
+            Opened {
+                journal: Journal::continuing(writer, events),
+                id: r.header.id,
+                messages: r.messages,
+                todos: r.todos,
+                view: r.view,
+                notices: r.notices,
+            }
+        }
+    })
+}
+
+/// Writes what the turn loop reports to the session file.
+pub(super) fn record(journal: &Journal, todos: &Arc<Mutex<Vec<Todo>>>, r: Record<'_>) {
+    match r {
+        Record::Message(m) => {
+            journal.record(Entry::from_message(m));
+            // The todo list changes only through write_todos: keep it next to its result.
+            if let Message::ToolResult {
+                name,
+                is_error: false,
+                ..
+            } = m
+                && name == "write_todos"
+            {
+                let list = match todos.lock() {
+                    Ok(t) => t.clone(),
+                    Err(p) => p.into_inner().clone(),
+                };
+                journal.record(Entry::todos(list));
+            }
+        }
+        Record::Compaction(c, history) => journal.record(Entry::compaction(
+            c.summary.clone(),
+            c.before,
+            c.after,
+            history.to_vec(),
+        )),
+        Record::Usage(input, output) => journal.record(Entry::usage(input, output)),
+    }
+}
+
+impl Agent {
+    fn reset_context(&mut self) {
+        self.context = ContextState {
+            overhead: self.context.overhead,
+            ..Default::default()
+        };
+    }
+
+    fn set_todos(&mut self, list: Vec<Todo>) {
+        match self.todos.lock() {
+            Ok(mut t) => *t = list.clone(),
+            Err(p) => *p.into_inner() = list.clone(),
+        }
+        self.events.send(Event::TodosUpdated { todos: list });
+    }
+
+    /// Shows what resuming loaded (called once after the first `SessionConfigured`).
+    pub(super) fn announce_resumed(&mut self) {
+        let todos = match self.todos.lock() {
+            Ok(t) => t.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        if !todos.is_empty() {
+            self.events.send(Event::TodosUpdated { todos });
+        }
+        for text in std::mem::take(&mut self.resume_notices) {
+            self.events.send(Event::Notice { text });
+        }
+    }
+
+    /// `/clear`: a new, empty conversation in a new session.
+    pub(super) fn clear(&mut self) {
+        self.journal.sync();
+        self.history.clear();
+        self.reset_context();
+        self.session_id = new_session_id();
+        let model = self.current_model();
+        self.journal.replace(
+            None,
+            Some(header(&self.config, &self.session_id, &model)),
+            self.config.data_dir.clone(),
+        );
+        self.set_todos(Vec::new());
+        let info = self.session_info();
+        self.events.send(Event::SessionConfigured(info));
+    }
+
+    /// `/rename TITLE`.
+    pub(super) fn rename(&mut self, title: &str) {
+        let title = title.trim();
+        if title.is_empty() {
+            self.events.send(Event::Notice {
+                text: "Give a title: /rename TITLE".into(),
+            });
+            return;
+        }
+        match self.journal.rename(title) {
+            Ok(()) => self.events.send(Event::Notice {
+                text: format!("Session renamed to \"{title}\"."),
+            }),
+            Err(e) => self.events.send(Event::Error {
+                message: format!("Cannot rename the session: {e}"),
+            }),
+        }
+    }
+
+    /// `/fork`: continue in a new session that starts as a copy of this one.
+    pub(super) fn fork(&mut self) {
+        let parent = self.session_id.clone();
+        let new_id = new_session_id();
+        self.journal.sync();
+        let Some(path) = self.journal.path() else {
+            // Nothing saved yet: a fork is just a new id.
+            self.session_id = new_id;
+            let model = self.current_model();
+            self.journal.replace(
+                None,
+                Some(header(&self.config, &self.session_id, &model)),
+                self.config.data_dir.clone(),
+            );
+            let info = self.session_info();
+            self.events.send(Event::SessionConfigured(info));
+            return;
+        };
+        match session::fork(&self.config.data_dir, &path, &new_id) {
+            Ok(writer) => {
+                self.journal
+                    .replace(Some(writer), None, self.config.data_dir.clone());
+                self.session_id = new_id.clone();
+                let info = self.session_info();
+                self.events.send(Event::SessionConfigured(info));
+                self.events.send(Event::Notice {
+                    text: format!(
+                        "Forked session {parent} into {new_id}; you are now in the copy."
+                    ),
+                });
+            }
+            Err(e) => self.events.send(Event::Error {
+                message: format!("Cannot fork the session: {e}"),
+            }),
+        }
+    }
+
+    /// `/resume ID`: switch to a saved session.
+    pub(super) fn switch_to(&mut self, id: &str) {
+        let path = match session::find(&self.config.data_dir, id) {
+            Ok(p) => p,
+            Err(e) => {
+                self.events.send(Event::Error {
+                    message: e.to_string(),
+                });
+                return;
+            }
+        };
+        if self.journal.path().as_deref() == Some(path.as_path()) {
+            self.events.send(Event::Notice {
+                text: "That is the current session.".into(),
+            });
+            return;
+        }
+        // Release our own file first so the lock of the target can't deadlock with it.
+        self.journal.sync();
+        match resume_file(&path) {
+            Ok((writer, r)) => {
+                // Replace the writer in place: the router, dispatchers and subagents share it.
+                self.journal
+                    .replace(Some(writer), None, self.config.data_dir.clone());
+                self.session_id = r.header.id;
+                self.history = r.messages;
+                self.reset_context();
+                self.resumed_view = r.view;
+                let info = self.session_info();
+                self.events.send(Event::SessionConfigured(info));
+                self.set_todos(r.todos);
+                for text in r.notices {
+                    self.events.send(Event::Notice { text });
+                }
+            }
+            Err(e) => self.events.send(Event::Error {
+                message: format!("Cannot resume {id}: {e}"),
+            }),
+        }
+    }
+}

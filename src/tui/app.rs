@@ -1,0 +1,419 @@
+//! View state of the TUI. It applies agent `Event`s and terminal input and records what the
+//! outside world should do as `Effect`s; it does no I/O itself, so every behaviour is testable
+//! by feeding it events (time is injected with `set_now`).
+
+mod commands;
+mod events;
+mod keys;
+
+pub use commands::{COMMANDS, SlashCommand};
+
+use crate::protocol::{ApprovalRequest, Op, Todo};
+use crate::tui::theme::Theme;
+use crate::tui::view::approval::ApprovalView;
+use crate::tui::view::cell::{Cell, CellKind, Level, RenderCtx};
+use crate::tui::view::composer::Composer;
+use crate::tui::view::conversation::Conversation;
+use crate::tui::view::picker::Picker;
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Two Ctrl+C within this interval quit.
+pub const DOUBLE_PRESS: Duration = Duration::from_secs(1);
+/// When a modal appears while the person is typing a message, letters keep being ignored
+/// until they pause this long: the keys were meant for the composer, not as an answer to a
+/// question they have not read yet.
+pub const APPROVAL_GUARD: Duration = Duration::from_millis(500);
+/// Spinner frame period.
+pub const SPINNER_PERIOD: Duration = Duration::from_millis(100);
+
+/// Something the run loop must do on the app's behalf.
+#[derive(Clone, Debug)]
+pub enum Effect {
+    /// Send an operation to the agent.
+    Op(Op),
+    /// Append a sent message to the persisted input history.
+    SaveHistory(String),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
+    /// List the files under this directory for `@` completion.
+    IndexFiles(PathBuf),
+    /// Leave the app.
+    Quit,
+}
+
+/// Facts shown in the status line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatusInfo {
+    /// Model name.
+    pub model: String,
+    /// Provider name.
+    pub provider: String,
+    /// Workspace directory.
+    pub cwd: PathBuf,
+    /// Session id.
+    pub session_id: String,
+    /// Tokens in the context now.
+    pub used_tokens: u64,
+    /// The model's window.
+    pub context_window: u64,
+    /// Approval mode.
+    pub approval_mode: String,
+    /// Sandbox mode.
+    pub sandbox_mode: String,
+    /// Whether `SessionConfigured` arrived.
+    pub configured: bool,
+}
+
+/// Which completion popup is open.
+#[derive(Debug)]
+pub(crate) enum PopupKind {
+    /// Slash commands.
+    Slash,
+    /// Files for `@` (row and start column of the `@word` in the composer).
+    File { row: usize, start: usize },
+}
+
+/// An open completion popup.
+#[derive(Debug)]
+pub(crate) struct Popup {
+    pub(crate) kind: PopupKind,
+    pub(crate) picker: Picker,
+}
+
+/// Cells of the model response being streamed.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Response {
+    pub(crate) reasoning: Option<usize>,
+    pub(crate) text: Option<usize>,
+}
+
+/// The whole view state.
+#[derive(Debug)]
+pub struct App {
+    pub(crate) theme: Theme,
+    pub(crate) conversation: Conversation,
+    pub(crate) composer: Composer,
+    pub(crate) status: StatusInfo,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) todos: Vec<Todo>,
+    pub(crate) todos_hidden: bool,
+    pub(crate) approvals: VecDeque<ApprovalRequest>,
+    pub(crate) approvals_answered: usize,
+    pub(crate) approval_view: ApprovalView,
+    /// The modal appeared while a message was being typed: letters are ignored until a pause.
+    pub(crate) approval_guard: bool,
+    /// When the previous key was pressed.
+    pub(crate) last_key: Option<Instant>,
+    pub(crate) popup: Option<Popup>,
+    pub(crate) popup_dismissed: Option<String>,
+    pub(crate) queued: VecDeque<String>,
+    pub(crate) busy: bool,
+    pub(crate) interrupting: bool,
+    pub(crate) turn_started: Option<Instant>,
+    pub(crate) expand_all: bool,
+    /// Per changed file, in order of first change: (path, content before the session's
+    /// first change, content after the last).
+    pub(crate) file_changes: Vec<(String, Option<String>, String)>,
+    pub(crate) files: Option<Vec<String>>,
+    pub(crate) files_requested: bool,
+    pub(crate) response: Response,
+    pub(crate) tool_cells: HashMap<String, usize>,
+    pub(crate) last_answer: Option<String>,
+    pub(crate) last_ctrl_c: Option<Instant>,
+    epoch: Instant,
+    pub(crate) now: Instant,
+    effects: Vec<Effect>,
+    dirty: bool,
+    quit: bool,
+}
+
+impl App {
+    /// A new app. `history` is the persisted input history (oldest first); `home` shortens
+    /// paths in the status line; `now` starts the clock.
+    pub fn new(theme: Theme, history: Vec<String>, home: Option<PathBuf>, now: Instant) -> App {
+        let mut composer = Composer::new(history);
+        composer.set_theme(&theme);
+        App {
+            theme,
+            conversation: Conversation::default(),
+            composer,
+            status: StatusInfo::default(),
+            home,
+            todos: Vec::new(),
+            todos_hidden: false,
+            approvals: VecDeque::new(),
+            approvals_answered: 0,
+            approval_view: ApprovalView::default(),
+            approval_guard: false,
+            last_key: None,
+            popup: None,
+            popup_dismissed: None,
+            queued: VecDeque::new(),
+            busy: false,
+            interrupting: false,
+            turn_started: None,
+            expand_all: false,
+            file_changes: Vec::new(),
+            files: None,
+            files_requested: false,
+            response: Response::default(),
+            tool_cells: HashMap::new(),
+            last_answer: None,
+            last_ctrl_c: None,
+            epoch: now,
+            now,
+            effects: Vec::new(),
+            dirty: true,
+            quit: false,
+        }
+    }
+
+    /// Advances the clock (the run loop calls this before handling anything).
+    pub fn set_now(&mut self, now: Instant) {
+        self.now = now.max(self.epoch);
+    }
+
+    /// Takes the effects recorded since the last call.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    /// Whether a frame should be drawn.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// Marks the frame drawn.
+    pub fn mark_drawn(&mut self) {
+        self.dirty = false;
+    }
+
+    /// Requests a redraw.
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Whether the app wants to quit.
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// Whether a turn is running.
+    pub fn is_busy(&self) -> bool {
+        self.busy
+    }
+
+    /// Messages waiting for the turn to finish.
+    pub fn queued(&self) -> impl Iterator<Item = &str> {
+        self.queued.iter().map(String::as_str)
+    }
+
+    /// The composer's current text.
+    pub fn composer_text(&self) -> String {
+        self.composer.text()
+    }
+
+    /// The conversation cells.
+    pub fn cells(&self) -> &[Cell] {
+        self.conversation.cells()
+    }
+
+    /// Whether the conversation view follows new output.
+    pub fn is_following(&self) -> bool {
+        self.conversation.is_following()
+    }
+
+    /// Cells added below while scrolled up (the `↓ N new` marker).
+    pub fn new_below(&self) -> usize {
+        self.conversation.new_below()
+    }
+
+    /// Shows conversation cell `i` at the top of the view.
+    pub fn scroll_to_cell(&mut self, i: usize) {
+        self.conversation.scroll_to_cell(i);
+        self.dirty = true;
+    }
+
+    /// Approval requests waiting for an answer.
+    pub fn pending_approvals(&self) -> usize {
+        self.approvals.len()
+    }
+
+    /// The status line facts.
+    pub fn status(&self) -> &StatusInfo {
+        &self.status
+    }
+
+    /// The file list for `@` completion arrived.
+    pub fn set_files(&mut self, files: Vec<String>) {
+        self.files = Some(files);
+        self.update_popup();
+        self.dirty = true;
+    }
+
+    /// When the run loop should wake up without input (spinner frames, the Ctrl+C hint
+    /// expiring); `None` when idle.
+    pub fn next_wakeup(&self) -> Option<Instant> {
+        let mut next: Option<Instant> = None;
+        if let Some(t) = self.last_ctrl_c {
+            let expiry = t + DOUBLE_PRESS;
+            if expiry > self.now {
+                next = Some(expiry);
+            }
+        }
+        if self.is_animating() {
+            let period = SPINNER_PERIOD.as_millis();
+            let since = self.now.saturating_duration_since(self.epoch).as_millis();
+            let wait = period - since % period;
+            let tick = self.now + Duration::from_millis(wait as u64);
+            next = Some(next.map_or(tick, |n| n.min(tick)));
+        }
+        next
+    }
+
+    /// Whether something on screen moves by itself. Idle means no: no timer, no wake-ups.
+    /// (The todo panel's spinner also only turns while a turn runs.)
+    pub fn is_animating(&self) -> bool {
+        self.busy
+            || self
+                .conversation
+                .cells()
+                .iter()
+                .rev()
+                .take(50)
+                .any(Cell::is_live)
+    }
+
+    /// The time-dependent part of a frame: a wake-up with nothing else to do just redraws.
+    pub fn on_tick(&mut self) {
+        if self.is_animating() {
+            self.dirty = true;
+        }
+        if self
+            .last_ctrl_c
+            .is_some_and(|t| self.now >= t + DOUBLE_PRESS)
+        {
+            self.last_ctrl_c = None;
+            self.dirty = true;
+        }
+    }
+
+    /// Rendering context for this frame.
+    pub(crate) fn render_parts(&mut self) -> (RenderCtx<'_>, &mut Conversation) {
+        let spinner = (self.now.saturating_duration_since(self.epoch).as_millis()
+            / SPINNER_PERIOD.as_millis()) as usize;
+        let ctx = RenderCtx {
+            theme: &self.theme,
+            now: self.now,
+            spinner,
+            expand_all: self.expand_all,
+        };
+        (ctx, &mut self.conversation)
+    }
+
+    pub(crate) fn spinner_index(&self) -> usize {
+        (self.now.saturating_duration_since(self.epoch).as_millis() / SPINNER_PERIOD.as_millis())
+            as usize
+    }
+
+    pub(crate) fn effect(&mut self, e: Effect) {
+        self.effects.push(e);
+    }
+
+    pub(crate) fn send(&mut self, op: Op) {
+        self.effects.push(Effect::Op(op));
+    }
+
+    pub(crate) fn push_cell(&mut self, kind: CellKind) -> usize {
+        self.conversation.push(Cell::new(kind));
+        self.conversation.len() - 1
+    }
+
+    pub(crate) fn notice(&mut self, text: impl Into<String>, level: Level) {
+        self.push_cell(CellKind::Notice {
+            text: text.into(),
+            level,
+        });
+    }
+
+    pub(crate) fn request_quit(&mut self) {
+        if !self.quit {
+            self.quit = true;
+            self.effects.push(Effect::Quit);
+        }
+    }
+
+    /// Sends a message now (idle) or queues it until the turn finishes (busy).
+    pub(crate) fn submit_message(&mut self, text: String) {
+        if self.busy {
+            self.queued.push_back(text);
+            return;
+        }
+        self.start_turn(text);
+    }
+
+    pub(crate) fn start_turn(&mut self, text: String) {
+        self.push_cell(CellKind::User(text.clone()));
+        self.conversation.to_bottom();
+        self.busy = true;
+        self.interrupting = false;
+        self.turn_started = Some(self.now);
+        self.send(Op::UserInput { text });
+    }
+
+    pub(crate) fn interrupt(&mut self) {
+        if self.busy && !self.interrupting {
+            self.interrupting = true;
+            self.send(Op::Interrupt);
+        }
+    }
+
+    /// Removes a cell and keeps the index maps right.
+    pub(crate) fn remove_cell(&mut self, i: usize) {
+        self.conversation.remove(i);
+        let fix = |x: &mut usize| {
+            if *x > i {
+                *x -= 1;
+            }
+        };
+        self.tool_cells.retain(|_, v| *v != i);
+        self.tool_cells.values_mut().for_each(fix);
+        for slot in [&mut self.response.reasoning, &mut self.response.text] {
+            match slot {
+                Some(x) if *x == i => *slot = None,
+                Some(x) => fix(x),
+                None => {}
+            }
+        }
+    }
+
+    /// Shortens a path for display: `~` for the home directory, `…/a/b` when long.
+    pub fn short_path(&self, path: &std::path::Path, max: usize) -> String {
+        let mut s = crate::tui::wrap::one_line(&path.display().to_string());
+        if let Some(home) = &self.home
+            && let Ok(rest) = path.strip_prefix(home)
+        {
+            s = if rest.as_os_str().is_empty() {
+                "~".to_string()
+            } else {
+                format!("~/{}", rest.display())
+            };
+        }
+        if s.chars().count() <= max {
+            return s;
+        }
+        let parts: Vec<&str> = s.split('/').filter(|p| !p.is_empty()).collect();
+        let tail = parts[parts.len().saturating_sub(2)..].join("/");
+        let short = format!("…/{tail}");
+        if short.chars().count() <= max {
+            short
+        } else {
+            crate::tui::wrap::truncate(&short, max).into_owned()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,427 @@
+//! Applying agent events to the view state.
+
+use super::{App, Response};
+use crate::protocol::{Event, HistoryItem, SessionInfo, ToolStatus, TurnOutcome};
+use crate::tui::view::cell::{CellKind, Level};
+use crate::tui::view::diff::FileDiff;
+use crate::tui::view::stream::MarkdownStream;
+use crate::tui::view::tool::{ChildCall, ToolCell};
+use crate::tui::wrap::one_line;
+
+impl App {
+    /// Applies one event from the agent.
+    pub fn on_agent_event(&mut self, event: Event) {
+        self.mark_dirty();
+        match event {
+            Event::SessionConfigured(info) => self.configure(info),
+            Event::TurnStarted => {
+                self.busy = true;
+                self.turn_started.get_or_insert(self.now);
+            }
+            Event::ReasoningDelta { text } => {
+                let i = match self.response.reasoning {
+                    Some(i) => i,
+                    None => {
+                        let i = self.push_cell(CellKind::Reasoning {
+                            text: String::new(),
+                            streaming: true,
+                        });
+                        self.response.reasoning = Some(i);
+                        i
+                    }
+                };
+                if let Some(cell) = self.conversation.get_mut(i) {
+                    if let CellKind::Reasoning { text: t, .. } = &mut cell.kind {
+                        t.push_str(&text);
+                    }
+                    cell.invalidate();
+                }
+            }
+            Event::AssistantDelta { text } => {
+                self.end_reasoning();
+                let i = match self.response.text {
+                    Some(i) => i,
+                    None => {
+                        let i = self.push_cell(CellKind::Assistant(MarkdownStream::default()));
+                        self.response.text = Some(i);
+                        i
+                    }
+                };
+                if let Some(cell) = self.conversation.get_mut(i)
+                    && let CellKind::Assistant(stream) = &mut cell.kind
+                {
+                    stream.push(&text);
+                }
+            }
+            Event::AssistantMessage { text } => self.assistant_message(text),
+            Event::ToolCallStarted {
+                call_id,
+                tool,
+                summary,
+                args,
+            } => {
+                self.end_response();
+                let cell = ToolCell::new(call_id.clone(), tool, summary, args, self.now);
+                let i = self.push_cell(CellKind::Tool(Box::new(cell)));
+                self.tool_cells.insert(call_id, i);
+            }
+            Event::ToolOutputDelta { call_id, chunk } => {
+                if let Some(tool) = self.tool_mut(&call_id) {
+                    tool.push_output(&chunk);
+                }
+            }
+            Event::ToolCallFinished {
+                call_id,
+                status,
+                output,
+                elapsed_ms,
+            } => {
+                if let Some(&i) = self.tool_cells.get(&call_id)
+                    && let Some(cell) = self.conversation.get_mut(i)
+                {
+                    if let CellKind::Tool(tool) = &mut cell.kind {
+                        tool.finish(status, output, elapsed_ms);
+                    }
+                    cell.invalidate();
+                }
+            }
+            Event::ApprovalRequested(req) => self.enqueue_approval(req),
+            Event::FileChanged { path, old, new } => self.file_changed(path, old, new),
+            Event::TodosUpdated { todos } => self.todos = todos,
+            Event::SubagentStarted {
+                task_id,
+                description,
+            } => {
+                if !self.tool_cells.contains_key(&task_id) {
+                    let summary = format!("task  {}", first_line(&description));
+                    let cell = ToolCell::new(
+                        task_id.clone(),
+                        "task".into(),
+                        summary,
+                        serde_json::Value::Null,
+                        self.now,
+                    );
+                    let i = self.push_cell(CellKind::Tool(Box::new(cell)));
+                    self.tool_cells.insert(task_id.clone(), i);
+                }
+                if let Some(tool) = self.tool_mut(&task_id) {
+                    tool.subagent = Some(description);
+                }
+            }
+            Event::Subagent { task_id, event } => self.subagent_event(&task_id, *event),
+            Event::SubagentFinished { task_id, .. } => {
+                if let Some(tool) = self.tool_mut(&task_id) {
+                    for c in &mut tool.children {
+                        c.status.get_or_insert(ToolStatus::Interrupted);
+                    }
+                }
+            }
+            Event::Compacted {
+                before_tokens,
+                after_tokens,
+            } => {
+                self.push_cell(CellKind::Compacted {
+                    before: before_tokens,
+                    after: after_tokens,
+                });
+            }
+            Event::Usage {
+                used_tokens,
+                context_window,
+            } => {
+                self.status.used_tokens = used_tokens;
+                self.status.context_window = context_window;
+            }
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+            } => {
+                // The partial response is superseded by the retry: take it off the screen.
+                let Response { reasoning, text } = self.response;
+                let mut partial: Vec<usize> = [reasoning, text].into_iter().flatten().collect();
+                partial.sort_unstable_by(|a, b| b.cmp(a));
+                for i in partial {
+                    self.remove_cell(i);
+                }
+                self.response = Response::default();
+                self.notice(
+                    format!(
+                        "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {}",
+                        delay_ms as f64 / 1000.0,
+                        first_line(&reason)
+                    ),
+                    Level::Warn,
+                );
+            }
+            Event::Notice { text } => self.notice(text, Level::Info),
+            Event::Error { message } => self.notice(message, Level::Error),
+            Event::ModelChanged { model } => {
+                self.status.model = one_line(&model);
+                self.notice(format!("model: {model}"), Level::Info);
+            }
+            Event::TurnFinished { outcome } => self.turn_finished(outcome),
+        }
+    }
+
+    fn enqueue_approval(&mut self, req: crate::protocol::ApprovalRequest) {
+        if self.approvals.is_empty() {
+            self.approval_guard = !self.composer.is_empty();
+        }
+        self.approvals.push_back(req);
+    }
+
+    fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCell> {
+        let i = *self.tool_cells.get(call_id)?;
+        match &mut self.conversation.get_mut(i)?.kind {
+            CellKind::Tool(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn configure(&mut self, info: SessionInfo) {
+        // Notices from before the first configuration (a bad theme file) stay on screen.
+        let early: Vec<_> = if self.status.configured {
+            Vec::new()
+        } else {
+            std::mem::take(&mut self.conversation).into_cells()
+        };
+        self.status.model = one_line(&info.model);
+        self.status.provider = one_line(&info.provider);
+        self.status.cwd = info.cwd;
+        self.status.session_id = one_line(&info.session_id);
+        self.status.context_window = info.context_window;
+        self.status.approval_mode = one_line(&info.approval_mode);
+        self.status.sandbox_mode = one_line(&info.sandbox_mode);
+        self.status.configured = true;
+        self.conversation.clear();
+        self.tool_cells.clear();
+        self.response = Response::default();
+        self.approvals.clear();
+        self.approval_view.reset();
+        self.file_changes.clear();
+        self.todos.clear();
+        self.last_answer = None;
+        self.files = None;
+        self.files_requested = false;
+        for item in info.history {
+            self.history_item(item);
+        }
+        for cell in early {
+            self.conversation.push(cell);
+        }
+    }
+
+    fn history_item(&mut self, item: HistoryItem) {
+        match item {
+            HistoryItem::User { text } => {
+                self.push_cell(CellKind::User(text));
+            }
+            HistoryItem::Assistant { text, reasoning } => {
+                if let Some(r) = reasoning.filter(|r| !r.trim().is_empty()) {
+                    self.push_cell(CellKind::Reasoning {
+                        text: r,
+                        streaming: false,
+                    });
+                }
+                if !text.trim().is_empty() {
+                    self.last_answer = Some(text.clone());
+                    self.push_cell(CellKind::Assistant(MarkdownStream::complete(&text)));
+                }
+            }
+            HistoryItem::Tool {
+                call_id,
+                tool,
+                summary,
+                status,
+                output,
+            } => {
+                let mut cell = ToolCell::new(
+                    call_id.clone(),
+                    tool,
+                    summary,
+                    serde_json::Value::Null,
+                    self.now,
+                );
+                let status = status.unwrap_or(ToolStatus::Interrupted);
+                cell.finish(status, output, 0);
+                cell.elapsed_ms = None;
+                cell.started = self.now;
+                let i = self.push_cell(CellKind::Tool(Box::new(cell)));
+                self.tool_cells.insert(call_id, i);
+            }
+            HistoryItem::Todos { todos } => self.todos = todos,
+            HistoryItem::Notice { text } => self.notice(text, Level::Info),
+        }
+    }
+
+    fn end_reasoning(&mut self) {
+        if let Some(i) = self.response.reasoning
+            && let Some(cell) = self.conversation.get_mut(i)
+        {
+            if let CellKind::Reasoning { streaming, .. } = &mut cell.kind {
+                *streaming = false;
+            }
+            cell.invalidate();
+        }
+    }
+
+    /// Closes the streaming cells of the current response.
+    fn end_response(&mut self) {
+        self.end_reasoning();
+        if let Some(i) = self.response.text
+            && let Some(cell) = self.conversation.get_mut(i)
+            && let CellKind::Assistant(stream) = &mut cell.kind
+            && stream.is_streaming()
+        {
+            stream.finish(None);
+            if !stream.text().trim().is_empty() {
+                self.last_answer = Some(stream.text().to_string());
+            }
+        }
+        self.response = Response::default();
+    }
+
+    fn assistant_message(&mut self, text: String) {
+        self.end_reasoning();
+        match self.response.text {
+            Some(i) => {
+                if let Some(cell) = self.conversation.get_mut(i)
+                    && let CellKind::Assistant(stream) = &mut cell.kind
+                {
+                    stream.finish(Some(&text));
+                }
+                if text.trim().is_empty() {
+                    self.remove_cell(i);
+                }
+            }
+            None if !text.trim().is_empty() => {
+                self.push_cell(CellKind::Assistant(MarkdownStream::complete(&text)));
+            }
+            None => {}
+        }
+        if !text.trim().is_empty() {
+            self.last_answer = Some(text);
+        }
+        self.response = Response::default();
+    }
+
+    fn file_changed(&mut self, path: String, old: Option<String>, new: String) {
+        let diff = FileDiff::new(&path, old.as_deref(), &new, &self.theme);
+        // Only the first old and the last new content per file matter (for /diff).
+        match self.file_changes.iter_mut().find(|(p, _, _)| *p == path) {
+            Some(entry) => entry.2 = new,
+            None => self.file_changes.push((path.clone(), old, new)),
+        }
+        // Attach it to the edit call that made it: the newest edit cell naming this path.
+        let target = self
+            .tool_cells
+            .values()
+            .copied()
+            .filter(
+                |&i| match self.conversation.cells().get(i).map(|c| &c.kind) {
+                    Some(CellKind::Tool(t)) => {
+                        t.is_edit()
+                            && t.diff.is_none()
+                            && t.path_arg().is_some_and(|p| {
+                                p == path || p.ends_with(&path) || path.ends_with(p)
+                            })
+                    }
+                    _ => false,
+                },
+            )
+            .max();
+        match target.and_then(|i| self.conversation.get_mut(i)) {
+            Some(cell) => {
+                if let CellKind::Tool(t) = &mut cell.kind {
+                    t.diff = Some(diff);
+                }
+                cell.invalidate();
+            }
+            None => {
+                self.push_cell(CellKind::Diff(vec![diff]));
+            }
+        }
+    }
+
+    fn subagent_event(&mut self, task_id: &str, event: crate::protocol::Event) {
+        let label = self
+            .tool_mut(task_id)
+            .and_then(|t| t.subagent.clone())
+            .unwrap_or_else(|| "subagent".to_string());
+        match event {
+            Event::ToolCallStarted {
+                call_id, summary, ..
+            } => {
+                if let Some(tool) = self.tool_mut(task_id) {
+                    tool.children.push(ChildCall {
+                        call_id,
+                        summary,
+                        status: None,
+                    });
+                }
+            }
+            Event::ToolCallFinished {
+                call_id, status, ..
+            } => {
+                if let Some(tool) = self.tool_mut(task_id)
+                    && let Some(c) = tool.children.iter_mut().find(|c| c.call_id == call_id)
+                {
+                    c.status = Some(status);
+                }
+            }
+            Event::ApprovalRequested(mut req) => {
+                req.subagent.get_or_insert(first_line(&label));
+                self.enqueue_approval(req);
+            }
+            Event::Error { message } => {
+                self.notice(format!("{}: {message}", first_line(&label)), Level::Error);
+            }
+            Event::FileChanged { path, old, new } => self.file_changed(path, old, new),
+            _ => {}
+        }
+        if let Some(&i) = self.tool_cells.get(task_id)
+            && let Some(cell) = self.conversation.get_mut(i)
+        {
+            cell.invalidate();
+        }
+    }
+
+    fn turn_finished(&mut self, outcome: TurnOutcome) {
+        self.end_response();
+        // Calls that never reported an end were stopped with the turn.
+        let running: Vec<usize> = self.tool_cells.values().copied().collect();
+        for i in running {
+            if let Some(cell) = self.conversation.get_mut(i)
+                && let CellKind::Tool(t) = &mut cell.kind
+                && t.is_running()
+            {
+                let elapsed = self.now.saturating_duration_since(t.started).as_millis() as u64;
+                let output = std::mem::take(&mut t.output);
+                t.finish(ToolStatus::Interrupted, output, elapsed);
+                cell.invalidate();
+            }
+        }
+        match outcome {
+            TurnOutcome::Completed => {}
+            TurnOutcome::Interrupted => self.notice("interrupted", Level::Warn),
+            TurnOutcome::Failed { reason } => {
+                self.notice(format!("turn failed: {reason}"), Level::Error)
+            }
+        }
+        self.busy = false;
+        self.interrupting = false;
+        self.turn_started = None;
+        self.approvals.clear();
+        self.approvals_answered = 0;
+        self.approval_view.reset();
+        if let Some(next) = self.queued.pop_front() {
+            self.start_turn(next);
+        }
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").to_string()
+}

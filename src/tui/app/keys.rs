@@ -1,0 +1,388 @@
+//! Keys, mouse and paste: the modal first, then the completion popup, then the composer.
+
+use super::{App, Effect, Popup, PopupKind};
+use crate::protocol::{Decision, Op};
+use crate::tui::files;
+use crate::tui::view::cell::Level;
+use crate::tui::view::picker::{Picker, PickerItem};
+use crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
+    MouseEventKind,
+};
+use ratatui_textarea::Input;
+
+/// Rows a wheel notch scrolls.
+const WHEEL: i64 = 3;
+/// Rows of the completion popups.
+const POPUP_ITEMS: usize = 8;
+
+impl App {
+    /// Applies one terminal event.
+    pub fn on_terminal_event(&mut self, event: TermEvent) {
+        match event {
+            TermEvent::Key(key) => {
+                if key.kind != KeyEventKind::Release {
+                    self.on_key(key);
+                    self.mark_dirty();
+                }
+            }
+            TermEvent::Mouse(m) => self.on_mouse(m),
+            TermEvent::Paste(text) => {
+                self.on_paste(&text);
+                self.mark_dirty();
+            }
+            TermEvent::Resize(..) => self.mark_dirty(),
+            TermEvent::FocusGained | TermEvent::FocusLost => {}
+        }
+    }
+
+    fn on_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let since_last_key = self.last_key.map(|t| self.now.saturating_duration_since(t));
+        self.last_key = Some(self.now);
+        if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C')) {
+            self.ctrl_c();
+            return;
+        }
+        if !self.approvals.is_empty() {
+            if self.approval_guard && matches!(key.code, KeyCode::Char(_)) {
+                // Still typing the message the modal interrupted: not an answer.
+                if since_last_key.is_some_and(|d| d < super::APPROVAL_GUARD) {
+                    return;
+                }
+                self.approval_guard = false;
+            }
+            self.approval_key(key);
+            return;
+        }
+        if self.popup.is_some() && self.popup_key(key) {
+            return;
+        }
+        match key.code {
+            KeyCode::Esc => {
+                if self.popup.take().is_some() {
+                    self.popup_dismissed = Some(self.composer.word_at_cursor().2);
+                } else {
+                    self.interrupt();
+                }
+            }
+            KeyCode::Enter if !shift && !alt && !ctrl => self.submit(),
+            KeyCode::Enter => self.composer.newline(),
+            KeyCode::Char('j') if ctrl => self.composer.newline(),
+            KeyCode::Char('d') if ctrl && self.composer.is_empty() => self.request_quit(),
+            KeyCode::Char('t') if ctrl => self.todos_hidden = !self.todos_hidden,
+            KeyCode::Char('o') if ctrl => {
+                self.expand_all = !self.expand_all;
+            }
+            KeyCode::Char('u') if ctrl => self.composer.delete_to_line_start(),
+            KeyCode::PageUp => self.conversation.page(-1),
+            KeyCode::PageDown => self.conversation.page(1),
+            KeyCode::Home if ctrl => self.conversation.to_top(),
+            KeyCode::End if ctrl => self.conversation.to_bottom(),
+            KeyCode::Up if !ctrl && !alt && self.composer.walks_history() => {
+                self.composer.history_prev();
+            }
+            KeyCode::Down if !ctrl && !alt && self.composer.walks_history() => {
+                self.composer.history_next();
+            }
+            KeyCode::Tab | KeyCode::BackTab => {}
+            _ => self.composer.input(Input::from(key)),
+        }
+        self.update_popup();
+    }
+
+    fn ctrl_c(&mut self) {
+        if self
+            .last_ctrl_c
+            .is_some_and(|t| self.now.saturating_duration_since(t) < super::DOUBLE_PRESS)
+        {
+            self.request_quit();
+            return;
+        }
+        self.last_ctrl_c = Some(self.now);
+        if !self.approvals.is_empty() {
+            // Stop means stop: refuse everything asked and end the turn.
+            while !self.approvals.is_empty() {
+                self.answer(Decision::No);
+            }
+            self.interrupt();
+        } else if !self.composer.is_empty() {
+            self.composer.clear();
+            self.popup = None;
+        } else {
+            self.interrupt();
+        }
+    }
+
+    fn submit(&mut self) {
+        let text = self.composer.take();
+        self.popup = None;
+        self.popup_dismissed = None;
+        if text.trim().is_empty() {
+            return;
+        }
+        self.composer.remember(&text);
+        self.effect(Effect::SaveHistory(text.clone()));
+        let trimmed = text.trim_start();
+        if let Some(escaped) = trimmed.strip_prefix("//") {
+            // `//path is…` sends a message that starts with one slash.
+            self.submit_message(format!("/{escaped}"));
+        } else if trimmed.starts_with('/') {
+            self.run_command(text.trim());
+        } else {
+            self.submit_message(text);
+        }
+    }
+
+    fn approval_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let view = &mut self.approval_view;
+        if view.editing_note {
+            match key.code {
+                KeyCode::Enter | KeyCode::Tab => view.editing_note = false,
+                KeyCode::Esc => {
+                    view.note.clear();
+                    view.editing_note = false;
+                }
+                KeyCode::Backspace => {
+                    view.note.pop();
+                }
+                KeyCode::Char('u') if ctrl => view.note.clear(),
+                KeyCode::Char(c) if !ctrl => view.note.push(c),
+                _ => {}
+            }
+            return;
+        }
+        let page = view.body_rows.max(1) as i64;
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => self.answer(Decision::Yes),
+            KeyCode::Char('a') | KeyCode::Char('A') => self.answer(Decision::Always),
+            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => self.answer(Decision::No),
+            KeyCode::Tab => view.editing_note = true,
+            KeyCode::Up | KeyCode::Char('k') => view.scroll_by(-1),
+            KeyCode::Down | KeyCode::Char('j') => view.scroll_by(1),
+            KeyCode::PageUp => view.scroll_by(-page),
+            KeyCode::PageDown | KeyCode::Char(' ') => view.scroll_by(page),
+            KeyCode::Home => view.scroll_by(i64::MIN / 2),
+            KeyCode::End => view.scroll_by(i64::MAX / 2),
+            _ => {}
+        }
+    }
+
+    /// Answers the request in front of the queue.
+    pub(crate) fn answer(&mut self, decision: Decision) {
+        let Some(req) = self.approvals.pop_front() else {
+            return;
+        };
+        let note = std::mem::take(&mut self.approval_view.note);
+        let note = (!note.trim().is_empty()).then(|| note.trim().to_string());
+        self.send(Op::Approval {
+            id: req.id,
+            decision,
+            note,
+        });
+        self.approval_view.reset();
+        self.approvals_answered += 1;
+        if self.approvals.is_empty() {
+            self.approvals_answered = 0;
+        }
+    }
+
+    /// Handles a key while a popup is open; false when the key should go on to the composer.
+    fn popup_key(&mut self, key: KeyEvent) -> bool {
+        let Some(popup) = &mut self.popup else {
+            return false;
+        };
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Up => popup.picker.move_by(-1),
+            KeyCode::Down => popup.picker.move_by(1),
+            KeyCode::Char('p') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                popup.picker.move_by(-1)
+            }
+            KeyCode::Char('n') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                popup.picker.move_by(1)
+            }
+            KeyCode::Tab => self.accept_popup(false),
+            KeyCode::Enter if plain => self.accept_popup(true),
+            _ => return false,
+        }
+        true
+    }
+
+    fn accept_popup(&mut self, run: bool) {
+        let Some(popup) = self.popup.take() else {
+            return;
+        };
+        let Some(item) = popup.picker.selected_item() else {
+            return;
+        };
+        match popup.kind {
+            PopupKind::Slash => {
+                let name = item.label.trim_start_matches('/').to_string();
+                let takes_args = super::COMMANDS
+                    .iter()
+                    .any(|c| c.name == name && !c.args.is_empty());
+                if run && !takes_args {
+                    self.composer.set_text(&format!("/{name}"));
+                    self.submit();
+                } else {
+                    self.composer.set_text(&format!("/{name} "));
+                    if run {
+                        // `/model` and `/compact` run without arguments too.
+                        self.submit();
+                    }
+                }
+            }
+            PopupKind::File { row, start } => {
+                self.composer
+                    .replace_word(row, start, &format!("@{} ", item.label));
+            }
+        }
+        self.popup_dismissed = None;
+        self.update_popup();
+    }
+
+    /// Opens, refreshes or closes the completion popup after the composer changed.
+    pub(crate) fn update_popup(&mut self) {
+        let text = self.composer.text();
+        let (row, start, word) = self.composer.word_at_cursor();
+        if self.popup_dismissed.as_ref().is_some_and(|d| *d == word) {
+            self.popup = None;
+            return;
+        }
+        self.popup_dismissed = None;
+        if text.starts_with('/') && !text.contains(char::is_whitespace) {
+            let items: Vec<PickerItem> = Self::matching_commands(&text[1..])
+                .into_iter()
+                .map(|c| {
+                    let detail = if c.args.is_empty() {
+                        c.about.to_string()
+                    } else {
+                        format!("{} · {}", c.args, c.about)
+                    };
+                    PickerItem::new(format!("/{}", c.name), detail)
+                })
+                .collect();
+            if items.is_empty() {
+                self.popup = None;
+                return;
+            }
+            self.set_popup(PopupKind::Slash, "commands", items, "");
+            return;
+        }
+        if let Some(query) = word.strip_prefix('@') {
+            if self.files.is_none() && !self.files_requested {
+                self.files_requested = true;
+                let root = if self.status.cwd.as_os_str().is_empty() {
+                    std::path::PathBuf::from(".")
+                } else {
+                    self.status.cwd.clone()
+                };
+                self.effect(Effect::IndexFiles(root));
+            }
+            let items: Vec<PickerItem> = match &self.files {
+                Some(list) => files::fuzzy(list, query, 50)
+                    .into_iter()
+                    .map(|(label, matched)| PickerItem {
+                        label,
+                        detail: String::new(),
+                        matched,
+                    })
+                    .collect(),
+                None => Vec::new(),
+            };
+            let empty = if self.files.is_some() {
+                "no matching files"
+            } else {
+                "listing files…"
+            };
+            self.set_popup(PopupKind::File { row, start }, "files", items, empty);
+            return;
+        }
+        self.popup = None;
+    }
+
+    fn set_popup(&mut self, kind: PopupKind, title: &str, items: Vec<PickerItem>, empty: &str) {
+        let same_kind = matches!(
+            (&self.popup, &kind),
+            (
+                Some(Popup {
+                    kind: PopupKind::Slash,
+                    ..
+                }),
+                PopupKind::Slash
+            ) | (
+                Some(Popup {
+                    kind: PopupKind::File { .. },
+                    ..
+                }),
+                PopupKind::File { .. }
+            )
+        );
+        if same_kind && let Some(p) = &mut self.popup {
+            p.kind = kind;
+            p.picker.set_items(items);
+            p.picker.empty_text = empty.to_string();
+            return;
+        }
+        let mut picker = Picker::new(title, items);
+        picker.empty_text = empty.to_string();
+        self.popup = Some(Popup { kind, picker });
+    }
+
+    /// Rows a popup may use.
+    pub(crate) fn popup_rows() -> u16 {
+        POPUP_ITEMS as u16
+    }
+
+    fn on_mouse(&mut self, m: MouseEvent) {
+        match m.kind {
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let dir = if m.kind == MouseEventKind::ScrollUp {
+                    -1
+                } else {
+                    1
+                };
+                if !self.approvals.is_empty() {
+                    self.approval_view.scroll_by(dir * WHEEL);
+                } else {
+                    self.conversation.scroll(dir * WHEEL);
+                }
+                self.mark_dirty();
+            }
+            MouseEventKind::Down(MouseButton::Left) if self.approvals.is_empty() => {
+                if let Some(i) = self.conversation.cell_at(m.column, m.row)
+                    && let Some(cell) = self.conversation.get_mut(i)
+                    && cell.is_foldable()
+                {
+                    cell.expanded = !cell.expanded;
+                    self.mark_dirty();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_paste(&mut self, text: &str) {
+        if !self.approvals.is_empty() {
+            if self.approval_view.editing_note {
+                let line = text.replace(['\r', '\n'], " ");
+                self.approval_view.note.push_str(&line);
+            }
+            return;
+        }
+        self.composer.paste(text);
+        self.update_popup();
+    }
+
+    /// Shows a warning in the conversation (a bad theme file, a failed clipboard write).
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.notice(text, Level::Warn);
+        self.mark_dirty();
+    }
+}

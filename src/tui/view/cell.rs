@@ -1,0 +1,355 @@
+//! Conversation cells: each renders itself to lines for a width and caches them.
+
+use super::diff::FileDiff;
+use super::stream::MarkdownStream;
+use super::tool::ToolCell;
+use crate::protocol::{Todo, TodoStatus};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{RichLine, Wrap, sanitize, str_width};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use std::time::Instant;
+
+/// Marker of the todo in progress when nothing runs.
+pub const STILL: &str = "▸";
+
+/// Braille spinner frames.
+pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// What a frame needs to lay cells out.
+pub struct RenderCtx<'a> {
+    /// Colours.
+    pub theme: &'a Theme,
+    /// The current time (injected, so frames are reproducible).
+    pub now: Instant,
+    /// Spinner frame index.
+    pub spinner: usize,
+    /// Expand every foldable cell (Ctrl+O).
+    pub expand_all: bool,
+}
+
+impl RenderCtx<'_> {
+    /// The current spinner glyph.
+    pub fn spinner_glyph(&self) -> &'static str {
+        SPINNER[self.spinner % SPINNER.len()]
+    }
+}
+
+/// How loud a notice is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Informational, dim.
+    Info,
+    /// Needs attention (retrying, interrupted).
+    Warn,
+    /// Something failed.
+    Error,
+}
+
+/// What a cell shows.
+#[derive(Debug)]
+pub enum CellKind {
+    /// A message the person sent.
+    User(String),
+    /// A model answer, possibly still streaming.
+    Assistant(MarkdownStream),
+    /// Model reasoning; folded to one line unless expanded.
+    Reasoning {
+        /// The text.
+        text: String,
+        /// Whether more may come.
+        streaming: bool,
+    },
+    /// A tool call.
+    Tool(Box<ToolCell>),
+    /// A notice line.
+    Notice {
+        /// The text.
+        text: String,
+        /// How loud.
+        level: Level,
+    },
+    /// `context compacted: 104k → 31k tokens`.
+    Compacted {
+        /// Tokens before.
+        before: u64,
+        /// Tokens after.
+        after: u64,
+    },
+    /// File diffs (`/diff`).
+    Diff(Vec<FileDiff>),
+    /// A todo list snapshot (`/todos`).
+    Todos(Vec<Todo>),
+    /// Preformatted lines (`/help`).
+    Info(Vec<RichLine>),
+}
+
+/// A conversation cell with its layout cache.
+#[derive(Debug)]
+pub struct Cell {
+    /// What it shows.
+    pub kind: CellKind,
+    /// Unfolded by a click.
+    pub expanded: bool,
+    cache_width: usize,
+    cache_expanded: bool,
+    cache_valid: bool,
+    cache: Vec<Line<'static>>,
+}
+
+impl Cell {
+    /// A new cell.
+    pub fn new(kind: CellKind) -> Cell {
+        Cell {
+            kind,
+            expanded: false,
+            cache_width: 0,
+            cache_expanded: false,
+            cache_valid: false,
+            cache: Vec::new(),
+        }
+    }
+
+    /// Marks the cached lines stale (content changed).
+    pub fn invalidate(&mut self) {
+        self.cache_valid = false;
+        if let CellKind::Assistant(s) = &mut self.kind
+            && !s.is_streaming()
+        {
+            s.invalidate();
+        }
+    }
+
+    /// Whether the cell changes with time alone (spinners, elapsed time).
+    pub fn is_live(&self) -> bool {
+        match &self.kind {
+            CellKind::Tool(t) => t.is_running(),
+            CellKind::Reasoning { streaming, .. } => *streaming,
+            _ => false,
+        }
+    }
+
+    /// Whether clicking it (or Ctrl+O) shows more.
+    pub fn is_foldable(&self) -> bool {
+        matches!(self.kind, CellKind::Tool(_) | CellKind::Reasoning { .. })
+    }
+
+    /// The one-character marker drawn left of the first line.
+    pub fn marker(&self, ctx: &RenderCtx<'_>) -> Option<Span<'static>> {
+        let t = ctx.theme;
+        match &self.kind {
+            CellKind::User(_) => Some(Span::styled("›", t.fg(t.user).add_modifier(Modifier::BOLD))),
+            CellKind::Assistant(_) => Some(Span::styled("●", t.fg(t.accent))),
+            CellKind::Reasoning { .. } => Some(Span::styled("∴", t.dim())),
+            CellKind::Tool(tool) => Some(tool.marker(t, ctx.spinner_glyph())),
+            CellKind::Notice { level, .. } => Some(match level {
+                Level::Info => Span::styled("·", t.dim()),
+                Level::Warn => Span::styled("!", t.fg(t.warning).add_modifier(Modifier::BOLD)),
+                Level::Error => Span::styled("✗", t.fg(t.error).add_modifier(Modifier::BOLD)),
+            }),
+            CellKind::Diff(_) => Some(Span::styled("±", t.fg(t.accent))),
+            CellKind::Todos(_) => Some(Span::styled("☰", t.fg(t.accent))),
+            CellKind::Compacted { .. } | CellKind::Info(_) => None,
+        }
+    }
+
+    /// The content lines for `width` columns (the marker column is not included).
+    pub fn lines(&mut self, width: usize, ctx: &RenderCtx<'_>) -> &[Line<'static>] {
+        let expanded = self.expanded || ctx.expand_all;
+        if matches!(self.kind, CellKind::Assistant(_)) {
+            return match &mut self.kind {
+                CellKind::Assistant(stream) => stream.lines(width, ctx.theme),
+                _ => &[],
+            };
+        }
+        let stale = !self.cache_valid
+            || self.cache_width != width
+            || self.cache_expanded != expanded
+            || self.is_live();
+        if stale {
+            self.cache.clear();
+            layout(&self.kind, width, expanded, ctx, &mut self.cache);
+            self.cache_width = width;
+            self.cache_expanded = expanded;
+            self.cache_valid = true;
+        }
+        &self.cache
+    }
+}
+
+fn layout(
+    kind: &CellKind,
+    width: usize,
+    expanded: bool,
+    ctx: &RenderCtx<'_>,
+    out: &mut Vec<Line<'static>>,
+) {
+    let t = ctx.theme;
+    match kind {
+        CellKind::User(text) => {
+            let style = t.fg(t.user);
+            for line in sanitize(text).split('\n') {
+                RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
+            }
+        }
+        CellKind::Assistant(_) => {}
+        CellKind::Reasoning { text, streaming } => {
+            let style = t.dim().add_modifier(Modifier::ITALIC);
+            let text = sanitize(text);
+            let text = text.trim();
+            if expanded {
+                for line in text.split('\n') {
+                    RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
+                }
+                return;
+            }
+            let lines: Vec<&str> = text.split('\n').filter(|l| !l.trim().is_empty()).collect();
+            let shown = if *streaming {
+                lines.last()
+            } else {
+                lines.first()
+            };
+            let mut spans = vec![Span::styled(
+                if *streaming { "thinking " } else { "thought " },
+                t.dim().add_modifier(Modifier::BOLD),
+            )];
+            spans.push(Span::styled(
+                shown.map_or("", |l| l.trim()).to_string(),
+                style,
+            ));
+            if !*streaming && lines.len() > 1 {
+                spans.push(Span::styled(
+                    format!(" (+{} lines)", lines.len() - 1),
+                    t.dim(),
+                ));
+            }
+            RichLine::new(spans).wrapped(Wrap::Cut).layout(width, out);
+        }
+        CellKind::Tool(tool) => out.extend(tool.layout(width, ctx.now, expanded, t)),
+        CellKind::Notice { text, level } => {
+            let style = match level {
+                Level::Info => t.dim(),
+                Level::Warn => t.fg(t.warning),
+                Level::Error => t.fg(t.error),
+            };
+            for line in sanitize(text).split('\n') {
+                RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
+            }
+        }
+        CellKind::Compacted { before, after } => {
+            let label = format!(
+                " context compacted: {} → {} tokens ",
+                format_tokens(*before),
+                format_tokens(*after)
+            );
+            let w = str_width(&label);
+            let side = width.saturating_sub(w) / 2;
+            let rule = t.fg(t.border);
+            out.push(Line::from(vec![
+                Span::styled("─".repeat(side), rule),
+                Span::styled(label, t.dim()),
+                Span::styled("─".repeat(width.saturating_sub(w + side)), rule),
+            ]));
+        }
+        CellKind::Diff(files) => {
+            if files.is_empty() {
+                out.push(Line::styled("no file changes in this session yet", t.dim()));
+            }
+            for (i, f) in files.iter().enumerate() {
+                if i > 0 {
+                    out.push(Line::default());
+                }
+                f.header(t).layout(width, out);
+                f.layout(width, out);
+            }
+        }
+        CellKind::Todos(todos) => {
+            if todos.is_empty() {
+                out.push(Line::styled("the todo list is empty", t.dim()));
+            }
+            for todo in todos {
+                todo_line(todo, t, STILL).layout(width, out);
+            }
+        }
+        CellKind::Info(lines) => crate::tui::wrap::layout_all(lines, width, out),
+    }
+}
+
+/// One todo item as a line: `☐ pending`, `⠋ Running the tests` (in progress), `☑ done`.
+pub fn todo_line(todo: &Todo, t: &Theme, spinner: &str) -> RichLine {
+    let (mark, text, style) = match todo.status {
+        TodoStatus::Pending => ("☐ ".to_string(), &todo.content, t.text()),
+        TodoStatus::InProgress => (
+            format!("{spinner} "),
+            if todo.active_form.is_empty() {
+                &todo.content
+            } else {
+                &todo.active_form
+            },
+            t.fg(t.accent).add_modifier(Modifier::BOLD),
+        ),
+        TodoStatus::Completed => (
+            "☑ ".to_string(),
+            &todo.content,
+            t.dim().add_modifier(Modifier::CROSSED_OUT),
+        ),
+    };
+    let mark_style = match todo.status {
+        TodoStatus::Completed => t.fg(t.success),
+        TodoStatus::InProgress => t.fg(t.accent),
+        TodoStatus::Pending => t.dim(),
+    };
+    RichLine::new(vec![Span::styled(sanitize(text).replace('\n', " "), style)])
+        .prefixed(vec![Span::styled(mark, mark_style)], vec![Span::raw("  ")])
+}
+
+/// `950`, `1.2k`, `104k`, `1.3M`.
+pub fn format_tokens(n: u64) -> String {
+    if n < 1_000 {
+        n.to_string()
+    } else if n < 10_000 {
+        format!("{:.1}k", n as f64 / 1_000.0)
+    } else if n < 1_000_000 {
+        format!("{}k", n / 1_000)
+    } else {
+        format!("{:.1}M", n as f64 / 1_000_000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_read_naturally() {
+        assert_eq!(format_tokens(950), "950");
+        assert_eq!(format_tokens(1_234), "1.2k");
+        assert_eq!(format_tokens(104_000), "104k");
+        assert_eq!(format_tokens(31_400), "31k");
+        assert_eq!(format_tokens(1_300_000), "1.3M");
+    }
+
+    #[test]
+    fn reasoning_folds_to_one_line_and_caches_until_invalidated() {
+        let theme = Theme::dark();
+        let ctx = RenderCtx {
+            theme: &theme,
+            now: Instant::now(),
+            spinner: 0,
+            expand_all: false,
+        };
+        let mut cell = Cell::new(CellKind::Reasoning {
+            text: "First idea.\nSecond idea.\nThird.".into(),
+            streaming: false,
+        });
+        assert_eq!(cell.lines(40, &ctx).len(), 1);
+        let line: String = cell.lines(40, &ctx)[0]
+            .spans
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(line, "thought First idea. (+2 lines)");
+        cell.expanded = true;
+        assert_eq!(cell.lines(40, &ctx).len(), 3);
+    }
+}

@@ -1,0 +1,228 @@
+//! The status line (model, provider, cwd, session, context use, modes) and the key hint line.
+
+use super::cell::{SPINNER, format_tokens};
+use crate::tui::app::App;
+use crate::tui::wrap::{spans_width, str_width, truncate};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+
+/// Context use at or above this share of the window is shown in the warning colour.
+pub const WARN_RATIO: f64 = 0.8;
+
+/// Draws the status line: model · provider · cwd · session on the left, context use and
+/// modes on the right. On narrow screens labels go first, then the session, then the provider.
+pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
+    if area.height == 0 {
+        return;
+    }
+    let width = usize::from(area.width);
+    let full = right_side(app, true, true);
+    let short = right_side(app, false, true);
+    let right = if spans_width(&full) + 40 <= width {
+        full
+    } else if spans_width(&short) + 24 <= width {
+        short
+    } else {
+        right_side(app, false, false)
+    };
+    let right_w = spans_width(&right);
+    let room = width.saturating_sub(right_w + 2);
+    let left = cut_spans(left_side(app, room), room);
+    let left_w = spans_width(&left);
+    buf.set_line(area.x, area.y, &Line::from(left), area.width);
+    if right_w + left_w < width {
+        let x = area.x + (width - right_w) as u16;
+        buf.set_line(x, area.y, &Line::from(right), right_w as u16);
+    }
+}
+
+fn right_side(app: &App, labels: bool, modes: bool) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let s = &app.status;
+    let base = t.fg(t.status_fg);
+    let sep = Span::styled(" · ", t.fg(t.border));
+    let mut right = Vec::new();
+    if s.context_window > 0 {
+        let ratio = s.used_tokens as f64 / s.context_window as f64;
+        let style = if ratio >= WARN_RATIO {
+            t.fg(t.warning).add_modifier(Modifier::BOLD)
+        } else {
+            base
+        };
+        right.push(Span::styled(
+            format!(
+                "{}/{} {:.0}%",
+                format_tokens(s.used_tokens),
+                format_tokens(s.context_window),
+                (ratio * 100.0).min(999.0)
+            ),
+            style,
+        ));
+    }
+    for (label, value) in [("approval", &s.approval_mode), ("sandbox", &s.sandbox_mode)] {
+        if value.is_empty() || !modes {
+            continue;
+        }
+        if !right.is_empty() {
+            right.push(sep.clone());
+        }
+        let text = if labels {
+            format!("{label} {value}")
+        } else {
+            value.clone()
+        };
+        right.push(Span::styled(text, base));
+    }
+    right
+}
+
+fn left_side(app: &App, room: usize) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let s = &app.status;
+    if !s.configured {
+        return vec![Span::styled("starting…", t.dim())];
+    }
+    let base = t.fg(t.status_fg);
+    let sep = Span::styled(" · ", t.fg(t.border));
+    let model = truncate(&s.model, room.max(1)).into_owned();
+    let mut used = str_width(&model);
+    // Decide what fits by priority (cwd, provider, session), then show in reading order.
+    let mut cwd = None;
+    let mut provider = None;
+    let mut session = None;
+    let cwd_room = room.saturating_sub(used + 3).min(40);
+    if cwd_room >= 8 {
+        let c = app.short_path(&s.cwd, cwd_room);
+        used += 3 + str_width(&c);
+        cwd = Some(c);
+    }
+    if !s.provider.is_empty() && used + 3 + str_width(&s.provider) <= room {
+        used += 3 + str_width(&s.provider);
+        provider = Some(s.provider.clone());
+    }
+    let short: String = s.session_id.chars().take(8).collect();
+    if !short.is_empty() && used + 3 + str_width(&short) <= room {
+        session = Some(short);
+    }
+    let mut left = vec![Span::styled(
+        model,
+        t.fg(t.accent).add_modifier(Modifier::BOLD),
+    )];
+    for part in [provider, cwd, session].into_iter().flatten() {
+        left.push(sep.clone());
+        left.push(Span::styled(part, base));
+    }
+    left
+}
+
+fn cut_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for s in spans {
+        let w = str_width(&s.content);
+        if used + w <= width {
+            used += w;
+            out.push(s);
+        } else {
+            let rest = width.saturating_sub(used);
+            if rest > 1 {
+                out.push(Span::styled(
+                    truncate(&s.content, rest).into_owned(),
+                    s.style,
+                ));
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// Draws the one-line hint of the keys that matter now.
+pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
+    if area.height == 0 {
+        return;
+    }
+    let t = &app.theme;
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let hint = |spans: &mut Vec<Span<'static>>, k: &str, what: &str| {
+        if !spans.is_empty() {
+            spans.push(Span::styled("  ", t.dim()));
+        }
+        spans.push(Span::styled(
+            k.to_string(),
+            t.fg(t.status_fg).add_modifier(Modifier::BOLD),
+        ));
+        spans.push(Span::styled(format!(" {what}"), t.dim()));
+    };
+    if app.last_ctrl_c.is_some() {
+        hint(&mut spans, "ctrl+c", "again to quit");
+    } else if !app.approvals.is_empty() {
+        if app.approval_view.editing_note {
+            hint(&mut spans, "enter", "keep note");
+            hint(&mut spans, "esc", "drop note");
+        } else {
+            hint(&mut spans, "y", "yes");
+            hint(&mut spans, "a", "always");
+            hint(&mut spans, "n", "no");
+            hint(&mut spans, "tab", "note");
+            hint(&mut spans, "↑↓", "scroll");
+        }
+    } else if app.popup.is_some() {
+        hint(&mut spans, "↑↓", "select");
+        hint(&mut spans, "tab", "complete");
+        hint(&mut spans, "enter", "accept");
+        hint(&mut spans, "esc", "close");
+    } else {
+        let scrolled = !app.conversation.is_following();
+        if app.busy {
+            let glyph = SPINNER[app.spinner_index() % SPINNER.len()];
+            let secs = app
+                .turn_started
+                .map_or(0, |s| app.now.saturating_duration_since(s).as_secs());
+            let label = if app.interrupting {
+                "stopping"
+            } else {
+                "working"
+            };
+            spans.push(Span::styled(format!("{glyph} "), t.fg(t.accent)));
+            spans.push(Span::styled(
+                format!("{label} {}", whole_seconds(secs)),
+                t.fg(t.accent),
+            ));
+            if scrolled {
+                hint(&mut spans, "ctrl+end", "bottom");
+            }
+            hint(&mut spans, "esc", "interrupt");
+            hint(&mut spans, "enter", "queue a message");
+        } else {
+            if scrolled {
+                hint(&mut spans, "ctrl+end", "bottom");
+            }
+            hint(&mut spans, "enter", "send");
+            hint(&mut spans, "shift+enter", "newline");
+            hint(&mut spans, "/", "commands");
+            hint(&mut spans, "@", "files");
+        }
+        hint(
+            &mut spans,
+            "ctrl+o",
+            if app.expand_all { "collapse" } else { "expand" },
+        );
+        if !app.todos.is_empty() {
+            hint(&mut spans, "ctrl+t", "todos");
+        }
+    }
+    let spans = cut_spans(spans, usize::from(area.width));
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// `7s`, `2m 03s`.
+fn whole_seconds(s: u64) -> String {
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m {:02}s", s / 60, s % 60)
+    }
+}

@@ -1,0 +1,293 @@
+//! Markdown that grows while it streams.
+//!
+//! Appending a delta only pushes to a string. At layout time the text is cut at safe points
+//! (a blank line outside code fences, a closed fence, or every few dozen lines inside an open
+//! fence); everything before the last cut is parsed and laid out once and kept, so each frame
+//! only re-parses the short tail. When the response is complete the whole text is rendered
+//! once more, so the final result is exactly what a one-shot render would give.
+
+use super::markdown::{self, MdBlock};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{RichLine, sanitize};
+use ratatui::text::Line;
+
+/// Lines inside an open code fence after which the stable part moves on.
+const FENCE_CHUNK: usize = 40;
+
+struct Fence {
+    ch: char,
+    len: usize,
+    opener: String,
+    lines: usize,
+}
+
+/// A markdown text that can grow, with cached layout.
+#[derive(Default)]
+pub struct MarkdownStream {
+    text: String,
+    done: bool,
+    stable_end: usize,
+    scan_pos: usize,
+    fence: Option<Fence>,
+    /// Fence opener the tail must start with (the stable part ends inside a fence).
+    reopen: Option<String>,
+    stable: Vec<MdBlock>,
+    width: usize,
+    lines: Vec<Line<'static>>,
+    stable_lines: usize,
+    stable_laid: usize,
+    tail_valid: bool,
+}
+
+impl std::fmt::Debug for MarkdownStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MarkdownStream")
+            .field("len", &self.text.len())
+            .field("done", &self.done)
+            .finish()
+    }
+}
+
+impl MarkdownStream {
+    /// A finished text.
+    pub fn complete(text: &str) -> MarkdownStream {
+        let mut s = MarkdownStream::default();
+        s.finish(Some(text));
+        s
+    }
+
+    /// The text so far.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether more text may come.
+    pub fn is_streaming(&self) -> bool {
+        !self.done
+    }
+
+    /// Appends streamed text. O(length of the delta).
+    pub fn push(&mut self, delta: &str) {
+        self.text.push_str(delta);
+        self.tail_valid = false;
+    }
+
+    /// Marks the text complete, replacing it with the authoritative `text` when given.
+    pub fn finish(&mut self, text: Option<&str>) {
+        if let Some(t) = text {
+            self.text = t.to_string();
+        }
+        self.done = true;
+        self.reset_layout();
+        self.stable.clear();
+        self.stable_end = 0;
+        self.scan_pos = 0;
+        self.fence = None;
+        self.reopen = None;
+    }
+
+    fn reset_layout(&mut self) {
+        self.lines.clear();
+        self.stable_lines = 0;
+        self.stable_laid = 0;
+        self.tail_valid = false;
+    }
+
+    /// Forgets cached lines (the theme changed).
+    pub fn invalidate(&mut self) {
+        self.reset_layout();
+        self.stable.clear();
+        self.stable_end = 0;
+        self.scan_pos = 0;
+        self.fence = None;
+        self.reopen = None;
+    }
+
+    /// Lines for `width`; re-parses only what changed since the last call.
+    pub fn lines(&mut self, width: usize, theme: &Theme) -> &[Line<'static>] {
+        if width != self.width {
+            self.width = width;
+            self.reset_layout();
+        }
+        if self.done {
+            if self.stable.is_empty() && !self.text.is_empty() {
+                self.stable = markdown::render(&sanitize(&self.text), theme);
+                self.stable_end = self.text.len();
+            }
+        } else {
+            self.advance(theme);
+        }
+        if self.stable_laid < self.stable.len() {
+            self.lines.truncate(self.stable_lines);
+            markdown::layout(
+                &self.stable[self.stable_laid..],
+                width,
+                theme,
+                &mut self.lines,
+            );
+            self.stable_laid = self.stable.len();
+            self.stable_lines = self.lines.len();
+            self.tail_valid = false;
+        }
+        if !self.tail_valid {
+            self.lines.truncate(self.stable_lines);
+            if !self.done && self.stable_end < self.text.len() {
+                let tail = &self.text[self.stable_end..];
+                let source = match &self.reopen {
+                    Some(opener) => format!("{opener}{tail}"),
+                    None => tail.to_string(),
+                };
+                let blocks = markdown::render(&sanitize(&source), theme);
+                if !blocks.is_empty() && !self.stable.is_empty() && self.reopen.is_none() {
+                    self.lines.push(Line::default());
+                }
+                markdown::layout(&blocks, width, theme, &mut self.lines);
+            }
+            self.tail_valid = true;
+        }
+        &self.lines
+    }
+
+    /// Scans complete lines not seen yet and moves the stable part to the last safe cut.
+    fn advance(&mut self, theme: &Theme) {
+        let mut cut: Option<(usize, Option<String>)> = None;
+        while let Some(nl) = self.text[self.scan_pos..].find('\n') {
+            let end = self.scan_pos + nl + 1;
+            let line = &self.text[self.scan_pos..end - 1];
+            match &mut self.fence {
+                Some(f) => {
+                    if closes(line, f) {
+                        self.fence = None;
+                        cut = Some((end, None));
+                    } else {
+                        f.lines += 1;
+                        if f.lines >= FENCE_CHUNK {
+                            f.lines = 0;
+                            cut = Some((end, Some(f.opener.clone())));
+                        }
+                    }
+                }
+                None => {
+                    if let Some(f) = opens(line) {
+                        self.fence = Some(f);
+                    } else if line.trim().is_empty() {
+                        cut = Some((end, None));
+                    }
+                }
+            }
+            self.scan_pos = end;
+        }
+        let Some((end, reopen)) = cut else {
+            return;
+        };
+        if end <= self.stable_end {
+            return;
+        }
+        let chunk = &self.text[self.stable_end..end];
+        let source = match &self.reopen {
+            Some(opener) => format!("{opener}{chunk}"),
+            None => chunk.to_string(),
+        };
+        let blocks = markdown::render(&sanitize(&source), theme);
+        if !blocks.is_empty() {
+            if !self.stable.is_empty() && self.reopen.is_none() {
+                self.stable.push(MdBlock::Line(RichLine::blank()));
+            }
+            self.stable.extend(blocks);
+        }
+        self.stable_end = end;
+        self.reopen = reopen;
+        self.tail_valid = false;
+    }
+}
+
+fn fence_marker(line: &str) -> Option<(char, usize, &str)> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let ch = rest.chars().next()?;
+    if ch != '`' && ch != '~' {
+        return None;
+    }
+    let len = rest.chars().take_while(|c| *c == ch).count();
+    (len >= 3).then(|| (ch, len, &rest[len..]))
+}
+
+fn opens(line: &str) -> Option<Fence> {
+    let (ch, len, info) = fence_marker(line)?;
+    if ch == '`' && info.contains('`') {
+        return None;
+    }
+    Some(Fence {
+        ch,
+        len,
+        opener: format!("{}\n", line.trim_start()),
+        lines: 0,
+    })
+}
+
+fn closes(line: &str, fence: &Fence) -> bool {
+    matches!(fence_marker(line), Some((ch, len, rest)) if ch == fence.ch && len >= fence.len && rest.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    const DOC: &str = "# Plan\n\nFirst paragraph with **bold** words that wrap around.\n\n1. one\n2. two\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\nAfter the code.\n";
+
+    #[test]
+    fn streaming_in_small_pieces_ends_like_a_one_shot_render() {
+        let theme = Theme::dark();
+        let mut one_shot = MarkdownStream::complete(DOC);
+        let expected = text(one_shot.lines(30, &theme));
+
+        let mut s = MarkdownStream::default();
+        for (i, c) in DOC.chars().enumerate() {
+            s.push(&c.to_string());
+            if i % 7 == 0 {
+                // Interleave layouts as frames would.
+                let _ = s.lines(30, &theme);
+            }
+        }
+        // Even before finishing, the streamed layout matches here (cuts at safe points).
+        assert_eq!(text(s.lines(30, &theme)), expected);
+        s.finish(None);
+        assert_eq!(text(s.lines(30, &theme)), expected);
+    }
+
+    #[test]
+    fn long_open_fences_are_cut_and_continue_as_code() {
+        let theme = Theme::dark();
+        let mut s = MarkdownStream::default();
+        s.push("```\n");
+        for i in 0..100 {
+            s.push(&format!("line {i}\n"));
+            let _ = s.lines(40, &theme);
+        }
+        let lines = text(s.lines(40, &theme));
+        assert_eq!(lines.len(), 100, "{lines:?}");
+        assert_eq!(lines[45], "  line 45");
+        assert!(s.stable_end > 0, "the stable part moved into the fence");
+    }
+
+    #[test]
+    fn the_authoritative_text_replaces_the_stream() {
+        let theme = Theme::dark();
+        let mut s = MarkdownStream::default();
+        s.push("partial garbage");
+        let _ = s.lines(20, &theme);
+        s.finish(Some("final"));
+        assert_eq!(text(s.lines(20, &theme)), vec!["final"]);
+        assert!(!s.is_streaming());
+    }
+}

@@ -1,0 +1,426 @@
+//! A tool call cell: one summary line with a spinner and elapsed time while it runs, the live
+//! tail of its output, then a short preview (or the diff of an edit) that can be expanded.
+//! A `task` call also lists its subagent's tool calls and shows its answer.
+
+use super::diff::FileDiff;
+use crate::protocol::ToolStatus;
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{RichLine, Wrap, sanitize};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use std::time::Instant;
+
+/// Output lines shown while a tool runs.
+const LIVE_TAIL: usize = 5;
+/// Diff lines shown before `… N more lines`.
+const DIFF_PREVIEW: usize = 12;
+/// Subagent tool calls listed while it runs.
+const CHILD_TAIL: usize = 3;
+
+/// One tool call of a subagent, shown folded under its `task` cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChildCall {
+    /// Call id (inside the subagent).
+    pub call_id: String,
+    /// One-line summary.
+    pub summary: String,
+    /// How it ended (`None` while running).
+    pub status: Option<ToolStatus>,
+}
+
+/// State of a tool call cell.
+#[derive(Clone, Debug)]
+pub struct ToolCell {
+    /// Call id.
+    pub call_id: String,
+    /// Tool name.
+    pub tool: String,
+    /// One-line summary from the agent.
+    pub summary: String,
+    /// Arguments (for the file path of edits).
+    pub args: serde_json::Value,
+    /// Live output while running; the result afterwards.
+    pub output: String,
+    /// How it ended (`None` while running).
+    pub status: Option<ToolStatus>,
+    /// When it started (for the elapsed time while running).
+    pub started: Instant,
+    /// Wall time once finished.
+    pub elapsed_ms: Option<u64>,
+    /// The change an edit made.
+    pub diff: Option<FileDiff>,
+    /// A subagent's description, when this is a `task` call.
+    pub subagent: Option<String>,
+    /// The subagent's tool calls.
+    pub children: Vec<ChildCall>,
+    /// Output lines dropped from the front of a huge live output.
+    dropped_lines: usize,
+}
+
+/// Live output kept while a tool runs; older output is dropped (the result replaces it).
+const LIVE_MAX_BYTES: usize = 256 * 1024;
+
+impl ToolCell {
+    /// A call that just started.
+    pub fn new(
+        call_id: String,
+        tool: String,
+        summary: String,
+        args: serde_json::Value,
+        now: Instant,
+    ) -> ToolCell {
+        ToolCell {
+            call_id,
+            tool,
+            summary,
+            args,
+            output: String::new(),
+            status: None,
+            started: now,
+            elapsed_ms: None,
+            diff: None,
+            subagent: None,
+            children: Vec::new(),
+            dropped_lines: 0,
+        }
+    }
+
+    /// Appends live output, keeping at most the last ~256 KiB.
+    pub fn push_output(&mut self, chunk: &str) {
+        self.output.push_str(chunk);
+        if self.output.len() > LIVE_MAX_BYTES {
+            let mut cut = self.output.len() - LIVE_MAX_BYTES / 2;
+            while !self.output.is_char_boundary(cut) {
+                cut += 1;
+            }
+            // Cut at a line start so the tail shows whole lines.
+            if let Some(nl) = self.output[cut..].find('\n') {
+                cut += nl + 1;
+            }
+            self.dropped_lines += self.output[..cut].matches('\n').count();
+            self.output.drain(..cut);
+        }
+    }
+
+    /// Records the end of the call; `output` is what the model sees.
+    pub fn finish(&mut self, status: crate::protocol::ToolStatus, output: String, elapsed_ms: u64) {
+        self.status = Some(status);
+        self.output = output;
+        self.elapsed_ms = Some(elapsed_ms);
+        self.dropped_lines = 0;
+    }
+
+    /// Whether it still runs.
+    pub fn is_running(&self) -> bool {
+        self.status.is_none()
+    }
+
+    /// The path argument of a file tool, if any.
+    pub fn path_arg(&self) -> Option<&str> {
+        ["path", "file_path", "file"]
+            .iter()
+            .find_map(|k| self.args.get(*k).and_then(|v| v.as_str()))
+    }
+
+    /// Whether this tool edits files (its diff replaces the output).
+    pub fn is_edit(&self) -> bool {
+        matches!(
+            self.tool.as_str(),
+            "write_file" | "str_replace" | "edit" | "edit_file" | "apply_patch"
+        )
+    }
+
+    /// The status icon (a spinner frame while running).
+    pub fn marker(&self, theme: &Theme, spinner: &str) -> Span<'static> {
+        let (icon, color) = match self.status {
+            None => (spinner.to_string(), theme.accent),
+            Some(ToolStatus::Ok) => ("✓".to_string(), theme.success),
+            Some(ToolStatus::Error) => ("✗".to_string(), theme.error),
+            Some(ToolStatus::Blocked) => ("⊘".to_string(), theme.error),
+            Some(ToolStatus::Denied) => ("✗".to_string(), theme.warning),
+            Some(ToolStatus::Interrupted) => ("■".to_string(), theme.warning),
+        };
+        Span::styled(icon, Style::new().fg(color).add_modifier(Modifier::BOLD))
+    }
+
+    fn preview_lines(&self) -> usize {
+        match self.tool.as_str() {
+            "read_file" | "read_skill" | "list_files" | "glob" | "write_todos" => 0,
+            _ if self.status.is_some_and(ToolStatus::is_error) => 8,
+            "task" => 6,
+            _ => 5,
+        }
+    }
+
+    /// Lays the cell out at `width`.
+    pub fn layout(
+        &self,
+        width: usize,
+        now: Instant,
+        expanded: bool,
+        theme: &Theme,
+    ) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        self.header(theme, now).layout(width, &mut out);
+        let bar = Span::styled("│ ", theme.fg(theme.border));
+        let status_style = match self.status {
+            Some(ToolStatus::Blocked | ToolStatus::Error) => theme.fg(theme.error),
+            Some(ToolStatus::Denied | ToolStatus::Interrupted) => theme.fg(theme.warning),
+            _ => theme.dim(),
+        };
+        if let Some(desc) = &self.subagent {
+            RichLine::new(vec![Span::styled(sanitize(desc).into_owned(), theme.dim())])
+                .prefixed(vec![bar.clone()], vec![bar.clone()])
+                .layout(width, &mut out);
+            self.layout_children(width, expanded, theme, &mut out);
+        }
+        if let (Some(diff), Some(ToolStatus::Ok)) = (&self.diff, self.status) {
+            let mut lines = Vec::new();
+            diff.layout(width, &mut lines);
+            let total = lines.len();
+            if !expanded && total > DIFF_PREVIEW {
+                lines.truncate(DIFF_PREVIEW);
+                out.extend(lines);
+                out.push(more_line(total - DIFF_PREVIEW, true, theme));
+            } else {
+                out.extend(lines);
+            }
+            return out;
+        }
+        let output = self.output.trim_end_matches('\n');
+        if output.is_empty() {
+            return out;
+        }
+        let style = match self.status {
+            None | Some(ToolStatus::Ok) => theme.dim(),
+            _ => status_style,
+        };
+        let line = |text: &str, wrap: Wrap, out: &mut Vec<Line<'static>>| {
+            RichLine::new(vec![Span::styled(sanitize(text).into_owned(), style)])
+                .prefixed(vec![bar.clone()], vec![bar.clone()])
+                .wrapped(wrap)
+                .layout(width, out);
+        };
+        if self.is_running() && !expanded {
+            // Only the tail is looked at, so a huge live output costs nothing per frame.
+            let mut tail: Vec<&str> = output.rsplitn(LIVE_TAIL + 1, '\n').collect();
+            let earlier = if tail.len() > LIVE_TAIL {
+                tail.pop().map_or(0, |rest| rest.matches('\n').count() + 1)
+            } else {
+                0
+            } + self.dropped_lines;
+            tail.reverse();
+            if earlier > 0 {
+                out.push(Line::from(vec![
+                    bar.clone(),
+                    Span::styled(format!("… {earlier} earlier lines"), theme.dim()),
+                ]));
+            }
+            for l in tail {
+                line(l, Wrap::Cut, &mut out);
+            }
+            return out;
+        }
+        let all: Vec<&str> = output.split('\n').collect();
+        if expanded {
+            for l in &all {
+                line(l, Wrap::Char, &mut out);
+            }
+        } else {
+            let n = self.preview_lines().min(all.len());
+            for l in &all[..n] {
+                line(l, Wrap::Cut, &mut out);
+            }
+            if all.len() > n {
+                out.push(more_line(all.len() - n, n > 0, theme));
+            }
+        }
+        out
+    }
+
+    fn header(&self, theme: &Theme, now: Instant) -> RichLine {
+        let summary = sanitize(&self.summary);
+        let summary = summary.replace('\n', " ");
+        let (name, rest) = match summary.split_once(' ') {
+            Some((n, r)) => (n.to_string(), format!(" {r}")),
+            None => (summary.clone(), String::new()),
+        };
+        let mut spans = vec![Span::styled(
+            name,
+            Style::new().add_modifier(Modifier::BOLD),
+        )];
+        spans.push(Span::raw(rest));
+        if let Some(diff) = &self.diff {
+            spans.push(Span::raw(" ("));
+            spans.push(Span::styled(
+                format!("+{}", diff.added),
+                theme.fg(theme.diff_add),
+            ));
+            spans.push(Span::raw(" "));
+            spans.push(Span::styled(
+                format!("−{}", diff.removed),
+                theme.fg(theme.diff_del),
+            ));
+            spans.push(Span::raw(")"));
+        }
+        let elapsed = match self.elapsed_ms {
+            Some(ms) => ms,
+            None => now.saturating_duration_since(self.started).as_millis() as u64,
+        };
+        let label = match self.status {
+            Some(ToolStatus::Blocked) => Some(("blocked", theme.error)),
+            Some(ToolStatus::Denied) => Some(("denied", theme.warning)),
+            Some(ToolStatus::Interrupted) => Some(("interrupted", theme.warning)),
+            Some(ToolStatus::Error) => Some(("failed", theme.error)),
+            _ => None,
+        };
+        if let Some((label, color)) = label {
+            spans.push(Span::styled(format!("  {label}"), theme.fg(color)));
+        }
+        if !matches!(self.status, Some(ToolStatus::Blocked | ToolStatus::Denied)) {
+            spans.push(Span::styled(
+                format!("  {}", format_elapsed(elapsed)),
+                theme.dim(),
+            ));
+        }
+        RichLine::new(spans).wrapped(Wrap::Word)
+    }
+
+    fn layout_children(
+        &self,
+        width: usize,
+        expanded: bool,
+        theme: &Theme,
+        out: &mut Vec<Line<'static>>,
+    ) {
+        let bar = Span::styled("│ ", theme.fg(theme.border));
+        let shown: &[ChildCall] = if expanded {
+            &self.children
+        } else if self.is_running() {
+            &self.children[self.children.len().saturating_sub(CHILD_TAIL)..]
+        } else {
+            &[]
+        };
+        let hidden = self.children.len() - shown.len();
+        if hidden > 0 {
+            let what = if self.is_running() {
+                "earlier tool calls"
+            } else {
+                "tool calls"
+            };
+            out.push(Line::from(vec![
+                bar.clone(),
+                Span::styled(format!("↳ {hidden} {what}"), theme.dim()),
+            ]));
+        }
+        for c in shown {
+            let (icon, color) = match c.status {
+                None => ("…", theme.accent),
+                Some(ToolStatus::Ok) => ("✓", theme.success),
+                Some(_) => ("✗", theme.error),
+            };
+            RichLine::new(vec![
+                Span::styled("↳ ", theme.dim()),
+                Span::styled(format!("{icon} "), theme.fg(color)),
+                Span::styled(sanitize(&c.summary).replace('\n', " "), theme.dim()),
+            ])
+            .prefixed(vec![bar.clone()], vec![bar.clone()])
+            .wrapped(Wrap::Cut)
+            .layout(width, out);
+        }
+    }
+}
+
+/// `… 12 more lines` under a preview, `… 200 lines` when nothing is previewed.
+fn more_line(n: usize, more: bool, theme: &Theme) -> Line<'static> {
+    let noun = if n == 1 { "line" } else { "lines" };
+    let more = if more { "more " } else { "" };
+    Line::from(Span::styled(format!("… {n} {more}{noun}"), theme.dim()))
+}
+
+/// `850ms`, `1.2s`, `2m 03s`.
+pub fn format_elapsed(ms: u64) -> String {
+    if ms < 1_000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        let s = ms / 1000;
+        format!("{}m {:02}s", s / 60, s % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    fn cell(now: Instant) -> ToolCell {
+        ToolCell::new(
+            "c1".into(),
+            "bash".into(),
+            "bash  cargo test".into(),
+            serde_json::Value::Null,
+            now,
+        )
+    }
+
+    #[test]
+    fn running_shows_elapsed_and_the_live_tail() {
+        let t0 = Instant::now();
+        let mut c = cell(t0);
+        c.output = (1..=9).map(|i| format!("out {i}\n")).collect();
+        let lines = text(&c.layout(40, t0 + Duration::from_millis(3_200), false, &Theme::dark()));
+        assert_eq!(
+            lines,
+            vec![
+                "bash  cargo test  3.2s",
+                "│ … 4 earlier lines",
+                "│ out 5",
+                "│ out 6",
+                "│ out 7",
+                "│ out 8",
+                "│ out 9"
+            ]
+        );
+    }
+
+    #[test]
+    fn finished_shows_a_preview_and_expands() {
+        let t0 = Instant::now();
+        let mut c = cell(t0);
+        c.status = Some(ToolStatus::Ok);
+        c.elapsed_ms = Some(1_250);
+        c.output = (1..=9).map(|i| format!("out {i}\n")).collect();
+        let theme = Theme::dark();
+        let short = text(&c.layout(40, t0, false, &theme));
+        assert_eq!(short.len(), 7);
+        assert_eq!(short[0], "bash  cargo test  1.2s");
+        assert_eq!(short[6], "… 4 more lines");
+        assert_eq!(text(&c.layout(40, t0, true, &theme)).len(), 10);
+    }
+
+    #[test]
+    fn blocked_and_denied_say_so() {
+        let t0 = Instant::now();
+        let mut c = cell(t0);
+        c.status = Some(ToolStatus::Blocked);
+        c.output = "Blocked by rule deny bash(rm *).".into();
+        let lines = text(&c.layout(60, t0, false, &Theme::dark()));
+        assert_eq!(
+            lines,
+            vec![
+                "bash  cargo test  blocked",
+                "│ Blocked by rule deny bash(rm *)."
+            ]
+        );
+        assert_eq!(format_elapsed(125_000), "2m 05s");
+    }
+}

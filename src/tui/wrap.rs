@@ -1,0 +1,461 @@
+//! Width-independent styled lines (`RichLine`) and wrapping them to a width.
+//!
+//! Views build `RichLine`s once (markdown parsing, highlighting and diffing are the expensive
+//! part) and wrap them per width, which is cheap; that is what makes resizes and streaming fast.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use std::borrow::Cow;
+use unicode_width::UnicodeWidthChar;
+
+/// How a line breaks when it is wider than the space it gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrap {
+    /// At spaces; words longer than a line are split.
+    Word,
+    /// At any character, keeping every space (code, diffs).
+    Char,
+    /// Never: the line is cut at the edge.
+    Cut,
+}
+
+/// One logical line: its content plus the prefix of its first and following visual lines.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RichLine {
+    /// Prefix of the first visual line (a list marker, a quote bar, a gutter).
+    pub first: Vec<Span<'static>>,
+    /// Prefix of the continuation lines.
+    pub rest: Vec<Span<'static>>,
+    /// The content.
+    pub spans: Vec<Span<'static>>,
+    /// Wrapping mode.
+    pub wrap: Option<Wrap>,
+}
+
+impl RichLine {
+    /// A line of spans without prefix, word-wrapped.
+    pub fn new(spans: Vec<Span<'static>>) -> RichLine {
+        RichLine {
+            spans,
+            ..RichLine::default()
+        }
+    }
+
+    /// An empty line.
+    pub fn blank() -> RichLine {
+        RichLine::default()
+    }
+
+    /// Sets both prefixes.
+    pub fn prefixed(mut self, first: Vec<Span<'static>>, rest: Vec<Span<'static>>) -> RichLine {
+        self.first = first;
+        self.rest = rest;
+        self
+    }
+
+    /// Sets the wrap mode.
+    pub fn wrapped(mut self, wrap: Wrap) -> RichLine {
+        self.wrap = Some(wrap);
+        self
+    }
+
+    /// Wraps this line to `width` columns, appending the visual lines to `out`.
+    pub fn layout(&self, width: usize, out: &mut Vec<Line<'static>>) {
+        wrap_spans(
+            &self.spans,
+            width,
+            &self.first,
+            &self.rest,
+            self.wrap.unwrap_or(Wrap::Word),
+            out,
+        );
+    }
+}
+
+/// Lays out many lines.
+pub fn layout_all(lines: &[RichLine], width: usize, out: &mut Vec<Line<'static>>) {
+    for line in lines {
+        line.layout(width, out);
+    }
+}
+
+/// Display width of a character (control characters count as zero).
+pub fn char_width(c: char) -> usize {
+    c.width().unwrap_or(0)
+}
+
+/// Display width of a string.
+pub fn str_width(s: &str) -> usize {
+    s.chars().map(char_width).sum()
+}
+
+/// Display width of spans.
+pub fn spans_width(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(|s| str_width(&s.content)).sum()
+}
+
+/// Cuts `s` to at most `width` columns, ending with `…` when something was cut.
+pub fn truncate(s: &str, width: usize) -> Cow<'_, str> {
+    if str_width(s) <= width {
+        return Cow::Borrowed(s);
+    }
+    if width == 0 {
+        return Cow::Borrowed("");
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if w + cw > width - 1 {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    Cow::Owned(out)
+}
+
+/// Makes text from tools and models safe to draw: tabs become spaces, ANSI escape sequences
+/// and other control characters are dropped (they would move the terminal's cursor).
+pub fn sanitize(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => out.push('\n'),
+            '\t' => out.push_str("    "),
+            '\u{1b}' => skip_escape(&mut chars),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `sanitize`, with line breaks turned into spaces: for one-line places (status, titles).
+pub fn one_line(s: &str) -> String {
+    sanitize(s).replace('\n', " ")
+}
+
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.peek() {
+        // CSI: parameters then one final byte in @..~
+        Some('[') => {
+            chars.next();
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+        // OSC: up to BEL or ST (ESC \)
+        Some(']') => {
+            chars.next();
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' {
+                    if chars.peek() == Some(&'\\') {
+                        chars.next();
+                    }
+                    break;
+                }
+            }
+        }
+        Some(_) => {
+            chars.next();
+        }
+        None => {}
+    }
+}
+
+/// Appends `text` with `style` to `spans`, merging with the last span when the style matches.
+pub fn push_span(spans: &mut Vec<Span<'static>>, text: &str, style: Style) {
+    if text.is_empty() {
+        return;
+    }
+    if let Some(last) = spans.last_mut()
+        && last.style == style
+    {
+        last.content.to_mut().push_str(text);
+        return;
+    }
+    spans.push(Span::styled(text.to_string(), style));
+}
+
+struct Builder<'a> {
+    out: &'a mut Vec<Line<'static>>,
+    rest: &'a [Span<'static>],
+    rest_w: usize,
+    width: usize,
+    cur: Vec<Span<'static>>,
+    cur_w: usize,
+    /// Whether the current visual line holds content (beyond the prefix).
+    has_content: bool,
+    /// Drop trailing spaces at breaks (word wrapping).
+    trim: bool,
+}
+
+impl Builder<'_> {
+    fn avail(&self) -> usize {
+        self.width.saturating_sub(self.cur_w)
+    }
+
+    fn newline(&mut self) {
+        let mut line = std::mem::take(&mut self.cur);
+        // Trailing spaces of a word-wrapped line are invisible; dropping them keeps copies clean.
+        if let Some(last) = line.last_mut() {
+            let trimmed = last.content.trim_end_matches(' ').len();
+            if self.trim && trimmed < last.content.len() && self.has_content {
+                last.content.to_mut().truncate(trimmed);
+            }
+        }
+        self.out.push(Line::from(line));
+        self.cur = self.rest.to_vec();
+        self.cur_w = self.rest_w;
+        self.has_content = false;
+    }
+
+    fn push_char(&mut self, c: char, style: Style) {
+        let cw = char_width(c);
+        if cw > self.avail() && self.has_content {
+            self.newline();
+        }
+        let mut buf = [0u8; 4];
+        push_span(&mut self.cur, c.encode_utf8(&mut buf), style);
+        self.cur_w += cw;
+        self.has_content = true;
+    }
+
+    fn push_str(&mut self, s: &str, w: usize, style: Style) {
+        push_span(&mut self.cur, s, style);
+        self.cur_w += w;
+        self.has_content = true;
+    }
+}
+
+/// Wraps `spans` to `width` columns with the given prefixes, appending to `out`.
+/// Always produces at least one line.
+pub fn wrap_spans(
+    spans: &[Span<'static>],
+    width: usize,
+    first: &[Span<'static>],
+    rest: &[Span<'static>],
+    mode: Wrap,
+    out: &mut Vec<Line<'static>>,
+) {
+    let width = width.max(1);
+    let mut b = Builder {
+        out,
+        rest,
+        rest_w: spans_width(rest),
+        width,
+        cur: first.to_vec(),
+        cur_w: spans_width(first),
+        has_content: false,
+        trim: mode == Wrap::Word,
+    };
+    match mode {
+        Wrap::Cut => {
+            for span in spans {
+                for c in span.content.chars() {
+                    let cw = char_width(c);
+                    if cw > b.avail() {
+                        break;
+                    }
+                    let mut buf = [0u8; 4];
+                    b.push_str(c.encode_utf8(&mut buf), cw, span.style);
+                }
+            }
+        }
+        Wrap::Char => {
+            for span in spans {
+                // Fast path: the whole span fits.
+                let w = str_width(&span.content);
+                if w <= b.avail() {
+                    b.push_str(&span.content, w, span.style);
+                    continue;
+                }
+                for c in span.content.chars() {
+                    b.push_char(c, span.style);
+                }
+            }
+        }
+        Wrap::Word => wrap_words(&mut b, spans),
+    }
+    let line = std::mem::take(&mut b.cur);
+    b.out.push(Line::from(line));
+}
+
+/// A word may span several styles (`**bold**text`), so words are collected as pieces.
+fn wrap_words(b: &mut Builder<'_>, spans: &[Span<'static>]) {
+    let mut word: Vec<(&str, Style)> = Vec::new();
+    let mut word_w = 0usize;
+    let mut spaces: Vec<(&str, Style)> = Vec::new();
+    let mut spaces_w = 0usize;
+
+    let flush = |b: &mut Builder<'_>,
+                 word: &mut Vec<(&str, Style)>,
+                 word_w: &mut usize,
+                 spaces: &mut Vec<(&str, Style)>,
+                 spaces_w: &mut usize| {
+        if word.is_empty() {
+            return;
+        }
+        let leading = !b.has_content;
+        if *spaces_w + *word_w <= b.avail() {
+            // Fits on this line together with the spaces before it.
+            for (s, st) in spaces.drain(..) {
+                b.push_str(s, str_width(s), st);
+            }
+        } else if *word_w <= b.width.saturating_sub(b.rest_w) && !leading {
+            b.newline();
+            spaces.clear();
+        } else {
+            // Too long for any line: keep the spaces that fit and split the word.
+            for (s, st) in spaces.drain(..) {
+                for c in s.chars() {
+                    if b.avail() == 0 {
+                        break;
+                    }
+                    b.push_char(c, st);
+                }
+            }
+            for (s, st) in word.drain(..) {
+                for c in s.chars() {
+                    b.push_char(c, st);
+                }
+            }
+            *word_w = 0;
+            *spaces_w = 0;
+            return;
+        }
+        for (s, st) in word.drain(..) {
+            b.push_str(s, str_width(s), st);
+        }
+        *word_w = 0;
+        *spaces_w = 0;
+    };
+
+    for span in spans {
+        let text: &str = &span.content;
+        let mut start = 0;
+        let mut in_space: Option<bool> = None;
+        for (i, c) in text.char_indices() {
+            let is_space = c == ' ';
+            if in_space != Some(is_space) {
+                if let Some(was_space) = in_space {
+                    let piece = &text[start..i];
+                    if was_space {
+                        flush(b, &mut word, &mut word_w, &mut spaces, &mut spaces_w);
+                        spaces.push((piece, span.style));
+                        spaces_w += piece.len();
+                    } else {
+                        word.push((piece, span.style));
+                        word_w += str_width(piece);
+                    }
+                }
+                start = i;
+                in_space = Some(is_space);
+            }
+        }
+        if let Some(was_space) = in_space {
+            let piece = &text[start..];
+            if was_space {
+                flush(b, &mut word, &mut word_w, &mut spaces, &mut spaces_w);
+                spaces.push((piece, span.style));
+                spaces_w += piece.len();
+            } else {
+                word.push((piece, span.style));
+                word_w += str_width(piece);
+            }
+        }
+    }
+    flush(b, &mut word, &mut word_w, &mut spaces, &mut spaces_w);
+    // Trailing spaces of the logical line are dropped: invisible anyway.
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    fn wrap(s: &str, width: usize, mode: Wrap) -> Vec<String> {
+        let mut out = Vec::new();
+        let rl = RichLine::new(vec![Span::raw(s.to_string())])
+            .prefixed(vec![Span::raw("- ")], vec![Span::raw("  ")])
+            .wrapped(mode);
+        rl.layout(width, &mut out);
+        texts(&out)
+    }
+
+    #[test]
+    fn word_wrap_breaks_at_spaces_with_hanging_prefix() {
+        assert_eq!(
+            wrap("the quick brown fox jumps", 12, Wrap::Word),
+            vec!["- the quick", "  brown fox", "  jumps"]
+        );
+    }
+
+    #[test]
+    fn long_words_are_split_and_no_line_exceeds_the_width() {
+        let lines = wrap("a abcdefghijklmnopqrstuvwxyz b", 10, Wrap::Word);
+        for l in &lines {
+            assert!(str_width(l) <= 10, "{l:?} in {lines:?}");
+        }
+        assert_eq!(
+            lines.concat().replace(' ', ""),
+            "-aabcdefghijklmnopqrstuvwxyzb"
+        );
+    }
+
+    #[test]
+    fn char_wrap_keeps_spaces_and_wide_chars_fit() {
+        assert_eq!(wrap("ab  cdef", 6, Wrap::Char), vec!["- ab  ", "  cdef"]);
+        let lines = wrap("日本語のテキスト", 7, Wrap::Char);
+        for l in &lines {
+            assert!(str_width(l) <= 7, "{lines:?}");
+        }
+        assert_eq!(wrap("abcdefgh", 5, Wrap::Cut), vec!["- abc"]);
+    }
+
+    #[test]
+    fn styles_survive_wrapping() {
+        let bold = Style::new().add_modifier(ratatui::style::Modifier::BOLD);
+        let spans = vec![Span::raw("plain "), Span::styled("bold words here", bold)];
+        let mut out = Vec::new();
+        wrap_spans(&spans, 11, &[], &[], Wrap::Word, &mut out);
+        assert_eq!(texts(&out), vec!["plain bold", "words here"]);
+        assert_eq!(out[1].spans[0].style, bold);
+    }
+
+    #[test]
+    fn tiny_widths_never_panic() {
+        for w in 0..4 {
+            let _ = wrap("hello wide 日本 world", w, Wrap::Word);
+            let _ = wrap("hello", w, Wrap::Char);
+        }
+        assert_eq!(truncate("hello", 3), "he…");
+        assert_eq!(truncate("hi", 3), "hi");
+    }
+
+    #[test]
+    fn sanitize_drops_escapes_and_expands_tabs() {
+        assert_eq!(
+            sanitize("\u{1b}[31mred\u{1b}[0m\tx\r\n\u{1b}]0;title\u{7}ok"),
+            "red    x\nok"
+        );
+        assert!(matches!(sanitize("plain\ntext"), Cow::Borrowed(_)));
+    }
+}

@@ -1,0 +1,374 @@
+//! Snapshot tests of whole frames: the app is driven with agent events, as the real agent
+//! would, and drawn into ratatui's `TestBackend`. Time is injected, so spinners and elapsed
+//! times are reproducible.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use rein::protocol::{
+    ApprovalKind, ApprovalRequest, Event, SessionInfo, Todo, TodoStatus, ToolStatus, TurnOutcome,
+};
+use rein::tui::app::App;
+use rein::tui::theme::Theme;
+use rein::tui::view;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+fn session() -> Event {
+    Event::SessionConfigured(SessionInfo {
+        session_id: "3f2a9c1e-77d0-4b8e-9a51-0c6d2e4f8b10".into(),
+        model: "qwen3-coder-30b".into(),
+        provider: "openai".into(),
+        cwd: PathBuf::from("/home/dev/src/rein"),
+        context_window: 128_000,
+        approval_mode: "ask".into(),
+        sandbox_mode: "workspace-write".into(),
+        history: Vec::new(),
+    })
+}
+
+fn new_app(t0: Instant) -> App {
+    let mut app = App::new(
+        Theme::dark(),
+        Vec::new(),
+        Some(PathBuf::from("/home/dev")),
+        t0,
+    );
+    app.on_agent_event(session());
+    app
+}
+
+fn draw(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    term.draw(|f| view::draw(f, app)).expect("draw");
+    term
+}
+
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    draw(app, w, h).backend().to_string()
+}
+
+fn user_turn(app: &mut App, text: &str) {
+    app.on_terminal_event(paste(text));
+    app.on_terminal_event(key(crossterm::event::KeyCode::Enter));
+    app.on_agent_event(Event::TurnStarted);
+}
+
+fn key(code: crossterm::event::KeyCode) -> crossterm::event::Event {
+    crossterm::event::Event::Key(crossterm::event::KeyEvent::new(
+        code,
+        crossterm::event::KeyModifiers::NONE,
+    ))
+}
+
+fn paste(text: &str) -> crossterm::event::Event {
+    crossterm::event::Event::Paste(text.to_string())
+}
+
+const ANSWER: &str = "## Plan\n\nThe bug is in `parse_args`: it **drops** the last flag.\n\n- read the parser\n- fix the loop bound\n  1. add a test\n  2. run it\n\n> Note: see [the docs](https://docs.rs/clap).\n\n```rust\nfn parse_args(args: &[String]) -> Vec<Flag> {\n    args.iter().map(|a| Flag::from(a)).collect()\n}\n```\n\n| file | change |\n|------|--------|\n| src/cli.rs | loop bound |\n";
+
+#[test]
+fn empty_start() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    insta::assert_snapshot!(screen(&mut app, 80, 20));
+}
+
+#[test]
+fn conversation_with_markdown_and_code() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    user_turn(&mut app, "why does --verbose get ignored?");
+    app.on_agent_event(Event::ReasoningDelta {
+        text: "The user asks about flags.\nLet me look at the parser.".into(),
+    });
+    for chunk in ANSWER.split_inclusive(' ') {
+        app.on_agent_event(Event::AssistantDelta { text: chunk.into() });
+    }
+    app.on_agent_event(Event::AssistantMessage {
+        text: ANSWER.into(),
+    });
+    app.on_agent_event(Event::Usage {
+        used_tokens: 12_345,
+        context_window: 128_000,
+    });
+    app.on_agent_event(Event::TurnFinished {
+        outcome: TurnOutcome::Completed,
+    });
+    let term = draw(&mut app, 80, 40);
+    insta::assert_snapshot!(term.backend().to_string());
+
+    // The fenced code is highlighted: its first line has several colours.
+    let buf = term.backend().buffer();
+    let row = (0..buf.area.height)
+        .find(|&y| {
+            let line: String = (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect();
+            line.contains("fn parse_args")
+        })
+        .expect("code line on screen");
+    let colours: std::collections::HashSet<Color> = (0..buf.area.width)
+        .map(|x| buf[(x, row)].fg)
+        .filter(|c| *c != Color::Reset)
+        .collect();
+    assert!(colours.len() >= 3, "code is highlighted: {colours:?}");
+}
+
+#[test]
+fn running_tool_with_live_output() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    user_turn(&mut app, "run the tests");
+    app.on_agent_event(Event::AssistantMessage {
+        text: "Running the test suite.".into(),
+    });
+    app.on_agent_event(Event::ToolCallStarted {
+        call_id: "call_1".into(),
+        tool: "bash".into(),
+        summary: "bash  cargo test -q".into(),
+        args: serde_json::json!({"command": "cargo test -q"}),
+    });
+    for i in 1..=12 {
+        app.on_agent_event(Event::ToolOutputDelta {
+            call_id: "call_1".into(),
+            chunk: format!("test tests::case_{i:02} ... ok\n"),
+        });
+    }
+    app.set_now(t0 + Duration::from_millis(4_250));
+    insta::assert_snapshot!(screen(&mut app, 80, 24));
+}
+
+#[test]
+fn finished_tools_error_blocked_and_notices() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    user_turn(&mut app, "clean up");
+    app.on_agent_event(Event::ToolCallStarted {
+        call_id: "a".into(),
+        tool: "bash".into(),
+        summary: "bash  ls -la".into(),
+        args: serde_json::Value::Null,
+    });
+    let listing: String = (1..=9).map(|i| format!("file_{i}.rs\n")).collect();
+    app.on_agent_event(Event::ToolCallFinished {
+        call_id: "a".into(),
+        status: ToolStatus::Ok,
+        output: listing,
+        elapsed_ms: 35,
+    });
+    app.on_agent_event(Event::ToolCallStarted {
+        call_id: "b".into(),
+        tool: "bash".into(),
+        summary: "bash  rm -rf /".into(),
+        args: serde_json::Value::Null,
+    });
+    app.on_agent_event(Event::ToolCallFinished {
+        call_id: "b".into(),
+        status: ToolStatus::Blocked,
+        output: "Blocked by deny rule `bash(rm -rf *)`. Do not retry it.".into(),
+        elapsed_ms: 0,
+    });
+    app.on_agent_event(Event::Retrying {
+        attempt: 2,
+        max_attempts: 5,
+        delay_ms: 2_000,
+        reason: "HTTP 429 Too Many Requests".into(),
+    });
+    app.on_agent_event(Event::Compacted {
+        before_tokens: 104_000,
+        after_tokens: 31_000,
+    });
+    app.on_agent_event(Event::Error {
+        message: "connection reset by peer".into(),
+    });
+    app.on_agent_event(Event::TurnFinished {
+        outcome: TurnOutcome::Interrupted,
+    });
+    insta::assert_snapshot!(screen(&mut app, 80, 30));
+}
+
+fn bash_approval(id: &str) -> ApprovalRequest {
+    ApprovalRequest {
+        id: id.into(),
+        call_id: format!("call_{id}"),
+        tool: "bash".into(),
+        kind: ApprovalKind::Bash {
+            command: "cargo build --release && git push origin main".into(),
+            cwd: PathBuf::from("/home/dev/src/rein"),
+        },
+        part: "git push origin main".into(),
+        reason: "rule ask bash(git push *) in .rein/config.toml".into(),
+        subagent: None,
+    }
+}
+
+#[test]
+fn bash_approval_modal() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    user_turn(&mut app, "ship it");
+    app.on_agent_event(Event::ToolCallStarted {
+        call_id: "call_1".into(),
+        tool: "bash".into(),
+        summary: "bash  cargo build --release && git push origin main".into(),
+        args: serde_json::Value::Null,
+    });
+    app.on_agent_event(Event::ApprovalRequested(bash_approval("1")));
+    app.on_agent_event(Event::ApprovalRequested(bash_approval("2")));
+    app.on_agent_event(Event::ApprovalRequested(bash_approval("3")));
+    insta::assert_snapshot!(screen(&mut app, 90, 24));
+}
+
+#[test]
+fn edit_approval_with_diff() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    user_turn(&mut app, "fix the loop bound");
+    let old = "use std::env;\n\nfn main() {\n    let args: Vec<String> = env::args().collect();\n    for i in 0..args.len() - 1 {\n        println!(\"{}\", args[i]);\n    }\n}\n";
+    let new = old.replace("0..args.len() - 1", "0..args.len()");
+    app.on_agent_event(Event::ApprovalRequested(ApprovalRequest {
+        id: "e1".into(),
+        call_id: "call_e1".into(),
+        tool: "str_replace".into(),
+        kind: ApprovalKind::Edit {
+            path: "src/main.rs".into(),
+            old: Some(old.into()),
+            new,
+        },
+        part: "src/main.rs".into(),
+        reason: "no rule matched (default ask)".into(),
+        subagent: Some("find the flag parser".into()),
+    }));
+    insta::assert_snapshot!(screen(&mut app, 90, 26));
+}
+
+fn todos() -> Vec<Todo> {
+    let todo = |content: &str, active: &str, status| Todo {
+        content: content.into(),
+        active_form: active.into(),
+        status,
+    };
+    vec![
+        todo(
+            "Read the parser",
+            "Reading the parser",
+            TodoStatus::Completed,
+        ),
+        todo(
+            "Fix the loop bound",
+            "Fixing the loop bound",
+            TodoStatus::InProgress,
+        ),
+        todo(
+            "Add a regression test",
+            "Adding a regression test",
+            TodoStatus::Pending,
+        ),
+        todo(
+            "Run the test suite",
+            "Running the test suite",
+            TodoStatus::Pending,
+        ),
+    ]
+}
+
+#[test]
+fn todo_panel() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    user_turn(&mut app, "fix the flag bug");
+    app.on_agent_event(Event::TodosUpdated { todos: todos() });
+    app.set_now(t0 + Duration::from_millis(300));
+    insta::assert_snapshot!(screen(&mut app, 80, 20));
+}
+
+#[test]
+fn narrow_forty_columns() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    user_turn(
+        &mut app,
+        "explain the layout of this project in a few words",
+    );
+    app.on_agent_event(Event::AssistantMessage {
+        text: ANSWER.into(),
+    });
+    app.on_agent_event(Event::ToolCallStarted {
+        call_id: "w".into(),
+        tool: "write_file".into(),
+        summary: "write_file  src/cli.rs".into(),
+        args: serde_json::json!({"path": "src/cli.rs"}),
+    });
+    app.on_agent_event(Event::FileChanged {
+        path: "src/cli.rs".into(),
+        old: Some("fn a() {}\nfn b() {}\n".into()),
+        new: "fn a() {}\nfn b() { run(); }\n".into(),
+    });
+    app.on_agent_event(Event::ToolCallFinished {
+        call_id: "w".into(),
+        status: ToolStatus::Ok,
+        output: "Wrote src/cli.rs".into(),
+        elapsed_ms: 4,
+    });
+    app.on_agent_event(Event::TodosUpdated { todos: todos() });
+    app.on_agent_event(Event::TurnFinished {
+        outcome: TurnOutcome::Completed,
+    });
+    insta::assert_snapshot!(screen(&mut app, 40, 30));
+}
+
+#[test]
+fn too_small_terminal() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    insta::assert_snapshot!(screen(&mut app, 30, 8));
+}
+
+#[test]
+fn setup_error_screen() {
+    let mut term = Terminal::new(TestBackend::new(70, 14)).expect("terminal");
+    term.draw(|f| {
+        let area = f.area();
+        view::draw_setup_error(
+            area,
+            f.buffer_mut(),
+            "No model is configured and no local server answered on ports 11434, 8080 or 8000.\n\nSet BASE_URL, API_KEY and MODEL (or REIN_MODEL), or add them to ~/.config/rein/config.toml.",
+            &Theme::dark(),
+        );
+    })
+    .expect("draw");
+    insta::assert_snapshot!(term.backend().to_string());
+}
+
+#[test]
+fn slash_popup_and_queued_message() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    user_turn(&mut app, "refactor the parser");
+    user_turn(&mut app, "then update the docs");
+    for c in "/co".chars() {
+        app.on_terminal_event(key(crossterm::event::KeyCode::Char(c)));
+    }
+    insta::assert_snapshot!(screen(&mut app, 80, 20));
+}
+
+#[test]
+fn scrolled_up_with_new_output_below() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    for i in 1..=20 {
+        app.on_agent_event(Event::Notice {
+            text: format!("event {i}"),
+        });
+    }
+    let _ = screen(&mut app, 60, 16);
+    app.on_terminal_event(key(crossterm::event::KeyCode::PageUp));
+    let _ = screen(&mut app, 60, 16);
+    for i in 21..=23 {
+        app.on_agent_event(Event::Notice {
+            text: format!("event {i}"),
+        });
+    }
+    insta::assert_snapshot!(screen(&mut app, 60, 16));
+}
