@@ -31,6 +31,7 @@ both!(
     a_failed_summary_keeps_the_history,
     auto_compact_off_never_compacts,
     usage_is_the_report_plus_an_estimate,
+    a_resumed_session_continues_from_the_compacted_context,
 );
 
 const REMINDER: &str = "<system-reminder>";
@@ -55,6 +56,19 @@ fn print_chars(ch: char, n: usize) -> Value {
 /// Rough tokens of a whole request body, the way rein estimates: bytes / 4.
 fn body_tokens(req: &RecordedRequest) -> usize {
     req.body_text.len() / 4
+}
+
+/// The text of every session file rein wrote (`$XDG_DATA_HOME/rein/sessions/*.jsonl`).
+fn session_text(w: &World) -> String {
+    let dir = w.data_home.join("rein/sessions");
+    let mut text = String::new();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "jsonl") {
+            text.push_str(&std::fs::read_to_string(e.path()).unwrap());
+        }
+    }
+    assert!(!text.is_empty(), "no session file in {}", dir.display());
+    text
 }
 
 /// Whether a request is the tool-less summary request.
@@ -110,6 +124,12 @@ fn old_tool_results_become_placeholders(kind: ProviderKind) {
         assert!(results[1].is_error);
         assert!(!results[2].is_error);
     }
+    // The session file keeps the originals.
+    let session = session_text(&w);
+    for ch in ['b', 'c', 'd'] {
+        assert!(session.contains(&ch.to_string().repeat(500)), "{ch}");
+    }
+    assert!(!session.contains(PLACEHOLDER));
     // Each result was sent in full while it was among the last three.
     let third = tool_results(&s.request(4));
     assert!(third[1].content.starts_with("Error: arguments for bash"));
@@ -178,6 +198,20 @@ fn the_reminder_is_sent_once_at_the_end_of_every_request(kind: ProviderKind) {
         assert_eq!(user_texts(&s.request(i))[0], "edit some files");
     }
     assert_eq!(w.read("tracked.txt").as_deref(), Some("one\ntwo\n"));
+    // Never stored: the session has the conversation but not the reminder.
+    let session = session_text(&w);
+    assert!(session.contains("edit some files") && session.contains("Edit the file"));
+    assert!(!session.contains(REMINDER) && !session.contains("Git branch"));
+
+    // A continued session's requests carry it once, at the end, too.
+    s.push(Reply::text("again"));
+    let o = w.exec(&["--continue", "--yes", "once more"]);
+    assert_ok(&o);
+    let again = s.request(4);
+    assert_eq!(again.body_text.matches(REMINDER).count(), 1);
+    assert!(last_message_text(&again).contains(REMINDER));
+    assert_eq!(user_texts(&again)[0], "edit some files");
+    assert!(!session_text(&w).contains(REMINDER));
 }
 
 /// Replies that work both as a tool call for the main loop and as a handoff note for the
@@ -344,4 +378,47 @@ fn usage_is_the_report_plus_an_estimate(kind: ProviderKind) {
         result.len()
     );
     assert_eq!(used[2], 3007);
+}
+
+fn a_resumed_session_continues_from_the_compacted_context(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    let long_prompt = format!("ORIGINAL-PROMPT {}", "p".repeat(6000));
+    s.push(
+        Reply::new()
+            .say("looking")
+            .call("bash", print_chars('o', 3000))
+            .usage(5500, 10),
+    )
+    .push(Reply::text("NOTE-TEXT: the handoff"))
+    .push(Reply::text("first run done"));
+    let w = World::new(&s);
+    let run = |args: &[&str]| {
+        let mut c = w.cmd();
+        c.env("REIN_CONTEXT_WINDOW", "6000").arg("exec").args(args);
+        support::rein::run_with_timeout(c, std::time::Duration::from_secs(60))
+    };
+    let o = run(&["--yes", &long_prompt]);
+    assert_ok(&o);
+    assert!(is_summary_request(&s.request(1)));
+    let before = s.request(2);
+    let summary = user_texts(&before).remove(0);
+    assert!(summary.starts_with(SUMMARY_MARKER) && summary.contains("NOTE-TEXT"));
+    // The prompt was too long to keep next to the note: it is cut in the kept tail.
+    assert!(!before.body_text.contains(&long_prompt));
+    // The session records the compaction.
+    let session = session_text(&w);
+    assert!(session.contains("NOTE-TEXT: the handoff"));
+
+    // Resuming rebuilds the same context: the note, then the kept turns, then the new message.
+    s.push(Reply::text("second run done"));
+    let o = run(&["--continue", "--yes", "and now?"]);
+    assert_ok(&o);
+    assert_eq!(s.request_count(), 4);
+    let after = s.request(3);
+    let users = user_texts(&after);
+    assert_eq!(users[0], summary);
+    assert_eq!(after.body_text.matches("NOTE-TEXT").count(), 1);
+    assert_eq!(tool_results(&after), tool_results(&before));
+    assert!(users.last().unwrap().starts_with("and now?"));
+    assert!(!after.body_text.contains(&long_prompt));
 }

@@ -112,6 +112,16 @@ fn a_subagent_starts_fresh_with_read_only_tools(kind: ProviderKind) {
     assert!(!parent.body_text.contains(&MARKER.to_lowercase()));
     assert!(!parent.body_text.contains("not available here"));
     assert!(!parent.body_text.contains("return 'hi'"));
+    // The session file keeps the subagent's transcript as a side chain.
+    let sessions = w.data_home.join("rein/sessions");
+    let session: String = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert!(session.contains(&MARKER.to_lowercase()));
+    assert!(session.contains("ANSWER: greet is defined at app.py:1."));
     // The subagent shows up in the log, its calls nested under it.
     let err = stderr(&o);
     assert!(err.contains("• subagent: Find where greet"), "{err}");
