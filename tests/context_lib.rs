@@ -274,3 +274,65 @@ async fn files_changed_between_turns_are_reported_once() {
     let r = reminder(&s.request(3));
     assert!(!r.contains("changed on disk"), "{r}");
 }
+
+#[tokio::test]
+async fn an_interrupt_stops_running_subagents() {
+    let s = ScriptedServer::openai();
+    let gate = support::Gate::new();
+    s.push(
+        Reply::new()
+            .call_with_id("task_1", "task", json!({"description": "Dig deep"}))
+            .call_with_id("task_2", "task", json!({"description": "Dig deeper"})),
+    )
+    // Both subagents hang mid-answer.
+    .push(Reply::text("still thinking").pause_after(1, &gate))
+    .push(Reply::text("still thinking").pause_after(1, &gate))
+    .push(Reply::text("fine, stopped"));
+    let mut lib = Lib::start(&s, &[], |_| {});
+    lib.handle
+        .ops
+        .send(Op::UserInput {
+            text: "research".into(),
+        })
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), gate.reached())
+        .await
+        .expect("a subagent request is in flight");
+    // Both subagents are waiting for their answer.
+    for _ in 0..500 {
+        if s.request_count() >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(s.request_count(), 3);
+    let started = std::time::Instant::now();
+    let events = lib
+        .until(Op::Interrupt, |e| matches!(e, Event::TurnFinished { .. }))
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(matches!(
+        events.last(),
+        Some(Event::TurnFinished {
+            outcome: TurnOutcome::Interrupted
+        })
+    ));
+    let stopped = events
+        .iter()
+        .filter(|e| matches!(e, Event::SubagentFinished { ok: false, .. }))
+        .count();
+    assert_eq!(stopped, 2, "{events:?}");
+    gate.release();
+
+    // The history stays valid: each task call got a result, and the next turn goes on.
+    lib.turn("go on").await;
+    let next = s.request(3);
+    let results = tool_results(&next);
+    let ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["task_1", "task_2"]);
+    assert!(
+        results
+            .iter()
+            .all(|r| r.content == "Interrupted by the user.")
+    );
+}

@@ -226,3 +226,20 @@ fn a_failing_subagent_becomes_an_error_result(kind: ProviderKind) {
     }
     assert!(stdout(&o).contains("I'll do it myself."));
 }
+
+#[test]
+fn an_empty_subagent_answer_is_explained() {
+    let s = ScriptedServer::openai();
+    s.push(task("Say nothing."))
+        .push(Reply::new())
+        .push(Reply::text("ok"));
+    let w = World::new(&s);
+    let o = w.exec(&["--yes", "go"]);
+    assert_ok(&o);
+    let r = last_result(&s.request(2));
+    assert!(
+        r.content.contains("finished without writing an answer"),
+        "{}",
+        r.content
+    );
+}

@@ -72,6 +72,68 @@ fn last_text(history: &[Message]) -> String {
         .unwrap_or_default()
 }
 
+impl Subagents {
+    /// Runs the loop for one task and turns how it ended into the parent's result.
+    async fn answer(
+        &self,
+        task_id: &str,
+        description: String,
+        ctx: &ToolCtx,
+    ) -> Result<String, String> {
+        let _slot = tokio::select! {
+            s = self.slots.acquire() => s.map_err(|_| "the subagent pool is closed".to_string())?,
+            _ = ctx.cancel.cancelled() => return Err("interrupted by the user".into()),
+        };
+        let mut sub_ctx = ctx.clone();
+        sub_ctx.events = ctx.events.for_subagent(task_id);
+        sub_ctx.subagents = None;
+        let lc = LoopConfig {
+            system: self.system.clone(),
+            max_turns: self.max_turns,
+            keep_tool_results: Some(self.keep_tool_results),
+            max_tokens: self.max_tokens,
+        };
+        let env = TurnEnv {
+            client: &self.client,
+            model: &self.model,
+            dispatcher: &self.dispatcher,
+            ctx: sub_ctx,
+            lc: &lc,
+        };
+        let first = Message::User {
+            content: description,
+        };
+        let mut hooks = SideChainHooks {
+            task_id: task_id.to_string(),
+            sink: self.side_chain.clone(),
+        };
+        hooks.appended(&first);
+        let mut history = vec![first];
+        let end = env.run(&mut history, &mut hooks).await;
+        let text = last_text(&history);
+        match end {
+            LoopEnd::Completed if text.trim().is_empty() => Ok(
+                "The subagent finished without writing an answer. Ask again with a more precise \
+                 question, or look yourself."
+                    .into(),
+            ),
+            LoopEnd::Completed => Ok(cap(&text)),
+            LoopEnd::TurnCap => Ok(cap(&format!(
+                "[The subagent stopped after {} turns without finishing; its partial findings \
+                 follow.]\n\n{}",
+                self.max_turns,
+                if text.trim().is_empty() {
+                    "(no findings were written)"
+                } else {
+                    text.as_str()
+                }
+            ))),
+            LoopEnd::Interrupted => Err("interrupted by the user".to_string()),
+            LoopEnd::Failed(reason) => Err(reason),
+        }
+    }
+}
+
 impl SubagentRunner for Subagents {
     fn run<'a>(
         &'a self,
@@ -84,54 +146,8 @@ impl SubagentRunner for Subagents {
                 task_id: task_id.clone(),
                 description: description.clone(),
             });
-            let _slot = tokio::select! {
-                s = self.slots.acquire() => s.map_err(|_| "the subagent pool is closed".to_string())?,
-                _ = ctx.cancel.cancelled() => return Err("interrupted by the user".into()),
-            };
-            let mut sub_ctx = ctx.clone();
-            sub_ctx.events = ctx.events.for_subagent(&task_id);
-            sub_ctx.subagents = None;
-            let lc = LoopConfig {
-                system: self.system.clone(),
-                max_turns: self.max_turns,
-                keep_tool_results: Some(self.keep_tool_results),
-                max_tokens: self.max_tokens,
-            };
-            let env = TurnEnv {
-                client: &self.client,
-                model: &self.model,
-                dispatcher: &self.dispatcher,
-                ctx: sub_ctx,
-                lc: &lc,
-            };
-            let first = Message::User {
-                content: description,
-            };
-            let mut hooks = SideChainHooks {
-                task_id: task_id.clone(),
-                sink: self.side_chain.clone(),
-            };
-            hooks.appended(&first);
-            let mut history = vec![first];
-            let end = env.run(&mut history, &mut hooks).await;
-            let result = match end {
-                LoopEnd::Completed => Ok(cap(&last_text(&history))),
-                LoopEnd::TurnCap => {
-                    let partial = last_text(&history);
-                    Ok(cap(&format!(
-                        "[The subagent stopped after {} turns without finishing; its partial \
-                         findings follow.]\n\n{}",
-                        self.max_turns,
-                        if partial.trim().is_empty() {
-                            "(no findings were written)"
-                        } else {
-                            partial.as_str()
-                        }
-                    )))
-                }
-                LoopEnd::Interrupted => Err("interrupted by the user".to_string()),
-                LoopEnd::Failed(reason) => Err(reason),
-            };
+            let result = self.answer(&task_id, description, ctx).await;
+            // Every start gets a finish, also when it never got a slot.
             ctx.events.send(Event::SubagentFinished {
                 task_id,
                 ok: result.is_ok(),
