@@ -146,6 +146,8 @@ pub fn git_branch(cwd: &Path) -> Option<String> {
 #[derive(Default)]
 pub struct FileWatch {
     snapshot: Option<Snapshot>,
+    /// rein's tools ran since the last snapshot: the next one is a new baseline.
+    tools_ran: bool,
 }
 
 /// At most this many changed files are fingerprinted.
@@ -244,14 +246,26 @@ impl FileWatch {
         Some(Snapshot { root, files })
     }
 
-    /// Takes a new snapshot without reporting anything (after rein's own tools ran).
+    /// Takes a new snapshot without reporting anything.
     pub fn rebase(&mut self, cwd: &Path) {
         self.snapshot = self.take(cwd);
+        self.tools_ran = false;
+    }
+
+    /// rein's own tools ran: what changed until the next snapshot is theirs, not news. (The
+    /// next request follows at once, so one snapshot then serves as the new baseline; that
+    /// saves a `git status` per tool round.)
+    pub fn tools_ran(&mut self) {
+        self.tools_ran = true;
     }
 
     /// Files whose content changed since the last snapshot (relative to `cwd` when inside it);
     /// takes a new one.
     pub fn changed(&mut self, cwd: &Path) -> Vec<String> {
+        if self.tools_ran {
+            self.rebase(cwd);
+            return Vec::new();
+        }
         let now = self.take(cwd);
         let mut changed = Vec::new();
         if let (Some(old), Some(new)) = (&self.snapshot, &now)
@@ -386,6 +400,11 @@ mod tests {
         assert_eq!(w.changed(&sub), [top, "inner.txt".to_string()]);
         // Committing changes no content: nothing to report.
         git(&root, &["commit", "-q", "-am", "two"]);
+        assert!(w.changed(&sub).is_empty());
+        // Changes while rein's tools ran are theirs.
+        std::fs::write(sub.join("inner.txt"), "by a tool").unwrap();
+        w.tools_ran();
+        assert!(w.changed(&sub).is_empty());
         assert!(w.changed(&sub).is_empty());
         // Same size, same second: still seen (content hash, not just size and mtime).
         std::fs::write(sub.join("inner.txt"), "3").unwrap();

@@ -265,7 +265,7 @@ impl TurnHooks for MainHooks<'_> {
     }
 
     fn after_tools(&mut self) {
-        self.state.files.rebase(&self.cwd);
+        self.state.files.tools_ran();
     }
 
     fn frozen_prefix(&self) -> usize {
