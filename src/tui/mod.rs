@@ -83,6 +83,7 @@ async fn event_loop(
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut last_draw: Option<Instant> = None;
+    let mut last_error: Option<String> = None;
     loop {
         if !terminal::is_active() {
             // A panic somewhere (another task) restored the terminal: drawing on would garble
@@ -115,6 +116,9 @@ async fn event_loop(
             ev = events.recv() => match ev {
                 Some(ev) => {
                     app.set_now(Instant::now());
+                    if let Event::Error { message } = &ev {
+                        last_error = Some(message.clone());
+                    }
                     app.on_agent_event(ev);
                     for _ in 0..EVENT_BATCH {
                         match events.try_recv() {
@@ -123,7 +127,11 @@ async fn event_loop(
                         }
                     }
                 }
-                None => anyhow::bail!("the agent stopped unexpectedly; see the log for why"),
+                // The agent could not start (or died): say why on the restored terminal.
+                None => match last_error {
+                    Some(message) => anyhow::bail!("{message}"),
+                    None => anyhow::bail!("the agent stopped unexpectedly; see the log for why"),
+                },
             },
             Some(files) = files_rx.recv() => app.set_files(files),
             _ = sigterm.recv() => return Ok(()),
