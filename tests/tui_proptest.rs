@@ -164,7 +164,7 @@ fn agent_event() -> impl Strategy<Value = Event> {
             text().prop_map(|reason| TurnOutcome::Failed { reason }),
         ]
         .prop_map(|outcome| Event::TurnFinished { outcome }),
-        (text(), text()).prop_map(|(a, b)| Event::SessionConfigured(SessionInfo {
+        (text(), text(), proptest::bool::ANY).prop_map(|(a, b, keep_view)| Event::SessionConfigured(SessionInfo {
             session_id: a.clone(),
             model: b,
             provider: a,
@@ -186,6 +186,7 @@ fn agent_event() -> impl Strategy<Value = Event> {
                     output: "x\ny".into(),
                 },
             ],
+            keep_view,
         })),
     ];
     leaf.prop_recursive(2, 8, 1, |inner| {
