@@ -59,6 +59,18 @@ impl App {
         crate::tui::wrap::short_path(path, self.home.as_deref(), usize::MAX)
     }
 
+    /// `text` with the workspace and home directories written as `./` and `~/`.
+    fn shorten_paths_in(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        if !self.status.cwd.as_os_str().is_empty() {
+            out = out.replace(&format!("{}/", self.status.cwd.display()), "./");
+        }
+        if let Some(home) = &self.home {
+            out = out.replace(&format!("{}/", home.display()), "~/");
+        }
+        out
+    }
+
     fn skills_lines(&self, catalog: &SkillCatalog) -> Vec<RichLine> {
         let t = &self.theme;
         let bold = t.fg(t.accent).add_modifier(Modifier::BOLD);
@@ -117,8 +129,9 @@ impl App {
                     )])
                     .prefixed(vec![Span::raw("  ")], vec![Span::raw("  ")]),
                 );
+                let reason = self.shorten_paths_in(&one_line(&skipped.reason));
                 lines.push(
-                    RichLine::new(vec![Span::styled(one_line(&skipped.reason), t.dim())])
+                    RichLine::new(vec![Span::styled(reason, t.dim())])
                         .prefixed(vec![Span::raw("    ")], vec![Span::raw("    ")]),
                 );
             }

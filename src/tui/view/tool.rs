@@ -263,9 +263,11 @@ impl ToolCell {
             ));
             spans.push(Span::raw(")"));
         }
-        let elapsed = match self.elapsed_ms {
-            Some(ms) => ms,
-            None => now.saturating_duration_since(self.started).as_millis() as u64,
+        // A call from a resumed session has no recorded duration: none is shown.
+        let elapsed = match (self.elapsed_ms, self.status) {
+            (Some(ms), _) => Some(ms),
+            (None, None) => Some(now.saturating_duration_since(self.started).as_millis() as u64),
+            (None, Some(_)) => None,
         };
         let label = match self.status {
             Some(ToolStatus::Blocked) => Some(("blocked", theme.error)),
@@ -277,7 +279,9 @@ impl ToolCell {
         if let Some((label, color)) = label {
             spans.push(Span::styled(format!("  {label}"), theme.fg(color)));
         }
-        if !matches!(self.status, Some(ToolStatus::Blocked | ToolStatus::Denied)) {
+        if let Some(elapsed) = elapsed
+            && !matches!(self.status, Some(ToolStatus::Blocked | ToolStatus::Denied))
+        {
             spans.push(Span::styled(
                 format!("  {}", format_elapsed(elapsed)),
                 theme.dim(),
