@@ -372,7 +372,7 @@ impl App {
         match target.and_then(|i| self.conversation.get_mut(i)) {
             Some(cell) => {
                 if let CellKind::Tool(t) = &mut cell.kind {
-                    t.diff = Some(diff);
+                    t.diff = Some(Box::new(diff));
                 }
                 cell.invalidate();
             }

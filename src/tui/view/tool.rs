@@ -48,7 +48,7 @@ pub struct ToolCell {
     /// Wall time once finished.
     pub elapsed_ms: Option<u64>,
     /// The change an edit made.
-    pub diff: Option<FileDiff>,
+    pub diff: Option<Box<FileDiff>>,
     /// A subagent's description, when this is a `task` call.
     pub subagent: Option<String>,
     /// The subagent's tool calls.
