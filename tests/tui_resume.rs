@@ -214,9 +214,7 @@ fn page_up_reaches_the_first_message_and_a_new_prompt_follows_again() {
 
     type_str(&mut app, "and now the docs");
     key(&mut app, KeyCode::Enter);
-    assert!(
-        matches!(&ops(&mut app)[..], [Op::UserInput { text }] if text == "and now the docs")
-    );
+    assert!(matches!(&ops(&mut app)[..], [Op::UserInput { text }] if text == "and now the docs"));
     assert!(app.is_following());
     app.on_agent_event(Event::TurnStarted);
     app.on_agent_event(Event::AssistantDelta {
@@ -259,7 +257,11 @@ fn fork_keeps_the_view_clear_and_resume_replace_it() {
     app.on_agent_event(Event::Notice {
         text: "Forked session s-resumed into s-fork; you are now in the copy.".into(),
     });
-    assert_eq!(app.cells().len(), before + 1, "the view stays, plus the notice");
+    assert_eq!(
+        app.cells().len(),
+        before + 1,
+        "the view stays, plus the notice"
+    );
     assert_eq!(app.status().session_id, "s-fork");
 
     // Switching to another session replaces the view with its history.
@@ -359,11 +361,29 @@ fn summary(id: &str, title: &str, cwd: &str, minutes_ago: i64, count: u64) -> Se
 
 fn sessions() -> Vec<SessionSummary> {
     vec![
-        summary("s-resumed", "Why does the parser drop the last flag?", CWD, 0, 24),
-        summary("a1b2c3", "Write the release notes", "/home/dev/src/site", 7, 6),
+        summary(
+            "s-resumed",
+            "Why does the parser drop the last flag?",
+            CWD,
+            0,
+            24,
+        ),
+        summary(
+            "a1b2c3",
+            "Write the release notes",
+            "/home/dev/src/site",
+            7,
+            6,
+        ),
         summary("d4e5f6", "Benchmark the session store", CWD, 180, 42),
         summary("0a0b0c", "Parser fixes", CWD, 60 * 30, 8),
-        summary("9f8e7d", "Explore the sandbox on macOS", "/tmp/scratch", 60 * 24 * 9, 3),
+        summary(
+            "9f8e7d",
+            "Explore the sandbox on macOS",
+            "/tmp/scratch",
+            60 * 24 * 9,
+            3,
+        ),
     ]
 }
 
@@ -578,7 +598,8 @@ fn picker_over_two_thousand_sessions_filters_and_opens_the_match() {
     let target = rein::session::find(data, &format!("{:012x}", 1234)).expect("find");
     let listed = rein::session::list(data, None);
     assert_eq!(listed.len(), 2000);
-    let mut picker = SessionPicker::new(listed, &[here.to_path_buf()], Timestamp::now(), None, None);
+    let mut picker =
+        SessionPicker::new(listed, &[here.to_path_buf()], Timestamp::now(), None, None);
     assert!(!picker.all_dirs(), "this directory's sessions first");
     let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     // Session 1234 ran elsewhere: tab widens the search, then the unique word finds it.
@@ -587,7 +608,9 @@ fn picker_over_two_thousand_sessions_filters_and_opens_the_match() {
     keys.push(KeyCode::Enter);
     let mut keys = keys.into_iter();
     let opened = rein::tui::run_picker(&mut term, &mut picker, &Theme::dark(), || {
-        let code = keys.next().expect("the picker asked for more keys than scripted");
+        let code = keys
+            .next()
+            .expect("the picker asked for more keys than scripted");
         Ok(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)))
     })
     .expect("picker");
@@ -605,7 +628,10 @@ fn picker_over_two_thousand_sessions_filters_and_opens_the_match() {
         None,
     );
     let opened = rein::tui::run_picker(&mut term, &mut picker, &Theme::dark(), || {
-        Ok(TermEvent::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)))
+        Ok(TermEvent::Key(KeyEvent::new(
+            KeyCode::Esc,
+            KeyModifiers::NONE,
+        )))
     })
     .expect("picker");
     assert_eq!(opened, None);

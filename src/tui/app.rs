@@ -10,12 +10,12 @@ mod keys;
 pub use commands::{COMMANDS, SlashCommand};
 
 use crate::protocol::{ApprovalRequest, Op, Todo};
+use crate::tui::lookup::Lookup;
 use crate::tui::theme::Theme;
 use crate::tui::view::approval::ApprovalView;
 use crate::tui::view::cell::{Cell, CellKind, Level, RenderCtx};
 use crate::tui::view::composer::Composer;
 use crate::tui::view::conversation::Conversation;
-use crate::tui::lookup::Lookup;
 use crate::tui::view::picker::Picker;
 use crate::tui::view::sessions::SessionPicker;
 use std::collections::{HashMap, VecDeque};

@@ -4,9 +4,9 @@
 use super::{App, Effect};
 use crate::protocol::Op;
 use crate::tui::lookup::Lookup;
-use crate::tui::view::sessions::SessionPicker;
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
+use crate::tui::view::sessions::SessionPicker;
 use crate::tui::wrap::RichLine;
 use ratatui::style::Modifier;
 use ratatui::text::Span;
@@ -99,7 +99,10 @@ const KEYS: &[(&str, &str)] = &[
     ("esc", "interrupt the turn (closes a dialog first)"),
     ("ctrl+c", "clear the composer or interrupt; twice quits"),
     ("ctrl+d on an empty composer", "quit"),
-    ("pgup pgdn · wheel · ctrl+home ctrl+end", "scroll (ctrl+home: the first message)"),
+    (
+        "pgup pgdn · wheel · ctrl+home ctrl+end",
+        "scroll (ctrl+home: the first message)",
+    ),
     ("ctrl+o · click a tool call", "expand output and reasoning"),
     ("ctrl+t", "show or hide the todo list"),
     ("@", "complete a file path"),

@@ -232,7 +232,15 @@ impl App {
     fn load_history(&mut self, items: Vec<HistoryItem>) {
         let extra = items
             .iter()
-            .filter(|i| matches!(i, HistoryItem::Assistant { reasoning: Some(_), .. }))
+            .filter(|i| {
+                matches!(
+                    i,
+                    HistoryItem::Assistant {
+                        reasoning: Some(_),
+                        ..
+                    }
+                )
+            })
             .count();
         self.conversation.reserve(items.len() + extra);
         let mut last_answer = None;
@@ -250,8 +258,9 @@ impl App {
                         });
                     }
                     if !text.trim().is_empty() {
-                        last_answer =
-                            Some(self.push_cell(CellKind::Assistant(MarkdownStream::finished(text))));
+                        last_answer = Some(
+                            self.push_cell(CellKind::Assistant(MarkdownStream::finished(text))),
+                        );
                     }
                 }
                 HistoryItem::Tool {

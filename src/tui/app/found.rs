@@ -112,7 +112,10 @@ impl App {
             );
             lines.push(
                 RichLine::new(vec![Span::styled(self.display_path(&skill.path), t.dim())])
-                    .prefixed(vec![Span::raw(indent.clone())], vec![Span::raw(indent.clone())]),
+                    .prefixed(
+                        vec![Span::raw(indent.clone())],
+                        vec![Span::raw(indent.clone())],
+                    ),
             );
         }
         if !catalog.skipped.is_empty() {
@@ -144,7 +147,10 @@ impl App {
         let bold = t.fg(t.accent).add_modifier(Modifier::BOLD);
         let mut lines = Vec::new();
         if files.is_empty() {
-            lines.push(RichLine::new(vec![Span::styled("No AGENTS.md in effect.", bold)]));
+            lines.push(RichLine::new(vec![Span::styled(
+                "No AGENTS.md in effect.",
+                bold,
+            )]));
             lines.push(RichLine::new(vec![Span::styled(
                 "rein reads ~/.agents/AGENTS.md, then every AGENTS.md from the repository root \
                  down to this directory, and gives them to the model in that order.",
@@ -155,7 +161,10 @@ impl App {
         let n = files.len();
         lines.push(RichLine::new(vec![
             Span::styled(
-                format!("Memory: {n} AGENTS.md file{}", if n == 1 { "" } else { "s" }),
+                format!(
+                    "Memory: {n} AGENTS.md file{}",
+                    if n == 1 { "" } else { "s" }
+                ),
                 bold,
             ),
             Span::styled("  given to the model in this order", t.dim()),

@@ -89,7 +89,7 @@ impl SessionPicker {
             .collect();
         let here: Vec<bool> = sessions
             .iter()
-            .map(|s| here.iter().any(|d| *d == s.cwd))
+            .map(|s| here.contains(&s.cwd))
             .collect();
         let all_dirs = !here.iter().any(|h| *h);
         let mut p = SessionPicker {
@@ -136,7 +136,9 @@ impl SessionPicker {
 
     /// The highlighted session.
     pub fn selected(&self) -> Option<&SessionSummary> {
-        self.shown.get(self.selected).map(|r| &self.sessions[r.index])
+        self.shown
+            .get(self.selected)
+            .map(|r| &self.sessions[r.index])
     }
 
     /// Whether sessions of every directory are shown (else only this directory's).
@@ -303,7 +305,10 @@ impl SessionPicker {
             query.clone()
         };
         let mut spans = vec![prompt, Span::styled(shown_query, theme.text())];
-        spans.push(Span::styled(" ", Style::new().add_modifier(Modifier::REVERSED)));
+        spans.push(Span::styled(
+            " ",
+            Style::new().add_modifier(Modifier::REVERSED),
+        ));
         if query.is_empty() {
             spans.push(Span::styled(" type to filter", theme.dim()));
         }
@@ -336,7 +341,12 @@ impl SessionPicker {
         self.rows = rows;
         if self.shown.is_empty() {
             let text = self.empty_text();
-            buf.set_line(x + 2, top, &Line::styled(text, theme.dim()), w.saturating_sub(2));
+            buf.set_line(
+                x + 2,
+                top,
+                &Line::styled(text, theme.dim()),
+                w.saturating_sub(2),
+            );
             return;
         }
         if self.selected < self.offset {
