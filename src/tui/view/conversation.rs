@@ -402,3 +402,54 @@ impl Conversation {
         buf.set_line(x, y, &Line::from(Span::styled(label, style)), w);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::theme::Theme;
+    use crate::tui::view::cell::CellKind;
+    use std::time::Instant;
+
+    fn text_at(buf: &Buffer, y: u16) -> String {
+        (0..buf.area.width)
+            .map(|x| buf[(x, y)].symbol().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn scrolling_through_a_long_history_keeps_a_bounded_layout() {
+        let theme = Theme::dark();
+        let ctx = RenderCtx {
+            theme: &theme,
+            now: Instant::now(),
+            spinner: 0,
+            expand_all: false,
+        };
+        let mut conv = Conversation::default();
+        let n = 3 * WARM_CELLS;
+        for i in 0..n {
+            conv.push(Cell::new(CellKind::User(format!("message {i}"))));
+        }
+        let area = Rect::new(0, 0, 40, 10);
+        let mut buf = Buffer::empty(area);
+        conv.render(area, &mut buf, &ctx);
+        let laid = |c: &Conversation| c.cells.iter().filter(|c| c.is_laid_out()).count();
+        assert!(laid(&conv) <= 10, "only the bottom is laid out at first");
+        conv.to_top();
+        conv.render(area, &mut buf, &ctx);
+        assert_eq!(text_at(&buf, 0).trim_end(), "› message 0");
+        // Page down through everything.
+        while !conv.is_following() {
+            conv.page(1);
+            buf = Buffer::empty(area);
+            conv.render(area, &mut buf, &ctx);
+            assert!(laid(&conv) <= WARM_CELLS + 10, "{}", laid(&conv));
+        }
+        assert!(text_at(&buf, 9).contains(&format!("message {}", n - 1)));
+        // Evicted cells lay themselves out again when shown.
+        conv.to_top();
+        buf = Buffer::empty(area);
+        conv.render(area, &mut buf, &ctx);
+        assert_eq!(text_at(&buf, 0).trim_end(), "› message 0");
+    }
+}

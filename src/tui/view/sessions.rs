@@ -87,10 +87,7 @@ impl SessionPicker {
             .zip(&titles)
             .map(|(s, t)| format!("{t}  {}  {}  {}", s.model, s.cwd.display(), s.id))
             .collect();
-        let here: Vec<bool> = sessions
-            .iter()
-            .map(|s| here.contains(&s.cwd))
-            .collect();
+        let here: Vec<bool> = sessions.iter().map(|s| here.contains(&s.cwd)).collect();
         let all_dirs = !here.iter().any(|h| *h);
         let mut p = SessionPicker {
             sessions,
