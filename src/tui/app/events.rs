@@ -398,8 +398,17 @@ impl App {
             .unwrap_or_else(|| "subagent".to_string());
         match event {
             Event::ToolCallStarted {
-                call_id, summary, ..
+                call_id,
+                tool: name,
+                summary,
+                ..
             } => {
+                // Summaries leave the tool's name out (`cargo test`); the line shows it.
+                let summary = if summary.starts_with(&format!("{name}  ")) {
+                    summary
+                } else {
+                    format!("{name}  {summary}")
+                };
                 if let Some(tool) = self.tool_mut(task_id) {
                     tool.children.push(ChildCall {
                         call_id,

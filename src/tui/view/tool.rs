@@ -241,10 +241,7 @@ impl ToolCell {
     fn header(&self, theme: &Theme, now: Instant) -> RichLine {
         let summary = sanitize(&self.summary);
         let summary = summary.replace('\n', " ");
-        let (name, rest) = match summary.split_once(' ') {
-            Some((n, r)) => (n.to_string(), format!(" {r}")),
-            None => (summary.clone(), String::new()),
-        };
+        let (name, rest) = name_and_rest(&sanitize(&self.tool).replace('\n', " "), &summary);
         let mut spans = vec![Span::styled(
             name,
             Style::new().add_modifier(Modifier::BOLD),
@@ -354,6 +351,29 @@ pub fn format_elapsed(ms: u64) -> String {
     }
 }
 
+/// The bold tool name and the rest of a call's header line (`bash  cargo test -q`). Tools
+/// summarize their arguments without their own name; a summary that already starts with it
+/// (`bash  ls`) is not doubled.
+fn name_and_rest(tool: &str, summary: &str) -> (String, String) {
+    if tool.is_empty() {
+        return match summary.split_once(' ') {
+            Some((n, r)) => (n.to_string(), format!(" {r}")),
+            None => (summary.to_string(), String::new()),
+        };
+    }
+    let rest = summary
+        .strip_prefix(tool)
+        .and_then(|r| r.strip_prefix("  "))
+        .unwrap_or(summary)
+        .trim();
+    let rest = if rest.is_empty() {
+        String::new()
+    } else {
+        format!("  {rest}")
+    };
+    (tool.to_string(), rest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,5 +446,33 @@ mod tests {
             ]
         );
         assert_eq!(format_elapsed(125_000), "2m 05s");
+    }
+
+    #[test]
+    fn the_header_names_the_tool_once() {
+        let t0 = Instant::now();
+        let theme = Theme::dark();
+        let header = |tool: &str, summary: &str| {
+            let mut c = ToolCell::new(
+                "c".into(),
+                tool.into(),
+                summary.into(),
+                serde_json::Value::Null,
+                t0,
+            );
+            c.status = Some(ToolStatus::Ok);
+            c.elapsed_ms = Some(10);
+            text(&c.layout(60, t0, false, &theme)).remove(0)
+        };
+        // What the agent sends: the summary without the tool's name.
+        assert_eq!(header("bash", "cargo test -q"), "bash  cargo test -q  10ms");
+        assert_eq!(
+            header("read_file", "src/main.rs"),
+            "read_file  src/main.rs  10ms"
+        );
+        // A command that starts with the tool's name keeps it.
+        assert_eq!(header("bash", "bash run.sh"), "bash  bash run.sh  10ms");
+        // Already prefixed: not doubled.
+        assert_eq!(header("bash", "bash  ls"), "bash  ls  10ms");
     }
 }
