@@ -53,8 +53,10 @@ pub struct SessionPicker {
     sessions: Vec<SessionSummary>,
     /// One-line titles, as drawn and matched.
     titles: Vec<String>,
-    /// What the filter searches: title, model, directory and id.
-    haystacks: Vec<String>,
+    /// What the filter searches besides the title: model, directory and id. Each field is
+    /// matched on its own: across a concatenation, a short query would match scattered
+    /// letters of unrelated fields.
+    fields: Vec<[String; 3]>,
     /// Whether each session ran in the current directory.
     here: Vec<bool>,
     all_dirs: bool,
@@ -82,17 +84,16 @@ impl SessionPicker {
         current: Option<String>,
     ) -> SessionPicker {
         let titles: Vec<String> = sessions.iter().map(|s| one_line(&s.title)).collect();
-        let haystacks = sessions
+        let fields = sessions
             .iter()
-            .zip(&titles)
-            .map(|(s, t)| format!("{t}  {}  {}  {}", s.model, s.cwd.display(), s.id))
+            .map(|s| [s.model.clone(), s.cwd.display().to_string(), s.id.clone()])
             .collect();
         let here: Vec<bool> = sessions.iter().map(|s| here.contains(&s.cwd)).collect();
         let all_dirs = !here.iter().any(|h| *h);
         let mut p = SessionPicker {
             sessions,
             titles,
-            haystacks,
+            fields,
             here,
             all_dirs,
             query: String::new(),
@@ -243,8 +244,11 @@ impl SessionPicker {
         let mut scored: Vec<(u32, usize)> = (0..self.sessions.len())
             .filter(in_scope)
             .filter_map(|i| {
-                let hay = Utf32Str::new(&self.haystacks[i], &mut buf);
-                pattern.score(hay, &mut matcher).map(|s| (s, i))
+                std::iter::once(&self.titles[i])
+                    .chain(&self.fields[i])
+                    .filter_map(|f| pattern.score(Utf32Str::new(f, &mut buf), &mut matcher))
+                    .max()
+                    .map(|s| (s, i))
             })
             .collect();
         // Best match first; among equals, the most recent.
@@ -253,10 +257,8 @@ impl SessionPicker {
             .into_iter()
             .map(|(_, index)| {
                 let mut idx = Vec::new();
-                let hay = Utf32Str::new(&self.haystacks[index], &mut buf);
-                pattern.indices(hay, &mut matcher, &mut idx);
-                let title_len = self.titles[index].chars().count() as u32;
-                idx.retain(|i| *i < title_len);
+                let title = Utf32Str::new(&self.titles[index], &mut buf);
+                pattern.indices(title, &mut matcher, &mut idx);
                 idx.sort_unstable();
                 idx.dedup();
                 Shown {
@@ -558,6 +560,34 @@ mod tests {
         key(&mut p, KeyCode::Backspace);
         assert_eq!(ids(&p).len(), 3);
         assert_eq!(key(&mut p, KeyCode::Esc), PickerAction::Close);
+    }
+
+    #[test]
+    fn each_field_is_matched_on_its_own() {
+        let mut p = SessionPicker::new(
+            vec![
+                summary("a1", "tell me about HERONS", "/tmp/.tmpR8aIad/ws", 1),
+                summary("b2", "tell me about OTTERS", "/tmp/.tmpR8aIad/ws", 2),
+            ],
+            &[PathBuf::from("/tmp/.tmpR8aIad/ws")],
+            Timestamp::from_second(1_800_000_000).expect("ts"),
+            None,
+            None,
+        );
+        for c in "otters".chars() {
+            key(&mut p, KeyCode::Char(c));
+        }
+        assert_eq!(ids(&p), vec!["b2"]);
+        // The directory and the id are searched too.
+        p.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        for c in "tmpr8".chars() {
+            key(&mut p, KeyCode::Char(c));
+        }
+        assert_eq!(ids(&p), vec!["a1", "b2"]);
+        p.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        key(&mut p, KeyCode::Char('b'));
+        key(&mut p, KeyCode::Char('2'));
+        assert_eq!(ids(&p), vec!["b2"]);
     }
 
     #[test]
