@@ -257,6 +257,7 @@ impl Agent {
             },
             sandbox_mode: self.sandbox.describe(),
             history: std::mem::take(&mut self.resumed_view),
+            keep_view: false,
         }
     }
 

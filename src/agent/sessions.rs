@@ -6,7 +6,7 @@ use super::journal::{Journal, SessionStart};
 use super::{Agent, new_session_id};
 use crate::config::Config;
 use crate::llm::Message;
-use crate::protocol::{Event, HistoryItem, Todo};
+use crate::protocol::{Event, HistoryItem, SessionInfo, Todo};
 use crate::session::{self, Entry, Header, SessionWriter};
 use crate::tools::EventSink;
 use std::path::Path;
@@ -183,7 +183,10 @@ impl Agent {
                 Some(header(&self.config, &self.session_id, &model)),
                 self.config.data_dir.clone(),
             );
-            let info = self.session_info();
+            let info = SessionInfo {
+                keep_view: true,
+                ..self.session_info()
+            };
             self.events.send(Event::SessionConfigured(info));
             return;
         };
@@ -192,7 +195,11 @@ impl Agent {
                 self.journal
                     .replace(Some(writer), None, self.config.data_dir.clone());
                 self.session_id = new_id.clone();
-                let info = self.session_info();
+                // The conversation on screen goes on: the front end keeps its view.
+                let info = SessionInfo {
+                    keep_view: true,
+                    ..self.session_info()
+                };
                 self.events.send(Event::SessionConfigured(info));
                 self.events.send(Event::Notice {
                     text: format!(

@@ -48,7 +48,7 @@ pub struct ToolCell {
     /// Wall time once finished.
     pub elapsed_ms: Option<u64>,
     /// The change an edit made.
-    pub diff: Option<FileDiff>,
+    pub diff: Option<Box<FileDiff>>,
     /// A subagent's description, when this is a `task` call.
     pub subagent: Option<String>,
     /// The subagent's tool calls.
@@ -260,9 +260,11 @@ impl ToolCell {
             ));
             spans.push(Span::raw(")"));
         }
-        let elapsed = match self.elapsed_ms {
-            Some(ms) => ms,
-            None => now.saturating_duration_since(self.started).as_millis() as u64,
+        // A call from a resumed session has no recorded duration: none is shown.
+        let elapsed = match (self.elapsed_ms, self.status) {
+            (Some(ms), _) => Some(ms),
+            (None, None) => Some(now.saturating_duration_since(self.started).as_millis() as u64),
+            (None, Some(_)) => None,
         };
         let label = match self.status {
             Some(ToolStatus::Blocked) => Some(("blocked", theme.error)),
@@ -274,7 +276,9 @@ impl ToolCell {
         if let Some((label, color)) = label {
             spans.push(Span::styled(format!("  {label}"), theme.fg(color)));
         }
-        if !matches!(self.status, Some(ToolStatus::Blocked | ToolStatus::Denied)) {
+        if let Some(elapsed) = elapsed
+            && !matches!(self.status, Some(ToolStatus::Blocked | ToolStatus::Denied))
+        {
             spans.push(Span::styled(
                 format!("  {}", format_elapsed(elapsed)),
                 theme.dim(),
