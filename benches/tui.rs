@@ -26,6 +26,7 @@ fn configured_app() -> App {
         approval_mode: "ask".into(),
         sandbox_mode: "workspace-write".into(),
         history: Vec::new(),
+        keep_view: false,
     }));
     app
 }

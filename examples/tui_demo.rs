@@ -22,6 +22,7 @@ async fn main() -> anyhow::Result<()> {
             approval_mode: "ask".into(),
             sandbox_mode: "workspace-write".into(),
             history: Vec::new(),
+            keep_view: false,
         };
         let _ = ev_tx.send(Event::SessionConfigured(info.clone()));
         let mut used = 1_000;

@@ -36,6 +36,7 @@ struct PlainPrinter {
     stream_text: bool,
     calls: HashMap<String, (String, String)>,
     open_line: bool,
+    saw_error: bool,
 }
 
 impl PlainPrinter {
@@ -44,6 +45,7 @@ impl PlainPrinter {
             stream_text: std::io::stdout().is_terminal(),
             calls: HashMap::new(),
             open_line: false,
+            saw_error: false,
         }
     }
 
@@ -131,7 +133,10 @@ impl PlainPrinter {
                 ));
             }
             Event::Notice { text } => self.err(&format!("{indent}{text}")),
-            Event::Error { message } => self.err(&format!("{indent}error: {message}")),
+            Event::Error { message } => {
+                self.saw_error = true;
+                self.err(&format!("{indent}error: {message}"));
+            }
             Event::Compacted {
                 before_tokens,
                 after_tokens,
@@ -182,7 +187,9 @@ pub async fn run(config: Config, opts: ExecOptions) -> i32 {
             }
         };
         let Some(event) = event else {
-            eprintln!("rein: the agent stopped unexpectedly");
+            if !printer.saw_error {
+                eprintln!("rein: the agent stopped unexpectedly");
+            }
             return EXIT_FAILED;
         };
         if opts.json {

@@ -406,11 +406,23 @@ fn run_tui(flags: Flags, continue_: bool, resume: Option<String>) -> ExitCode {
         }
     };
     let _guard = init_logging(&config.data_dir);
-    let session = match session_start(&config, continue_, resume.as_deref()) {
-        Ok(s) => s,
-        Err(msg) => {
-            eprintln!("rein: {msg}");
-            return ExitCode::from(2);
+    let session = if resume.as_deref() == Some("") {
+        // `--resume` without an id: pick one full-screen; Esc leaves without starting.
+        match rein::tui::pick_session(&config.data_dir, &config.cwd) {
+            Ok(Some(path)) => SessionStart::Resume(path),
+            Ok(None) => return ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("rein: {e:#}");
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        match session_start(&config, continue_, resume.as_deref()) {
+            Ok(s) => s,
+            Err(msg) => {
+                eprintln!("rein: {msg}");
+                return ExitCode::from(2);
+            }
         }
     };
     let rt = match runtime() {

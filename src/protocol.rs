@@ -234,6 +234,10 @@ pub struct SessionInfo {
     pub sandbox_mode: String,
     /// The past conversation when resumed (empty for a new one).
     pub history: Vec<HistoryItem>,
+    /// The conversation on screen goes on (a `/fork`): front ends keep their view instead of
+    /// starting an empty one.
+    #[serde(default)]
+    pub keep_view: bool,
 }
 
 /// Events the agent task sends to the UI.

@@ -1,5 +1,5 @@
 //! The agent driven through its channels, as the TUI drives it: interrupts, approvals with
-//! notes, "always", model switch, turn cap, /clear.
+//! notes, "always", model switch, turn cap, /clear, /fork.
 
 mod support;
 
@@ -20,6 +20,10 @@ struct Setup {
 }
 
 fn start(server: &ScriptedServer, extra_config: &str) -> Setup {
+    start_with(server, extra_config, SessionStart::Ephemeral)
+}
+
+fn start_with(server: &ScriptedServer, extra_config: &str, session: SessionStart) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let ws = root.join("ws");
@@ -49,7 +53,7 @@ fn start(server: &ScriptedServer, extra_config: &str) -> Setup {
     };
     let config = Config::from_inputs(&inputs).unwrap();
     let mut opts = AgentOptions::new(config, Approver::Interactive);
-    opts.session = SessionStart::Ephemeral;
+    opts.session = session;
     let handle = rein::agent::spawn(opts).unwrap();
     Setup {
         _dir: dir,
@@ -280,4 +284,60 @@ async fn turn_cap_model_switch_and_clear() {
     assert_eq!(req.body["model"], "other-model");
     assert_eq!(user_texts(&req).len(), 1, "history was cleared");
     assert!(user_texts(&req)[0].contains("fresh start"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fork_keeps_the_view_and_clear_does_not() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::text("first answer"))
+        .push(Reply::text("answer in the fork"));
+    let mut st = start_with(&s, "", SessionStart::New);
+    let Event::SessionConfigured(first) =
+        wait_for(&mut st.handle, |e| matches!(e, Event::SessionConfigured(_))).await
+    else {
+        unreachable!()
+    };
+    assert!(!first.keep_view);
+    send(
+        &st.handle,
+        Op::UserInput {
+            text: "remember OSPREY".into(),
+        },
+    );
+    assert_eq!(finished(&mut st.handle).await, TurnOutcome::Completed);
+
+    send(&st.handle, Op::Fork);
+    let Event::SessionConfigured(fork) =
+        wait_for(&mut st.handle, |e| matches!(e, Event::SessionConfigured(_))).await
+    else {
+        unreachable!()
+    };
+    assert!(
+        fork.keep_view,
+        "the front end keeps the conversation on screen"
+    );
+    assert!(fork.history.is_empty(), "nothing to replay: the view stays");
+    assert_ne!(fork.session_id, first.session_id);
+    wait_for(
+        &mut st.handle,
+        |e| matches!(e, Event::Notice { text } if text.contains("Forked session")),
+    )
+    .await;
+    // The fork goes on with the whole conversation.
+    send(
+        &st.handle,
+        Op::UserInput {
+            text: "and now?".into(),
+        },
+    );
+    assert_eq!(finished(&mut st.handle).await, TurnOutcome::Completed);
+    assert!(user_texts(&s.request(1))[0].contains("OSPREY"));
+
+    send(&st.handle, Op::Clear);
+    let Event::SessionConfigured(cleared) =
+        wait_for(&mut st.handle, |e| matches!(e, Event::SessionConfigured(_))).await
+    else {
+        unreachable!()
+    };
+    assert!(!cleared.keep_view);
 }

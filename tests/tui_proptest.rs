@@ -164,29 +164,32 @@ fn agent_event() -> impl Strategy<Value = Event> {
             text().prop_map(|reason| TurnOutcome::Failed { reason }),
         ]
         .prop_map(|outcome| Event::TurnFinished { outcome }),
-        (text(), text()).prop_map(|(a, b)| Event::SessionConfigured(SessionInfo {
-            session_id: a.clone(),
-            model: b,
-            provider: a,
-            cwd: PathBuf::from("/w"),
-            context_window: 1000,
-            approval_mode: "ask".into(),
-            sandbox_mode: "off".into(),
-            history: vec![
-                HistoryItem::User { text: "hi".into() },
-                HistoryItem::Assistant {
-                    text: "**yo**".into(),
-                    reasoning: Some("r".into()),
-                },
-                HistoryItem::Tool {
-                    call_id: "a".into(),
-                    tool: "bash".into(),
-                    summary: "bash  ls".into(),
-                    status: None,
-                    output: "x\ny".into(),
-                },
-            ],
-        })),
+        (text(), text(), proptest::bool::ANY).prop_map(|(a, b, keep_view)| {
+            Event::SessionConfigured(SessionInfo {
+                session_id: a.clone(),
+                model: b,
+                provider: a,
+                cwd: PathBuf::from("/w"),
+                context_window: 1000,
+                approval_mode: "ask".into(),
+                sandbox_mode: "off".into(),
+                history: vec![
+                    HistoryItem::User { text: "hi".into() },
+                    HistoryItem::Assistant {
+                        text: "**yo**".into(),
+                        reasoning: Some("r".into()),
+                    },
+                    HistoryItem::Tool {
+                        call_id: "a".into(),
+                        tool: "bash".into(),
+                        summary: "bash  ls".into(),
+                        status: None,
+                        output: "x\ny".into(),
+                    },
+                ],
+                keep_view,
+            })
+        }),
     ];
     leaf.prop_recursive(2, 8, 1, |inner| {
         (id(), inner).prop_map(|(task_id, event)| Event::Subagent {

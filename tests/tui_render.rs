@@ -24,6 +24,7 @@ fn session() -> Event {
         approval_mode: "ask".into(),
         sandbox_mode: "workspace-write".into(),
         history: Vec::new(),
+        keep_view: false,
     })
 }
 

@@ -72,12 +72,26 @@ pub fn new_session_id() -> String {
     format!("{:012x}", n & 0xffff_ffff_ffff)
 }
 
-/// Starts the agent task (must be called inside a tokio runtime).
+/// Starts the agent task (must be called inside a tokio runtime). Returns at once: the
+/// agent is built off the async threads (HTTP client, sandbox probe, reading a resumed
+/// session), so a front end can draw its first frame meanwhile. If it cannot be built, an
+/// `Event::Error` saying why is sent and the event channel closes.
 pub fn spawn(opts: AgentOptions) -> anyhow::Result<AgentHandle> {
     let (ops_tx, ops_rx) = unbounded_channel();
     let (ev_tx, ev_rx) = unbounded_channel();
-    let agent = Agent::new(opts, EventSink::new(ev_tx))?;
-    tokio::spawn(agent.run(ops_rx));
+    let events = EventSink::new(ev_tx);
+    tokio::spawn(async move {
+        let sink = events.clone();
+        match tokio::task::spawn_blocking(move || Agent::new(opts, sink)).await {
+            Ok(Ok(agent)) => agent.run(ops_rx).await,
+            Ok(Err(e)) => events.send(Event::Error {
+                message: format!("cannot start: {e:#}"),
+            }),
+            Err(e) => events.send(Event::Error {
+                message: format!("cannot start: {e}"),
+            }),
+        }
+    });
     Ok(AgentHandle {
         ops: ops_tx,
         events: ev_rx,
@@ -243,6 +257,7 @@ impl Agent {
             },
             sandbox_mode: self.sandbox.describe(),
             history: std::mem::take(&mut self.resumed_view),
+            keep_view: false,
         }
     }
 

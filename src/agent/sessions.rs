@@ -6,7 +6,7 @@ use super::journal::{Journal, SessionStart};
 use super::{Agent, new_session_id};
 use crate::config::Config;
 use crate::llm::Message;
-use crate::protocol::{Event, HistoryItem, Todo};
+use crate::protocol::{Event, HistoryItem, SessionInfo, Todo};
 use crate::session::{self, Entry, Header, SessionWriter};
 use crate::tools::EventSink;
 use std::path::Path;
@@ -28,9 +28,19 @@ fn header(config: &Config, id: &str, model: &str) -> Header {
 
 /// Opens a resumed session: lock it for writing first (fails fast when another rein has it),
 /// then rebuild context and view.
-fn resume_file(path: &Path) -> Result<(SessionWriter, session::Resumed), session::SessionError> {
+fn resume_file(
+    path: &Path,
+    cwd: &Path,
+) -> Result<(SessionWriter, session::Resumed), session::SessionError> {
     let writer = SessionWriter::open_append(path)?;
-    let resumed = session::resume(path)?;
+    let mut resumed = session::resume(path)?;
+    if resumed.header.cwd != cwd {
+        resumed.notices.push(format!(
+            "This session was recorded in {}; it continues here, in {}.",
+            resumed.header.cwd.display(),
+            cwd.display()
+        ));
+    }
     Ok((writer, resumed))
 }
 
@@ -60,7 +70,7 @@ pub(super) fn open(
             fresh(journal, id)
         }
         SessionStart::Resume(path) => {
-            let (writer, r) = resume_file(&path)?;
+            let (writer, r) = resume_file(&path, &config.cwd)?;
             Opened {
                 journal: Journal::continuing(writer, events),
                 id: r.header.id,
@@ -183,7 +193,10 @@ impl Agent {
                 Some(header(&self.config, &self.session_id, &model)),
                 self.config.data_dir.clone(),
             );
-            let info = self.session_info();
+            let info = SessionInfo {
+                keep_view: true,
+                ..self.session_info()
+            };
             self.events.send(Event::SessionConfigured(info));
             return;
         };
@@ -192,7 +205,11 @@ impl Agent {
                 self.journal
                     .replace(Some(writer), None, self.config.data_dir.clone());
                 self.session_id = new_id.clone();
-                let info = self.session_info();
+                // The conversation on screen goes on: the front end keeps its view.
+                let info = SessionInfo {
+                    keep_view: true,
+                    ..self.session_info()
+                };
                 self.events.send(Event::SessionConfigured(info));
                 self.events.send(Event::Notice {
                     text: format!(
@@ -225,7 +242,7 @@ impl Agent {
         }
         // Release our own file first so the lock of the target can't deadlock with it.
         self.journal.sync();
-        match resume_file(&path) {
+        match resume_file(&path, &self.config.cwd) {
             Ok((writer, r)) => {
                 // Replace the writer in place: the router, dispatchers and subagents share it.
                 self.journal

@@ -4,17 +4,20 @@
 
 mod commands;
 mod events;
+mod found;
 mod keys;
 
 pub use commands::{COMMANDS, SlashCommand};
 
 use crate::protocol::{ApprovalRequest, Op, Todo};
+use crate::tui::lookup::Lookup;
 use crate::tui::theme::Theme;
 use crate::tui::view::approval::ApprovalView;
 use crate::tui::view::cell::{Cell, CellKind, Level, RenderCtx};
 use crate::tui::view::composer::Composer;
 use crate::tui::view::conversation::Conversation;
 use crate::tui::view::picker::Picker;
+use crate::tui::view::sessions::SessionPicker;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -39,6 +42,8 @@ pub enum Effect {
     Copy(String),
     /// List the files under this directory for `@` completion.
     IndexFiles(PathBuf),
+    /// Read something from disk and hand it to `App::on_found`.
+    Lookup(Lookup),
     /// Leave the app.
     Quit,
 }
@@ -107,6 +112,8 @@ pub struct App {
     /// When the previous key was pressed.
     pub(crate) last_key: Option<Instant>,
     pub(crate) popup: Option<Popup>,
+    /// The `/resume` picker, full screen while open.
+    pub(crate) session_picker: Option<SessionPicker>,
     pub(crate) popup_dismissed: Option<String>,
     pub(crate) queued: VecDeque<String>,
     pub(crate) busy: bool,
@@ -149,6 +156,7 @@ impl App {
             approval_guard: false,
             last_key: None,
             popup: None,
+            session_picker: None,
             popup_dismissed: None,
             queued: VecDeque::new(),
             busy: false,
@@ -234,6 +242,11 @@ impl App {
     pub fn scroll_to_cell(&mut self, i: usize) {
         self.conversation.scroll_to_cell(i);
         self.dirty = true;
+    }
+
+    /// The open session picker (`/resume`), if any.
+    pub fn session_picker(&self) -> Option<&SessionPicker> {
+        self.session_picker.as_ref()
     }
 
     /// Approval requests waiting for an answer.
@@ -391,27 +404,7 @@ impl App {
 
     /// Shortens a path for display: `~` for the home directory, `…/a/b` when long.
     pub fn short_path(&self, path: &std::path::Path, max: usize) -> String {
-        let mut s = crate::tui::wrap::one_line(&path.display().to_string());
-        if let Some(home) = &self.home
-            && let Ok(rest) = path.strip_prefix(home)
-        {
-            s = if rest.as_os_str().is_empty() {
-                "~".to_string()
-            } else {
-                format!("~/{}", rest.display())
-            };
-        }
-        if s.chars().count() <= max {
-            return s;
-        }
-        let parts: Vec<&str> = s.split('/').filter(|p| !p.is_empty()).collect();
-        let tail = parts[parts.len().saturating_sub(2)..].join("/");
-        let short = format!("…/{tail}");
-        if short.chars().count() <= max {
-            short
-        } else {
-            crate::tui::wrap::truncate(&short, max).into_owned()
-        }
+        crate::tui::wrap::short_path(path, self.home.as_deref(), max)
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod app;
 pub mod files;
 pub mod history;
+pub mod lookup;
 pub mod terminal;
 pub mod theme;
 pub mod view;
@@ -19,10 +20,11 @@ use app::{App, Effect};
 use crossterm::event::{EventStream, KeyEventKind};
 use crossterm::{execute, queue};
 use futures::StreamExt;
+use lookup::Found;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::{BufWriter, Stdout};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -62,7 +64,13 @@ pub async fn run(
     let guard = terminal::enter().context("could not set up the terminal")?;
     let backend = CrosstermBackend::new(BufWriter::with_capacity(1 << 16, std::io::stdout()));
     let result = match Terminal::new(backend) {
-        Ok(mut term) => event_loop(&mut app, &mut term, &ops, &mut events, &history_path).await,
+        Ok(mut term) => {
+            let paths = Paths {
+                history: &history_path,
+                data_dir: &opts.data_dir,
+            };
+            event_loop(&mut app, &mut term, &ops, &mut events, paths).await
+        }
         Err(e) => Err(e.into()),
     };
     let _ = ops.send(Op::Shutdown);
@@ -70,19 +78,30 @@ pub async fn run(
     result
 }
 
+/// Where the run loop reads and writes.
+#[derive(Clone, Copy)]
+struct Paths<'a> {
+    /// The input history file.
+    history: &'a Path,
+    /// The data directory (sessions).
+    data_dir: &'a Path,
+}
+
 async fn event_loop(
     app: &mut App,
     term: &mut Term,
     ops: &UnboundedSender<Op>,
     events: &mut UnboundedReceiver<Event>,
-    history_path: &std::path::Path,
+    paths: Paths<'_>,
 ) -> anyhow::Result<()> {
     let mut keys = EventStream::new();
     let (files_tx, mut files_rx) = unbounded_channel::<Vec<String>>();
+    let (found_tx, mut found_rx) = unbounded_channel::<Found>();
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut last_draw: Option<Instant> = None;
+    let mut last_error: Option<String> = None;
     loop {
         if !terminal::is_active() {
             // A panic somewhere (another task) restored the terminal: drawing on would garble
@@ -115,6 +134,9 @@ async fn event_loop(
             ev = events.recv() => match ev {
                 Some(ev) => {
                     app.set_now(Instant::now());
+                    if let Event::Error { message } = &ev {
+                        last_error = Some(message.clone());
+                    }
                     app.on_agent_event(ev);
                     for _ in 0..EVENT_BATCH {
                         match events.try_recv() {
@@ -123,9 +145,14 @@ async fn event_loop(
                         }
                     }
                 }
-                None => anyhow::bail!("the agent stopped unexpectedly; see the log for why"),
+                // The agent could not start (or died): say why on the restored terminal.
+                None => match last_error {
+                    Some(message) => anyhow::bail!("{message}"),
+                    None => anyhow::bail!("the agent stopped unexpectedly; see the log for why"),
+                },
             },
             Some(files) = files_rx.recv() => app.set_files(files),
+            Some(found) = found_rx.recv() => app.on_found(found),
             _ = sigterm.recv() => return Ok(()),
             _ = sighup.recv() => return Ok(()),
             _ = sigint.recv() => return Ok(()),
@@ -151,7 +178,7 @@ async fn event_loop(
                     }
                 }
                 Effect::SaveHistory(text) => {
-                    if let Err(e) = history::append(history_path, &text) {
+                    if let Err(e) = history::append(paths.history, &text) {
                         tracing::warn!("could not save the input history: {e}");
                     }
                 }
@@ -165,6 +192,13 @@ async fn event_loop(
                     let tx = files_tx.clone();
                     tokio::task::spawn_blocking(move || {
                         let _ = tx.send(files::index(&root));
+                    });
+                }
+                Effect::Lookup(lookup) => {
+                    let tx = found_tx.clone();
+                    let data_dir = paths.data_dir.to_path_buf();
+                    tokio::task::spawn_blocking(move || {
+                        let _ = tx.send(lookup.run(&data_dir));
                     });
                 }
                 Effect::Quit => return Ok(()),
@@ -186,6 +220,52 @@ fn draw(term: &mut Term, app: &mut App) -> anyhow::Result<()> {
     )?;
     app.mark_drawn();
     Ok(())
+}
+
+/// The full-screen session picker of `rein --resume` (before the agent starts): every saved
+/// session, this directory's first. Returns the chosen session file, or `None` when the person
+/// leaves with Esc.
+pub fn pick_session(data_dir: &Path, cwd: &Path) -> anyhow::Result<Option<PathBuf>> {
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    let sessions = crate::session::list(data_dir, None);
+    let here = view::sessions::here_dirs(cwd);
+    let mut picker =
+        view::sessions::SessionPicker::new(sessions, &here, jiff::Timestamp::now(), home, None);
+    let guard = terminal::enter().context("could not set up the terminal")?;
+    let result = Terminal::new(CrosstermBackend::new(std::io::stdout()))
+        .map_err(anyhow::Error::from)
+        .and_then(|mut term| {
+            run_picker(&mut term, &mut picker, &theme::Theme::dark(), || {
+                crossterm::event::read()
+            })
+        });
+    drop(guard);
+    result
+}
+
+/// Runs a session picker on `term` with events from `next` until the person opens a
+/// session (its file) or leaves (`None`).
+pub fn run_picker<B>(
+    term: &mut Terminal<B>,
+    picker: &mut view::sessions::SessionPicker,
+    theme: &theme::Theme,
+    mut next: impl FnMut() -> std::io::Result<crossterm::event::Event>,
+) -> anyhow::Result<Option<PathBuf>>
+where
+    B: ratatui::backend::Backend,
+    B::Error: Send + Sync + 'static,
+{
+    loop {
+        term.draw(|f| {
+            let area = f.area();
+            picker.render(area, f.buffer_mut(), theme);
+        })?;
+        match picker.on_event(next()?) {
+            view::sessions::PickerAction::Open(s) => return Ok(Some(s.path)),
+            view::sessions::PickerAction::Close => return Ok(None),
+            view::sessions::PickerAction::None => {}
+        }
+    }
 }
 
 /// Asks a yes/no question full-screen (first run: "use the local server found at …?").

@@ -141,6 +141,31 @@ pub fn one_line(s: &str) -> String {
     sanitize(s).replace('\n', " ")
 }
 
+/// Shortens a path for display: `~` for the home directory, `…/a/b` when longer than `max`.
+pub fn short_path(path: &std::path::Path, home: Option<&std::path::Path>, max: usize) -> String {
+    let mut s = one_line(&path.display().to_string());
+    if let Some(home) = home
+        && let Ok(rest) = path.strip_prefix(home)
+    {
+        s = if rest.as_os_str().is_empty() {
+            "~".to_string()
+        } else {
+            format!("~/{}", one_line(&rest.display().to_string()))
+        };
+    }
+    if s.chars().count() <= max {
+        return s;
+    }
+    let parts: Vec<&str> = s.split('/').filter(|p| !p.is_empty()).collect();
+    let tail = parts[parts.len().saturating_sub(2)..].join("/");
+    let short = format!("…/{tail}");
+    if short.chars().count() <= max {
+        short
+    } else {
+        truncate(&short, max).into_owned()
+    }
+}
+
 fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     match chars.peek() {
         // CSI: parameters then one final byte in @..~

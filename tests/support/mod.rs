@@ -25,6 +25,10 @@
 //!   `.pause_after(n, &gate)` with a [`Gate`] the test releases. `n` counts SSE events (see
 //!   [`reply`] for the layout).
 //! - The server runs on its own thread and runtime; it stops when dropped.
+//!
+//! [`rein::World`] runs the real binary against it in a private temp world; [`pty::Pty`]
+//! runs it in a pseudo-terminal (`World::spawn_tui`) to drive the full-screen app by keys and
+//! read its screen.
 
 #![allow(dead_code, unused_imports)]
 
@@ -34,4 +38,5 @@ pub mod server;
 
 pub use reply::{Fault, Item, Reply};
 pub use server::{Gate, RecordedRequest, ScriptedServer};
+pub mod pty;
 pub mod rein;

@@ -68,26 +68,31 @@ impl World {
         std::fs::read_to_string(self.ws.join(rel)).ok()
     }
 
+    /// The whole environment rein runs with: a clean one pointing at the server.
+    pub fn env_vars(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+        let provider = match self.kind {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        };
+        vec![
+            ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+            ("HOME", self.home.clone().into()),
+            ("XDG_CONFIG_HOME", self.config_home.clone().into()),
+            ("XDG_DATA_HOME", self.data_home.clone().into()),
+            ("TMPDIR", self.dir.path().into()),
+            ("BASE_URL", self.base_url.clone().into()),
+            ("MODEL", "scripted-model".into()),
+            ("API_KEY", TEST_KEY.into()),
+            ("REIN_PROVIDER", provider.into()),
+        ]
+    }
+
     /// `rein` with a clean environment pointing at the server.
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_rein"));
         c.env_clear()
             .current_dir(&self.ws)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", &self.config_home)
-            .env("XDG_DATA_HOME", &self.data_home)
-            .env("TMPDIR", self.dir.path())
-            .env("BASE_URL", &self.base_url)
-            .env("MODEL", "scripted-model")
-            .env("API_KEY", TEST_KEY)
-            .env(
-                "REIN_PROVIDER",
-                match self.kind {
-                    ProviderKind::OpenAi => "openai",
-                    ProviderKind::Anthropic => "anthropic",
-                },
-            )
+            .envs(self.env_vars())
             .stdin(Stdio::null());
         c
     }

@@ -1,10 +1,12 @@
 //! Slash commands. They run in the UI; only their effects reach the agent. An unknown command
 //! is a notice and is never sent to the model.
 
-use super::App;
+use super::{App, Effect};
 use crate::protocol::Op;
+use crate::tui::lookup::Lookup;
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
+use crate::tui::view::sessions::SessionPicker;
 use crate::tui::wrap::RichLine;
 use ratatui::style::Modifier;
 use ratatui::text::Span;
@@ -39,8 +41,23 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "model",
-        args: "NAME",
+        args: "[NAME]",
         about: "switch the model (no name: show it)",
+    },
+    SlashCommand {
+        name: "resume",
+        args: "[ID]",
+        about: "continue a saved session (no id: pick one)",
+    },
+    SlashCommand {
+        name: "rename",
+        args: "TITLE",
+        about: "give this session a title",
+    },
+    SlashCommand {
+        name: "fork",
+        args: "",
+        about: "continue in a copy of this session",
     },
     SlashCommand {
         name: "todos",
@@ -51,6 +68,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         name: "diff",
         args: "",
         about: "every file change of this session as one diff",
+    },
+    SlashCommand {
+        name: "skills",
+        args: "",
+        about: "list the skills found (and the files skipped)",
+    },
+    SlashCommand {
+        name: "memory",
+        args: "",
+        about: "show the AGENTS.md files the model reads",
     },
     SlashCommand {
         name: "copy",
@@ -72,7 +99,10 @@ const KEYS: &[(&str, &str)] = &[
     ("esc", "interrupt the turn (closes a dialog first)"),
     ("ctrl+c", "clear the composer or interrupt; twice quits"),
     ("ctrl+d on an empty composer", "quit"),
-    ("pgup pgdn · wheel · ctrl+home ctrl+end", "scroll"),
+    (
+        "pgup pgdn · wheel · ctrl+home ctrl+end",
+        "scroll (ctrl+home: the first message)",
+    ),
     ("ctrl+o · click a tool call", "expand output and reasoning"),
     ("ctrl+t", "show or hide the todo list"),
     ("@", "complete a file path"),
@@ -105,8 +135,8 @@ impl App {
             Some((n, a)) => (n, a.trim()),
             None => (body, ""),
         };
-        let touches_agent =
-            matches!(name, "clear" | "compact" | "model") && !(name == "model" && args.is_empty());
+        let touches_agent = matches!(name, "clear" | "compact" | "model" | "fork" | "resume")
+            && !(name == "model" && args.is_empty());
         if touches_agent && self.busy {
             self.notice(
                 format!("/{name} has to wait until the turn ends (esc interrupts it)"),
@@ -146,6 +176,29 @@ impl App {
             "model" => self.send(Op::SetModel {
                 model: args.to_string(),
             }),
+            "resume" if args.is_empty() => {
+                self.session_picker = Some(SessionPicker::loading());
+                let cwd = self.workspace();
+                self.effect(Effect::Lookup(Lookup::Sessions { cwd }));
+            }
+            "resume" => self.send(Op::Resume {
+                id: args.to_string(),
+            }),
+            "rename" if args.is_empty() => {
+                self.notice("give the title too: /rename TITLE", Level::Info)
+            }
+            "rename" => self.send(Op::Rename {
+                title: args.to_string(),
+            }),
+            "fork" => self.send(Op::Fork),
+            "skills" => {
+                let (home, cwd) = (self.home.clone(), self.workspace());
+                self.effect(Effect::Lookup(Lookup::Skills { home, cwd }));
+            }
+            "memory" => {
+                let (home, cwd) = (self.home.clone(), self.workspace());
+                self.effect(Effect::Lookup(Lookup::Memory { home, cwd }));
+            }
             "todos" => {
                 let todos = self.todos.clone();
                 self.push_cell(CellKind::Todos(todos));
@@ -154,7 +207,7 @@ impl App {
             "copy" => match self.last_answer.clone() {
                 Some(text) => {
                     let n = text.chars().count();
-                    self.effect(super::Effect::Copy(text));
+                    self.effect(Effect::Copy(text));
                     self.notice(
                         format!("copied the last answer ({n} characters)"),
                         Level::Info,
@@ -172,6 +225,22 @@ impl App {
                 Level::Warn,
             ),
         }
+    }
+
+    /// The workspace directory (the agent's, once configured).
+    pub(crate) fn workspace(&self) -> std::path::PathBuf {
+        if self.status.cwd.as_os_str().is_empty() {
+            std::path::PathBuf::from(".")
+        } else {
+            self.status.cwd.clone()
+        }
+    }
+
+    /// Whether `/name` needs its argument (the popup then waits for it instead of running).
+    pub(crate) fn needs_args(name: &str) -> bool {
+        COMMANDS
+            .iter()
+            .any(|c| c.name == name && c.args.starts_with(|ch: char| ch.is_ascii_uppercase()))
     }
 
     fn help(&mut self) {

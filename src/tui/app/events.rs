@@ -181,20 +181,36 @@ impl App {
     }
 
     fn configure(&mut self, info: SessionInfo) {
-        // Notices from before the first configuration (a bad theme file) stay on screen.
-        let early: Vec<_> = if self.status.configured {
-            Vec::new()
-        } else {
-            std::mem::take(&mut self.conversation).into_cells()
-        };
-        self.status.model = one_line(&info.model);
-        self.status.provider = one_line(&info.provider);
-        self.status.cwd = info.cwd;
-        self.status.session_id = one_line(&info.session_id);
-        self.status.context_window = info.context_window;
-        self.status.approval_mode = one_line(&info.approval_mode);
-        self.status.sandbox_mode = one_line(&info.sandbox_mode);
+        let SessionInfo {
+            session_id,
+            model,
+            provider,
+            cwd,
+            context_window,
+            approval_mode,
+            sandbox_mode,
+            history,
+            keep_view,
+        } = info;
+        let first = !self.status.configured;
+        self.status.model = one_line(&model);
+        self.status.provider = one_line(&provider);
+        self.status.cwd = cwd;
+        self.status.session_id = one_line(&session_id);
+        self.status.context_window = context_window;
+        self.status.approval_mode = one_line(&approval_mode);
+        self.status.sandbox_mode = one_line(&sandbox_mode);
         self.status.configured = true;
+        if keep_view && !first && history.is_empty() {
+            // A fork: the same conversation goes on under a new session id.
+            return;
+        }
+        // Notices from before the first configuration (a bad theme file) stay on screen.
+        let early: Vec<_> = if first {
+            std::mem::take(&mut self.conversation).into_cells()
+        } else {
+            Vec::new()
+        };
         self.conversation.clear();
         self.tool_cells.clear();
         self.response = Response::default();
@@ -205,54 +221,84 @@ impl App {
         self.last_answer = None;
         self.files = None;
         self.files_requested = false;
-        for item in info.history {
-            self.history_item(item);
-        }
+        self.load_history(history);
         for cell in early {
             self.conversation.push(cell);
         }
     }
 
-    fn history_item(&mut self, item: HistoryItem) {
-        match item {
-            HistoryItem::User { text } => {
-                self.push_cell(CellKind::User(text));
-            }
-            HistoryItem::Assistant { text, reasoning } => {
-                if let Some(r) = reasoning.filter(|r| !r.trim().is_empty()) {
-                    self.push_cell(CellKind::Reasoning {
-                        text: r,
-                        streaming: false,
-                    });
+    /// Turns a resumed conversation into cells. Texts move into the cells (nothing is copied
+    /// or laid out here): the cells a frame shows are laid out when drawn, the others never.
+    fn load_history(&mut self, items: Vec<HistoryItem>) {
+        let extra = items
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i,
+                    HistoryItem::Assistant {
+                        reasoning: Some(_),
+                        ..
+                    }
+                )
+            })
+            .count();
+        self.conversation.reserve(items.len() + extra);
+        let mut last_answer = None;
+        let mut last_todos = None;
+        for item in items {
+            match item {
+                HistoryItem::User { text } => {
+                    self.push_cell(CellKind::User(text));
                 }
-                if !text.trim().is_empty() {
-                    self.last_answer = Some(text.clone());
-                    self.push_cell(CellKind::Assistant(MarkdownStream::complete(&text)));
+                HistoryItem::Assistant { text, reasoning } => {
+                    if let Some(r) = reasoning.filter(|r| !r.trim().is_empty()) {
+                        self.push_cell(CellKind::Reasoning {
+                            text: r,
+                            streaming: false,
+                        });
+                    }
+                    if !text.trim().is_empty() {
+                        last_answer = Some(
+                            self.push_cell(CellKind::Assistant(MarkdownStream::finished(text))),
+                        );
+                    }
                 }
-            }
-            HistoryItem::Tool {
-                call_id,
-                tool,
-                summary,
-                status,
-                output,
-            } => {
-                let mut cell = ToolCell::new(
-                    call_id.clone(),
+                HistoryItem::Tool {
+                    call_id,
                     tool,
                     summary,
-                    serde_json::Value::Null,
-                    self.now,
-                );
-                let status = status.unwrap_or(ToolStatus::Interrupted);
-                cell.finish(status, output, 0);
-                cell.elapsed_ms = None;
-                cell.started = self.now;
-                let i = self.push_cell(CellKind::Tool(Box::new(cell)));
-                self.tool_cells.insert(call_id, i);
+                    status,
+                    output,
+                } => {
+                    // Finished calls get no entry in `tool_cells`: no event refers to them again.
+                    let mut cell =
+                        ToolCell::new(call_id, tool, summary, serde_json::Value::Null, self.now);
+                    cell.finish(status.unwrap_or(ToolStatus::Interrupted), output, 0);
+                    cell.elapsed_ms = None;
+                    self.push_cell(CellKind::Tool(Box::new(cell)));
+                }
+                HistoryItem::Todos { todos } => {
+                    last_todos = Some(self.push_cell(CellKind::Todos(todos)));
+                }
+                HistoryItem::Notice { text } => {
+                    let level = if text.starts_with("Error:") {
+                        Level::Error
+                    } else if text.starts_with("Interrupted") {
+                        Level::Warn
+                    } else {
+                        Level::Info
+                    };
+                    self.notice(text, level);
+                }
             }
-            HistoryItem::Todos { todos } => self.todos = todos,
-            HistoryItem::Notice { text } => self.notice(text, Level::Info),
+        }
+        let cells = self.conversation.cells();
+        self.last_answer = last_answer.and_then(|i| match &cells.get(i)?.kind {
+            CellKind::Assistant(s) => Some(s.text().to_string()),
+            _ => None,
+        });
+        if let Some(CellKind::Todos(t)) = last_todos.and_then(|i| cells.get(i)).map(|c| &c.kind) {
+            self.todos = t.clone();
         }
     }
 
@@ -335,7 +381,7 @@ impl App {
         match target.and_then(|i| self.conversation.get_mut(i)) {
             Some(cell) => {
                 if let CellKind::Tool(t) = &mut cell.kind {
-                    t.diff = Some(diff);
+                    t.diff = Some(Box::new(diff));
                 }
                 cell.invalidate();
             }
@@ -352,8 +398,17 @@ impl App {
             .unwrap_or_else(|| "subagent".to_string());
         match event {
             Event::ToolCallStarted {
-                call_id, summary, ..
+                call_id,
+                tool: name,
+                summary,
+                ..
             } => {
+                // Summaries leave the tool's name out (`cargo test`); the line shows it.
+                let summary = if summary.starts_with(&format!("{name}  ")) {
+                    summary
+                } else {
+                    format!("{name}  {summary}")
+                };
                 if let Some(tool) = self.tool_mut(task_id) {
                     tool.children.push(ChildCall {
                         call_id,

@@ -5,6 +5,7 @@ use crate::protocol::{Decision, Op};
 use crate::tui::files;
 use crate::tui::view::cell::Level;
 use crate::tui::view::picker::{Picker, PickerItem};
+use crate::tui::view::sessions::PickerAction;
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
     MouseEventKind,
@@ -42,6 +43,13 @@ impl App {
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         let since_last_key = self.last_key.map(|t| self.now.saturating_duration_since(t));
         self.last_key = Some(self.now);
+        if self.approvals.is_empty()
+            && let Some(picker) = &mut self.session_picker
+        {
+            let action = picker.on_key(key);
+            self.picker_action(action);
+            return;
+        }
         if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C')) {
             self.ctrl_c();
             return;
@@ -91,6 +99,18 @@ impl App {
             _ => self.composer.input(Input::from(key)),
         }
         self.update_popup();
+    }
+
+    /// Carries out what the session picker asked for.
+    fn picker_action(&mut self, action: PickerAction) {
+        match action {
+            PickerAction::None => {}
+            PickerAction::Close => self.session_picker = None,
+            PickerAction::Open(s) => {
+                self.session_picker = None;
+                self.send(Op::Resume { id: s.id });
+            }
+        }
     }
 
     fn ctrl_c(&mut self) {
@@ -232,8 +252,8 @@ impl App {
                     self.submit();
                 } else {
                     self.composer.set_text(&format!("/{name} "));
-                    if run {
-                        // `/model` and `/compact` run without arguments too.
+                    if run && !Self::needs_args(&name) {
+                        // `/model`, `/compact` and `/resume` run without arguments too.
                         self.submit();
                     }
                 }
@@ -350,12 +370,16 @@ impl App {
                 };
                 if !self.approvals.is_empty() {
                     self.approval_view.scroll_by(dir * WHEEL);
+                } else if let Some(picker) = &mut self.session_picker {
+                    picker.on_event(TermEvent::Mouse(m));
                 } else {
                     self.conversation.scroll(dir * WHEEL);
                 }
                 self.mark_dirty();
             }
-            MouseEventKind::Down(MouseButton::Left) if self.approvals.is_empty() => {
+            MouseEventKind::Down(MouseButton::Left)
+                if self.approvals.is_empty() && self.session_picker.is_none() =>
+            {
                 if let Some(i) = self.conversation.cell_at(m.column, m.row)
                     && let Some(cell) = self.conversation.get_mut(i)
                     && cell.is_foldable()
@@ -374,6 +398,10 @@ impl App {
                 let line = text.replace(['\r', '\n'], " ");
                 self.approval_view.note.push_str(&line);
             }
+            return;
+        }
+        if let Some(picker) = &mut self.session_picker {
+            picker.on_event(TermEvent::Paste(text.to_string()));
             return;
         }
         self.composer.paste(text);

@@ -91,10 +91,17 @@ pub struct Cell {
     pub kind: CellKind,
     /// Unfolded by a click.
     pub expanded: bool,
-    cache_width: usize,
-    cache_expanded: bool,
-    cache_valid: bool,
-    cache: Vec<Line<'static>>,
+    /// Laid-out lines; `None` until the cell is first measured or drawn (most cells of a
+    /// long resumed conversation never are).
+    cache: Option<Box<Cache>>,
+}
+
+#[derive(Debug)]
+struct Cache {
+    width: usize,
+    expanded: bool,
+    valid: bool,
+    lines: Vec<Line<'static>>,
 }
 
 impl Cell {
@@ -103,16 +110,34 @@ impl Cell {
         Cell {
             kind,
             expanded: false,
-            cache_width: 0,
-            cache_expanded: false,
-            cache_valid: false,
-            cache: Vec::new(),
+            cache: None,
         }
     }
 
     /// Marks the cached lines stale (content changed).
     pub fn invalidate(&mut self) {
-        self.cache_valid = false;
+        if let Some(c) = &mut self.cache {
+            c.valid = false;
+        }
+        if let CellKind::Assistant(s) = &mut self.kind
+            && !s.is_streaming()
+        {
+            s.invalidate();
+        }
+    }
+
+    /// Whether laid-out lines are held.
+    pub fn is_laid_out(&self) -> bool {
+        match &self.kind {
+            CellKind::Assistant(s) => s.is_laid_out(),
+            _ => self.cache.is_some(),
+        }
+    }
+
+    /// Frees the laid-out lines (the cell scrolled far out of view); they are rebuilt when
+    /// it is drawn again. A streaming answer keeps its incremental state.
+    pub fn drop_layout(&mut self) {
+        self.cache = None;
         if let CellKind::Assistant(s) = &mut self.kind
             && !s.is_streaming()
         {
@@ -162,18 +187,23 @@ impl Cell {
                 _ => &[],
             };
         }
-        let stale = !self.cache_valid
-            || self.cache_width != width
-            || self.cache_expanded != expanded
-            || self.is_live();
-        if stale {
-            self.cache.clear();
-            layout(&self.kind, width, expanded, ctx, &mut self.cache);
-            self.cache_width = width;
-            self.cache_expanded = expanded;
-            self.cache_valid = true;
+        let live = self.is_live();
+        let cache = self.cache.get_or_insert_with(|| {
+            Box::new(Cache {
+                width: 0,
+                expanded: false,
+                valid: false,
+                lines: Vec::new(),
+            })
+        });
+        if !cache.valid || cache.width != width || cache.expanded != expanded || live {
+            cache.lines.clear();
+            layout(&self.kind, width, expanded, ctx, &mut cache.lines);
+            cache.width = width;
+            cache.expanded = expanded;
+            cache.valid = true;
         }
-        &self.cache
+        &cache.lines
     }
 }
 

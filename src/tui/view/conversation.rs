@@ -5,15 +5,22 @@
 //! 100,000-item) conversation costs the same as a short one, even right after a resize,
 //! and no height of an off-screen cell is ever computed. Following the bottom is the
 //! default; scrolling up pins the anchor until the view reaches the bottom again.
+//!
+//! Laid-out lines are kept for the most recently measured cells only (a few thousand), so
+//! scrolling through a huge session does not end up holding its whole layout.
 
 use super::cell::{Cell, RenderCtx};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
+use std::collections::VecDeque;
 
 /// Width of the marker column left of every cell.
 const GUTTER: u16 = 2;
+/// Cells whose layout is kept; beyond this the least recently laid out ones (off screen)
+/// free theirs.
+const WARM_CELLS: usize = 2_048;
 
 /// Where the top row of the view is: `row` counts the separator line above the cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +43,9 @@ pub struct Conversation {
     /// Cell under each row of the last frame (for clicks).
     rows: Vec<Option<usize>>,
     area: Rect,
+    /// Cells laid out, oldest first (may hold stale or repeated indices; they only decide
+    /// whose layout is freed first).
+    warm: VecDeque<usize>,
 }
 
 impl Conversation {
@@ -72,6 +82,11 @@ impl Conversation {
     /// Mutable access to every cell (theme switch, expand all).
     pub fn cells_mut(&mut self) -> &mut [Cell] {
         &mut self.cells
+    }
+
+    /// Reserves room for `n` more cells (a resumed history).
+    pub fn reserve(&mut self, n: usize) {
+        self.cells.reserve(n);
     }
 
     /// Appends a cell; counts it as new when the view is scrolled up.
@@ -166,7 +181,31 @@ impl Conversation {
     /// Rows of cell `i` including its separator line.
     fn height(&mut self, i: usize, width: usize, ctx: &RenderCtx<'_>) -> usize {
         let sep = usize::from(i > 0);
+        self.note_laid_out(i);
         self.cells[i].lines(width, ctx).len() + sep
+    }
+
+    /// Remembers that cell `i` is about to hold a layout.
+    fn note_laid_out(&mut self, i: usize) {
+        if !self.cells[i].is_laid_out() {
+            self.warm.push_back(i);
+        }
+    }
+
+    /// Frees the layout of the least recently laid out cells outside `visible`.
+    fn evict(&mut self, visible: std::ops::RangeInclusive<usize>) {
+        let mut kept = 0;
+        while self.warm.len() > WARM_CELLS && kept < self.warm.len() {
+            let Some(j) = self.warm.pop_front() else {
+                break;
+            };
+            if visible.contains(&j) {
+                self.warm.push_back(j);
+                kept += 1;
+            } else if let Some(cell) = self.cells.get_mut(j) {
+                cell.drop_layout();
+            }
+        }
     }
 
     /// The anchor that shows the bottom of the conversation.
@@ -306,6 +345,7 @@ impl Conversation {
         let mut skip = top.row;
         let content_x = area.x + GUTTER.min(area.width);
         let content_w = area.width.saturating_sub(GUTTER);
+        let mut last = top.cell;
         for i in top.cell..self.cells.len() {
             if y >= height {
                 break;
@@ -317,6 +357,8 @@ impl Conversation {
                     y += 1;
                 }
             }
+            self.note_laid_out(i);
+            last = i;
             let marker = self.cells[i].marker(ctx);
             let lines = self.cells[i].lines(width, ctx);
             for (row, line) in lines.iter().enumerate().skip(skip) {
@@ -335,6 +377,7 @@ impl Conversation {
             }
             skip = 0;
         }
+        self.evict(top.cell..=last);
         if !self.is_following_now() && self.new_below > 0 {
             self.draw_new_marker(area, buf, ctx);
         }
@@ -357,5 +400,56 @@ impl Conversation {
             .bg(ctx.theme.accent)
             .add_modifier(Modifier::BOLD);
         buf.set_line(x, y, &Line::from(Span::styled(label, style)), w);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::theme::Theme;
+    use crate::tui::view::cell::CellKind;
+    use std::time::Instant;
+
+    fn text_at(buf: &Buffer, y: u16) -> String {
+        (0..buf.area.width)
+            .map(|x| buf[(x, y)].symbol().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn scrolling_through_a_long_history_keeps_a_bounded_layout() {
+        let theme = Theme::dark();
+        let ctx = RenderCtx {
+            theme: &theme,
+            now: Instant::now(),
+            spinner: 0,
+            expand_all: false,
+        };
+        let mut conv = Conversation::default();
+        let n = 3 * WARM_CELLS;
+        for i in 0..n {
+            conv.push(Cell::new(CellKind::User(format!("message {i}"))));
+        }
+        let area = Rect::new(0, 0, 40, 10);
+        let mut buf = Buffer::empty(area);
+        conv.render(area, &mut buf, &ctx);
+        let laid = |c: &Conversation| c.cells.iter().filter(|c| c.is_laid_out()).count();
+        assert!(laid(&conv) <= 10, "only the bottom is laid out at first");
+        conv.to_top();
+        conv.render(area, &mut buf, &ctx);
+        assert_eq!(text_at(&buf, 0).trim_end(), "› message 0");
+        // Page down through everything.
+        while !conv.is_following() {
+            conv.page(1);
+            buf = Buffer::empty(area);
+            conv.render(area, &mut buf, &ctx);
+            assert!(laid(&conv) <= WARM_CELLS + 10, "{}", laid(&conv));
+        }
+        assert!(text_at(&buf, 9).contains(&format!("message {}", n - 1)));
+        // Evicted cells lay themselves out again when shown.
+        conv.to_top();
+        buf = Buffer::empty(area);
+        conv.render(area, &mut buf, &ctx);
+        assert_eq!(text_at(&buf, 0).trim_end(), "› message 0");
     }
 }

@@ -11,6 +11,7 @@ pub mod diff;
 pub mod highlight;
 pub mod markdown;
 pub mod picker;
+pub mod sessions;
 pub mod status;
 pub mod stream;
 pub mod table;
@@ -40,6 +41,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
 pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         too_small(area, buf, app);
+        return;
+    }
+    if app.approvals.is_empty()
+        && let Some(picker) = &mut app.session_picker
+    {
+        picker.render(area, buf, &app.theme);
         return;
     }
     let w = area.width;

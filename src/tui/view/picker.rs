@@ -1,5 +1,5 @@
-//! A selectable list: the slash command and `@` file popups, and the base for full-screen
-//! pickers (the session picker of `--resume` builds on it).
+//! A selectable list: the slash command and `@` file popups. (The full-screen session picker
+//! of `--resume` is `sessions.rs`.)
 
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{str_width, truncate};

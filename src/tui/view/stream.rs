@@ -22,10 +22,20 @@ struct Fence {
 }
 
 /// A markdown text that can grow, with cached layout.
+///
+/// Until it is first laid out it is only its text: a resumed conversation of 100,000 items
+/// holds its answers at the cost of their bytes, and only the answers that are drawn get
+/// parse and layout state.
 #[derive(Default)]
 pub struct MarkdownStream {
     text: String,
     done: bool,
+    layout: Option<Box<Layout>>,
+}
+
+/// Parse and layout state, created on the first layout.
+#[derive(Default)]
+struct Layout {
     stable_end: usize,
     scan_pos: usize,
     fence: Option<Fence>,
@@ -51,9 +61,16 @@ impl std::fmt::Debug for MarkdownStream {
 impl MarkdownStream {
     /// A finished text.
     pub fn complete(text: &str) -> MarkdownStream {
-        let mut s = MarkdownStream::default();
-        s.finish(Some(text));
-        s
+        MarkdownStream::finished(text.to_string())
+    }
+
+    /// A finished text, taking ownership (no copy).
+    pub fn finished(text: String) -> MarkdownStream {
+        MarkdownStream {
+            text,
+            done: true,
+            layout: None,
+        }
     }
 
     /// The text so far.
@@ -69,7 +86,9 @@ impl MarkdownStream {
     /// Appends streamed text. O(length of the delta).
     pub fn push(&mut self, delta: &str) {
         self.text.push_str(delta);
-        self.tail_valid = false;
+        if let Some(l) = &mut self.layout {
+            l.tail_valid = false;
+        }
     }
 
     /// Marks the text complete, replacing it with the authoritative `text` when given.
@@ -78,82 +97,78 @@ impl MarkdownStream {
             self.text = t.to_string();
         }
         self.done = true;
-        self.reset_layout();
-        self.stable.clear();
-        self.stable_end = 0;
-        self.scan_pos = 0;
-        self.fence = None;
-        self.reopen = None;
+        self.layout = None;
     }
 
-    fn reset_layout(&mut self) {
+    /// Forgets cached lines and parse state (the theme changed, or the cell scrolled far
+    /// out of view).
+    pub fn invalidate(&mut self) {
+        self.layout = None;
+    }
+
+    /// Whether parse or layout state is held.
+    pub fn is_laid_out(&self) -> bool {
+        self.layout.is_some()
+    }
+
+    /// Lines for `width`; re-parses only what changed since the last call.
+    pub fn lines(&mut self, width: usize, theme: &Theme) -> &[Line<'static>] {
+        let text = &self.text;
+        let done = self.done;
+        let l = self.layout.get_or_insert_with(Box::default);
+        if width != l.width {
+            l.width = width;
+            l.reset_lines();
+        }
+        if done {
+            if l.stable.is_empty() && !text.is_empty() {
+                l.stable = markdown::render(&sanitize(text), theme);
+                l.stable_end = text.len();
+            }
+        } else {
+            l.advance(text, theme);
+        }
+        if l.stable_laid < l.stable.len() {
+            l.lines.truncate(l.stable_lines);
+            markdown::layout(&l.stable[l.stable_laid..], width, theme, &mut l.lines);
+            l.stable_laid = l.stable.len();
+            l.stable_lines = l.lines.len();
+            l.tail_valid = false;
+        }
+        if !l.tail_valid {
+            l.lines.truncate(l.stable_lines);
+            if !done && l.stable_end < text.len() {
+                let tail = &text[l.stable_end..];
+                let source = match &l.reopen {
+                    Some(opener) => format!("{opener}{tail}"),
+                    None => tail.to_string(),
+                };
+                let blocks = markdown::render(&sanitize(&source), theme);
+                if !blocks.is_empty() && !l.stable.is_empty() && l.reopen.is_none() {
+                    l.lines.push(Line::default());
+                }
+                markdown::layout(&blocks, width, theme, &mut l.lines);
+            }
+            l.tail_valid = true;
+        }
+        &l.lines
+    }
+}
+
+impl Layout {
+    fn reset_lines(&mut self) {
         self.lines.clear();
         self.stable_lines = 0;
         self.stable_laid = 0;
         self.tail_valid = false;
     }
 
-    /// Forgets cached lines (the theme changed).
-    pub fn invalidate(&mut self) {
-        self.reset_layout();
-        self.stable.clear();
-        self.stable_end = 0;
-        self.scan_pos = 0;
-        self.fence = None;
-        self.reopen = None;
-    }
-
-    /// Lines for `width`; re-parses only what changed since the last call.
-    pub fn lines(&mut self, width: usize, theme: &Theme) -> &[Line<'static>] {
-        if width != self.width {
-            self.width = width;
-            self.reset_layout();
-        }
-        if self.done {
-            if self.stable.is_empty() && !self.text.is_empty() {
-                self.stable = markdown::render(&sanitize(&self.text), theme);
-                self.stable_end = self.text.len();
-            }
-        } else {
-            self.advance(theme);
-        }
-        if self.stable_laid < self.stable.len() {
-            self.lines.truncate(self.stable_lines);
-            markdown::layout(
-                &self.stable[self.stable_laid..],
-                width,
-                theme,
-                &mut self.lines,
-            );
-            self.stable_laid = self.stable.len();
-            self.stable_lines = self.lines.len();
-            self.tail_valid = false;
-        }
-        if !self.tail_valid {
-            self.lines.truncate(self.stable_lines);
-            if !self.done && self.stable_end < self.text.len() {
-                let tail = &self.text[self.stable_end..];
-                let source = match &self.reopen {
-                    Some(opener) => format!("{opener}{tail}"),
-                    None => tail.to_string(),
-                };
-                let blocks = markdown::render(&sanitize(&source), theme);
-                if !blocks.is_empty() && !self.stable.is_empty() && self.reopen.is_none() {
-                    self.lines.push(Line::default());
-                }
-                markdown::layout(&blocks, width, theme, &mut self.lines);
-            }
-            self.tail_valid = true;
-        }
-        &self.lines
-    }
-
     /// Scans complete lines not seen yet and moves the stable part to the last safe cut.
-    fn advance(&mut self, theme: &Theme) {
+    fn advance(&mut self, text: &str, theme: &Theme) {
         let mut cut: Option<(usize, Option<String>)> = None;
-        while let Some(nl) = self.text[self.scan_pos..].find('\n') {
+        while let Some(nl) = text[self.scan_pos..].find('\n') {
             let end = self.scan_pos + nl + 1;
-            let line = &self.text[self.scan_pos..end - 1];
+            let line = &text[self.scan_pos..end - 1];
             match &mut self.fence {
                 Some(f) => {
                     if closes(line, f) {
@@ -183,7 +198,7 @@ impl MarkdownStream {
         if end <= self.stable_end {
             return;
         }
-        let chunk = &self.text[self.stable_end..end];
+        let chunk = &text[self.stable_end..end];
         let source = match &self.reopen {
             Some(opener) => format!("{opener}{chunk}"),
             None => chunk.to_string(),
@@ -277,7 +292,10 @@ mod tests {
         let lines = text(s.lines(40, &theme));
         assert_eq!(lines.len(), 100, "{lines:?}");
         assert_eq!(lines[45], "  line 45");
-        assert!(s.stable_end > 0, "the stable part moved into the fence");
+        assert!(
+            s.layout.as_ref().is_some_and(|l| l.stable_end > 0),
+            "the stable part moved into the fence"
+        );
     }
 
     #[test]

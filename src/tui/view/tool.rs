@@ -48,7 +48,7 @@ pub struct ToolCell {
     /// Wall time once finished.
     pub elapsed_ms: Option<u64>,
     /// The change an edit made.
-    pub diff: Option<FileDiff>,
+    pub diff: Option<Box<FileDiff>>,
     /// A subagent's description, when this is a `task` call.
     pub subagent: Option<String>,
     /// The subagent's tool calls.
@@ -241,10 +241,7 @@ impl ToolCell {
     fn header(&self, theme: &Theme, now: Instant) -> RichLine {
         let summary = sanitize(&self.summary);
         let summary = summary.replace('\n', " ");
-        let (name, rest) = match summary.split_once(' ') {
-            Some((n, r)) => (n.to_string(), format!(" {r}")),
-            None => (summary.clone(), String::new()),
-        };
+        let (name, rest) = name_and_rest(&sanitize(&self.tool).replace('\n', " "), &summary);
         let mut spans = vec![Span::styled(
             name,
             Style::new().add_modifier(Modifier::BOLD),
@@ -263,9 +260,11 @@ impl ToolCell {
             ));
             spans.push(Span::raw(")"));
         }
-        let elapsed = match self.elapsed_ms {
-            Some(ms) => ms,
-            None => now.saturating_duration_since(self.started).as_millis() as u64,
+        // A call from a resumed session has no recorded duration: none is shown.
+        let elapsed = match (self.elapsed_ms, self.status) {
+            (Some(ms), _) => Some(ms),
+            (None, None) => Some(now.saturating_duration_since(self.started).as_millis() as u64),
+            (None, Some(_)) => None,
         };
         let label = match self.status {
             Some(ToolStatus::Blocked) => Some(("blocked", theme.error)),
@@ -277,7 +276,9 @@ impl ToolCell {
         if let Some((label, color)) = label {
             spans.push(Span::styled(format!("  {label}"), theme.fg(color)));
         }
-        if !matches!(self.status, Some(ToolStatus::Blocked | ToolStatus::Denied)) {
+        if let Some(elapsed) = elapsed
+            && !matches!(self.status, Some(ToolStatus::Blocked | ToolStatus::Denied))
+        {
             spans.push(Span::styled(
                 format!("  {}", format_elapsed(elapsed)),
                 theme.dim(),
@@ -348,6 +349,29 @@ pub fn format_elapsed(ms: u64) -> String {
         let s = ms / 1000;
         format!("{}m {:02}s", s / 60, s % 60)
     }
+}
+
+/// The bold tool name and the rest of a call's header line (`bash  cargo test -q`). Tools
+/// summarize their arguments without their own name; a summary that already starts with it
+/// (`bash  ls`) is not doubled.
+fn name_and_rest(tool: &str, summary: &str) -> (String, String) {
+    if tool.is_empty() {
+        return match summary.split_once(' ') {
+            Some((n, r)) => (n.to_string(), format!(" {r}")),
+            None => (summary.to_string(), String::new()),
+        };
+    }
+    let rest = summary
+        .strip_prefix(tool)
+        .and_then(|r| r.strip_prefix("  "))
+        .unwrap_or(summary)
+        .trim();
+    let rest = if rest.is_empty() {
+        String::new()
+    } else {
+        format!("  {rest}")
+    };
+    (tool.to_string(), rest)
 }
 
 #[cfg(test)]
@@ -422,5 +446,33 @@ mod tests {
             ]
         );
         assert_eq!(format_elapsed(125_000), "2m 05s");
+    }
+
+    #[test]
+    fn the_header_names_the_tool_once() {
+        let t0 = Instant::now();
+        let theme = Theme::dark();
+        let header = |tool: &str, summary: &str| {
+            let mut c = ToolCell::new(
+                "c".into(),
+                tool.into(),
+                summary.into(),
+                serde_json::Value::Null,
+                t0,
+            );
+            c.status = Some(ToolStatus::Ok);
+            c.elapsed_ms = Some(10);
+            text(&c.layout(60, t0, false, &theme)).remove(0)
+        };
+        // What the agent sends: the summary without the tool's name.
+        assert_eq!(header("bash", "cargo test -q"), "bash  cargo test -q  10ms");
+        assert_eq!(
+            header("read_file", "src/main.rs"),
+            "read_file  src/main.rs  10ms"
+        );
+        // A command that starts with the tool's name keeps it.
+        assert_eq!(header("bash", "bash run.sh"), "bash  bash run.sh  10ms");
+        // Already prefixed: not doubled.
+        assert_eq!(header("bash", "bash  ls"), "bash  ls  10ms");
     }
 }

@@ -248,6 +248,7 @@ fn a_resumed_session_rebuilds_the_view_and_early_warnings_stay() {
                 }],
             },
         ],
+        keep_view: false,
     }));
     assert_eq!(
         cell_texts(&app),
@@ -256,6 +257,7 @@ fn a_resumed_session_rebuilds_the_view_and_early_warnings_stay() {
             "reasoning: think",
             "assistant: hello",
             "tool: bash  ls",
+            "todos: 1",
             "notice: unknown theme \"neon\""
         ]
     );
@@ -270,6 +272,7 @@ fn a_resumed_session_rebuilds_the_view_and_early_warnings_stay() {
         approval_mode: "ask".into(),
         sandbox_mode: "off".into(),
         history: Vec::new(),
+        keep_view: false,
     }));
     assert!(app.cells().is_empty());
     assert!(app.todos.is_empty());

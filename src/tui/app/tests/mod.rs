@@ -24,6 +24,7 @@ pub(super) fn app() -> App {
         approval_mode: "ask".into(),
         sandbox_mode: "workspace-write".into(),
         history: Vec::new(),
+        keep_view: false,
     }));
     app
 }

@@ -1,0 +1,202 @@
+//! Showing what a lookup read: the session picker's list, `/skills` and `/memory`.
+
+use super::App;
+use crate::agent::prompt::Instructions;
+use crate::skills::SkillCatalog;
+use crate::tui::lookup::Found;
+use crate::tui::view::cell::CellKind;
+use crate::tui::view::sessions::SessionPicker;
+use crate::tui::wrap::{RichLine, one_line, sanitize};
+use ratatui::style::Modifier;
+use ratatui::text::Span;
+use std::path::Path;
+
+/// Lines of one `AGENTS.md` shown by `/memory` before the rest is summarised.
+const MEMORY_LINES: usize = 60;
+
+impl App {
+    /// Applies the result of an `Effect::Lookup`.
+    pub fn on_found(&mut self, found: Found) {
+        self.mark_dirty();
+        match found {
+            Found::Sessions {
+                sessions,
+                here,
+                now,
+            } => {
+                // Closed while the list was read: nothing to show it in.
+                if self.session_picker.is_some() {
+                    let current = Some(self.status.session_id.clone()).filter(|s| !s.is_empty());
+                    self.session_picker = Some(SessionPicker::new(
+                        sessions,
+                        &here,
+                        now,
+                        self.home.clone(),
+                        current,
+                    ));
+                }
+            }
+            Found::Skills(catalog) => {
+                let lines = self.skills_lines(&catalog);
+                self.push_cell(CellKind::Info(lines));
+                self.conversation.to_bottom();
+            }
+            Found::Memory(files) => {
+                let lines = self.memory_lines(&files);
+                self.push_cell(CellKind::Info(lines));
+                self.conversation.to_bottom();
+            }
+        }
+    }
+
+    /// A path as the person knows it: relative to the workspace, else with `~`.
+    fn display_path(&self, path: &Path) -> String {
+        if !self.status.cwd.as_os_str().is_empty()
+            && let Ok(rel) = path.strip_prefix(&self.status.cwd)
+        {
+            return one_line(&format!("./{}", rel.display()));
+        }
+        crate::tui::wrap::short_path(path, self.home.as_deref(), usize::MAX)
+    }
+
+    /// `text` with the workspace and home directories written as `./` and `~/`.
+    fn shorten_paths_in(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        if !self.status.cwd.as_os_str().is_empty() {
+            out = out.replace(&format!("{}/", self.status.cwd.display()), "./");
+        }
+        if let Some(home) = &self.home {
+            out = out.replace(&format!("{}/", home.display()), "~/");
+        }
+        out
+    }
+
+    fn skills_lines(&self, catalog: &SkillCatalog) -> Vec<RichLine> {
+        let t = &self.theme;
+        let bold = t.fg(t.accent).add_modifier(Modifier::BOLD);
+        let mut lines = Vec::new();
+        if catalog.skills.is_empty() {
+            lines.push(RichLine::new(vec![Span::styled("No skills found.", bold)]));
+            lines.push(RichLine::new(vec![Span::styled(
+                "A skill is a folder with a SKILL.md (front matter: name, description) in \
+                 ~/.agents/skills/ or in the project's .agents/skills/ (.claude/skills/ is \
+                 read too).",
+                t.dim(),
+            )]));
+        } else {
+            let n = catalog.skills.len();
+            lines.push(RichLine::new(vec![
+                Span::styled(format!("Skills ({n})"), bold),
+                Span::styled(
+                    "  the model sees names and descriptions and reads a body with read_skill",
+                    t.dim(),
+                ),
+            ]));
+        }
+        let name_w = catalog
+            .skills
+            .iter()
+            .map(|s| crate::tui::wrap::str_width(&one_line(&s.name)))
+            .max()
+            .unwrap_or(0)
+            .min(24);
+        let indent = " ".repeat(name_w + 4);
+        for skill in &catalog.skills {
+            let name = one_line(&skill.name);
+            lines.push(
+                RichLine::new(vec![
+                    Span::styled(format!("  {name:<name_w$}  "), t.fg(t.accent)),
+                    Span::styled(one_line(&skill.description), t.text()),
+                ])
+                .prefixed(vec![], vec![Span::raw(indent.clone())]),
+            );
+            lines.push(
+                RichLine::new(vec![Span::styled(self.display_path(&skill.path), t.dim())])
+                    .prefixed(
+                        vec![Span::raw(indent.clone())],
+                        vec![Span::raw(indent.clone())],
+                    ),
+            );
+        }
+        if !catalog.skipped.is_empty() {
+            lines.push(RichLine::blank());
+            lines.push(RichLine::new(vec![Span::styled(
+                format!("Skipped ({})", catalog.skipped.len()),
+                t.fg(t.warning).add_modifier(Modifier::BOLD),
+            )]));
+            for skipped in &catalog.skipped {
+                lines.push(
+                    RichLine::new(vec![Span::styled(
+                        self.display_path(&skipped.path),
+                        t.fg(t.warning),
+                    )])
+                    .prefixed(vec![Span::raw("  ")], vec![Span::raw("  ")]),
+                );
+                let reason = self.shorten_paths_in(&one_line(&skipped.reason));
+                lines.push(
+                    RichLine::new(vec![Span::styled(reason, t.dim())])
+                        .prefixed(vec![Span::raw("    ")], vec![Span::raw("    ")]),
+                );
+            }
+        }
+        lines
+    }
+
+    fn memory_lines(&self, files: &[Instructions]) -> Vec<RichLine> {
+        let t = &self.theme;
+        let bold = t.fg(t.accent).add_modifier(Modifier::BOLD);
+        let mut lines = Vec::new();
+        if files.is_empty() {
+            lines.push(RichLine::new(vec![Span::styled(
+                "No AGENTS.md in effect.",
+                bold,
+            )]));
+            lines.push(RichLine::new(vec![Span::styled(
+                "rein reads ~/.agents/AGENTS.md, then every AGENTS.md from the repository root \
+                 down to this directory, and gives them to the model in that order.",
+                t.dim(),
+            )]));
+            return lines;
+        }
+        let n = files.len();
+        lines.push(RichLine::new(vec![
+            Span::styled(
+                format!(
+                    "Memory: {n} AGENTS.md file{}",
+                    if n == 1 { "" } else { "s" }
+                ),
+                bold,
+            ),
+            Span::styled("  given to the model in this order", t.dim()),
+        ]));
+        let bar = Span::styled("│ ", t.fg(t.border));
+        for file in files {
+            let text = sanitize(&file.text);
+            let text = text.trim_end();
+            let count = text.lines().count();
+            lines.push(RichLine::new(vec![
+                Span::styled(self.display_path(&file.path), t.fg(t.accent)),
+                Span::styled(
+                    format!(" · {count} line{}", if count == 1 { "" } else { "s" }),
+                    t.dim(),
+                ),
+            ]));
+            for line in text.lines().take(MEMORY_LINES) {
+                lines.push(
+                    RichLine::new(vec![Span::styled(line.to_string(), t.text())])
+                        .prefixed(vec![bar.clone()], vec![bar.clone()]),
+                );
+            }
+            if count > MEMORY_LINES {
+                lines.push(
+                    RichLine::new(vec![Span::styled(
+                        format!("… {} more lines in the file", count - MEMORY_LINES),
+                        t.dim(),
+                    )])
+                    .prefixed(vec![bar.clone()], vec![bar.clone()]),
+                );
+            }
+        }
+        lines
+    }
+}
