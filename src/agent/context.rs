@@ -121,26 +121,6 @@ pub fn estimate_sent(history: &[Message], keep: Option<usize>, frozen: usize) ->
         .sum()
 }
 
-/// The current git branch of the repository holding `cwd`, read from `.git/HEAD`.
-pub fn git_branch(cwd: &Path) -> Option<String> {
-    let root = super::prompt::repo_root(cwd)?;
-    let git = root.join(".git");
-    // A worktree or submodule has a `.git` file pointing at the real git dir.
-    let git_dir = if git.is_file() {
-        let text = std::fs::read_to_string(&git).ok()?;
-        let target = text.trim().strip_prefix("gitdir:")?.trim();
-        root.join(target)
-    } else {
-        git
-    };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
-    let head = head.trim();
-    Some(match head.strip_prefix("ref: refs/heads/") {
-        Some(branch) => branch.to_string(),
-        None => format!("detached at {}", head.get(..12).unwrap_or(head)),
-    })
-}
-
 /// Content fingerprints of the files git reports as changed, to tell the model what changed on
 /// disk between its requests (the person may edit files while the agent waits).
 #[derive(Default)]
@@ -311,7 +291,7 @@ pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String])
         "Current time: {}.",
         jiff::ZonedDateTime::now().strftime("%Y-%m-%d %H:%M %Z")
     ));
-    if let Some(branch) = git_branch(cwd) {
+    if let Some(branch) = crate::session::git_branch(cwd) {
         s.push_str(&format!(" Git branch: {branch}."));
     }
     s.push('\n');

@@ -86,18 +86,12 @@ fn read_model(model: &RwLock<String>) -> String {
     }
 }
 
-/// Puts the reminder at the very end of the request: inside the last user message, or as a
-/// user message after the latest tool results.
+/// Puts the reminder at the very end of the request, as a user message of its own.
 fn with_reminder(mut messages: Vec<Message>, reminder: Option<String>) -> Vec<Message> {
-    let Some(text) = reminder else {
-        return messages;
-    };
-    match messages.last_mut() {
-        Some(Message::User { content }) => {
-            content.push_str("\n\n");
-            content.push_str(&text);
-        }
-        _ => messages.push(Message::User { content: text }),
+    // A message of its own, so everything before it is byte-identical to what the next request
+    // sends and stays in the provider's prompt cache.
+    if let Some(text) = reminder {
+        messages.push(Message::User { content: text });
     }
     messages
 }
