@@ -3,26 +3,16 @@
 //! token accounting. Subagents are in `subagent_e2e.rs`; `/compact` and changes between turns
 //! (which need several turns) go through the library in `context_lib.rs`.
 
+#[macro_use]
 mod support;
 
 use rein::llm::ProviderKind;
 use serde_json::{Value, json};
 use support::rein::{
-    World, last_result, stderr, stdout, system_prompt, tool_names, tool_results, user_texts,
+    World, assert_ok, last_result, stderr, stdout, system_prompt, tool_names, tool_results,
+    user_texts,
 };
 use support::{RecordedRequest, Reply, ScriptedServer};
-
-/// Generates one test per wire format from `fn name(kind)`.
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {
-        mod openai {
-            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::OpenAi) })*
-        }
-        mod anthropic {
-            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::Anthropic) })*
-        }
-    };
-}
 
 both!(
     old_tool_results_become_placeholders,
@@ -37,16 +27,6 @@ both!(
 const REMINDER: &str = "<system-reminder>";
 const SUMMARY_MARKER: &str = "[Summary of the earlier conversation";
 const PLACEHOLDER: &str = "[Previous: used bash]";
-
-fn assert_ok(o: &std::process::Output) {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
-}
 
 /// A bash call printing `n` copies of `ch` (one line).
 fn print_chars(ch: char, n: usize) -> Value {

@@ -1,25 +1,16 @@
 //! End to end through the real `rein exec` binary against the scripted model server, for both
 //! wire formats: multi-step work, bad calls, permissions, parallel calls, faults, exit codes.
 
+#[macro_use]
 mod support;
 
 use rein::llm::ProviderKind;
 use serde_json::json;
 use std::time::Duration;
-use support::rein::{TEST_KEY, World, last_result, stderr, stdout, tool_results, user_texts};
+use support::rein::{
+    TEST_KEY, World, assert_ok, last_result, stderr, stdout, tool_results, user_texts,
+};
 use support::{Reply, ScriptedServer};
-
-/// Generates one test per wire format from `fn name(kind)`.
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {
-        mod openai {
-            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::OpenAi) })*
-        }
-        mod anthropic {
-            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::Anthropic) })*
-        }
-    };
-}
 
 both!(
     multi_step_session_edits_files_and_tracks_todos,
@@ -34,16 +25,6 @@ both!(
 
 fn server(kind: ProviderKind) -> ScriptedServer {
     ScriptedServer::start(kind)
-}
-
-fn assert_ok(o: &std::process::Output) {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
 }
 
 fn multi_step_session_edits_files_and_tracks_todos(kind: ProviderKind) {

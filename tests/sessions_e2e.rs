@@ -5,18 +5,8 @@ mod support;
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::rein::{World, last_result, stderr, stdout, tool_results, user_texts};
+use support::rein::{World, assert_ok, last_result, stderr, stdout, tool_results, user_texts};
 use support::{Reply, ScriptedServer};
-
-fn assert_ok(o: &std::process::Output) {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
-}
 
 fn list_json(w: &World) -> Vec<Value> {
     let mut c = w.cmd();

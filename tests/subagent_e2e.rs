@@ -2,27 +2,17 @@
 //! scripted model server, for both wire formats. The server is one FIFO shared by the parent
 //! and its subagents, so tests with parallel subagents give them interchangeable replies.
 
+#[macro_use]
 mod support;
 
 use rein::llm::ProviderKind;
 use serde_json::json;
 use std::time::Duration;
 use support::rein::{
-    World, last_result, stderr, stdout, system_prompt, tool_names, tool_results, user_texts,
+    World, assert_ok, last_result, stderr, stdout, system_prompt, tool_names, tool_results,
+    user_texts,
 };
 use support::{Reply, ScriptedServer};
-
-/// Generates one test per wire format from `fn name(kind)`.
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {
-        mod openai {
-            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::OpenAi) })*
-        }
-        mod anthropic {
-            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::Anthropic) })*
-        }
-    };
-}
 
 both!(
     a_subagent_starts_fresh_with_read_only_tools,
@@ -30,16 +20,6 @@ both!(
     the_turn_cap_returns_partial_findings,
     a_failing_subagent_becomes_an_error_result,
 );
-
-fn assert_ok(o: &std::process::Output) {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
-}
 
 fn task(description: &str) -> Reply {
     Reply::tool_call("task", json!({"description": description}))

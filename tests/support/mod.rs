@@ -32,6 +32,20 @@
 
 #![allow(dead_code, unused_imports)]
 
+/// Generates one `#[test]` per wire format from `fn name(kind: ProviderKind)` functions of the
+/// test file (use with `#[macro_use] mod support;`).
+#[allow(unused_macros)]
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        mod openai {
+            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::OpenAi) })*
+        }
+        mod anthropic {
+            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::Anthropic) })*
+        }
+    };
+}
+
 pub mod client;
 pub mod reply;
 pub mod server;

@@ -142,6 +142,17 @@ pub fn run_with_timeout(mut c: Command, limit: std::time::Duration) -> Output {
     }
 }
 
+/// Fails with both streams shown unless the process exited 0.
+pub fn assert_ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+}
+
 /// stdout as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
