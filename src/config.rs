@@ -7,8 +7,15 @@ use crate::policy::{Action, Rule, RuleSource};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
+
+mod file;
+mod show;
+
+pub use file::parse_env_file;
+use file::{FileConfig, SandboxSetting, read_file_config};
+use show::missing_message;
 
 /// Where a setting came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -171,56 +178,6 @@ impl Inputs {
     }
 }
 
-/// A config file's contents (all optional).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileConfig {
-    provider: Option<String>,
-    base_url: Option<String>,
-    api_key: Option<String>,
-    model: Option<String>,
-    context_window: Option<u64>,
-    max_output_tokens: Option<u32>,
-    connect_timeout_secs: Option<u64>,
-    idle_timeout_secs: Option<u64>,
-    max_retries: Option<u32>,
-    retry_backoff_ms: Option<u64>,
-    max_turns: Option<u32>,
-    bash_timeout_secs: Option<u64>,
-    theme: Option<String>,
-    sandbox: Option<SandboxSetting>,
-    edits: Option<String>,
-    auto_compact: Option<bool>,
-    compact_threshold: Option<f64>,
-    keep_tool_results: Option<usize>,
-    subagent_max_turns: Option<u32>,
-    #[serde(default)]
-    rules: Vec<FileRule>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum SandboxSetting {
-    Mode(SandboxMode),
-    Table {
-        mode: Option<SandboxMode>,
-        network: Option<bool>,
-    },
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileRule {
-    #[serde(default = "default_rule_tool")]
-    tool: String,
-    pattern: String,
-    action: Action,
-}
-
-fn default_rule_tool() -> String {
-    "bash".into()
-}
-
 /// A setting that cannot be used as given.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -230,40 +187,6 @@ pub enum ConfigError {
     /// A file or value is invalid.
     #[error("{0}")]
     Invalid(String),
-}
-
-/// Parses `~/.agents/env`: `KEY=VALUE` lines, `#` comments, optional `export ` and quotes.
-pub fn parse_env_file(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let line = line.strip_prefix("export ").unwrap_or(line).trim_start();
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        let key = key.trim();
-        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            continue;
-        }
-        let value = value.trim();
-        let value = if value.len() >= 2
-            && ((value.starts_with('"') && value.ends_with('"'))
-                || (value.starts_with('\'') && value.ends_with('\'')))
-        {
-            value[1..value.len() - 1].to_string()
-        } else {
-            // An unquoted value may carry a trailing ` # comment`.
-            match value.find(" #") {
-                Some(i) => value[..i].trim_end().to_string(),
-                None => value.to_string(),
-            }
-        };
-        out.push((key.to_string(), value));
-    }
-    out
 }
 
 /// Whether a base URL points at this machine (then a key is optional).
@@ -347,19 +270,6 @@ impl Lookup<'_> {
             }
         }
         None
-    }
-}
-
-fn read_file_config(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => toml::from_str::<FileConfig>(&text)
-            .map(Some)
-            .map_err(|e| ConfigError::Invalid(format!("{} is not valid: {e}", path.display()))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ConfigError::Invalid(format!(
-            "cannot read {}: {e}",
-            path.display()
-        ))),
     }
 }
 
@@ -705,313 +615,7 @@ impl Config {
             sources,
         })
     }
-
-    /// The key with all but its last four characters hidden.
-    pub fn masked_key(&self) -> String {
-        match &self.api_key {
-            None => "(none)".into(),
-            Some(k) if k.chars().count() <= 8 => "****".into(),
-            Some(k) => {
-                let tail: String = k
-                    .chars()
-                    .rev()
-                    .take(4)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-                format!("****{tail}")
-            }
-        }
-    }
-
-    /// Where a setting came from.
-    pub fn source_of(&self, name: &str) -> Source {
-        self.sources
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, s)| s.clone())
-            .unwrap_or(Source::Default)
-    }
-
-    /// `rein config` output: one `name = value  (source)` line per setting.
-    pub fn describe(&self) -> String {
-        let mut lines = Vec::new();
-        let mut line = |name: &'static str, value: String| {
-            lines.push(format!("{name:<22} {value:<40} ({})", self.source_of(name)));
-        };
-        line("provider", self.provider.as_str().into());
-        line("base_url", self.base_url.clone());
-        line(
-            "model",
-            if self.model.is_empty() {
-                "(not set)".into()
-            } else {
-                self.model.clone()
-            },
-        );
-        line("api_key", self.masked_key());
-        line("context_window", self.context_window.to_string());
-        line("max_output_tokens", self.max_output_tokens.to_string());
-        line(
-            "connect_timeout_secs",
-            self.connect_timeout.as_secs().to_string(),
-        );
-        line("idle_timeout_secs", self.idle_timeout.as_secs().to_string());
-        line("max_retries", (self.max_attempts - 1).to_string());
-        line(
-            "retry_backoff_ms",
-            self.retry_backoff.as_millis().to_string(),
-        );
-        line("max_turns", self.max_turns.to_string());
-        line("bash_timeout_secs", self.bash_timeout_secs.to_string());
-        line("theme", self.theme.clone());
-        line("sandbox", self.sandbox.as_str().into());
-        line("sandbox.network", self.sandbox_network.to_string());
-        line(
-            "edits",
-            if self.auto_approve_edits {
-                "allow"
-            } else {
-                "ask"
-            }
-            .into(),
-        );
-        line("auto_compact", self.auto_compact.to_string());
-        line("compact_threshold", self.compact_threshold.to_string());
-        line("keep_tool_results", self.keep_tool_results.to_string());
-        line("subagent_max_turns", self.subagent_max_turns.to_string());
-        let mut out = lines.join("\n");
-        out.push_str(&format!(
-            "\n{:<22} {}\n{:<22} {}\n{:<22} {}\n",
-            "workspace",
-            self.cwd.display(),
-            "config_dir",
-            self.config_dir.display(),
-            "data_dir",
-            self.data_dir.display()
-        ));
-        for r in &self.rules {
-            out.push_str(&format!("rule  {r}\n"));
-        }
-        out
-    }
-}
-
-fn missing_message(missing: &[&str], base_url: &str, fallback_key: &str) -> String {
-    let what = missing.join(" and ");
-    let mut msg = format!("rein needs {what} to talk to the model server at {base_url}. Set ");
-    let mut parts = Vec::new();
-    if missing.contains(&"a model") {
-        parts.push("MODEL (or REIN_MODEL, or --model)".to_string());
-    }
-    if missing.contains(&"an API key") {
-        parts.push(format!("API_KEY (or REIN_API_KEY, or {fallback_key})"));
-    }
-    msg.push_str(&parts.join(" and "));
-    msg.push_str(
-        " in your environment, or as KEY=VALUE lines in ~/.agents/env; the model can also go in \
-         config.toml (`model = \"...\"` in ~/.config/rein/config.toml or .rein/config.toml). \
-         To use a local server instead (llama.cpp, Ollama, vLLM), set BASE_URL to it, e.g. \
-         BASE_URL=http://127.0.0.1:11434/v1: local servers need no key.",
-    );
-    msg
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn inputs(dir: &Path, env: &[(&str, &str)]) -> Inputs {
-        Inputs {
-            flags: Flags::default(),
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            home_dir: Some(dir.join("home")),
-            config_dir: dir.join("config"),
-            data_dir: dir.join("data"),
-            cwd: dir.join("proj"),
-        }
-    }
-
-    #[test]
-    fn env_file_parsing_handles_comments_quotes_and_export() {
-        let parsed = parse_env_file(
-            "# comment\nexport BASE_URL=\"http://x/v1\"\nAPI_KEY='k 1'\nMODEL=m # trailing\n\nbad line\n",
-        );
-        assert_eq!(
-            parsed,
-            vec![
-                ("BASE_URL".into(), "http://x/v1".into()),
-                ("API_KEY".into(), "k 1".into()),
-                ("MODEL".into(), "m".into()),
-            ]
-        );
-    }
-
-    #[test]
-    fn precedence_flag_rein_env_plain_env_file_toml() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("home/.agents")).unwrap();
-        std::fs::create_dir_all(dir.path().join("proj/.rein")).unwrap();
-        std::fs::create_dir_all(dir.path().join("config")).unwrap();
-        std::fs::write(
-            dir.path().join("home/.agents/env"),
-            "MODEL=from-file\nAPI_KEY=filekey\n",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("config/config.toml"),
-            "model = \"user-toml\"\n",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("proj/.rein/config.toml"),
-            "model = \"proj-toml\"\n",
-        )
-        .unwrap();
-
-        let mut i = inputs(dir.path(), &[]);
-        assert_eq!(Config::from_inputs(&i).unwrap().model, "from-file");
-        i.env.insert("MODEL".into(), "plain-env".into());
-        assert_eq!(Config::from_inputs(&i).unwrap().model, "plain-env");
-        i.env.insert("REIN_MODEL".into(), "rein-env".into());
-        let c = Config::from_inputs(&i).unwrap();
-        assert_eq!(c.model, "rein-env");
-        assert_eq!(c.source_of("model"), Source::Env("REIN_MODEL".into()));
-        i.flags.model = Some("flag".into());
-        assert_eq!(Config::from_inputs(&i).unwrap().model, "flag");
-
-        std::fs::remove_file(dir.path().join("home/.agents/env")).unwrap();
-        let mut i = inputs(dir.path(), &[("API_KEY", "k")]);
-        assert_eq!(Config::from_inputs(&i).unwrap().model, "proj-toml");
-        std::fs::remove_file(dir.path().join("proj/.rein/config.toml")).unwrap();
-        assert_eq!(Config::from_inputs(&i).unwrap().model, "user-toml");
-        i.env.clear();
-        assert!(matches!(
-            Config::from_inputs(&i),
-            Err(ConfigError::Missing(_))
-        ));
-    }
-
-    #[test]
-    fn provider_inferred_and_key_optional_on_loopback() {
-        let dir = tempfile::tempdir().unwrap();
-        let i = inputs(
-            dir.path(),
-            &[("BASE_URL", "http://127.0.0.1:8080/v1"), ("MODEL", "q")],
-        );
-        let c = Config::from_inputs(&i).unwrap();
-        assert_eq!(c.provider, ProviderKind::OpenAi);
-        assert_eq!(c.api_key, None);
-
-        let i = inputs(
-            dir.path(),
-            &[
-                ("MODEL", "claude"),
-                ("REIN_PROVIDER", "anthropic"),
-                ("ANTHROPIC_API_KEY", "sk-ant-123456789"),
-            ],
-        );
-        let c = Config::from_inputs(&i).unwrap();
-        assert_eq!(c.base_url, "https://api.anthropic.com");
-        assert_eq!(c.masked_key(), "****6789");
-
-        let i = inputs(
-            dir.path(),
-            &[("MODEL", "m"), ("BASE_URL", "https://api.anthropic.com")],
-        );
-        match Config::from_inputs(&i) {
-            Err(ConfigError::Missing(msg)) => {
-                assert!(msg.contains("API_KEY"), "{msg}");
-                assert!(msg.contains("ANTHROPIC_API_KEY"), "{msg}");
-            }
-            other => panic!("expected a missing-key error, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn context_window_is_honoured_even_when_small() {
-        let dir = tempfile::tempdir().unwrap();
-        let i = inputs(
-            dir.path(),
-            &[
-                ("BASE_URL", "http://localhost:1/v1"),
-                ("MODEL", "m"),
-                ("REIN_CONTEXT_WINDOW", "6000"),
-            ],
-        );
-        assert_eq!(Config::from_inputs(&i).unwrap().context_window, 6000);
-    }
-
-    #[test]
-    fn project_file_cannot_pre_approve_commands() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("proj/.rein")).unwrap();
-        std::fs::write(
-            dir.path().join("proj/.rein/config.toml"),
-            "[[rules]]\npattern = \"rm *\"\naction = \"allow\"\n\n[[rules]]\npattern = \"make*\"\naction = \"deny\"\n",
-        )
-        .unwrap();
-        let i = inputs(
-            dir.path(),
-            &[("BASE_URL", "http://localhost:1/v1"), ("MODEL", "m")],
-        );
-        let c = Config::from_inputs(&i).unwrap();
-        assert_eq!(c.rules.len(), 1);
-        assert_eq!(c.rules[0].action, Action::Deny);
-    }
-
-    #[test]
-    fn project_file_can_only_tighten_sandbox_and_edits() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("proj/.rein")).unwrap();
-        std::fs::create_dir_all(dir.path().join("config")).unwrap();
-        let project = dir.path().join("proj/.rein/config.toml");
-        let user = dir.path().join("config/config.toml");
-        let i = inputs(
-            dir.path(),
-            &[("BASE_URL", "http://localhost:1/v1"), ("MODEL", "m")],
-        );
-
-        std::fs::write(
-            &project,
-            "edits = \"allow\"\n[sandbox]\nmode = \"off\"\nnetwork = true\n",
-        )
-        .unwrap();
-        let c = Config::from_inputs(&i).unwrap();
-        assert_eq!(
-            (c.sandbox, c.sandbox_network, c.auto_approve_edits),
-            (SandboxMode::WorkspaceWrite, false, false)
-        );
-
-        std::fs::write(
-            &user,
-            "edits = \"allow\"\n[sandbox]\nmode = \"off\"\nnetwork = true\n",
-        )
-        .unwrap();
-        std::fs::write(&project, "sandbox = \"read-only\"\n").unwrap();
-        let c = Config::from_inputs(&i).unwrap();
-        assert_eq!(
-            (c.sandbox, c.sandbox_network, c.auto_approve_edits),
-            (SandboxMode::ReadOnly, true, true)
-        );
-        std::fs::write(&project, "edits = \"ask\"\n[sandbox]\nnetwork = false\n").unwrap();
-        let c = Config::from_inputs(&i).unwrap();
-        assert_eq!(
-            (c.sandbox, c.sandbox_network, c.auto_approve_edits),
-            (SandboxMode::Off, false, false)
-        );
-    }
-
-    #[test]
-    fn loopback_detection() {
-        assert!(is_loopback_url("http://127.0.0.1:8080/v1"));
-        assert!(is_loopback_url("http://localhost/v1"));
-        assert!(is_loopback_url("http://[::1]:11434/v1"));
-        assert!(!is_loopback_url("https://api.openai.com/v1"));
-        assert!(!is_loopback_url("https://localhost.evil.com/v1"));
-    }
-}
+mod tests;
