@@ -242,6 +242,14 @@ fn main() -> ExitCode {
         Some(Command::Config) => match Config::load_lenient(flags) {
             Ok(c) => {
                 print!("{}", c.describe());
+                // What the kernel really enforces, not just what is configured.
+                let sandbox = rein::sandbox::Sandbox::new(
+                    c.sandbox,
+                    c.sandbox_network,
+                    c.cwd.clone(),
+                    std::env::temp_dir(),
+                );
+                println!("{:<22} {}", "sandbox in force", sandbox.describe());
                 ExitCode::SUCCESS
             }
             Err(e) => {
