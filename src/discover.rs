@@ -57,3 +57,54 @@ pub async fn find_local_servers() -> Vec<LocalServer> {
         .flatten()
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// Serves one canned HTTP response per connection on a random loopback port.
+    fn serve(body: &'static str, status: &'static str) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten().take(4) {
+                let mut stream = stream;
+                let mut buf = [0u8; 2048];
+                let _ = stream.read(&mut buf);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        format!("http://{addr}/v1")
+    }
+
+    #[tokio::test]
+    async fn a_server_listing_models_is_found() {
+        let url = serve(
+            r#"{"object":"list","data":[{"id":"qwen2.5-coder:14b"},{"id":"llama3"}]}"#,
+            "200 OK",
+        );
+        let models = probe(&url, Duration::from_secs(2)).await;
+        assert_eq!(
+            models,
+            Some(vec!["qwen2.5-coder:14b".to_string(), "llama3".to_string()])
+        );
+    }
+
+    #[tokio::test]
+    async fn errors_and_non_openai_answers_are_not_servers() {
+        let url = serve("nope", "404 Not Found");
+        assert_eq!(probe(&url, Duration::from_secs(2)).await, None);
+        let url = serve(r#"{"hello":"world"}"#, "200 OK");
+        assert_eq!(probe(&url, Duration::from_secs(2)).await, None);
+        // Nothing listens on port 9 (discard) on loopback.
+        assert_eq!(
+            probe("http://127.0.0.1:9/v1", Duration::from_millis(300)).await,
+            None
+        );
+    }
+}

@@ -333,3 +333,36 @@ fn idle_uses_no_cpu() {
         after - before
     );
 }
+
+/// First run with nothing configured: rein looks for a local server (the test can't control
+/// whether one listens on this machine's usual ports, so it declines the offer if it appears),
+/// then shows what to set and quits cleanly on any key, restoring the terminal.
+#[test]
+fn first_run_without_a_model_says_what_to_set_and_quits_on_any_key() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    let mut c = w.pty_command(&[]);
+    c.env_remove("BASE_URL");
+    c.env_remove("MODEL");
+    c.env_remove("API_KEY");
+    c.env_remove("REIN_PROVIDER");
+    let mut t = Pty::spawn(c, 100, 30);
+    let screen = t.expect(
+        "the setup screen or the local-server offer",
+        |s| s.contains("MODEL") || s.contains("Local model found"),
+        WAIT,
+    );
+    if screen.contains("Local model found") {
+        t.send_keys("n");
+        t.expect("the setup screen", |s| s.contains("MODEL"), WAIT);
+    }
+    let screen = t.screen_text();
+    assert!(
+        screen.contains("API_KEY") && screen.contains(".agents/env"),
+        "{screen}"
+    );
+    t.send_keys("x");
+    assert_eq!(t.wait_exit(WAIT), Some(2), "{}", t.screen_text());
+    let m = t.modes();
+    assert!(!m.alternate_screen && !m.cursor_hidden && !m.mouse, "{m:?}");
+}
