@@ -19,6 +19,7 @@ pub const CANDIDATES: &[(&str, u16)] = &[("Ollama", 11434), ("llama.cpp", 8080),
 
 /// Asks one base URL for its models; `None` when nothing answers like an OpenAI server.
 pub async fn probe(base_url: &str, timeout: Duration) -> Option<Vec<String>> {
+    crate::llm::client::ensure_tls_provider();
     let client = reqwest::Client::builder()
         .connect_timeout(timeout)
         .timeout(timeout * 2)

@@ -137,9 +137,19 @@ impl Assembler {
     }
 }
 
+/// Installs rustls' crypto provider (ring) for the process, once; every HTTP client needs it.
+pub fn ensure_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Fails only when a provider is installed already, which is just as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 impl Client {
     /// Builds a client; fails only on an unusable base URL.
     pub fn new(opts: ClientOptions) -> Result<Client, LlmError> {
+        ensure_tls_provider();
         let base = opts.base_url.trim().trim_end_matches('/');
         let parsed = reqwest::Url::parse(base)
             .ok()
