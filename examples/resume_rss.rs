@@ -49,7 +49,8 @@ fn main() {
     }
     let before = status_kb("VmRSS:");
     let start = Instant::now();
-    let resumed = rein::session::resume(&path).expect("resume");
+    // What the agent does: the context is bounded by the default 128k window (16 bytes/token).
+    let resumed = rein::session::resume_within(&path, Some(128_000 * 16)).expect("resume");
     let loaded = start.elapsed();
     let messages = resumed.messages;
     let items = resumed.view.len();

@@ -772,3 +772,63 @@ fn the_api_key_never_reaches_the_data_dir() {
     }
     assert_eq!(files, 4, "two sessions and their sidecars");
 }
+
+#[test]
+fn a_bounded_resume_keeps_the_first_prompt_and_the_recent_turns_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut entries = vec![Entry::user("the very first prompt")];
+    for i in 0..400 {
+        let id = format!("c{i}");
+        entries.push(Entry::assistant(vec![
+            text(&format!("step {i}")),
+            call(&id, "bash", "{}"),
+        ]));
+        entries.push(Entry::tool_result(
+            &id,
+            "bash",
+            "x".repeat(1_000),
+            ToolStatus::Ok,
+            None,
+        ));
+        if i % 50 == 0 {
+            entries.push(Entry::user(format!("user message {i}")));
+        }
+    }
+    let path = new_session(dir.path(), "bounded00001", &entries);
+    let full = rein::session::resume(&path).unwrap();
+    let bounded = rein::session::resume_within(&path, Some(20_000)).unwrap();
+    // The view is the same: everything stays on screen.
+    assert_eq!(bounded.view, full.view);
+    // The context is small, starts with the first prompt and ends with the latest turn.
+    let bytes: usize = bounded.messages.iter().map(|m| m.text().len()).sum();
+    assert!(bytes <= 45_000, "{bytes}");
+    assert!(bounded.messages.len() < full.messages.len() / 4);
+    assert_eq!(
+        bounded.messages.first(),
+        Some(&Message::User {
+            content: "the very first prompt".into()
+        })
+    );
+    assert_eq!(bounded.messages.last(), full.messages.last());
+    // Every result still follows its call (nothing was cut between them).
+    let mut open: Vec<String> = Vec::new();
+    for m in &bounded.messages {
+        match m {
+            Message::Assistant { .. } => open = m.tool_calls().map(|c| c.id.clone()).collect(),
+            Message::ToolResult { call_id, .. } => {
+                assert!(open.contains(call_id), "orphan {call_id}")
+            }
+            Message::User { .. } => {}
+        }
+    }
+    assert!(
+        bounded.notices.iter().any(|n| n.contains("too far back")),
+        "{:?}",
+        bounded.notices
+    );
+    // Small sessions are not touched.
+    let small = new_session(dir.path(), "bounded00002", &entries[..8]);
+    let r = rein::session::resume_within(&small, Some(20_000)).unwrap();
+    assert_eq!(r.messages, rein::session::resume(&small).unwrap().messages);
+    assert!(r.notices.is_empty());
+}

@@ -30,10 +30,14 @@ fn header(config: &Config, id: &str, model: &str) -> Header {
 /// then rebuild context and view.
 fn resume_file(
     path: &Path,
-    cwd: &Path,
+    config: &Config,
 ) -> Result<(SessionWriter, session::Resumed), session::SessionError> {
     let writer = SessionWriter::open_append(path)?;
-    let mut resumed = session::resume(path)?;
+    // Raw history beyond ~4 windows (bytes ≈ 4 × tokens) can never be sent, even with old tool
+    // output micro-compacted, nor summarised: leave it out of memory (the view keeps it).
+    let bound = usize::try_from(config.context_window.saturating_mul(16)).unwrap_or(usize::MAX);
+    let mut resumed = session::resume_within(path, Some(bound))?;
+    let cwd = config.cwd.as_path();
     if resumed.header.cwd != cwd {
         resumed.notices.push(format!(
             "This session was recorded in {}; it continues here, in {}.",
@@ -70,7 +74,7 @@ pub(super) fn open(
             fresh(journal, id)
         }
         SessionStart::Resume(path) => {
-            let (writer, r) = resume_file(&path, &config.cwd)?;
+            let (writer, r) = resume_file(&path, config)?;
             Opened {
                 journal: Journal::continuing(writer, events),
                 id: r.header.id,
@@ -242,7 +246,7 @@ impl Agent {
         }
         // Release our own file first so the lock of the target can't deadlock with it.
         self.journal.sync();
-        match resume_file(&path, &self.config.cwd) {
+        match resume_file(&path, &self.config) {
             Ok((writer, r)) => {
                 // Replace the writer in place: the router, dispatchers and subagents share it.
                 self.journal

@@ -61,14 +61,42 @@ pub fn rebuild(session: LoadedSession) -> Resumed {
 /// the context as it is parsed, and each compaction drops the context before it, so memory
 /// holds the view and the live context, never the whole file or every entry.
 pub fn resume(path: &Path) -> Result<Resumed, SessionError> {
+    resume_within(path, None)
+}
+
+/// Like [`resume`], but the model context keeps at most about `max_context_bytes` of the most
+/// recent messages (plus the first prompt): older ones could never be sent or summarised within
+/// the model's window, so holding them would only cost memory. The view keeps everything.
+pub fn resume_within(
+    path: &Path,
+    max_context_bytes: Option<usize>,
+) -> Result<Resumed, SessionError> {
     let mut rebuilder: Option<Rebuilder> = None;
     let (header, notices) = read_entries(path, |header, entry| {
         rebuilder
-            .get_or_insert_with(|| Rebuilder::new(header.clone()))
+            .get_or_insert_with(|| Rebuilder::new(header.clone()).bounded(max_context_bytes))
             .push(entry);
     })?;
     let r = rebuilder.unwrap_or_else(|| Rebuilder::new(header));
     Ok(r.finish(path.to_path_buf(), notices))
+}
+
+/// Text bytes a message holds (what its memory and its token estimate grow with).
+fn message_bytes(m: &Message) -> usize {
+    match m {
+        Message::User { content } | Message::ToolResult { content, .. } => content.len(),
+        Message::Assistant { parts } => parts
+            .iter()
+            .map(|p| match p {
+                AssistantPart::Text { text } => text.len(),
+                AssistantPart::Thinking { text, signature } => {
+                    text.len() + signature.as_ref().map_or(0, String::len)
+                }
+                AssistantPart::RedactedThinking { data } => data.len(),
+                AssistantPart::ToolCall(c) => c.arguments.len() + c.name.len(),
+            })
+            .sum(),
+    }
 }
 
 /// The state of a rebuild in progress, fed one entry at a time.
@@ -83,9 +111,60 @@ struct Rebuilder {
     title: Option<String>,
     model: String,
     usage: Option<Usage>,
+    /// Bound on the context's text bytes (`None`: keep everything).
+    max_bytes: Option<usize>,
+    /// Text bytes in `messages`.
+    bytes: usize,
+    /// The session's first prompt, kept when older context is dropped.
+    first_prompt: Option<Message>,
+    /// Messages dropped from the front of the context.
+    trimmed: usize,
 }
 
 impl Rebuilder {
+    fn bounded(mut self, max_bytes: Option<usize>) -> Rebuilder {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    fn push_message(&mut self, msg: Message) {
+        self.bytes += message_bytes(&msg);
+        if self.first_prompt.is_none() && matches!(msg, Message::User { .. }) {
+            self.first_prompt = Some(msg.clone());
+        }
+        self.messages.push(msg);
+        if let Some(max) = self.max_bytes
+            && self.bytes > max.saturating_mul(2)
+        {
+            self.trim(max);
+        }
+    }
+
+    /// Drops the oldest messages until at most `max` bytes remain, cutting only before a user
+    /// or assistant message so no tool result loses its call. Amortised: runs when the context
+    /// has doubled past the bound.
+    fn trim(&mut self, max: usize) {
+        let mut keep = self.bytes;
+        let mut cut = 0;
+        for (i, m) in self.messages.iter().enumerate() {
+            if keep <= max && !matches!(m, Message::ToolResult { .. }) {
+                cut = i;
+                break;
+            }
+            keep -= message_bytes(m);
+            cut = i + 1;
+        }
+        // Never drop the message just pushed: that would leave nothing to continue from.
+        let cut = cut.min(self.messages.len().saturating_sub(1));
+        if cut == 0 {
+            return;
+        }
+        let dropped: usize = self.messages[..cut].iter().map(message_bytes).sum();
+        self.messages.drain(..cut);
+        self.bytes -= dropped;
+        self.trimmed += cut;
+    }
+
     fn new(header: Header) -> Rebuilder {
         Rebuilder {
             title: header.title.clone(),
@@ -97,6 +176,10 @@ impl Rebuilder {
             open_calls: HashMap::new(),
             todos: Vec::new(),
             usage: None,
+            max_bytes: None,
+            bytes: 0,
+            first_prompt: None,
+            trimmed: 0,
         }
     }
 
@@ -104,22 +187,23 @@ impl Rebuilder {
         let view = &mut self.view;
         match entry {
             Entry::User(e) => {
-                self.messages.push(Message::User {
-                    content: e.content.clone(),
+                view.push(HistoryItem::User {
+                    text: e.content.clone(),
                 });
-                view.push(HistoryItem::User { text: e.content });
+                self.push_message(Message::User { content: e.content });
             }
             Entry::Assistant(e) => {
                 push_assistant_view(view, &mut self.open_calls, &e.parts, &self.registry);
-                self.messages.push(Message::Assistant { parts: e.parts });
+                self.push_message(Message::Assistant { parts: e.parts });
             }
             Entry::ToolResult(e) => {
-                self.messages.push(Message::ToolResult {
+                self.push_message(Message::ToolResult {
                     call_id: e.call_id.clone(),
                     name: e.name.clone(),
                     content: e.content.clone(),
                     is_error: e.is_error,
                 });
+                let view = &mut self.view;
                 let status = e.status.unwrap_or(if e.is_error {
                     ToolStatus::Error
                 } else {
@@ -159,8 +243,12 @@ impl Rebuilder {
                     ),
                 });
                 // Everything before is replaced: the usage reported for it no longer applies.
+                self.bytes = e.context.iter().map(message_bytes).sum();
                 self.messages = e.context;
                 self.usage = None;
+                // The summary carries the first prompt's goal from here on.
+                self.first_prompt = None;
+                self.trimmed = 0;
             }
             Entry::Usage(e) => {
                 self.usage = Some(Usage {
@@ -191,6 +279,20 @@ impl Rebuilder {
             if let Some(HistoryItem::Tool { output, .. }) = self.view.get_mut(at) {
                 *output = DANGLING_TOOL_RESULT.into();
             }
+        }
+        if self.trimmed > 0 {
+            let first = self.first_prompt.take();
+            if let Some(first) = first
+                && self.messages.first() != Some(&first)
+            {
+                self.messages.insert(0, first);
+            }
+            notices.push(format!(
+                "The {} oldest messages are too far back for the model's context window; they \
+                 stay on screen, and the model continues from the first prompt and the most \
+                 recent turns (/compact summarises them).",
+                self.trimmed
+            ));
         }
         notices.extend(repair(&mut self.messages));
         Resumed {
