@@ -20,8 +20,10 @@ mod session_gen;
 /// Everything between "open this session" and its first frame. Returns what stays alive: the
 /// app (view) and the context the agent keeps.
 fn resume_to_first_frame(path: &Path, term: &mut Terminal<TestBackend>) -> (App, Vec<Message>) {
-    // What the agent does: the context is bounded by the default 128k window (16 bytes/token).
-    let resumed = rein::session::resume_within(path, Some(128_000 * 16)).expect("resume");
+    // What the agent does with the default 128k window.
+    let resumed =
+        rein::session::resume_within(path, Some(rein::session::context_bytes_for_window(128_000)))
+            .expect("resume");
     let mut app = App::new(Theme::dark(), Vec::new(), None, Instant::now());
     app.on_agent_event(Event::SessionConfigured(SessionInfo {
         session_id: resumed.header.id,

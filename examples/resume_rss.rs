@@ -49,8 +49,12 @@ fn main() {
     }
     let before = status_kb("VmRSS:");
     let start = Instant::now();
-    // What the agent does: the context is bounded by the default 128k window (16 bytes/token).
-    let resumed = rein::session::resume_within(&path, Some(128_000 * 16)).expect("resume");
+    // What the agent does with the default 128k window.
+    let resumed = rein::session::resume_within(
+        &path,
+        Some(rein::session::context_bytes_for_window(128_000)),
+    )
+    .expect("resume");
     let loaded = start.elapsed();
     let messages = resumed.messages;
     let items = resumed.view.len();

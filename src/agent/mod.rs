@@ -193,7 +193,6 @@ impl Agent {
         if let Some(d) = Arc::get_mut(&mut dispatcher) {
             d.journal = Some(journal.clone());
         }
-        let side_journal = journal.clone();
         let subagents = Arc::new(subagent::Subagents {
             client: client.clone(),
             model: model.clone(),
@@ -211,12 +210,7 @@ impl Agent {
             max_tokens: config.max_output_tokens,
             keep_tool_results: config.keep_tool_results,
             slots: Arc::new(tokio::sync::Semaphore::new(4)),
-            side_chain: Some(Arc::new(move |task_id: &str, msg: &Message| {
-                side_journal.record(crate::session::Entry::subagent(
-                    task_id,
-                    crate::session::Entry::from_message(msg),
-                ));
-            })),
+            journal: Some(journal.clone()),
         });
         Ok(Agent {
             model,

@@ -33,9 +33,8 @@ fn resume_file(
     config: &Config,
 ) -> Result<(SessionWriter, session::Resumed), session::SessionError> {
     let writer = SessionWriter::open_append(path)?;
-    // Raw history beyond ~4 windows (bytes ≈ 4 × tokens) can never be sent, even with old tool
-    // output micro-compacted, nor summarised: leave it out of memory (the view keeps it).
-    let bound = usize::try_from(config.context_window.saturating_mul(16)).unwrap_or(usize::MAX);
+    // History that could never be sent stays out of memory (the view keeps it).
+    let bound = session::context_bytes_for_window(config.context_window);
     let mut resumed = session::resume_within(path, Some(bound))?;
     let cwd = config.cwd.as_path();
     if resumed.header.cwd != cwd {

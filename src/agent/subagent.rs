@@ -2,9 +2,11 @@
 //! messages, read-only tools, a turn cap, no nested `task`). Only the final text returns.
 
 use super::dispatch::Dispatcher;
+use super::journal::Journal;
 use super::turn::{LoopConfig, LoopEnd, TurnEnv, TurnHooks};
 use crate::llm::{Client, Message};
 use crate::protocol::Event;
+use crate::session::Entry;
 use crate::tools::ToolCtx;
 use crate::tools::task::SubagentRunner;
 use futures::future::BoxFuture;
@@ -16,9 +18,6 @@ pub const SUBAGENT_TOOLS: &[&str] = &["bash", "read_file", "read_skill"];
 
 /// Longest answer handed back to the parent, in characters.
 pub const ANSWER_CAP: usize = 20_000;
-
-/// Records a subagent's messages (its side chain) somewhere, e.g. the session file.
-pub type SideChain = Arc<dyn Fn(&str, &Message) + Send + Sync>;
 
 /// Runs subagents on behalf of the main agent.
 pub struct Subagents {
@@ -38,19 +37,19 @@ pub struct Subagents {
     pub keep_tool_results: usize,
     /// At most this many subagents run at once.
     pub slots: Arc<Semaphore>,
-    /// Where the side chain goes.
-    pub side_chain: Option<SideChain>,
+    /// Where the side chain is recorded (the session file).
+    pub journal: Option<Journal>,
 }
 
 struct SideChainHooks {
     task_id: String,
-    sink: Option<SideChain>,
+    journal: Option<Journal>,
 }
 
 impl TurnHooks for SideChainHooks {
     fn appended(&mut self, msg: &Message) {
-        if let Some(sink) = &self.sink {
-            sink(&self.task_id, msg);
+        if let Some(journal) = &self.journal {
+            journal.record(Entry::subagent(&self.task_id, Entry::from_message(msg)));
         }
     }
 }
@@ -105,7 +104,7 @@ impl Subagents {
         };
         let mut hooks = SideChainHooks {
             task_id: task_id.to_string(),
-            sink: self.side_chain.clone(),
+            journal: self.journal.clone(),
         };
         hooks.appended(&first);
         let mut history = vec![first];

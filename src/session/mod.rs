@@ -24,7 +24,9 @@ pub use export::{ExportedSession, export_json, export_markdown, parse_export_jso
 pub use header::{Header, git_branch};
 pub use list::{SessionSummary, find, list, newest_for_cwd, remove};
 pub use load::{LoadedSession, load, read_header};
-pub use rebuild::{DANGLING_TOOL_RESULT, Resumed, rebuild, resume, resume_within};
+pub use rebuild::{
+    DANGLING_TOOL_RESULT, Resumed, context_bytes_for_window, rebuild, resume, resume_within,
+};
 pub use writer::{SessionWriter, fork};
 
 use std::path::{Path, PathBuf};

@@ -81,6 +81,13 @@ pub fn resume_within(
     Ok(r.finish(path.to_path_buf(), notices))
 }
 
+/// The context bound [`resume_within`] should get for a model window of `tokens`: about four
+/// windows of raw text (4 bytes a token). Beyond that, history can never be sent, even with old
+/// tool output micro-compacted, nor summarised.
+pub fn context_bytes_for_window(tokens: u64) -> usize {
+    usize::try_from(tokens.saturating_mul(16)).unwrap_or(usize::MAX)
+}
+
 /// Text bytes a message holds (what its memory and its token estimate grow with).
 fn message_bytes(m: &Message) -> usize {
     match m {
