@@ -1,5 +1,5 @@
 //! Resuming a 100,000-entry (~50 MB) session to the first frame (issue 4: ≤ 300 ms):
-//! `session::resume`, the `SessionConfigured` applied to the TUI app, one frame drawn into a
+//! `session_store::resume`, the `SessionConfigured` applied to the TUI app, one frame drawn into a
 //! 200×60 `TestBackend`. Peak memory is measured by `examples/resume_rss.rs`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -21,9 +21,11 @@ mod session_gen;
 /// app (view) and the context the agent keeps.
 fn resume_to_first_frame(path: &Path, term: &mut Terminal<TestBackend>) -> (App, Vec<Message>) {
     // What the agent does with the default 128k window.
-    let resumed =
-        rein::session::resume_within(path, Some(rein::session::context_bytes_for_window(128_000)))
-            .expect("resume");
+    let resumed = rein::session_store::resume_within(
+        path,
+        Some(rein::session_store::context_bytes_for_window(128_000)),
+    )
+    .expect("resume");
     let mut app = App::new(Theme::dark(), Vec::new(), None, Instant::now());
     app.on_agent_event(Event::SessionConfigured(SessionInfo {
         session_id: resumed.header.id,

@@ -18,24 +18,24 @@ fn resume(c: &mut Criterion) {
     let mut g = c.benchmark_group("resume_100k");
     g.sample_size(10);
     g.bench_function("load_compacted", |b| {
-        b.iter(|| black_box(rein::session::load(&compacted).expect("load")))
+        b.iter(|| black_box(rein::session_store::load(&compacted).expect("load")))
     });
     g.bench_function("load_and_rebuild_compacted", |b| {
         b.iter(|| {
-            let loaded = rein::session::load(&compacted).expect("load");
-            black_box(rein::session::rebuild(loaded))
+            let loaded = rein::session_store::load(&compacted).expect("load");
+            black_box(rein::session_store::rebuild(loaded))
         })
     });
     g.bench_function("resume_compacted", |b| {
-        b.iter(|| black_box(rein::session::resume(&compacted).expect("resume")))
+        b.iter(|| black_box(rein::session_store::resume(&compacted).expect("resume")))
     });
     g.bench_function("resume_never_compacted", |b| {
-        b.iter(|| black_box(rein::session::resume(&whole).expect("resume")))
+        b.iter(|| black_box(rein::session_store::resume(&whole).expect("resume")))
     });
     g.bench_function("load_and_rebuild_never_compacted", |b| {
         b.iter(|| {
-            let loaded = rein::session::load(&whole).expect("load");
-            black_box(rein::session::rebuild(loaded))
+            let loaded = rein::session_store::load(&whole).expect("load");
+            black_box(rein::session_store::rebuild(loaded))
         })
     });
     g.finish();
@@ -46,18 +46,18 @@ fn listing(c: &mut Criterion) {
     session_gen::generate_many(dir.path(), 2_000);
     let mut g = c.benchmark_group("list_2000");
     g.bench_function("all", |b| {
-        b.iter(|| black_box(rein::session::list(dir.path(), None)))
+        b.iter(|| black_box(rein::session_store::list(dir.path(), None)))
     });
     g.bench_function("one_cwd", |b| {
         b.iter(|| {
-            black_box(rein::session::list(
+            black_box(rein::session_store::list(
                 dir.path(),
                 Some(std::path::Path::new("/work/proj3")),
             ))
         })
     });
     g.bench_function("find_prefix", |b| {
-        b.iter(|| black_box(rein::session::find(dir.path(), "0000000007c")))
+        b.iter(|| black_box(rein::session_store::find(dir.path(), "0000000007c")))
     });
     g.finish();
 }

@@ -1,5 +1,5 @@
 //! Time and peak memory of resuming a generated 100,000-entry (~50 MB) session all the way to
-//! the first frame of the TUI: `session::resume`, the `SessionConfigured` applied to the app,
+//! the first frame of the TUI: `session_store::resume`, the `SessionConfigured` applied to the app,
 //! one frame drawn at 200×60. The context (`messages`) stays alive, as the agent keeps it.
 //! `cargo run --release --example resume_rss [compacted|never_compacted]`
 //!
@@ -50,9 +50,9 @@ fn main() {
     let before = status_kb("VmRSS:");
     let start = Instant::now();
     // What the agent does with the default 128k window.
-    let resumed = rein::session::resume_within(
+    let resumed = rein::session_store::resume_within(
         &path,
-        Some(rein::session::context_bytes_for_window(128_000)),
+        Some(rein::session_store::context_bytes_for_window(128_000)),
     )
     .expect("resume");
     let loaded = start.elapsed();

@@ -94,7 +94,7 @@ pub struct Config {
     /// First retry delay (doubles each retry, with jitter).
     pub retry_backoff: Duration,
     /// Model requests per user message before the turn stops.
-    pub max_turns: u32,
+    pub max_requests: u32,
     /// Default bash timeout in seconds.
     pub bash_timeout_secs: u64,
     /// Theme name or file.
@@ -114,7 +114,7 @@ pub struct Config {
     /// Tool results sent in full; older ones are micro-compacted.
     pub keep_tool_results: usize,
     /// Turn cap of a subagent.
-    pub subagent_max_turns: u32,
+    pub subagent_max_requests: u32,
     /// The workspace (where rein was started).
     pub cwd: PathBuf,
     /// Where sessions, history and logs live.
@@ -456,13 +456,13 @@ impl Config {
         let idle_timeout = file_or!("idle_timeout_secs", idle_timeout_secs, 120);
         let max_retries = file_or!("max_retries", max_retries, 4);
         let retry_backoff_ms = file_or!("retry_backoff_ms", retry_backoff_ms, 1000);
-        let max_turns = file_or!("max_turns", max_turns, 100);
+        let max_requests = file_or!("max_requests", max_requests, 100);
         let bash_timeout_secs = file_or!("bash_timeout_secs", bash_timeout_secs, 60);
         let theme = file_or!("theme", theme, "dark".to_string());
         let auto_compact = file_or!("auto_compact", auto_compact, true);
         let compact_threshold = file_or!("compact_threshold", compact_threshold, 0.85);
         let keep_tool_results = file_or!("keep_tool_results", keep_tool_results, 3);
-        let subagent_max_turns = file_or!("subagent_max_turns", subagent_max_turns, 12);
+        let subagent_max_requests = file_or!("subagent_max_requests", subagent_max_requests, 12);
         let edits = match (&look.user, &look.project) {
             (_, Some((path, f))) if f.edits.as_deref() == Some("ask") => {
                 sources.push(("edits", Source::File(path.clone())));
@@ -597,7 +597,7 @@ impl Config {
             idle_timeout: Duration::from_secs(idle_timeout),
             max_attempts: max_retries.saturating_add(1),
             retry_backoff: Duration::from_millis(retry_backoff_ms),
-            max_turns: max_turns.max(1),
+            max_requests: max_requests.max(1),
             bash_timeout_secs: bash_timeout_secs.clamp(1, 600),
             theme,
             sandbox,
@@ -607,7 +607,7 @@ impl Config {
             auto_compact,
             compact_threshold,
             keep_tool_results,
-            subagent_max_turns: subagent_max_turns.max(1),
+            subagent_max_requests: subagent_max_requests.max(1),
             cwd: inputs.cwd.clone(),
             data_dir: inputs.data_dir.clone(),
             config_dir: inputs.config_dir.clone(),

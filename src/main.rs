@@ -107,7 +107,7 @@ enum SessionsCommand {
         id: String,
         /// Output format.
         #[arg(long, value_enum, default_value = "markdown")]
-        format: rein::sessions_cli::Format,
+        format: rein::session_cli::Format,
     },
     /// Delete a session (asks first).
     Rm {
@@ -185,7 +185,7 @@ fn session_start(
     resume: Option<&str>,
 ) -> Result<SessionStart, String> {
     if continue_ {
-        return rein::session::newest_for_cwd(&config.data_dir, &config.cwd)
+        return rein::session_store::newest_for_cwd(&config.data_dir, &config.cwd)
             .map(|s| SessionStart::Resume(s.path))
             .ok_or_else(|| {
                 format!(
@@ -195,7 +195,7 @@ fn session_start(
             });
     }
     match resume {
-        Some(id) if !id.is_empty() => rein::session::find(&config.data_dir, id)
+        Some(id) if !id.is_empty() => rein::session_store::find(&config.data_dir, id)
             .map(SessionStart::Resume)
             .map_err(|e| e.to_string()),
         _ => Ok(SessionStart::New),
@@ -323,18 +323,18 @@ fn main() -> ExitCode {
             let data = &config.data_dir;
             match command {
                 SessionsCommand::List { all, json } => {
-                    print_result(Ok(rein::sessions_cli::list(data, &config.cwd, all, json)))
+                    print_result(Ok(rein::session_cli::list(data, &config.cwd, all, json)))
                 }
-                SessionsCommand::Show { id } => print_result(rein::sessions_cli::export(
+                SessionsCommand::Show { id } => print_result(rein::session_cli::export(
                     data,
                     &id,
-                    rein::sessions_cli::Format::Markdown,
+                    rein::session_cli::Format::Markdown,
                 )),
                 SessionsCommand::Export { id, format } => {
-                    print_result(rein::sessions_cli::export(data, &id, format))
+                    print_result(rein::session_cli::export(data, &id, format))
                 }
                 SessionsCommand::Rm { id, yes } => {
-                    print_result(rein::sessions_cli::remove(data, &id, yes))
+                    print_result(rein::session_cli::remove(data, &id, yes))
                 }
             }
         }

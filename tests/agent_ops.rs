@@ -1,5 +1,5 @@
 //! The agent driven through its channels, as the TUI drives it: interrupts, approvals with
-//! notes, "always", model switch, turn cap, /clear, /fork.
+//! notes, "always", model switch, request cap, /clear, /fork.
 
 mod support;
 
@@ -241,7 +241,7 @@ async fn turn_cap_model_switch_and_clear() {
         s.push(Reply::tool_call("write_todos", json!({"todos": []})));
     }
     s.push(Reply::text("after the switch"));
-    let mut st = start(&s, "max_turns = 2\n");
+    let mut st = start(&s, "max_requests = 2\n");
     send(
         &st.handle,
         Op::UserInput {
@@ -250,7 +250,7 @@ async fn turn_cap_model_switch_and_clear() {
     );
     let notice = wait_for(
         &mut st.handle,
-        |e| matches!(e, Event::Notice { text } if text.contains("max_turns")),
+        |e| matches!(e, Event::Notice { text } if text.contains("max_requests")),
     )
     .await;
     assert!(matches!(notice, Event::Notice { .. }));

@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use rein::llm::{AssistantPart, Message, ToolCall};
 use rein::protocol::{Decision, HistoryItem, Todo, TodoStatus, ToolStatus};
-use rein::session::{
+use rein::session_store::{
     self, DANGLING_TOOL_RESULT, Entry, Header, RenameEntry, SessionError, SessionWriter, UserEntry,
 };
 use std::io::Write;
@@ -94,7 +94,7 @@ fn every_entry_type_round_trips_through_the_file() {
     let types: std::collections::BTreeSet<&str> = entries.iter().map(Entry::type_name).collect();
     assert_eq!(
         types.len(),
-        session::KNOWN_TYPES.len(),
+        session_store::KNOWN_TYPES.len(),
         "every type is covered"
     );
     let path = new_session(dir.path(), "0123456789ab", &entries);
@@ -112,7 +112,7 @@ fn every_entry_type_round_trips_through_the_file() {
         "one line per entry"
     );
 
-    let loaded = session::load(&path).unwrap();
+    let loaded = session_store::load(&path).unwrap();
     assert_eq!(loaded.header.id, "0123456789ab");
     assert_eq!(loaded.header.model, "model-a");
     assert_eq!(loaded.entries, entries);
@@ -132,7 +132,7 @@ fn torn_last_line_is_skipped_and_the_session_continues() {
         .unwrap();
     drop(f);
 
-    let loaded = session::load(&path).unwrap();
+    let loaded = session_store::load(&path).unwrap();
     assert_eq!(loaded.entries, entries);
     assert_eq!(loaded.notices.len(), 1);
     assert!(
@@ -145,7 +145,7 @@ fn torn_last_line_is_skipped_and_the_session_continues() {
     let mut w = SessionWriter::open_append(&path).unwrap();
     w.append(&Entry::user("three")).unwrap();
     drop(w);
-    let loaded = session::load(&path).unwrap();
+    let loaded = session_store::load(&path).unwrap();
     assert_eq!(loaded.entries.len(), 3);
     assert_eq!(loaded.entries[2].to_message().unwrap().text(), "three");
     assert!(loaded.notices[0].contains("Line 4"), "{:?}", loaded.notices);
@@ -156,13 +156,13 @@ fn empty_and_foreign_files_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
-    let err = session::load(&empty).unwrap_err();
+    let err = session_store::load(&empty).unwrap_err();
     assert!(matches!(err, SessionError::Empty { .. }), "{err:?}");
     assert!(err.to_string().contains("is empty"), "{err}");
 
     let foreign = dir.path().join("foreign.jsonl");
     std::fs::write(&foreign, "{\"hello\":1}\n").unwrap();
-    let err = session::load(&foreign).unwrap_err();
+    let err = session_store::load(&foreign).unwrap_err();
     assert!(err.to_string().contains("not a rein session"), "{err}");
 }
 
@@ -175,7 +175,7 @@ fn a_newer_schema_is_refused_naming_both_versions() {
         "{\"type\":\"header\",\"schema\":3,\"id\":\"x\",\"shiny\":true}\n{\"type\":\"warp\"}\n",
     )
     .unwrap();
-    let err = session::load(&path).unwrap_err();
+    let err = session_store::load(&path).unwrap_err();
     assert!(
         err.to_string().contains(
             "written by a newer rein (schema 3); this rein reads up to schema 1: upgrade rein"
@@ -210,7 +210,7 @@ fn unknown_entry_types_of_the_same_schema_are_skipped_with_a_notice() {
     let mut w = SessionWriter::open_append(&path).unwrap();
     w.append(&Entry::user("two")).unwrap();
     drop(w);
-    let loaded = session::load(&path).unwrap();
+    let loaded = session_store::load(&path).unwrap();
     assert_eq!(loaded.entries.len(), 2);
     assert_eq!(loaded.notices.len(), 1, "{:?}", loaded.notices);
     assert!(loaded.notices[0].contains("2 entries of unknown type `hologram`"));
@@ -256,9 +256,9 @@ fn dangling_tool_calls_get_a_result_after_the_answered_ones() {
         .unwrap();
     drop(w);
 
-    let r = session::rebuild(session::load(&path).unwrap());
+    let r = session_store::rebuild(session_store::load(&path).unwrap());
     assert_eq!(
-        session::resume(&path).unwrap(),
+        session_store::resume(&path).unwrap(),
         r,
         "streaming gives the same result"
     );
@@ -340,7 +340,7 @@ fn answered_calls_are_left_alone_and_orphan_results_dropped() {
             Entry::assistant(vec![text("done")]),
         ],
     );
-    let r = session::rebuild(session::load(&path).unwrap());
+    let r = session_store::rebuild(session_store::load(&path).unwrap());
     assert_eq!(
         tool_results(&r.messages),
         vec![
@@ -391,9 +391,9 @@ fn resume_after_compaction_starts_the_context_there_and_shows_everything() {
             Entry::rename("Three questions"),
         ],
     );
-    let r = session::rebuild(session::load(&path).unwrap());
+    let r = session_store::rebuild(session_store::load(&path).unwrap());
     assert_eq!(
-        session::resume(&path).unwrap(),
+        session_store::resume(&path).unwrap(),
         r,
         "streaming gives the same result"
     );
@@ -464,9 +464,9 @@ fn subagent_entries_stay_out_of_the_context_and_the_view() {
             Entry::tool_result("t1", "task", "there is src", ToolStatus::Ok, None),
         ],
     );
-    let loaded = session::load(&path).unwrap();
+    let loaded = session_store::load(&path).unwrap();
     assert_eq!(loaded.entries.len(), 7, "the side chain is kept on disk");
-    let r = session::rebuild(loaded);
+    let r = session_store::rebuild(loaded);
     assert_eq!(r.messages.len(), 3);
     assert_eq!(
         tool_results(&r.messages),
@@ -529,14 +529,14 @@ fn listing_two_thousand_sessions_sorts_filters_and_falls_back_without_sidecars()
         }
     });
     // Sidecars that are missing or behind the file.
-    let stale = session::find(data, &format!("{:012x}", 1000)).unwrap();
+    let stale = session_store::find(data, &format!("{:012x}", 1000)).unwrap();
     let mut w = SessionWriter::open_append(&stale).unwrap();
     w.append(&Entry::user("one more")).unwrap();
     drop(w);
-    let missing = session::find(data, &format!("{:012x}", 1004)).unwrap();
-    std::fs::remove_file(session::sidecar_path(&missing)).unwrap();
+    let missing = session_store::find(data, &format!("{:012x}", 1004)).unwrap();
+    std::fs::remove_file(session_store::sidecar_path(&missing)).unwrap();
 
-    let all = session::list(data, None);
+    let all = session_store::list(data, None);
     assert_eq!(all.len(), 2000);
     assert!(
         all.is_sorted_by(|a, b| a.updated_at >= b.updated_at),
@@ -568,11 +568,11 @@ fn listing_two_thousand_sessions_sorts_filters_and_falls_back_without_sidecars()
     assert_eq!(by_id(1004).message_count, 2);
     assert_eq!(by_id(1004).cwd, here);
 
-    let mine = session::list(data, Some(here));
+    let mine = session_store::list(data, Some(here));
     assert_eq!(mine.len(), 500);
     assert!(mine.iter().all(|s| s.cwd == here));
     // The stale and sidecar-less sessions were touched last (file mtime).
-    let newest = session::newest_for_cwd(data, here).unwrap();
+    let newest = session_store::newest_for_cwd(data, here).unwrap();
     assert!(newest.id == format!("{:012x}", 1000) || newest.id == format!("{:012x}", 1004));
 }
 
@@ -582,25 +582,25 @@ fn ids_are_found_by_unique_prefix() {
     for id in ["abc111111111", "abc222222222", "def333333333"] {
         new_session(dir.path(), id, &[Entry::user("x")]);
     }
-    let p = session::find(dir.path(), "abc1").unwrap();
-    assert_eq!(session::id_from_path(&p), Some("abc111111111"));
+    let p = session_store::find(dir.path(), "abc1").unwrap();
+    assert_eq!(session_store::id_from_path(&p), Some("abc111111111"));
     assert_eq!(
-        session::id_from_path(&session::find(dir.path(), "def333333333").unwrap()),
+        session_store::id_from_path(&session_store::find(dir.path(), "def333333333").unwrap()),
         Some("def333333333")
     );
-    match session::find(dir.path(), "abc") {
+    match session_store::find(dir.path(), "abc") {
         Err(SessionError::Ambiguous { candidates, .. }) => {
             assert_eq!(candidates, ["abc111111111", "abc222222222"]);
         }
         other => panic!("expected ambiguity, got {other:?}"),
     }
-    let err = session::find(dir.path(), "zzz").unwrap_err();
+    let err = session_store::find(dir.path(), "zzz").unwrap_err();
     assert_eq!(
         err.to_string(),
         "no session with id zzz (see `rein sessions list --all`)"
     );
     assert!(matches!(
-        session::find(&dir.path().join("nowhere"), "abc"),
+        session_store::find(&dir.path().join("nowhere"), "abc"),
         Err(SessionError::NotFound { .. })
     ));
 }
@@ -618,14 +618,14 @@ fn fork_copies_the_entries_and_names_its_parent() {
         .write_all(b"{\"type\":\"us")
         .unwrap();
 
-    let mut fork = session::fork(dir.path(), &source, "222222222222").unwrap();
+    let mut fork = session_store::fork(dir.path(), &source, "222222222222").unwrap();
     assert_eq!(fork.header().parent.as_deref(), Some("111111111111"));
     fork.append(&Entry::user("only in the fork")).unwrap();
     fork.sync().unwrap();
     let fork_path = fork.path().to_path_buf();
     drop(fork);
 
-    let copy = session::load(&fork_path).unwrap();
+    let copy = session_store::load(&fork_path).unwrap();
     assert_eq!(copy.header.parent.as_deref(), Some("111111111111"));
     assert_eq!(copy.header.id, "222222222222");
     assert_eq!(copy.header.cwd, Path::new("/work/proj"));
@@ -633,12 +633,12 @@ fn fork_copies_the_entries_and_names_its_parent() {
     assert_eq!(copy.entries.len(), entries.len() + 1);
     assert!(copy.notices.is_empty(), "{:?}", copy.notices);
     assert_eq!(
-        session::load(&source).unwrap().entries,
+        session_store::load(&source).unwrap().entries,
         entries,
         "source untouched"
     );
 
-    let listed = session::list(dir.path(), None);
+    let listed = session_store::list(dir.path(), None);
     let f = listed.iter().find(|s| s.id == "222222222222").unwrap();
     assert_eq!(f.parent.as_deref(), Some("111111111111"));
     assert_eq!(f.title, "Fix the bug");
@@ -648,13 +648,13 @@ fn fork_copies_the_entries_and_names_its_parent() {
 fn export_round_trips_and_reads_well() {
     let dir = tempfile::tempdir().unwrap();
     let path = new_session(dir.path(), "333333333333", &every_entry());
-    let loaded = session::load(&path).unwrap();
-    let json = session::export_json(&loaded);
-    let back = session::parse_export_json(&json).unwrap();
+    let loaded = session_store::load(&path).unwrap();
+    let json = session_store::export_json(&loaded);
+    let back = session_store::parse_export_json(&json).unwrap();
     assert_eq!(back.header, loaded.header);
     assert_eq!(back.entries, loaded.entries);
 
-    let md = session::export_markdown(&loaded);
+    let md = session_store::export_markdown(&loaded);
     for needle in [
         "# Fix the bug",
         "## User",
@@ -677,7 +677,7 @@ fn export_round_trips_and_reads_well() {
 fn summaries_serialise_with_the_documented_field_names() {
     let dir = tempfile::tempdir().unwrap();
     new_session(dir.path(), "444444444444", &[Entry::user("hello there")]);
-    let list = session::list(dir.path(), None);
+    let list = session_store::list(dir.path(), None);
     let json = serde_json::to_value(&list).unwrap();
     let obj = json[0].as_object().unwrap();
     assert_eq!(obj["id"], "444444444444");
@@ -705,16 +705,16 @@ fn one_writer_per_session_and_removal() {
     again.append(&Entry::user("y")).unwrap();
     again.sync().unwrap();
     drop(again);
-    assert_eq!(session::list(dir.path(), None)[0].message_count, 2);
+    assert_eq!(session_store::list(dir.path(), None)[0].message_count, 2);
 
     assert!(matches!(
         SessionWriter::create(dir.path(), header("../escape", Path::new("/p"))),
         Err(SessionError::InvalidId(_))
     ));
-    session::remove(&path).unwrap();
+    session_store::remove(&path).unwrap();
     assert!(!path.exists());
-    assert!(!session::sidecar_path(&path).exists());
-    assert!(session::list(dir.path(), None).is_empty());
+    assert!(!session_store::sidecar_path(&path).exists());
+    assert!(session_store::list(dir.path(), None).is_empty());
 }
 
 #[test]
@@ -750,7 +750,7 @@ fn the_api_key_never_reaches_the_data_dir() {
     w.sync().unwrap();
     let path = w.path().to_path_buf();
     drop(w);
-    session::fork(&config.data_dir, &path, "777777777777").unwrap();
+    session_store::fork(&config.data_dir, &path, "777777777777").unwrap();
 
     let mut files = 0;
     let mut stack = vec![config.data_dir.clone()];
@@ -795,8 +795,8 @@ fn a_bounded_resume_keeps_the_first_prompt_and_the_recent_turns_only() {
         }
     }
     let path = new_session(dir.path(), "bounded00001", &entries);
-    let full = rein::session::resume(&path).unwrap();
-    let bounded = rein::session::resume_within(&path, Some(20_000)).unwrap();
+    let full = rein::session_store::resume(&path).unwrap();
+    let bounded = rein::session_store::resume_within(&path, Some(20_000)).unwrap();
     // The view is the same: everything stays on screen.
     assert_eq!(bounded.view, full.view);
     // The context is small, starts with the first prompt and ends with the latest turn.
@@ -828,7 +828,10 @@ fn a_bounded_resume_keeps_the_first_prompt_and_the_recent_turns_only() {
     );
     // Small sessions are not touched.
     let small = new_session(dir.path(), "bounded00002", &entries[..8]);
-    let r = rein::session::resume_within(&small, Some(20_000)).unwrap();
-    assert_eq!(r.messages, rein::session::resume(&small).unwrap().messages);
+    let r = rein::session_store::resume_within(&small, Some(20_000)).unwrap();
+    assert_eq!(
+        r.messages,
+        rein::session_store::resume(&small).unwrap().messages
+    );
     assert!(r.notices.is_empty());
 }

@@ -166,10 +166,10 @@ fn resume_by_prefix_show_export_and_rm() {
     c.args(["sessions", "export", &old_id, "--format", "json"]);
     let o = c.output().unwrap();
     assert_ok(&o);
-    let exported = rein::session::parse_export_json(&stdout(&o)).unwrap();
+    let exported = rein::session_store::parse_export_json(&stdout(&o)).unwrap();
     assert_eq!(exported.header.id, old_id);
     let loaded =
-        rein::session::load(std::path::Path::new(list[1]["path"].as_str().unwrap())).unwrap();
+        rein::session_store::load(std::path::Path::new(list[1]["path"].as_str().unwrap())).unwrap();
     assert_eq!(exported.entries, loaded.entries);
 
     let mut c = w.cmd();

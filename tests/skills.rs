@@ -1,9 +1,10 @@
 //! Skills on real directories: discovery, precedence, broken files, and the `read_skill` tool.
 
 use rein::config::SandboxMode;
+use rein::protocol::EventSink;
 use rein::sandbox::Sandbox;
 use rein::skills::{self, SkillCatalog};
-use rein::tools::{EventSink, Registry, ToolCtx};
+use rein::tools::{Registry, ToolCtx};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

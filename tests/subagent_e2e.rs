@@ -182,7 +182,11 @@ fn the_turn_cap_returns_partial_findings(kind: ProviderKind) {
     assert_ok(&o);
     assert_eq!(s.request_count(), 4);
     let r = last_result(&s.request(3));
-    assert!(r.content.contains("stopped after 2 turns"), "{}", r.content);
+    assert!(
+        r.content.contains("stopped after 2 model requests"),
+        "{}",
+        r.content
+    );
     assert!(r.content.contains("Found B so far."), "{}", r.content);
     assert!(!r.is_error);
 }

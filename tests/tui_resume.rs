@@ -7,12 +7,12 @@ use jiff::{SignedDuration, Timestamp};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use rein::protocol::{Event, HistoryItem, Op, SessionInfo, Todo, TodoStatus, ToolStatus};
-use rein::session::{Entry, Header, SessionSummary, SessionWriter};
+use rein::session_store::{Entry, Header, SessionSummary, SessionWriter};
 use rein::tui::app::{App, Effect};
 use rein::tui::lookup::{Found, Lookup};
 use rein::tui::theme::Theme;
 use rein::tui::view;
-use rein::tui::view::sessions::SessionPicker;
+use rein::tui::view::session_picker::SessionPicker;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -595,8 +595,8 @@ fn picker_over_two_thousand_sessions_filters_and_opens_the_match() {
             });
         }
     });
-    let target = rein::session::find(data, &format!("{:012x}", 1234)).expect("find");
-    let listed = rein::session::list(data, None);
+    let target = rein::session_store::find(data, &format!("{:012x}", 1234)).expect("find");
+    let listed = rein::session_store::list(data, None);
     assert_eq!(listed.len(), 2000);
     let mut picker =
         SessionPicker::new(listed, &[here.to_path_buf()], Timestamp::now(), None, None);
@@ -621,7 +621,7 @@ fn picker_over_two_thousand_sessions_filters_and_opens_the_match() {
 
     // Esc leaves without a choice.
     let mut picker = SessionPicker::new(
-        rein::session::list(data, None),
+        rein::session_store::list(data, None),
         &[here.to_path_buf()],
         Timestamp::now(),
         None,

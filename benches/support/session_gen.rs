@@ -6,7 +6,7 @@
 
 use rein::llm::{AssistantPart, Message, ToolCall};
 use rein::protocol::{Todo, TodoStatus, ToolStatus};
-use rein::session::{Entry, Header, SessionWriter};
+use rein::session_store::{Entry, Header, SessionWriter};
 use std::path::{Path, PathBuf};
 
 /// Text with the newlines, quotes and non-ASCII a real transcript has (they cost escaping).

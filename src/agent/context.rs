@@ -291,7 +291,7 @@ pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String])
         "Current time: {}.",
         jiff::ZonedDateTime::now().strftime("%Y-%m-%d %H:%M %Z")
     ));
-    if let Some(branch) = crate::session::git_branch(cwd) {
+    if let Some(branch) = crate::session_store::git_branch(cwd) {
         s.push_str(&format!(" Git branch: {branch}."));
     }
     s.push('\n');

@@ -330,9 +330,10 @@ impl Dispatcher {
             pending.remove(&id);
         }
         if let (Some(journal), Some((decision, note))) = (&self.journal, &answer) {
-            let entry = crate::session::Entry::approval(call.id.clone(), *decision, note.clone());
+            let entry =
+                crate::session_store::Entry::approval(call.id.clone(), *decision, note.clone());
             journal.record(match ctx.events.subagent() {
-                Some(task) => crate::session::Entry::subagent(task, entry),
+                Some(task) => crate::session_store::Entry::subagent(task, entry),
                 None => entry,
             });
         }

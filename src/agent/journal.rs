@@ -2,8 +2,8 @@
 //! entries as things happen, synced at the end of each turn.
 
 use crate::protocol::Event;
-use crate::session::{Entry, Header, SessionError, SessionWriter};
-use crate::tools::EventSink;
+use crate::protocol::EventSink;
+use crate::session_store::{Entry, Header, SessionError, SessionWriter};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 

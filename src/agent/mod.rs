@@ -3,22 +3,23 @@
 //! [`spawn`] starts the agent task and returns the two channel ends a front end needs. A small
 //! router task reads ops so that interrupts and approvals are handled while a turn runs.
 
+pub mod budget;
 pub mod compact;
 pub mod context;
 pub mod dispatch;
-pub mod hooks;
 pub mod journal;
 pub mod prompt;
-mod sessions;
+mod session_switch;
 pub mod subagent;
 pub mod turn;
 
 use crate::config::Config;
 use crate::llm::{Client, ClientOptions, Message};
 use crate::policy::Policy;
+use crate::protocol::EventSink;
 use crate::protocol::{Event, Op, SessionInfo, Todo, TurnOutcome};
 use crate::sandbox::Sandbox;
-use crate::tools::{EventSink, Registry, ToolCtx};
+use crate::tools::{Registry, ToolCtx};
 use dispatch::{Approver, Dispatcher, PendingApprovals};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -113,7 +114,7 @@ struct Agent {
     cancel: Arc<Mutex<CancellationToken>>,
     system: String,
     instructions: String,
-    context: hooks::ContextState,
+    context: budget::ContextState,
     subagents: Arc<subagent::Subagents>,
     skills: Arc<crate::skills::SkillCatalog>,
     journal: journal::Journal,
@@ -181,13 +182,13 @@ impl Agent {
         let system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
         let tool_specs =
             serde_json::to_string(&dispatcher.registry.specs(None)).unwrap_or_default();
-        let context_state = hooks::ContextState {
+        let context_state = budget::ContextState {
             overhead: context::estimate_text(&system) + context::estimate_text(&tool_specs),
             ..Default::default()
         };
         let instructions = prompt::render_instructions(&instructions);
         let model = Arc::new(RwLock::new(config.model.clone()));
-        let opened = sessions::open(&config, opts.session, events.clone())?;
+        let opened = session_switch::open(&config, opts.session, events.clone())?;
         let journal = opened.journal.clone();
         let mut dispatcher = dispatcher;
         if let Some(d) = Arc::get_mut(&mut dispatcher) {
@@ -206,7 +207,7 @@ impl Agent {
                 journal: Some(journal.clone()),
             }),
             system: prompt::subagent_prompt(&config.cwd),
-            max_turns: config.subagent_max_turns,
+            max_requests: config.subagent_max_requests,
             max_tokens: config.max_output_tokens,
             keep_tool_results: config.keep_tool_results,
             slots: Arc::new(tokio::sync::Semaphore::new(4)),
@@ -293,7 +294,7 @@ impl Agent {
                         if let Ok(mut m) = model.write() {
                             *m = name.clone();
                         }
-                        journal.record(crate::session::Entry::model_change(name.clone()));
+                        journal.record(crate::session_store::Entry::model_change(name.clone()));
                         events.send(Event::ModelChanged { model: name });
                     }
                     Op::Shutdown => {
@@ -366,8 +367,8 @@ impl Agent {
         self.context.used(&self.history)
     }
 
-    fn compactor(&self, cancel: CancellationToken) -> hooks::Compactor {
-        hooks::Compactor {
+    fn compactor(&self, cancel: CancellationToken) -> budget::Compactor {
+        budget::Compactor {
             client: self.client.clone(),
             model: self.model.clone(),
             events: self.events.clone(),
@@ -393,7 +394,7 @@ impl Agent {
             .compact(&mut self.history, &mut self.context, focus.as_deref())
             .await;
         if let Some(c) = done {
-            self.journal.record(crate::session::Entry::compaction(
+            self.journal.record(crate::session_store::Entry::compaction(
                 c.summary,
                 c.before,
                 c.after,
@@ -411,11 +412,11 @@ impl Agent {
         let cancel = self.fresh_cancel_token();
         self.events.send(Event::TurnStarted);
         self.journal
-            .record(crate::session::Entry::user(text.clone()));
+            .record(crate::session_store::Entry::user(text.clone()));
         self.history.push(Message::User { content: text });
         let lc = LoopConfig {
             system: self.system.clone(),
-            max_turns: self.config.max_turns,
+            max_requests: self.config.max_requests,
             keep_tool_results: Some(self.config.keep_tool_results),
             max_tokens: self.config.max_output_tokens,
         };
@@ -429,8 +430,8 @@ impl Agent {
         let compactor = self.compactor(env.ctx.cancel.clone());
         let journal = self.journal.clone();
         let todos = self.todos.clone();
-        let mut record = move |r: hooks::Record<'_>| sessions::record(&journal, &todos, r);
-        let mut hooks = hooks::MainHooks {
+        let mut record = move |r: budget::Record<'_>| session_switch::record(&journal, &todos, r);
+        let mut hooks = budget::MainHooks {
             compactor,
             state: &mut self.context,
             todos: self.todos.clone(),
@@ -441,18 +442,18 @@ impl Agent {
             LoopEnd::Completed => TurnOutcome::Completed,
             LoopEnd::Interrupted => TurnOutcome::Interrupted,
             LoopEnd::Failed(reason) => TurnOutcome::Failed { reason },
-            LoopEnd::TurnCap => {
+            LoopEnd::RequestCap => {
                 self.events.send(Event::Notice {
                     text: format!(
-                        "Stopped after {} model requests for one message (max_turns). Send \
+                        "Stopped after {} model requests for one message (max_requests). Send \
                          another message to let it continue.",
-                        self.config.max_turns
+                        self.config.max_requests
                     ),
                 });
                 TurnOutcome::Failed {
                     reason: format!(
-                        "reached the turn cap of {} model requests",
-                        self.config.max_turns
+                        "reached the cap of {} model requests (max_requests)",
+                        self.config.max_requests
                     ),
                 }
             }
@@ -465,9 +466,11 @@ impl Agent {
             TurnOutcome::Failed { reason } => {
                 tracing::warn!("turn failed: {reason}");
                 self.journal
-                    .record(crate::session::Entry::error(reason.clone()));
+                    .record(crate::session_store::Entry::error(reason.clone()));
             }
-            TurnOutcome::Interrupted => self.journal.record(crate::session::Entry::interrupted()),
+            TurnOutcome::Interrupted => self
+                .journal
+                .record(crate::session_store::Entry::interrupted()),
             TurnOutcome::Completed => {}
         }
         self.journal.sync();

@@ -1,12 +1,12 @@
 //! Subagents for the `task` tool: the same turn loop with another [`LoopConfig`] (fresh
-//! messages, read-only tools, a turn cap, no nested `task`). Only the final text returns.
+//! messages, read-only tools, a request cap, no nested `task`). Only the final text returns.
 
 use super::dispatch::Dispatcher;
 use super::journal::Journal;
 use super::turn::{LoopConfig, LoopEnd, TurnEnv, TurnHooks};
 use crate::llm::{Client, Message};
 use crate::protocol::Event;
-use crate::session::Entry;
+use crate::session_store::Entry;
 use crate::tools::ToolCtx;
 use crate::tools::task::SubagentRunner;
 use futures::future::BoxFuture;
@@ -29,8 +29,8 @@ pub struct Subagents {
     pub dispatcher: Arc<Dispatcher>,
     /// The subagent system prompt.
     pub system: String,
-    /// Turn cap.
-    pub max_turns: u32,
+    /// Request cap.
+    pub max_requests: u32,
     /// Output token cap per request.
     pub max_tokens: u32,
     /// Tool results kept in full.
@@ -88,7 +88,7 @@ impl Subagents {
         sub_ctx.subagents = None;
         let lc = LoopConfig {
             system: self.system.clone(),
-            max_turns: self.max_turns,
+            max_requests: self.max_requests,
             keep_tool_results: Some(self.keep_tool_results),
             max_tokens: self.max_tokens,
         };
@@ -117,10 +117,10 @@ impl Subagents {
                     .into(),
             ),
             LoopEnd::Completed => Ok(cap(&text)),
-            LoopEnd::TurnCap => Ok(cap(&format!(
-                "[The subagent stopped after {} turns without finishing; its partial findings \
+            LoopEnd::RequestCap => Ok(cap(&format!(
+                "[The subagent stopped after {} model requests without finishing; its partial findings \
                  follow.]\n\n{}",
-                self.max_turns,
+                self.max_requests,
                 if text.trim().is_empty() {
                     "(no findings were written)"
                 } else {

@@ -1,11 +1,12 @@
 //! The inner loop: call the model, run the tools it asks for, append the results, repeat until
-//! it stops asking (or the turn cap, an interrupt or an error ends it).
+//! it stops asking (or the request cap, an interrupt or an error ends it).
 
 use super::context;
 use super::dispatch::{CallResult, Dispatcher, INTERRUPTED};
 use crate::llm::{AssistantPart, Client, LlmError, Message, Request, StreamNotice, ToolCall};
+use crate::protocol::EventSink;
 use crate::protocol::{Event, ToolStatus};
-use crate::tools::{EventSink, ToolCtx};
+use crate::tools::ToolCtx;
 use std::sync::{Arc, RwLock};
 use tokio_util::sync::CancellationToken;
 
@@ -14,7 +15,7 @@ pub struct LoopConfig {
     /// System prompt.
     pub system: String,
     /// Model requests allowed for one user message.
-    pub max_turns: u32,
+    pub max_requests: u32,
     /// Tool results sent in full (older ones are micro-compacted); `None` disables it.
     pub keep_tool_results: Option<usize>,
     /// Output token cap per request.
@@ -30,8 +31,8 @@ pub enum LoopEnd {
     Interrupted,
     /// A request failed for good.
     Failed(String),
-    /// `max_turns` requests were made and the model still wanted tools.
-    TurnCap,
+    /// `max_requests` requests were made and the model still wanted tools.
+    RequestCap,
 }
 
 /// Hooks the main agent uses for persistence, accounting and reminders; subagents use defaults.
@@ -107,7 +108,7 @@ impl TurnEnv<'_> {
 
     /// Runs the loop on `history` (which already ends with the user's message).
     pub async fn run(&self, history: &mut Vec<Message>, hooks: &mut dyn TurnHooks) -> LoopEnd {
-        for _ in 0..self.lc.max_turns {
+        for _ in 0..self.lc.max_requests {
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
             }
@@ -207,7 +208,7 @@ impl TurnEnv<'_> {
                 return LoopEnd::Interrupted;
             }
         }
-        LoopEnd::TurnCap
+        LoopEnd::RequestCap
     }
 
     /// Runs the calls of one response in order; consecutive `task` calls run concurrently

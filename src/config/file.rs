@@ -19,7 +19,8 @@ pub(super) struct FileConfig {
     pub(super) idle_timeout_secs: Option<u64>,
     pub(super) max_retries: Option<u32>,
     pub(super) retry_backoff_ms: Option<u64>,
-    pub(super) max_turns: Option<u32>,
+    #[serde(alias = "max_turns")]
+    pub(super) max_requests: Option<u32>,
     pub(super) bash_timeout_secs: Option<u64>,
     pub(super) theme: Option<String>,
     pub(super) sandbox: Option<SandboxSetting>,
@@ -27,7 +28,8 @@ pub(super) struct FileConfig {
     pub(super) auto_compact: Option<bool>,
     pub(super) compact_threshold: Option<f64>,
     pub(super) keep_tool_results: Option<usize>,
-    pub(super) subagent_max_turns: Option<u32>,
+    #[serde(alias = "subagent_max_turns")]
+    pub(super) subagent_max_requests: Option<u32>,
     #[serde(default)]
     pub(super) rules: Vec<FileRule>,
 }

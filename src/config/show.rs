@@ -60,7 +60,7 @@ impl Config {
             "retry_backoff_ms",
             self.retry_backoff.as_millis().to_string(),
         );
-        line("max_turns", self.max_turns.to_string());
+        line("max_requests", self.max_requests.to_string());
         line("bash_timeout_secs", self.bash_timeout_secs.to_string());
         line("theme", self.theme.clone());
         line("sandbox", self.sandbox.as_str().into());
@@ -77,7 +77,10 @@ impl Config {
         line("auto_compact", self.auto_compact.to_string());
         line("compact_threshold", self.compact_threshold.to_string());
         line("keep_tool_results", self.keep_tool_results.to_string());
-        line("subagent_max_turns", self.subagent_max_turns.to_string());
+        line(
+            "subagent_max_requests",
+            self.subagent_max_requests.to_string(),
+        );
         let mut out = lines.join("\n");
         out.push_str(&format!(
             "\n{:<22} {}\n{:<22} {}\n{:<22} {}\n",

@@ -14,7 +14,7 @@ pub(crate) mod test_ctx;
 pub mod todos;
 
 use crate::llm::ToolSpec;
-use crate::protocol::{Event, Todo};
+use crate::protocol::{EventSink, Todo};
 use crate::sandbox::Sandbox;
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
@@ -22,46 +22,6 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
-
-/// Sends events to the UI from inside a tool (live output, todo updates).
-#[derive(Clone)]
-pub struct EventSink {
-    tx: tokio::sync::mpsc::UnboundedSender<Event>,
-    /// When set, events are wrapped as `Event::Subagent { task_id, .. }`.
-    subagent: Option<String>,
-}
-
-impl EventSink {
-    /// A sink writing to `tx`.
-    pub fn new(tx: tokio::sync::mpsc::UnboundedSender<Event>) -> EventSink {
-        EventSink { tx, subagent: None }
-    }
-
-    /// A sink whose events are labelled as coming from subagent `task_id`.
-    pub fn for_subagent(&self, task_id: &str) -> EventSink {
-        EventSink {
-            tx: self.tx.clone(),
-            subagent: Some(task_id.to_string()),
-        }
-    }
-
-    /// The subagent this sink belongs to, if any.
-    pub fn subagent(&self) -> Option<&str> {
-        self.subagent.as_deref()
-    }
-
-    /// Sends one event (dropped silently when the UI is gone).
-    pub fn send(&self, event: Event) {
-        let event = match &self.subagent {
-            Some(id) => Event::Subagent {
-                task_id: id.clone(),
-                event: Box::new(event),
-            },
-            None => event,
-        };
-        let _ = self.tx.send(event);
-    }
-}
 
 /// What a tool call needs from the harness while it runs.
 #[derive(Clone)]

@@ -1,8 +1,9 @@
 //! A real [`ToolCtx`] over temp dirs for the tools' unit tests.
 
 use crate::protocol::Event;
+use crate::protocol::EventSink;
 use crate::sandbox::Sandbox;
-use crate::tools::{EventSink, ToolCtx};
+use crate::tools::ToolCtx;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::UnboundedReceiver;

@@ -17,7 +17,7 @@ use crate::tui::view::cell::{Cell, CellKind, Level, RenderCtx};
 use crate::tui::view::composer::Composer;
 use crate::tui::view::conversation::Conversation;
 use crate::tui::view::picker::Picker;
-use crate::tui::view::sessions::SessionPicker;
+use crate::tui::view::session_picker::SessionPicker;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

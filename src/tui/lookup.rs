@@ -7,9 +7,9 @@
 //! [`App::on_found`]: crate::tui::app::App::on_found
 
 use crate::agent::prompt::{Instructions, load_agents_md};
-use crate::session::{self, SessionSummary};
+use crate::session_store::{self, SessionSummary};
 use crate::skills::{SkillCatalog, discover};
-use crate::tui::view::sessions::here_dirs;
+use crate::tui::view::session_picker::here_dirs;
 use jiff::Timestamp;
 use std::path::{Path, PathBuf};
 
@@ -60,7 +60,7 @@ impl Lookup {
     pub fn run(self, data_dir: &Path) -> Found {
         match self {
             Lookup::Sessions { cwd } => Found::Sessions {
-                sessions: session::list(data_dir, None),
+                sessions: session_store::list(data_dir, None),
                 here: here_dirs(&cwd),
                 now: Timestamp::now(),
             },

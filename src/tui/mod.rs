@@ -227,10 +227,15 @@ fn draw(term: &mut Term, app: &mut App) -> anyhow::Result<()> {
 /// leaves with Esc.
 pub fn pick_session(data_dir: &Path, cwd: &Path) -> anyhow::Result<Option<PathBuf>> {
     let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
-    let sessions = crate::session::list(data_dir, None);
-    let here = view::sessions::here_dirs(cwd);
-    let mut picker =
-        view::sessions::SessionPicker::new(sessions, &here, jiff::Timestamp::now(), home, None);
+    let sessions = crate::session_store::list(data_dir, None);
+    let here = view::session_picker::here_dirs(cwd);
+    let mut picker = view::session_picker::SessionPicker::new(
+        sessions,
+        &here,
+        jiff::Timestamp::now(),
+        home,
+        None,
+    );
     let guard = terminal::enter().context("could not set up the terminal")?;
     let result = Terminal::new(CrosstermBackend::new(std::io::stdout()))
         .map_err(anyhow::Error::from)
@@ -247,7 +252,7 @@ pub fn pick_session(data_dir: &Path, cwd: &Path) -> anyhow::Result<Option<PathBu
 /// session (its file) or leaves (`None`).
 pub fn run_picker<B>(
     term: &mut Terminal<B>,
-    picker: &mut view::sessions::SessionPicker,
+    picker: &mut view::session_picker::SessionPicker,
     theme: &theme::Theme,
     mut next: impl FnMut() -> std::io::Result<crossterm::event::Event>,
 ) -> anyhow::Result<Option<PathBuf>>
@@ -261,9 +266,9 @@ where
             picker.render(area, f.buffer_mut(), theme);
         })?;
         match picker.on_event(next()?) {
-            view::sessions::PickerAction::Open(s) => return Ok(Some(s.path)),
-            view::sessions::PickerAction::Close => return Ok(None),
-            view::sessions::PickerAction::None => {}
+            view::session_picker::PickerAction::Open(s) => return Ok(Some(s.path)),
+            view::session_picker::PickerAction::Close => return Ok(None),
+            view::session_picker::PickerAction::None => {}
         }
     }
 }

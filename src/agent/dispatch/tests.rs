@@ -20,8 +20,9 @@ fn argument_parsing() {
 use crate::config::SandboxMode;
 use crate::llm::ToolSpec;
 use crate::policy::{Rule, RuleSource};
+use crate::protocol::EventSink;
 use crate::sandbox::Sandbox;
-use crate::tools::{EventSink, Tool, ToolError, ToolOutput, parse_args};
+use crate::tools::{Tool, ToolError, ToolOutput, parse_args};
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;

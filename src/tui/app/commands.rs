@@ -6,7 +6,7 @@ use crate::protocol::Op;
 use crate::tui::lookup::Lookup;
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
-use crate::tui::view::sessions::SessionPicker;
+use crate::tui::view::session_picker::SessionPicker;
 use crate::tui::wrap::RichLine;
 use ratatui::style::Modifier;
 use ratatui::text::Span;

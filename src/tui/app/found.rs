@@ -5,7 +5,7 @@ use crate::agent::prompt::Instructions;
 use crate::skills::SkillCatalog;
 use crate::tui::lookup::Found;
 use crate::tui::view::cell::CellKind;
-use crate::tui::view::sessions::SessionPicker;
+use crate::tui::view::session_picker::SessionPicker;
 use crate::tui::wrap::{RichLine, one_line, sanitize};
 use ratatui::style::Modifier;
 use ratatui::text::Span;

@@ -5,7 +5,7 @@ use crate::protocol::{Decision, Op};
 use crate::tui::files;
 use crate::tui::view::cell::Level;
 use crate::tui::view::picker::{Picker, PickerItem};
-use crate::tui::view::sessions::PickerAction;
+use crate::tui::view::session_picker::PickerAction;
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
     MouseEventKind,

@@ -11,7 +11,7 @@ pub mod diff;
 pub mod highlight;
 pub mod markdown;
 pub mod picker;
-pub mod sessions;
+pub mod session_picker;
 pub mod status;
 pub mod stream;
 pub mod table;

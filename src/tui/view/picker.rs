@@ -1,5 +1,5 @@
 //! A selectable list: the slash command and `@` file popups. (The full-screen session picker
-//! of `--resume` is `sessions.rs`.)
+//! of `--resume` is `session_picker.rs`.)
 
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{str_width, truncate};

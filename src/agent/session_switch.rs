@@ -1,14 +1,14 @@
 //! Session switching for the agent: start or resume, `/clear`, `/fork`, `/resume`, `/rename`,
 //! and turning loop records into session entries.
 
-use super::hooks::{ContextState, Record};
+use super::budget::{ContextState, Record};
 use super::journal::{Journal, SessionStart};
 use super::{Agent, new_session_id};
 use crate::config::Config;
 use crate::llm::Message;
+use crate::protocol::EventSink;
 use crate::protocol::{Event, HistoryItem, SessionInfo, Todo};
-use crate::session::{self, Entry, Header, SessionWriter};
-use crate::tools::EventSink;
+use crate::session_store::{self, Entry, Header, SessionWriter};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -31,11 +31,11 @@ fn header(config: &Config, id: &str, model: &str) -> Header {
 fn resume_file(
     path: &Path,
     config: &Config,
-) -> Result<(SessionWriter, session::Resumed), session::SessionError> {
+) -> Result<(SessionWriter, session_store::Resumed), session_store::SessionError> {
     let writer = SessionWriter::open_append(path)?;
     // History that could never be sent stays out of memory (the view keeps it).
-    let bound = session::context_bytes_for_window(config.context_window);
-    let mut resumed = session::resume_within(path, Some(bound))?;
+    let bound = session_store::context_bytes_for_window(config.context_window);
+    let mut resumed = session_store::resume_within(path, Some(bound))?;
     let cwd = config.cwd.as_path();
     if resumed.header.cwd != cwd {
         resumed.notices.push(format!(
@@ -203,7 +203,7 @@ impl Agent {
             self.events.send(Event::SessionConfigured(info));
             return;
         };
-        match session::fork(&self.config.data_dir, &path, &new_id) {
+        match session_store::fork(&self.config.data_dir, &path, &new_id) {
             Ok(writer) => {
                 self.journal
                     .replace(Some(writer), None, self.config.data_dir.clone());
@@ -228,7 +228,7 @@ impl Agent {
 
     /// `/resume ID`: switch to a saved session.
     pub(super) fn switch_to(&mut self, id: &str) {
-        let path = match session::find(&self.config.data_dir, id) {
+        let path = match session_store::find(&self.config.data_dir, id) {
             Ok(p) => p,
             Err(e) => {
                 self.events.send(Event::Error {

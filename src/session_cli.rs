@@ -1,6 +1,6 @@
 //! `rein sessions list | show | export | rm`: what they print.
 
-use crate::session::{self, SessionSummary};
+use crate::session_store::{self, SessionSummary};
 use jiff::Timestamp;
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -19,7 +19,8 @@ pub fn relative_time(then: Timestamp, now: Timestamp) -> String {
 
 /// The table (or JSON array) printed by `rein sessions list`.
 pub fn list(data_dir: &Path, cwd: &Path, all: bool, json: bool) -> String {
-    let sessions: Vec<SessionSummary> = session::list(data_dir, if all { None } else { Some(cwd) });
+    let sessions: Vec<SessionSummary> =
+        session_store::list(data_dir, if all { None } else { Some(cwd) });
     if json {
         return serde_json::to_string_pretty(&sessions).unwrap_or_else(|_| "[]".into()) + "\n";
     }
@@ -61,18 +62,18 @@ pub enum Format {
 
 /// `rein sessions show` / `export`.
 pub fn export(data_dir: &Path, id: &str, format: Format) -> Result<String, String> {
-    let path = session::find(data_dir, id).map_err(|e| e.to_string())?;
-    let loaded = session::load(&path).map_err(|e| e.to_string())?;
+    let path = session_store::find(data_dir, id).map_err(|e| e.to_string())?;
+    let loaded = session_store::load(&path).map_err(|e| e.to_string())?;
     Ok(match format {
-        Format::Markdown => session::export_markdown(&loaded),
-        Format::Json => session::export_json(&loaded),
+        Format::Markdown => session_store::export_markdown(&loaded),
+        Format::Json => session_store::export_json(&loaded),
     })
 }
 
 /// `rein sessions rm`: asks on the terminal unless `yes`; returns what happened.
 pub fn remove(data_dir: &Path, id: &str, yes: bool) -> Result<String, String> {
-    let path = session::find(data_dir, id).map_err(|e| e.to_string())?;
-    let header = session::read_header(&path).map_err(|e| e.to_string())?;
+    let path = session_store::find(data_dir, id).map_err(|e| e.to_string())?;
+    let header = session_store::read_header(&path).map_err(|e| e.to_string())?;
     if !yes {
         eprint!("Delete session {} ({})? [y/N] ", header.id, path.display());
         let _ = std::io::stderr().flush();
@@ -85,7 +86,7 @@ pub fn remove(data_dir: &Path, id: &str, yes: bool) -> Result<String, String> {
             return Ok("Nothing deleted.".into());
         }
     }
-    session::remove(&path).map_err(|e| e.to_string())?;
+    session_store::remove(&path).map_err(|e| e.to_string())?;
     Ok(format!("Deleted session {}.", header.id))
 }
 

@@ -2,8 +2,8 @@
 //! per session (relative time, title, message count, model, directory). Typing filters
 //! fuzzily, in memory: the sessions are listed once when the picker opens.
 
-use crate::session::SessionSummary;
-use crate::sessions_cli::relative_time;
+use crate::session_cli::relative_time;
+use crate::session_store::SessionSummary;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{one_line, push_span, short_path, spans_width, str_width, truncate};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
