@@ -83,6 +83,11 @@ enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// MCP servers: list them with their tools, add or remove one in your config.
+    Mcp {
+        #[command(subcommand)]
+        command: rein::mcp::cli::McpCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -314,6 +319,26 @@ fn main() -> ExitCode {
             // Don't wait for stray blocking work (e.g. a stdin reader) on the way out.
             rt.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code as u8)
+        }
+        Some(Command::Mcp { command }) => {
+            let config = match lenient_config(flags) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let rt = match runtime() {
+                Ok(rt) => rt,
+                Err(code) => return code,
+            };
+            let env_remove = rein::agent::SECRET_ENV_VARS
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            print_result(rt.block_on(rein::mcp::cli::run(
+                command,
+                &config.config_dir.join("config.toml"),
+                &config.cwd,
+                env_remove,
+            )))
         }
         Some(Command::Sessions { command }) => {
             let config = match lenient_config(flags) {

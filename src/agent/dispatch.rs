@@ -4,7 +4,7 @@
 use crate::llm::ToolCall;
 use crate::policy::{Action, Policy, Verdict};
 use crate::protocol::{ApprovalKind, ApprovalRequest, Decision, Event, ToolStatus};
-use crate::tools::{Access, Registry, ToolCtx};
+use crate::tools::{Access, Registry, Tool, ToolCtx, ToolSource};
 use futures::FutureExt;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -49,6 +49,8 @@ pub struct Dispatcher {
     pub sandbox_enforced: bool,
     /// Where approval decisions are recorded (the session file).
     pub journal: Option<super::journal::Journal>,
+    /// Tools that come and go (MCP servers), offered besides the allowed registry tools.
+    pub extra: Option<Arc<dyn ToolSource>>,
 }
 
 /// The outcome of one call.
@@ -89,12 +91,34 @@ impl Dispatcher {
     }
 
     fn available(&self) -> String {
-        self.registry
+        let mut names: Vec<String> = self
+            .registry
             .names()
             .into_iter()
             .filter(|n| self.allowed(n))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .map(String::from)
+            .collect();
+        if let Some(extra) = &self.extra {
+            names.extend(extra.tools().iter().map(|t| t.name().to_string()));
+        }
+        names.join(", ")
+    }
+
+    /// The specs offered to the model now: the allowed registry tools, then the extra ones.
+    pub fn specs(&self) -> Vec<crate::llm::ToolSpec> {
+        let mut specs = self.registry.specs(self.allow.as_deref());
+        if let Some(extra) = &self.extra {
+            specs.extend(extra.tools().iter().map(|t| t.spec()));
+        }
+        specs
+    }
+
+    /// The tool called `name`: a registry tool (allowed here or not), else an extra one.
+    fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.registry
+            .get(name)
+            .cloned()
+            .or_else(|| self.extra.as_ref()?.get(name))
     }
 
     /// Runs one call end to end, emitting its events. `truncated` says the response was cut
@@ -102,7 +126,7 @@ impl Dispatcher {
     pub async fn dispatch(&self, call: &ToolCall, ctx: &ToolCtx, truncated: bool) -> CallResult {
         let started = Instant::now();
         let parsed = parse_arguments(&call.arguments);
-        let summary = match (self.registry.get(&call.name), &parsed) {
+        let summary = match (self.tool(&call.name), &parsed) {
             (Some(tool), Ok(args)) => {
                 let tool = tool.clone();
                 let args = args.clone();
@@ -135,13 +159,13 @@ impl Dispatcher {
         truncated: bool,
     ) -> CallResult {
         let name = call.name.as_str();
-        let Some(tool) = self.registry.get(name).cloned() else {
+        let Some(tool) = self.tool(name) else {
             return CallResult::error(format!(
                 "there is no tool named \"{name}\". Available tools: {}.",
                 self.available()
             ));
         };
-        if !self.allowed(name) {
+        if self.registry.get(name).is_some() && !self.allowed(name) {
             return CallResult::error(format!(
                 "the tool {name} is not available here. Available tools: {}.",
                 self.available()
@@ -270,6 +294,7 @@ impl Dispatcher {
                 v
             }
             Access::Read { path } => policy.check_path(tool, false, path),
+            Access::Mcp { args, .. } => policy.check_tool(tool, args),
             Access::Write { path, .. } => policy.check_path(tool, true, path),
         }
     }
@@ -305,6 +330,11 @@ impl Dispatcher {
             },
             Access::Read { path } => ApprovalKind::Read {
                 path: path.display.clone(),
+            },
+            Access::Mcp { server, tool, args } => ApprovalKind::Mcp {
+                server: server.clone(),
+                tool: tool.clone(),
+                args: serde_json::to_string_pretty(args).unwrap_or_default(),
             },
             Access::None => return AskOutcome::Approved(None),
         };
@@ -353,7 +383,7 @@ impl Dispatcher {
                     Access::Write { path, .. } | Access::Read { path } => {
                         (call.name.as_str(), path.path.display().to_string())
                     }
-                    Access::None => (call.name.as_str(), String::new()),
+                    Access::None | Access::Mcp { .. } => (call.name.as_str(), String::new()),
                 };
                 if let Some(rule) = Policy::always_rule(tool, &subject)
                     && let Ok(mut policy) = self.policy.write()

@@ -45,6 +45,11 @@ pub struct AgentOptions {
     pub registry: Registry,
     /// New, resumed or unsaved session.
     pub session: journal::SessionStart,
+    /// Which project MCP servers may start (the trust decision); default: none.
+    pub mcp_gate: crate::mcp::ProjectGate,
+    /// Wait for MCP servers to start before a turn's first request (headless runs, where
+    /// nobody would see the tools arrive later).
+    pub mcp_wait: bool,
 }
 
 impl AgentOptions {
@@ -55,6 +60,8 @@ impl AgentOptions {
             approver,
             registry: Registry::builtin(),
             session: journal::SessionStart::New,
+            mcp_gate: crate::mcp::trust::refuse_all(),
+            mcp_wait: false,
         }
     }
 }
@@ -122,6 +129,37 @@ struct Agent {
     resumed_view: Vec<crate::protocol::HistoryItem>,
     /// Notices from loading a resumed session.
     resume_notices: Vec<String>,
+    /// The MCP servers (started after the session is announced).
+    mcp: crate::mcp::McpManager,
+    mcp_wait: bool,
+}
+
+/// The MCP servers of this session: the user's, and the project's that `gate` lets start.
+fn mcp_manager(
+    config: &Config,
+    gate: crate::mcp::ProjectGate,
+    events: EventSink,
+) -> anyhow::Result<crate::mcp::McpManager> {
+    let servers = crate::mcp::config::load_all(&config.config_dir.join("config.toml"), &config.cwd)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    Ok(crate::mcp::McpManager::new(crate::mcp::McpSetup {
+        servers,
+        gate,
+        workspace: config.cwd.clone(),
+        env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
+        notify: Arc::new(move |text| events.send(Event::Notice { text })),
+    }))
+}
+
+/// The MCP tools of a loop (`None` when no server is configured).
+fn mcp_source(
+    mcp: &crate::mcp::McpManager,
+    subagent: bool,
+) -> Option<Arc<dyn crate::tools::ToolSource>> {
+    (!mcp.is_empty()).then(|| {
+        Arc::new(crate::mcp::McpToolSource::new(mcp.clone(), subagent))
+            as Arc<dyn crate::tools::ToolSource>
+    })
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -163,6 +201,7 @@ impl Agent {
         };
         let main_tools = offered(opts.registry.names());
         let sub_tools = offered(subagent::SUBAGENT_TOOLS.to_vec());
+        let mcp = mcp_manager(&config, opts.mcp_gate, events.clone())?;
         let dispatcher = Arc::new(Dispatcher {
             registry: opts.registry,
             allow: Some(main_tools),
@@ -177,6 +216,7 @@ impl Agent {
                 crate::sandbox::SandboxStatus::Unavailable(_)
             ),
             journal: None,
+            extra: mcp_source(&mcp, false),
         });
         let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
         let system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
@@ -205,6 +245,7 @@ impl Agent {
                 pending: pending.clone(),
                 sandbox_enforced: dispatcher.sandbox_enforced,
                 journal: Some(journal.clone()),
+                extra: mcp_source(&mcp, true),
             }),
             system: prompt::subagent_prompt(&config.cwd),
             max_requests: config.subagent_max_requests,
@@ -234,6 +275,8 @@ impl Agent {
             instructions,
             context: context_state,
             config,
+            mcp,
+            mcp_wait: opts.mcp_wait,
         })
     }
 
@@ -319,6 +362,8 @@ impl Agent {
         let info = self.session_info();
         self.events.send(Event::SessionConfigured(info));
         self.announce_resumed();
+        // After the session is announced, so the first frame never waits for a server.
+        self.mcp.start_all();
         while let Some(op) = ops.recv().await {
             match op {
                 Op::UserInput { text } => self.user_turn(text).await,
@@ -327,11 +372,15 @@ impl Agent {
                 Op::Fork => self.fork(),
                 Op::Resume { id } => self.switch_to(&id),
                 Op::Compact { focus } => self.compact_now(focus).await,
+                Op::McpStatus => self.events.send(Event::McpStatus {
+                    servers: self.mcp.status(),
+                }),
                 Op::Shutdown => break,
                 Op::Interrupt | Op::Approval { .. } | Op::SetModel { .. } => {}
             }
         }
         self.journal.close();
+        self.mcp.shutdown().await;
         if let Err(e) = std::fs::remove_dir_all(&self.temp_dir) {
             tracing::debug!("could not remove {}: {e}", self.temp_dir.display());
         }
@@ -410,6 +459,9 @@ impl Agent {
 
     async fn user_turn(&mut self, text: String) {
         let cancel = self.fresh_cancel_token();
+        if self.mcp_wait {
+            self.mcp.wait_started(&cancel).await;
+        }
         self.events.send(Event::TurnStarted);
         self.journal
             .record(crate::session_store::Entry::user(text.clone()));

@@ -126,10 +126,7 @@ impl TurnEnv<'_> {
                 model: read_model(self.model),
                 system: self.lc.system.clone(),
                 messages: with_reminder(messages, hooks.reminder()),
-                tools: self
-                    .dispatcher
-                    .registry
-                    .specs(self.dispatcher.allow.as_deref()),
+                tools: self.dispatcher.specs(),
                 max_tokens: self.lc.max_tokens,
             };
             let events = self.events().clone();

@@ -32,6 +32,9 @@ pub(super) struct FileConfig {
     pub(super) subagent_max_requests: Option<u32>,
     #[serde(default)]
     pub(super) rules: Vec<FileRule>,
+    /// `[mcp_servers.NAME]`: read and checked by `mcp::config` (accepted here only).
+    #[allow(dead_code)]
+    pub(super) mcp_servers: Option<toml::Table>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -49,8 +52,14 @@ pub(super) enum SandboxSetting {
 pub(super) struct FileRule {
     #[serde(default = "default_rule_tool")]
     pub(super) tool: String,
+    /// Optional for MCP tools, where it matches the arguments (`*`: any).
+    #[serde(default = "any_pattern")]
     pub(super) pattern: String,
     pub(super) action: Action,
+}
+
+fn any_pattern() -> String {
+    "*".into()
 }
 
 fn default_rule_tool() -> String {

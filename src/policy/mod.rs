@@ -340,6 +340,30 @@ impl Policy {
         v
     }
 
+    /// Rates a call of an MCP tool (`mcp__<server>__<tool>`): rules whose `tool` is a glob
+    /// matching the name (`mcp__github__*`) and whose `pattern` matches the arguments as
+    /// compact JSON (`*` for any) decide, the last one winning; without one it asks.
+    pub fn check_tool(&self, tool: &str, args: &serde_json::Value) -> Verdict {
+        let subject = serde_json::to_string(args).unwrap_or_default();
+        let applies = |r: &Rule| tool_glob_matches(&r.tool, tool) && r.matches(&subject);
+        let mut v = Verdict {
+            action: Action::Ask,
+            part: tool.to_string(),
+            reason: "MCP tools ask by default".into(),
+        };
+        if let Some(r) = last_match(&self.rules, applies) {
+            v.action = r.action;
+            v.reason = rule_reason(r);
+        }
+        if v.action != Action::Deny
+            && let Some(r) = last_match(&self.session, applies)
+        {
+            v.action = r.action;
+            v.reason = rule_reason(r);
+        }
+        v
+    }
+
     /// The session rule that "yes, don't ask again" adds for `subject` (a command line for
     /// `bash`, a path for the file tools), or `None` when no rule could stop the question
     /// (the asking part is opaque) or the subject is denied.
@@ -390,6 +414,9 @@ impl Policy {
                 RuleSource::Session,
             )
             .ok(),
+            mcp if mcp.starts_with("mcp__") => {
+                Rule::new(&escape_glob(mcp), "*", Action::Allow, RuleSource::Session).ok()
+            }
             _ => None,
         }
     }
@@ -408,6 +435,15 @@ pub fn explain(verdict: &Verdict) -> String {
             verdict.reason
         )
     }
+}
+
+/// Whether a rule's `tool` (a glob for MCP tools, e.g. `mcp__github__*`) names `tool`.
+fn tool_glob_matches(rule_tool: &str, tool: &str) -> bool {
+    if rule_tool == tool {
+        return true;
+    }
+    rule_tool.starts_with("mcp__")
+        && globset::Glob::new(rule_tool).is_ok_and(|g| g.compile_matcher().is_match(tool))
 }
 
 fn last_match(rules: &[Rule], pred: impl Fn(&Rule) -> bool) -> Option<&Rule> {

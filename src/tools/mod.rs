@@ -67,6 +67,15 @@ pub enum Access {
         /// The resolved path.
         path: crate::sandbox::paths::ResolvedPath,
     },
+    /// A tool of an MCP server: rated by its name (`mcp__<server>__<tool>`) and arguments.
+    Mcp {
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The arguments as the model sent them.
+        args: Value,
+    },
     /// Writing a file: the preview shown in the approval modal.
     Write {
         /// The resolved path.
@@ -139,6 +148,14 @@ pub trait Tool: Send + Sync {
         args: Value,
         ctx: &'a ToolCtx,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// Tools that appear and change while rein runs (MCP servers), offered next to the registry's.
+pub trait ToolSource: Send + Sync {
+    /// The tools offered now (asked again before every model request).
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// A tool by name, including one whose server has not listed it yet.
+    fn get(&self, name: &str) -> Option<Arc<dyn Tool>>;
 }
 
 /// Deserialises tool arguments, naming the offending field on error.

@@ -1,7 +1,7 @@
 //! `bash`: run a command line in the workspace, in its own process group, with a timeout,
 //! live output, and a bounded result.
 
-mod output;
+pub(crate) mod output;
 
 use super::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
 use crate::llm::ToolSpec;

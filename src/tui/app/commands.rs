@@ -75,6 +75,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "list the skills found (and the files skipped)",
     },
     SlashCommand {
+        name: "mcp",
+        args: "",
+        about: "MCP servers: state, tools and their schema cost",
+    },
+    SlashCommand {
         name: "memory",
         args: "",
         about: "show the AGENTS.md files the model reads",
@@ -191,6 +196,7 @@ impl App {
                 title: args.to_string(),
             }),
             "fork" => self.send(Op::Fork),
+            "mcp" => self.send(Op::McpStatus),
             "skills" => {
                 let (home, cwd) = (self.home.clone(), self.workspace());
                 self.effect(Effect::Lookup(Lookup::Skills { home, cwd }));

@@ -98,6 +98,31 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
             ])],
             format!("Allow {} outside the workspace?", req.tool),
         ),
+        ApprovalKind::Mcp { server, tool, args } => {
+            let mut lines = vec![RichLine::new(vec![
+                Span::styled("server ", theme.dim()),
+                Span::styled(
+                    sanitize(server).into_owned(),
+                    Style::new().add_modifier(Modifier::BOLD),
+                ),
+                Span::styled("  tool ", theme.dim()),
+                Span::styled(
+                    sanitize(tool).into_owned(),
+                    Style::new().add_modifier(Modifier::BOLD),
+                ),
+            ])];
+            for line in args.lines() {
+                lines.push(
+                    RichLine::new(vec![Span::raw(sanitize(line).into_owned())])
+                        .prefixed(vec![Span::raw("  ")], vec![Span::raw("  ")])
+                        .wrapped(Wrap::Char),
+                );
+            }
+            (
+                lines,
+                format!("Allow MCP tool {} of {}?", sanitize(tool), sanitize(server)),
+            )
+        }
     }
 }
 
@@ -277,6 +302,7 @@ fn footer_lines(
         ApprovalKind::Edit { .. } => " always for this file  ",
         ApprovalKind::Read { .. } => " always for this path  ",
         ApprovalKind::Bash { .. } => " always for this command  ",
+        ApprovalKind::Mcp { .. } => " always for this tool  ",
     };
     let keys = if view.editing_note {
         vec![
