@@ -37,7 +37,7 @@ struct Slot {
     config: ServerConfig,
     state: Mutex<McpState>,
     /// Held while (re)connecting, so calls wait for a start in progress.
-    conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    conn: Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>,
     /// The tools of the current connection.
     tools: Mutex<Vec<ToolDef>>,
 }
@@ -92,7 +92,7 @@ impl McpManager {
                 Slot {
                     config,
                     state: Mutex::new(state),
-                    conn: tokio::sync::Mutex::new(None),
+                    conn: Arc::new(tokio::sync::Mutex::new(None)),
                     tools: Mutex::new(Vec::new()),
                 }
             })
@@ -120,9 +120,12 @@ impl McpManager {
         for (i, slot) in self.inner.slots.iter().enumerate() {
             match state_of(slot) {
                 McpState::Starting => {
+                    // Locked before this returns, so `wait_started` and calls wait for it.
+                    let Ok(mut conn) = slot.conn.clone().try_lock_owned() else {
+                        continue;
+                    };
                     let me = self.clone();
                     tokio::spawn(async move {
-                        let mut conn = me.inner.slots[i].conn.lock().await;
                         if conn.is_none() {
                             *conn = me.connect_slot(i, true).await;
                         }
