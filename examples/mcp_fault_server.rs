@@ -4,7 +4,8 @@
 //! Tools: `echo {message}`, `crash {}` (exits mid-call), `hang {}` (never answers; writes
 //! `cancelled` into `$FAULT_DIR/hang` when the client cancels), `huge {chars}`, `malformed {}`
 //! (prints a line that is not JSON-RPC, then answers), `add_tool {}` (adds `extra` and sends
-//! `tools/list_changed`). Environment: `FAULT_DIR` (a start is counted in `$FAULT_DIR/starts`),
+//! `tools/list_changed`), `getenv {name}` (whether it is set and its length, never the value).
+//! Every call's tool name is appended to `$FAULT_DIR/calls`. Environment: `FAULT_DIR` (a start is counted in `$FAULT_DIR/starts`),
 //! `FAULT_SLOW_START_MS` (sleep before serving).
 
 use rmcp::model::{
@@ -86,6 +87,11 @@ impl ServerHandler for Faulty {
                 json!({}),
             ),
             tool("add_tool", "Adds the tool `extra`.", json!({})),
+            tool(
+                "getenv",
+                "Says whether a variable is set, and its length.",
+                json!({"name": {"type": "string"}}),
+            ),
         ];
         if self.extra.load(Ordering::SeqCst) {
             tools.push(tool("extra", "Appeared later.", json!({})));
@@ -99,6 +105,7 @@ impl ServerHandler for Faulty {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        self.note("calls", &request.name);
         match request.name.as_ref() {
             "echo" => text(format!(
                 "echo: {}",
@@ -126,6 +133,13 @@ impl ServerHandler for Faulty {
                 text("added extra")
             }
             "extra" => text("extra works"),
+            "getenv" => {
+                let name = args.get("name").and_then(Value::as_str).unwrap_or("");
+                text(match std::env::var(name) {
+                    Ok(v) => format!("{name} is set ({} chars)", v.len()),
+                    Err(_) => format!("{name} is unset"),
+                })
+            }
             other => Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         }
     }
