@@ -299,3 +299,127 @@ async fn interactive_answers_and_always() {
         (ToolStatus::Interrupted, INTERRUPTED)
     );
 }
+
+/// Tools that come and go: offers `mcp__x__echo` while `on` is set.
+struct Toggling {
+    on: std::sync::atomic::AtomicBool,
+}
+
+/// An external tool that asks like an MCP tool and echoes its `text`.
+struct External;
+
+impl Tool for External {
+    fn name(&self) -> &'static str {
+        "mcp__x__echo"
+    }
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "mcp__x__echo".into(),
+            description: "external".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+    fn access(&self, args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
+        Ok(Access::Mcp {
+            server: "x".into(),
+            tool: "echo".into(),
+            args: args.clone(),
+        })
+    }
+    fn summary(&self, _args: &Value) -> String {
+        String::new()
+    }
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        _ctx: &'a ToolCtx,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            Ok(ToolOutput::ok(
+                args["text"].as_str().unwrap_or("").to_string(),
+            ))
+        })
+    }
+}
+
+impl ToolSource for Toggling {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        if self.on.load(std::sync::atomic::Ordering::SeqCst) {
+            vec![Arc::new(External)]
+        } else {
+            Vec::new()
+        }
+    }
+    fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools().into_iter().find(|t| t.name() == name)
+    }
+}
+
+#[tokio::test]
+async fn extra_tools_are_offered_per_request_and_asked_about_without_touching_the_allowlist() {
+    let (mut d, ctx, mut rx) = setup(Approver::ApproveAll);
+    let source = Arc::new(Toggling {
+        on: std::sync::atomic::AtomicBool::new(false),
+    });
+    d.extra = Some(source.clone());
+    let names = |d: &Dispatcher| d.specs().into_iter().map(|s| s.name).collect::<Vec<_>>();
+    assert_eq!(names(&d), ["fake"]);
+    let gone = d
+        .dispatch(&call("mcp__x__echo", r#"{"text":"hi"}"#), &ctx, false)
+        .await;
+    assert!(gone.output.contains("no tool named"), "{}", gone.output);
+
+    source.on.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(names(&d), ["fake", "mcp__x__echo"]);
+    let ran = d
+        .dispatch(&call("mcp__x__echo", r#"{"text":"hi"}"#), &ctx, false)
+        .await;
+    assert_eq!((ran.status, ran.output.as_str()), (ToolStatus::Ok, "hi"));
+    // The registry's allowlist still holds: write_todos is registered but not allowed here.
+    let refused = d
+        .dispatch(&call("write_todos", r#"{"todos":[]}"#), &ctx, false)
+        .await;
+    assert!(
+        refused.output.contains("not available here") && refused.output.contains("mcp__x__echo"),
+        "{}",
+        refused.output
+    );
+
+    // Headless without --yes: an MCP tool asks, so it is refused, and nothing ran.
+    d.approver = Approver::RefuseAll;
+    let asked = d
+        .dispatch(&call("mcp__x__echo", r#"{"text":"hi"}"#), &ctx, false)
+        .await;
+    assert_eq!(asked.status, ToolStatus::Denied);
+    // Interactive: the approval names server and tool and shows the arguments pretty-printed.
+    d.approver = Approver::Interactive;
+    let pending = d.pending.clone();
+    let answer = tokio::spawn(async move {
+        loop {
+            if let Some(tx) = pending.lock().unwrap().drain().next().map(|(_, tx)| tx) {
+                let _ = tx.send((Decision::No, None));
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    });
+    let refused = d
+        .dispatch(&call("mcp__x__echo", r#"{"text":"hi"}"#), &ctx, false)
+        .await;
+    answer.await.unwrap();
+    assert_eq!(refused.status, ToolStatus::Denied);
+    let mut kinds = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let Event::ApprovalRequested(req) = ev {
+            kinds.push(req.kind);
+        }
+    }
+    assert_eq!(
+        kinds,
+        [ApprovalKind::Mcp {
+            server: "x".into(),
+            tool: "echo".into(),
+            args: "{\n  \"text\": \"hi\"\n}".into()
+        }]
+    );
+}
