@@ -9,7 +9,7 @@ use rein::protocol::McpState;
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
-use support::mcp::{fault_server, manager, q, server};
+use support::mcp::{fault_server, manager, q, server, started};
 use tokio_util::sync::CancellationToken;
 
 fn rt() -> tokio::runtime::Runtime {
@@ -50,9 +50,7 @@ async fn eventually(what: &str, cond: impl Fn() -> bool) {
 fn a_crash_mid_call_is_an_error_and_the_next_call_restarts_the_server() {
     let dir = tempfile::tempdir().unwrap();
     rt().block_on(async {
-        let (m, _) = manager(vec![fault(dir.path(), "")], dir.path());
-        m.start_all();
-        m.wait_started(&CancellationToken::new()).await;
+        let (m, _) = started(vec![fault(dir.path(), "")], dir.path()).await;
         let c = CancellationToken::new();
         let err = m
             .call("mcp__fault__crash", json!({}), &c, dir.path(), "c1")
@@ -89,9 +87,7 @@ fn a_crash_mid_call_is_an_error_and_the_next_call_restarts_the_server() {
 fn a_hang_is_cancelled_on_timeout_and_on_interrupt_and_the_server_is_told() {
     let dir = tempfile::tempdir().unwrap();
     rt().block_on(async {
-        let (m, _) = manager(vec![fault(dir.path(), "tool_timeout_secs = 1")], dir.path());
-        m.start_all();
-        m.wait_started(&CancellationToken::new()).await;
+        let (m, _) = started(vec![fault(dir.path(), "tool_timeout_secs = 1")], dir.path()).await;
         let marker = dir.path().join("hang");
         let c = CancellationToken::new();
         let err = m
@@ -141,9 +137,7 @@ fn a_hang_is_cancelled_on_timeout_and_on_interrupt_and_the_server_is_told() {
 fn a_malformed_message_does_not_break_the_connection() {
     let dir = tempfile::tempdir().unwrap();
     rt().block_on(async {
-        let (m, _) = manager(vec![fault(dir.path(), "")], dir.path());
-        m.start_all();
-        m.wait_started(&CancellationToken::new()).await;
+        let (m, _) = started(vec![fault(dir.path(), "")], dir.path()).await;
         let c = CancellationToken::new();
         let r = m
             .call("mcp__fault__malformed", json!({}), &c, dir.path(), "c1")
@@ -238,9 +232,7 @@ fn a_server_that_cannot_start_says_why() {
     let dir = tempfile::tempdir().unwrap();
     rt().block_on(async {
         let broken = server("broken", "command = \"/nonexistent/mcp-server\"");
-        let (m, notices) = manager(vec![broken], dir.path());
-        m.start_all();
-        m.wait_started(&CancellationToken::new()).await;
+        let (m, notices) = started(vec![broken], dir.path()).await;
         let n = notices.lock().unwrap().clone();
         assert!(n.len() == 1 && n[0].contains("cannot start"), "{n:?}");
         let err = m
@@ -266,9 +258,7 @@ fn a_server_that_cannot_start_says_why() {
 fn tools_list_changed_refreshes_the_offered_tools() {
     let dir = tempfile::tempdir().unwrap();
     rt().block_on(async {
-        let (m, _) = manager(vec![fault(dir.path(), "")], dir.path());
-        m.start_all();
-        m.wait_started(&CancellationToken::new()).await;
+        let (m, _) = started(vec![fault(dir.path(), "")], dir.path()).await;
         let has_extra = |m: &rein::mcp::McpManager| {
             m.offered(false)
                 .iter()

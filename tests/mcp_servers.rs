@@ -5,7 +5,7 @@ mod support;
 
 use rein::agent::dispatch::INTERRUPTED;
 use std::time::{Duration, Instant};
-use support::mcp::{bin, manager, npm_servers, q, server};
+use support::mcp::{bin, npm_servers, q, server, started};
 use tokio_util::sync::CancellationToken;
 
 fn rt() -> tokio::runtime::Runtime {
@@ -28,9 +28,7 @@ fn everything_over_stdio_lists_tools_and_calls_them() {
     let Some(dir) = npm_servers() else { return };
     let tmp = tempfile::tempdir().unwrap();
     rt().block_on(async {
-        let (m, notices) = manager(vec![everything_stdio(&dir, "")], tmp.path());
-        m.start_all();
-        m.wait_started(&CancellationToken::new()).await;
+        let (m, notices) = started(vec![everything_stdio(&dir, "")], tmp.path()).await;
         assert!(
             notices.lock().unwrap().is_empty(),
             "{:?}",
@@ -126,12 +124,11 @@ fn a_long_running_call_is_cancelled_by_interrupt_and_by_its_timeout() {
     let Some(dir) = npm_servers() else { return };
     let tmp = tempfile::tempdir().unwrap();
     rt().block_on(async {
-        let (m, _) = manager(
+        let (m, _) = started(
             vec![everything_stdio(&dir, "tool_timeout_secs = 2")],
             tmp.path(),
-        );
-        m.start_all();
-        m.wait_started(&CancellationToken::new()).await;
+        )
+        .await;
         let long = serde_json::json!({"duration": 30, "steps": 30});
 
         let cancel = CancellationToken::new();
@@ -219,12 +216,11 @@ fn everything_over_streamable_http() {
     let tmp = tempfile::tempdir().unwrap();
     rt().block_on(async {
         let url = format!("http://127.0.0.1:{port}/mcp");
-        let (m, notices) = manager(
+        let (m, notices) = started(
             vec![server("web", &format!("url = {}", q(&url)))],
             tmp.path(),
-        );
-        m.start_all();
-        m.wait_started(&CancellationToken::new()).await;
+        )
+        .await;
         assert!(
             notices.lock().unwrap().is_empty(),
             "{:?}",
@@ -273,9 +269,7 @@ fn filesystem_server_reads_what_is_in_its_directory() {
                 q(&root_path.display().to_string())
             ),
         );
-        let (m, notices) = manager(vec![s], &root_path);
-        m.start_all();
-        m.wait_started(&CancellationToken::new()).await;
+        let (m, notices) = started(vec![s], &root_path).await;
         assert!(
             notices.lock().unwrap().is_empty(),
             "{:?}",

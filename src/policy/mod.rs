@@ -303,7 +303,7 @@ impl Policy {
             part: path.display.clone(),
             reason: reason.to_string(),
         };
-        let mut v = match (write, path.inside_workspace) {
+        let v = match (write, path.inside_workspace) {
             (true, false) => {
                 return verdict(
                     Action::Deny,
@@ -327,12 +327,18 @@ impl Policy {
             (r.tool == tool || (write && r.tool == "edit"))
                 && (r.matches(&path.display) || r.matches(&absolute))
         };
-        if let Some(r) = last_match(&self.rules, applies) {
+        self.apply_rules(v, applies)
+    }
+
+    /// Lets the last matching config rule, then the last matching session rule (which never
+    /// softens a deny), override the default verdict `v`.
+    fn apply_rules(&self, mut v: Verdict, applies: impl Fn(&Rule) -> bool) -> Verdict {
+        if let Some(r) = last_match(&self.rules, &applies) {
             v.action = r.action;
             v.reason = rule_reason(r);
         }
         if v.action != Action::Deny
-            && let Some(r) = last_match(&self.session, applies)
+            && let Some(r) = last_match(&self.session, &applies)
         {
             v.action = r.action;
             v.reason = rule_reason(r);
@@ -346,22 +352,12 @@ impl Policy {
     pub fn check_tool(&self, tool: &str, args: &serde_json::Value) -> Verdict {
         let subject = serde_json::to_string(args).unwrap_or_default();
         let applies = |r: &Rule| tool_glob_matches(&r.tool, tool) && r.matches(&subject);
-        let mut v = Verdict {
+        let v = Verdict {
             action: Action::Ask,
             part: tool.to_string(),
             reason: "MCP tools ask by default".into(),
         };
-        if let Some(r) = last_match(&self.rules, applies) {
-            v.action = r.action;
-            v.reason = rule_reason(r);
-        }
-        if v.action != Action::Deny
-            && let Some(r) = last_match(&self.session, applies)
-        {
-            v.action = r.action;
-            v.reason = rule_reason(r);
-        }
-        v
+        self.apply_rules(v, applies)
     }
 
     /// The session rule that "yes, don't ask again" adds for `subject` (a command line for

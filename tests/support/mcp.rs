@@ -78,3 +78,14 @@ pub fn manager(
 pub fn q(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
+
+/// [`manager`], started, once every server is up or has failed.
+pub async fn started(
+    servers: Vec<ServerConfig>,
+    workspace: &Path,
+) -> (McpManager, Arc<Mutex<Vec<String>>>) {
+    let (m, notices) = manager(servers, workspace);
+    m.start_all();
+    m.wait_started(&Default::default()).await;
+    (m, notices)
+}
