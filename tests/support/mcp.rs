@@ -35,18 +35,42 @@ pub fn bin(dir: &Path, name: &str) -> String {
         .to_string()
 }
 
-/// The fault-injection server, built by cargo next to the tests.
+/// The fault-injection server, built (once per test process) with the profile of the running
+/// test or bench: `cargo test --test X` does not build examples by itself.
 pub fn fault_server() -> PathBuf {
-    // target/debug/deps/<test> -> target/debug/examples/mcp_fault_server
-    let exe = std::env::current_exe().unwrap();
-    let debug = exe.parent().unwrap().parent().unwrap();
-    let path = debug.join("examples").join("mcp_fault_server");
-    assert!(
-        path.exists(),
-        "{} is missing: cargo test builds examples; run `cargo build --examples`",
-        path.display()
-    );
-    path
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            // target/<profile>/deps/<test> -> target/<profile>/examples/mcp_fault_server
+            let exe = std::env::current_exe().unwrap();
+            let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+            let path = profile_dir.join("examples").join("mcp_fault_server");
+            if path.exists() {
+                return path;
+            }
+            let release = profile_dir.file_name().is_some_and(|n| n == "release");
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut build = std::process::Command::new(cargo);
+            build
+                .args(["build", "--example", "mcp_fault_server"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .env("CARGO_TARGET_DIR", profile_dir.parent().unwrap());
+            if release {
+                build.arg("--release");
+            }
+            let status = build.status().expect("cargo runs");
+            assert!(
+                status.success(),
+                "building examples/mcp_fault_server failed"
+            );
+            assert!(
+                path.exists(),
+                "{} is missing after the build",
+                path.display()
+            );
+            path
+        })
+        .clone()
 }
 
 /// A user server definition from TOML (`command = ..` or `url = ..`).
