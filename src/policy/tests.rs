@@ -336,7 +336,8 @@ fn always_rule_for_edits_allows_exactly_that_file() {
 #[test]
 fn mcp_tools_ask_by_default_and_rules_match_name_globs_and_arguments() {
     let args = serde_json::json!({"repo": "my-org/app", "title": "bug"});
-    let cases: &[(&[(&str, &str, Action)], &str, Action)] = &[
+    type Rules<'a> = &'a [(&'a str, &'a str, Action)];
+    let cases: &[(Rules, &str, Action)] = &[
         (&[], "mcp__github__create_issue", Action::Ask),
         (
             &[("mcp__github__*", "*", Action::Allow)],
