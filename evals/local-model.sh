@@ -89,9 +89,15 @@ start() {
     local nice=()
     [ "$(id -u)" = 0 ] && nice=(nice -n -10)
     say "starting the server on 127.0.0.1:$PORT (log: $LOG)"
-    "${nice[@]}" "$VENV/bin/python" "$HERE/serve_model.py" --model "$GGUF" --port "$PORT" \
-        --threads "$THREADS" --ctx "$CTX" --alias "$MODEL_NAME" >"$LOG" 2>&1 &
+    # A session of its own gives the server its own scheduler autogroup: with autogroups on,
+    # `nice` alone only ranks it against the processes of this shell, not against compiles
+    # started from other terminals; the group's own nice value does that.
+    setsid "${nice[@]}" "$VENV/bin/python" "$HERE/serve_model.py" --model "$GGUF" --port "$PORT" \
+        --threads "$THREADS" --ctx "$CTX" --alias "$MODEL_NAME" >"$LOG" 2>&1 < /dev/null &
     echo $! > "$PIDFILE"
+    if [ "$(id -u)" = 0 ] && [ -w "/proc/$!/autogroup" ]; then
+        echo -10 > "/proc/$!/autogroup" 2>/dev/null || true
+    fi
     for _ in $(seq 1 240); do
         if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then
             say "ready (pid $(cat "$PIDFILE"))"
