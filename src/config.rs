@@ -32,6 +32,8 @@ pub enum Source {
     File(PathBuf),
     /// Derived from another setting (e.g. provider from the base URL).
     Derived(&'static str),
+    /// Reported by the model server (e.g. the context window from llama.cpp's `/props`).
+    Server(&'static str),
 }
 
 impl fmt::Display for Source {
@@ -43,6 +45,7 @@ impl fmt::Display for Source {
             Source::AgentsEnv(var) => write!(f, "~/.agents/env {var}"),
             Source::File(path) => write!(f, "{}", path.display()),
             Source::Derived(why) => write!(f, "{why}"),
+            Source::Server(what) => write!(f, "server: {what}"),
         }
     }
 }
@@ -87,6 +90,8 @@ pub struct Config {
     pub max_output_tokens: u32,
     /// TCP connect timeout.
     pub connect_timeout: Duration,
+    /// Longest wait for the first bytes of an answer (an uncached prompt on a CPU server).
+    pub first_byte_timeout: Duration,
     /// Longest silence inside a stream before it counts as stalled.
     pub idle_timeout: Duration,
     /// Request attempts in all (1 + retries).
@@ -454,6 +459,14 @@ impl Config {
         let max_output_tokens = file_or!("max_output_tokens", max_output_tokens, 8192);
         let connect_timeout = file_or!("connect_timeout_secs", connect_timeout_secs, 10);
         let idle_timeout = file_or!("idle_timeout_secs", idle_timeout_secs, 120);
+        // A local server may spend minutes on an uncached prompt before its first byte; a
+        // remote API that silent is more likely stuck.
+        let first_byte_default = if loopback { 600 } else { 120 };
+        let first_byte_timeout = file_or!(
+            "first_byte_timeout_secs",
+            first_byte_timeout_secs,
+            first_byte_default
+        );
         let max_retries = file_or!("max_retries", max_retries, 4);
         let retry_backoff_ms = file_or!("retry_backoff_ms", retry_backoff_ms, 1000);
         let max_requests = file_or!("max_requests", max_requests, 100);
@@ -594,6 +607,7 @@ impl Config {
             context_window,
             max_output_tokens,
             connect_timeout: Duration::from_secs(connect_timeout),
+            first_byte_timeout: Duration::from_secs(first_byte_timeout),
             idle_timeout: Duration::from_secs(idle_timeout),
             max_attempts: max_retries.saturating_add(1),
             retry_backoff: Duration::from_millis(retry_backoff_ms),
