@@ -49,7 +49,9 @@ async fn server_answers_400_when_the_script_is_exhausted_and_404_off_path() {
     assert_eq!(first.header("X-Test"), Some("1"));
     assert_eq!(first.body["model"], "m");
     assert!(first.finished.is_some());
-    assert_eq!(server.request_count(), 2);
+    // The wrong path is recorded apart from the model requests.
+    assert_eq!(server.request_count(), 1);
+    assert_eq!(server.other_requests().len(), 1);
 }
 
 #[tokio::test]
