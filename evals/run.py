@@ -17,6 +17,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,7 +86,9 @@ def session_entries(data_home):
 
 
 def looks_like_echo(text):
-    return "system-reminder>" in text
+    """An answer repeating rein's reminder, with or without its tags (for rein versions that
+    do not record the echoes they drop)."""
+    return "system-reminder>" in text or re.search(r"(?m)^\s*Current time: \d{4}-\d\d-\d\d", text) is not None
 
 
 def metrics(entries):
@@ -254,7 +257,18 @@ def main():
     ap.add_argument("--out", help="JSON file to write (default evals/results/<time>-<label>.json)")
     ap.add_argument("--show", nargs="+", metavar="JSON", help="print saved runs instead of running")
     ap.add_argument("--selftest", action="store_true", help="check the checkers (no model needed)")
+    ap.add_argument("--rescore", metavar="JSON", help="recount a saved run from its session files")
     args = ap.parse_args()
+    if args.rescore:
+        with open(args.rescore, encoding="utf-8") as f:
+            run = json.load(f)
+        for t in run["tasks"]:
+            t.update(metrics(session_entries(os.path.join(t["workdir"], "data"))[1]))
+        run["totals"] = totals(run["tasks"])
+        with open(args.rescore, "w", encoding="utf-8") as f:
+            json.dump(run, f, indent=1)
+        print_table(run)
+        return 0
     if args.show:
         for path in args.show:
             with open(path, encoding="utf-8") as f:

@@ -273,3 +273,70 @@ fn the_context_window_comes_from_the_server_and_says_so() {
     let text = stdout(&out);
     assert!(text.lines().any(|l| l.starts_with("context_window") && l.contains("9000")), "{text}");
 }
+
+#[test]
+fn the_first_request_stays_small() {
+    // A CPU server reads about 50 prompt tokens a second: every kilobyte of system prompt and
+    // tool descriptions is seconds before the first answer. (6.9 KB before issue #12.)
+    let s = ScriptedServer::openai();
+    s.push(Reply::text("ok"));
+    let w = World::new(&s);
+    assert_ok(&w.exec(&["hi"]));
+    let body = &s.request(0).body;
+    let sent = body["messages"].to_string().len() + body["tools"].to_string().len();
+    assert!(sent < 6_900, "the first request sends {sent} bytes of prompt and tools");
+    eprintln!("first request: {sent} bytes of prompt and tools");
+}
+
+#[test]
+fn an_empty_answer_after_tools_is_asked_to_continue_once() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call("bash", json!({"command": "echo step one"})))
+        .push(Reply::text(""))
+        .push(Reply::tool_call("write_file", json!({"path": "done.txt", "content": "ok"})))
+        .push(Reply::text(""));
+    let w = World::new(&s);
+    let out = w.exec(&["--yes", "do both steps"]);
+    assert_ok(&out);
+    // The empty answer was followed by a request saying so; the model went on with the task.
+    let (role, text) = last_message(&s.request(2));
+    assert_eq!(role, "user");
+    assert!(text.starts_with("[rein] Your last answer was empty."), "{text}");
+    assert_eq!(w.read("done.txt").as_deref(), Some("ok"));
+    // The second empty answer ends the turn, reported; nobody asks twice.
+    assert_eq!(s.request_count(), 4);
+    assert!(stderr(&out).contains("The model answered nothing."), "{}", stderr(&out));
+    let kinds: Vec<String> = quirks(&w).into_iter().map(|q| q.0).collect();
+    assert_eq!(kinds, ["empty_answer", "empty_answer"]);
+}
+
+#[test]
+fn recorded_local_model_streams_with_calls_in_the_text_are_recovered() {
+    // Recorded from Qwen2.5-Coder-1.5B on llama.cpp (xllamacpp 0.2.12) when the tools were
+    // described in the prompt rather than parsed by the server: the call arrives as a fenced
+    // JSON block in `content`.
+    let fixture = |name: &str| {
+        std::fs::read_to_string(format!("tests/fixtures/sse/{name}")).unwrap()
+    };
+    let s = ScriptedServer::openai();
+    s.push(Reply::raw_sse(&fixture("llamacpp-qwen25coder-fenced-tool-call-in-content.sse")))
+        .push(Reply::text("Created hello.txt."))
+        .push(Reply::raw_sse(&fixture("llamacpp-qwen25coder-fenced-bash-call-in-content.sse")))
+        .push(Reply::text("Listed."));
+    let w = World::new(&s);
+    assert_ok(&w.exec(&["--yes", "Create the file hello.txt containing exactly: hi"]));
+    assert_eq!(w.read("hello.txt").as_deref(), Some("hi"));
+    assert_ok(&w.exec(&["--yes", "Run the command: ls -la"]));
+    let listing = support::rein::last_result(&s.request(3)).content;
+    assert!(listing.contains("hello.txt"), "{listing}");
+    // Two sessions (one per exec), read in any order.
+    let mut q = quirks(&w);
+    q.sort();
+    assert_eq!(
+        q,
+        vec![
+            ("recovered_tool_call".into(), "fenced: bash".into()),
+            ("recovered_tool_call".into(), "fenced: write_file".into())
+        ]
+    );
+}

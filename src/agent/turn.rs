@@ -95,6 +95,11 @@ fn read_model(model: &RwLock<String>) -> String {
 /// that keeps doing it is answering in text after all.
 const MAX_NUDGES: u32 = 2;
 
+/// What rein says when the answer after tool results is empty (small models stop like that
+/// mid-task); sent once per run of the loop.
+const EMPTY_NUDGE: &str = "[rein] Your last answer was empty. If the task is not finished, \
+    continue it with the tools; if it is, say in a sentence what you did.";
+
 /// The answer's parts, with a refusal shown as text.
 fn answer_parts(response: &Response) -> Vec<AssistantPart> {
     let mut parts = response.parts.clone();
@@ -119,6 +124,7 @@ impl TurnEnv<'_> {
     pub async fn run(&self, history: &mut Vec<Message>, hooks: &mut dyn TurnHooks) -> LoopEnd {
         let mut without_reminder = false;
         let mut nudges = 0;
+        let mut asked_after_empty = false;
         for _ in 0..self.lc.max_requests {
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
@@ -196,13 +202,30 @@ impl TurnEnv<'_> {
                     );
                 }
                 if text.trim().is_empty() {
+                    let after_tools = matches!(
+                        history.iter().rev().nth(1),
+                        Some(Message::ToolResult { .. })
+                    );
+                    let ask = after_tools && !std::mem::replace(&mut asked_after_empty, true);
                     let q = Quirk {
                         kind: QuirkKind::EmptyAnswer,
                         call_id: None,
-                        detail: String::new(),
-                        text: "The model answered nothing.".into(),
+                        detail: if ask { "asked to continue".into() } else { String::new() },
+                        text: if ask {
+                            "The model answered nothing; asking it to continue.".into()
+                        } else {
+                            "The model answered nothing.".into()
+                        },
                     };
                     self.quirk(&q, hooks);
+                    if ask {
+                        let msg = Message::User {
+                            content: EMPTY_NUDGE.into(),
+                        };
+                        history.push(msg.clone());
+                        hooks.appended(&msg);
+                        continue;
+                    }
                 }
                 return LoopEnd::Completed;
             }
