@@ -188,7 +188,11 @@ pub async fn use_server_window(config: &mut Config) {
     let Some(w) = asked.await.filter(|w| w.tokens > 0) else {
         return;
     };
-    tracing::info!(tokens = w.tokens, source = w.source, "context window from the server");
+    tracing::info!(
+        tokens = w.tokens,
+        source = w.source,
+        "context window from the server"
+    );
     config.context_window = w.tokens;
     config.sources.retain(|(name, _)| *name != "context_window");
     config
@@ -266,13 +270,22 @@ mod tests {
     async fn each_local_server_reports_its_window_where_it_keeps_it() {
         // llama.cpp, as xllamacpp 0.2.12 answers (trimmed); its /v1/models only has n_ctx_train.
         let llamacpp = window(&[
-            ("/props", r#"{"default_generation_settings":{"n_ctx":32768},"total_slots":1}"#),
-            ("/v1/models", r#"{"data":[{"id":"m","meta":{"n_ctx_train":131072}}]}"#),
+            (
+                "/props",
+                r#"{"default_generation_settings":{"n_ctx":32768},"total_slots":1}"#,
+            ),
+            (
+                "/v1/models",
+                r#"{"data":[{"id":"m","meta":{"n_ctx_train":131072}}]}"#,
+            ),
         ])
         .await;
         assert_eq!(
             llamacpp,
-            Some(ServerWindow { tokens: 32768, source: "llama.cpp /props n_ctx" })
+            Some(ServerWindow {
+                tokens: 32768,
+                source: "llama.cpp /props n_ctx"
+            })
         );
         let vllm = window(&[(
             "/v1/models",
@@ -287,12 +300,22 @@ mod tests {
         .await;
         assert_eq!(
             ollama,
-            Some(ServerWindow { tokens: 8192, source: "Ollama /api/show num_ctx" })
+            Some(ServerWindow {
+                tokens: 8192,
+                source: "Ollama /api/show num_ctx"
+            })
         );
-        let trained = window(&[("/api/show", r#"{"model_info":{"qwen2.context_length":32768}}"#)]).await;
+        let trained = window(&[(
+            "/api/show",
+            r#"{"model_info":{"qwen2.context_length":32768}}"#,
+        )])
+        .await;
         assert_eq!(trained.map(|w| w.tokens), Some(32768));
         // A hosted API lists models without a window: no answer, the configured default holds.
-        assert_eq!(window(&[("/v1/models", r#"{"data":[{"id":"m"}]}"#)]).await, None);
+        assert_eq!(
+            window(&[("/v1/models", r#"{"data":[{"id":"m"}]}"#)]).await,
+            None
+        );
     }
 
     #[tokio::test]

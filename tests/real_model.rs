@@ -77,7 +77,7 @@ impl World {
     }
 
     fn exec(&self, prompt: &str) -> Output {
-        let out = Command::new(env!("CARGO_BIN_EXE_rein"))
+        Command::new(env!("CARGO_BIN_EXE_rein"))
             .env_clear()
             .current_dir(&self.ws)
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -89,8 +89,7 @@ impl World {
             .args(["exec", "--yes", prompt])
             .stdin(Stdio::null())
             .output()
-            .unwrap();
-        out
+            .unwrap()
     }
 
     /// Every entry of the session file, subagent side chains unwrapped.
@@ -100,7 +99,10 @@ impl World {
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             if e.path().extension().is_some_and(|x| x == "jsonl") {
                 let text = std::fs::read_to_string(e.path()).unwrap();
-                out.extend(text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()));
+                out.extend(
+                    text.lines()
+                        .filter_map(|l| serde_json::from_str::<Value>(l).ok()),
+                );
             }
         }
         out
@@ -131,7 +133,9 @@ fn run_of(w: &World) -> Run {
             Some("assistant") => {
                 for p in e["parts"].as_array().into_iter().flatten() {
                     match p["type"].as_str() {
-                        Some("tool_call") => run.calls.push(p["name"].as_str().unwrap_or("").into()),
+                        Some("tool_call") => {
+                            run.calls.push(p["name"].as_str().unwrap_or("").into())
+                        }
                         Some("text") => run.texts.push(p["text"].as_str().unwrap_or("").into()),
                         _ => {}
                     }
@@ -158,9 +162,17 @@ fn check(w: &World, out: &Output, tool: &str, file_ok: impl Fn(&Path) -> bool) {
         )
     };
     assert!(out.status.success(), "{}", show());
-    assert!(run.calls.iter().any(|c| c == tool), "{tool} was not called: {}", show());
+    assert!(
+        run.calls.iter().any(|c| c == tool),
+        "{tool} was not called: {}",
+        show()
+    );
     assert!(run.ok_results > 0, "no tool call succeeded: {}", show());
-    assert!(file_ok(&w.ws), "the file was not changed as asked: {}", show());
+    assert!(
+        file_ok(&w.ws),
+        "the file was not changed as asked: {}",
+        show()
+    );
     assert!(
         !run.texts.iter().any(|t| t.contains("system-reminder")),
         "an answer echoed the reminder: {}",
@@ -192,14 +204,17 @@ fn a_real_model_calls_tools_and_changes_files() {
 
     let w = World::new();
     let out = w.exec("Use the write_file tool to create the file hello.txt containing exactly: hi");
-    check(&w, &out, "write_file", |_| w.read("hello.txt").trim() == "hi");
+    check(&w, &out, "write_file", |_| {
+        w.read("hello.txt").trim() == "hi"
+    });
 
     let w = World::new();
     std::fs::write(w.ws.join("greeting.txt"), "hello world\n").unwrap();
-    let out = w.exec(
-        "Use the str_replace tool on greeting.txt to replace the word world with rein.",
-    );
-    check(&w, &out, "str_replace", |_| w.read("greeting.txt").trim() == "hello rein");
+    let out =
+        w.exec("Use the str_replace tool on greeting.txt to replace the word world with rein.");
+    check(&w, &out, "str_replace", |_| {
+        w.read("greeting.txt").trim() == "hello rein"
+    });
 
     let w = World::new();
     let out = w.exec("Use the bash tool to run this command: echo 42 > answer.txt");

@@ -662,7 +662,12 @@ async fn an_identical_server_error_is_retried_once_and_quoted() {
             }
             other => panic!("old_style={old_style}: {other:?}"),
         }
-        assert_eq!(server.request_count(), 2, "one retry, not {}", server.request_count() - 1);
+        assert_eq!(
+            server.request_count(),
+            2,
+            "one retry, not {}",
+            server.request_count() - 1
+        );
         assert_eq!(r.retries().len(), 1);
     }
 }
@@ -710,11 +715,19 @@ async fn the_first_byte_may_take_longer_than_the_idle_gap() {
             })
             .unwrap();
             let r = run_once(&client).await;
-            assert_eq!(r.result.map(|r| r.text()), Ok("slow start".into()), "{kind:?}");
+            assert_eq!(
+                r.result.map(|r| r.text()),
+                Ok("slow start".into()),
+                "{kind:?}"
+            );
         }
         // Once the stream has started, the idle gap applies.
         let server = self::server(kind);
-        server.push(Reply::text("then stuck").fragments(4).stall_after(2, Duration::from_secs(5)));
+        server.push(
+            Reply::text("then stuck")
+                .fragments(4)
+                .stall_after(2, Duration::from_secs(5)),
+        );
         let client = Client::new(ClientOptions {
             base_url: server.base_url(),
             ..options.clone()

@@ -121,7 +121,8 @@ fn recover(out: &mut Repaired, found: TextCalls, offered: &[&str], may_nudge: bo
         });
         return;
     }
-    out.parts.retain(|p| !matches!(p, AssistantPart::Text { .. }));
+    out.parts
+        .retain(|p| !matches!(p, AssistantPart::Text { .. }));
     if !found.rest.is_empty() {
         out.parts.push(AssistantPart::Text { text: found.rest });
     }
@@ -135,7 +136,10 @@ fn recover(out: &mut Repaired, found: TextCalls, offered: &[&str], may_nudge: bo
             kind: QuirkKind::RecoveredToolCall,
             call_id: Some(call.id.clone()),
             detail: format!("{format}: {}", call.name),
-            text: format!("Recovered a {} call the model wrote as text ({format}).", call.name),
+            text: format!(
+                "Recovered a {} call the model wrote as text ({format}).",
+                call.name
+            ),
         });
         out.parts.push(AssistantPart::ToolCall(call.clone()));
         out.calls.push(call);
@@ -198,7 +202,10 @@ impl TextCalls {
     /// Whether the text was meant as a call for certain: tags made for tool calls, or nothing
     /// but call objects. (A fenced block inside prose may just be an example.)
     pub fn unmistakable(&self) -> bool {
-        matches!(self.format, TextCallFormat::Hermes | TextCallFormat::Harmony) || self.rest.is_empty()
+        matches!(
+            self.format,
+            TextCallFormat::Hermes | TextCallFormat::Harmony
+        ) || self.rest.is_empty()
     }
 }
 
@@ -224,9 +231,12 @@ fn call_of(v: &Value) -> Option<TextCall> {
     }
     let name = obj.get("name")?.as_str()?.trim();
     let args = obj.get("arguments").or_else(|| obj.get("parameters"));
-    let known = obj
-        .keys()
-        .all(|k| matches!(k.as_str(), "name" | "arguments" | "parameters" | "type" | "id"));
+    let known = obj.keys().all(|k| {
+        matches!(
+            k.as_str(),
+            "name" | "arguments" | "parameters" | "type" | "id"
+        )
+    });
     if name.is_empty() || !known {
         return None;
     }
@@ -416,10 +426,13 @@ fn is_time_line(line: &str) -> bool {
     line.strip_prefix("Current time: ").is_some_and(|t| {
         let b = t.as_bytes();
         b.len() >= 10
-            && b[..10]
-                .iter()
-                .enumerate()
-                .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
+            && b[..10].iter().enumerate().all(|(i, c)| {
+                if i == 4 || i == 7 {
+                    *c == b'-'
+                } else {
+                    c.is_ascii_digit()
+                }
+            })
     })
 }
 

@@ -4,8 +4,8 @@
 use super::context;
 use super::dispatch::{CallResult, Dispatcher, INTERRUPTED};
 use super::repair::{self, Quirk};
-use crate::llm::{AssistantPart, Client, LlmError, Message, Request, Response, StreamNotice};
 use crate::llm::ToolCall;
+use crate::llm::{AssistantPart, Client, LlmError, Message, Request, Response, StreamNotice};
 use crate::protocol::EventSink;
 use crate::protocol::{Event, QuirkKind, ToolStatus};
 use crate::tools::ToolCtx;
@@ -210,7 +210,11 @@ impl TurnEnv<'_> {
                     let q = Quirk {
                         kind: QuirkKind::EmptyAnswer,
                         call_id: None,
-                        detail: if ask { "asked to continue".into() } else { String::new() },
+                        detail: if ask {
+                            "asked to continue".into()
+                        } else {
+                            String::new()
+                        },
                         text: if ask {
                             "The model answered nothing; asking it to continue.".into()
                         } else {

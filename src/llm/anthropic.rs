@@ -23,9 +23,10 @@ pub fn build_body(req: &Request) -> Value {
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
     // The reminder is a text block of its own at the end of the final user turn, so the tool
     // results before it stay in the cached prefix.
-    let reminder = req.reminder.as_ref().map(|r| Message::User {
-        content: r.clone(),
-    });
+    let reminder = req
+        .reminder
+        .as_ref()
+        .map(|r| Message::User { content: r.clone() });
     for msg in req.messages.iter().chain(reminder.as_ref()) {
         let (role, blocks) = match msg {
             Message::User { content } => {

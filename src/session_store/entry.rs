@@ -312,7 +312,11 @@ impl Entry {
     }
 
     /// A model quirk the harness handled, stamped now.
-    pub fn model_quirk(kind: QuirkKind, call_id: Option<String>, detail: impl Into<String>) -> Entry {
+    pub fn model_quirk(
+        kind: QuirkKind,
+        call_id: Option<String>,
+        detail: impl Into<String>,
+    ) -> Entry {
         Entry::ModelQuirk(ModelQuirkEntry {
             ts: Timestamp::now(),
             kind,

@@ -16,7 +16,8 @@ fn hermes_tags_with_and_without_the_closing_tag() {
     assert_eq!((f, name.as_str()), (TextCallFormat::Hermes, "bash"));
     assert_eq!(args, serde_json::json!({"command": "ls"}));
     assert_eq!(rest, "I'll list the files.");
-    let (_, name, _, rest) = one("<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.py\"}}");
+    let (_, name, _, rest) =
+        one("<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.py\"}}");
     assert_eq!((name.as_str(), rest.as_str()), ("read_file", ""));
 }
 
@@ -48,7 +49,10 @@ fn fenced_json_blocks_with_arguments_or_parameters() {
 fn a_bare_object_is_a_call_only_when_it_is_the_whole_answer() {
     let (f, name, ..) = one("  {\"name\": \"write_todos\", \"arguments\": {\"todos\": []}}\n");
     assert_eq!((f, name.as_str()), (TextCallFormat::Bare, "write_todos"));
-    assert!(find_text_calls("The call looks like {\"name\": \"bash\", \"arguments\": {}} in JSON.").is_none());
+    assert!(
+        find_text_calls("The call looks like {\"name\": \"bash\", \"arguments\": {}} in JSON.")
+            .is_none()
+    );
 }
 
 #[test]
@@ -78,9 +82,12 @@ fn prose_code_and_other_json_are_not_calls() {
 
 #[test]
 fn a_fenced_call_inside_prose_is_not_unmistakable() {
-    let found = find_text_calls("Use this:\n```json\n{\"name\": \"mul\", \"arguments\": {\"a\": 2}}\n```").unwrap();
+    let found =
+        find_text_calls("Use this:\n```json\n{\"name\": \"mul\", \"arguments\": {\"a\": 2}}\n```")
+            .unwrap();
     assert!(!found.unmistakable());
-    let found = find_text_calls("```json\n{\"name\": \"mul\", \"arguments\": {\"a\": 2}}\n```").unwrap();
+    let found =
+        find_text_calls("```json\n{\"name\": \"mul\", \"arguments\": {\"a\": 2}}\n```").unwrap();
     assert!(found.unmistakable());
 }
 
@@ -96,10 +103,14 @@ fn reminder_echoes_are_stripped_and_the_rest_kept() {
     );
     // Untagged echoes of its lines, and a cut-off block.
     assert_eq!(
-        strip_reminder_echo("Current time: 2026-12-01 10:00 UTC. Git branch: main.\nFixed.").as_deref(),
+        strip_reminder_echo("Current time: 2026-12-01 10:00 UTC. Git branch: main.\nFixed.")
+            .as_deref(),
         Some("Fixed.")
     );
-    assert_eq!(strip_reminder_echo(&format!("Fixed.\n{REMINDER_OPEN}\nCurrent")).as_deref(), Some("Fixed."));
+    assert_eq!(
+        strip_reminder_echo(&format!("Fixed.\n{REMINDER_OPEN}\nCurrent")).as_deref(),
+        Some("Fixed.")
+    );
     assert_eq!(strip_reminder_echo("Current time: noon\nFixed.  "), None);
     assert_eq!(strip_reminder_echo("The tests pass."), None);
 }

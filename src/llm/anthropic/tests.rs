@@ -238,12 +238,19 @@ fn cache_breakpoints_leave_the_reminder_outside_the_cached_prefix() {
     let marked =
         |turn: usize, block: usize| m[turn]["content"][block].get("cache_control").is_some();
     // The tool result is cached, the reminder after it (same turn) is not; the assistant turn is.
-    assert_eq!(m[2]["content"][1]["text"], "<system-reminder>now</system-reminder>");
+    assert_eq!(
+        m[2]["content"][1]["text"],
+        "<system-reminder>now</system-reminder>"
+    );
     assert!(marked(2, 0) && !marked(2, 1));
     assert!(marked(1, 0));
     assert!(!marked(0, 0));
     // Without a reminder the last block itself ends the cached prefix.
     req.reminder = None;
     let body = build_body(&req);
-    assert!(body["messages"][2]["content"][0].get("cache_control").is_some());
+    assert!(
+        body["messages"][2]["content"][0]
+            .get("cache_control")
+            .is_some()
+    );
 }

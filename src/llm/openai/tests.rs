@@ -334,7 +334,10 @@ fn the_reminder_is_folded_into_the_end_of_the_last_message() {
     req.reminder = Some("<system-reminder>r</system-reminder>".into());
     let with = build_body(&req);
     let without = build_body(&request(history));
-    let (a, b) = (with["messages"].as_array().unwrap(), without["messages"].as_array().unwrap());
+    let (a, b) = (
+        with["messages"].as_array().unwrap(),
+        without["messages"].as_array().unwrap(),
+    );
     // No message of its own: the tool result carries it, and everything before is unchanged
     // (the server's prompt cache covers it).
     assert_eq!(a.len(), b.len());
@@ -348,7 +351,10 @@ fn the_reminder_is_folded_into_the_end_of_the_last_message() {
     let mut first = request(vec![user("hi")]);
     first.reminder = Some("R".into());
     let body = build_body(&first);
-    assert_eq!(body["messages"][1], json!({"role": "user", "content": "hi\n\nR"}));
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": "hi\n\nR"})
+    );
     // After an assistant message (nothing to fold into) it becomes a user message.
     let mut after = request(vec![
         user("hi"),
