@@ -32,6 +32,8 @@ pub enum Source {
     File(PathBuf),
     /// Derived from another setting (e.g. provider from the base URL).
     Derived(&'static str),
+    /// Reported by the model server (e.g. the context window from llama.cpp's `/props`).
+    Server(&'static str),
 }
 
 impl fmt::Display for Source {
@@ -43,6 +45,7 @@ impl fmt::Display for Source {
             Source::AgentsEnv(var) => write!(f, "~/.agents/env {var}"),
             Source::File(path) => write!(f, "{}", path.display()),
             Source::Derived(why) => write!(f, "{why}"),
+            Source::Server(what) => write!(f, "server: {what}"),
         }
     }
 }
@@ -87,6 +90,8 @@ pub struct Config {
     pub max_output_tokens: u32,
     /// TCP connect timeout.
     pub connect_timeout: Duration,
+    /// Longest wait for the first bytes of an answer (an uncached prompt on a CPU server).
+    pub first_byte_timeout: Duration,
     /// Longest silence inside a stream before it counts as stalled.
     pub idle_timeout: Duration,
     /// Request attempts in all (1 + retries).

@@ -117,7 +117,9 @@ impl PlainPrinter {
                     *delay_ms as f64 / 1000.0
                 ));
             }
-            Event::Notice { text } => self.err(&format!("{indent}{text}")),
+            Event::Notice { text } | Event::ModelQuirk { text, .. } => {
+                self.err(&format!("{indent}{text}"))
+            }
             Event::Error { message } => {
                 self.saw_error = true;
                 self.err(&format!("{indent}error: {message}"));

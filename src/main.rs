@@ -240,7 +240,14 @@ fn main() -> ExitCode {
     let flags = cli.model.flags();
     match cli.command {
         Some(Command::Config) => match Config::load_lenient(flags) {
-            Ok(c) => {
+            Ok(mut c) => {
+                // The window a server reports is part of the effective settings.
+                if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    rt.block_on(rein::discover::use_server_window(&mut c));
+                }
                 print!("{}", c.describe());
                 // What the kernel really enforces, not just what is configured.
                 let sandbox = rein::sandbox::Sandbox::new(

@@ -116,6 +116,22 @@ impl ToolStatus {
     }
 }
 
+/// Something a model did wrong that the harness noticed and handled (shown to the person,
+/// recorded in the session file, counted by the eval).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuirkKind {
+    /// A tool call written as text was recovered and run as a real call.
+    RecoveredToolCall,
+    /// A tool call written as text named a tool that is not offered; the model was told how
+    /// to call tools.
+    UnknownTextCall,
+    /// The answer echoed the late reminder; the echo was dropped.
+    ReminderEcho,
+    /// The final answer was empty.
+    EmptyAnswer,
+}
+
 /// How a turn ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
@@ -331,6 +347,13 @@ pub enum Event {
         delay_ms: u64,
         /// What went wrong.
         reason: String,
+    },
+    /// The harness handled something the model got wrong (see [`QuirkKind`]).
+    ModelQuirk {
+        /// What it was.
+        kind: QuirkKind,
+        /// What to tell the person, one sentence.
+        text: String,
     },
     /// Something worth telling the person.
     Notice {

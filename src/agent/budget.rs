@@ -234,6 +234,8 @@ pub enum Record<'r> {
     Compaction(&'r Compaction, &'r [Message]),
     /// The provider reported usage.
     Usage(u64, u64),
+    /// The harness repaired something in an answer.
+    Quirk(&'r super::repair::Quirk),
 }
 
 impl TurnHooks for MainHooks<'_> {
@@ -271,6 +273,10 @@ impl TurnHooks for MainHooks<'_> {
 
     fn after_tools(&mut self) {
         self.state.files.tools_ran();
+    }
+
+    fn quirk(&mut self, quirk: &super::repair::Quirk) {
+        (self.record)(Record::Quirk(quirk));
     }
 
     fn frozen_prefix(&self) -> usize {

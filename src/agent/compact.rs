@@ -143,6 +143,7 @@ pub async fn summarize(
         system: COMPACT_PROMPT.to_string(),
         messages: vec![Message::User { content: ask }],
         tools: Vec::new(),
+        reminder: None,
         max_tokens: SUMMARY_MAX_TOKENS.min(context_window / 5).max(256) as u32,
     };
     let response = client.stream(&request, cancel, &mut |_| {}).await?;

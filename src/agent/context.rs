@@ -284,9 +284,11 @@ impl FileWatch {
     }
 }
 
-/// The late reminder: built fresh for every request, never stored.
+/// The late reminder: built fresh for every request, never stored. Its first line says it is
+/// not part of the conversation (small models answered it, or repeated it as their answer).
 pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String]) -> String {
-    let mut s = String::from("<system-reminder>\n");
+    use super::repair::{REMINDER_CLOSE, REMINDER_NOTE, REMINDER_OPEN};
+    let mut s = format!("{REMINDER_OPEN}\n{REMINDER_NOTE}\n");
     s.push_str(&format!(
         "Current time: {}.",
         jiff::ZonedDateTime::now().strftime("%Y-%m-%d %H:%M %Z")
@@ -309,7 +311,7 @@ pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String])
             s.push_str(&format!("- {path}\n"));
         }
     }
-    s.push_str("</system-reminder>");
+    s.push_str(REMINDER_CLOSE);
     s
 }
 

@@ -9,6 +9,7 @@ pub mod context;
 pub mod dispatch;
 pub mod journal;
 pub mod prompt;
+pub mod repair;
 mod session_switch;
 pub mod subagent;
 pub mod turn;
@@ -132,6 +133,7 @@ fn client_options(config: &Config) -> ClientOptions {
         base_url: config.base_url.clone(),
         api_key: config.api_key.clone(),
         connect_timeout: config.connect_timeout,
+        first_byte_timeout: config.first_byte_timeout,
         idle_timeout: config.idle_timeout,
         max_attempts: config.max_attempts,
         initial_backoff: config.retry_backoff,
@@ -141,7 +143,11 @@ fn client_options(config: &Config) -> ClientOptions {
 
 impl Agent {
     fn new(opts: AgentOptions, events: EventSink) -> anyhow::Result<Agent> {
-        let config = opts.config;
+        let mut config = opts.config;
+        // Built on a blocking thread of the runtime (see `spawn`), so it may wait here.
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.block_on(crate::discover::use_server_window(&mut config));
+        }
         let client = Client::new(client_options(&config))?;
         let temp_dir = std::env::temp_dir().join(format!("rein-{}", new_session_id()));
         std::fs::create_dir_all(&temp_dir)?;

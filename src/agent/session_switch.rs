@@ -113,6 +113,11 @@ pub(super) fn record(journal: &Journal, r: Record<'_>) {
             history.to_vec(),
         )),
         Record::Usage(input, output) => journal.record(Entry::usage(input, output)),
+        Record::Quirk(q) => journal.record(Entry::model_quirk(
+            q.kind,
+            q.call_id.clone(),
+            q.detail.clone(),
+        )),
     }
 }
 

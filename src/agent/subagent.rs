@@ -51,6 +51,13 @@ impl TurnHooks for SideChainHooks {
         self.journal
             .record(Entry::subagent(&self.task_id, Entry::from_message(msg)));
     }
+
+    fn quirk(&mut self, q: &super::repair::Quirk) {
+        if let Some(journal) = &self.journal {
+            let entry = Entry::model_quirk(q.kind, q.call_id.clone(), q.detail.clone());
+            journal.record(Entry::subagent(&self.task_id, entry));
+        }
+    }
 }
 
 fn cap(text: &str) -> String {

@@ -53,6 +53,14 @@ impl Config {
         let s = &mut sources;
         let max_output_tokens = s.or_default("max_output_tokens", raw.max_output_tokens, 8192);
         let connect_timeout = s.or_default("connect_timeout_secs", raw.connect_timeout_secs, 10);
+        // A local server may spend minutes on an uncached prompt before its first byte; a
+        // remote API that silent is more likely stuck.
+        let first_byte_default = if is_loopback_url(&endpoint.base_url) { 600 } else { 120 };
+        let first_byte_timeout = s.or_default(
+            "first_byte_timeout_secs",
+            raw.first_byte_timeout_secs,
+            first_byte_default,
+        );
         let idle_timeout = s.or_default("idle_timeout_secs", raw.idle_timeout_secs, 120);
         let max_retries = s.or_default("max_retries", raw.max_retries, 4);
         let retry_backoff_ms = s.or_default("retry_backoff_ms", raw.retry_backoff_ms, 1000);
@@ -81,6 +89,7 @@ impl Config {
             context_window,
             max_output_tokens,
             connect_timeout: Duration::from_secs(connect_timeout),
+            first_byte_timeout: Duration::from_secs(first_byte_timeout),
             idle_timeout: Duration::from_secs(idle_timeout),
             max_attempts: max_retries.saturating_add(1),
             retry_backoff: Duration::from_millis(retry_backoff_ms),

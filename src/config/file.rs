@@ -16,6 +16,7 @@ pub(super) struct FileConfig {
     pub(super) context_window: Option<u64>,
     pub(super) max_output_tokens: Option<u32>,
     pub(super) connect_timeout_secs: Option<u64>,
+    pub(super) first_byte_timeout_secs: Option<u64>,
     pub(super) idle_timeout_secs: Option<u64>,
     pub(super) max_retries: Option<u32>,
     pub(super) retry_backoff_ms: Option<u64>,

@@ -54,6 +54,10 @@ impl Config {
             "connect_timeout_secs",
             self.connect_timeout.as_secs().to_string(),
         );
+        line(
+            "first_byte_timeout_secs",
+            self.first_byte_timeout.as_secs().to_string(),
+        );
         line("idle_timeout_secs", self.idle_timeout.as_secs().to_string());
         line("max_retries", (self.max_attempts - 1).to_string());
         line(

@@ -4,7 +4,7 @@
 //! session written with one wire format resumes with the other.
 
 use crate::llm::{AssistantPart, Message};
-use crate::protocol::{Decision, Todo, ToolDisplay, ToolStatus};
+use crate::protocol::{Decision, QuirkKind, Todo, ToolDisplay, ToolStatus};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +39,8 @@ pub enum Entry {
     ModelChange(ModelChangeEntry),
     /// An entry of a subagent's side chain; never part of the main context.
     Subagent(SubagentEntry),
+    /// The harness handled something the model got wrong (a recovered text call, an echo).
+    ModelQuirk(ModelQuirkEntry),
 }
 
 /// `{"type":"user"}`: the person's message.
@@ -181,6 +183,21 @@ pub struct ModelChangeEntry {
     pub model: String,
 }
 
+/// `{"type":"model_quirk"}`: something the model got wrong and the harness handled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelQuirkEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// What it was.
+    pub kind: QuirkKind,
+    /// The tool call it concerns (a recovered call's id), if any.
+    #[serde(default)]
+    pub call_id: Option<String>,
+    /// Details: the text format of a recovered call, the tool named, the echoed text.
+    pub detail: String,
+}
+
 /// `{"type":"subagent"}`: one entry of a subagent's own conversation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubagentEntry {
@@ -314,7 +331,21 @@ impl Entry {
         })
     }
 
-    /// An error, stamped now.
+    /// A model quirk the harness handled, stamped now.
+    pub fn model_quirk(
+        kind: QuirkKind,
+        call_id: Option<String>,
+        detail: impl Into<String>,
+    ) -> Entry {
+        Entry::ModelQuirk(ModelQuirkEntry {
+            ts: Timestamp::now(),
+            kind,
+            call_id,
+            detail: detail.into(),
+        })
+    }
+
+    /// An error worth keeping, stamped now.
     pub fn error(message: impl Into<String>) -> Entry {
         Entry::Error(ErrorEntry {
             ts: Timestamp::now(),
@@ -369,6 +400,7 @@ impl Entry {
             Entry::Rename(e) => e.ts,
             Entry::ModelChange(e) => e.ts,
             Entry::Subagent(e) => e.ts,
+            Entry::ModelQuirk(e) => e.ts,
         }
     }
 
@@ -387,6 +419,7 @@ impl Entry {
             Entry::Rename(_) => "rename",
             Entry::ModelChange(_) => "model_change",
             Entry::Subagent(_) => "subagent",
+            Entry::ModelQuirk(_) => "model_quirk",
         }
     }
 

@@ -155,6 +155,9 @@ fn write_entry(out: &mut String, entry: &Entry, level: &str) {
             out.push_str("\n---\n\n");
         }
         Entry::Usage(_) => {}
+        Entry::ModelQuirk(e) => {
+            let _ = writeln!(out, "*rein: {:?} ({})*\n", e.kind, e.detail);
+        }
         Entry::Error(e) => {
             let _ = writeln!(out, "**Error:** {}\n", e.message);
         }

@@ -286,7 +286,8 @@ impl Rebuilder {
                 self.model = e.model;
             }
             // Approvals show in the tool's status; subagents keep their own chain.
-            Entry::Approval(_) | Entry::Subagent(_) => {}
+            // Quirks are for the eval and the transcript; the repaired messages carry the state.
+            Entry::Approval(_) | Entry::Subagent(_) | Entry::ModelQuirk(_) => {}
         }
     }
 

@@ -247,10 +247,11 @@ impl Tool for StrReplace {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Edit a text file by replacing an exact piece of it. old_str must match \
-                the file exactly (whitespace and indentation included; copy it from read_file \
-                output without the line numbers) and must be unique unless replace_all is true; \
-                include a few surrounding lines to make it unique. Returns the edited region."
+            description: "Edit a file: replace an exact piece of it. old_str must match the \
+                file exactly, indentation included (copy it from read_file output without the \
+                line numbers), and occur once unless replace_all is true; add nearby lines to \
+                make it unique. Example: {\"path\": \"calc.py\", \"old_str\": \"return a - b\", \
+                \"new_str\": \"return a + b\"}"
                 .into(),
             parameters: json!({
                 "type": "object",

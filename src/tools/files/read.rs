@@ -207,10 +207,9 @@ impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Read a text file. Returns numbered lines (`cat -n` style: number, tab, \
-                text); the numbers are not part of the file. Reads at most 2000 lines per call; \
-                use offset (1-based line number) and limit to page through longer files. Paths \
-                are relative to the workspace unless absolute."
+            description: "Read a text file. Returns numbered lines (number, tab, text); the \
+                numbers are not part of the file. At most 2000 lines per call: use offset and \
+                limit for more. Example: {\"path\": \"src/app.py\"}"
                 .into(),
             parameters: json!({
                 "type": "object",

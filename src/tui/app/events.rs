@@ -154,6 +154,7 @@ impl App {
                 );
             }
             Event::Notice { text } => self.notice(text, Level::Info),
+            Event::ModelQuirk { text, .. } => self.notice(text, Level::Warn),
             Event::Error { message } => self.notice(message, Level::Error),
             Event::ModelChanged { model } => {
                 self.status.model = one_line(&model);
