@@ -2,6 +2,7 @@
 //! small agent core: the loop, tools, permissions, sandbox, context and memory.
 
 pub mod agent;
+pub mod cli;
 pub mod config;
 pub mod discover;
 pub mod exec;
@@ -13,4 +14,5 @@ pub mod session_cli;
 pub mod session_store;
 pub mod skills;
 pub mod tools;
+pub mod trust;
 pub mod tui;
