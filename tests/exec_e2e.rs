@@ -194,7 +194,15 @@ fn ask_is_refused_headless_and_approved_with_yes(kind: ProviderKind) {
         let w = World::new(&s);
         let args: &[&str] = if yes { &["--yes", "go"] } else { &["go"] };
         let o = w.exec(args);
-        assert_ok(&o);
+        if yes {
+            assert_ok(&o);
+        } else {
+            // Every call was refused: a distinct code, so CI can't take it for success.
+            assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+            let err = stderr(&o);
+            assert!(err.contains("nobody was asked"), "{err}");
+            assert!(err.contains("2 actions were refused"), "{err}");
+        }
         assert_eq!(w.read("new.txt").is_some(), yes);
         assert_eq!(w.ws.join("made-by-bash").exists(), yes);
         let r = last_result(&s.request(1));
@@ -449,9 +457,9 @@ fn without_a_sandbox_every_command_asks() {
     c.env("REIN_SANDBOX_UNAVAILABLE", "1")
         .args(["exec", "list files"]);
     let o = support::rein::run_with_timeout(c, Duration::from_secs(30));
-    assert_ok(&o);
     // `ls` is allowed by the built-in rules, but with no sandbox it must be asked (and
-    // headless without --yes refuses).
+    // headless without --yes refuses: every call refused, exit 3).
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let r = last_result(&s.request(1)).content;
     assert!(r.starts_with("The user denied this tool call."), "{r}");
     assert!(r.contains("sandbox is unavailable"), "{r}");
