@@ -2,6 +2,7 @@
 //! worded and wrapped for a terminal, and the summary printed when the TUI exits.
 
 use crate::session_store::{self, Entry};
+use crate::tui::view::cell::format_tokens;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -108,26 +109,13 @@ pub fn exit_summary(data_dir: &Path, session_id: &str) -> Option<String> {
     if totals.requests > 0 {
         text.push_str(&format!(
             "Tokens: {} in, {} out over {} model request{}.\n",
-            thousands(totals.input),
-            thousands(totals.output),
+            format_tokens(totals.input),
+            format_tokens(totals.output),
             totals.requests,
             if totals.requests == 1 { "" } else { "s" }
         ));
     }
     Some(text)
-}
-
-/// `12345` as `12,345`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -146,13 +134,5 @@ mod tests {
             wrap_words("x /a/very/long/path y", 6, ""),
             "x\n/a/very/long/path\ny"
         );
-    }
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1234567), "1,234,567");
     }
 }

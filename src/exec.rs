@@ -130,9 +130,12 @@ impl PlainPrinter {
                 let (tool, summary) = self.calls.remove(call_id).unwrap_or_default();
                 let verdict = match status {
                     ToolStatus::Ok => "ok".to_string(),
-                    ToolStatus::Denied if self.unattended => {
-                        "refused: it needs approval and nobody was asked (no --yes)".to_string()
-                    }
+                    ToolStatus::Denied if self.unattended => match approval_reason(output) {
+                        Some(why) => format!(
+                            "refused: it needs approval ({why}) and nobody was asked (no --yes)"
+                        ),
+                        None => "refused: it needs approval and nobody was asked (no --yes)".into(),
+                    },
                     other => {
                         let first = output.lines().next().unwrap_or("");
                         let first: String = first.chars().take(160).collect();
@@ -183,6 +186,14 @@ impl PlainPrinter {
             _ => {}
         }
     }
+}
+
+/// Why a refused call needed approval, from the refusal the model got
+/// ("… needs approval (bash: rm -rf x), but …").
+fn approval_reason(output: &str) -> Option<String> {
+    let start = output.find("needs approval (")? + "needs approval (".len();
+    let len = output[start..].find("), but")?;
+    Some(output[start..start + len].chars().take(160).collect())
 }
 
 /// Runs one prompt to completion.

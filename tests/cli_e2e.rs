@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::json;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 use support::pty::{Pty, keys};
 use support::rein::{World, run_with_timeout, stderr};
@@ -150,30 +150,6 @@ fn newest_session_id(w: &World) -> String {
 }
 
 #[test]
-fn a_startup_error_is_said_once_without_a_doubled_prefix() {
-    let dir = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_rein"))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .env("XDG_CONFIG_HOME", dir.path().join("c"))
-        .env("XDG_DATA_HOME", dir.path().join("d"))
-        .current_dir(dir.path())
-        .args(["exec", "hi"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let err = stderr(&o);
-    assert!(err.starts_with("rein: No model and no API key"), "{err}");
-    assert_eq!(err.matches("rein:").count(), 1, "{err}");
-    assert_eq!(
-        err.lines().count(),
-        1,
-        "not wrapped when stderr is no terminal: {err}"
-    );
-}
-
-#[test]
 fn a_startup_error_is_wrapped_to_the_terminal() {
     let s = ScriptedServer::openai();
     let w = World::new(&s);
@@ -215,19 +191,12 @@ fn leaving_the_tui_says_how_to_resume_and_what_the_session_used() {
         |s| s.lines().last().is_some_and(|l| l.contains("enter send")),
         WAIT,
     );
-    t.send_raw(keys::CTRL_C);
-    t.expect(
-        "the quit hint",
-        |s| s.contains("ctrl+c again to quit"),
-        WAIT,
-    );
-    t.send_raw(keys::CTRL_C);
-    assert_eq!(t.wait_exit(WAIT), Some(0));
+    assert_eq!(t.quit_app(WAIT), Some(0));
     let id = newest_session_id(&w);
     let screen = t.screen_text();
     assert!(screen.contains(&format!("rein -r {id}")), "{screen}");
     assert!(
-        screen.contains("Tokens: 1,234 in, 56 out over 1 model request."),
+        screen.contains("Tokens: 1.2k in, 56 out over 1 model request."),
         "{screen}"
     );
 }
@@ -238,13 +207,6 @@ fn leaving_the_tui_before_anything_was_sent_prints_no_resume_hint() {
     let w = World::new(&s);
     let mut t = w.spawn_tui(100, 30);
     t.expect("the app", |s| s.contains("enter send"), WAIT);
-    t.send_raw(keys::CTRL_C);
-    t.expect(
-        "the quit hint",
-        |s| s.contains("ctrl+c again to quit"),
-        WAIT,
-    );
-    t.send_raw(keys::CTRL_C);
-    assert_eq!(t.wait_exit(WAIT), Some(0));
+    assert_eq!(t.quit_app(WAIT), Some(0));
     assert!(!t.screen_text().contains("rein -r"), "{}", t.screen_text());
 }

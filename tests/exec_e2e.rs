@@ -342,6 +342,10 @@ fn missing_model_exits_2_with_a_clear_paragraph() {
         err.contains("MODEL") && err.contains("API_KEY") && err.contains("~/.agents/env"),
         "{err}"
     );
+    // Said once, with one `rein:`, and not wrapped when stderr is no terminal.
+    assert!(err.starts_with("rein: No model and no API key"), "{err}");
+    assert_eq!(err.matches("rein:").count(), 1, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         !err.contains("panicked") && !err.contains("backtrace"),
         "{err}"

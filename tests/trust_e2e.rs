@@ -68,6 +68,12 @@ impl Attack {
         run_with_timeout(c, Duration::from_secs(60))
     }
 
+    /// `rein exec <args>`, which must succeed.
+    fn exec_ok(&self, args: &[&str]) {
+        let o = self.exec(args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+
     fn config(&self) -> std::process::Output {
         let mut c = self.world.cmd();
         c.env_clear().envs(self.env()).arg("config");
@@ -144,8 +150,7 @@ fn exec_in_a_project_on_the_trusted_list_uses_its_settings() {
         a.world.ws.display()
     ));
     a.hostile.push(Reply::text("ok"));
-    let o = a.exec(&["say hi"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    a.exec_ok(&["say hi"]);
     assert_eq!(
         (a.theirs.request_count(), a.hostile.request_count()),
         (0, 1)
@@ -195,14 +200,7 @@ fn send_message(t: &mut Pty, text: &str) {
 }
 
 fn quit(t: &mut Pty) {
-    t.send_raw(keys::CTRL_C);
-    t.expect(
-        "the quit hint",
-        |s| s.contains("ctrl+c again to quit"),
-        WAIT,
-    );
-    t.send_raw(keys::CTRL_C);
-    assert_eq!(t.wait_exit(WAIT), Some(0), "{}", t.screen_text());
+    assert_eq!(t.quit_app(WAIT), Some(0), "{}", t.screen_text());
 }
 
 #[test]
@@ -274,8 +272,7 @@ fn tui_trust_is_remembered_until_the_project_asks_for_something_else() {
     assert!(!t.screen_text().contains("Trust this project?"));
     quit(&mut t);
     a.hostile.push(Reply::text("ok"));
-    let o = a.exec(&["again"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    a.exec_ok(&["again"]);
     assert_eq!(a.hostile.request_count(), 2);
 
     // The project now asks for another server: that is a new question.
@@ -288,8 +285,7 @@ fn tui_trust_is_remembered_until_the_project_asks_for_something_else() {
     ready(&t);
     quit(&mut t);
     a.theirs.push(Reply::text("ok"));
-    let o = a.exec(&["once more"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    a.exec_ok(&["once more"]);
     assert_eq!(other.request_count(), 0);
     assert_eq!(a.theirs.request_count(), 1);
 }

@@ -30,6 +30,10 @@ const SAFE_KEYS: &[&str] = &[
     "rules",
 ];
 
+/// Keys inside a table a project may set alone; other keys inside it wait for trust like any
+/// unknown key (a future `[sandbox]` key must be judged before a repository may set it).
+const SAFE_SUBKEYS: &[(&str, &[&str])] = &[("sandbox", &["mode", "network"])];
+
 /// What a key that needs trust would do, in words.
 fn why_trust(key: &str) -> &'static str {
     match key {
@@ -87,41 +91,101 @@ pub(super) fn screen(
     overridden: &dyn Fn(&str) -> bool,
 ) -> Vec<IgnoredSetting> {
     let mut ignored = Vec::new();
-    let keys: Vec<String> = table.keys().cloned().collect();
-    for key in keys {
-        let Some(value) = table.get(&key) else {
-            continue;
-        };
-        if key == "trusted_projects" {
-            ignored.push(IgnoredSetting {
-                key: key.clone(),
-                file: file.to_path_buf(),
-                reason: "only your own config can trust projects".into(),
-                trust: None,
-            });
-            table.remove(&key);
-            continue;
+    if table.remove("trusted_projects").is_some() {
+        ignored.push(IgnoredSetting {
+            key: "trusted_projects".into(),
+            file: file.to_path_buf(),
+            reason: "only your own config can trust projects".into(),
+            trust: None,
+        });
+    }
+    let judge = Judge {
+        file,
+        trust,
+        overridden,
+    };
+    judge.table(table, "", &mut ignored);
+    ignored
+}
+
+/// Decides, key by key, what stays in a project table.
+struct Judge<'a> {
+    file: &'a Path,
+    trust: &'a ProjectTrust,
+    overridden: &'a dyn Fn(&str) -> bool,
+}
+
+impl Judge<'_> {
+    /// Screens the keys of `table` (named `prefix` inside the file, "" at the top).
+    fn table(&self, table: &mut toml::Table, prefix: &str, ignored: &mut Vec<IgnoredSetting>) {
+        let keys: Vec<String> = table.keys().cloned().collect();
+        for key in keys {
+            let name = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            let safe_inside = SAFE_SUBKEYS
+                .iter()
+                .find(|(k, _)| prefix.is_empty() && *k == key);
+            if let (Some((_, subkeys)), Some(toml::Value::Table(inner))) =
+                (safe_inside, table.get_mut(&key))
+            {
+                self.table_with(inner, &name, subkeys, ignored);
+                continue;
+            }
+            let keep = match table.get(&key) {
+                Some(value) => {
+                    prefix.is_empty() && is_safe(&key, value) || self.allowed(&name, value, ignored)
+                }
+                None => true,
+            };
+            if !keep {
+                table.remove(&key);
+            }
         }
-        if is_safe(&key, value) {
-            continue;
+    }
+
+    /// Screens a table whose keys `subkeys` are safe.
+    fn table_with(
+        &self,
+        table: &mut toml::Table,
+        name: &str,
+        subkeys: &[&str],
+        ignored: &mut Vec<IgnoredSetting>,
+    ) {
+        let keys: Vec<String> = table.keys().cloned().collect();
+        for key in keys {
+            let Some(value) = table.get(&key) else {
+                continue;
+            };
+            if !subkeys.contains(&key.as_str())
+                && !self.allowed(&format!("{name}.{key}"), value, ignored)
+            {
+                table.remove(&key);
+            }
         }
+    }
+
+    /// Whether a setting that needs trust may apply; when not, records why (unless a higher
+    /// layer overrides it anyway).
+    fn allowed(&self, name: &str, value: &toml::Value, ignored: &mut Vec<IgnoredSetting>) -> bool {
         let item = TrustItem::new(
-            format!("config.{key}"),
-            format!("{key} = {}: {}", shown(&key, value), why_trust(&key)),
+            format!("config.{name}"),
+            format!("{name} = {}: {}", shown(name, value), why_trust(name)),
             &value.to_string(),
         );
-        if trust.allows(&item) {
-            continue;
+        if self.trust.allows(&item) {
+            return true;
         }
-        if !overridden(&key) {
+        if !(self.overridden)(name) {
             ignored.push(IgnoredSetting {
-                key: key.clone(),
-                file: file.to_path_buf(),
+                key: name.to_string(),
+                file: self.file.to_path_buf(),
                 reason: "this project is not trusted".into(),
                 trust: Some(item),
             });
         }
-        table.remove(&key);
+        false
     }
-    ignored
 }

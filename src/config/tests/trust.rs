@@ -201,3 +201,12 @@ fn a_control_character_in_a_project_value_is_shown_escaped() {
         "{summary:?}"
     );
 }
+
+#[test]
+fn an_unknown_key_inside_sandbox_waits_for_trust_too() {
+    let h = Hostile::new("[sandbox]\nmode = \"read-only\"\nsomething_new = [\"X\"]\n");
+    let c = Config::from_inputs(&h.inputs()).unwrap();
+    assert_eq!(c.sandbox, SandboxMode::ReadOnly);
+    assert_eq!(ignored_keys(&c), ["sandbox.something_new"]);
+    assert_eq!(c.untrusted_items()[0].id, "config.sandbox.something_new");
+}
