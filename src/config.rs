@@ -4,6 +4,7 @@
 
 use crate::llm::ProviderKind;
 use crate::policy::Rule;
+use crate::trust::{ProjectTrust, TrustItem};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt;
@@ -11,11 +12,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod derive;
+mod endpoint;
 mod file;
+mod project;
 mod raw;
 mod show;
+mod window;
 
 pub use file::parse_env_file;
+pub use window::{DEFAULT_CONTEXT_WINDOW, choose_context_window, family_context_window};
 
 /// Where a setting came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,6 +135,25 @@ pub struct Config {
     pub home_dir: Option<PathBuf>,
     /// Where each named setting came from.
     pub sources: Vec<(&'static str, Source)>,
+    /// Whether the workspace's project is trusted, and with what.
+    pub trust: ProjectTrust,
+    /// Project settings that do not apply, and why.
+    pub ignored: Vec<IgnoredSetting>,
+    /// Old key names the files use, as notices for the person.
+    pub deprecated: Vec<String>,
+}
+
+/// A project setting that does not apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IgnoredSetting {
+    /// The setting as written (`base_url`, `sandbox.mode`, `rules`).
+    pub key: String,
+    /// The file it is in.
+    pub file: PathBuf,
+    /// Why it does not apply.
+    pub reason: String,
+    /// Set when trusting the project would let it apply.
+    pub trust: Option<TrustItem>,
 }
 
 /// Command-line overrides.
@@ -141,6 +165,10 @@ pub struct Flags {
     pub base_url: Option<String>,
     /// `--model`.
     pub model: Option<String>,
+    /// `--trust`: the project's settings apply in full, this run.
+    pub trust: bool,
+    /// Items the person approved in this run (they apply even if saving the approval failed).
+    pub approved: Vec<TrustItem>,
 }
 
 /// Everything loading reads from the outside world, so tests can supply it.
@@ -229,7 +257,7 @@ impl Config {
 
     fn build(inputs: &Inputs, strict: bool) -> Result<Config, ConfigError> {
         let layers = raw::Layers::read(inputs)?;
-        Config::derive(raw::RawConfig::resolve(&layers), inputs, strict)
+        Config::derive(raw::RawConfig::resolve(layers), inputs, strict)
     }
 }
 

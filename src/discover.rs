@@ -174,9 +174,11 @@ pub async fn server_context_window(
 /// (or the provider is Anthropic, whose windows are known by model). The source shows in
 /// `rein config`.
 pub async fn use_server_window(config: &mut Config) {
-    if config.provider != ProviderKind::OpenAi
-        || config.source_of("context_window") != Source::Default
-    {
+    let configured = !matches!(
+        config.source_of("context_window"),
+        Source::Default | Source::Derived(_)
+    );
+    if config.provider != ProviderKind::OpenAi || configured {
         return;
     }
     let asked = server_context_window(
@@ -193,11 +195,7 @@ pub async fn use_server_window(config: &mut Config) {
         source = w.source,
         "context window from the server"
     );
-    config.context_window = w.tokens;
-    config.sources.retain(|(name, _)| *name != "context_window");
-    config
-        .sources
-        .push(("context_window", Source::Server(w.source)));
+    config.apply_server_context_window(w.tokens, w.source);
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! small agent core: the loop, tools, permissions, sandbox, context and memory.
 
 pub mod agent;
+pub mod cli;
 pub mod config;
 pub mod discover;
 pub mod exec;
@@ -14,4 +15,5 @@ pub mod session_store;
 pub mod skills;
 pub mod text;
 pub mod tools;
+pub mod trust;
 pub mod tui;

@@ -53,10 +53,8 @@ impl TurnHooks for SideChainHooks {
     }
 
     fn quirk(&mut self, q: &super::repair::Quirk) {
-        if let Some(journal) = &self.journal {
-            let entry = Entry::model_quirk(q.kind, q.call_id.clone(), q.detail.clone());
-            journal.record(Entry::subagent(&self.task_id, entry));
-        }
+        let entry = Entry::model_quirk(q.kind, q.call_id.clone(), q.detail.clone());
+        self.journal.record(Entry::subagent(&self.task_id, entry));
     }
 }
 

@@ -43,6 +43,15 @@ pub struct UiOptions {
     pub config_dir: PathBuf,
     /// The data directory (the input history file lives here).
     pub data_dir: PathBuf,
+    /// Shown as warnings before anything else (project settings ignored, old key names).
+    pub notices: Vec<String>,
+}
+
+/// What the app knew when it closed.
+#[derive(Clone, Debug, Default)]
+pub struct UiExit {
+    /// The session on screen at the end (empty when none was configured).
+    pub session_id: String,
 }
 
 type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
@@ -53,13 +62,16 @@ pub async fn run(
     opts: UiOptions,
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<UiExit> {
     let (theme, warning) = theme::Theme::load(&opts.theme, &opts.config_dir);
     let history_path = opts.data_dir.join("history.jsonl");
     let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
     let mut app = App::new(theme, history::load(&history_path), home, Instant::now());
     if let Some(w) = warning {
         app.warn(w);
+    }
+    for notice in &opts.notices {
+        app.warn(notice.clone());
     }
     let guard = terminal::enter().context("could not set up the terminal")?;
     let backend = CrosstermBackend::new(BufWriter::with_capacity(1 << 16, std::io::stdout()));
@@ -75,7 +87,9 @@ pub async fn run(
     };
     let _ = ops.send(Op::Shutdown);
     drop(guard);
-    result
+    result.map(|()| UiExit {
+        session_id: app.status.session_id.clone(),
+    })
 }
 
 /// Where the run loop reads and writes.
@@ -276,9 +290,35 @@ where
 /// Asks a yes/no question full-screen (first run: "use the local server found at …?").
 /// `y` or Enter answer yes; `n`, Esc or `q` answer no.
 pub fn confirm(title: &str, message: &str) -> anyhow::Result<bool> {
+    ask_yes_no(title, message, "[y] yes   [n] no", true)
+}
+
+/// Asks whether to trust the project at `project` with `items` (before the agent starts).
+/// Only `y` trusts: Enter does not, so a reflex can't approve it.
+pub fn ask_trust(project: &Path, items: &[crate::trust::TrustItem]) -> anyhow::Result<bool> {
+    let mut text = format!(
+        "{} asks for settings that decide where your requests and API key go:\n",
+        project.join(".rein").join("config.toml").display()
+    );
+    for item in items {
+        text.push_str(&format!("\n  • {}", item.summary));
+    }
+    text.push_str(
+        "\n\nTrust this project? Yes uses them from now on (you are asked again if they \
+         change). No ignores them this time.",
+    );
+    ask_yes_no(
+        "Trust this project?",
+        &text,
+        "[y] trust and use them   [n] ignore them",
+        false,
+    )
+}
+
+fn ask_yes_no(title: &str, message: &str, keys: &str, enter_is_yes: bool) -> anyhow::Result<bool> {
     let guard = terminal::enter().context("could not set up the terminal")?;
     let theme = theme::Theme::dark();
-    let text = format!("{message}\n\n[y] yes   [n] no");
+    let text = format!("{message}\n\n{keys}");
     let result = (|| -> anyhow::Result<bool> {
         let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
         loop {
@@ -291,7 +331,8 @@ pub fn confirm(title: &str, message: &str) -> anyhow::Result<bool> {
             {
                 use crossterm::event::KeyCode;
                 match k.code {
-                    KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => return Ok(true),
+                    KeyCode::Char('y') | KeyCode::Char('Y') => return Ok(true),
+                    KeyCode::Enter if enter_is_yes => return Ok(true),
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Char('q') | KeyCode::Esc => {
                         return Ok(false);
                     }
