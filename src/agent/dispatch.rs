@@ -49,6 +49,8 @@ pub struct Dispatcher {
     pub sandbox_enforced: bool,
     /// Where approval decisions are recorded (the session file).
     pub journal: Option<super::journal::Journal>,
+    /// Records what calls change in the workspace (`None`: nothing is kept).
+    pub checkpoints: Option<crate::checkpoint::Checkpoints>,
 }
 
 /// The outcome of one call.
@@ -204,15 +206,22 @@ impl Dispatcher {
             Action::Allow => {}
         }
 
+        let watch =
+            super::rewind::before_tool(self.checkpoints.as_ref(), &access, self.journal.as_ref())
+                .await;
         let run = AssertUnwindSafe(tool.run(args, ctx)).catch_unwind();
         let outcome = tokio::select! {
             biased;
-            r = run => r,
+            r = run => Some(r),
             // Tools watch the token themselves (bash kills its process group); this arm only
             // ends tools that don't, a little later, so the kill can finish first.
-            _ = async { ctx.cancel.cancelled().await; tokio::time::sleep(std::time::Duration::from_millis(150)).await } => {
-                return CallResult::new(ToolStatus::Interrupted, INTERRUPTED);
-            }
+            _ = async { ctx.cancel.cancelled().await; tokio::time::sleep(std::time::Duration::from_millis(150)).await } => None,
+        };
+        if let Some(w) = watch {
+            w.finish(self.journal.as_ref(), &ctx.events, &call.id).await;
+        }
+        let Some(outcome) = outcome else {
+            return CallResult::new(ToolStatus::Interrupted, INTERRUPTED);
         };
         let mut result = match outcome {
             Ok(Ok(out)) => {

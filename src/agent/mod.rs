@@ -9,6 +9,7 @@ pub mod context;
 pub mod dispatch;
 pub mod journal;
 pub mod prompt;
+mod rewind;
 mod session_switch;
 pub mod subagent;
 pub mod turn;
@@ -122,6 +123,8 @@ struct Agent {
     resumed_view: Vec<crate::protocol::HistoryItem>,
     /// Notices from loading a resumed session.
     resume_notices: Vec<String>,
+    /// What each turn changed in the workspace, for `/rewind` and `/undo`.
+    checkpoints: crate::checkpoint::Checkpoints,
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -150,6 +153,12 @@ impl Agent {
             temp_dir.clone(),
         ));
         let pending: PendingApprovals = Arc::default();
+        // rein's own files are never part of the workspace's checkpoints.
+        let checkpoints = crate::checkpoint::Checkpoints::new(
+            &config.cwd,
+            vec![config.data_dir.clone(), temp_dir.clone()],
+            crate::checkpoint::Caps::default(),
+        );
         let skills = Arc::new(crate::skills::discover(
             config.home_dir.as_deref(),
             &config.cwd,
@@ -177,6 +186,7 @@ impl Agent {
                 crate::sandbox::SandboxStatus::Unavailable(_)
             ),
             journal: None,
+            checkpoints: Some(checkpoints.clone()),
         });
         let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
         let system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
@@ -190,6 +200,12 @@ impl Agent {
         let model = Arc::new(RwLock::new(config.model.clone()));
         let opened = session_switch::open(&config, opts.session, events.clone())?;
         let journal = opened.journal.clone();
+        if let Some(path) = journal.path() {
+            checkpoints.switch(
+                Some(crate::checkpoint::dir_for(&path)),
+                opened.rewind.clone(),
+            );
+        }
         let mut dispatcher = dispatcher;
         if let Some(d) = Arc::get_mut(&mut dispatcher) {
             d.journal = Some(journal.clone());
@@ -205,6 +221,7 @@ impl Agent {
                 pending: pending.clone(),
                 sandbox_enforced: dispatcher.sandbox_enforced,
                 journal: Some(journal.clone()),
+                checkpoints: Some(checkpoints.clone()),
             }),
             system: prompt::subagent_prompt(&config.cwd),
             max_requests: config.subagent_max_requests,
@@ -227,6 +244,7 @@ impl Agent {
             journal,
             resumed_view: opened.view,
             resume_notices: opened.notices,
+            checkpoints,
             temp_dir,
             sandbox,
             cancel: Arc::new(Mutex::new(CancellationToken::new())),
@@ -327,6 +345,18 @@ impl Agent {
                 Op::Fork => self.fork(),
                 Op::Resume { id } => self.switch_to(&id),
                 Op::Compact { focus } => self.compact_now(focus).await,
+                Op::ListRewindPoints => self.rewind_points(),
+                Op::Rewind {
+                    to,
+                    code,
+                    conversation,
+                    confirm,
+                    overwrite_changed,
+                } => {
+                    self.rewind(to, code, conversation, confirm, overwrite_changed)
+                        .await
+                }
+                Op::Undo => self.undo().await,
                 Op::Shutdown => break,
                 Op::Interrupt | Op::Approval { .. } | Op::SetModel { .. } => {}
             }
@@ -413,6 +443,10 @@ impl Agent {
         self.events.send(Event::TurnStarted);
         self.journal
             .record(crate::session_store::Entry::user(text.clone()));
+        if let Some(path) = self.journal.path() {
+            self.checkpoints.attach(crate::checkpoint::dir_for(&path));
+        }
+        self.checkpoints.user_message(&text);
         self.history.push(Message::User { content: text });
         let lc = LoopConfig {
             system: self.system.clone(),
@@ -474,6 +508,8 @@ impl Agent {
             TurnOutcome::Completed => {}
         }
         self.journal.sync();
+        let checkpoints = self.checkpoints.clone();
+        let _ = tokio::task::spawn_blocking(move || checkpoints.end_turn()).await;
         self.events.send(Event::TurnFinished { outcome });
     }
 }

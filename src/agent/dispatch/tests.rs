@@ -103,6 +103,7 @@ fn setup(
         pending: Arc::default(),
         sandbox_enforced: true,
         journal: None,
+        checkpoints: None,
     };
     let ctx = ToolCtx {
         workspace: dir.clone(),
