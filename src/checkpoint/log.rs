@@ -36,6 +36,9 @@ pub struct Planned {
 pub struct RewindLog {
     points: Vec<Point>,
     records: Vec<Record>,
+    /// The point the last code restore went back to, while nothing changed since: `/undo`
+    /// goes on from there instead of undoing the restore.
+    undo_ceiling: Option<usize>,
 }
 
 impl RewindLog {
@@ -54,6 +57,20 @@ impl RewindLog {
         if changes.is_empty() {
             return;
         }
+        self.undo_ceiling = None;
+        self.push(changes);
+    }
+
+    /// A code restore to before point `to` made these changes.
+    pub fn restored(&mut self, to: usize, changes: Vec<Change>) {
+        if changes.is_empty() {
+            return;
+        }
+        self.push(changes);
+        self.undo_ceiling = Some(to);
+    }
+
+    fn push(&mut self, changes: Vec<Change>) {
         self.records.push(Record {
             point: self.points.len().checked_sub(1),
             changes,
@@ -117,9 +134,13 @@ impl RewindLog {
     }
 
     /// The latest live point whose code restore would change something (what `/undo` goes
-    /// back to): after an undo, the next one goes further back.
+    /// back to); after a restore, none later than the one it went back to, so undo after undo
+    /// walks back instead of undoing the undo.
     pub fn latest_undoable(&self) -> Option<usize> {
-        (0..self.points.len())
+        let end = self
+            .undo_ceiling
+            .map_or(self.points.len(), |c| (c + 1).min(self.points.len()));
+        (0..end)
             .rev()
             .filter(|&i| self.points[i].live)
             .find(|&i| !self.plan(i).is_empty())
@@ -195,15 +216,22 @@ mod tests {
         log.record(vec![ch("a", f("a1"), f("a2"))]);
         assert_eq!(log.latest_undoable(), Some(1));
         // The undo of turn two, recorded like any change.
-        log.record(vec![ch("a", f("a2"), f("a1"))]);
+        log.restored(1, vec![ch("a", f("a2"), f("a1"))]);
         assert_eq!(log.latest_undoable(), Some(0));
         assert_eq!(log.plan(0)[0].target, f("a0"));
         assert_eq!(log.plan(0)[0].expected, f("a1"));
+        // Undoing turn one too: the restore to point 0 is not offered back as an undo of 1.
+        log.restored(0, vec![ch("a", f("a1"), f("a0"))]);
+        assert!(!log.plan(1).is_empty(), "point 1's code state differs now");
+        assert_eq!(log.latest_undoable(), None);
+        // A new change starts over from the newest point.
+        log.record(vec![ch("b", FileState::Absent, f("b1"))]);
+        assert_eq!(log.latest_undoable(), Some(1));
         // A conversation rewind removes points, not what happened to the files.
         log.conversation_rewound(1);
         assert!(log.live_point(1).is_none() && log.live_point(0).is_some());
         log.user_message("three");
         assert!(log.plan(2).is_empty());
-        assert_eq!(log.plan(0).len(), 1);
+        assert_eq!(log.plan(0).len(), 1, "a is back at a0; b is new");
     }
 }

@@ -363,7 +363,7 @@ impl Checkpoints {
         }
         store.dirty = true;
         store.save();
-        e.log.record(applied.changes.clone());
+        e.log.restored(to, applied.changes.clone());
         Ok(Restored {
             changes: applied.changes,
             restored: applied.restored,

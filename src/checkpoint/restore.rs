@@ -76,37 +76,46 @@ pub(super) fn survey(
 ) -> io::Result<Vec<Candidate>> {
     let mut out = Vec::new();
     for p in planned {
-        let (current, bytes, current_text, mut problem) =
-            match anchor.read(&p.path, caps.file_bytes)? {
-                Found::File { bytes, mode } => {
-                    let hash = blobs::hash(&bytes);
-                    let state = FileState::File {
-                        size: bytes.len() as u64,
-                        mode,
-                        kept: blobs.has(&hash),
-                        hash: Some(hash),
-                    };
-                    (Some(state), Some(bytes.clone()), text_of(&bytes), None)
-                }
-                Found::TooLarge { size, mode } => (
-                    Some(FileState::File {
-                        size,
-                        mode,
-                        hash: None,
-                        kept: false,
-                    }),
-                    None,
-                    FileText::Opaque { size: Some(size) },
-                    None,
-                ),
-                Found::Missing => (Some(FileState::Absent), None, FileText::Absent, None),
-                Found::Other(what) => (
-                    None,
-                    None,
-                    FileText::Opaque { size: None },
-                    Some(format!("it is {what} now; rein does not restore over it")),
-                ),
-            };
+        let found = match anchor.read(&p.path, caps.file_bytes) {
+            Ok(found) => found,
+            // A path rein never writes (`.git/...`, `..`; only a crafted session names one):
+            // that file is not restored, the others still are.
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                out.push(refused(p, e.to_string()));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let (current, bytes, current_text, mut problem) = match found {
+            Found::File { bytes, mode } => {
+                let hash = blobs::hash(&bytes);
+                let state = FileState::File {
+                    size: bytes.len() as u64,
+                    mode,
+                    kept: blobs.has(&hash),
+                    hash: Some(hash),
+                };
+                (Some(state), Some(bytes.clone()), text_of(&bytes), None)
+            }
+            Found::TooLarge { size, mode } => (
+                Some(FileState::File {
+                    size,
+                    mode,
+                    hash: None,
+                    kept: false,
+                }),
+                None,
+                FileText::Opaque { size: Some(size) },
+                None,
+            ),
+            Found::Missing => (Some(FileState::Absent), None, FileText::Absent, None),
+            Found::Other(what) => (
+                None,
+                None,
+                FileText::Opaque { size: None },
+                Some(format!("it is {what} now; rein does not restore over it")),
+            ),
+        };
         if current.as_ref().is_some_and(|c| c.same_as(&p.target)) {
             continue;
         }
@@ -134,6 +143,21 @@ pub(super) fn survey(
         });
     }
     Ok(out)
+}
+
+fn refused(p: Planned, why: String) -> Candidate {
+    Candidate {
+        view: FileRestore {
+            path: p.path.clone(),
+            current: FileText::Opaque { size: None },
+            target: FileText::Opaque { size: None },
+            changed_outside: false,
+            problem: Some(why),
+        },
+        planned: p,
+        current: None,
+        current_bytes: None,
+    }
 }
 
 /// An id for exactly this plan: the files, what each holds now and what it goes back to.

@@ -353,7 +353,7 @@ impl Rebuilder {
             self.trimmed = 0;
             self.todos = e.todos.unwrap_or_default();
         }
-        self.rewind.record(e.changes);
+        self.rewind.restored(e.to, e.changes);
     }
 
     fn finish(mut self, path: PathBuf, mut notices: Vec<String>) -> Resumed {
