@@ -383,3 +383,35 @@ fn a_crafted_log_cannot_make_a_restore_write_into_git_or_leave_the_workspace() {
     assert!(!w.ws.join(".git/hooks/pre-commit").exists());
     assert!(!w.outside.join("escape.sh").exists());
 }
+
+#[test]
+fn a_new_session_starts_from_the_last_shadow_of_the_workspace_with_linked_blobs() {
+    use std::os::unix::fs::MetadataExt;
+    let w = Ws::new();
+    w.write("a.txt", "shared content\n");
+    w.write("b.txt", "bee\n");
+    let first = w.engine(Caps::default());
+    first.user_message("one");
+    bash(&first, || {});
+    first.end_turn();
+
+    // Another session of the same workspace, in the same sessions directory.
+    let second = Checkpoints::new(&w.ws, vec![], Caps::default());
+    second.switch(Some(w.data.join("t.checkpoints")), Default::default());
+    second.user_message("two");
+    let changed = bash(&second, || w.write("a.txt", "changed\n"));
+    assert_eq!(changed, vec!["a.txt"]);
+    let h = rein::checkpoint::blobs::hash(b"shared content\n");
+    let blob = |s: &str| {
+        w.data
+            .join(format!("{s}.checkpoints/blobs/{}/{}", &h[..2], &h[2..]))
+    };
+    let (a, b) = (
+        fs::metadata(blob("s")).unwrap(),
+        fs::metadata(blob("t")).unwrap(),
+    );
+    assert_eq!((a.dev(), a.ino()), (b.dev(), b.ino()), "linked, not copied");
+    let plan = second.plan(0, false).unwrap();
+    second.restore(0, &plan.id, false, false).unwrap();
+    assert_eq!(w.read("a.txt").as_deref(), Some("shared content\n"));
+}

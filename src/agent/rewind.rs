@@ -158,14 +158,16 @@ impl Agent {
             return;
         };
         let mut restored = Restored::default();
-        let mut code_note = None;
         if code {
             match confirm {
                 None => {
                     if self.send_plan(to, conversation).await {
                         return;
                     }
-                    code_note = Some("no file changed since that message");
+                    self.events.send(Event::Notice {
+                        text: "No file changed since that message: there is no code to restore."
+                            .into(),
+                    });
                 }
                 Some(id) => {
                     let ck = self.checkpoints.clone();
@@ -219,9 +221,6 @@ impl Agent {
         }
         if let Some(b) = before {
             self.apply_conversation(to, &message, b);
-        }
-        if let Some(note) = code_note {
-            restored.skipped.push(note.to_string());
         }
         self.events.send(Event::Rewound {
             to,

@@ -98,8 +98,25 @@ impl BlobStore {
         Ok(bytes)
     }
 
-    /// Makes `other` hold every blob this store holds (hard links where possible, copies
-    /// otherwise), for `/fork`.
+    /// Makes `other` hold blob `h` too: a hard link where possible, else a copy.
+    pub fn link_one(&self, h: &str, other: &BlobStore) -> io::Result<()> {
+        let (Some(src), Some(dest)) = (self.path(h), other.path(h)) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a blob hash",
+            ));
+        };
+        if dest.is_file() {
+            return Ok(());
+        }
+        private_dir(dest.parent().unwrap_or(&other.dir))?;
+        if fs::hard_link(&src, &dest).is_err() {
+            fs::copy(&src, &dest)?;
+        }
+        Ok(())
+    }
+
+    /// Makes `other` hold every blob this store holds, for `/fork`.
     pub fn link_into(&self, other: &BlobStore) -> io::Result<()> {
         let Ok(fans) = fs::read_dir(&self.dir) else {
             return Ok(());
@@ -114,15 +131,9 @@ impl BlobStore {
                     fan.file_name().to_string_lossy(),
                     f.file_name().to_string_lossy()
                 );
-                let Some(dest) = other.path(&name) else {
-                    continue;
-                };
-                if dest.exists() {
-                    continue;
-                }
-                private_dir(dest.parent().unwrap_or(&other.dir))?;
-                if fs::hard_link(f.path(), &dest).is_err() {
-                    fs::copy(f.path(), &dest)?;
+                // Temp files and strays are not blobs.
+                if valid(&name) {
+                    self.link_one(&name, other)?;
                 }
             }
         }

@@ -15,6 +15,7 @@ mod log;
 mod restore;
 mod scan;
 mod state;
+mod store;
 
 pub use blobs::BlobStore;
 pub use log::{Planned, Point, RewindLog};
@@ -22,69 +23,10 @@ pub use scan::{Scan, Scanner, Scope, Shadow};
 pub use state::{Caps, Change, FileState, human_bytes};
 
 use crate::protocol::{RewindPlan, RewindPoint};
-use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// The blob store and shadow of one session (`<session>.checkpoints/`).
-#[derive(Debug)]
-struct Store {
-    dir: PathBuf,
-    blobs: BlobStore,
-    shadow: Shadow,
-    /// The shadow describes the workspace (loaded, or the first scan is done).
-    ready: bool,
-    dirty: bool,
-}
-
-#[derive(Serialize, Deserialize)]
-struct ShadowFile {
-    version: u32,
-    shadow: Shadow,
-}
-
-const SHADOW_FILE: &str = "shadow.json";
-
-impl Store {
-    /// Opens a session's store; a saved shadow (a cache) spares the first full read.
-    fn open(dir: PathBuf) -> Store {
-        let saved = std::fs::read(dir.join(SHADOW_FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<ShadowFile>(&b).ok())
-            .filter(|f| f.version == 1);
-        Store {
-            blobs: BlobStore::new(dir.join("blobs")),
-            ready: saved.is_some(),
-            shadow: saved.map(|f| f.shadow).unwrap_or_default(),
-            dirty: false,
-            dir,
-        }
-    }
-
-    fn save(&mut self) {
-        if !self.dirty {
-            return;
-        }
-        let file = ShadowFile {
-            version: 1,
-            shadow: std::mem::take(&mut self.shadow),
-        };
-        let result = serde_json::to_vec(&file)
-            .map_err(std::io::Error::other)
-            .and_then(|b| {
-                let tmp = self.dir.join(format!(".{SHADOW_FILE}.tmp"));
-                std::fs::create_dir_all(&self.dir)?;
-                std::fs::write(&tmp, b)?;
-                std::fs::rename(&tmp, self.dir.join(SHADOW_FILE))
-            });
-        self.shadow = file.shadow;
-        match result {
-            Ok(()) => self.dirty = false,
-            Err(e) => tracing::warn!("cannot save the checkpoint shadow: {e}"),
-        }
-    }
-}
+use store::Store;
 
 #[derive(Debug)]
 struct Engine {
@@ -97,6 +39,8 @@ struct Engine {
     budget: u64,
     /// Paths already reported as not kept this turn.
     warned: HashSet<String>,
+    /// The file limit was reported (once per engine: it holds for every scan).
+    told_truncated: bool,
 }
 
 /// What a scan after a command found.
@@ -155,6 +99,7 @@ impl Checkpoints {
                 running: 0,
                 budget: caps.turn_bytes,
                 warned: HashSet::new(),
+                told_truncated: false,
             })),
         }
     }
@@ -170,8 +115,9 @@ impl Checkpoints {
     /// current shadow is saved first.
     pub fn switch(&self, dir: Option<PathBuf>, log: RewindLog) {
         let mut e = self.lock();
+        let root = e.scanner.root().to_path_buf();
         if let Some(s) = e.store.as_mut() {
-            s.save();
+            s.save(&root);
         }
         e.store = dir.map(Store::open);
         e.log = log;
@@ -189,11 +135,12 @@ impl Checkpoints {
     /// and the log go on as they are.
     pub fn forked(&self, dir: PathBuf) {
         let mut e = self.lock();
+        let root = e.scanner.root().to_path_buf();
         if let Some(s) = e.store.as_mut() {
             s.blobs = BlobStore::new(dir.join("blobs"));
             s.dir = dir;
             s.dirty = true;
-            s.save();
+            s.save(&root);
         }
     }
 
@@ -214,6 +161,7 @@ impl Checkpoints {
             return Vec::new();
         };
         if !store.ready {
+            store.seed(e.scanner.root());
             let mut budget = e.scanner.caps().baseline_bytes;
             match store
                 .shadow
@@ -243,7 +191,7 @@ impl Checkpoints {
         }
         let found = e.scan(scope);
         let mut notices = Vec::new();
-        if found.truncated {
+        if found.truncated && !std::mem::replace(&mut e.told_truncated, true) {
             notices.push(format!(
                 "Checkpoints track the first {} files of the workspace only; changes to the \
                  others cannot be undone.",
@@ -268,8 +216,10 @@ impl Checkpoints {
 
     /// The end of a turn: saves the shadow.
     pub fn end_turn(&self) {
-        if let Some(s) = self.lock().store.as_mut() {
-            s.save();
+        let mut e = self.lock();
+        let root = e.scanner.root().to_path_buf();
+        if let Some(s) = e.store.as_mut() {
+            s.save(&root);
         }
     }
 
@@ -362,7 +312,7 @@ impl Checkpoints {
                 .scan(&e.scanner, Scope::Path(path), &store.blobs, &mut none);
         }
         store.dirty = true;
-        store.save();
+        store.save(e.scanner.root());
         e.log.restored(to, applied.changes.clone());
         Ok(Restored {
             changes: applied.changes,

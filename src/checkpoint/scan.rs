@@ -146,6 +146,20 @@ impl Shadow {
         self.files.is_empty()
     }
 
+    /// Takes the entries of another session's shadow of the same workspace, each with its
+    /// blob linked from `from` into `to` (an entry whose blob cannot be linked is left out and
+    /// read by the next scan).
+    pub fn adopt(&mut self, seed: Shadow, from: &BlobStore, to: &BlobStore) {
+        for (rel, tracked) in seed.files {
+            if let Some(h) = tracked.state.blob()
+                && from.link_one(h, to).is_err()
+            {
+                continue;
+            }
+            self.files.insert(rel, tracked);
+        }
+    }
+
     /// The last seen state of `rel`.
     pub fn state(&self, rel: &str) -> Option<&FileState> {
         self.files.get(rel).map(|t| &t.state)
