@@ -7,7 +7,8 @@
 use crate::agent::dispatch::Approver;
 use crate::agent::{self, AgentOptions};
 use crate::config::Config;
-use crate::protocol::{Event, Op, ToolStatus, TurnOutcome};
+use crate::protocol::{Event, Op, ToolDisplay, ToolStatus, TurnOutcome};
+use crate::text::headline;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 
@@ -34,7 +35,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// Prints events for a person reading a terminal or a log.
 struct PlainPrinter {
     stream_text: bool,
-    calls: HashMap<String, (String, String)>,
+    calls: HashMap<String, ToolDisplay>,
     open_line: bool,
     saw_error: bool,
 }
@@ -78,44 +79,28 @@ impl PlainPrinter {
                     self.out("\n");
                 }
             }
-            Event::ToolCallStarted {
-                call_id,
-                tool,
-                summary,
-                ..
-            } => {
-                self.calls
-                    .insert(call_id.clone(), (tool.clone(), summary.clone()));
+            Event::ToolCallStarted { call_id, display } => {
+                self.calls.insert(call_id.clone(), display.clone());
             }
             Event::ToolCallFinished {
                 call_id,
                 status,
                 output,
+                exit_code,
                 ..
             } => {
-                let (tool, summary) = self.calls.remove(call_id).unwrap_or_default();
-                let verdict = match status {
-                    ToolStatus::Ok => "ok".to_string(),
-                    other => {
-                        let first = output.lines().next().unwrap_or("");
-                        let first: String = first.chars().take(160).collect();
-                        format!(
-                            "{}: {first}",
-                            match other {
-                                ToolStatus::Blocked => "blocked",
-                                ToolStatus::Denied => "denied",
-                                ToolStatus::Interrupted => "interrupted",
-                                _ => "error",
-                            }
-                        )
-                    }
+                let (label, subject) = match self.calls.remove(call_id) {
+                    Some(d) => (d.label().to_string(), d.subject()),
+                    None => (String::new(), String::new()),
                 };
-                let summary: String = summary.chars().take(100).collect();
-                self.err(&format!("{indent}• {tool}  {summary}  → {verdict}"));
+                let verdict = verdict(*status, *exit_code, output);
+                self.err(&format!("{indent}• {label}  {subject}  → {verdict}"));
             }
             Event::SubagentStarted { description, .. } => {
-                let d: String = description.chars().take(100).collect();
-                self.err(&format!("{indent}• subagent: {d}"));
+                self.err(&format!(
+                    "{indent}• subagent: {}",
+                    headline(description, 100)
+                ));
             }
             Event::Subagent { event, .. } => {
                 let nested = format!("{indent}    ");
@@ -145,6 +130,19 @@ impl PlainPrinter {
             )),
             _ => {}
         }
+    }
+}
+
+/// How a finished call is summed up: `ok`, `exit 1`, `error: …` (with the output's first line).
+fn verdict(status: ToolStatus, exit_code: Option<i32>, output: &str) -> String {
+    let first = headline(output.lines().next().unwrap_or(""), 160);
+    match (status, exit_code) {
+        (ToolStatus::Ok, None | Some(0)) => "ok".to_string(),
+        (ToolStatus::Ok, Some(code)) => format!("exit {code}"),
+        (ToolStatus::Blocked, _) => format!("blocked: {first}"),
+        (ToolStatus::Denied, _) => format!("denied: {first}"),
+        (ToolStatus::Interrupted, _) => format!("interrupted: {first}"),
+        (ToolStatus::Error, _) => format!("error: {first}"),
     }
 }
 

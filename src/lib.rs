@@ -13,5 +13,6 @@ pub mod sandbox;
 pub mod session_cli;
 pub mod session_store;
 pub mod skills;
+pub mod text;
 pub mod tools;
 pub mod tui;

@@ -6,6 +6,9 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+mod display;
+pub use display::{DIFF_CONTEXT, DiffHunk, EditDiff, LineRange, SUBJECT_CHARS, ToolDisplay};
+
 /// Status of one todo item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -207,33 +210,6 @@ pub enum TurnOutcome {
     },
 }
 
-/// What an approval is about.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ApprovalKind {
-    /// A shell command.
-    Bash {
-        /// The whole command line.
-        command: String,
-        /// Where it will run.
-        cwd: PathBuf,
-    },
-    /// A file edit (write_file / str_replace): the UI renders the diff.
-    Edit {
-        /// The file, as the model named it (relative to the workspace when inside).
-        path: String,
-        /// Current content; `None` when the file does not exist yet.
-        old: Option<String>,
-        /// Content after the edit.
-        new: String,
-    },
-    /// Reading a file outside the workspace.
-    Read {
-        /// The resolved path.
-        path: String,
-    },
-}
-
 /// A question for the person; answered with `Op::Approval` carrying the same id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
@@ -241,10 +217,10 @@ pub struct ApprovalRequest {
     pub id: String,
     /// The tool call it belongs to.
     pub call_id: String,
-    /// The tool name.
-    pub tool: String,
-    /// What it would do.
-    pub kind: ApprovalKind,
+    /// What it would do (the command, the diff of an edit, the file to read …).
+    pub display: ToolDisplay,
+    /// Where a command would run (the workspace).
+    pub cwd: PathBuf,
     /// Which part triggered the question (e.g. one command of a pipeline).
     pub part: String,
     /// Why: the rule that matched, or "no rule matched (default ask)".
@@ -273,14 +249,14 @@ pub enum HistoryItem {
     Tool {
         /// Call id.
         call_id: String,
-        /// Tool name.
-        tool: String,
-        /// One-line summary of the call.
-        summary: String,
+        /// What the call did, as the live view showed it.
+        display: ToolDisplay,
         /// How it ended (`None`: no result recorded).
         status: Option<ToolStatus>,
         /// Its output.
         output: String,
+        /// A command's exit code, when it ran and exited.
+        exit_code: Option<i32>,
     },
     /// The todo list at this point.
     Todos {
@@ -343,16 +319,12 @@ pub enum Event {
         /// Full text of this response.
         text: String,
     },
-    /// A tool call is about to be checked and run.
+    /// A tool call was prepared and is about to be checked and run.
     ToolCallStarted {
         /// Call id.
         call_id: String,
-        /// Tool name.
-        tool: String,
-        /// One-line summary (`bash  cargo test -q`).
-        summary: String,
-        /// Parsed arguments (`null` when they were not valid JSON).
-        args: serde_json::Value,
+        /// What it will do.
+        display: ToolDisplay,
     },
     /// Live output of a running tool.
     ToolOutputDelta {
@@ -371,11 +343,16 @@ pub enum Event {
         output: String,
         /// Wall time in milliseconds.
         elapsed_ms: u64,
+        /// A command's exit code (also when it is not 0: the call still counts as run).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
     },
     /// The agent waits for an `Op::Approval`.
     ApprovalRequested(ApprovalRequest),
-    /// A file tool changed a file on disk (for `/diff`).
+    /// A file tool wrote a file (for `/diff`): exactly what was written, nothing proposed.
     FileChanged {
+        /// The call that wrote it.
+        call_id: String,
         /// The file, as displayed (workspace-relative when inside).
         path: String,
         /// Content before (`None` when the file was created).

@@ -7,7 +7,7 @@ use rein::agent::dispatch::Approver;
 use rein::agent::journal::SessionStart;
 use rein::agent::{AgentHandle, AgentOptions};
 use rein::config::{Config, Flags, Inputs};
-use rein::protocol::{ApprovalKind, Decision, Event, Op, ToolStatus, TurnOutcome};
+use rein::protocol::{Decision, EditDiff, Event, Op, ToolDisplay, ToolStatus, TurnOutcome};
 use serde_json::json;
 use std::time::Duration;
 use support::rein::{last_result, tool_results, user_texts};
@@ -184,13 +184,11 @@ async fn approvals_with_notes_always_and_edit_previews() {
         Event::ApprovalRequested(r) => r,
         _ => unreachable!(),
     };
-    assert_eq!(req.tool, "write_file");
     assert_eq!(
-        req.kind,
-        ApprovalKind::Edit {
+        req.display,
+        ToolDisplay::Edit {
             path: "a.txt".into(),
-            old: Some("old\n".into()),
-            new: "new\n".into()
+            diff: Some(EditDiff::between(Some("old\n"), "new\n")),
         }
     );
     send(
@@ -206,7 +204,7 @@ async fn approvals_with_notes_always_and_edit_previews() {
         Event::ApprovalRequested(r) => r,
         _ => unreachable!(),
     };
-    assert!(matches!(&req.kind, ApprovalKind::Bash { command, .. } if command == "touch made"));
+    assert!(matches!(&req.display, ToolDisplay::Exec { command } if command == "touch made"));
     send(
         &st.handle,
         Op::Approval {

@@ -109,14 +109,14 @@ fn multi_step_session_edits_files_and_tracks_todos(kind: ProviderKind) {
 
     // One line per tool call on stderr.
     let err = stderr(&o);
-    for t in [
-        "write_todos",
-        "write_file",
-        "read_file",
-        "str_replace",
-        "bash",
+    for line in [
+        "• todos  2 items  → ok",
+        "• write  src/app.py  → ok",
+        "• read  src/app.py  → ok",
+        "• edit  src/app.py  → ok",
+        "• bash  cd src && python3",
     ] {
-        assert!(err.contains(&format!("• {t}")), "{t}: {err}");
+        assert!(err.contains(line), "{line}: {err}");
     }
     // The key never reaches a file rein wrote.
     for f in w.all_files() {
@@ -486,4 +486,46 @@ fn rein_sandbox_runs_a_command_under_the_same_rules() {
             .code(),
         Some(0)
     );
+}
+
+/// `rein exec` says how a command exited: `ok` only for 0, `exit N` otherwise (issue 12).
+#[test]
+fn exec_shows_the_exit_code_of_commands_that_failed() {
+    let s = ScriptedServer::openai();
+    s.push(
+        Reply::new()
+            .call_with_id("c1", "bash", json!({"command": "true"}))
+            .call_with_id("c2", "bash", json!({"command": "exit 3"}))
+            .call_with_id("c3", "bash", json!({"command": "no-such-command-rein"})),
+    )
+    .push(Reply::text("done"));
+    let w = World::new(&s);
+    let o = w.exec(&["--yes", "run them"]);
+    assert_ok(&o);
+    let err = stderr(&o);
+    let line = |cmd: &str| {
+        err.lines()
+            .find(|l| l.contains(&format!("bash  {cmd}  →")))
+            .unwrap_or_else(|| panic!("no line for {cmd}:\n{err}"))
+            .to_string()
+    };
+    assert!(line("true").ends_with("→ ok"), "{err}");
+    assert!(line("exit 3").ends_with("→ exit 3"), "{err}");
+    assert!(
+        line("no-such-command-rein").ends_with("→ exit 127"),
+        "{err}"
+    );
+    // The JSON events carry it typed.
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call("bash", json!({"command": "exit 4"})))
+        .push(Reply::text("done"));
+    let w = World::new(&s);
+    let o = w.exec(&["--yes", "--json", "run it"]);
+    assert_ok(&o);
+    let finished = stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "tool_call_finished")
+        .expect("a finished event");
+    assert_eq!(finished["exit_code"], 4, "{finished}");
 }

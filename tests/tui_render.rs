@@ -6,7 +6,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use rein::protocol::{
-    ApprovalKind, ApprovalRequest, Event, SessionInfo, Todo, TodoStatus, ToolStatus, TurnOutcome,
+    ApprovalRequest, EditDiff, Event, SessionInfo, Todo, TodoStatus, ToolDisplay, ToolStatus,
+    TurnOutcome,
 };
 use rein::tui::app::App;
 use rein::tui::theme::Theme;
@@ -126,9 +127,9 @@ fn running_tool_with_live_output() {
     });
     app.on_agent_event(Event::ToolCallStarted {
         call_id: "call_1".into(),
-        tool: "bash".into(),
-        summary: "bash  cargo test -q".into(),
-        args: serde_json::json!({"command": "cargo test -q"}),
+        display: ToolDisplay::Exec {
+            command: "cargo test -q".into(),
+        },
     });
     for i in 1..=12 {
         app.on_agent_event(Event::ToolOutputDelta {
@@ -147,9 +148,9 @@ fn finished_tools_error_blocked_and_notices() {
     user_turn(&mut app, "clean up");
     app.on_agent_event(Event::ToolCallStarted {
         call_id: "a".into(),
-        tool: "bash".into(),
-        summary: "bash  ls -la".into(),
-        args: serde_json::Value::Null,
+        display: ToolDisplay::Exec {
+            command: "ls -la".into(),
+        },
     });
     let listing: String = (1..=9).map(|i| format!("file_{i}.rs\n")).collect();
     app.on_agent_event(Event::ToolCallFinished {
@@ -157,18 +158,20 @@ fn finished_tools_error_blocked_and_notices() {
         status: ToolStatus::Ok,
         output: listing,
         elapsed_ms: 35,
+        exit_code: None,
     });
     app.on_agent_event(Event::ToolCallStarted {
         call_id: "b".into(),
-        tool: "bash".into(),
-        summary: "bash  rm -rf /".into(),
-        args: serde_json::Value::Null,
+        display: ToolDisplay::Exec {
+            command: "rm -rf /".into(),
+        },
     });
     app.on_agent_event(Event::ToolCallFinished {
         call_id: "b".into(),
         status: ToolStatus::Blocked,
         output: "Blocked by deny rule `bash(rm -rf *)`. Do not retry it.".into(),
         elapsed_ms: 0,
+        exit_code: None,
     });
     app.on_agent_event(Event::Retrying {
         attempt: 2,
@@ -193,11 +196,10 @@ fn bash_approval(id: &str) -> ApprovalRequest {
     ApprovalRequest {
         id: id.into(),
         call_id: format!("call_{id}"),
-        tool: "bash".into(),
-        kind: ApprovalKind::Bash {
+        display: ToolDisplay::Exec {
             command: "cargo build --release && git push origin main".into(),
-            cwd: PathBuf::from("/home/dev/src/rein"),
         },
+        cwd: PathBuf::from("/home/dev/src/rein"),
         part: "git push origin main".into(),
         reason: "rule ask bash(git push *) in .rein/config.toml".into(),
         subagent: None,
@@ -211,9 +213,9 @@ fn bash_approval_modal() {
     user_turn(&mut app, "ship it");
     app.on_agent_event(Event::ToolCallStarted {
         call_id: "call_1".into(),
-        tool: "bash".into(),
-        summary: "bash  cargo build --release && git push origin main".into(),
-        args: serde_json::Value::Null,
+        display: ToolDisplay::Exec {
+            command: "cargo build --release && git push origin main".into(),
+        },
     });
     app.on_agent_event(Event::ApprovalRequested(bash_approval("1")));
     app.on_agent_event(Event::ApprovalRequested(bash_approval("2")));
@@ -231,12 +233,11 @@ fn edit_approval_with_diff() {
     app.on_agent_event(Event::ApprovalRequested(ApprovalRequest {
         id: "e1".into(),
         call_id: "call_e1".into(),
-        tool: "str_replace".into(),
-        kind: ApprovalKind::Edit {
+        display: ToolDisplay::Edit {
             path: "src/main.rs".into(),
-            old: Some(old.into()),
-            new,
+            diff: Some(EditDiff::between(Some(old), &new)),
         },
+        cwd: PathBuf::from("/home/dev/src/rein"),
         part: "src/main.rs".into(),
         reason: "no rule matched (default ask)".into(),
         subagent: Some("find the flag parser".into()),
@@ -297,11 +298,13 @@ fn narrow_forty_columns() {
     });
     app.on_agent_event(Event::ToolCallStarted {
         call_id: "w".into(),
-        tool: "write_file".into(),
-        summary: "write_file  src/cli.rs".into(),
-        args: serde_json::json!({"path": "src/cli.rs"}),
+        display: ToolDisplay::Edit {
+            path: "src/cli.rs".into(),
+            diff: None,
+        },
     });
     app.on_agent_event(Event::FileChanged {
+        call_id: "w".into(),
         path: "src/cli.rs".into(),
         old: Some("fn a() {}\nfn b() {}\n".into()),
         new: "fn a() {}\nfn b() { run(); }\n".into(),
@@ -311,6 +314,7 @@ fn narrow_forty_columns() {
         status: ToolStatus::Ok,
         output: "Wrote src/cli.rs".into(),
         elapsed_ms: 4,
+        exit_code: None,
     });
     app.on_agent_event(Event::TodosUpdated { todos: todos() });
     app.on_agent_event(Event::TurnFinished {

@@ -6,7 +6,9 @@ use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use jiff::{SignedDuration, Timestamp};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use rein::protocol::{Event, HistoryItem, Op, SessionInfo, Todo, TodoStatus, ToolStatus};
+use rein::protocol::{
+    Event, HistoryItem, Op, SessionInfo, Todo, TodoStatus, ToolDisplay, ToolStatus,
+};
 use rein::session_store::{Entry, Header, SessionSummary, SessionWriter};
 use rein::tui::app::{App, Effect};
 use rein::tui::lookup::{Found, Lookup};
@@ -100,13 +102,19 @@ fn answer(text: &str, reasoning: Option<&str>) -> HistoryItem {
     }
 }
 
-fn tool(id: &str, summary: &str, status: Option<ToolStatus>, output: &str) -> HistoryItem {
+fn tool(id: &str, display: ToolDisplay, status: Option<ToolStatus>, output: &str) -> HistoryItem {
     HistoryItem::Tool {
         call_id: id.into(),
-        tool: summary.split_whitespace().next().unwrap_or("bash").into(),
-        summary: summary.into(),
+        display,
         status,
         output: output.into(),
+        exit_code: None,
+    }
+}
+
+fn exec(command: &str) -> ToolDisplay {
+    ToolDisplay::Exec {
+        command: command.into(),
     }
 }
 
@@ -120,13 +128,16 @@ fn history() -> Vec<HistoryItem> {
         ),
         tool(
             "c1",
-            "bash  cargo test -q parser",
+            exec("cargo test -q parser"),
             Some(ToolStatus::Ok),
             "running 3 tests\ntest parse_one ... ok\ntest parse_two ... ok\ntest parse_last ... FAILED\n",
         ),
         tool(
             "c2",
-            "str_replace  src/parser.rs",
+            ToolDisplay::Edit {
+                path: "src/parser.rs".into(),
+                diff: None,
+            },
             Some(ToolStatus::Error),
             "Error: old_str was not found in src/parser.rs; read the file again and retry.",
         ),
@@ -159,7 +170,7 @@ fn history() -> Vec<HistoryItem> {
     ));
     h.push(tool(
         "c9",
-        "bash  cargo test",
+        exec("cargo test"),
         None,
         "(rein stopped before this tool finished; no result was recorded)",
     ));

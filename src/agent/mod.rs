@@ -107,7 +107,9 @@ struct Agent {
     dispatcher: Arc<Dispatcher>,
     pending: PendingApprovals,
     history: Vec<Message>,
-    todos: Arc<Mutex<Vec<Todo>>>,
+    /// The todo list; only write_todos results (through the turn hooks) and session switches
+    /// change it.
+    todos: Vec<Todo>,
     events: EventSink,
     session_id: String,
     temp_dir: PathBuf,
@@ -164,30 +166,43 @@ impl Agent {
             &config.cwd,
         ));
         // read_skill is only offered when there is a skill to read.
-        let offered = |names: Vec<&'static str>| -> Vec<&'static str> {
+        let offered = |names: Vec<&str>| -> Vec<String> {
             names
                 .into_iter()
                 .filter(|n| *n != "read_skill" || !skills.skills.is_empty())
+                .map(str::to_string)
                 .collect()
         };
         let main_tools = offered(opts.registry.names());
         let sub_tools = offered(subagent::SUBAGENT_TOOLS.to_vec());
-        let dispatcher = Arc::new(Dispatcher {
-            registry: opts.registry,
-            allow: Some(main_tools),
-            policy: Arc::new(RwLock::new(Policy::new(
-                config.rules.clone(),
-                config.auto_approve_edits,
-            ))),
+        let opened = session_switch::open(&config, opts.session, events.clone())?;
+        let journal = opened.journal.clone();
+        if let Some(path) = journal.path() {
+            checkpoints.switch(
+                Some(crate::checkpoint::dir_for(&path)),
+                opened.rewind.clone(),
+            );
+        }
+        let policy = Arc::new(RwLock::new(Policy::new(
+            config.rules.clone(),
+            config.auto_approve_edits,
+        )));
+        let sandbox_enforced = !matches!(
+            sandbox.status(),
+            crate::sandbox::SandboxStatus::Unavailable(_)
+        );
+        let dispatcher_for = |registry: Registry, allow: Vec<String>| Dispatcher {
+            registry,
+            allow: Some(allow),
+            policy: policy.clone(),
             approver: opts.approver,
             pending: pending.clone(),
-            sandbox_enforced: !matches!(
-                sandbox.status(),
-                crate::sandbox::SandboxStatus::Unavailable(_)
-            ),
-            journal: None,
+            sandbox_enforced,
+            journal: journal.clone(),
             checkpoints: Some(checkpoints.clone()),
-        });
+        };
+        let dispatcher = Arc::new(dispatcher_for(opts.registry.clone(), main_tools));
+        let sub_dispatcher = Arc::new(dispatcher_for(opts.registry, sub_tools));
         let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
         let system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
         let tool_specs =
@@ -198,37 +213,16 @@ impl Agent {
         };
         let instructions = prompt::render_instructions(&instructions);
         let model = Arc::new(RwLock::new(config.model.clone()));
-        let opened = session_switch::open(&config, opts.session, events.clone())?;
-        let journal = opened.journal.clone();
-        if let Some(path) = journal.path() {
-            checkpoints.switch(
-                Some(crate::checkpoint::dir_for(&path)),
-                opened.rewind.clone(),
-            );
-        }
-        let mut dispatcher = dispatcher;
-        if let Some(d) = Arc::get_mut(&mut dispatcher) {
-            d.journal = Some(journal.clone());
-        }
         let subagents = Arc::new(subagent::Subagents {
             client: client.clone(),
             model: model.clone(),
-            dispatcher: Arc::new(Dispatcher {
-                registry: dispatcher.registry.clone(),
-                allow: Some(sub_tools),
-                policy: dispatcher.policy.clone(),
-                approver: dispatcher.approver,
-                pending: pending.clone(),
-                sandbox_enforced: dispatcher.sandbox_enforced,
-                journal: Some(journal.clone()),
-                checkpoints: Some(checkpoints.clone()),
-            }),
+            dispatcher: sub_dispatcher,
             system: prompt::subagent_prompt(&config.cwd),
             max_requests: config.subagent_max_requests,
             max_tokens: config.max_output_tokens,
             keep_tool_results: config.keep_tool_results,
             slots: Arc::new(tokio::sync::Semaphore::new(4)),
-            journal: Some(journal.clone()),
+            journal: journal.clone(),
         });
         Ok(Agent {
             model,
@@ -238,7 +232,7 @@ impl Agent {
             dispatcher,
             pending,
             history: opened.messages,
-            todos: Arc::new(Mutex::new(opened.todos)),
+            todos: opened.todos,
             events,
             session_id: opened.id,
             journal,
@@ -384,7 +378,6 @@ impl Agent {
             call_id: String::new(),
             events: self.events.clone(),
             cancel,
-            todos: self.todos.clone(),
             sandbox: self.sandbox.clone(),
             bash_timeout_secs: self.config.bash_timeout_secs,
             env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
@@ -406,7 +399,6 @@ impl Agent {
             threshold: self.config.compact_threshold,
             auto: self.config.auto_compact,
             instructions: self.instructions.clone(),
-            todos: self.todos.clone(),
             cancel,
         }
     }
@@ -421,7 +413,12 @@ impl Agent {
         let cancel = self.fresh_cancel_token();
         let done = self
             .compactor(cancel)
-            .compact(&mut self.history, &mut self.context, focus.as_deref())
+            .compact(
+                &mut self.history,
+                &mut self.context,
+                &self.todos,
+                focus.as_deref(),
+            )
             .await;
         if let Some(c) = done {
             self.journal.record(crate::session_store::Entry::compaction(
@@ -463,12 +460,11 @@ impl Agent {
         };
         let compactor = self.compactor(env.ctx.cancel.clone());
         let journal = self.journal.clone();
-        let todos = self.todos.clone();
-        let mut record = move |r: budget::Record<'_>| session_switch::record(&journal, &todos, r);
+        let mut record = move |r: budget::Record<'_>| session_switch::record(&journal, r);
         let mut hooks = budget::MainHooks {
             compactor,
             state: &mut self.context,
-            todos: self.todos.clone(),
+            todos: &mut self.todos,
             cwd: self.config.cwd.clone(),
             record: &mut record,
         };

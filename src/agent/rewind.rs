@@ -31,14 +31,10 @@ pub(crate) struct Watch {
     watched: Watched,
 }
 
-fn record(
-    journal: Option<&Journal>,
-    call_id: Option<&str>,
-    changes: Vec<crate::checkpoint::Change>,
-) {
-    if let (Some(j), false) = (journal, changes.is_empty()) {
+fn record(journal: &Journal, call_id: Option<&str>, changes: Vec<crate::checkpoint::Change>) {
+    if !changes.is_empty() {
         // Top level even for a subagent's call: the files are the session's.
-        j.record(Entry::checkpoint(call_id.map(str::to_string), changes));
+        journal.record(Entry::checkpoint(call_id.map(str::to_string), changes));
     }
 }
 
@@ -47,7 +43,7 @@ fn record(
 pub(crate) async fn before_tool(
     checkpoints: Option<&Checkpoints>,
     access: &Access,
-    journal: Option<&Journal>,
+    journal: &Journal,
 ) -> Option<Watch> {
     let checkpoints = checkpoints?.clone();
     let watched = match access {
@@ -71,7 +67,7 @@ pub(crate) async fn before_tool(
 impl Watch {
     /// Scans after the call (whatever its outcome: an interrupted command may have written)
     /// and records what it changed.
-    pub(crate) async fn finish(self, journal: Option<&Journal>, events: &EventSink, call_id: &str) {
+    pub(crate) async fn finish(self, journal: &Journal, events: &EventSink, call_id: &str) {
         let Watch {
             checkpoints,
             watched,

@@ -10,7 +10,6 @@ use crate::protocol::EventSink;
 use crate::protocol::{Event, HistoryItem, SessionInfo, Todo};
 use crate::session_store::{self, Entry, Header, SessionWriter};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 /// What the agent starts from.
 pub(super) struct Opened {
@@ -90,25 +89,26 @@ pub(super) fn open(
 }
 
 /// Writes what the turn loop reports to the session file.
-pub(super) fn record(journal: &Journal, todos: &Arc<Mutex<Vec<Todo>>>, r: Record<'_>) {
+pub(super) fn record(journal: &Journal, r: Record<'_>) {
     match r {
-        Record::Message(m) => {
-            journal.record(Entry::from_message(m));
-            // The todo list changes only through write_todos: keep it next to its result.
-            if let Message::ToolResult {
+        Record::Message(m) => journal.record(Entry::from_message(m)),
+        Record::ToolResult(m, result) => journal.record(match m {
+            Message::ToolResult {
+                call_id,
                 name,
-                is_error: false,
+                content,
                 ..
-            } = m
-                && name == "write_todos"
-            {
-                let list = match todos.lock() {
-                    Ok(t) => t.clone(),
-                    Err(p) => p.into_inner().clone(),
-                };
-                journal.record(Entry::todos(list));
-            }
-        }
+            } => Entry::tool_result(
+                call_id.clone(),
+                name.clone(),
+                content.clone(),
+                result.status,
+                Some(result.elapsed_ms),
+            )
+            .shown_as(result.display.clone(), result.exit_code),
+            other => Entry::from_message(other),
+        }),
+        Record::Todos(list) => journal.record(Entry::todos(list.to_vec())),
         Record::Compaction(c, history) => journal.record(Entry::compaction(
             c.summary.clone(),
             c.before,
@@ -128,21 +128,16 @@ impl Agent {
     }
 
     pub(super) fn set_todos(&mut self, list: Vec<Todo>) {
-        match self.todos.lock() {
-            Ok(mut t) => *t = list.clone(),
-            Err(p) => *p.into_inner() = list.clone(),
-        }
+        self.todos.clone_from(&list);
         self.events.send(Event::TodosUpdated { todos: list });
     }
 
     /// Shows what resuming loaded (called once after the first `SessionConfigured`).
     pub(super) fn announce_resumed(&mut self) {
-        let todos = match self.todos.lock() {
-            Ok(t) => t.clone(),
-            Err(p) => p.into_inner().clone(),
-        };
-        if !todos.is_empty() {
-            self.events.send(Event::TodosUpdated { todos });
+        if !self.todos.is_empty() {
+            self.events.send(Event::TodosUpdated {
+                todos: self.todos.clone(),
+            });
         }
         for text in std::mem::take(&mut self.resume_notices) {
             self.events.send(Event::Notice { text });

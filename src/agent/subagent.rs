@@ -38,19 +38,18 @@ pub struct Subagents {
     /// At most this many subagents run at once.
     pub slots: Arc<Semaphore>,
     /// Where the side chain is recorded (the session file).
-    pub journal: Option<Journal>,
+    pub journal: Journal,
 }
 
 struct SideChainHooks {
     task_id: String,
-    journal: Option<Journal>,
+    journal: Journal,
 }
 
 impl TurnHooks for SideChainHooks {
     fn appended(&mut self, msg: &Message) {
-        if let Some(journal) = &self.journal {
-            journal.record(Entry::subagent(&self.task_id, Entry::from_message(msg)));
-        }
+        self.journal
+            .record(Entry::subagent(&self.task_id, Entry::from_message(msg)));
     }
 }
 

@@ -7,7 +7,7 @@ use crate::llm::{AssistantPart, Client, LlmError, Message, Request, StreamNotice
 use crate::protocol::EventSink;
 use crate::protocol::{Event, ToolStatus};
 use crate::tools::ToolCtx;
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
 use tokio_util::sync::CancellationToken;
 
 /// What distinguishes one loop from another (main agent vs subagent).
@@ -39,6 +39,11 @@ pub enum LoopEnd {
 pub trait TurnHooks: Send {
     /// A message was appended to the history.
     fn appended(&mut self, _msg: &Message) {}
+    /// A tool result was appended; `result` is how the call went (its display, exit code,
+    /// the todo list it set).
+    fn tool_result(&mut self, msg: &Message, _result: &CallResult) {
+        self.appended(msg);
+    }
     /// Text appended at the end of the request (never stored), e.g. the todo reminder.
     fn reminder(&mut self) -> Option<String> {
         None
@@ -197,11 +202,11 @@ impl TurnEnv<'_> {
                 let msg = Message::ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
-                    content: result.output,
+                    content: result.output.clone(),
                     is_error: result.status.is_error(),
                 };
-                history.push(msg.clone());
-                hooks.appended(&msg);
+                hooks.tool_result(&msg, &result);
+                history.push(msg);
             }
             hooks.after_tools();
             if self.cancel().is_cancelled() {
@@ -218,15 +223,17 @@ impl TurnEnv<'_> {
         let mut i = 0;
         while i < calls.len() {
             if self.cancel().is_cancelled() {
-                results.push(CallResult {
-                    status: ToolStatus::Interrupted,
-                    output: INTERRUPTED.into(),
-                });
+                let display = self
+                    .dispatcher
+                    .registry
+                    .describe(&calls[i].name, &calls[i].arguments);
+                results.push(CallResult::interrupted(display));
                 self.events().send(Event::ToolCallFinished {
                     call_id: calls[i].id.clone(),
                     status: ToolStatus::Interrupted,
                     output: INTERRUPTED.into(),
                     elapsed_ms: 0,
+                    exit_code: None,
                 });
                 i += 1;
                 continue;
@@ -252,6 +259,3 @@ impl TurnEnv<'_> {
         results
     }
 }
-
-/// Shared handle to the current model name.
-pub type ModelName = Arc<RwLock<String>>;

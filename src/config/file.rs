@@ -44,7 +44,7 @@ pub(super) enum SandboxSetting {
     },
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileRule {
     #[serde(default = "default_rule_tool")]

@@ -1,5 +1,7 @@
 //! Tests of the settings layers.
 use super::*;
+use crate::llm::ProviderKind;
+use crate::policy::Action;
 use std::path::Path;
 
 fn inputs(dir: &Path, env: &[(&str, &str)]) -> Inputs {

@@ -5,7 +5,7 @@
 
 use crate::checkpoint::Change;
 use crate::llm::{AssistantPart, Message};
-use crate::protocol::{Decision, Todo, ToolStatus};
+use crate::protocol::{Decision, Todo, ToolDisplay, ToolStatus};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -86,6 +86,13 @@ pub struct ToolResultEntry {
     /// Wall time in milliseconds, when known.
     #[serde(default)]
     pub elapsed_ms: Option<u64>,
+    /// How the call was shown (absent in files written before displays were recorded: the
+    /// display is then rebuilt from the call's arguments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<ToolDisplay>,
+    /// A command's exit code, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
 }
 
 /// `{"type":"approval"}`: the answer to an approval question.
@@ -250,6 +257,8 @@ impl Entry {
                 is_error: *is_error,
                 status: None,
                 elapsed_ms: None,
+                display: None,
+                exit_code: None,
             }),
         }
     }
@@ -286,7 +295,18 @@ impl Entry {
             is_error: status.is_error(),
             status: Some(status),
             elapsed_ms,
+            display: None,
+            exit_code: None,
         })
+    }
+
+    /// The same tool result, with how the call was shown and a command's exit code.
+    pub fn shown_as(mut self, display: ToolDisplay, exit_code: Option<i32>) -> Entry {
+        if let Entry::ToolResult(e) = &mut self {
+            e.display = Some(display);
+            e.exit_code = exit_code;
+        }
+        self
     }
 
     /// An approval answer, stamped now.
@@ -577,7 +597,12 @@ mod tests {
         let entries = vec![
             Entry::user("hi"),
             Entry::assistant(vec![AssistantPart::Text { text: "x".into() }]),
-            Entry::tool_result("c1", "bash", "out", ToolStatus::Ok, Some(3)),
+            Entry::tool_result("c1", "bash", "out", ToolStatus::Ok, Some(3)).shown_as(
+                ToolDisplay::Exec {
+                    command: "ls".into(),
+                },
+                Some(1),
+            ),
             Entry::approval("c1", Decision::Always, None),
             Entry::todos(vec![]),
             Entry::compaction("s", 10, 2, vec![]),

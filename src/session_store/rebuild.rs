@@ -9,9 +9,7 @@ use crate::checkpoint::RewindLog;
 use crate::llm::{AssistantPart, Message, Usage};
 use crate::protocol::{HistoryItem, Todo, ToolStatus};
 use crate::tools::Registry;
-use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
 /// The result given to a tool call that has none in the file (rein was killed while it ran).
@@ -263,19 +261,30 @@ impl Rebuilder {
                 match self.open_calls.remove(&e.call_id) {
                     Some(at) => {
                         if let Some(HistoryItem::Tool {
-                            status: s, output, ..
+                            status: s,
+                            output,
+                            display,
+                            exit_code,
+                            ..
                         }) = view.get_mut(at)
                         {
                             *s = Some(status);
                             *output = e.content;
+                            *exit_code = e.exit_code;
+                            // What the live view showed; older files keep the rebuilt one.
+                            if let Some(d) = e.display {
+                                *display = d;
+                            }
                         }
                     }
                     None => view.push(HistoryItem::Tool {
                         call_id: e.call_id,
-                        tool: e.name,
-                        summary: String::new(),
+                        display: e
+                            .display
+                            .unwrap_or_else(|| self.registry.describe(&e.name, "")),
                         status: Some(status),
                         output: e.content,
+                        exit_code: e.exit_code,
                     }),
                 }
             }
@@ -429,38 +438,15 @@ fn push_assistant_view(
                 open_calls.insert(call.id.clone(), view.len());
                 view.push(HistoryItem::Tool {
                     call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    summary: summarize(registry, &call.name, &call.arguments),
+                    display: registry.describe(&call.name, &call.arguments),
                     status: None,
                     output: String::new(),
+                    exit_code: None,
                 });
             }
         }
     }
     flush(view, &mut text, &mut reasoning);
-}
-
-/// The one-line summary the live view showed: the tool's own, else the start of the arguments.
-fn summarize(registry: &Registry, tool: &str, raw_args: &str) -> String {
-    let args = match serde_json::from_str::<Value>(raw_args) {
-        Ok(Value::String(inner)) => serde_json::from_str::<Value>(&inner).ok(),
-        Ok(v) => Some(v),
-        Err(_) if raw_args.trim().is_empty() => Some(Value::Object(Default::default())),
-        Err(_) => None,
-    };
-    if let (Some(t), Some(args)) = (registry.get(tool), args.filter(Value::is_object)) {
-        let t = t.clone();
-        // A tool's summary must never take a resume down with it.
-        if let Ok(s) = std::panic::catch_unwind(AssertUnwindSafe(move || t.summary(&args))) {
-            return s;
-        }
-    }
-    let first = raw_args.lines().next().unwrap_or("");
-    if first.chars().count() > 80 || raw_args.contains('\n') {
-        format!("{}…", first.chars().take(80).collect::<String>())
-    } else {
-        first.to_string()
-    }
 }
 
 /// Makes the context valid for both APIs: every tool call gets a result right after its

@@ -3,10 +3,12 @@
 
 mod output;
 
-use super::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
+use super::task::string_arg;
+use super::{
+    Access, Effect, Prepared, RunFuture, Tool, ToolCtx, ToolError, ToolOutput, parse_args,
+};
 use crate::llm::ToolSpec;
-use crate::protocol::Event;
-use futures::future::BoxFuture;
+use crate::protocol::{Event, ToolDisplay};
 use output::Output;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -22,11 +24,17 @@ const MAX_TIMEOUT_SECS: u64 = 600;
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
 /// How long to wait for a killed process to be reaped.
 const REAP_WAIT: Duration = Duration::from_secs(2);
-/// Characters of the command shown in the summary.
-const SUMMARY_CHARS: usize = 80;
+const NAME: &str = "bash";
 
 /// The `bash` tool.
 pub struct Bash;
+
+/// A command line to run, with its timeout fixed.
+struct Command {
+    access: Access,
+    command: String,
+    timeout: u64,
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -82,6 +90,15 @@ fn status_line(status: ExitStatus) -> Option<String> {
             None => Some(format!("[exit code: {code}]")),
         },
         Some(code) => Some(format!("[exit code: {code}]")),
+    }
+}
+
+/// The exit code a shell would report: the code, or 128 + N for a death by signal N.
+fn exit_code(status: ExitStatus) -> i32 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(sig)) => 128 + sig,
+        (None, None) => 128,
     }
 }
 
@@ -304,19 +321,17 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
                      running, redirect its output, e.g. `cmd > log 2>&1 &`]",
                 );
             }
-            Ok(ToolOutput::ok(text))
+            Ok(ToolOutput::ok(text).with(Effect::Exited {
+                code: exit_code(status),
+            }))
         }
     }
 }
 
 impl Tool for Bash {
-    fn name(&self) -> &'static str {
-        "bash"
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "bash".into(),
+            name: NAME.into(),
             description: "Run a command line with bash in the workspace directory and return its \
                 output (stdout and stderr interleaved) and exit code. Each call is a fresh shell: \
                 `cd` and variables do not carry over. Stdin is closed, so interactive programs \
@@ -335,44 +350,42 @@ impl Tool for Bash {
         }
     }
 
-    fn access(&self, args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
-        let args: Args = parse_args("bash", args)?;
+    fn prepare(&self, args: Value, ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+        let args: Args = parse_args(NAME, args)?;
         if args.command.trim().is_empty() {
             return Err(ToolError::new(
                 "`command` is empty. Give the shell command to run.",
             ));
         }
-        Ok(Access::Bash {
+        Ok(Box::new(Command {
+            access: Access::Bash {
+                command: args.command.clone(),
+            },
+            timeout: timeout_secs(args.timeout_secs, ctx.bash_timeout_secs),
             command: args.command,
-        })
+        }))
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let command = args.get("command").and_then(Value::as_str).unwrap_or("");
-        let mut lines = command.trim().lines();
-        let first = lines.next().unwrap_or("").trim_end();
-        let mut summary: String = first.chars().take(SUMMARY_CHARS).collect();
-        if first.chars().count() > SUMMARY_CHARS || lines.next().is_some() {
-            summary.push_str(" …");
+    fn describe(&self, args: &Value) -> ToolDisplay {
+        ToolDisplay::Exec {
+            command: string_arg(args, "command"),
         }
-        summary
+    }
+}
+
+impl Prepared for Command {
+    fn access(&self) -> &Access {
+        &self.access
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let args: Args = parse_args("bash", &args)?;
-            if args.command.trim().is_empty() {
-                return Err(ToolError::new(
-                    "`command` is empty. Give the shell command to run.",
-                ));
-            }
-            let timeout = timeout_secs(args.timeout_secs, ctx.bash_timeout_secs);
-            run_command(ctx, &args.command, timeout).await
-        })
+    fn display(&self) -> ToolDisplay {
+        ToolDisplay::Exec {
+            command: self.command.clone(),
+        }
+    }
+
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a> {
+        Box::pin(async move { run_command(ctx, &self.command, self.timeout).await })
     }
 }
 

@@ -1,9 +1,14 @@
 use super::*;
 use crate::tools::test_ctx::TestCtx;
 
+/// Prepares and runs one call, as the dispatcher does.
+async fn run_on(args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
+    Bash.prepare(args, ctx)?.run(ctx).await
+}
+
 /// Runs a command with a safety net so a broken tool fails the test instead of hanging it.
 async fn run_args(t: &TestCtx, args: Value) -> Result<ToolOutput, ToolError> {
-    tokio::time::timeout(Duration::from_secs(20), Bash.run(args, &t.ctx))
+    tokio::time::timeout(Duration::from_secs(20), run_on(args, &t.ctx))
         .await
         .expect("the bash tool hung")
 }
@@ -156,7 +161,7 @@ async fn cancel_kills_the_group_promptly() {
     let t = TestCtx::new();
     let ctx = t.ctx.clone();
     let task = tokio::spawn(async move {
-        Bash.run(
+        run_on(
             json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
             &ctx,
         )
@@ -181,7 +186,7 @@ async fn dropping_the_call_kills_the_group() {
     let t = TestCtx::new();
     let ctx = t.ctx.clone();
     let task = tokio::spawn(async move {
-        Bash.run(
+        run_on(
             json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
             &ctx,
         )
@@ -212,7 +217,7 @@ async fn output_streams_while_the_command_runs() {
     let mut t = TestCtx::new();
     let ctx = t.ctx.clone();
     let task = tokio::spawn(async move {
-        Bash.run(
+        run_on(
             json!({"command": "echo first; sleep 0.5; echo second"}),
             &ctx,
         )
@@ -313,30 +318,56 @@ async fn env_remove_variables_are_removed_from_the_child_env() {
 }
 
 #[test]
-fn access_and_summary() {
+fn prepare_fixes_access_and_display() {
     let t = TestCtx::new();
+    let call = Bash.prepare(json!({"command": "ls -la"}), &t.ctx).unwrap();
     assert_eq!(
-        Bash.access(&json!({"command": "ls -la"}), &t.ctx).unwrap(),
-        Access::Bash {
+        call.access(),
+        &Access::Bash {
             command: "ls -la".into()
         }
     );
-    let err = Bash.access(&json!({"command": "  "}), &t.ctx).unwrap_err();
+    assert_eq!(
+        call.display(),
+        ToolDisplay::Exec {
+            command: "ls -la".into()
+        }
+    );
+    let err = Bash
+        .prepare(json!({"command": "  "}), &t.ctx)
+        .err()
+        .unwrap();
     assert_eq!(err.0, "`command` is empty. Give the shell command to run.");
     let err = Bash
-        .access(&json!({"command": "ls", "timeout_secs": "ten"}), &t.ctx)
-        .unwrap_err();
+        .prepare(json!({"command": "ls", "timeout_secs": "ten"}), &t.ctx)
+        .err()
+        .unwrap();
     assert!(err.0.contains("`timeout_secs`"), "{}", err.0);
     assert_eq!(
-        Bash.summary(&json!({"command": "cargo test -q"})),
-        "cargo test -q"
+        Bash.describe(&json!({"command": "cd x\nmake"})),
+        ToolDisplay::Exec {
+            command: "cd x\nmake".into()
+        }
     );
-    assert_eq!(Bash.summary(&json!({"command": "cd x\nmake"})), "cd x …");
-    let long = "a".repeat(100);
-    assert_eq!(
-        Bash.summary(&json!({"command": long})),
-        format!("{} …", "a".repeat(80))
-    );
+}
+
+#[tokio::test]
+async fn the_exit_code_is_typed() {
+    let t = TestCtx::new();
+    let cases = [
+        ("true", 0),
+        ("exit 3", 3),
+        ("nosuchcommand-rein", 127),
+        ("kill -9 $$", 137),
+    ];
+    for (command, code) in cases {
+        let out = run_args(&t, json!({ "command": command })).await.unwrap();
+        assert_eq!(out.effect, Effect::Exited { code }, "{command}");
+        assert!(
+            !out.is_error,
+            "{command}: a non-zero exit is a result, not a tool error"
+        );
+    }
 }
 
 #[test]

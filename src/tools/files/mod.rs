@@ -10,8 +10,10 @@ pub use write::WriteFile;
 use super::{ToolCtx, ToolError};
 use crate::sandbox::paths::{self, ResolvedPath};
 use std::fs;
-use std::io::{ErrorKind, Write};
+use std::hash::{BuildHasher, Hasher, RandomState};
+use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How much of a file's start decides whether it is text.
@@ -23,6 +25,157 @@ pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 /// Resolves a path argument against the workspace, as a tool error on failure.
 pub(crate) fn resolve(ctx: &ToolCtx, raw: &str) -> Result<ResolvedPath, ToolError> {
     paths::resolve(&ctx.workspace, ctx.home.as_deref(), raw).map_err(ToolError)
+}
+
+/// A keyed hash of a file's bytes and their length: equal means byte-for-byte equal. The key
+/// is random per process, so no repository or model can craft two contents that collide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fingerprint {
+    len: u64,
+    hash: u64,
+}
+
+/// Hashes bytes as they are read.
+struct FingerprintBuilder {
+    len: u64,
+    hasher: std::hash::DefaultHasher,
+}
+
+impl FingerprintBuilder {
+    fn new() -> FingerprintBuilder {
+        static KEYS: OnceLock<RandomState> = OnceLock::new();
+        FingerprintBuilder {
+            len: 0,
+            hasher: KEYS.get_or_init(RandomState::new).build_hasher(),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        self.hasher.write(bytes);
+    }
+
+    fn finish(self) -> Fingerprint {
+        Fingerprint {
+            len: self.len,
+            hash: self.hasher.finish(),
+        }
+    }
+}
+
+impl Fingerprint {
+    /// The fingerprint of these bytes.
+    pub(crate) fn of(bytes: &[u8]) -> Fingerprint {
+        let mut b = FingerprintBuilder::new();
+        b.push(bytes);
+        b.finish()
+    }
+}
+
+/// What a file held when an edit was prepared: the edit is written only over exactly this.
+#[derive(Clone, Debug)]
+pub(crate) enum Before {
+    /// There was no file.
+    Missing,
+    /// A file with these bytes; `text` when they are UTF-8 text of reasonable size.
+    Present {
+        /// Its content's fingerprint.
+        fingerprint: Fingerprint,
+        /// Its content, when it is text.
+        text: Option<String>,
+    },
+}
+
+impl Before {
+    /// Whether both describe the same content (or both no file).
+    pub(crate) fn same(&self, other: &Before) -> bool {
+        match (self, other) {
+            (Before::Missing, Before::Missing) => true,
+            (Before::Present { fingerprint: a, .. }, Before::Present { fingerprint: b, .. }) => {
+                a == b
+            }
+            _ => false,
+        }
+    }
+
+    /// The text it held (`None`: no file, or not text).
+    pub(crate) fn text(&self) -> Option<&str> {
+        match self {
+            Before::Present { text, .. } => text.as_deref(),
+            Before::Missing => None,
+        }
+    }
+}
+
+/// Reads what `path` holds now, for [`Before`]. A directory or a special file is an error.
+pub(crate) fn read_before(path: &ResolvedPath) -> Result<Before, ToolError> {
+    let cannot = |e: std::io::Error| ToolError(format!("cannot read {}: {e}.", path.display));
+    let meta = match fs::metadata(&path.path) {
+        Ok(m) => m,
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Ok(Before::Missing);
+        }
+        Err(e) => return Err(cannot(e)),
+    };
+    if meta.is_dir() {
+        return Err(ToolError(format!(
+            "{} is a directory; refusing to write over it. Give a file path.",
+            path.display
+        )));
+    }
+    if !meta.is_file() {
+        return Err(ToolError(format!(
+            "{} is not a regular file (a device, FIFO or socket); the file tools write regular files only.",
+            path.display
+        )));
+    }
+    let file = fs::File::open(&path.path).map_err(cannot)?;
+    before_of(file, meta.len()).map_err(cannot)
+}
+
+/// Reads an open file to its end into a [`Before`], keeping the text of small text files.
+fn before_of(mut file: fs::File, size_hint: u64) -> std::io::Result<Before> {
+    let keep = size_hint <= MAX_EDIT_BYTES;
+    let mut fp = FingerprintBuilder::new();
+    let mut kept = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        fp.push(&buf[..n]);
+        if keep && kept.len() as u64 + n as u64 <= MAX_EDIT_BYTES {
+            kept.extend_from_slice(&buf[..n]);
+        }
+    }
+    let fingerprint = fp.finish();
+    let text = (keep && kept.len() as u64 == fingerprint.len && !kept.contains(&0))
+        .then(|| String::from_utf8(kept).ok())
+        .flatten();
+    Ok(Before::Present { fingerprint, text })
+}
+
+/// Why an edit is refused when its file changed while the person was deciding.
+pub(crate) fn changed_error(path: &ResolvedPath) -> ToolError {
+    ToolError(format!(
+        "the file changed since you proposed this edit; read it again. Nothing was written to {}.",
+        path.display
+    ))
+}
+
+/// Writes `content` to `path` only if the file still holds what `before` saw; otherwise
+/// refuses and writes nothing. Returns whether the file was created.
+pub(crate) fn write_unchanged(
+    path: &ResolvedPath,
+    before: &Before,
+    content: &[u8],
+) -> Result<bool, ToolError> {
+    let now = read_before(path)?;
+    if !now.same(before) {
+        return Err(changed_error(path));
+    }
+    write_atomic(path, content)
 }
 
 /// Whether a file start looks like binary data: a NUL byte, or mostly bytes that are neither
@@ -61,20 +214,6 @@ pub(crate) fn numbered<'a>(first: usize, lines: impl IntoIterator<Item = &'a str
         ));
     }
     out
-}
-
-/// The current content of a file if it is a text file of reasonable size; `None` otherwise
-/// (missing, a directory, binary, huge).
-pub(crate) fn read_text(path: &Path) -> Option<String> {
-    let meta = fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_EDIT_BYTES {
-        return None;
-    }
-    let bytes = fs::read(path).ok()?;
-    if bytes.contains(&0) {
-        return None;
-    }
-    String::from_utf8(bytes).ok()
 }
 
 /// Names in `dir` that look like a misspelling of `name`, best first (cheap: reads at most a

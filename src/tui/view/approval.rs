@@ -3,7 +3,7 @@
 
 use super::diff::FileDiff;
 use super::highlight;
-use crate::protocol::{ApprovalKind, ApprovalRequest};
+use crate::protocol::{ApprovalRequest, ToolDisplay};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, sanitize, truncate};
 use ratatui::buffer::Buffer;
@@ -55,8 +55,9 @@ impl ApprovalView {
 }
 
 fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
-    match &req.kind {
-        ApprovalKind::Bash { command, .. } => {
+    let label = sanitize(req.display.label()).into_owned();
+    match &req.display {
+        ToolDisplay::Exec { command } => {
             let command = sanitize(command);
             let mut lines = Vec::new();
             for (i, spans) in highlight::highlight_shell(&command, &theme.syntax_theme)
@@ -74,11 +75,18 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
                         .wrapped(Wrap::Char),
                 );
             }
-            (lines, format!("Allow {}?", req.tool))
+            (lines, format!("Allow {label}?"))
         }
-        ApprovalKind::Edit { path, old, new } => {
-            let diff = FileDiff::new(path, old.as_deref(), new, theme);
-            let title = format!("Allow {} {}? {}", req.tool, sanitize(path), diff.counts());
+        ToolDisplay::Edit { path, diff } => {
+            let Some(diff) = diff else {
+                let note = "(not a text file: its whole content is replaced)";
+                return (
+                    vec![RichLine::new(vec![Span::styled(note, theme.dim())])],
+                    format!("Allow {label} {}?", sanitize(path)),
+                );
+            };
+            let diff = FileDiff::from_edit(path, diff, theme);
+            let title = format!("Allow {label} {}? {}", sanitize(path), diff.counts());
             let mut lines = diff.lines;
             if lines.is_empty() {
                 lines.push(RichLine::new(vec![Span::styled(
@@ -88,7 +96,7 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
             }
             (lines, title)
         }
-        ApprovalKind::Read { path } => (
+        ToolDisplay::Read { path, .. } => (
             vec![RichLine::new(vec![
                 Span::styled("read ", theme.dim()),
                 Span::styled(
@@ -96,7 +104,23 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
                     Style::new().add_modifier(Modifier::BOLD),
                 ),
             ])],
-            format!("Allow {} outside the workspace?", req.tool),
+            format!("Allow {label} outside the workspace?"),
+        ),
+        ToolDisplay::Other { args, .. } => {
+            let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
+            let lines = pretty
+                .lines()
+                .map(|l| {
+                    RichLine::new(vec![Span::raw(sanitize(l).into_owned())]).wrapped(Wrap::Char)
+                })
+                .collect();
+            (lines, format!("Allow {label}?"))
+        }
+        other => (
+            vec![RichLine::new(vec![Span::raw(
+                sanitize(&other.subject()).into_owned(),
+            )])],
+            format!("Allow {label}?"),
         ),
     }
 }
@@ -245,13 +269,13 @@ fn footer_lines(
             .prefixed(vec![label(k)], vec![Span::raw(" ".repeat(8))])
             .layout(width, &mut out);
     };
-    if let ApprovalKind::Bash { cwd, .. } = &req.kind {
+    if let ToolDisplay::Exec { .. } = &req.display {
         let part = req.part.trim();
         if !part.is_empty() {
             info("asks", format!("for `{}`", sanitize(part)));
         }
         info("why", sanitize(&req.reason).into_owned());
-        info("cwd", cwd.display().to_string());
+        info("cwd", req.cwd.display().to_string());
     } else {
         info("why", sanitize(&req.reason).into_owned());
     }
@@ -273,10 +297,11 @@ fn footer_lines(
             theme.fg(theme.accent).add_modifier(Modifier::BOLD),
         )
     };
-    let always = match req.kind {
-        ApprovalKind::Edit { .. } => " always for this file  ",
-        ApprovalKind::Read { .. } => " always for this path  ",
-        ApprovalKind::Bash { .. } => " always for this command  ",
+    let always = match req.display {
+        ToolDisplay::Edit { .. } => " always for this file  ",
+        ToolDisplay::Read { .. } => " always for this path  ",
+        ToolDisplay::Exec { .. } => " always for this command  ",
+        _ => " always for this tool  ",
     };
     let keys = if view.editing_note {
         vec![
