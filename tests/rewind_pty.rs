@@ -112,11 +112,15 @@ fn rewind_restores_write_file_and_bash_changes_and_the_conversation_which_stays_
     type_line(&mut t, "change both files");
     t.expect(
         "the write approval",
-        |s| s.contains("Allow write_file a.txt"),
+        |s| s.contains("Allow ") && s.contains("a.txt?"),
         WAIT,
     );
     t.send_keys("y");
-    t.expect("the bash approval", |s| s.contains("Allow bash"), WAIT);
+    t.expect(
+        "the bash approval",
+        |s| s.contains("Allow ") && s.contains("mv gone.txt"),
+        WAIT,
+    );
     t.send_keys("y");
     t.expect(
         "the answer",
