@@ -2,6 +2,7 @@
 //! small agent core: the loop, tools, permissions, sandbox, context and memory.
 
 pub mod agent;
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod discover;

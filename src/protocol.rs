@@ -89,8 +89,87 @@ pub enum Op {
         /// Session id or unique prefix.
         id: String,
     },
+    /// List the user messages one can rewind to (answered with `Event::RewindPoints`).
+    ListRewindPoints,
+    /// Go back to before user message `to` (`/rewind`). Restoring code is two steps: without
+    /// `confirm` the agent answers with `Event::RewindPlan`; with the plan's id it applies
+    /// exactly that plan (or sends a new one when the files moved since).
+    Rewind {
+        /// The point (`RewindPoint::index`).
+        to: usize,
+        /// Restore the files.
+        code: bool,
+        /// Truncate the conversation to before the message.
+        conversation: bool,
+        /// The id of the plan the person saw and accepted.
+        confirm: Option<String>,
+        /// Also overwrite the files that changed outside rein since (else they are skipped).
+        overwrite_changed: bool,
+    },
+    /// Plan restoring the code of the last turn that changed files (`/undo`); answered with
+    /// `Event::RewindPlan`, applied with `Op::Rewind`.
+    Undo,
     /// End the agent task.
     Shutdown,
+}
+
+/// A user message one can rewind to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindPoint {
+    /// Its index (for `Op::Rewind`).
+    pub index: usize,
+    /// What the person wrote.
+    pub text: String,
+    /// How many files its turn changed.
+    pub files_changed: usize,
+}
+
+/// A file's content as a restore plan shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FileText {
+    /// No file.
+    Absent,
+    /// Text, shown as a diff.
+    Text {
+        /// The content.
+        text: String,
+    },
+    /// Binary or too large to show.
+    Opaque {
+        /// Its size in bytes, when known.
+        size: Option<u64>,
+    },
+}
+
+/// One file of a restore plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRestore {
+    /// Workspace-relative path.
+    pub path: String,
+    /// What is on disk now.
+    pub current: FileText,
+    /// What it goes back to.
+    pub target: FileText,
+    /// It changed outside rein since rein last touched it: overwritten only if the person says.
+    pub changed_outside: bool,
+    /// Why it cannot be restored, when it cannot (it was too large to keep, ...).
+    pub problem: Option<String>,
+}
+
+/// What restoring the code would do, for the person to accept once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindPlan {
+    /// Identifies exactly this plan (send it back in `Op::Rewind::confirm`).
+    pub id: String,
+    /// The point it goes back to.
+    pub to: usize,
+    /// That point's message.
+    pub message: String,
+    /// The conversation is rewound too.
+    pub conversation: bool,
+    /// The files, by path.
+    pub files: Vec<FileRestore>,
 }
 
 /// How a tool call ended.
@@ -369,6 +448,26 @@ pub enum Event {
     ModelChanged {
         /// The new model.
         model: String,
+    },
+    /// The user messages one can rewind to, oldest first.
+    RewindPoints {
+        /// The points.
+        points: Vec<RewindPoint>,
+    },
+    /// What a code restore would do; accept it with `Op::Rewind { confirm: Some(id), .. }`.
+    RewindPlan(RewindPlan),
+    /// A rewind was carried out.
+    Rewound {
+        /// The point.
+        to: usize,
+        /// Its message (front ends put it back in the composer after a conversation rewind).
+        message: String,
+        /// The conversation was rewound (a `SessionConfigured` with the new view came first).
+        conversation: bool,
+        /// Files restored.
+        restored: Vec<String>,
+        /// Files left as they are, each with the reason (`a.txt: changed outside rein`).
+        skipped: Vec<String>,
     },
     /// The turn is over.
     TurnFinished {

@@ -75,7 +75,22 @@ fn every_entry() -> Vec<Entry> {
         Entry::model_change("model-b"),
         Entry::subagent("task1", Entry::user("explore src/")),
         Entry::subagent("task1", Entry::assistant(vec![text("src/ has 3 files")])),
+        Entry::checkpoint(Some("c1".into()), vec![file_change("src/main.rs")]),
+        Entry::rewind(0, vec![file_change("src/main.rs")], None),
     ]
+}
+
+fn file_change(path: &str) -> rein::checkpoint::Change {
+    rein::checkpoint::Change {
+        path: path.into(),
+        before: rein::checkpoint::FileState::Absent,
+        after: rein::checkpoint::FileState::File {
+            size: 3,
+            mode: 0o644,
+            hash: Some("ab".repeat(32)),
+            kept: true,
+        },
+    }
 }
 
 fn new_session(data: &Path, id: &str, entries: &[Entry]) -> PathBuf {
@@ -657,6 +672,8 @@ fn export_round_trips_and_reads_well() {
     let md = session_store::export_markdown(&loaded);
     for needle in [
         "# Fix the bug",
+        "*Files changed: `src/main.rs`.*",
+        "*Rewound the code to before user message 1",
         "## User",
         "fix the \"bug\"\nin main.rs",
         "**Tool call** `bash` (id `c1`)",

@@ -51,6 +51,8 @@ pub struct Dispatcher {
     pub sandbox_enforced: bool,
     /// Where approval decisions are recorded (the session file).
     pub journal: Journal,
+    /// Records what calls change in the workspace (`None`: nothing is kept).
+    pub checkpoints: Option<crate::checkpoint::Checkpoints>,
 }
 
 /// The outcome of one call.
@@ -269,7 +271,14 @@ impl Dispatcher {
             }
             Action::Allow => {}
         }
+        let watch =
+            super::rewind::before_tool(self.checkpoints.as_ref(), prepared.access(), &self.journal)
+                .await;
         let mut ended = self.run(name, prepared, ctx).await;
+        // Whatever the outcome: an interrupted command may have written.
+        if let Some(w) = watch {
+            w.finish(&self.journal, &ctx.events, &call.id).await;
+        }
         if let Effect::FileWritten(w) = &ended.effect {
             ctx.events.send(Event::FileChanged {
                 call_id: call.id.clone(),

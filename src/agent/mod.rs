@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod journal;
 pub mod prompt;
 pub mod repair;
+mod rewind;
 mod session_switch;
 pub mod subagent;
 pub mod turn;
@@ -125,6 +126,8 @@ struct Agent {
     resumed_view: Vec<crate::protocol::HistoryItem>,
     /// Notices from loading a resumed session.
     resume_notices: Vec<String>,
+    /// What each turn changed in the workspace, for `/rewind` and `/undo`.
+    checkpoints: crate::checkpoint::Checkpoints,
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -158,6 +161,12 @@ impl Agent {
             temp_dir.clone(),
         ));
         let pending: PendingApprovals = Arc::default();
+        // rein's own files are never part of the workspace's checkpoints.
+        let checkpoints = crate::checkpoint::Checkpoints::new(
+            &config.cwd,
+            vec![config.data_dir.clone(), temp_dir.clone()],
+            crate::checkpoint::Caps::default(),
+        );
         let skills = Arc::new(crate::skills::discover(
             config.home_dir.as_deref(),
             &config.cwd,
@@ -174,6 +183,12 @@ impl Agent {
         let sub_tools = offered(subagent::SUBAGENT_TOOLS.to_vec());
         let opened = session_switch::open(&config, opts.session, events.clone())?;
         let journal = opened.journal.clone();
+        if let Some(path) = journal.path() {
+            checkpoints.switch(
+                Some(crate::checkpoint::dir_for(&path)),
+                opened.rewind.clone(),
+            );
+        }
         let policy = Arc::new(RwLock::new(Policy::new(
             config.rules.clone(),
             config.auto_approve_edits,
@@ -190,6 +205,7 @@ impl Agent {
             pending: pending.clone(),
             sandbox_enforced,
             journal: journal.clone(),
+            checkpoints: Some(checkpoints.clone()),
         };
         let dispatcher = Arc::new(dispatcher_for(opts.registry.clone(), main_tools));
         let sub_dispatcher = Arc::new(dispatcher_for(opts.registry, sub_tools));
@@ -228,6 +244,7 @@ impl Agent {
             journal,
             resumed_view: opened.view,
             resume_notices: opened.notices,
+            checkpoints,
             temp_dir,
             sandbox,
             cancel: Arc::new(Mutex::new(CancellationToken::new())),
@@ -328,6 +345,18 @@ impl Agent {
                 Op::Fork => self.fork(),
                 Op::Resume { id } => self.switch_to(&id),
                 Op::Compact { focus } => self.compact_now(focus).await,
+                Op::ListRewindPoints => self.rewind_points(),
+                Op::Rewind {
+                    to,
+                    code,
+                    conversation,
+                    confirm,
+                    overwrite_changed,
+                } => {
+                    self.rewind(to, code, conversation, confirm, overwrite_changed)
+                        .await
+                }
+                Op::Undo => self.undo().await,
                 Op::Shutdown => break,
                 Op::Interrupt | Op::Approval { .. } | Op::SetModel { .. } => {}
             }
@@ -417,6 +446,10 @@ impl Agent {
         self.events.send(Event::TurnStarted);
         self.journal
             .record(crate::session_store::Entry::user(text.clone()));
+        if let Some(path) = self.journal.path() {
+            self.checkpoints.attach(crate::checkpoint::dir_for(&path));
+        }
+        self.checkpoints.user_message(&text);
         self.history.push(Message::User { content: text });
         let lc = LoopConfig {
             system: self.system.clone(),
@@ -477,6 +510,8 @@ impl Agent {
             TurnOutcome::Completed => {}
         }
         self.journal.sync();
+        let checkpoints = self.checkpoints.clone();
+        let _ = tokio::task::spawn_blocking(move || checkpoints.end_turn()).await;
         self.events.send(Event::TurnFinished { outcome });
     }
 }

@@ -19,6 +19,7 @@ pub(super) struct Opened {
     pub todos: Vec<Todo>,
     pub view: Vec<HistoryItem>,
     pub notices: Vec<String>,
+    pub rewind: crate::checkpoint::RewindLog,
 }
 
 fn header(config: &Config, id: &str, model: &str) -> Header {
@@ -59,6 +60,7 @@ pub(super) fn open(
         todos: Vec::new(),
         view: Vec::new(),
         notices: Vec::new(),
+        rewind: Default::default(),
     };
     Ok(match start {
         SessionStart::Ephemeral => fresh(Journal::ephemeral(events), new_session_id()),
@@ -80,6 +82,7 @@ pub(super) fn open(
                 todos: r.todos,
                 view: r.view,
                 notices: r.notices,
+                rewind: r.rewind,
             }
         }
     })
@@ -122,14 +125,14 @@ pub(super) fn record(journal: &Journal, r: Record<'_>) {
 }
 
 impl Agent {
-    fn reset_context(&mut self) {
+    pub(super) fn reset_context(&mut self) {
         self.context = ContextState {
             overhead: self.context.overhead,
             ..Default::default()
         };
     }
 
-    fn set_todos(&mut self, list: Vec<Todo>) {
+    pub(super) fn set_todos(&mut self, list: Vec<Todo>) {
         self.todos.clone_from(&list);
         self.events.send(Event::TodosUpdated { todos: list });
     }
@@ -158,6 +161,7 @@ impl Agent {
             Some(header(&self.config, &self.session_id, &model)),
             self.config.data_dir.clone(),
         );
+        self.checkpoints.switch(None, Default::default());
         self.set_todos(Vec::new());
         let info = self.session_info();
         self.events.send(Event::SessionConfigured(info));
@@ -205,6 +209,8 @@ impl Agent {
         };
         match session_store::fork(&self.config.data_dir, &path, &new_id) {
             Ok(writer) => {
+                self.checkpoints
+                    .forked(crate::checkpoint::dir_for(writer.path()));
                 self.journal
                     .replace(Some(writer), None, self.config.data_dir.clone());
                 self.session_id = new_id.clone();
@@ -250,6 +256,8 @@ impl Agent {
                 // Replace the writer in place: the router, dispatchers and subagents share it.
                 self.journal
                     .replace(Some(writer), None, self.config.data_dir.clone());
+                self.checkpoints
+                    .switch(Some(crate::checkpoint::dir_for(&path)), r.rewind);
                 self.session_id = r.header.id;
                 self.history = r.messages;
                 self.reset_context();

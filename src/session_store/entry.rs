@@ -3,6 +3,7 @@
 //! Messages are stored with the provider-neutral types of [`crate::llm`] as they are, so a
 //! session written with one wire format resumes with the other.
 
+use crate::checkpoint::Change;
 use crate::llm::{AssistantPart, Message};
 use crate::protocol::{Decision, QuirkKind, Todo, ToolDisplay, ToolStatus};
 use jiff::Timestamp;
@@ -41,6 +42,10 @@ pub enum Entry {
     Subagent(SubagentEntry),
     /// The harness handled something the model got wrong (a recovered text call, an echo).
     ModelQuirk(ModelQuirkEntry),
+    /// Files one tool call changed (the state before and after each).
+    Checkpoint(CheckpointEntry),
+    /// The person went back to before a user message (`/rewind`, `/undo`).
+    Rewind(RewindEntry),
 }
 
 /// `{"type":"user"}`: the person's message.
@@ -208,6 +213,39 @@ pub struct SubagentEntry {
     pub task_id: String,
     /// The subagent's entry.
     pub entry: Box<Entry>,
+}
+
+/// `{"type":"checkpoint"}`: files changed by one tool call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The tool call that made the changes, when known.
+    #[serde(default)]
+    pub call_id: Option<String>,
+    /// Each changed path with its state before and after.
+    pub changes: Vec<Change>,
+}
+
+/// `{"type":"rewind"}`: code and/or conversation went back to before user message `to`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The user message, by its ordinal among the file's `user` entries (from 0).
+    pub to: usize,
+    /// The files restored: each with the state it had and the state it got back.
+    #[serde(default)]
+    pub changes: Vec<Change>,
+    /// When the conversation was rewound: the model context from here on (like a
+    /// compaction's).
+    #[serde(default)]
+    pub context: Option<Vec<Message>>,
+    /// When the conversation was rewound: the todo list from here on.
+    #[serde(default)]
+    pub todos: Option<Vec<Todo>>,
 }
 
 impl Entry {
@@ -385,6 +423,34 @@ impl Entry {
         })
     }
 
+    /// The changes one tool call made, stamped now.
+    pub fn checkpoint(call_id: Option<String>, changes: Vec<Change>) -> Entry {
+        Entry::Checkpoint(CheckpointEntry {
+            ts: Timestamp::now(),
+            call_id,
+            changes,
+        })
+    }
+
+    /// A rewind to before user message `to`, stamped now.
+    pub fn rewind(
+        to: usize,
+        changes: Vec<Change>,
+        conversation: Option<(Vec<Message>, Vec<Todo>)>,
+    ) -> Entry {
+        let (context, todos) = match conversation {
+            Some((c, t)) => (Some(c), Some(t)),
+            None => (None, None),
+        };
+        Entry::Rewind(RewindEntry {
+            ts: Timestamp::now(),
+            to,
+            changes,
+            context,
+            todos,
+        })
+    }
+
     /// When the entry was recorded.
     pub fn ts(&self) -> Timestamp {
         match self {
@@ -401,6 +467,8 @@ impl Entry {
             Entry::ModelChange(e) => e.ts,
             Entry::Subagent(e) => e.ts,
             Entry::ModelQuirk(e) => e.ts,
+            Entry::Checkpoint(e) => e.ts,
+            Entry::Rewind(e) => e.ts,
         }
     }
 
@@ -420,6 +488,8 @@ impl Entry {
             Entry::ModelChange(_) => "model_change",
             Entry::Subagent(_) => "subagent",
             Entry::ModelQuirk(_) => "model_quirk",
+            Entry::Checkpoint(_) => "checkpoint",
+            Entry::Rewind(_) => "rewind",
         }
     }
 
@@ -482,6 +552,8 @@ pub(crate) fn parse_entry(line: &str) -> Result<Parsed, serde_json::Error> {
         Some("rename") => Some(from_str(line).map(Entry::Rename)),
         Some("model_change") => Some(from_str(line).map(Entry::ModelChange)),
         Some("subagent") => Some(from_str(line).map(Entry::Subagent)),
+        Some("checkpoint") => Some(from_str(line).map(Entry::Checkpoint)),
+        Some("rewind") => Some(from_str(line).map(Entry::Rewind)),
         _ => None,
     };
     match fast {
@@ -513,6 +585,8 @@ pub const KNOWN_TYPES: &[&str] = &[
     "rename",
     "model_change",
     "subagent",
+    "checkpoint",
+    "rewind",
 ];
 
 /// RFC 3339 timestamps (`2026-11-30T05:12:44.123Z`) for serde.
@@ -571,6 +645,29 @@ mod tests {
             Entry::rename("t"),
             Entry::model_change("m"),
             Entry::subagent("task", Entry::user("sub")),
+            Entry::checkpoint(
+                Some("c1".into()),
+                vec![Change {
+                    path: "a.txt".into(),
+                    before: crate::checkpoint::FileState::Absent,
+                    after: crate::checkpoint::FileState::File {
+                        size: 3,
+                        mode: 0o644,
+                        hash: Some("ab".repeat(32)),
+                        kept: true,
+                    },
+                }],
+            ),
+            Entry::rewind(
+                2,
+                vec![],
+                Some((
+                    vec![Message::User {
+                        content: "x".into(),
+                    }],
+                    vec![],
+                )),
+            ),
         ];
         assert_eq!(entries.len(), KNOWN_TYPES.len());
         for e in entries {

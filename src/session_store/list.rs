@@ -143,12 +143,22 @@ pub fn find(data_dir: &Path, id_or_prefix: &str) -> Result<PathBuf, SessionError
     }
 }
 
-/// Deletes a session file and its sidecar (the CLI asks first; nothing else deletes).
+/// Deletes a session file, its sidecar and its checkpoints (the CLI asks first; nothing else
+/// deletes).
 pub fn remove(path: &Path) -> Result<(), SessionError> {
     std::fs::remove_file(path).map_err(|e| SessionError::io(path, e))?;
     let sidecar = sidecar_path(path);
     match std::fs::remove_file(&sidecar) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SessionError::io(&sidecar, e)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(SessionError::io(&sidecar, e));
+        }
+        _ => {}
+    }
+    let checkpoints = crate::checkpoint::dir_for(path);
+    match std::fs::remove_dir_all(&checkpoints) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(SessionError::io(&checkpoints, e))
+        }
         _ => Ok(()),
     }
 }

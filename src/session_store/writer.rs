@@ -266,6 +266,13 @@ pub fn fork(data_dir: &Path, source: &Path, new_id: &str) -> Result<SessionWrite
         buf.push(b'\n');
         writer.write_line(&buf)?;
     }
+    // The copied checkpoint entries name blobs: the copy gets them too.
+    let blobs =
+        |p: &Path| crate::checkpoint::BlobStore::new(crate::checkpoint::dir_for(p).join("blobs"));
+    let target = blobs(writer.path());
+    blobs(source)
+        .link_into(&target)
+        .map_err(|e| SessionError::io(target.dir(), e))?;
     writer.sync()?;
     Ok(writer)
 }

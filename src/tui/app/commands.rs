@@ -60,6 +60,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "continue in a copy of this session",
     },
     SlashCommand {
+        name: "rewind",
+        args: "",
+        about: "go back to before a message: code, conversation or both (esc esc)",
+    },
+    SlashCommand {
+        name: "undo",
+        args: "",
+        about: "restore the files the last turn changed",
+    },
+    SlashCommand {
         name: "todos",
         args: "",
         about: "show the todo list",
@@ -97,6 +107,7 @@ const KEYS: &[(&str, &str)] = &[
     ("shift+enter / alt+enter / ctrl+j", "new line"),
     ("↑ ↓ on an empty composer", "input history"),
     ("esc", "interrupt the turn (closes a dialog first)"),
+    ("esc esc on an empty composer", "rewind (/rewind)"),
     ("ctrl+c", "clear the composer or interrupt; twice quits"),
     ("ctrl+d on an empty composer", "quit"),
     (
@@ -191,6 +202,8 @@ impl App {
                 title: args.to_string(),
             }),
             "fork" => self.send(Op::Fork),
+            "rewind" => self.open_rewind(),
+            "undo" => self.undo(),
             "skills" => {
                 let (home, cwd) = (self.home.clone(), self.workspace());
                 self.effect(Effect::Lookup(Lookup::Skills { home, cwd }));

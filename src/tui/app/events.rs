@@ -83,6 +83,15 @@ impl App {
                 }
             }
             Event::ApprovalRequested(req) => self.enqueue_approval(req),
+            Event::RewindPoints { points } => self.on_rewind_points(points),
+            Event::RewindPlan(plan) => self.on_rewind_plan(plan),
+            Event::Rewound {
+                message,
+                conversation,
+                restored,
+                skipped,
+                ..
+            } => self.on_rewound(message, conversation, restored, skipped),
             Event::FileChanged {
                 call_id,
                 path,
