@@ -9,6 +9,7 @@ use crate::session_store::Entry;
 use crate::tools::{Access, Effect, Prepared, Registry, ToolCtx, ToolOutput};
 use futures::FutureExt;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, RwLock};
@@ -143,18 +144,23 @@ impl Dispatcher {
     pub async fn dispatch(&self, call: &ToolCall, ctx: &ToolCtx, truncated: bool) -> CallResult {
         let started = Instant::now();
         let prepared = self.prepare(call, ctx, truncated);
-        let display = match &prepared {
+        let display = ctx.secrets.mask_display(match &prepared {
             Ok(p) => p.display(),
             Err(_) => self.registry.describe(&call.name, &call.arguments),
-        };
+        });
         ctx.events.send(Event::ToolCallStarted {
             call_id: call.id.clone(),
             display: display.clone(),
         });
-        let ended = match prepared {
+        let mut ended = match prepared {
             Ok(p) => self.check_and_run(call, p, &display, ctx).await,
             Err(ended) => ended,
         };
+        // A secret that reached the result goes no further: not to the model, the session
+        // file or the screen.
+        if let Cow::Owned(masked) = ctx.secrets.mask(&ended.output) {
+            ended.output = masked;
+        }
         let exit_code = match ended.effect {
             Effect::Exited { code } => Some(code),
             _ => None,

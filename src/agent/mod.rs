@@ -119,6 +119,7 @@ struct Agent {
     context: budget::ContextState,
     subagents: Arc<subagent::Subagents>,
     skills: Arc<crate::skills::SkillCatalog>,
+    secrets: Arc<crate::tools::secrets::Secrets>,
     journal: journal::Journal,
     /// The past conversation to show when the session was resumed.
     resumed_view: Vec<crate::protocol::HistoryItem>,
@@ -208,8 +209,16 @@ impl Agent {
             slots: Arc::new(tokio::sync::Semaphore::new(4)),
             journal: journal.clone(),
         });
+        let secrets = Arc::new(crate::tools::secrets::Secrets::new(
+            config.home_dir.as_deref(),
+            &[config.config_dir.clone(), config.data_dir.clone()],
+            config.api_key.as_deref(),
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        ));
         Ok(Agent {
             model,
+            secrets,
             subagents,
             skills,
             client,
@@ -354,6 +363,7 @@ impl Agent {
             env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
             subagents: Some(self.subagents.clone()),
             skills: self.skills.clone(),
+            secrets: self.secrets.clone(),
         }
     }
 
