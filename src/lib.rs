@@ -8,6 +8,7 @@ pub mod exec;
 pub mod llm;
 pub mod policy;
 pub mod protocol;
+pub mod repo;
 pub mod sandbox;
 pub mod session_cli;
 pub mod session_store;

@@ -45,6 +45,15 @@ pub enum Decision {
     No,
 }
 
+/// One instructions file (`AGENTS.md`) the agent gives the model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instructions {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+}
+
 /// Operations the UI sends to the agent task.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -89,6 +98,13 @@ pub enum Op {
         /// Session id or unique prefix.
         id: String,
     },
+    /// Which saved sessions are there (`/resume`)? Answered with `Event::SessionsListed`.
+    ListSessions,
+    /// Which skills does this session offer (`/skills`)? Answered with `Event::SkillsListed`.
+    ListSkills,
+    /// Which `AGENTS.md` files does the model get (`/memory`)? Answered with
+    /// `Event::MemoryListed`.
+    ListMemory,
     /// End the agent task.
     Shutdown,
 }
@@ -351,6 +367,26 @@ pub enum Event {
     TurnFinished {
         /// How.
         outcome: TurnOutcome,
+    },
+    /// The saved sessions (answers `Op::ListSessions`).
+    SessionsListed {
+        /// Every session, newest first.
+        sessions: Vec<crate::session_store::SessionSummary>,
+        /// The spellings of the workspace a session of "this directory" may have recorded.
+        here: Vec<PathBuf>,
+        /// When the list was read ("2 h ago" counts from here).
+        #[serde(with = "crate::session_store::rfc3339")]
+        now: jiff::Timestamp,
+    },
+    /// The skills the running agent offers, and the files it skipped (answers `Op::ListSkills`).
+    SkillsListed {
+        /// The catalog.
+        catalog: crate::skills::SkillCatalog,
+    },
+    /// The instruction files the model gets, in order (answers `Op::ListMemory`).
+    MemoryListed {
+        /// The files.
+        files: Vec<Instructions>,
     },
 }
 

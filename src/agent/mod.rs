@@ -8,6 +8,7 @@ pub mod compact;
 pub mod context;
 pub mod dispatch;
 pub mod journal;
+pub mod listing;
 pub mod prompt;
 mod session_switch;
 pub mod subagent;
@@ -119,6 +120,8 @@ struct Agent {
     context: budget::ContextState,
     subagents: Arc<subagent::Subagents>,
     skills: Arc<crate::skills::SkillCatalog>,
+    /// The `AGENTS.md` files in the system prompt (for `/memory`).
+    memory: Arc<Vec<prompt::Instructions>>,
     secrets: Arc<crate::tools::secrets::Secrets>,
     journal: journal::Journal,
     /// The past conversation to show when the session was resumed.
@@ -196,7 +199,8 @@ impl Agent {
             overhead: context::estimate_text(&system) + context::estimate_text(&tool_specs),
             ..Default::default()
         };
-        let instructions = prompt::render_instructions(&instructions);
+        let memory = Arc::new(instructions);
+        let instructions = prompt::render_instructions(&memory);
         let model = Arc::new(RwLock::new(config.model.clone()));
         let subagents = Arc::new(subagent::Subagents {
             client: client.clone(),
@@ -218,6 +222,7 @@ impl Agent {
         ));
         Ok(Agent {
             model,
+            memory,
             secrets,
             subagents,
             skills,
@@ -276,6 +281,13 @@ impl Agent {
         let model = self.model.clone();
         let events = self.events.clone();
         let journal = self.journal.clone();
+        let listings = listing::Listings {
+            skills: self.skills.clone(),
+            memory: self.memory.clone(),
+            data_dir: self.config.data_dir.clone(),
+            cwd: self.config.cwd.clone(),
+            events: self.events.clone(),
+        };
         let cancel_current = move || {
             if let Ok(token) = cancel.lock() {
                 token.cancel();
@@ -283,6 +295,9 @@ impl Agent {
         };
         tokio::spawn(async move {
             while let Some(op) = ops.recv().await {
+                if listings.answer(&op) {
+                    continue;
+                }
                 match op {
                     Op::Interrupt => cancel_current(),
                     Op::Approval { id, decision, note } => {
@@ -332,7 +347,13 @@ impl Agent {
                 Op::Resume { id } => self.switch_to(&id),
                 Op::Compact { focus } => self.compact_now(focus).await,
                 Op::Shutdown => break,
-                Op::Interrupt | Op::Approval { .. } | Op::SetModel { .. } => {}
+                // Handled by the router as they arrive.
+                Op::Interrupt
+                | Op::Approval { .. }
+                | Op::SetModel { .. }
+                | Op::ListSessions
+                | Op::ListSkills
+                | Op::ListMemory => {}
             }
         }
         self.journal.close();

@@ -160,6 +160,13 @@ impl App {
                 self.notice(format!("model: {model}"), Level::Info);
             }
             Event::TurnFinished { outcome } => self.turn_finished(outcome),
+            Event::SessionsListed {
+                sessions,
+                here,
+                now,
+            } => self.sessions_listed(sessions, &here, now),
+            Event::SkillsListed { catalog } => self.skills_listed(&catalog),
+            Event::MemoryListed { files } => self.memory_listed(&files),
         }
     }
 
