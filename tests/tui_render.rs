@@ -4,6 +4,7 @@
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::buffer::CellWidth;
 use ratatui::style::Color;
 use rein::protocol::{
     ApprovalRequest, EditDiff, Event, SessionInfo, Todo, TodoStatus, ToolDisplay, ToolStatus,
@@ -376,4 +377,76 @@ fn scrolled_up_with_new_output_below() {
         });
     }
     insta::assert_snapshot!(screen(&mut app, 60, 16));
+}
+
+/// Text whose clusters are wider than their characters (emoji with VS16, ZWJ families, flags,
+/// CJK, combining marks) wraps so that no line runs past the edge: every token is on screen,
+/// whole, in the answer, the user's message and a tool's output alike.
+#[test]
+fn wide_clusters_wrap_inside_the_terminal() {
+    let tokens: Vec<String> = (0..24)
+        .map(|i| {
+            let cluster = ["❤️", "👨‍👩‍👧‍👦", "🇫🇷", "日本", "e\u{301}", "👍🏽"][i % 6];
+            format!("t{i}{cluster}{cluster}")
+        })
+        // A run of clusters whose characters alone measure narrower than they draw.
+        .chain((0..12).map(|i| format!("h{i}❤️❤️❤️")))
+        .collect();
+    let text = tokens.join(" ");
+    for width in [40u16, 53, 67] {
+        let t0 = Instant::now();
+        let mut app = new_app(t0);
+        user_turn(&mut app, &text);
+        app.on_agent_event(Event::AssistantMessage { text: text.clone() });
+        app.on_agent_event(Event::ToolCallStarted {
+            call_id: "c".into(),
+            display: ToolDisplay::Exec {
+                command: "echo".into(),
+            },
+        });
+        app.on_agent_event(Event::ToolCallFinished {
+            call_id: "c".into(),
+            status: ToolStatus::Error,
+            output: text.clone(),
+            elapsed_ms: 1,
+            exit_code: None,
+        });
+        // Expanded, so the tool output wraps instead of being cut at the edge on purpose.
+        app.on_terminal_event(crossterm::event::Event::Key(
+            crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::Char('o'),
+                crossterm::event::KeyModifiers::CONTROL,
+            ),
+        ));
+        let term = draw(&mut app, width, 80);
+        let buf = term.backend().buffer();
+        // The screen as text, one string per row, wide cells counted once.
+        let rows: Vec<String> = (0..buf.area.height)
+            .map(|y| {
+                let mut row = String::new();
+                let mut x = 0;
+                while x < buf.area.width {
+                    let symbol = buf[(x, y)].symbol();
+                    row.push_str(symbol);
+                    // The cells a wide cluster covers hold nothing of their own.
+                    x += symbol.cell_width().max(1);
+                }
+                row
+            })
+            .collect();
+        let screen = rows.join("\n");
+        // Wrapping may split a token (char-wrapped output); gutters and breaks are not text.
+        let squashed: String = screen
+            .chars()
+            .filter(|c| !c.is_whitespace() && *c != '│')
+            .collect();
+        for token in &tokens {
+            let shown = squashed.matches(token.as_str()).count();
+            assert!(
+                shown >= 3,
+                "at {width} columns `{token}` is shown {shown} times instead of 3 (cut at the \
+                 edge?):\n{screen}"
+            );
+        }
+    }
 }

@@ -8,6 +8,7 @@
 pub mod app;
 pub mod files;
 pub mod history;
+pub mod sanitize;
 pub mod terminal;
 pub mod theme;
 pub mod view;
