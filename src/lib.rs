@@ -13,6 +13,7 @@ pub mod sandbox;
 pub mod session_cli;
 pub mod session_store;
 pub mod skills;
+pub mod sync;
 pub mod text;
 pub mod tools;
 pub mod tui;

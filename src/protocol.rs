@@ -390,6 +390,16 @@ pub enum Event {
     },
 }
 
+/// How both front ends announce `Event::Retrying`: `retrying in 1.5 s (attempt 2 of 5): why`
+/// (the first line of the reason).
+pub fn retry_notice(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) -> String {
+    format!(
+        "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {}",
+        delay_ms as f64 / 1000.0,
+        reason.lines().next().unwrap_or("")
+    )
+}
+
 /// Sends events to the UI from inside a tool (live output, todo updates).
 #[derive(Clone)]
 pub struct EventSink {

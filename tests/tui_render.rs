@@ -57,6 +57,23 @@ fn user_turn(app: &mut App, text: &str) {
     app.on_agent_event(Event::TurnStarted);
 }
 
+/// A command call `(id, command)` that started and ended with `status` and `output`.
+fn command_ran(app: &mut App, call: (&str, &str), status: ToolStatus, output: &str, ms: u64) {
+    app.on_agent_event(Event::ToolCallStarted {
+        call_id: call.0.into(),
+        display: ToolDisplay::Exec {
+            command: call.1.into(),
+        },
+    });
+    app.on_agent_event(Event::ToolCallFinished {
+        call_id: call.0.into(),
+        status,
+        output: output.into(),
+        elapsed_ms: ms,
+        exit_code: None,
+    });
+}
+
 fn key(code: crossterm::event::KeyCode) -> crossterm::event::Event {
     crossterm::event::Event::Key(crossterm::event::KeyEvent::new(
         code,
@@ -147,33 +164,10 @@ fn finished_tools_error_blocked_and_notices() {
     let t0 = Instant::now();
     let mut app = new_app(t0);
     user_turn(&mut app, "clean up");
-    app.on_agent_event(Event::ToolCallStarted {
-        call_id: "a".into(),
-        display: ToolDisplay::Exec {
-            command: "ls -la".into(),
-        },
-    });
     let listing: String = (1..=9).map(|i| format!("file_{i}.rs\n")).collect();
-    app.on_agent_event(Event::ToolCallFinished {
-        call_id: "a".into(),
-        status: ToolStatus::Ok,
-        output: listing,
-        elapsed_ms: 35,
-        exit_code: None,
-    });
-    app.on_agent_event(Event::ToolCallStarted {
-        call_id: "b".into(),
-        display: ToolDisplay::Exec {
-            command: "rm -rf /".into(),
-        },
-    });
-    app.on_agent_event(Event::ToolCallFinished {
-        call_id: "b".into(),
-        status: ToolStatus::Blocked,
-        output: "Blocked by deny rule `bash(rm -rf *)`. Do not retry it.".into(),
-        elapsed_ms: 0,
-        exit_code: None,
-    });
+    command_ran(&mut app, ("a", "ls -la"), ToolStatus::Ok, &listing, 35);
+    let blocked = "Blocked by deny rule `bash(rm -rf *)`. Do not retry it.";
+    command_ran(&mut app, ("b", "rm -rf /"), ToolStatus::Blocked, blocked, 0);
     app.on_agent_event(Event::Retrying {
         attempt: 2,
         max_attempts: 5,
@@ -398,19 +392,7 @@ fn wide_clusters_wrap_inside_the_terminal() {
         let mut app = new_app(t0);
         user_turn(&mut app, &text);
         app.on_agent_event(Event::AssistantMessage { text: text.clone() });
-        app.on_agent_event(Event::ToolCallStarted {
-            call_id: "c".into(),
-            display: ToolDisplay::Exec {
-                command: "echo".into(),
-            },
-        });
-        app.on_agent_event(Event::ToolCallFinished {
-            call_id: "c".into(),
-            status: ToolStatus::Error,
-            output: text.clone(),
-            elapsed_ms: 1,
-            exit_code: None,
-        });
+        command_ran(&mut app, ("c", "echo"), ToolStatus::Error, &text, 1);
         // Expanded, so the tool output wraps instead of being cut at the edge on purpose.
         app.on_terminal_event(crossterm::event::Event::Key(
             crossterm::event::KeyEvent::new(

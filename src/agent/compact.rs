@@ -24,14 +24,10 @@ context was compacted. It is not a message from the user.]";
 const RESULT_SNIPPET: usize = 2_000;
 
 fn clip(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
+    match crate::text::cut(text, max, crate::text::Unit::Bytes) {
+        Some(head) => format!("{head} […{} more bytes]", text.len() - head.len()),
+        None => text.to_string(),
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{} […{} more bytes]", &text[..end], text.len() - end)
 }
 
 /// Renders the history as a plain transcript (tool blocks can't be sent without tools).

@@ -317,10 +317,7 @@ impl Dispatcher {
     }
 
     fn verdict(&self, tool: &str, access: &Access) -> Verdict {
-        let policy = match self.policy.read() {
-            Ok(p) => p,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let policy = crate::sync::read(&self.policy);
         match access {
             Access::None => Verdict {
                 action: Action::Allow,
@@ -358,9 +355,7 @@ impl Dispatcher {
         }
         let id = format!("approval-{}", q.call.id);
         let (tx, rx) = oneshot::channel();
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(id.clone(), tx);
-        }
+        crate::sync::lock(&self.pending).insert(id.clone(), tx);
         ctx.events.send(Event::ApprovalRequested(ApprovalRequest {
             id: id.clone(),
             call_id: q.call.id.clone(),
@@ -374,9 +369,7 @@ impl Dispatcher {
             a = rx => a.ok(),
             _ = ctx.cancel.cancelled() => None,
         };
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.remove(&id);
-        }
+        crate::sync::lock(&self.pending).remove(&id);
         if let Some((decision, note)) = &answer {
             let entry = Entry::approval(q.call.id.clone(), *decision, note.clone());
             self.journal.record(match ctx.events.subagent() {
@@ -410,10 +403,8 @@ impl Dispatcher {
             }
             Access::None => (tool, String::new()),
         };
-        if let Some(rule) = Policy::always_rule(tool, &subject)
-            && let Ok(mut policy) = self.policy.write()
-        {
-            policy.add_session_rule(rule);
+        if let Some(rule) = Policy::always_rule(tool, &subject) {
+            crate::sync::write(&self.policy).add_session_rule(rule);
         }
     }
 }

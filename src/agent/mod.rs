@@ -266,10 +266,7 @@ impl Agent {
     }
 
     fn current_model(&self) -> String {
-        match self.model.read() {
-            Ok(m) => m.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        crate::sync::read(&self.model).clone()
     }
 
     /// Reads ops; interrupts, approvals and model switches are handled at once, the rest is
@@ -289,9 +286,7 @@ impl Agent {
             events: self.events.clone(),
         };
         let cancel_current = move || {
-            if let Ok(token) = cancel.lock() {
-                token.cancel();
-            }
+            crate::sync::lock(&cancel).cancel();
         };
         tokio::spawn(async move {
             while let Some(op) = ops.recv().await {
@@ -301,7 +296,7 @@ impl Agent {
                 match op {
                     Op::Interrupt => cancel_current(),
                     Op::Approval { id, decision, note } => {
-                        let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
+                        let waiter = crate::sync::lock(&pending).remove(&id);
                         match waiter {
                             Some(w) => {
                                 let _ = w.send((decision, note));
@@ -310,9 +305,7 @@ impl Agent {
                         }
                     }
                     Op::SetModel { model: name } => {
-                        if let Ok(mut m) = model.write() {
-                            *m = name.clone();
-                        }
+                        *crate::sync::write(&model) = name.clone();
                         journal.record(crate::session_store::Entry::model_change(name.clone()));
                         events.send(Event::ModelChanged { model: name });
                     }
@@ -364,10 +357,7 @@ impl Agent {
 
     fn fresh_cancel_token(&self) -> CancellationToken {
         let token = CancellationToken::new();
-        match self.cancel.lock() {
-            Ok(mut c) => *c = token.clone(),
-            Err(p) => *p.into_inner() = token.clone(),
-        }
+        *crate::sync::lock(&self.cancel) = token.clone();
         token
     }
 

@@ -86,10 +86,7 @@ pub struct TurnEnv<'a> {
 }
 
 fn read_model(model: &RwLock<String>) -> String {
-    match model.read() {
-        Ok(m) => m.clone(),
-        Err(p) => p.into_inner().clone(),
-    }
+    crate::sync::read(model).clone()
 }
 
 /// Puts the reminder at the very end of the request, as a user message of its own.

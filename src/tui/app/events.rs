@@ -144,14 +144,9 @@ impl App {
                     self.remove_cell(i);
                 }
                 self.response = Response::default();
-                self.notice(
-                    format!(
-                        "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {}",
-                        delay_ms as f64 / 1000.0,
-                        first_line(&reason)
-                    ),
-                    Level::Warn,
-                );
+                let notice =
+                    crate::protocol::retry_notice(attempt, max_attempts, delay_ms, &reason);
+                self.notice(notice, Level::Warn);
             }
             Event::Notice { text } => self.notice(text, Level::Info),
             Event::Error { message } => self.notice(message, Level::Error),
@@ -425,12 +420,8 @@ impl App {
             Event::Error { message } => {
                 self.notice(format!("{}: {message}", first_line(&label)), Level::Error);
             }
-            Event::FileChanged {
-                call_id,
-                path,
-                old,
-                new,
-            } => self.file_changed(&call_id, path, old, new),
+            // A subagent's write counts for /diff like any other.
+            changed @ Event::FileChanged { .. } => self.on_agent_event(changed),
             _ => {}
         }
         if let Some(&i) = self.tool_cells.get(task_id)
