@@ -118,7 +118,7 @@ mod tests {
             rows(&buf),
             [
                 "─ Todos 1/3 ────────────────",
-                &format!("  ☑ Read the parser         "),
+                "  ☑ Read the parser         ",
                 &format!("  {STILL} Fixing the loop         "),
                 "  ☐ Run a very long test sui",
             ]
