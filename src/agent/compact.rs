@@ -74,7 +74,7 @@ pub fn transcript(history: &[Message], budget_tokens: u64) -> String {
         .collect();
     let mut kept: Vec<Option<String>> = blocks.into_iter().map(Some).collect();
     let mut total: u64 = kept.iter().flatten().map(|b| estimate_text(b) + 1).sum();
-    // When it is too long, the oldest assistant turns and tool results go first; what the user
+    // When it is too long, the oldest assistant messages and tool results go first; what the user
     // said matters most (the note quotes it), so user messages go only after them, the first
     // one never. The last entry always stays.
     let last = kept.len().saturating_sub(1);

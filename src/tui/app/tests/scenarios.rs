@@ -157,3 +157,41 @@ fn diff_with_nothing_written_says_so_even_after_a_refused_edit() {
         "a refused edit shows no diff in its cell: {screen}"
     );
 }
+
+#[test]
+fn a_resumed_edit_shows_the_diff_it_wrote_and_a_command_its_exit_code() {
+    let history = vec![
+        crate::protocol::HistoryItem::Tool {
+            call_id: "e".into(),
+            display: edit("src/a.rs", "one\ntwo\n", "one\n2\n"),
+            status: Some(ToolStatus::Ok),
+            output: "Edited src/a.rs".into(),
+            exit_code: None,
+        },
+        crate::protocol::HistoryItem::Tool {
+            call_id: "b".into(),
+            display: ToolDisplay::Exec {
+                command: "cargo test".into(),
+            },
+            status: Some(ToolStatus::Ok),
+            output: "test result: FAILED".into(),
+            exit_code: Some(101),
+        },
+    ];
+    let resumed = Event::SessionConfigured(SessionInfo {
+        session_id: "s2".into(),
+        model: "m".into(),
+        provider: "openai".into(),
+        cwd: PathBuf::from("/w"),
+        context_window: 1000,
+        approval_mode: "ask".into(),
+        sandbox_mode: "off".into(),
+        history,
+        keep_view: false,
+    });
+    let mut app = scenario(vec![resumed], "");
+    let screen = frame(&mut app);
+    assert!(screen.contains("edit  src/a.rs (+1 −1)"), "{screen}");
+    assert!(screen.contains("- two") && screen.contains("+ 2"), "{screen}");
+    assert!(screen.contains("bash  cargo test  exit 101"), "{screen}");
+}
