@@ -7,7 +7,7 @@
 use crate::agent::dispatch::Approver;
 use crate::agent::{self, AgentOptions};
 use crate::config::Config;
-use crate::protocol::{Event, Op, ToolDisplay, ToolStatus, TurnOutcome};
+use crate::protocol::{Event, Op, ToolDisplay, ToolStatus, TurnOutcome, retry_notice};
 use crate::text::headline;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -146,10 +146,8 @@ impl PlainPrinter {
                 delay_ms,
                 reason,
             } => {
-                self.err(&format!(
-                    "{indent}retrying in {:.1} s (attempt {attempt} of {max_attempts}): {reason}",
-                    *delay_ms as f64 / 1000.0
-                ));
+                let notice = retry_notice(*attempt, *max_attempts, *delay_ms, reason);
+                self.err(&format!("{indent}{notice}"));
             }
             Event::Notice { text } | Event::ModelQuirk { text, .. } => {
                 self.err(&format!("{indent}{text}"))

@@ -45,6 +45,15 @@ pub enum Decision {
     No,
 }
 
+/// One instructions file (`AGENTS.md`) the agent gives the model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instructions {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+}
+
 /// Operations the UI sends to the agent task.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -109,6 +118,13 @@ pub enum Op {
     /// Plan restoring the code of the last turn that changed files (`/undo`); answered with
     /// `Event::RewindPlan`, applied with `Op::Rewind`.
     Undo,
+    /// Which saved sessions are there (`/resume`)? Answered with `Event::SessionsListed`.
+    ListSessions,
+    /// Which skills does this session offer (`/skills`)? Answered with `Event::SkillsListed`.
+    ListSkills,
+    /// Which `AGENTS.md` files does the model get (`/memory`)? Answered with
+    /// `Event::MemoryListed`.
+    ListMemory,
     /// End the agent task.
     Shutdown,
 }
@@ -474,6 +490,36 @@ pub enum Event {
         /// How.
         outcome: TurnOutcome,
     },
+    /// The saved sessions (answers `Op::ListSessions`).
+    SessionsListed {
+        /// Every session, newest first.
+        sessions: Vec<crate::session_store::SessionSummary>,
+        /// The spellings of the workspace a session of "this directory" may have recorded.
+        here: Vec<PathBuf>,
+        /// When the list was read ("2 h ago" counts from here).
+        #[serde(with = "crate::session_store::rfc3339")]
+        now: jiff::Timestamp,
+    },
+    /// The skills the running agent offers, and the files it skipped (answers `Op::ListSkills`).
+    SkillsListed {
+        /// The catalog.
+        catalog: crate::skills::SkillCatalog,
+    },
+    /// The instruction files the model gets, in order (answers `Op::ListMemory`).
+    MemoryListed {
+        /// The files.
+        files: Vec<Instructions>,
+    },
+}
+
+/// How both front ends announce `Event::Retrying`: `retrying in 1.5 s (attempt 2 of 5): why`
+/// (the first line of the reason).
+pub fn retry_notice(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) -> String {
+    format!(
+        "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {}",
+        delay_ms as f64 / 1000.0,
+        reason.lines().next().unwrap_or("")
+    )
 }
 
 /// Sends events to the UI from inside a tool (live output, todo updates).

@@ -98,10 +98,7 @@ impl Compactor {
         focus: Option<&str>,
     ) -> Option<Compaction> {
         let before = state.used(history);
-        let model = match self.model.read() {
-            Ok(m) => m.clone(),
-            Err(p) => p.into_inner().clone(),
-        };
+        let model = crate::sync::read(&self.model).clone();
         self.events.send(Event::Notice {
             text: "Compacting the conversation…".into(),
         });

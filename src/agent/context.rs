@@ -192,7 +192,7 @@ fn fingerprint(path: &Path, before: Option<&Seen>) -> Seen {
 
 impl FileWatch {
     fn take(&self, cwd: &Path) -> Option<Snapshot> {
-        let root = super::prompt::repo_root(cwd)?;
+        let root = crate::repo::repo_root(cwd)?;
         let out = std::process::Command::new("git")
             .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
             .current_dir(cwd)

@@ -9,6 +9,7 @@ use crate::session_store::Entry;
 use crate::tools::{Access, Effect, Prepared, Registry, ToolCtx, ToolOutput};
 use futures::FutureExt;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, RwLock};
@@ -145,18 +146,23 @@ impl Dispatcher {
     pub async fn dispatch(&self, call: &ToolCall, ctx: &ToolCtx, truncated: bool) -> CallResult {
         let started = Instant::now();
         let prepared = self.prepare(call, ctx, truncated);
-        let display = match &prepared {
+        let display = ctx.secrets.mask_display(match &prepared {
             Ok(p) => p.display(),
             Err(_) => self.registry.describe(&call.name, &call.arguments),
-        };
+        });
         ctx.events.send(Event::ToolCallStarted {
             call_id: call.id.clone(),
             display: display.clone(),
         });
-        let ended = match prepared {
+        let mut ended = match prepared {
             Ok(p) => self.check_and_run(call, p, &display, ctx).await,
             Err(ended) => ended,
         };
+        // A secret that reached the result goes no further: not to the model, the session
+        // file or the screen.
+        if let Cow::Owned(masked) = ctx.secrets.mask(&ended.output) {
+            ended.output = masked;
+        }
         let exit_code = match ended.effect {
             Effect::Exited { code } => Some(code),
             _ => None,
@@ -320,10 +326,7 @@ impl Dispatcher {
     }
 
     fn verdict(&self, tool: &str, access: &Access) -> Verdict {
-        let policy = match self.policy.read() {
-            Ok(p) => p,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let policy = crate::sync::read(&self.policy);
         match access {
             Access::None => Verdict {
                 action: Action::Allow,
@@ -361,9 +364,7 @@ impl Dispatcher {
         }
         let id = format!("approval-{}", q.call.id);
         let (tx, rx) = oneshot::channel();
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(id.clone(), tx);
-        }
+        crate::sync::lock(&self.pending).insert(id.clone(), tx);
         ctx.events.send(Event::ApprovalRequested(ApprovalRequest {
             id: id.clone(),
             call_id: q.call.id.clone(),
@@ -377,9 +378,7 @@ impl Dispatcher {
             a = rx => a.ok(),
             _ = ctx.cancel.cancelled() => None,
         };
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.remove(&id);
-        }
+        crate::sync::lock(&self.pending).remove(&id);
         if let Some((decision, note)) = &answer {
             let entry = Entry::approval(q.call.id.clone(), *decision, note.clone());
             self.journal.record(match ctx.events.subagent() {
@@ -413,10 +412,8 @@ impl Dispatcher {
             }
             Access::None => (tool, String::new()),
         };
-        if let Some(rule) = Policy::always_rule(tool, &subject)
-            && let Ok(mut policy) = self.policy.write()
-        {
-            policy.add_session_rule(rule);
+        if let Some(rule) = Policy::always_rule(tool, &subject) {
+            crate::sync::write(&self.policy).add_session_rule(rule);
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod compact;
 pub mod context;
 pub mod dispatch;
 pub mod journal;
+pub mod listing;
 pub mod prompt;
 pub mod repair;
 mod rewind;
@@ -121,6 +122,9 @@ struct Agent {
     context: budget::ContextState,
     subagents: Arc<subagent::Subagents>,
     skills: Arc<crate::skills::SkillCatalog>,
+    /// The `AGENTS.md` files in the system prompt (for `/memory`).
+    memory: Arc<Vec<prompt::Instructions>>,
+    secrets: Arc<crate::tools::secrets::Secrets>,
     journal: journal::Journal,
     /// The past conversation to show when the session was resumed.
     resumed_view: Vec<crate::protocol::HistoryItem>,
@@ -217,7 +221,8 @@ impl Agent {
             overhead: context::estimate_text(&system) + context::estimate_text(&tool_specs),
             ..Default::default()
         };
-        let instructions = prompt::render_instructions(&instructions);
+        let memory = Arc::new(instructions);
+        let instructions = prompt::render_instructions(&memory);
         let model = Arc::new(RwLock::new(config.model.clone()));
         let subagents = Arc::new(subagent::Subagents {
             client: client.clone(),
@@ -230,8 +235,17 @@ impl Agent {
             slots: Arc::new(tokio::sync::Semaphore::new(4)),
             journal: journal.clone(),
         });
+        let secrets = Arc::new(crate::tools::secrets::Secrets::new(
+            config.home_dir.as_deref(),
+            &[config.config_dir.clone(), config.data_dir.clone()],
+            config.api_key.as_deref(),
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        ));
         Ok(Agent {
             model,
+            memory,
+            secrets,
             subagents,
             skills,
             client,
@@ -275,10 +289,7 @@ impl Agent {
     }
 
     fn current_model(&self) -> String {
-        match self.model.read() {
-            Ok(m) => m.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        crate::sync::read(&self.model).clone()
     }
 
     /// Reads ops; interrupts, approvals and model switches are handled at once, the rest is
@@ -290,17 +301,25 @@ impl Agent {
         let model = self.model.clone();
         let events = self.events.clone();
         let journal = self.journal.clone();
+        let listings = listing::Listings {
+            skills: self.skills.clone(),
+            memory: self.memory.clone(),
+            data_dir: self.config.data_dir.clone(),
+            cwd: self.config.cwd.clone(),
+            events: self.events.clone(),
+        };
         let cancel_current = move || {
-            if let Ok(token) = cancel.lock() {
-                token.cancel();
-            }
+            crate::sync::lock(&cancel).cancel();
         };
         tokio::spawn(async move {
             while let Some(op) = ops.recv().await {
+                if listings.answer(&op) {
+                    continue;
+                }
                 match op {
                     Op::Interrupt => cancel_current(),
                     Op::Approval { id, decision, note } => {
-                        let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
+                        let waiter = crate::sync::lock(&pending).remove(&id);
                         match waiter {
                             Some(w) => {
                                 let _ = w.send((decision, note));
@@ -309,9 +328,7 @@ impl Agent {
                         }
                     }
                     Op::SetModel { model: name } => {
-                        if let Ok(mut m) = model.write() {
-                            *m = name.clone();
-                        }
+                        *crate::sync::write(&model) = name.clone();
                         journal.record(crate::session_store::Entry::model_change(name.clone()));
                         events.send(Event::ModelChanged { model: name });
                     }
@@ -358,7 +375,13 @@ impl Agent {
                 }
                 Op::Undo => self.undo().await,
                 Op::Shutdown => break,
-                Op::Interrupt | Op::Approval { .. } | Op::SetModel { .. } => {}
+                // Handled by the router as they arrive.
+                Op::Interrupt
+                | Op::Approval { .. }
+                | Op::SetModel { .. }
+                | Op::ListSessions
+                | Op::ListSkills
+                | Op::ListMemory => {}
             }
         }
         self.journal.close();
@@ -369,10 +392,7 @@ impl Agent {
 
     fn fresh_cancel_token(&self) -> CancellationToken {
         let token = CancellationToken::new();
-        match self.cancel.lock() {
-            Ok(mut c) => *c = token.clone(),
-            Err(p) => *p.into_inner() = token.clone(),
-        }
+        *crate::sync::lock(&self.cancel) = token.clone();
         token
     }
 
@@ -389,6 +409,7 @@ impl Agent {
             env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
             subagents: Some(self.subagents.clone()),
             skills: self.skills.clone(),
+            secrets: self.secrets.clone(),
         }
     }
 

@@ -90,10 +90,7 @@ pub struct TurnEnv<'a> {
 }
 
 fn read_model(model: &RwLock<String>) -> String {
-    match model.read() {
-        Ok(m) => m.clone(),
-        Err(p) => p.into_inner().clone(),
-    }
+    crate::sync::read(model).clone()
 }
 
 /// Nudges for calls written as text to tools that do not exist, per run of the loop: a model

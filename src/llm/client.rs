@@ -42,7 +42,9 @@ pub struct ClientOptions {
 }
 
 impl ClientOptions {
-    /// Options with rein's default timeouts and retry policy.
+    /// Options with fixed timeouts and retries, for library use and tests (rein itself takes
+    /// them from the config: `connect_timeout_secs`, `idle_timeout_secs`, `max_retries`,
+    /// `retry_backoff_ms`).
     pub fn new(kind: ProviderKind, base_url: impl Into<String>, api_key: Option<String>) -> Self {
         ClientOptions {
             kind,
@@ -616,15 +618,12 @@ fn secs(d: Duration) -> String {
     format!("{:.1}s", d.as_secs_f64())
 }
 
-fn shorten(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
+/// A server's text cut to `max` bytes for an error message.
+pub(crate) fn shorten(s: &str, max: usize) -> String {
+    match crate::text::cut(s, max, crate::text::Unit::Bytes) {
+        Some(head) => format!("{head}..."),
+        None => s.to_owned(),
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &s[..end])
 }
 
 #[cfg(test)]

@@ -486,7 +486,7 @@ pub fn provider_error(err: &Value) -> LlmError {
 }
 
 fn retryable_status(n: u64) -> bool {
-    matches!(n, 408 | 409 | 429 | 500..=599)
+    u16::try_from(n).is_ok_and(super::client::retryable_status)
 }
 
 /// Error codes that mean "try again later" across OpenAI-compatible servers.
@@ -509,15 +509,7 @@ fn retryable_code(s: &str) -> bool {
 }
 
 fn shorten(s: &str) -> String {
-    const MAX: usize = 500;
-    if s.len() <= MAX {
-        return s.to_owned();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &s[..end])
+    super::client::shorten(s, 500)
 }
 
 #[cfg(test)]

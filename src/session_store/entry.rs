@@ -590,7 +590,7 @@ pub const KNOWN_TYPES: &[&str] = &[
 ];
 
 /// RFC 3339 timestamps (`2026-11-30T05:12:44.123Z`) for serde.
-pub(crate) mod rfc3339 {
+pub mod rfc3339 {
     use jiff::Timestamp;
     use serde::de::{self, Visitor};
     use serde::{Deserializer, Serializer};

@@ -11,7 +11,6 @@ mod rewind;
 pub use commands::{COMMANDS, SlashCommand};
 
 use crate::protocol::{ApprovalRequest, Op, Todo};
-use crate::tui::lookup::Lookup;
 use crate::tui::theme::Theme;
 use crate::tui::view::approval::ApprovalView;
 use crate::tui::view::cell::{Cell, CellKind, Level, RenderCtx};
@@ -43,8 +42,6 @@ pub enum Effect {
     Copy(String),
     /// List the files under this directory for `@` completion.
     IndexFiles(PathBuf),
-    /// Read something from disk and hand it to `App::on_found`.
-    Lookup(Lookup),
     /// Leave the app.
     Quit,
 }

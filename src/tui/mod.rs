@@ -8,7 +8,7 @@
 pub mod app;
 pub mod files;
 pub mod history;
-pub mod lookup;
+pub mod sanitize;
 pub mod terminal;
 pub mod theme;
 pub mod view;
@@ -20,7 +20,6 @@ use app::{App, Effect};
 use crossterm::event::{EventStream, KeyEventKind};
 use crossterm::{execute, queue};
 use futures::StreamExt;
-use lookup::Found;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::{BufWriter, Stdout};
@@ -79,7 +78,6 @@ pub async fn run(
         Ok(mut term) => {
             let paths = Paths {
                 history: &history_path,
-                data_dir: &opts.data_dir,
             };
             event_loop(&mut app, &mut term, &ops, &mut events, paths).await
         }
@@ -97,8 +95,6 @@ pub async fn run(
 struct Paths<'a> {
     /// The input history file.
     history: &'a Path,
-    /// The data directory (sessions).
-    data_dir: &'a Path,
 }
 
 async fn event_loop(
@@ -110,7 +106,6 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let mut keys = EventStream::new();
     let (files_tx, mut files_rx) = unbounded_channel::<Vec<String>>();
-    let (found_tx, mut found_rx) = unbounded_channel::<Found>();
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
@@ -166,7 +161,6 @@ async fn event_loop(
                 },
             },
             Some(files) = files_rx.recv() => app.set_files(files),
-            Some(found) = found_rx.recv() => app.on_found(found),
             _ = sigterm.recv() => return Ok(()),
             _ = sighup.recv() => return Ok(()),
             _ = sigint.recv() => return Ok(()),
@@ -208,13 +202,6 @@ async fn event_loop(
                         let _ = tx.send(files::index(&root));
                     });
                 }
-                Effect::Lookup(lookup) => {
-                    let tx = found_tx.clone();
-                    let data_dir = paths.data_dir.to_path_buf();
-                    tokio::task::spawn_blocking(move || {
-                        let _ = tx.send(lookup.run(&data_dir));
-                    });
-                }
                 Effect::Quit => return Ok(()),
             }
         }
@@ -242,7 +229,7 @@ fn draw(term: &mut Term, app: &mut App) -> anyhow::Result<()> {
 pub fn pick_session(data_dir: &Path, cwd: &Path) -> anyhow::Result<Option<PathBuf>> {
     let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
     let sessions = crate::session_store::list(data_dir, None);
-    let here = view::session_picker::here_dirs(cwd);
+    let here = crate::session_store::here_dirs(cwd);
     let mut picker = view::session_picker::SessionPicker::new(
         sessions,
         &here,

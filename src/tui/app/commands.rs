@@ -3,7 +3,6 @@
 
 use super::{App, Effect};
 use crate::protocol::Op;
-use crate::tui::lookup::Lookup;
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
 use crate::tui::view::session_picker::SessionPicker;
@@ -189,8 +188,7 @@ impl App {
             }),
             "resume" if args.is_empty() => {
                 self.session_picker = Some(SessionPicker::loading());
-                let cwd = self.workspace();
-                self.effect(Effect::Lookup(Lookup::Sessions { cwd }));
+                self.send(Op::ListSessions);
             }
             "resume" => self.send(Op::Resume {
                 id: args.to_string(),
@@ -204,14 +202,8 @@ impl App {
             "fork" => self.send(Op::Fork),
             "rewind" => self.open_rewind(),
             "undo" => self.undo(),
-            "skills" => {
-                let (home, cwd) = (self.home.clone(), self.workspace());
-                self.effect(Effect::Lookup(Lookup::Skills { home, cwd }));
-            }
-            "memory" => {
-                let (home, cwd) = (self.home.clone(), self.workspace());
-                self.effect(Effect::Lookup(Lookup::Memory { home, cwd }));
-            }
+            "skills" => self.send(Op::ListSkills),
+            "memory" => self.send(Op::ListMemory),
             "todos" => {
                 let todos = self.todos.clone();
                 self.push_cell(CellKind::Todos(todos));
@@ -237,15 +229,6 @@ impl App {
                 format!("unknown command /{other} · /help lists the commands"),
                 Level::Warn,
             ),
-        }
-    }
-
-    /// The workspace directory (the agent's, once configured).
-    pub(crate) fn workspace(&self) -> std::path::PathBuf {
-        if self.status.cwd.as_os_str().is_empty() {
-            std::path::PathBuf::from(".")
-        } else {
-            self.status.cwd.clone()
         }
     }
 

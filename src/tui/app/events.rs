@@ -153,14 +153,9 @@ impl App {
                     self.remove_cell(i);
                 }
                 self.response = Response::default();
-                self.notice(
-                    format!(
-                        "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {}",
-                        delay_ms as f64 / 1000.0,
-                        first_line(&reason)
-                    ),
-                    Level::Warn,
-                );
+                let notice =
+                    crate::protocol::retry_notice(attempt, max_attempts, delay_ms, &reason);
+                self.notice(notice, Level::Warn);
             }
             Event::Notice { text } => self.notice(text, Level::Info),
             Event::ModelQuirk { text, .. } => self.notice(text, Level::Warn),
@@ -170,6 +165,13 @@ impl App {
                 self.notice(format!("model: {model}"), Level::Info);
             }
             Event::TurnFinished { outcome } => self.turn_finished(outcome),
+            Event::SessionsListed {
+                sessions,
+                here,
+                now,
+            } => self.sessions_listed(sessions, &here, now),
+            Event::SkillsListed { catalog } => self.skills_listed(&catalog),
+            Event::MemoryListed { files } => self.memory_listed(&files),
         }
     }
 
@@ -428,12 +430,8 @@ impl App {
             Event::Error { message } => {
                 self.notice(format!("{}: {message}", first_line(&label)), Level::Error);
             }
-            Event::FileChanged {
-                call_id,
-                path,
-                old,
-                new,
-            } => self.file_changed(&call_id, path, old, new),
+            // A subagent's write counts for /diff like any other.
+            changed @ Event::FileChanged { .. } => self.on_agent_event(changed),
             _ => {}
         }
         if let Some(&i) = self.tool_cells.get(task_id)

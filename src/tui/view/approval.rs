@@ -341,4 +341,84 @@ mod tests {
         assert_eq!(text, vec!["cargo test && ", "git push", " origin"]);
         assert!(out[1].style.add_modifier.contains(Modifier::UNDERLINED));
     }
+
+    fn request(display: ToolDisplay, part: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            id: "1".into(),
+            call_id: "c1".into(),
+            display,
+            cwd: std::path::PathBuf::from("/w"),
+            part: part.into(),
+            reason: "default ask".into(),
+            subagent: None,
+        }
+    }
+
+    /// The modal as rows of text, trailing spaces dropped.
+    fn drawn(req: &ApprovalRequest, w: u16, h: u16) -> Vec<String> {
+        let area = Rect::new(0, 0, w, h);
+        let mut buf = Buffer::empty(area);
+        render(
+            req,
+            1,
+            1,
+            &mut ApprovalView::default(),
+            area,
+            &mut buf,
+            &Theme::dark(),
+        );
+        (0..h)
+            .map(|y| {
+                let row: String = (0..w).map(|x| buf[(x, y)].symbol()).collect();
+                row.trim_end().to_string()
+            })
+            .filter(|r| !r.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn a_command_dialog_names_the_part_the_reason_and_the_directory() {
+        let req = request(
+            ToolDisplay::Exec {
+                command: "ls && rm x".into(),
+            },
+            "rm x",
+        );
+        let rows = drawn(&req, 44, 14);
+        assert_eq!(rows[0], "  ╭ Allow bash? ─────────────────────────╮");
+        assert_eq!(rows[1], "  │ $ ls && rm x                         │");
+        for want in ["asks    for `rm x`", "why     default ask", "cwd     /w"] {
+            assert!(rows.iter().any(|r| r.contains(want)), "{want}: {rows:#?}");
+        }
+        assert!(rows.iter().any(|r| r.contains("always for this command")));
+    }
+
+    #[test]
+    fn an_edit_dialog_draws_the_diff_it_was_given() {
+        let diff = crate::protocol::EditDiff::between(Some("a\nb\n"), "a\nc\n");
+        let req = request(
+            ToolDisplay::Edit {
+                path: "f.txt".into(),
+                diff: Some(diff),
+            },
+            "f.txt",
+        );
+        let rows = drawn(&req, 44, 14);
+        assert_eq!(rows[0], "  ╭ Allow edit f.txt? +1 −1 ─────────────╮");
+        assert_eq!(rows[1], "  │ 1 1   a                              │");
+        assert_eq!(rows[2], "  │ 2   - b                              │");
+        assert_eq!(rows[3], "  │   2 + c                              │");
+        let binary = request(
+            ToolDisplay::Edit {
+                path: "logo.png".into(),
+                diff: None,
+            },
+            "logo.png",
+        );
+        let rows = drawn(&binary, 60, 14);
+        assert!(
+            rows[1].contains("(not a text file: its whole content is replaced)"),
+            "{rows:#?}"
+        );
+    }
 }
