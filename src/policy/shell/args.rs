@@ -1,0 +1,666 @@
+//! Arguments of allowed commands that write, delete, run programs or read secrets, from each
+//! tool's real option table: short clusters, `--opt=value` and `--opt value`, and GNU
+//! abbreviations (any prefix of a dangerous long option counts as it). A word only known at
+//! run time that could become such an option (a glob or `"$x"` that may start with `-`) counts
+//! too, for commands that have dangerous options; for the others it is data.
+
+use super::getopt::{Arity, Parsed, Spec};
+use super::words::Word;
+use crate::policy::secrets;
+
+use Arity::{No, Optional, Required};
+
+/// Why the arguments `args` of command `name` are not harmless, if they are not.
+pub(super) fn check(name: &str, args: &[Word]) -> Option<String> {
+    match name {
+        "sort" => sort(args),
+        "tree" => tree(args),
+        "grep" | "egrep" | "fgrep" => grep(args),
+        "rg" => rg(args),
+        "find" => find(args),
+        "git" => super::git::check(args),
+        "pytest" | "py.test" => pytest(args),
+        "cargo" => cargo(args),
+        "file" => file(args),
+        "uniq" => uniq(args),
+        "test" | "[" => test(args),
+        _ => None,
+    }
+}
+
+/// The first word that may become an option once it runs, as a reason.
+fn may_become_option(name: &str, args: &[Word], p: &Parsed) -> Option<String> {
+    p.dynamic.first().map(|&i| {
+        format!(
+            "`{}` may become an option of {name} when it runs (a file named like an option)",
+            args[i].text()
+        )
+    })
+}
+
+/// Whether any option given is (an abbreviation of) one of `dangerous`.
+fn given(p: &Parsed, dangerous: &[&str]) -> Option<String> {
+    p.opts
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .find(|n| dangerous.contains(n))
+        .map(|n| {
+            if n.len() == 1 {
+                format!("-{n}")
+            } else {
+                format!("--{n}")
+            }
+        })
+}
+
+const SORT: Spec = Spec {
+    short: "bcCdfghik:mMno:rRsS:t:T:uVz",
+    long: &[
+        ("ignore-leading-blanks", No),
+        ("dictionary-order", No),
+        ("ignore-case", No),
+        ("general-numeric-sort", No),
+        ("ignore-nonprinting", No),
+        ("month-sort", No),
+        ("human-numeric-sort", No),
+        ("numeric-sort", No),
+        ("random-sort", No),
+        ("random-source", Required),
+        ("reverse", No),
+        ("sort", Required),
+        ("version-sort", No),
+        ("batch-size", Required),
+        ("check", Optional),
+        ("compress-program", Required),
+        ("debug", No),
+        ("files0-from", Required),
+        ("key", Required),
+        ("merge", No),
+        ("output", Required),
+        ("stable", No),
+        ("buffer-size", Required),
+        ("field-separator", Required),
+        ("temporary-directory", Required),
+        ("parallel", Required),
+        ("unique", No),
+        ("zero-terminated", No),
+        ("help", No),
+        ("version", No),
+    ],
+    abbrev: true,
+};
+
+fn sort(args: &[Word]) -> Option<String> {
+    let p = SORT.parse(args, 0);
+    if let Some(o) = given(&p, &["o", "output", "T", "temporary-directory"]) {
+        return Some(format!("sort {o} writes files"));
+    }
+    if given(&p, &["compress-program"]).is_some() {
+        return Some("sort --compress-program runs a program".into());
+    }
+    may_become_option("sort", args, &p)
+}
+
+const TREE: Spec = Spec {
+    short: "adlfxL:RP:I:o:qNQpugshDFvtcUrSnCXJH:T:iAe",
+    long: &[
+        ("help", No),
+        ("version", No),
+        ("inodes", No),
+        ("device", No),
+        ("noreport", No),
+        ("nolinks", No),
+        ("dirsfirst", No),
+        ("filesfirst", No),
+        ("charset", Required),
+        ("filelimit", Required),
+        ("si", No),
+        ("du", No),
+        ("prune", No),
+        ("timefmt", Required),
+        ("ignore-case", No),
+        ("matchdirs", No),
+        ("sort", Required),
+        ("fromfile", No),
+        ("fromtabfile", No),
+        ("fflinks", No),
+        ("gitignore", No),
+        ("gitfile", Required),
+        ("info", No),
+        ("infofile", Required),
+        ("metafirst", No),
+        ("hyperlink", No),
+        ("scheme", Required),
+        ("authority", Required),
+        ("hintro", Required),
+        ("houtro", Required),
+        ("condense", No),
+        ("opt-toggle", No),
+        ("output", Required),
+    ],
+    abbrev: false,
+};
+
+fn tree(args: &[Word]) -> Option<String> {
+    let p = TREE.parse(args, 0);
+    if let Some(o) = given(&p, &["o", "output", "R"]) {
+        return Some(format!("tree {o} writes files"));
+    }
+    may_become_option("tree", args, &p)
+}
+
+const GREP: Spec = Spec {
+    short: "0123456789A:B:C:D:EFGHIJLNPTUVX:abcd:e:f:hiKLlm:noqRrsuvwxyZz",
+    long: &[
+        ("extended-regexp", No),
+        ("fixed-strings", No),
+        ("basic-regexp", No),
+        ("perl-regexp", No),
+        ("regexp", Required),
+        ("file", Required),
+        ("ignore-case", No),
+        ("no-ignore-case", No),
+        ("word-regexp", No),
+        ("line-regexp", No),
+        ("null-data", No),
+        ("no-messages", No),
+        ("invert-match", No),
+        ("version", No),
+        ("help", No),
+        ("max-count", Required),
+        ("byte-offset", No),
+        ("line-number", No),
+        ("no-line-number", No),
+        ("line-buffered", No),
+        ("with-filename", No),
+        ("no-filename", No),
+        ("label", Required),
+        ("only-matching", No),
+        ("quiet", No),
+        ("silent", No),
+        ("binary-files", Required),
+        ("text", No),
+        ("directories", Required),
+        ("devices", Required),
+        ("recursive", No),
+        ("dereference-recursive", No),
+        ("include", Required),
+        ("exclude", Required),
+        ("exclude-from", Required),
+        ("exclude-dir", Required),
+        ("files-without-match", No),
+        ("files-with-matches", No),
+        ("count", No),
+        ("initial-tab", No),
+        ("null", No),
+        ("before-context", Required),
+        ("after-context", Required),
+        ("context", Required),
+        ("color", Optional),
+        ("colour", Optional),
+        ("binary", No),
+    ],
+    abbrev: true,
+};
+
+/// Whether the options make a search recursive.
+fn recursive(p: &Parsed) -> bool {
+    p.has(&["r", "R", "recursive", "dereference-recursive"])
+        || p.values(&["d", "directories"])
+            .any(|v| v.text().ends_with("recurse"))
+}
+
+/// Why searching the operands recursively would reach a secret, if it would.
+fn recursive_secret(args: &[Word], p: &Parsed) -> Option<String> {
+    p.operands
+        .iter()
+        .find_map(|&i| secrets::contains_secret(&args[i]))
+}
+
+fn grep(args: &[Word]) -> Option<String> {
+    let p = GREP.parse(args, 0);
+    if recursive(&p) {
+        return recursive_secret(args, &p);
+    }
+    None
+}
+
+const RG: Spec = Spec {
+    short: "A:B:C:d:E:e:f:g:j:M:m:r:t:T:0abcFHhiIjLlNnopqsSuUvVwxz.",
+    long: &[
+        ("pre", Required),
+        ("pre-glob", Required),
+        ("hostname-bin", Required),
+        ("search-zip", No),
+        ("no-search-zip", No),
+        ("after-context", Required),
+        ("before-context", Required),
+        ("context", Required),
+        ("max-depth", Required),
+        ("encoding", Required),
+        ("regexp", Required),
+        ("file", Required),
+        ("glob", Required),
+        ("iglob", Required),
+        ("threads", Required),
+        ("max-columns", Required),
+        ("max-count", Required),
+        ("replace", Required),
+        ("type", Required),
+        ("type-not", Required),
+        ("type-add", Required),
+        ("type-clear", Required),
+        ("colors", Required),
+        ("color", Required),
+        ("sort", Required),
+        ("sortr", Required),
+        ("engine", Required),
+        ("path-separator", Required),
+        ("context-separator", Required),
+        ("field-match-separator", Required),
+        ("field-context-separator", Required),
+        ("ignore-file", Required),
+        ("max-filesize", Required),
+        ("dfa-size-limit", Required),
+        ("regex-size-limit", Required),
+        ("hyperlink-format", Required),
+        ("generate", Required),
+    ],
+    abbrev: true,
+};
+
+fn rg(args: &[Word]) -> Option<String> {
+    let p = RG.parse(args, 0);
+    if let Some(o) = given(&p, &["pre", "hostname-bin"]) {
+        return Some(format!("rg {o} runs a program"));
+    }
+    if let Some(o) = given(&p, &["z", "search-zip"]) {
+        return Some(format!("rg {o} runs decompression programs"));
+    }
+    may_become_option("rg", args, &p).or_else(|| {
+        // The first operand is the pattern unless -e/-f gave one.
+        let skip = usize::from(!p.has(&["e", "f", "regexp", "file"]));
+        p.operands
+            .iter()
+            .skip(skip)
+            .find_map(|&i| secrets::contains_secret(&args[i]))
+    })
+}
+
+/// `find` primaries and how many words each takes (`-exec` runs to `;` or `+`).
+const FIND_PRIMARIES: &[(&str, usize)] = &[
+    ("-name", 1),
+    ("-iname", 1),
+    ("-path", 1),
+    ("-ipath", 1),
+    ("-wholename", 1),
+    ("-iwholename", 1),
+    ("-regex", 1),
+    ("-iregex", 1),
+    ("-regextype", 1),
+    ("-lname", 1),
+    ("-ilname", 1),
+    ("-type", 1),
+    ("-xtype", 1),
+    ("-size", 1),
+    ("-perm", 1),
+    ("-user", 1),
+    ("-group", 1),
+    ("-uid", 1),
+    ("-gid", 1),
+    ("-links", 1),
+    ("-inum", 1),
+    ("-samefile", 1),
+    ("-newer", 1),
+    ("-anewer", 1),
+    ("-cnewer", 1),
+    ("-mtime", 1),
+    ("-atime", 1),
+    ("-ctime", 1),
+    ("-mmin", 1),
+    ("-amin", 1),
+    ("-cmin", 1),
+    ("-used", 1),
+    ("-maxdepth", 1),
+    ("-mindepth", 1),
+    ("-fstype", 1),
+    ("-context", 1),
+    ("-printf", 1),
+    ("-files0-from", 1),
+    ("-empty", 0),
+    ("-executable", 0),
+    ("-readable", 0),
+    ("-writable", 0),
+    ("-nouser", 0),
+    ("-nogroup", 0),
+    ("-true", 0),
+    ("-false", 0),
+    ("-print", 0),
+    ("-print0", 0),
+    ("-ls", 0),
+    ("-prune", 0),
+    ("-quit", 0),
+    ("-depth", 0),
+    ("-d", 0),
+    ("-mount", 0),
+    ("-xdev", 0),
+    ("-noleaf", 0),
+    ("-daystart", 0),
+    ("-follow", 0),
+    ("-ignore_readdir_race", 0),
+    ("-noignore_readdir_race", 0),
+    ("-warn", 0),
+    ("-nowarn", 0),
+    ("-help", 0),
+    ("-version", 0),
+    ("-not", 0),
+    ("-a", 0),
+    ("-and", 0),
+    ("-o", 0),
+    ("-or", 0),
+    ("!", 0),
+    ("(", 0),
+    (")", 0),
+    (",", 0),
+    ("-H", 0),
+    ("-L", 0),
+    ("-P", 0),
+    ("-D", 1),
+    ("-O0", 0),
+    ("-O1", 0),
+    ("-O2", 0),
+    ("-O3", 0),
+];
+
+/// `find` primaries that write files (`-delete` and `-exec` become parts of their own).
+const FIND_WRITES: &[&str] = &["-fprint", "-fprint0", "-fprintf", "-fls"];
+const FIND_RUNS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+
+fn find(args: &[Word]) -> Option<String> {
+    // A glob or expansion anywhere (a value's glob spills into later words) may become an
+    // action when it runs: a repository file named `-delete` turns `find . -delet?` into one.
+    let actions = || FIND_WRITES.iter().chain(FIND_RUNS).chain(&["-delete"]);
+    for w in args.iter().filter(|w| w.literal().is_none()) {
+        if let Some(d) = actions().find(|d| w.could_be(d)) {
+            return Some(format!(
+                "`{}` may become the find action {d} when it runs (a file named like it)",
+                w.text()
+            ));
+        }
+    }
+    let mut i = 0;
+    let mut runs = false;
+    let mut starts = Vec::new();
+    while let Some(w) = args.get(i) {
+        let Some(t) = w.literal() else {
+            i += 1;
+            continue;
+        };
+        if FIND_WRITES.contains(&t.as_str()) {
+            return Some(format!("find {t} writes a file"));
+        }
+        if FIND_RUNS.contains(&t.as_str()) {
+            runs = true;
+            i += 1;
+            while let Some(e) = args.get(i) {
+                let end = e.literal();
+                i += 1;
+                if end.as_deref() == Some(";")
+                    || (end.as_deref() == Some("+")
+                        && args[i - 2].literal().is_some_and(|t| t.contains("{}")))
+                {
+                    break;
+                }
+            }
+            continue;
+        }
+        if t == "-delete" {
+            i += 1;
+            continue;
+        }
+        match FIND_PRIMARIES.iter().find(|(p, _)| *p == t) {
+            Some((_, n)) => i += 1 + n,
+            None if t.starts_with('-') && t.len() > 1 => {
+                return Some(format!("`{t}` is a find option rein does not know"));
+            }
+            None => {
+                starts.push(w);
+                i += 1;
+            }
+        }
+    }
+    if runs {
+        // What -exec runs reads the files found: not under a secret.
+        return starts.iter().find_map(|w| secrets::contains_secret(w));
+    }
+    None
+}
+
+/// pytest options that write or delete files, upload, or load code (prefixes count: pytest
+/// accepts abbreviations).
+const PYTEST_DANGEROUS: &[&str] = &[
+    "--junitxml",
+    "--junit-xml",
+    "--resultlog",
+    "--result-log",
+    "--basetemp",
+    "--pastebin",
+    "--debug",
+    "--report-log",
+    "--html",
+    "--json-report-file",
+    "--cov-report",
+    "--override-ini",
+    "--rootdir",
+    "--pdbcls",
+    "--confcutdir",
+    "--config-file",
+    "--inifile",
+    "--cache-dir",
+    "--log-file",
+];
+
+/// Options that share a prefix with a dangerous one but are harmless themselves.
+const PYTEST_SAFE: &[&str] = &[
+    "--log-file-level",
+    "--log-file-format",
+    "--log-file-date-format",
+    "--debug-mode",
+    "--durations",
+    "--doctest-modules",
+    "--deselect",
+    "--disable-warnings",
+];
+
+fn pytest(args: &[Word]) -> Option<String> {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if w.literal().as_deref() == Some("--") {
+            break;
+        }
+        if w.may_be_option() && w.literal().is_none() && !w.literal_prefix().starts_with("--") {
+            return Some(format!(
+                "`{}` may become an option of pytest when it runs",
+                w.text()
+            ));
+        }
+        let prefix = w.literal_prefix();
+        let name = prefix.split('=').next().unwrap_or_default();
+        if name.starts_with("--")
+            && name.len() > 3
+            && !PYTEST_SAFE.contains(&name)
+            && let Some(d) = PYTEST_DANGEROUS.iter().find(|d| d.starts_with(name))
+        {
+            return Some(format!("pytest {d} writes files, uploads or loads code"));
+        }
+        let short = (!name.starts_with("--"))
+            .then(|| name.strip_prefix('-'))
+            .flatten();
+        if let Some(cluster) = short {
+            for (k, c) in cluster.char_indices() {
+                match c {
+                    'p' => {
+                        let value = match &cluster[k + 1..] {
+                            "" => args.get(i).map(Word::text).unwrap_or_default(),
+                            rest => rest.to_string(),
+                        };
+                        if !value.starts_with("no:") {
+                            return Some(format!("pytest -p {value} loads a plugin"));
+                        }
+                        break;
+                    }
+                    'o' | 'c' => return Some(format!("pytest -{c} changes its configuration")),
+                    // These take the rest of the cluster or the next word as a value.
+                    'k' | 'm' | 'W' | 'r' => break,
+                    _ => {}
+                }
+            }
+        }
+    }
+    None
+}
+
+/// cargo options that change what runs or where it writes; after `--`, libtest's.
+const CARGO_DANGEROUS: &[&str] = &[
+    "--config",
+    "--manifest-path",
+    "--target-dir",
+    "--artifact-dir",
+    "--out-dir",
+    "--lockfile-path",
+];
+
+fn cargo(args: &[Word]) -> Option<String> {
+    let mut after_dashes = false;
+    for w in args {
+        if w.literal().as_deref() == Some("--") {
+            after_dashes = true;
+            continue;
+        }
+        if w.may_be_option() && w.literal().is_none() {
+            return Some(format!(
+                "`{}` may become an option of cargo when it runs",
+                w.text()
+            ));
+        }
+        let prefix = w.literal_prefix();
+        let name = prefix.split('=').next().unwrap_or_default();
+        if after_dashes {
+            if name.starts_with("--") && name.len() > 3 && "--logfile".starts_with(name) {
+                return Some("the test binary's --logfile writes a file".into());
+            }
+            if name.starts_with("-Z") {
+                return Some("-Z enables unstable options".into());
+            }
+            continue;
+        }
+        if name.starts_with("-Z")
+            || name == "-C"
+            || (name.starts_with("-C") && !name.starts_with("--"))
+        {
+            return Some(format!("cargo {name} changes what cargo does"));
+        }
+        if name.starts_with("--")
+            && name.len() > 3
+            && let Some(d) = CARGO_DANGEROUS.iter().find(|d| d.starts_with(name))
+        {
+            return Some(format!("cargo {d} changes what runs or where it writes"));
+        }
+    }
+    None
+}
+
+const FILE: Spec = Spec {
+    short: "bcCdEe:F:f:hiIkLlm:nNpP:rsSvzZ0",
+    long: &[
+        ("brief", No),
+        ("checking-printout", No),
+        ("compile", No),
+        ("debug", No),
+        ("exclude", Required),
+        ("exclude-quiet", Required),
+        ("extension", No),
+        ("files-from", Required),
+        ("separator", Required),
+        ("no-dereference", No),
+        ("mime", No),
+        ("mime-type", No),
+        ("mime-encoding", No),
+        ("keep-going", No),
+        ("list", No),
+        ("dereference", No),
+        ("magic-file", Required),
+        ("no-buffer", No),
+        ("no-pad", No),
+        ("preserve-date", No),
+        ("parameter", Required),
+        ("raw", No),
+        ("special-files", No),
+        ("no-sandbox", No),
+        ("uncompress", No),
+        ("uncompress-noreport", No),
+        ("print0", No),
+        ("apple", No),
+        ("help", No),
+        ("version", No),
+    ],
+    abbrev: true,
+};
+
+fn file(args: &[Word]) -> Option<String> {
+    let p = FILE.parse(args, 0);
+    if given(&p, &["C", "compile"]).is_some() {
+        return Some("file -C writes a magic file".into());
+    }
+    if let Some(o) = given(&p, &["z", "Z", "uncompress", "uncompress-noreport"]) {
+        return Some(format!("file {o} runs decompression programs"));
+    }
+    may_become_option("file", args, &p)
+}
+
+const UNIQ: Spec = Spec {
+    short: "cdDf:is:uw:z",
+    long: &[
+        ("count", No),
+        ("repeated", No),
+        ("all-repeated", Optional),
+        ("skip-fields", Required),
+        ("group", Optional),
+        ("ignore-case", No),
+        ("skip-chars", Required),
+        ("unique", No),
+        ("zero-terminated", No),
+        ("check-chars", Required),
+        ("help", No),
+        ("version", No),
+    ],
+    abbrev: true,
+};
+
+fn uniq(args: &[Word]) -> Option<String> {
+    let p = UNIQ.parse(args, 0);
+    // `uniq INPUT OUTPUT` writes OUTPUT; a glob or split word may make a second operand.
+    let split = p.operands.iter().find(|&&i| args[i].may_split());
+    if p.operands.len() >= 2 || split.is_some() {
+        return Some("uniq writes its second file argument".into());
+    }
+    may_become_option("uniq", args, &p)
+}
+
+/// `test -v NAME` evaluates a subscript in NAME as arithmetic, which can run code.
+fn test(args: &[Word]) -> Option<String> {
+    args.windows(2).find_map(|pair| {
+        let op = pair[0].literal();
+        let plain = pair[1]
+            .literal()
+            .is_some_and(|t| t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        (matches!(op.as_deref(), Some("-v" | "-R")) && !plain).then(|| {
+            format!(
+                "test {} `{}` evaluates it as arithmetic, which can run code",
+                op.unwrap_or_default(),
+                pair[1].text()
+            )
+        })
+    })
+}
