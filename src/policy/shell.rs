@@ -87,12 +87,17 @@ pub(crate) const MAX_NODE_DEPTH: usize = 100;
 const MAX_LEN: usize = 64 * 1024;
 /// Most parts one command line produces; past it the line is doubtful.
 const MAX_PARTS: usize = 400;
+/// Most bytes of script text read for one command line, nested scripts included.
+const MAX_WORK: usize = 256 * 1024;
 const TOO_LONG: &str = "part of a command line too long to check";
 
 thread_local! {
     // Creating a parser and loading the grammar costs more than parsing a short command.
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
+
+/// Longest a parse may take; tree-sitter's error recovery is slow on some garbage.
+const MAX_PARSE_TIME: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn parse_tree(text: &str) -> Option<Tree> {
     PARSER.with(|cell| {
@@ -104,8 +109,46 @@ fn parse_tree(text: &str) -> Option<Tree> {
                 .ok()?;
             *slot = Some(parser);
         }
-        slot.as_mut()?.parse(text, None)
+        let started = std::time::Instant::now();
+        let mut give_up = |_: &tree_sitter::ParseState| {
+            if started.elapsed() > MAX_PARSE_TIME {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        };
+        let options = tree_sitter::ParseOptions::new().progress_callback(&mut give_up);
+        let bytes = text.as_bytes();
+        let parser = slot.as_mut()?;
+        let tree = parser.parse_with_options(
+            &mut |i, _| bytes.get(i..).unwrap_or_default(),
+            None,
+            Some(options),
+        );
+        // An aborted parse leaves state behind for the next one.
+        if tree.is_none() {
+            parser.reset();
+        }
+        tree
     })
+}
+
+/// The deepest nesting of brackets in `text` (quotes read roughly): deeper than the walk
+/// may go means the text is not parsed at all.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut max, mut single) = (0usize, 0usize, false);
+    for c in text.chars() {
+        match c {
+            '\'' => single = !single,
+            '(' | '{' | '[' if !single => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' | '}' | ']' if !single => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 /// What a command's standard input is, when it matters (a shell reading its script).
@@ -160,17 +203,27 @@ struct Walker {
     vars: HashMap<String, Vec<Word>>,
     /// Directories `cd` went to: relative paths are checked from there too.
     dirs: Vec<Word>,
+    /// Bytes of script text read so far (nested scripts are read again).
+    work: usize,
 }
 
 impl Walker {
     /// Parses and walks a script (the whole command line, or the string given to `sh -c`).
     fn script(&mut self, text: &str, ctx: &Ctx) {
-        if self.depth >= MAX_DEPTH {
-            self.push_doubt(text, "nested too deeply to check", ctx);
-            self.crude(
-                text,
-                &ctx.with_doubt(Some("nested too deeply to check".into())),
-            );
+        self.work += text.len();
+        if self.work > MAX_WORK {
+            if self.work - text.len() <= MAX_WORK {
+                self.push_doubt(text, "too complex to check", ctx);
+            }
+            return;
+        }
+        if self.depth >= MAX_DEPTH || nesting(text) > MAX_NODE_DEPTH / 2 {
+            let reason = "nested too deeply to check";
+            self.push_doubt(text, reason, ctx);
+            // Only a rough split here: scanning substitutions again would nest further.
+            for words in crude_commands(text) {
+                self.run_words(words, &ctx.with_doubt(Some(reason.into())), None);
+            }
             return;
         }
         self.depth += 1;

@@ -96,12 +96,9 @@ impl Walker {
                 aliases.push(lit);
             }
         }
-        let glob = (first.has_glob()
-            || first
-                .toks
-                .iter()
-                .any(|t| matches!(t, super::words::Tok::Dyn { .. })))
-        .then(|| first.to_glob());
+        // A pattern names the programs it could match; an expansion could be anything, which
+        // is a reason to ask, not to deny.
+        let glob = (first.has_glob() && first.dyns().next().is_none()).then(|| first.to_glob());
         let reason = if first.has_glob() && first.dyns().next().is_none() {
             "the command name is a pattern that matches files when it runs"
         } else {

@@ -261,16 +261,16 @@ impl Word {
         s
     }
 
-    /// Replaces every quoted `$name` for which `value` knows a value by that value (the
-    /// first of the alternatives it returns produces one word per alternative).
+    /// Replaces every `$name` for which `value` knows values by them: one word per
+    /// combination of alternatives (for checks; field splitting is not applied).
     pub(crate) fn substitute(&self, value: &dyn Fn(&str) -> Option<Vec<Word>>) -> Vec<Word> {
         let mut out = vec![Word::default()];
         for t in &self.toks {
             let known = match t {
                 Tok::Dyn {
                     src,
-                    quoted: true,
                     kind: DynKind::Var,
+                    ..
                 } => var_name(src).and_then(value),
                 _ => None,
             };
@@ -596,6 +596,10 @@ struct TooLarge;
 /// Expands the first brace group of `w`, if it has one.
 fn expand_first(w: &Word) -> Result<Option<Vec<Word>>, TooLarge> {
     let toks = &w.toks;
+    // Each brace is matched by a scan of the rest: bound the work.
+    if toks.iter().filter(|t| is_unquoted(t, '{')).count() > 64 {
+        return Err(TooLarge);
+    }
     for open in 0..toks.len() {
         if !is_unquoted(&toks[open], '{') {
             continue;
@@ -632,6 +636,10 @@ fn expand_first(w: &Word) -> Result<Option<Vec<Word>>, TooLarge> {
                     .map(|b| join(&toks[b[0] + 1..b[1]]))
                     .collect(),
             ));
+        }
+        // `{x..y..step}` is short; longer groups are not sequences.
+        if close - open > 80 {
+            continue;
         }
         let inner = Word {
             toks: toks[open + 1..close].to_vec(),
