@@ -71,6 +71,10 @@ pub fn parse(command: &str) -> Vec<Part> {
     } else {
         walker.script(command, &Ctx::default());
     }
+    // One part stands for what may run unseen: its program is unknown.
+    if let Some(why) = walker.unseen.take() {
+        walker.push_doubt("(unseen)", &why, &Ctx::default());
+    }
     let mut seen = std::collections::HashSet::new();
     walker
         .parts
@@ -205,6 +209,9 @@ struct Walker {
     dirs: Vec<Word>,
     /// Bytes of script text read so far (nested scripts are read again).
     work: usize,
+    /// Why something in the line may run a command rein cannot see (an expansion that runs
+    /// code, a script only known when it runs), if something may.
+    unseen: RefCell<Option<String>>,
 }
 
 impl Walker {
@@ -744,6 +751,7 @@ impl Walker {
                         words.push(w);
                         continue;
                     }
+                    self.may_run_unseen("a declaration option can evaluate code");
                     reason.get_or_insert(format!(
                         "`{}` with `{}` can do more than assign",
                         words[0].text(),
@@ -913,11 +921,13 @@ impl Walker {
                     "the output of `{src}` becomes part of the command line"
                 )),
                 DynKind::Complex => {
+                    self.may_run_unseen(&format!("the expansion `{src}` can run commands"));
                     Some(format!("the expansion `{src}` is only known when it runs"))
                 }
                 DynKind::Arith
                     if !scan::arithmetic_body(src).is_some_and(scan::plain_arithmetic) =>
                 {
+                    self.may_run_unseen(&format!("`{src}` can run commands"));
                     Some(format!(
                         "`{src}` evaluates names as arithmetic, which can run code"
                     ))
@@ -932,6 +942,13 @@ impl Walker {
             }
         }
         None
+    }
+
+    /// Notes that something may run a command no part shows.
+    fn may_run_unseen(&self, why: &str) {
+        self.unseen
+            .borrow_mut()
+            .get_or_insert_with(|| why.to_string());
     }
 
     /// Why `w` names a secret location (also from any directory `cd` went to), if it does.

@@ -130,18 +130,23 @@ impl Walker {
                 if let Some(args) = literals(&words[1..]) {
                     self.script(&args.join(" "), &ctx.with_via("eval"));
                 } else {
+                    self.may_run_unseen("eval runs a command only known when it runs");
                     self.hidden_args(words, &ctx);
                 }
             }
             "source" | "." => {
+                self.may_run_unseen("source runs the commands in a file");
                 let ctx = ctx.with_doubt(Some("runs the commands in a file".into()));
                 self.emit(name.into(), words, &ctx);
             }
             "trap" => {
                 let ctx = ctx.with_doubt(Some("trap runs a command later".into()));
                 self.emit(name.into(), words, &ctx);
-                for action in words[1..].iter().filter_map(Word::literal) {
-                    self.script(&action, &ctx.with_via("trap"));
+                for action in &words[1..] {
+                    match action.literal() {
+                        Some(a) => self.script(&a, &ctx.with_via("trap")),
+                        None => self.may_run_unseen("trap runs a command only known when it runs"),
+                    }
                 }
             }
             "alias" => {
@@ -265,6 +270,10 @@ impl Walker {
         if words.get(i).is_some_and(|w| w.literal().is_none()) && !dash_c && risky.is_none() {
             risky = Some(format!("{name} runs a script only known when it runs"));
         }
+        if let Some(r) = &risky {
+            // Startup files and unknown options run what no part shows.
+            self.may_run_unseen(r);
+        }
         let via = format!("{name} -c");
         let inner_ctx = ctx.with_doubt(risky.clone()).with_via(&via);
         if dash_c {
@@ -280,6 +289,7 @@ impl Walker {
                     self.script(&script, &inner_ctx);
                 }
                 Some(None) => {
+                    self.may_run_unseen(&format!("{name} runs a script only known when it runs"));
                     let ctx = ctx.with_doubt(Some(format!(
                         "{name} runs a script only known when it runs"
                     )));
@@ -292,6 +302,7 @@ impl Walker {
         }
         if i < words.len() && !dash_s {
             // A script file: rated by its own rules (`bash build.sh`).
+            self.may_run_unseen(&format!("{name} runs the commands of a file"));
             self.emit(name.into(), words, &ctx.with_doubt(risky));
             return;
         }
@@ -309,12 +320,14 @@ impl Walker {
                 self.script(&s, &inner_ctx.with_via(&stdin_via));
             }
             Some(Stdin::Unknown) => {
+                self.may_run_unseen(&format!("{name} reads a script only known when it runs"));
                 let ctx = ctx.with_doubt(Some(format!(
                     "{name} reads a script only known when it runs"
                 )));
                 self.emit(name.into(), words, &ctx);
             }
             None => {
+                self.may_run_unseen(&format!("{name} reads a script from its input"));
                 let ctx = ctx.with_doubt(Some(format!(
                     "{name} reads a script from its input, which rein cannot see"
                 )));
