@@ -4,11 +4,10 @@
 //! run time that could become such an option (a glob or `"$x"` that may start with `-`) counts
 //! too, for commands that have dangerous options; for the others it is data.
 
-use super::getopt::{Arity, Parsed, Spec};
+use super::arg_options::*;
+use super::getopt::Parsed;
 use super::words::Word;
 use crate::policy::secrets;
-
-use Arity::{No, Optional, Required};
 
 /// Why the arguments `args` of command `name` are not harmless, if they are not.
 pub(super) fn check(name: &str, args: &[Word]) -> Option<String> {
@@ -53,43 +52,6 @@ fn given(p: &Parsed, dangerous: &[&str]) -> Option<String> {
         })
 }
 
-const SORT: Spec = Spec {
-    short: "bcCdfghik:mMno:rRsS:t:T:uVz",
-    long: &[
-        ("ignore-leading-blanks", No),
-        ("dictionary-order", No),
-        ("ignore-case", No),
-        ("general-numeric-sort", No),
-        ("ignore-nonprinting", No),
-        ("month-sort", No),
-        ("human-numeric-sort", No),
-        ("numeric-sort", No),
-        ("random-sort", No),
-        ("random-source", Required),
-        ("reverse", No),
-        ("sort", Required),
-        ("version-sort", No),
-        ("batch-size", Required),
-        ("check", Optional),
-        ("compress-program", Required),
-        ("debug", No),
-        ("files0-from", Required),
-        ("key", Required),
-        ("merge", No),
-        ("output", Required),
-        ("stable", No),
-        ("buffer-size", Required),
-        ("field-separator", Required),
-        ("temporary-directory", Required),
-        ("parallel", Required),
-        ("unique", No),
-        ("zero-terminated", No),
-        ("help", No),
-        ("version", No),
-    ],
-    abbrev: true,
-};
-
 fn sort(args: &[Word]) -> Option<String> {
     let p = SORT.parse(args, 0);
     if let Some(o) = given(&p, &["o", "output", "T", "temporary-directory"]) {
@@ -101,46 +63,6 @@ fn sort(args: &[Word]) -> Option<String> {
     may_become_option("sort", args, &p)
 }
 
-const TREE: Spec = Spec {
-    short: "adlfxL:RP:I:o:qNQpugshDFvtcUrSnCXJH:T:iAe",
-    long: &[
-        ("help", No),
-        ("version", No),
-        ("inodes", No),
-        ("device", No),
-        ("noreport", No),
-        ("nolinks", No),
-        ("dirsfirst", No),
-        ("filesfirst", No),
-        ("charset", Required),
-        ("filelimit", Required),
-        ("si", No),
-        ("du", No),
-        ("prune", No),
-        ("timefmt", Required),
-        ("ignore-case", No),
-        ("matchdirs", No),
-        ("sort", Required),
-        ("fromfile", No),
-        ("fromtabfile", No),
-        ("fflinks", No),
-        ("gitignore", No),
-        ("gitfile", Required),
-        ("info", No),
-        ("infofile", Required),
-        ("metafirst", No),
-        ("hyperlink", No),
-        ("scheme", Required),
-        ("authority", Required),
-        ("hintro", Required),
-        ("houtro", Required),
-        ("condense", No),
-        ("opt-toggle", No),
-        ("output", Required),
-    ],
-    abbrev: false,
-};
-
 fn tree(args: &[Word]) -> Option<String> {
     let p = TREE.parse(args, 0);
     if let Some(o) = given(&p, &["o", "output", "R"]) {
@@ -148,60 +70,6 @@ fn tree(args: &[Word]) -> Option<String> {
     }
     may_become_option("tree", args, &p)
 }
-
-const GREP: Spec = Spec {
-    short: "0123456789A:B:C:D:EFGHIJLNPTUVX:abcd:e:f:hiKLlm:noqRrsuvwxyZz",
-    long: &[
-        ("extended-regexp", No),
-        ("fixed-strings", No),
-        ("basic-regexp", No),
-        ("perl-regexp", No),
-        ("regexp", Required),
-        ("file", Required),
-        ("ignore-case", No),
-        ("no-ignore-case", No),
-        ("word-regexp", No),
-        ("line-regexp", No),
-        ("null-data", No),
-        ("no-messages", No),
-        ("invert-match", No),
-        ("version", No),
-        ("help", No),
-        ("max-count", Required),
-        ("byte-offset", No),
-        ("line-number", No),
-        ("no-line-number", No),
-        ("line-buffered", No),
-        ("with-filename", No),
-        ("no-filename", No),
-        ("label", Required),
-        ("only-matching", No),
-        ("quiet", No),
-        ("silent", No),
-        ("binary-files", Required),
-        ("text", No),
-        ("directories", Required),
-        ("devices", Required),
-        ("recursive", No),
-        ("dereference-recursive", No),
-        ("include", Required),
-        ("exclude", Required),
-        ("exclude-from", Required),
-        ("exclude-dir", Required),
-        ("files-without-match", No),
-        ("files-with-matches", No),
-        ("count", No),
-        ("initial-tab", No),
-        ("null", No),
-        ("before-context", Required),
-        ("after-context", Required),
-        ("context", Required),
-        ("color", Optional),
-        ("colour", Optional),
-        ("binary", No),
-    ],
-    abbrev: true,
-};
 
 /// Whether the options make a search recursive.
 fn recursive(p: &Parsed) -> bool {
@@ -224,50 +92,6 @@ fn grep(args: &[Word]) -> Option<String> {
     }
     None
 }
-
-const RG: Spec = Spec {
-    short: "A:B:C:d:E:e:f:g:j:M:m:r:t:T:0abcFHhiIjLlNnopqsSuUvVwxz.",
-    long: &[
-        ("pre", Required),
-        ("pre-glob", Required),
-        ("hostname-bin", Required),
-        ("search-zip", No),
-        ("no-search-zip", No),
-        ("after-context", Required),
-        ("before-context", Required),
-        ("context", Required),
-        ("max-depth", Required),
-        ("encoding", Required),
-        ("regexp", Required),
-        ("file", Required),
-        ("glob", Required),
-        ("iglob", Required),
-        ("threads", Required),
-        ("max-columns", Required),
-        ("max-count", Required),
-        ("replace", Required),
-        ("type", Required),
-        ("type-not", Required),
-        ("type-add", Required),
-        ("type-clear", Required),
-        ("colors", Required),
-        ("color", Required),
-        ("sort", Required),
-        ("sortr", Required),
-        ("engine", Required),
-        ("path-separator", Required),
-        ("context-separator", Required),
-        ("field-match-separator", Required),
-        ("field-context-separator", Required),
-        ("ignore-file", Required),
-        ("max-filesize", Required),
-        ("dfa-size-limit", Required),
-        ("regex-size-limit", Required),
-        ("hyperlink-format", Required),
-        ("generate", Required),
-    ],
-    abbrev: true,
-};
 
 fn rg(args: &[Word]) -> Option<String> {
     let p = RG.parse(args, 0);
@@ -571,43 +395,6 @@ fn cargo(args: &[Word]) -> Option<String> {
     None
 }
 
-const FILE: Spec = Spec {
-    short: "bcCdEe:F:f:hiIkLlm:nNpP:rsSvzZ0",
-    long: &[
-        ("brief", No),
-        ("checking-printout", No),
-        ("compile", No),
-        ("debug", No),
-        ("exclude", Required),
-        ("exclude-quiet", Required),
-        ("extension", No),
-        ("files-from", Required),
-        ("separator", Required),
-        ("no-dereference", No),
-        ("mime", No),
-        ("mime-type", No),
-        ("mime-encoding", No),
-        ("keep-going", No),
-        ("list", No),
-        ("dereference", No),
-        ("magic-file", Required),
-        ("no-buffer", No),
-        ("no-pad", No),
-        ("preserve-date", No),
-        ("parameter", Required),
-        ("raw", No),
-        ("special-files", No),
-        ("no-sandbox", No),
-        ("uncompress", No),
-        ("uncompress-noreport", No),
-        ("print0", No),
-        ("apple", No),
-        ("help", No),
-        ("version", No),
-    ],
-    abbrev: true,
-};
-
 fn file(args: &[Word]) -> Option<String> {
     let p = FILE.parse(args, 0);
     if given(&p, &["C", "compile"]).is_some() {
@@ -618,25 +405,6 @@ fn file(args: &[Word]) -> Option<String> {
     }
     may_become_option("file", args, &p)
 }
-
-const UNIQ: Spec = Spec {
-    short: "cdDf:is:uw:z",
-    long: &[
-        ("count", No),
-        ("repeated", No),
-        ("all-repeated", Optional),
-        ("skip-fields", Required),
-        ("group", Optional),
-        ("ignore-case", No),
-        ("skip-chars", Required),
-        ("unique", No),
-        ("zero-terminated", No),
-        ("check-chars", Required),
-        ("help", No),
-        ("version", No),
-    ],
-    abbrev: true,
-};
 
 fn uniq(args: &[Word]) -> Option<String> {
     let p = UNIQ.parse(args, 0);
