@@ -10,13 +10,15 @@ use super::words::Word;
 use crate::policy::secrets;
 
 /// Why the arguments `args` of command `name` are not harmless, if they are not.
-pub(super) fn check(name: &str, args: &[Word]) -> Option<String> {
+/// Why the arguments `args` of command `name` are not harmless, if they are not. `moved` says
+/// an earlier `cd` left the workspace, so relative paths may be anywhere.
+pub(super) fn check(name: &str, args: &[Word], moved: bool) -> Option<String> {
     match name {
+        "grep" | "egrep" | "fgrep" => grep(args, moved),
+        "rg" => rg(args, moved),
+        "find" => find(args, moved),
         "sort" => sort(args),
         "tree" => tree(args),
-        "grep" | "egrep" | "fgrep" => grep(args),
-        "rg" => rg(args),
-        "find" => find(args),
         "git" => super::git::check(args),
         "pytest" | "py.test" => pytest(args),
         "cargo" => cargo(args),
@@ -79,21 +81,32 @@ fn recursive(p: &Parsed) -> bool {
 }
 
 /// Why searching the operands recursively would reach a secret, if it would.
-fn recursive_secret(args: &[Word], p: &Parsed) -> Option<String> {
-    p.operands
+fn recursive_secret(args: &[Word], operands: &[usize], moved: bool) -> Option<String> {
+    if moved && (operands.is_empty() || operands.iter().any(|&i| relative(&args[i]))) {
+        return Some(
+            "after a cd out of the workspace a recursive read may reach secret files".into(),
+        );
+    }
+    operands
         .iter()
         .find_map(|&i| secrets::contains_secret(&args[i]))
 }
 
-fn grep(args: &[Word]) -> Option<String> {
+fn relative(w: &Word) -> bool {
+    !w.text().starts_with(['/', '~', '$'])
+}
+
+fn grep(args: &[Word], moved: bool) -> Option<String> {
     let p = GREP.parse(args, 0);
     if recursive(&p) {
-        return recursive_secret(args, &p);
+        let skip = usize::from(!p.has(&["e", "f", "regexp", "file"]));
+        let files: Vec<usize> = p.operands.iter().skip(skip).copied().collect();
+        return recursive_secret(args, &files, moved);
     }
     None
 }
 
-fn rg(args: &[Word]) -> Option<String> {
+fn rg(args: &[Word], moved: bool) -> Option<String> {
     let p = RG.parse(args, 0);
     if let Some(o) = given(&p, &["pre", "hostname-bin"]) {
         return Some(format!("rg {o} runs a program"));
@@ -104,10 +117,8 @@ fn rg(args: &[Word]) -> Option<String> {
     may_become_option("rg", args, &p).or_else(|| {
         // The first operand is the pattern unless -e/-f gave one.
         let skip = usize::from(!p.has(&["e", "f", "regexp", "file"]));
-        p.operands
-            .iter()
-            .skip(skip)
-            .find_map(|&i| secrets::contains_secret(&args[i]))
+        let paths: Vec<usize> = p.operands.iter().skip(skip).copied().collect();
+        recursive_secret(args, &paths, moved)
     })
 }
 
@@ -200,7 +211,7 @@ const FIND_PRIMARIES: &[(&str, usize)] = &[
 const FIND_WRITES: &[&str] = &["-fprint", "-fprint0", "-fprintf", "-fls"];
 const FIND_RUNS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 
-fn find(args: &[Word]) -> Option<String> {
+fn find(args: &[Word], moved: bool) -> Option<String> {
     // A glob or expansion anywhere (a value's glob spills into later words) may become an
     // action when it runs: a repository file named `-delete` turns `find . -delet?` into one.
     let actions = || FIND_WRITES.iter().chain(FIND_RUNS).chain(&["-delete"]);
@@ -253,11 +264,11 @@ fn find(args: &[Word]) -> Option<String> {
             }
         }
     }
-    if runs {
-        // What -exec runs reads the files found: not under a secret.
-        return starts.iter().find_map(|w| secrets::contains_secret(w));
+    // What -exec (or `| xargs`) reads are the files found: not under a secret.
+    if moved && (runs || starts.is_empty() || starts.iter().any(|w| relative(w))) {
+        return Some("after a cd out of the workspace find may list secret files".into());
     }
-    None
+    starts.iter().find_map(|w| secrets::contains_secret(w))
 }
 
 /// pytest options that write or delete files, upload, or load code (prefixes count: pytest

@@ -442,7 +442,7 @@ impl Walker {
             .doubt
             .clone()
             .or_else(|| args.iter().find_map(|w| self.word_doubt(w)))
-            .or_else(|| super::args::check(&name, args))
+            .or_else(|| super::args::check(&name, args, self.left_workspace()))
             .or_else(|| args.iter().find_map(|w| self.secret_doubt(w)));
         let mut deny_alias: Vec<String> = Vec::new();
         let aliases = aliases
@@ -478,6 +478,16 @@ impl Walker {
             role,
             program,
         });
+    }
+}
+
+impl Walker {
+    /// Whether a `cd` earlier in the line may have left the workspace.
+    fn left_workspace(&self) -> bool {
+        self.dirs.iter().any(|d| {
+            let t = d.text();
+            t.starts_with(['/', '~', '$']) || t.split('/').any(|c| c == "..")
+        })
     }
 }
 
