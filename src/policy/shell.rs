@@ -295,18 +295,26 @@ impl Walker {
         self.parts.len() >= MAX_PARTS
     }
 
-    /// A statement-level node.
-    fn walk(&mut self, node: Node, src: &str, ctx: &Ctx) {
+    /// Enters a node unless a limit is reached (then the rest is doubtful); the caller
+    /// leaves it with `self.node_depth -= 1`.
+    fn enter(&mut self, node: Node, src: &str, ctx: &Ctx) -> bool {
         if self.full() {
-            return;
+            return false;
         }
         if self.node_depth >= MAX_NODE_DEPTH {
             self.too_deep(node, src, ctx);
-            return;
+            return false;
         }
         self.node_depth += 1;
-        self.walk_kind(node, src, ctx);
-        self.node_depth -= 1;
+        true
+    }
+
+    /// A statement-level node.
+    fn walk(&mut self, node: Node, src: &str, ctx: &Ctx) {
+        if self.enter(node, src, ctx) {
+            self.walk_kind(node, src, ctx);
+            self.node_depth -= 1;
+        }
     }
 
     fn walk_kind(&mut self, node: Node, src: &str, ctx: &Ctx) {
@@ -386,14 +394,9 @@ impl Walker {
 
     /// A word-level node: finds the commands of substitutions in it.
     fn walk_word(&mut self, node: Node, src: &str, ctx: &Ctx) {
-        if self.full() {
+        if !self.enter(node, src, ctx) {
             return;
         }
-        if self.node_depth >= MAX_NODE_DEPTH {
-            self.too_deep(node, src, ctx);
-            return;
-        }
-        self.node_depth += 1;
         match node.kind() {
             "command_substitution" | "process_substitution" => {
                 // Bash re-reads a backtick body after removing its backslashes (`\``).

@@ -28,33 +28,8 @@ const WITH_ATTACHED: &[&str] = &[
     "--list-cmds",
 ];
 
-/// Global options without a value.
-const FLAGS: &[&str] = &[
-    "-v",
-    "--version",
-    "-h",
-    "--help",
-    "--html-path",
-    "--man-path",
-    "--info-path",
-    "-p",
-    "--paginate",
-    "-P",
-    "--no-pager",
-    "--no-replace-objects",
-    "--no-lazy-fetch",
-    "--no-optional-locks",
-    "--no-advice",
-    "--bare",
-    "--literal-pathspecs",
-    "--no-literal-pathspecs",
-    "--glob-pathspecs",
-    "--noglob-pathspecs",
-    "--icase-pathspecs",
-    "--exec-path",
-];
-
-/// Global options that change nothing about what git runs or reads as configuration.
+/// Global options without a value that change nothing about what git runs or reads as
+/// configuration (`-p`, `--paginate` are the others: they run the pager).
 const HARMLESS: &[&str] = &[
     "-P",
     "--no-pager",
@@ -139,8 +114,10 @@ impl Walker {
                 Some((o, _)) if WITH_ATTACHED.contains(&o) => (o.to_string(), true),
                 _ => (t.clone(), false),
             };
-            let known =
-                attached || FLAGS.contains(&opt.as_str()) || WITH_VALUE.contains(&opt.as_str());
+            let known = attached
+                || HARMLESS.contains(&opt.as_str())
+                || matches!(opt.as_str(), "-p" | "--paginate")
+                || WITH_VALUE.contains(&opt.as_str());
             let takes_next = !attached && WITH_VALUE.contains(&opt.as_str());
             let value = takes_next.then(|| words.get(i + 1)).flatten();
             let r = if !known {

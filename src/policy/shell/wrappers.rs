@@ -183,19 +183,7 @@ impl Walker {
         stdin: Option<&Stdin>,
         reason: Option<String>,
     ) {
-        let uncertain = p.uncertain(words).map(|u| format!("{name}: {u}"));
-        let own = ctx.with_doubt(reason.or(uncertain.clone()));
-        if at >= words.len() {
-            self.emit(name.into(), words, &own);
-            return;
-        }
-        self.emit_role(name.into(), words, &own, Role::Wrapper, Some(at));
-        let via = ctx.with_via(name);
-        if uncertain.is_some() {
-            self.candidates(words, 1, &via.with_doubt(uncertain));
-        } else {
-            self.run(words[at..].to_vec(), &via, stdin);
-        }
+        self.wrapped(Role::Wrapper, name, words, p, at, ctx, stdin, reason);
     }
 
     /// A wrapper that needs a rule itself; the command at `at` is rated with it.
@@ -210,12 +198,35 @@ impl Walker {
         stdin: Option<&Stdin>,
         reason: Option<String>,
     ) {
+        self.wrapped(Role::Command, name, words, p, at, ctx, stdin, reason);
+    }
+
+    /// The wrapper's own part with `role`, then the command at `at` (every candidate when
+    /// the options were not understood).
+    #[allow(clippy::too_many_arguments)]
+    fn wrapped(
+        &mut self,
+        role: Role,
+        name: &str,
+        words: &[Word],
+        p: &Parsed,
+        at: usize,
+        ctx: &Ctx,
+        stdin: Option<&Stdin>,
+        reason: Option<String>,
+    ) {
         let uncertain = p.uncertain(words).map(|u| format!("{name}: {u}"));
         let own = ctx.with_doubt(reason.or(uncertain.clone()));
-        self.emit(name.into(), words, &own);
-        let via = own.with_via(name);
+        if at >= words.len() || role == Role::Command {
+            self.emit(name.into(), words, &own);
+        } else {
+            self.emit_role(name.into(), words, &own, Role::Wrapper, Some(at));
+        }
+        // A wrapper that needs a rule passes its doubt on; a transparent one does not.
+        let inner = if role == Role::Wrapper { ctx } else { &own };
+        let via = inner.with_via(name);
         if uncertain.is_some() {
-            self.candidates(words, 1, &via);
+            self.candidates(words, 1, &via.with_doubt(uncertain));
         } else if at < words.len() {
             self.run(words[at..].to_vec(), &via, stdin);
         }
