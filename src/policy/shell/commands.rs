@@ -89,6 +89,20 @@ impl Walker {
             aliases.push(prefix.clone());
             aliases.push(base_name(&prefix).to_string());
         }
+        // `${x:-rm}`: the default is what runs when `x` is unset.
+        for (src, _) in first.dyns() {
+            let inner = src.trim_start_matches("${").trim_end_matches('}');
+            if let Some((_, default)) = inner.split_once([':', '-', '='])
+                && let Some(word) = default
+                    .trim_start_matches([':', '-', '='])
+                    .split(' ')
+                    .next()
+                && !word.is_empty()
+                && !word.contains(['$', '`'])
+            {
+                aliases.push(base_name(&normalise_name(word)).to_string());
+            }
+        }
         for alt in first.substitute(&|n| self.vars.get(n).cloned()) {
             if let Some(lit) = alt.literal() {
                 let lit = normalise_name(&lit);
@@ -432,7 +446,11 @@ impl Walker {
         let mut texts = Vec::with_capacity(words.len());
         let mut shown = Vec::with_capacity(words.len());
         texts.push(name.clone());
-        shown.push(super::words::quote(&name));
+        shown.push(match words.first() {
+            // A name only known at run time reads as written.
+            Some(w) if w.literal().is_none() => w.shown(),
+            _ => super::words::quote(&name),
+        });
         for w in words.iter().skip(1) {
             texts.push(w.text());
             shown.push(w.shown());

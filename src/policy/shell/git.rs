@@ -53,6 +53,30 @@ const HARMLESS: &[&str] = &[
     "--bare",
 ];
 
+/// Configuration keys (or their last part) whose value is a command git runs.
+const RUNS_COMMAND: &[&str] = &[
+    "core.pager",
+    "core.editor",
+    "core.fsmonitor",
+    "core.sshcommand",
+    "core.askpass",
+    "diff.external",
+    ".textconv",
+    ".command",
+    ".driver",
+    ".clean",
+    ".smudge",
+    ".process",
+    "credential.helper",
+    "sequence.editor",
+    "gpg.program",
+    "uploadpack.packobjectshook",
+    "pager.log",
+    "pager.diff",
+    "pager.show",
+    "pager.status",
+];
+
 /// Subcommands deny rules commonly name, for a subcommand only known at run time.
 const RISKY_SUBCOMMANDS: &[&str] = &[
     "push",
@@ -134,6 +158,11 @@ impl Walker {
             if let Some(r) = r {
                 reason.get_or_insert(r);
             }
+            if opt == "-c"
+                && let Some(setting) = value.and_then(Word::literal)
+            {
+                self.git_setting(&setting, ctx);
+            }
             i += if takes_next { 2 } else { 1 };
         }
         let mut rest = vec![Word::lit("git")];
@@ -164,6 +193,27 @@ impl Walker {
             return;
         }
         self.emit("git".into(), &rest, &ctx);
+    }
+
+    /// `git -c KEY=VALUE` where the value is a command git runs (`core.pager`, an alias with
+    /// `!`, ...): its script is searched for deny rules; an alias to a subcommand is rated as
+    /// that subcommand.
+    fn git_setting(&mut self, setting: &str, ctx: &Ctx) {
+        let Some((key, value)) = setting.split_once('=') else {
+            return;
+        };
+        let key = key.to_ascii_lowercase();
+        let ctx = ctx
+            .with_doubt(Some(format!("git -c {key} sets a command git may run")))
+            .with_via("git -c");
+        if key.starts_with("alias.") {
+            match value.strip_prefix('!') {
+                Some(script) => self.script(script, &ctx),
+                None => self.script(&format!("git {value}"), &ctx),
+            }
+        } else if RUNS_COMMAND.iter().any(|k| key == *k || key.ends_with(k)) {
+            self.script(value, &ctx);
+        }
     }
 
     /// `git -C DIR`: a directory inside the workspace is another place in the same project;

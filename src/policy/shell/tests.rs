@@ -266,7 +266,8 @@ fn xargs_and_find_run_commands() {
 #[test]
 fn git_global_options_are_read_as_git_reads_them() {
     assert_eq!(commands("git -C sub --no-pager log -n 3"), ["git log -n 3"]);
-    assert_eq!(commands("git -c core.pager=x push"), ["git push"]);
+    // The pager is a command git runs: searched too.
+    assert_eq!(commands("git -c core.pager=x push"), ["x", "git push"]);
     assert_eq!(
         commands("git --shallow-file status push origin main"),
         ["git push origin main"]
