@@ -95,6 +95,15 @@ const HIDERS: &[&str] = &[
     "({P})",
     "{ {P}; }",
     "if true; then {P}; fi",
+    "git -c alias.zz='!{P}' zz",
+    "git -c core.pager='{P}' -p log -1",
+    "x='{P}'; eval \"$x\"",
+    "env -i PATH=/usr/bin:/bin {P}",
+    "nohup {P} >/dev/null",
+    "setsid -w {P}",
+    "f() { {P}; }; f",
+    "case x in x) {P};; esac",
+    "while false; do :; done; {P}",
 ];
 
 /// Allowed-looking commands whose flags or globs write or run (no payload needed).
@@ -132,6 +141,15 @@ const FLAGGED: &[&str] = &[
     "ls > out.txt",
     "echo hi >> notes.txt",
     "cat notes.txt 1<> data.csv",
+    "${x:-touch} PWNED",
+    "cd .. && grep -r oracle .",
+    "find ~ -name id_rsa | xargs cat",
+    "git -c alias.st=status st",
+    "git -P log -1",
+    "git --no-optional-locks status",
+    "x=src; cat \"$x\"/*.rs",
+    "echo ~root",
+    "cat -- -o",
 ];
 
 /// One simple fragment: safe, flagged, or a payload behind a hider.
