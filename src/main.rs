@@ -137,7 +137,11 @@ enum SessionsCommand {
 #[derive(Subcommand, Debug)]
 enum PolicyCommand {
     /// Print the verdict for a command line: allow, ask or deny, with the deciding rule.
+    /// Exit status: 0 allow, 1 ask, 2 deny, 3 when the settings cannot be read.
     Check {
+        /// Also print the rule a "don't ask again" answer would add, or why none can be made.
+        #[arg(long)]
+        always: bool,
         /// The command line, as one argument.
         command: String,
     },
@@ -213,17 +217,41 @@ fn run() -> anyhow::Result<ExitCode> {
         }) => run_exec(settings.flags(), json, yes, (continue_, resume), prompt),
         Some(Command::Config { settings }) => show_config(settings.flags()),
         Some(Command::Policy {
-            command: PolicyCommand::Check { command },
-        }) => {
-            let config = lenient_config(Flags::default())?;
-            let policy = rein::policy::Policy::new(config.rules.clone(), config.auto_approve_edits);
-            let verdict = policy.check_bash(&command);
-            println!("{}", rein::policy::explain(&verdict));
-            Ok(ExitCode::SUCCESS)
-        }
+            command: PolicyCommand::Check { command, always },
+        }) => Ok(policy_check(&command, always)),
         Some(Command::Sessions { command }) => run_sessions(command),
         Some(Command::Sandbox { argv }) => run_sandbox(&argv),
     }
+}
+
+/// `rein policy check [--always] CMD`: the verdict line (and the "always" line), exit status
+/// 0 allow, 1 ask, 2 deny, 3 when the settings cannot be read.
+fn policy_check(command: &str, always: bool) -> ExitCode {
+    use rein::policy::{Action, Policy, explain};
+    use std::io::Write;
+    let config = match Config::load_lenient(Flags::default()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rein: {e}");
+            return ExitCode::from(3);
+        }
+    };
+    let policy = Policy::new(config.rules.clone(), config.auto_approve_edits);
+    let verdict = policy.check_bash(command);
+    let mut out = format!("{}\n", explain(&verdict));
+    if always {
+        out.push_str(&match policy.always("bash", command) {
+            Ok(a) => format!("always: {} (rule \"{}\")\n", a.shown, a.rule.pattern),
+            Err(why) => format!("always: none ({why})\n"),
+        });
+    }
+    // A reader that went away (`| head -0`) is not an error worth a panic.
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    ExitCode::from(match verdict.action {
+        Action::Allow => 0,
+        Action::Ask => 1,
+        Action::Deny => 2,
+    })
 }
 
 /// Settings for a run: a missing model or key is a startup error.

@@ -95,6 +95,14 @@ impl Secrets {
             .map(PathBuf::as_path)
     }
 
+    /// Whether `bytes` hold a secret value (such content is never copied into rein's data).
+    pub fn found_in(&self, bytes: &[u8]) -> bool {
+        self.values.iter().any(|(_, v)| {
+            let v = v.as_bytes();
+            bytes.windows(v.len()).any(|w| w == v)
+        })
+    }
+
     /// `text` with every secret value replaced by `[redacted: NAME]`.
     pub fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = Cow::Borrowed(text);
