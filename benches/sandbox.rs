@@ -13,10 +13,13 @@ fn spawn_true(rt: &tokio::runtime::Runtime, sandbox: Option<&Sandbox>, dir: &std
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null());
-        if let Some(sb) = sandbox {
-            sb.apply(&mut cmd).expect("apply");
-        }
-        let status = cmd.status().await.expect("spawn");
+        let status = match sandbox {
+            Some(sb) => {
+                let mut child = sb.spawn(&mut cmd).expect("spawn");
+                child.wait().await.expect("wait").status
+            }
+            None => cmd.status().await.expect("spawn"),
+        };
         assert!(status.success());
     });
 }
@@ -49,11 +52,11 @@ fn bench(c: &mut Criterion) {
     group.bench_function("sandboxed", |b| b.iter(|| spawn_true(&rt, Some(&sb), &ws)));
     group.finish();
 
-    c.bench_function("apply (prepare in rein)", |b| {
+    c.bench_function("prepare (in rein)", |b| {
         b.iter(|| {
-            let mut cmd = tokio::process::Command::new("bash");
-            sb.apply(&mut cmd).expect("apply");
-            cmd
+            let mut cmd = std::process::Command::new("bash");
+            let supervision = sb.prepare(&mut cmd).expect("prepare");
+            (cmd, supervision)
         })
     });
 }

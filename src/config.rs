@@ -103,6 +103,8 @@ pub struct Config {
     pub sandbox: SandboxMode,
     /// Whether bash may use the network.
     pub sandbox_network: bool,
+    /// Secret paths and variables (`[sandbox] hide`, `unhide`, `pass_env`).
+    pub sandbox_secrets: crate::sandbox::SecretSettings,
     /// Whether edits inside the workspace are allowed without asking.
     pub auto_approve_edits: bool,
     /// Rules from config files (after the built-in ones).
@@ -496,9 +498,13 @@ impl Config {
         // it: the project file may only make these stricter.
         let sandbox_of = |f: &FileConfig| match &f.sandbox {
             Some(SandboxSetting::Mode(m)) => (Some(*m), None),
-            Some(SandboxSetting::Table { mode, network }) => (*mode, *network),
+            Some(SandboxSetting::Table { mode, network, .. }) => (*mode, *network),
             None => (None, None),
         };
+        let sandbox_secrets = secret_settings(
+            look.user.as_ref().map(|(_, f)| f),
+            look.project.as_ref().map(|(p, f)| (p.as_path(), f)),
+        );
         let strictness = |m: SandboxMode| match m {
             SandboxMode::Off => 0,
             SandboxMode::WorkspaceWrite => 1,
@@ -602,6 +608,7 @@ impl Config {
             theme,
             sandbox,
             sandbox_network,
+            sandbox_secrets,
             auto_approve_edits,
             rules,
             auto_compact,
@@ -614,6 +621,55 @@ impl Config {
             home_dir: inputs.home_dir.clone(),
             sources,
         })
+    }
+}
+
+/// `[sandbox] hide`, `unhide` and `pass_env`: a project may hide more, never show more.
+fn secret_settings(
+    user: Option<&FileConfig>,
+    project: Option<(&std::path::Path, &FileConfig)>,
+) -> crate::sandbox::SecretSettings {
+    let mut s = crate::sandbox::SecretSettings::default();
+    if let Some(Some(SandboxSetting::Table {
+        hide,
+        unhide,
+        pass_env,
+        ..
+    })) = user.map(|f| &f.sandbox)
+    {
+        s.hide.extend(hide.iter().flatten().cloned());
+        s.unhide.extend(unhide.iter().flatten().cloned());
+        s.pass_env.extend(pass_env.iter().flatten().cloned());
+    }
+    if let Some((path, f)) = project
+        && let Some(SandboxSetting::Table {
+            hide,
+            unhide,
+            pass_env,
+            ..
+        }) = &f.sandbox
+    {
+        s.hide.extend(hide.iter().flatten().cloned());
+        if unhide.is_some() || pass_env.is_some() {
+            tracing::warn!(
+                "ignoring sandbox.unhide and sandbox.pass_env from project file {}: a project may only hide more",
+                path.display()
+            );
+        }
+    }
+    s
+}
+
+impl Config {
+    /// The secrets to keep from commands: the defaults for this user's home and rein's own
+    /// dirs, with `[sandbox] hide`, `unhide` and `pass_env` applied.
+    pub fn secrets(&self) -> crate::sandbox::Secrets {
+        crate::sandbox::Secrets::resolve(
+            self.home_dir.as_deref(),
+            &self.config_dir,
+            &self.data_dir,
+            &self.sandbox_secrets,
+        )
     }
 }
 

@@ -236,6 +236,8 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 }
 
 fn main() -> ExitCode {
+    // Before anything reads the key: no process of ours may read rein's memory or environment.
+    rein::sandbox::protect_process();
     let cli = Cli::parse();
     let flags = cli.model.flags();
     match cli.command {
@@ -345,7 +347,9 @@ fn main() -> ExitCode {
             };
             let temp = std::env::temp_dir()
                 .join(format!("rein-sandbox-{}", rein::agent::new_session_id()));
-            if let Err(e) = std::fs::create_dir_all(&temp) {
+            let mut dir = std::fs::DirBuilder::new();
+            std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+            if let Err(e) = dir.create(&temp) {
                 eprintln!("rein: cannot create {}: {e}", temp.display());
                 return ExitCode::from(1);
             }
@@ -354,10 +358,16 @@ fn main() -> ExitCode {
                 config.sandbox_network,
                 config.cwd.clone(),
                 temp.clone(),
-            );
+            )
+            .with_secrets(config.secrets());
             eprintln!("rein: sandbox {}", sandbox.describe());
             let code = match rein::sandbox::run_sandboxed(&sandbox, &argv) {
-                Ok(code) => code,
+                Ok((code, notes)) => {
+                    for note in notes {
+                        eprintln!("rein: {note}");
+                    }
+                    code
+                }
                 Err(e) => {
                     eprintln!(
                         "rein: cannot run {}: {e}",

@@ -142,13 +142,18 @@ impl Agent {
         let config = opts.config;
         let client = Client::new(client_options(&config))?;
         let temp_dir = std::env::temp_dir().join(format!("rein-{}", new_session_id()));
-        std::fs::create_dir_all(&temp_dir)?;
-        let sandbox = Arc::new(Sandbox::new(
-            config.sandbox,
-            config.sandbox_network,
-            config.cwd.clone(),
-            temp_dir.clone(),
-        ));
+        // Private: saved outputs may hold what a command printed.
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&temp_dir)?;
+        let sandbox = Arc::new(
+            Sandbox::new(
+                config.sandbox,
+                config.sandbox_network,
+                config.cwd.clone(),
+                temp_dir.clone(),
+            )
+            .with_secrets(config.secrets()),
+        );
         let pending: PendingApprovals = Arc::default();
         let skills = Arc::new(crate::skills::discover(
             config.home_dir.as_deref(),
