@@ -220,7 +220,10 @@ impl FileWatch {
                 continue;
             };
             if files.len() >= WATCH_LIMIT {
-                tracing::debug!("file watch: more than {WATCH_LIMIT} files in {}", root.display());
+                tracing::debug!(
+                    "file watch: more than {WATCH_LIMIT} files in {}",
+                    root.display()
+                );
                 return None;
             }
             let rel = rel.to_string_lossy().into_owned();

@@ -235,7 +235,10 @@ mod tests {
         std::fs::create_dir_all(repo.join(".git")).unwrap();
         std::fs::create_dir_all(repo.join("sub")).unwrap();
         std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
-        assert_eq!(current_branch(&repo.join("sub")).as_deref(), Some("feature/x"));
+        assert_eq!(
+            current_branch(&repo.join("sub")).as_deref(),
+            Some("feature/x")
+        );
         std::fs::write(repo.join(".git/HEAD"), "0123456789abcdef\n").unwrap();
         assert_eq!(current_branch(&repo), None);
         std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/a b\n").unwrap();
@@ -264,10 +267,9 @@ mod tests {
         // A FIFO as HEAD does not hang.
         let fifo_repo = root.join("fifo");
         std::fs::create_dir_all(fifo_repo.join(".git")).unwrap();
-        let path = std::ffi::CString::new(
-            fifo_repo.join(".git/HEAD").as_os_str().as_bytes().to_vec(),
-        )
-        .unwrap();
+        let path =
+            std::ffi::CString::new(fifo_repo.join(".git/HEAD").as_os_str().as_bytes().to_vec())
+                .unwrap();
         // SAFETY: valid path.
         assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
         assert_eq!(current_branch(&fifo_repo), None);

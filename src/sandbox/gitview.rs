@@ -281,9 +281,10 @@ impl GitView {
         }
         let (copy, real) = (self.dir.join(name), self.real.join(name));
         if kind.is_symlink() {
-            let unchanged = self.links.iter().any(|(n, t)| {
-                n == name && std::fs::read_link(&copy).is_ok_and(|now| &now == t)
-            });
+            let unchanged = self
+                .links
+                .iter()
+                .any(|(n, t)| n == name && std::fs::read_link(&copy).is_ok_and(|now| &now == t));
             return if unchanged { Kept::Yes } else { Kept::Dropped };
         }
         match classify(name, kind.is_dir()) {
@@ -446,7 +447,10 @@ mod tests {
             ]
         );
         let view = v.dir();
-        assert_eq!(std::fs::read_to_string(view.join("index")).unwrap(), "index-v1");
+        assert_eq!(
+            std::fs::read_to_string(view.join("index")).unwrap(),
+            "index-v1"
+        );
         assert_eq!(std::fs::read(view.join("config")).unwrap(), b"");
         assert!(!view.join("index.lock").exists());
         assert_eq!(
@@ -477,13 +481,23 @@ mod tests {
         std::os::unix::fs::symlink("/home/u/.ssh/id_rsa", view.join("HEAD")).unwrap();
         std::fs::write(view.join("sequencer"), "not a dir").unwrap();
         let notes = v.sync();
-        assert_eq!(std::fs::read_to_string(git.join("index")).unwrap(), "index-v2");
-        assert_eq!(std::fs::read_to_string(git.join("ORIG_HEAD")).unwrap(), "abc\n");
+        assert_eq!(
+            std::fs::read_to_string(git.join("index")).unwrap(),
+            "index-v2"
+        );
+        assert_eq!(
+            std::fs::read_to_string(git.join("ORIG_HEAD")).unwrap(),
+            "abc\n"
+        );
         assert!(!git.join("commondir").exists() && !git.join("worktrees").exists());
         assert!(!git.join("rebase-merge").exists());
         assert!(!git.join("sequencer").exists());
         // HEAD became a link: not followed, not kept; the real HEAD stays.
-        assert!(std::fs::symlink_metadata(git.join("HEAD")).unwrap().is_file());
+        assert!(
+            std::fs::symlink_metadata(git.join("HEAD"))
+                .unwrap()
+                .is_file()
+        );
         assert_eq!(
             std::fs::read_to_string(git.join("HEAD")).unwrap(),
             "ref: refs/heads/main\n"
@@ -498,7 +512,10 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert!(!names.iter().any(|n| n.starts_with(".rein-sync")), "{names:?}");
+        assert!(
+            !names.iter().any(|n| n.starts_with(".rein-sync")),
+            "{names:?}"
+        );
         drop(v);
         assert!(!view.exists());
     }
@@ -515,7 +532,12 @@ mod tests {
             std::fs::read_to_string(git.join("index")).unwrap(),
             "from the person"
         );
-        assert!(notes.iter().any(|n| n.contains(".git/index") && n.contains("outside")), "{notes:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains(".git/index") && n.contains("outside")),
+            "{notes:?}"
+        );
     }
 
     #[test]

@@ -427,7 +427,11 @@ fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String>
     let devices = readable::DATA_DEVICES
         .iter()
         .map(|p| (*p, device))
-        .chain(readable::RANDOM_DEVICES.iter().map(|p| (*p, read & file_only)))
+        .chain(
+            readable::RANDOM_DEVICES
+                .iter()
+                .map(|p| (*p, read & file_only)),
+        )
         .chain(ptmx.iter().map(|p| (*p, terminal)));
     for (path, access) in devices {
         // Missing device files (minimal containers) are simply not granted.

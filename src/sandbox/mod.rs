@@ -223,7 +223,9 @@ impl Sandbox {
         };
         let how = match self.mechanism {
             Mechanism::Namespaces => "",
-            Mechanism::LandlockOnly => " (Landlock only; .git and .rein checked after each command)",
+            Mechanism::LandlockOnly => {
+                " (Landlock only; .git and .rein checked after each command)"
+            }
         };
         match &self.status {
             SandboxStatus::Off => "off".into(),
@@ -246,7 +248,9 @@ impl Sandbox {
 
     /// Spawns `cmd` (tokio) confined, in a process group of its own.
     pub fn spawn(&self, cmd: &mut tokio::process::Command) -> Result<Supervised, SpawnError> {
-        let supervision = self.prepare(cmd.as_std_mut()).map_err(SpawnError::Sandbox)?;
+        let supervision = self
+            .prepare(cmd.as_std_mut())
+            .map_err(SpawnError::Sandbox)?;
         cmd.process_group(0).kill_on_drop(false);
         let child = cmd.spawn().map_err(SpawnError::Start)?;
         Ok(Supervised::new(child, supervision))
@@ -433,7 +437,9 @@ impl PrivateDir {
         let n = self
             .counter
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(self.path.join(format!("{prefix}-{n}-{:08x}", rand::random::<u32>())))
+        Ok(self
+            .path
+            .join(format!("{prefix}-{n}-{:08x}", rand::random::<u32>())))
     }
 }
 

@@ -436,9 +436,7 @@ fn protect_workspace(ws: &CStr, git: &GitPlan) -> io::Result<()> {
     match git {
         GitPlan::Leave => Ok(()),
         GitPlan::ReadOnly => match optional(open_path(Some(&ws), c".git", false))? {
-            Some(git) if file_type(&git)? != libc::S_IFLNK => {
-                bind_onto_itself(&git, true, true)
-            }
+            Some(git) if file_type(&git)? != libc::S_IFLNK => bind_onto_itself(&git, true, true),
             _ => Ok(()),
         },
         GitPlan::View { dir, binds } => mount_view(&ws, dir, binds),

@@ -105,7 +105,11 @@ mod tests {
         std::fs::write(home.join(".netrc"), "x").unwrap();
         std::fs::write(home.join(".bashrc"), "x").unwrap();
         std::os::unix::fs::symlink(home.join(".ssh"), home.join("ssh-link")).unwrap();
-        let excluded = [home.join(".ssh"), home.join(".config/gh"), home.join(".netrc")];
+        let excluded = [
+            home.join(".ssh"),
+            home.join(".config/gh"),
+            home.join(".netrc"),
+        ];
         let grants = grants(&excluded);
         let (mut lists, mut full) = (Vec::new(), Vec::new());
         for g in &grants {
@@ -116,7 +120,11 @@ mod tests {
         }
         assert!(lists.contains(&PathBuf::from("/")));
         assert!(lists.contains(&home) && lists.contains(&home.join(".config")));
-        for p in [home.join("proj"), home.join(".bashrc"), home.join(".config/nvim")] {
+        for p in [
+            home.join("proj"),
+            home.join(".bashrc"),
+            home.join(".config/nvim"),
+        ] {
             assert!(full.contains(&p), "{p:?} not granted");
         }
         for p in &full {

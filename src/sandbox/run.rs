@@ -31,9 +31,13 @@ impl Finished {
     pub fn killed_note(&self) -> Option<String> {
         (self.killed > 0).then(|| {
             let n = self.killed;
-            let what = if n == 1 { "process" } else { "processes" };
+            let (what, were) = if n == 1 {
+                ("process", "it was")
+            } else {
+                ("processes", "they were")
+            };
             format!(
-                "[the command left {n} {what} running (background jobs, daemons); they were killed \
+                "[the command left {n} {what} running (background jobs, daemons); {were} killed \
                  when it ended: nothing a command starts outlives it. Run a server and what uses it \
                  in the same command.]"
             )
@@ -174,10 +178,7 @@ impl Supervised {
     /// Finishes after the supervisor exited with `status` (see [`Supervision::finish`]).
     pub fn finish(&mut self, status: ExitStatus) -> Finished {
         self.pid = None;
-        self.supervision
-            .take()
-            .unwrap_or_default()
-            .finish(status)
+        self.supervision.take().unwrap_or_default().finish(status)
     }
 
     /// Waits for the command and everything it started.

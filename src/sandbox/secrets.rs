@@ -24,7 +24,12 @@ pub const DEFAULT_HOME_SECRETS: [&str; 11] = [
 ];
 
 /// Variables that always hold a key, whatever their name looks like.
-const SECRET_NAMES: [&str; 4] = ["API_KEY", "REIN_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+const SECRET_NAMES: [&str; 4] = [
+    "API_KEY",
+    "REIN_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+];
 
 /// Name endings that mark a variable as secret (compared upper-case).
 const SECRET_SUFFIXES: [&str; 7] = [
@@ -38,13 +43,7 @@ const SECRET_SUFFIXES: [&str; 7] = [
 ];
 
 /// Name parts that mark a variable as secret wherever they appear (compared upper-case).
-const SECRET_PARTS: [&str; 5] = [
-    "PASSWORD",
-    "SECRET",
-    "_TOKEN_",
-    "PRIVATE_KEY",
-    "ACCESS_KEY",
-];
+const SECRET_PARTS: [&str; 5] = ["PASSWORD", "SECRET", "_TOKEN_", "PRIVATE_KEY", "ACCESS_KEY"];
 
 /// Values shorter than this are not masked: masking `1` or `true` would garble every result.
 const MIN_MASKED_LEN: usize = 8;
@@ -245,7 +244,11 @@ mod tests {
     fn default_paths_user_additions_and_removals() {
         let home = Path::new("/home/u");
         let settings = SecretSettings {
-            hide: vec!["~/.config/op".into(), "/srv/keys/../vault".into(), "rel".into()],
+            hide: vec![
+                "~/.config/op".into(),
+                "/srv/keys/../vault".into(),
+                "rel".into(),
+            ],
             unhide: vec!["~/.kube".into()],
             pass_env: vec![],
         };
@@ -286,7 +289,10 @@ mod tests {
             Path::new("/d/rein"),
             &SecretSettings::default(),
         );
-        assert_eq!(s.paths(), [PathBuf::from("/c/rein"), PathBuf::from("/d/rein")]);
+        assert_eq!(
+            s.paths(),
+            [PathBuf::from("/c/rein"), PathBuf::from("/d/rein")]
+        );
     }
 
     #[test]

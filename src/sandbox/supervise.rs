@@ -322,7 +322,9 @@ fn for_each_child(mut f: impl FnMut(libc::pid_t)) {
         }
         for &b in &buf[..n as usize] {
             if b.is_ascii_digit() {
-                pid = pid.saturating_mul(10).saturating_add((b - b'0') as libc::pid_t);
+                pid = pid
+                    .saturating_mul(10)
+                    .saturating_add((b - b'0') as libc::pid_t);
             } else {
                 if pid > 0 {
                     f(pid);

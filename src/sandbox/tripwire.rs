@@ -169,7 +169,10 @@ fn restore(path: &Path, want: Option<&Node>, now: Option<&Node>, out: &mut Resto
             }),
             Some(Node::Dir { children: now, .. }),
         ) => {
-            for name in want.keys().chain(now.keys().filter(|k| !want.contains_key(*k))) {
+            for name in want
+                .keys()
+                .chain(now.keys().filter(|k| !want.contains_key(*k)))
+            {
                 restore(&path.join(name), want.get(name), now.get(name), out);
             }
             let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode));
@@ -218,10 +221,12 @@ impl Tripwire {
                 read_node(&path, select)
             } else {
                 // Existence, and a link's target: enough to notice a new or re-pointed entry.
-                std::fs::symlink_metadata(&path).ok().map(|m| match m.is_symlink() {
-                    true => std::fs::read_link(&path).map_or(Node::Special, Node::Link),
-                    false => Node::Special,
-                })
+                std::fs::symlink_metadata(&path)
+                    .ok()
+                    .map(|m| match m.is_symlink() {
+                        true => std::fs::read_link(&path).map_or(Node::Special, Node::Link),
+                        false => Node::Special,
+                    })
             }
         };
         Tripwire {
@@ -247,7 +252,12 @@ impl Tripwire {
             }
             Some(before) if self.full => {
                 let mut r = Restored::default();
-                restore(&rein, Some(before), read_node(&rein, Select::All).as_ref(), &mut r);
+                restore(
+                    &rein,
+                    Some(before),
+                    read_node(&rein, Select::All).as_ref(),
+                    &mut r,
+                );
                 notes.extend(self.note(&r));
             }
             _ => {}
@@ -259,13 +269,12 @@ impl Tripwire {
                  are protected from the next command on."
                     .to_string(),
             ),
-            Some(Node::Link(target)) => {
-                if std::fs::read_link(&git).ok().as_ref() != Some(target) {
-                    let mut r = Restored::default();
-                    restore(&git, self.git.as_ref(), read_node(&git, Select::All).as_ref(), &mut r);
-                    notes.extend(self.note(&r));
-                }
+            Some(Node::Link(target)) if std::fs::read_link(&git).ok().as_ref() != Some(target) => {
+                let mut r = Restored::default();
+                restore(&git, self.git.as_ref(), read_node(&git, Select::All).as_ref(), &mut r);
+                notes.extend(self.note(&r));
             }
+            Some(Node::Link(_)) => {}
             Some(before) if self.full => {
                 let now = read_node(&git, Select::GitDir);
                 let mut r = Restored::default();
@@ -291,12 +300,7 @@ impl Tripwire {
         if r.changed.is_empty() {
             return None;
         }
-        let rel = |p: &PathBuf| {
-            p.strip_prefix(&self.ws)
-                .unwrap_or(p)
-                .display()
-                .to_string()
-        };
+        let rel = |p: &PathBuf| p.strip_prefix(&self.ws).unwrap_or(p).display().to_string();
         let list: Vec<String> = r.changed.iter().map(rel).collect();
         let mut note = format!(
             "[sandbox] The command changed {}, which the sandbox protects (git and rein read them \
@@ -322,7 +326,12 @@ mod tests {
     fn workspace() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().canonicalize().unwrap();
-        for d in [".git/hooks", ".git/objects", ".git/modules/sub/hooks", ".rein"] {
+        for d in [
+            ".git/hooks",
+            ".git/objects",
+            ".git/modules/sub/hooks",
+            ".rein",
+        ] {
             std::fs::create_dir_all(ws.join(d)).unwrap();
         }
         for (f, t) in [
@@ -355,12 +364,25 @@ mod tests {
         let read = |p: &str| std::fs::read_to_string(ws.join(p)).ok();
         assert_eq!(read(".git/config").as_deref(), Some("[core]\n"));
         assert_eq!(read(".git/modules/sub/config").as_deref(), Some("[core]\n"));
-        assert_eq!(read(".git/hooks/pre-commit.sample").as_deref(), Some("#!/bin/sh\n"));
-        assert_eq!(read(".rein/config.toml").as_deref(), Some("sandbox = \"read-only\"\n"));
-        for gone in [".git/commondir", ".git/hooks/pre-commit", ".git/modules/sub/commondir"] {
+        assert_eq!(
+            read(".git/hooks/pre-commit.sample").as_deref(),
+            Some("#!/bin/sh\n")
+        );
+        assert_eq!(
+            read(".rein/config.toml").as_deref(),
+            Some("sandbox = \"read-only\"\n")
+        );
+        for gone in [
+            ".git/commondir",
+            ".git/hooks/pre-commit",
+            ".git/modules/sub/commondir",
+        ] {
             assert!(!ws.join(gone).exists(), "{gone}");
         }
-        assert_eq!(read(".git/HEAD").as_deref(), Some("ref: refs/heads/other\n"));
+        assert_eq!(
+            read(".git/HEAD").as_deref(),
+            Some("ref: refs/heads/other\n")
+        );
         assert_eq!(read(".git/objects/new").as_deref(), Some("obj"));
         let all = notes.join("\n");
         for p in [".git/config", ".git/commondir", ".rein/config.toml"] {
@@ -382,7 +404,10 @@ mod tests {
             std::fs::create_dir_all(ws.join(".git")).unwrap();
             let notes = t.check().join("\n");
             assert!(!ws.join(".rein").exists());
-            assert!(notes.contains(".rein") && notes.contains("git repository"), "{notes}");
+            assert!(
+                notes.contains(".rein") && notes.contains("git repository"),
+                "{notes}"
+            );
             std::fs::remove_dir_all(ws.join(".git")).unwrap();
         }
     }

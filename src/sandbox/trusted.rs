@@ -7,7 +7,11 @@ use std::path::{Path, PathBuf};
 /// The first executable `name` in the directories of `path_var` (a `PATH` value), skipping
 /// relative entries (they mean the workspace, where rein runs) and directories inside
 /// `untrusted` (the workspace and every other directory commands may write).
-pub fn trusted_program(name: &str, path_var: Option<&OsStr>, untrusted: &[PathBuf]) -> Option<PathBuf> {
+pub fn trusted_program(
+    name: &str,
+    path_var: Option<&OsStr>,
+    untrusted: &[PathBuf],
+) -> Option<PathBuf> {
     let untrusted: Vec<PathBuf> = untrusted
         .iter()
         .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()))
@@ -49,7 +53,10 @@ mod tests {
         .unwrap();
         let found = trusted_program("tool", Some(&path), std::slice::from_ref(&ws));
         assert_eq!(found, Some(sys.join("tool")));
-        assert_eq!(trusted_program("tool", Some(&path), &[root.clone()]), None);
+        assert_eq!(
+            trusted_program("tool", Some(&path), std::slice::from_ref(&root)),
+            None
+        );
         assert_eq!(trusted_program("tool", None, &[]), None);
         let only_plain = std::env::join_paths([root.clone()]).unwrap();
         assert_eq!(trusted_program("plain", Some(&only_plain), &[]), None);

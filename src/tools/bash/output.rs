@@ -347,7 +347,10 @@ mod tests {
         let result = out.finish().unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         let saved = saved_path(&result);
-        assert!(std::fs::symlink_metadata(&saved).unwrap().is_file(), "{result}");
+        assert!(
+            std::fs::symlink_metadata(&saved).unwrap().is_file(),
+            "{result}"
+        );
         let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&saved), 0o600);
         let nested = d.path().join("a/b");
