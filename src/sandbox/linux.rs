@@ -284,7 +284,15 @@ impl Confinement {
         if let Some(plan) = &self.mounts {
             plan.finish()?;
         }
-        if self.ruleset.is_none() && self.seccomp.is_none() {
+        let confined = self.ruleset.is_some() || self.seccomp.is_some();
+        // Root (or uid 0 of a user namespace) keeps no capability that could undo the mounts
+        // after exec or read other processes' memory and environment (CAP_SYS_PTRACE
+        // overrides "not dumpable"). Others have none to drop.
+        // SAFETY: geteuid cannot fail.
+        if self.mounts.is_some() || (confined && unsafe { libc::geteuid() } == 0) {
+            mounts::drop_capabilities()?;
+        }
+        if !confined {
             return Ok(());
         }
         // Required for Landlock and seccomp without privileges; also stops setuid binaries

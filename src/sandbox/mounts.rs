@@ -287,7 +287,7 @@ const KEPT_CAPS: [u32; 8] = [
 
 /// Removes every other capability from the bounding set, so nothing executed later can hold
 /// it. `CAP_SETPCAP` (8) goes last because dropping needs it.
-fn drop_capabilities() -> io::Result<()> {
+pub(crate) fn drop_capabilities() -> io::Result<()> {
     for cap in (0..64u32).filter(|c| *c != 8 && !KEPT_CAPS.contains(c)) {
         // SAFETY: plain prctl.
         if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) } != 0 {
@@ -391,13 +391,11 @@ impl MountPlan {
         })
     }
 
-    /// The last steps, in the command's own process: back into the working directory (which
-    /// still points into the mounts as they were), and no capability that could undo the
-    /// mounts after exec (in a user namespace, uid 0 would otherwise get them all back).
+    /// The last step, in the command's own process: back into the working directory (which
+    /// still points into the mounts as they were).
     pub(crate) fn finish(&self) -> io::Result<()> {
         // SAFETY: valid NUL-terminated path.
-        check(unsafe { libc::chdir(self.cwd.as_ptr()) } as libc::c_long)?;
-        drop_capabilities()
+        check(unsafe { libc::chdir(self.cwd.as_ptr()) } as libc::c_long).map(|_| ())
     }
 }
 

@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 /// Files above this size are remembered by size and time only (they cannot be restored).
 const KEEP_LIMIT: u64 = 1 << 20;
 
+/// State files above this size are not remembered (an index can be large; it is read anew
+/// for every command).
+const STATE_LIMIT: u64 = 64 << 10;
+
 /// One remembered entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Node {
@@ -32,6 +36,10 @@ enum Node {
     Link(PathBuf),
     /// A FIFO, socket or device: only its kind is remembered.
     Special,
+    /// An allow-listed state file of git (`HEAD`, `index`, …): its content may change, it may
+    /// go, but it must stay a regular file (never a link git would follow). Small ones are
+    /// remembered, to be put back.
+    State(Option<(u32, Vec<u8>)>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +86,7 @@ fn read_node(path: &Path, select: Select) -> Option<Node> {
                     read_git_dirs(&child)
                 }
                 GitEntry::Protected => read_node(&child, Select::All),
+                GitEntry::CopiedFile => read_state(&child),
                 _ => continue,
             },
         };
@@ -86,6 +95,19 @@ fn read_node(path: &Path, select: Select) -> Option<Node> {
         }
     }
     Some(Node::Dir { mode, children })
+}
+
+/// An allow-listed state file: a regular file is remembered as such, anything else as itself.
+fn read_state(path: &Path) -> Option<Node> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return read_node(path, Select::All);
+    }
+    let content = (meta.len() <= STATE_LIMIT).then(|| {
+        let mode = meta.permissions().mode() & 0o7777;
+        (mode, std::fs::read(path).unwrap_or_default())
+    });
+    Some(Node::State(content))
 }
 
 /// `modules/` and `worktrees/`: each entry is a git directory of its own (nested modules too).
@@ -148,10 +170,18 @@ fn create(path: &Path, node: &Node) -> bool {
                 && std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode)).is_ok()
         }
         Node::Link(target) => std::os::unix::fs::symlink(target, path).is_ok(),
+        Node::State(Some((mode, bytes))) => create(
+            path,
+            &Node::File {
+                mode: *mode,
+                content: Content::Bytes(bytes.clone()),
+            },
+        ),
         Node::File {
             content: Content::Large(..),
             ..
         }
+        | Node::State(None)
         | Node::Special => false,
     }
 }
@@ -162,6 +192,8 @@ fn restore(path: &Path, want: Option<&Node>, now: Option<&Node>, out: &mut Resto
     match (want, now) {
         (None, None) => {}
         (Some(w), Some(n)) if w == n => {}
+        // Allowed changes to git's state files: new content, a new file, a removed one.
+        (Some(Node::State(_)) | None, Some(Node::State(_))) | (Some(Node::State(_)), None) => {}
         (
             Some(Node::Dir {
                 mode,
@@ -391,6 +423,33 @@ mod tests {
         assert!(!all.contains("HEAD") && !all.contains("objects"), "{all}");
         // Nothing changed: nothing to say.
         assert!(Tripwire::arm(&ws, true).check().is_empty());
+    }
+
+    #[test]
+    fn state_files_may_change_but_not_become_links() {
+        let (_d, ws) = workspace();
+        let t = Tripwire::arm(&ws, true);
+        std::fs::remove_file(ws.join(".git/HEAD")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", ws.join(".git/HEAD")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", ws.join(".git/ORIG_HEAD")).unwrap();
+        std::fs::write(ws.join(".git/MERGE_MSG"), "allowed").unwrap();
+        let all = t.check().join("\n");
+        let head = ws.join(".git/HEAD");
+        assert!(std::fs::symlink_metadata(&head).unwrap().is_file());
+        assert_eq!(
+            std::fs::read_to_string(&head).unwrap(),
+            "ref: refs/heads/main\n"
+        );
+        assert!(std::fs::symlink_metadata(ws.join(".git/ORIG_HEAD")).is_err());
+        assert_eq!(
+            std::fs::read_to_string(ws.join(".git/MERGE_MSG")).unwrap(),
+            "allowed"
+        );
+        assert!(
+            all.contains(".git/HEAD") && all.contains(".git/ORIG_HEAD"),
+            "{all}"
+        );
+        assert!(!all.contains("MERGE_MSG"), "{all}");
     }
 
     #[test]
