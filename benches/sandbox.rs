@@ -84,7 +84,15 @@ fn repository(root: &std::path::Path, n: usize) {
     for args in [
         &["init", "-q"][..],
         &["add", "-A"],
-        &["-c", "user.name=b", "-c", "user.email=b@e", "commit", "-qm", "x"],
+        &[
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@e",
+            "commit",
+            "-qm",
+            "x",
+        ],
     ] {
         let ok = std::process::Command::new("git")
             .args(args)

@@ -6,6 +6,8 @@
 //! sits a supervisor of rein's that makes sure nothing the command starts outlives it. See
 //! `docs/sandbox.md`.
 
+#[cfg(target_os = "linux")]
+mod command;
 mod explain;
 pub mod git;
 #[cfg(target_os = "linux")]
@@ -15,6 +17,7 @@ mod linux;
 #[cfg(target_os = "linux")]
 mod mounts;
 pub mod paths;
+mod private;
 #[cfg(target_os = "linux")]
 mod readable;
 mod run;
@@ -31,7 +34,7 @@ pub use secrets::{SecretSettings, Secrets, is_secret_env_name};
 pub use trusted::trusted_program;
 
 use crate::config::SandboxMode;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The environment variable that simulates a kernel without Landlock (for tests of the
@@ -92,7 +95,7 @@ pub struct Sandbox {
     simulate_no_landlock: bool,
     secrets: Arc<Secrets>,
     /// rein's own directory for per-command views of `.git` (created on first use).
-    private: Arc<PrivateDir>,
+    private: Arc<private::PrivateDir>,
 }
 
 impl Sandbox {
@@ -154,7 +157,7 @@ impl Sandbox {
         } else {
             Mechanism::Namespaces
         };
-        let private = Arc::new(PrivateDir::next_to(&temp_dir));
+        let private = Arc::new(private::PrivateDir::next_to(&temp_dir));
         Sandbox {
             mode,
             network,
@@ -279,92 +282,6 @@ impl Sandbox {
         Ok(supervision)
     }
 
-    /// The confinement for one command, and the checks to run after it.
-    #[cfg(target_os = "linux")]
-    fn confine(
-        &self,
-        cmd: &std::process::Command,
-        report: std::os::fd::RawFd,
-        supervision: &mut Supervision,
-    ) -> Result<linux::Confinement, String> {
-        let here = std::env::current_dir()
-            .map_err(|e| format!("The sandbox cannot read the current directory: {e}."))?;
-        let cwd = cmd
-            .get_current_dir()
-            .map_or_else(|| here.clone(), |d| here.join(d));
-        let namespaces = self.mechanism == Mechanism::Namespaces;
-        let write_ws = self.mode == SandboxMode::WorkspaceWrite;
-        let ws = std::fs::canonicalize(&self.workspace).unwrap_or_else(|_| self.workspace.clone());
-        let git = if namespaces && write_ws {
-            self.git_plan(&ws, supervision)
-        } else {
-            mounts::GitPlan::Leave
-        };
-        if write_ws {
-            supervision.tripwire = Some(tripwire::Tripwire::arm(&ws, !namespaces));
-        }
-        let keep_visible: Vec<PathBuf> = std::iter::once(ws.clone())
-            .chain(std::iter::once(cwd.clone()))
-            .chain(self.writable_dirs().cloned())
-            .collect();
-        let secrets = hidden_paths(&self.secrets, &keep_visible);
-        linux::Confinement::prepare(linux::Request {
-            mode: self.mode,
-            network: self.network,
-            workspace: &self.workspace,
-            temp_dir: &self.temp_dir,
-            extra_writable: &self.extra_writable,
-            cwd: &cwd,
-            use_landlock: !self.simulate_no_landlock,
-            use_namespaces: namespaces,
-            secrets: &secrets,
-            git,
-            report,
-        })
-    }
-
-    /// How the command sees the workspace's `.git`: a private view of a repository directory,
-    /// a read-only `.git` file, or nothing to do.
-    #[cfg(target_os = "linux")]
-    fn git_plan(&self, ws: &Path, supervision: &mut Supervision) -> mounts::GitPlan {
-        use std::os::unix::ffi::OsStrExt;
-        let real = ws.join(".git");
-        let Ok(meta) = std::fs::symlink_metadata(&real) else {
-            return mounts::GitPlan::Leave;
-        };
-        if meta.is_symlink() {
-            return mounts::GitPlan::Leave;
-        }
-        if !meta.is_dir() {
-            return mounts::GitPlan::ReadOnly;
-        }
-        let cstr = |b: &[u8]| std::ffi::CString::new(b).ok();
-        let view = self
-            .private
-            .new_entry("git")
-            .and_then(|dir| gitview::GitView::build(&real, dir).map_err(|e| e.to_string()));
-        match view {
-            Ok(view) => {
-                let dir = cstr(view.dir().as_os_str().as_bytes());
-                let binds: Option<Vec<_>> = view
-                    .binds()
-                    .iter()
-                    .map(|(n, w)| cstr(n.as_bytes()).map(|c| (c, *w)))
-                    .collect();
-                let plan = match (dir, binds) {
-                    (Some(dir), Some(binds)) => mounts::GitPlan::View { dir, binds },
-                    _ => mounts::GitPlan::ReadOnly,
-                };
-                supervision.view = Some(view);
-                plan
-            }
-            Err(e) => {
-                tracing::warn!("sandbox: cannot build the view of {}: {e}", real.display());
-                mounts::GitPlan::ReadOnly
-            }
-        }
-    }
-
     #[cfg(not(target_os = "linux"))]
     fn prepare_platform(&self, _cmd: &mut std::process::Command) -> Result<Supervision, String> {
         // Reported as unavailable: every command is asked for, and runs unconfined.
@@ -386,69 +303,6 @@ pub enum SpawnError {
     Sandbox(String),
     /// Starting the process failed.
     Start(std::io::Error),
-}
-
-/// The secret paths to cover: canonical and existing, except those that hold something the
-/// command must see (the workspace, its working dir, the writable dirs).
-fn hidden_paths(secrets: &Secrets, keep_visible: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = secrets
-        .paths()
-        .iter()
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .filter(|p| !keep_visible.iter().any(|k| k.starts_with(p)))
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// rein's private directory for one session, next to the session temp dir and outside every
-/// writable tree: traversable but not listable by others (a command running as another user
-/// must reach its `.git` view by path), the entries in it 0700.
-#[derive(Debug)]
-struct PrivateDir {
-    path: PathBuf,
-    made: std::sync::OnceLock<Result<(), String>>,
-    counter: std::sync::atomic::AtomicU64,
-}
-
-impl PrivateDir {
-    fn next_to(temp_dir: &Path) -> PrivateDir {
-        let mut name = temp_dir.file_name().unwrap_or_default().to_os_string();
-        name.push(format!(".private-{:08x}", rand::random::<u32>()));
-        PrivateDir {
-            path: temp_dir.with_file_name(name),
-            made: std::sync::OnceLock::new(),
-            counter: std::sync::atomic::AtomicU64::new(0),
-        }
-    }
-
-    /// A fresh path inside (not created).
-    fn new_entry(&self, prefix: &str) -> Result<PathBuf, String> {
-        use std::os::unix::fs::DirBuilderExt;
-        self.made
-            .get_or_init(|| {
-                std::fs::DirBuilder::new()
-                    .mode(0o711)
-                    .create(&self.path)
-                    .map_err(|e| format!("cannot create {}: {e}", self.path.display()))
-            })
-            .clone()?;
-        let n = self
-            .counter
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(self
-            .path
-            .join(format!("{prefix}-{n}-{:08x}", rand::random::<u32>())))
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        if self.made.get().is_some_and(|r| r.is_ok()) {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
 }
 
 /// Makes rein's own process unreadable by the commands it starts: not dumpable, so another
