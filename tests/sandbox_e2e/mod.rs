@@ -54,6 +54,16 @@ impl Mode {
         false
     }
 
+    /// The scripted server and a temp world, when the mode is available here.
+    fn world(self) -> Option<(ScriptedServer, World)> {
+        if !self.ready() {
+            return None;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        Some((s, w))
+    }
+
     fn env(self, c: &mut Command) {
         if self == Mode::Fallback {
             c.env("REIN_SANDBOX_FALLBACK", "1");
@@ -189,11 +199,9 @@ fn rand_u64() -> u64 {
 /// programs planted there: nothing of it runs outside the sandbox when rein builds its next
 /// request (the changed-files reminder), and rein's bash is not the planted one.
 pub fn rein_runs_no_code_from_the_repository(mode: Mode) {
-    if !mode.ready() {
+    let Some((s, w)) = mode.world() else {
         return;
-    }
-    let s = ScriptedServer::openai();
-    let w = World::new(&s);
+    };
     let (payload_script, marker) = payload(&w);
     repo(&w);
     // A hostile checkout: its config starts programs on `git status`.
@@ -268,11 +276,9 @@ fn persons_git_runs_nothing(w: &World, marker: &Path) {
 /// Class 1 (the allow-list): configuration git reads, including names that do not exist yet,
 /// never reaches the real `.git`; the person's later `git commit` runs no planted hook.
 pub fn planted_git_configuration_never_reaches_the_persons_git(mode: Mode) {
-    if !mode.ready() {
+    let Some((s, w)) = mode.world() else {
         return;
-    }
-    let s = ScriptedServer::openai();
-    let w = World::new(&s);
+    };
     let (payload_script, marker) = payload(&w);
     repo(&w);
     std::fs::remove_dir_all(w.ws.join(".git/hooks")).unwrap();
@@ -305,11 +311,9 @@ pub fn planted_git_configuration_never_reaches_the_persons_git(mode: Mode) {
 /// Class 1 for a repository the session made: from the command after `git init` on, it is
 /// protected like any other.
 pub fn a_repository_made_in_the_session_is_protected_from_then_on(mode: Mode) {
-    if !mode.ready() {
+    let Some((s, w)) = mode.world() else {
         return;
-    }
-    let s = ScriptedServer::openai();
-    let w = World::new(&s);
+    };
     let (payload_script, marker) = payload(&w);
     s.push(bash("git init -q && echo made"))
         .push(script(&w, &plant_git_payload(&payload_script)))
@@ -325,11 +329,9 @@ pub fn a_repository_made_in_the_session_is_protected_from_then_on(mode: Mode) {
 
 /// Class 1 (`.rein`): a command cannot plant rein's project settings for the next run.
 pub fn a_planted_rein_dir_is_gone_before_the_next_run(mode: Mode) {
-    if !mode.ready() {
+    let Some((s, w)) = mode.world() else {
         return;
-    }
-    let s = ScriptedServer::openai();
-    let w = World::new(&s);
+    };
     s.push(script(
         &w,
         "mkdir -p .rein && printf 'edits = \"allow\"\\n' > .rein/config.toml",
@@ -348,11 +350,9 @@ pub fn a_planted_rein_dir_is_gone_before_the_next_run(mode: Mode) {
 /// Class 4: secrets. Secret files, rein's config and data, secret-named variables and the
 /// key in rein's own environment: none reaches the model or any file rein writes.
 pub fn secrets_never_reach_the_model_or_the_session(mode: Mode) {
-    if !mode.ready() {
+    let Some((s, w)) = mode.world() else {
         return;
-    }
-    let s = ScriptedServer::openai();
-    let w = World::new(&s);
+    };
     // A key of this test's own: other processes on the machine may hold the shared test key.
     let key = unique("sk-test-KEY");
     let key = key.as_str();
@@ -447,15 +447,13 @@ pub fn secrets_never_reach_the_model_or_the_session(mode: Mode) {
 }
 
 /// Class 5: terminals. rein runs in a terminal; the command has none (no controlling
-/// terminal, `/dev/tty` refused), cannot paint on rein's screen, cannot make itself the
-/// foreground, and cannot read what is typed in another terminal.
+/// terminal, so it cannot become the terminal's foreground either; `/dev/tty` refused),
+/// cannot paint on rein's screen, and cannot read what is typed in another terminal.
 pub fn commands_have_no_terminal(mode: Mode) {
-    if !mode.ready() {
-        return;
-    }
     use portable_pty::{PtySize, native_pty_system};
-    let s = ScriptedServer::openai();
-    let w = World::new(&s);
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
     // Another terminal where the person types a secret.
     let other = native_pty_system()
         .openpty(PtySize {
@@ -530,11 +528,9 @@ fn processes_with(tag: &str) -> Vec<String> {
 /// Class 6: nothing outlives the call, however it detaches, and the result says what was
 /// killed; a delayed write after the call never lands.
 pub fn nothing_outlives_the_call(mode: Mode) {
-    if !mode.ready() {
+    let Some((s, w)) = mode.world() else {
         return;
-    }
-    let s = ScriptedServer::openai();
-    let w = World::new(&s);
+    };
     let tag = format!("{}.{}", 1000 + rand_u64() % 1000, std::process::id());
     let attack = format!(
         "nohup sleep {tag}1 > /dev/null 2>&1 & \
@@ -565,11 +561,9 @@ pub fn nothing_outlives_the_call(mode: Mode) {
 /// Class 2/7: no write lands outside, not through links planted in `.git` for rein to follow
 /// when it copies the command's changes back, nor anywhere else.
 pub fn no_write_lands_outside(mode: Mode) {
-    if !mode.ready() {
+    let Some((s, w)) = mode.world() else {
         return;
-    }
-    let s = ScriptedServer::openai();
-    let w = World::new(&s);
+    };
     repo(&w);
     std::fs::write(w.home.join(".bashrc"), "keep\n").unwrap();
     let attack = "ln -sf \"$HOME/.bashrc\" .git/ORIG_HEAD; \
@@ -598,11 +592,9 @@ pub fn no_write_lands_outside(mode: Mode) {
 /// Class 7: a long output saved in full is readable by the user only. (Checked while rein
 /// still runs: it removes its temp dir when it exits.)
 pub fn saved_outputs_are_private(mode: Mode) {
-    if !mode.ready() {
+    let Some((s, w)) = mode.world() else {
         return;
-    }
-    let s = ScriptedServer::openai();
-    let w = World::new(&s);
+    };
     let gate = crate::support::Gate::new();
     s.push(bash("seq 1 100000"))
         .push(Reply::text("done").pause_after(0, &gate));
