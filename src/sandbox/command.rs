@@ -78,10 +78,13 @@ impl Sandbox {
             return mounts::GitPlan::ReadOnly;
         }
         let cstr = |b: &[u8]| std::ffi::CString::new(b).ok();
-        let view = self
-            .private
-            .new_entry("git")
-            .and_then(|dir| gitview::GitView::build(&real, dir).map_err(|e| e.to_string()));
+        let view = match self.private.take_view(&real) {
+            Some(mut view) => view.refresh().map(|()| view).map_err(|e| e.to_string()),
+            None => self
+                .private
+                .new_entry("git")
+                .and_then(|dir| gitview::GitView::build(&real, dir).map_err(|e| e.to_string())),
+        };
         match view {
             Ok(view) => {
                 let dir = cstr(view.dir().as_os_str().as_bytes());
@@ -94,7 +97,7 @@ impl Sandbox {
                     (Some(dir), Some(binds)) => mounts::GitPlan::View { dir, binds },
                     _ => mounts::GitPlan::ReadOnly,
                 };
-                supervision.view = Some(view);
+                supervision.view = Some((view, self.private.clone()));
                 plan
             }
             Err(e) => {

@@ -73,7 +73,7 @@ pub(crate) struct GitView {
 }
 
 /// Copies a regular file's content and permission bits into a new file at `to`, without
-/// following links at either end, and with the owner of `owner_of` when rein is root.
+/// following links at either end, and with `owner` when rein is root.
 fn copy_file(from: &Path, to: &Path, owner: (u32, u32)) -> io::Result<()> {
     let mut src = std::fs::File::options()
         .read(true)
@@ -164,53 +164,109 @@ fn temp_name(real: &Path, name: &OsStr) -> PathBuf {
     real.join(tmp)
 }
 
+/// Removes whatever is at `path`, without following links.
+fn remove_any(path: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 impl GitView {
-    /// Builds the view of the repository at `real` (a directory) in `dir` (which must not exist).
+    /// A view of the repository at `real` (a directory) in `dir` (which must not exist).
     pub(crate) fn build(real: &Path, dir: PathBuf) -> io::Result<GitView> {
-        let meta = std::fs::symlink_metadata(real)?;
-        if !meta.is_dir() {
-            return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
-        }
-        let owner = (meta.uid(), meta.gid());
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        chown_if_root(&dir, owner);
         let mut view = GitView {
             real: real.to_path_buf(),
-            real_id: (meta.dev(), meta.ino()),
+            real_id: (0, 0),
             dir,
             binds: Vec::new(),
             files: Vec::new(),
             dirs: Vec::new(),
             links: Vec::new(),
         };
-        for entry in std::fs::read_dir(real)? {
-            let entry = entry?;
-            view.add(&entry.file_name(), entry.file_type()?, owner)?;
-        }
+        view.refresh()?;
         Ok(view)
     }
 
-    fn add(&mut self, name: &OsStr, kind: std::fs::FileType, owner: (u32, u32)) -> io::Result<()> {
+    /// Whether this view shows the repository at `real`.
+    pub(crate) fn shows(&self, real: &Path) -> bool {
+        self.real == real
+    }
+
+    /// Makes the view match the real repository again, for the next command: what a command
+    /// left in it goes, what changed in the real repository is copied anew, the rest (mount
+    /// points, unchanged copies) is kept, so a reused view costs little more than a listing.
+    pub(crate) fn refresh(&mut self) -> io::Result<()> {
+        let meta = std::fs::symlink_metadata(&self.real)?;
+        if !meta.is_dir() {
+            return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
+        }
+        self.real_id = (meta.dev(), meta.ino());
+        let owner = (meta.uid(), meta.gid());
+        chown_if_root(&self.dir, owner);
+        let mut real = Vec::new();
+        for entry in std::fs::read_dir(&self.real)? {
+            let entry = entry?;
+            real.push((entry.file_name(), entry.file_type()?));
+        }
+        for entry in std::fs::read_dir(&self.dir)? {
+            let name = entry?.file_name();
+            if !real.iter().any(|(n, _)| *n == name) {
+                remove_any(&self.dir.join(&name))?;
+            }
+        }
+        let old_files = std::mem::take(&mut self.files);
+        self.binds.clear();
+        self.dirs.clear();
+        self.links.clear();
+        for (name, kind) in real {
+            self.add(&name, kind, owner, &old_files)?;
+        }
+        Ok(())
+    }
+
+    /// Puts one real entry into the view, reusing what is already right there.
+    fn add(
+        &mut self,
+        name: &OsStr,
+        kind: std::fs::FileType,
+        owner: (u32, u32),
+        old: &[Copied],
+    ) -> io::Result<()> {
         let (src, dst) = (self.real.join(name), self.dir.join(name));
+        let now = std::fs::symlink_metadata(&dst).ok();
         if kind.is_symlink() {
             let target = std::fs::read_link(&src)?;
-            std::os::unix::fs::symlink(&target, &dst)?;
+            if std::fs::read_link(&dst).ok().as_ref() != Some(&target) {
+                remove_any(&dst)?;
+                std::os::unix::fs::symlink(&target, &dst)?;
+            }
             self.links.push((name.to_owned(), target));
             return Ok(());
         }
         match classify(name, kind.is_dir()) {
-            GitEntry::SharedDir => {
-                std::fs::create_dir(&dst)?;
-                self.binds.push((name.to_owned(), true));
-            }
             GitEntry::CopiedDir => {
+                remove_any(&dst)?;
                 copy_tree(&src, &dst, owner)?;
                 self.dirs.push(name.to_owned());
             }
             GitEntry::CopiedFile if kind.is_file() => {
                 let real = Stamp::of_path(&src).ok_or_else(io::Error::last_os_error)?;
-                copy_file(&src, &dst, owner)?;
-                let copy = Stamp::of_path(&dst).ok_or_else(io::Error::last_os_error)?;
+                let kept = old
+                    .iter()
+                    .find(|c| c.name == name)
+                    .filter(|c| c.real == real && now.as_ref().map(Stamp::of) == Some(c.copy));
+                let copy = match kept {
+                    Some(c) => c.copy,
+                    None => {
+                        remove_any(&dst)?;
+                        copy_file(&src, &dst, owner)?;
+                        Stamp::of_path(&dst).ok_or_else(io::Error::last_os_error)?
+                    }
+                };
                 self.files.push(Copied {
                     name: name.to_owned(),
                     real,
@@ -218,15 +274,27 @@ impl GitView {
                 });
             }
             // A stale lock stays out of the view, and so out of the real repository later.
-            GitEntry::Lock => {}
-            _ => {
-                // A mount point of the same kind for the read-only bind.
-                if kind.is_dir() {
-                    std::fs::create_dir(&dst)?;
-                } else {
-                    std::fs::File::create_new(&dst)?;
+            GitEntry::Lock => remove_any(&dst)?,
+            class => {
+                // A mount point of the same kind for the bind (writable for the data git
+                // writes in place, read-only for everything else).
+                let right = now.is_some_and(|m| {
+                    if kind.is_dir() {
+                        m.is_dir()
+                    } else {
+                        m.is_file()
+                    }
+                });
+                if !right {
+                    remove_any(&dst)?;
+                    if kind.is_dir() {
+                        std::fs::create_dir(&dst)?;
+                    } else {
+                        std::fs::File::create_new(&dst)?;
+                    }
                 }
-                self.binds.push((name.to_owned(), false));
+                let writable = class == GitEntry::SharedDir;
+                self.binds.push((name.to_owned(), writable));
             }
         }
         Ok(())
@@ -518,6 +586,37 @@ mod tests {
         );
         drop(v);
         assert!(!view.exists());
+    }
+
+    #[test]
+    fn a_reused_view_forgets_the_last_command_and_follows_the_repository() {
+        let (dir, git) = repo();
+        let mut v = GitView::build(&git, dir.path().join("view")).unwrap();
+        let view = v.dir().to_path_buf();
+        let config_inode = std::fs::metadata(view.join("config")).unwrap().ino();
+        std::fs::write(view.join("commondir"), "/tmp/evil").unwrap();
+        std::fs::write(view.join("index"), "index-v2").unwrap();
+        let _ = v.sync();
+        // The person changes the repository between two commands.
+        std::fs::write(git.join("MERGE_MSG"), "merging").unwrap();
+        std::fs::remove_dir_all(git.join("info")).unwrap();
+        v.refresh().unwrap();
+        assert!(!view.join("commondir").exists() && !view.join("info").exists());
+        assert_eq!(
+            std::fs::read_to_string(view.join("index")).unwrap(),
+            "index-v2"
+        );
+        assert_eq!(
+            std::fs::read_to_string(view.join("MERGE_MSG")).unwrap(),
+            "merging"
+        );
+        // Mount points are kept, not made anew.
+        assert_eq!(
+            std::fs::metadata(view.join("config")).unwrap().ino(),
+            config_inode
+        );
+        assert!(!v.binds().iter().any(|(n, _)| n == "info"));
+        assert!(v.sync().is_empty());
     }
 
     #[test]

@@ -50,8 +50,9 @@ impl Finished {
 pub struct Supervision {
     /// Read and write ends of the report pipe.
     report: Option<(OwnedFd, OwnedFd)>,
+    /// The command's view of `.git`, and where to keep it afterwards.
     #[cfg(target_os = "linux")]
-    pub(super) view: Option<GitView>,
+    pub(super) view: Option<(GitView, std::sync::Arc<super::private::PrivateDir>)>,
     pub(super) tripwire: Option<Tripwire>,
 }
 
@@ -108,8 +109,9 @@ impl Supervision {
             }
         }
         #[cfg(target_os = "linux")]
-        if let Some(view) = self.view.take() {
+        if let Some((view, private)) = self.view.take() {
             done.notes.extend(view.sync());
+            private.keep_view(view);
         }
         if let Some(t) = self.tripwire.take() {
             done.notes.extend(t.check());
