@@ -179,6 +179,8 @@ mod exit {
 }
 
 fn main() -> ExitCode {
+    // Before anything reads the key: no process of ours may read rein's memory or environment.
+    rein::sandbox::protect_process();
     match run() {
         Ok(code) => code,
         Err(e) => {
@@ -350,17 +352,25 @@ fn run_sessions(command: SessionsCommand) -> anyhow::Result<ExitCode> {
 fn run_sandbox(argv: &[String]) -> anyhow::Result<ExitCode> {
     let config = lenient_config(Flags::default())?;
     let temp = std::env::temp_dir().join(format!("rein-sandbox-{}", rein::agent::new_session_id()));
-    std::fs::create_dir_all(&temp)
+    let mut dir = std::fs::DirBuilder::new();
+    std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+    dir.create(&temp)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", temp.display()))?;
     let sandbox = rein::sandbox::Sandbox::new(
         config.sandbox,
         config.sandbox_network,
         config.cwd.clone(),
         temp.clone(),
-    );
+    )
+    .with_secrets(config.secrets());
     print_error(&format!("sandbox {}", sandbox.describe()));
     let code = match rein::sandbox::run_sandboxed(&sandbox, argv) {
-        Ok(code) => code,
+        Ok((code, notes)) => {
+            for note in notes {
+                print_error(&note);
+            }
+            code
+        }
         Err(e) => {
             print_error(&format!(
                 "cannot run {}: {e}",

@@ -157,13 +157,18 @@ impl Agent {
         }
         let client = Client::new(client_options(&config))?;
         let temp_dir = std::env::temp_dir().join(format!("rein-{}", new_session_id()));
-        std::fs::create_dir_all(&temp_dir)?;
-        let sandbox = Arc::new(Sandbox::new(
-            config.sandbox,
-            config.sandbox_network,
-            config.cwd.clone(),
-            temp_dir.clone(),
-        ));
+        // Private: saved outputs may hold what a command printed.
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&temp_dir)?;
+        let sandbox = Arc::new(
+            Sandbox::new(
+                config.sandbox,
+                config.sandbox_network,
+                config.cwd.clone(),
+                temp_dir.clone(),
+            )
+            .with_secrets(config.secrets()),
+        );
         let pending: PendingApprovals = Arc::default();
         // rein's own files are never part of the workspace's checkpoints.
         let checkpoints = crate::checkpoint::Checkpoints::new(
@@ -236,8 +241,7 @@ impl Agent {
             journal: journal.clone(),
         });
         let secrets = Arc::new(crate::tools::secrets::Secrets::new(
-            config.home_dir.as_deref(),
-            &[config.config_dir.clone(), config.data_dir.clone()],
+            config.secrets().paths(),
             config.api_key.as_deref(),
             std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),

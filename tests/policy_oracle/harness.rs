@@ -126,6 +126,7 @@ impl Scratch {
         let err = out.try_clone().expect("output file");
         let mut c = Command::new("strace");
         c.args([
+            "--pidns-translation",
             "--seccomp-bpf",
             "-f",
             "-ff",

@@ -330,7 +330,13 @@ fn clone_result(line: &str) -> Option<u32> {
     if !matches!(name, "clone" | "clone3" | "fork" | "vfork") {
         return None;
     }
-    ret.split_whitespace().next()?.parse().ok()
+    // Inside the sandbox's PID namespace the return value is the namespace's pid; with
+    // `--pidns-translation` strace adds ours: `= 2 /* 3800 in strace's PID NS */`.
+    let ours = ret
+        .split_once("/* ")
+        .and_then(|(_, c)| c.split_whitespace().next())
+        .and_then(|p| p.parse().ok());
+    ours.or_else(|| ret.split_whitespace().next()?.parse().ok())
 }
 
 /// `path` from `dir`, `..` and `.` resolved as text.
