@@ -5,7 +5,7 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use rein::protocol::{Event, SessionInfo, ToolStatus, TurnOutcome};
+use rein::protocol::{Event, SessionInfo, ToolDisplay, ToolStatus, TurnOutcome};
 use rein::tui::app::App;
 use rein::tui::theme::Theme;
 use rein::tui::view;
@@ -55,15 +55,16 @@ fn big_conversation() -> App {
         let id = format!("call_{n}");
         app.on_agent_event(Event::ToolCallStarted {
             call_id: id.clone(),
-            tool: "bash".into(),
-            summary: format!("bash  cargo test -q --test t{n}"),
-            args: serde_json::Value::Null,
+            display: ToolDisplay::Exec {
+                command: format!("cargo test -q --test t{n}"),
+            },
         });
         app.on_agent_event(Event::ToolCallFinished {
             call_id: id,
             status: ToolStatus::Ok,
             output: (0..12).map(|i| format!("test case_{i} ... ok\n")).collect(),
             elapsed_ms: 1_200,
+            exit_code: Some(0),
         });
         app.on_agent_event(Event::TurnFinished {
             outcome: TurnOutcome::Completed,

@@ -2,7 +2,7 @@
 //! a tool call with live output and, for messages containing "edit", an edit approval.
 
 use rein::protocol::{
-    ApprovalKind, ApprovalRequest, Event, Op, SessionInfo, Todo, TodoStatus, ToolStatus,
+    ApprovalRequest, EditDiff, Event, Op, SessionInfo, Todo, TodoStatus, ToolDisplay, ToolStatus,
     TurnOutcome,
 };
 use std::time::Duration;
@@ -54,9 +54,9 @@ async fn main() -> anyhow::Result<()> {
                     });
                     let _ = ev_tx.send(Event::ToolCallStarted {
                         call_id: "c1".into(),
-                        tool: "bash".into(),
-                        summary: "bash  seq 1 30".into(),
-                        args: serde_json::Value::Null,
+                        display: ToolDisplay::Exec {
+                            command: "seq 1 30".into(),
+                        },
                     });
                     for i in 1..=30 {
                         let _ = ev_tx.send(Event::ToolOutputDelta {
@@ -71,17 +71,17 @@ async fn main() -> anyhow::Result<()> {
                         status: ToolStatus::Ok,
                         output: out,
                         elapsed_ms: 1_200,
+                        exit_code: None,
                     });
                     if text.contains("edit") {
                         let _ = ev_tx.send(Event::ApprovalRequested(ApprovalRequest {
                             id: "a1".into(),
                             call_id: "c2".into(),
-                            tool: "write_file".into(),
-                            kind: ApprovalKind::Edit {
+                            display: ToolDisplay::Edit {
                                 path: "hello.rs".into(),
-                                old: None,
-                                new: "fn main() {}\n".into(),
+                                diff: Some(EditDiff::between(None, "fn main() {}\n")),
                             },
+                            cwd: std::env::current_dir().unwrap_or_default(),
                             part: "hello.rs".into(),
                             reason: "no rule matched (default ask)".into(),
                             subagent: None,
@@ -127,8 +127,9 @@ async fn main() -> anyhow::Result<()> {
         theme: std::env::var("REIN_THEME").unwrap_or_else(|_| "dark".into()),
         config_dir: data.clone(),
         data_dir: data,
+        notices: Vec::new(),
     };
     let result = rein::tui::run(opts, op_tx, ev_rx).await;
     let _ = agent.await;
-    result
+    result.map(|_| ())
 }

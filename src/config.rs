@@ -3,19 +3,25 @@
 //! > defaults. Every value remembers where it came from, for `rein config`.
 
 use crate::llm::ProviderKind;
-use crate::policy::{Action, Rule, RuleSource};
+use crate::policy::Rule;
+use crate::trust::{ProjectTrust, TrustItem};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod derive;
+mod endpoint;
 mod file;
+mod mcp;
+mod project;
+mod raw;
 mod show;
+mod window;
 
 pub use file::parse_env_file;
-use file::{FileConfig, SandboxSetting, read_file_config};
-use show::missing_message;
+pub use window::{DEFAULT_CONTEXT_WINDOW, choose_context_window, family_context_window};
 
 /// Where a setting came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +38,8 @@ pub enum Source {
     File(PathBuf),
     /// Derived from another setting (e.g. provider from the base URL).
     Derived(&'static str),
+    /// Reported by the model server (e.g. the context window from llama.cpp's `/props`).
+    Server(&'static str),
 }
 
 impl fmt::Display for Source {
@@ -43,6 +51,7 @@ impl fmt::Display for Source {
             Source::AgentsEnv(var) => write!(f, "~/.agents/env {var}"),
             Source::File(path) => write!(f, "{}", path.display()),
             Source::Derived(why) => write!(f, "{why}"),
+            Source::Server(what) => write!(f, "server: {what}"),
         }
     }
 }
@@ -87,6 +96,8 @@ pub struct Config {
     pub max_output_tokens: u32,
     /// TCP connect timeout.
     pub connect_timeout: Duration,
+    /// Longest wait for the first bytes of an answer (an uncached prompt on a CPU server).
+    pub first_byte_timeout: Duration,
     /// Longest silence inside a stream before it counts as stalled.
     pub idle_timeout: Duration,
     /// Request attempts in all (1 + retries).
@@ -103,10 +114,15 @@ pub struct Config {
     pub sandbox: SandboxMode,
     /// Whether bash may use the network.
     pub sandbox_network: bool,
+    /// Secret paths and variables (`[sandbox] hide`, `unhide`, `pass_env`).
+    pub sandbox_secrets: crate::sandbox::SecretSettings,
     /// Whether edits inside the workspace are allowed without asking.
     pub auto_approve_edits: bool,
     /// Rules from config files (after the built-in ones).
     pub rules: Vec<Rule>,
+    /// Every MCP server: the user's, then the project's (`.rein/config.toml`, `.mcp.json`)
+    /// that the user's do not shadow. A project server starts only if `trust` allows it.
+    pub mcp_servers: Vec<crate::mcp::ServerConfig>,
     /// Whether to compact automatically.
     pub auto_compact: bool,
     /// Fraction of the window at which to compact.
@@ -125,6 +141,25 @@ pub struct Config {
     pub home_dir: Option<PathBuf>,
     /// Where each named setting came from.
     pub sources: Vec<(&'static str, Source)>,
+    /// Whether the workspace's project is trusted, and with what.
+    pub trust: ProjectTrust,
+    /// Project settings that do not apply, and why.
+    pub ignored: Vec<IgnoredSetting>,
+    /// Old key names the files use, as notices for the person.
+    pub deprecated: Vec<String>,
+}
+
+/// A project setting that does not apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IgnoredSetting {
+    /// The setting as written (`base_url`, `sandbox.mode`, `rules`).
+    pub key: String,
+    /// The file it is in.
+    pub file: PathBuf,
+    /// Why it does not apply.
+    pub reason: String,
+    /// Set when trusting the project would let it apply.
+    pub trust: Option<TrustItem>,
 }
 
 /// Command-line overrides.
@@ -136,6 +171,10 @@ pub struct Flags {
     pub base_url: Option<String>,
     /// `--model`.
     pub model: Option<String>,
+    /// `--trust`: the project's settings apply in full, this run.
+    pub trust: bool,
+    /// Items the person approved in this run (they apply even if saving the approval failed).
+    pub approved: Vec<TrustItem>,
 }
 
 /// Everything loading reads from the outside world, so tests can supply it.
@@ -202,85 +241,6 @@ pub fn is_loopback_url(url: &str) -> bool {
     matches!(host, "localhost" | "::1" | "0.0.0.0") || host.starts_with("127.")
 }
 
-fn infer_provider(base_url: &str) -> ProviderKind {
-    let rest = base_url.split("://").nth(1).unwrap_or(base_url);
-    let host = rest.split('/').next().unwrap_or("").to_ascii_lowercase();
-    if host.contains("anthropic") {
-        ProviderKind::Anthropic
-    } else {
-        ProviderKind::OpenAi
-    }
-}
-
-fn parse_provider(value: &str, origin: &Source) -> Result<ProviderKind, ConfigError> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "openai" | "openai-compatible" | "chat" => Ok(ProviderKind::OpenAi),
-        "anthropic" | "claude" => Ok(ProviderKind::Anthropic),
-        other => Err(ConfigError::Invalid(format!(
-            "Unknown provider \"{other}\" (from {origin}). Use \"openai\" (any OpenAI-compatible \
-             Chat Completions server) or \"anthropic\"."
-        ))),
-    }
-}
-
-/// The sources of one string setting, highest first, as found.
-struct Lookup<'a> {
-    inputs: &'a Inputs,
-    agents_env: HashMap<String, String>,
-    project: Option<(PathBuf, FileConfig)>,
-    user: Option<(PathBuf, FileConfig)>,
-}
-
-impl Lookup<'_> {
-    fn env(&self, var: &str) -> Option<(String, Source)> {
-        self.inputs
-            .env
-            .get(var)
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| (v.clone(), Source::Env(var.into())))
-    }
-
-    fn agents_env(&self, var: &str) -> Option<(String, Source)> {
-        self.agents_env
-            .get(var)
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| (v.clone(), Source::AgentsEnv(var.into())))
-    }
-
-    /// Flag, `REIN_<X>` env, `<X>` env, `~/.agents/env` (REIN_X then X).
-    fn string(
-        &self,
-        flag: Option<(&Option<String>, &'static str)>,
-        var: &str,
-    ) -> Option<(String, Source)> {
-        if let Some((Some(v), name)) = flag {
-            return Some((v.clone(), Source::Flag(name)));
-        }
-        let rein = format!("REIN_{var}");
-        self.env(&rein)
-            .or_else(|| self.env(var))
-            .or_else(|| self.agents_env(&rein))
-            .or_else(|| self.agents_env(var))
-    }
-
-    fn file<T>(&self, get: impl Fn(&FileConfig) -> Option<T>) -> Option<(T, Source)> {
-        for (path, file) in [&self.project, &self.user].into_iter().flatten() {
-            if let Some(v) = get(file) {
-                return Some((v, Source::File(path.clone())));
-            }
-        }
-        None
-    }
-}
-
-fn parse_num<T: std::str::FromStr>(value: &str, origin: &Source) -> Result<T, ConfigError> {
-    value.trim().replace('_', "").parse::<T>().map_err(|_| {
-        ConfigError::Invalid(format!(
-            "\"{value}\" (from {origin}) is not a valid number."
-        ))
-    })
-}
-
 impl Config {
     /// Loads the settings from the real process environment.
     pub fn load(flags: Flags) -> Result<Config, ConfigError> {
@@ -302,318 +262,21 @@ impl Config {
     }
 
     fn build(inputs: &Inputs, strict: bool) -> Result<Config, ConfigError> {
-        let agents_env_path = inputs
-            .home_dir
-            .as_ref()
-            .map(|h| h.join(".agents").join("env"));
-        let agents_env = agents_env_path
-            .as_ref()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .map(|t| parse_env_file(&t).into_iter().collect())
-            .unwrap_or_default();
-        let project_path = inputs.cwd.join(".rein").join("config.toml");
-        let user_path = inputs.config_dir.join("config.toml");
-        let project = read_file_config(&project_path)?.map(|f| (project_path.clone(), f));
-        let user = read_file_config(&user_path)?.map(|f| (user_path.clone(), f));
-        let look = Lookup {
-            inputs,
-            agents_env,
-            project,
-            user,
-        };
-        let mut sources: Vec<(&'static str, Source)> = Vec::new();
+        let layers = raw::Layers::read(inputs)?;
+        Config::derive(raw::RawConfig::resolve(layers), inputs, strict)
+    }
+}
 
-        // Base URL and provider decide each other's defaults.
-        let base_url = look
-            .string(Some((&inputs.flags.base_url, "--base-url")), "BASE_URL")
-            .or_else(|| look.file(|f| f.base_url.clone()));
-        let provider_given = look
-            .string(Some((&inputs.flags.provider, "--provider")), "PROVIDER")
-            .or_else(|| look.file(|f| f.provider.clone()));
-        let provider = match (&provider_given, &base_url) {
-            (Some((p, src)), _) => {
-                let kind = parse_provider(p, src)?;
-                sources.push(("provider", src.clone()));
-                kind
-            }
-            (None, Some((url, _))) => {
-                sources.push(("provider", Source::Derived("inferred from base_url")));
-                infer_provider(url)
-            }
-            (None, None) => {
-                sources.push(("provider", Source::Default));
-                ProviderKind::OpenAi
-            }
-        };
-        let base_url = match base_url {
-            Some((url, src)) => {
-                sources.push(("base_url", src));
-                url.trim().trim_end_matches('/').to_string()
-            }
-            None => {
-                sources.push(("base_url", Source::Default));
-                match provider {
-                    ProviderKind::OpenAi => "https://api.openai.com/v1".to_string(),
-                    ProviderKind::Anthropic => "https://api.anthropic.com".to_string(),
-                }
-            }
-        };
-
-        let model = look
-            .string(Some((&inputs.flags.model, "--model")), "MODEL")
-            .or_else(|| look.file(|f| f.model.clone()));
-
-        let fallback_key = match provider {
-            ProviderKind::OpenAi => "OPENAI_API_KEY",
-            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
-        };
-        let api_key = look
-            .string(None, "API_KEY")
-            .or_else(|| look.file(|f| f.api_key.clone()))
-            .or_else(|| look.env(fallback_key))
-            .or_else(|| look.agents_env(fallback_key));
-
-        let loopback = is_loopback_url(&base_url);
-        if strict {
-            let mut missing = Vec::new();
-            if model.is_none() {
-                missing.push("a model");
-            }
-            if api_key.is_none() && !loopback {
-                missing.push("an API key");
-            }
-            if !missing.is_empty() {
-                return Err(ConfigError::Missing(missing_message(
-                    &missing,
-                    &base_url,
-                    fallback_key,
-                )));
-            }
-        }
-        let model = match model {
-            Some((m, src)) => {
-                sources.push(("model", src));
-                m.trim().to_string()
-            }
-            None => {
-                sources.push(("model", Source::Default));
-                String::new()
-            }
-        };
-        let api_key = match api_key {
-            Some((k, src)) => {
-                sources.push(("api_key", src));
-                Some(k.trim().to_string())
-            }
-            None => {
-                sources.push(("api_key", Source::Default));
-                None
-            }
-        };
-
-        let context_window = match look.string(None, "CONTEXT_WINDOW").filter(|(_, s)| {
-            // Only REIN_CONTEXT_WINDOW is ours; a bare CONTEXT_WINDOW env is too generic.
-            matches!(s, Source::Env(v) | Source::AgentsEnv(v) if v == "REIN_CONTEXT_WINDOW")
-        }) {
-            Some((v, src)) => {
-                let n: u64 = parse_num(&v, &src)?;
-                sources.push(("context_window", src));
-                n
-            }
-            None => match look.file(|f| f.context_window) {
-                Some((n, src)) => {
-                    sources.push(("context_window", src));
-                    n
-                }
-                None => {
-                    sources.push(("context_window", Source::Default));
-                    128_000
-                }
-            },
-        };
-        if context_window == 0 {
-            return Err(ConfigError::Invalid(
-                "context_window must be a positive number of tokens.".into(),
-            ));
-        }
-
-        macro_rules! file_or {
-            ($name:literal, $field:ident, $default:expr) => {
-                match look.file(|f| f.$field.clone()) {
-                    Some((v, src)) => {
-                        sources.push(($name, src));
-                        v
-                    }
-                    None => {
-                        sources.push(($name, Source::Default));
-                        $default
-                    }
-                }
-            };
-        }
-        let max_output_tokens = file_or!("max_output_tokens", max_output_tokens, 8192);
-        let connect_timeout = file_or!("connect_timeout_secs", connect_timeout_secs, 10);
-        let idle_timeout = file_or!("idle_timeout_secs", idle_timeout_secs, 120);
-        let max_retries = file_or!("max_retries", max_retries, 4);
-        let retry_backoff_ms = file_or!("retry_backoff_ms", retry_backoff_ms, 1000);
-        let max_requests = file_or!("max_requests", max_requests, 100);
-        let bash_timeout_secs = file_or!("bash_timeout_secs", bash_timeout_secs, 60);
-        let theme = file_or!("theme", theme, "dark".to_string());
-        let auto_compact = file_or!("auto_compact", auto_compact, true);
-        let compact_threshold = file_or!("compact_threshold", compact_threshold, 0.85);
-        let keep_tool_results = file_or!("keep_tool_results", keep_tool_results, 3);
-        let subagent_max_requests = file_or!("subagent_max_requests", subagent_max_requests, 12);
-        let edits = match (&look.user, &look.project) {
-            (_, Some((path, f))) if f.edits.as_deref() == Some("ask") => {
-                sources.push(("edits", Source::File(path.clone())));
-                "ask".to_string()
-            }
-            (Some((path, f)), _) if f.edits.is_some() => {
-                sources.push(("edits", Source::File(path.clone())));
-                f.edits.clone().unwrap_or_default()
-            }
-            _ => {
-                sources.push(("edits", Source::Default));
-                "ask".to_string()
-            }
-        };
-        let auto_approve_edits = match edits.as_str() {
-            "ask" => false,
-            "allow" => true,
-            other => {
-                return Err(ConfigError::Invalid(format!(
-                    "edits = \"{other}\" is not valid; use \"ask\" or \"allow\"."
-                )));
-            }
-        };
-        if !(0.1..=1.0).contains(&compact_threshold) {
-            return Err(ConfigError::Invalid(
-                "compact_threshold must be between 0.1 and 1.0.".into(),
-            ));
-        }
-
-        // A repository must not loosen the sandbox or pre-approve edits for whoever clones
-        // it: the project file may only make these stricter.
-        let sandbox_of = |f: &FileConfig| match &f.sandbox {
-            Some(SandboxSetting::Mode(m)) => (Some(*m), None),
-            Some(SandboxSetting::Table { mode, network }) => (*mode, *network),
-            None => (None, None),
-        };
-        let strictness = |m: SandboxMode| match m {
-            SandboxMode::Off => 0,
-            SandboxMode::WorkspaceWrite => 1,
-            SandboxMode::ReadOnly => 2,
-        };
-        let mut sandbox = (SandboxMode::WorkspaceWrite, Source::Default);
-        let mut sandbox_network = (false, Source::Default);
-        if let Some((path, f)) = &look.user {
-            let (m, n) = sandbox_of(f);
-            if let Some(m) = m {
-                sandbox = (m, Source::File(path.clone()));
-            }
-            if let Some(n) = n {
-                sandbox_network = (n, Source::File(path.clone()));
-            }
-        }
-        if let Some((path, f)) = &look.project {
-            let (m, n) = sandbox_of(f);
-            match m {
-                Some(m) if strictness(m) > strictness(sandbox.0) => {
-                    sandbox = (m, Source::File(path.clone()))
-                }
-                Some(m) if m != sandbox.0 => tracing::warn!(
-                    "ignoring sandbox mode {:?} from project file {}: a project may only make it stricter",
-                    m.as_str(),
-                    path.display()
-                ),
-                _ => {}
-            }
-            match n {
-                Some(false) if sandbox_network.0 => {
-                    sandbox_network = (false, Source::File(path.clone()))
-                }
-                Some(true) if !sandbox_network.0 => tracing::warn!(
-                    "ignoring sandbox.network = true from project file {}",
-                    path.display()
-                ),
-                _ => {}
-            }
-        }
-        if let Some((v, src)) = look.env("REIN_SANDBOX") {
-            let m = match v.as_str() {
-                "workspace-write" => SandboxMode::WorkspaceWrite,
-                "read-only" => SandboxMode::ReadOnly,
-                "off" => SandboxMode::Off,
-                other => {
-                    return Err(ConfigError::Invalid(format!(
-                        "REIN_SANDBOX=\"{other}\" is not valid; use workspace-write, read-only or off."
-                    )));
-                }
-            };
-            sandbox = (m, src);
-        }
-        sources.push(("sandbox", sandbox.1));
-        sources.push(("sandbox.network", sandbox_network.1));
-        let (sandbox, sandbox_network) = (sandbox.0, sandbox_network.0);
-
-        let mut rules = Vec::new();
-        for (path, file, source) in [
-            (&look.user, RuleSource::User),
-            (&look.project, RuleSource::Project),
-        ]
-        .into_iter()
-        .filter_map(|(f, s)| f.as_ref().map(|(p, f)| (p, f, s)))
-        {
-            for r in &file.rules {
-                if source == RuleSource::Project && r.action == Action::Allow {
-                    // A repository must not pre-approve commands for whoever clones it.
-                    tracing::warn!(
-                        "ignoring allow rule {:?} from project file {}",
-                        r.pattern,
-                        path.display()
-                    );
-                    continue;
-                }
-                rules.push(
-                    Rule::new(&r.tool, &r.pattern, r.action, source.clone()).map_err(|e| {
-                        ConfigError::Invalid(format!(
-                            "{}: rule {:?}: {e}",
-                            path.display(),
-                            r.pattern
-                        ))
-                    })?,
-                );
-            }
-        }
-
-        Ok(Config {
-            provider,
-            base_url,
-            api_key,
-            model,
-            context_window,
-            max_output_tokens,
-            connect_timeout: Duration::from_secs(connect_timeout),
-            idle_timeout: Duration::from_secs(idle_timeout),
-            max_attempts: max_retries.saturating_add(1),
-            retry_backoff: Duration::from_millis(retry_backoff_ms),
-            max_requests: max_requests.max(1),
-            bash_timeout_secs: bash_timeout_secs.clamp(1, 600),
-            theme,
-            sandbox,
-            sandbox_network,
-            auto_approve_edits,
-            rules,
-            auto_compact,
-            compact_threshold,
-            keep_tool_results,
-            subagent_max_requests: subagent_max_requests.max(1),
-            cwd: inputs.cwd.clone(),
-            data_dir: inputs.data_dir.clone(),
-            config_dir: inputs.config_dir.clone(),
-            home_dir: inputs.home_dir.clone(),
-            sources,
-        })
+impl Config {
+    /// The secrets to keep from commands: the defaults for this user's home and rein's own
+    /// dirs, with `[sandbox] hide`, `unhide` and `pass_env` applied.
+    pub fn secrets(&self) -> crate::sandbox::Secrets {
+        crate::sandbox::Secrets::resolve(
+            self.home_dir.as_deref(),
+            &self.config_dir,
+            &self.data_dir,
+            &self.sandbox_secrets,
+        )
     }
 }
 

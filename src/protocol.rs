@@ -6,6 +6,9 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+mod display;
+pub use display::{DIFF_CONTEXT, DiffHunk, EditDiff, LineRange, SUBJECT_CHARS, ToolDisplay};
+
 /// Status of one todo item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -40,6 +43,15 @@ pub enum Decision {
     Always,
     /// Don't run it.
     No,
+}
+
+/// One instructions file (`AGENTS.md`) the agent gives the model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instructions {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
 }
 
 /// Operations the UI sends to the agent task.
@@ -88,8 +100,94 @@ pub enum Op {
     },
     /// Report the MCP servers' state (`/mcp`); answered with `Event::McpStatus`.
     McpStatus,
+    /// List the user messages one can rewind to (answered with `Event::RewindPoints`).
+    ListRewindPoints,
+    /// Go back to before user message `to` (`/rewind`). Restoring code is two steps: without
+    /// `confirm` the agent answers with `Event::RewindPlan`; with the plan's id it applies
+    /// exactly that plan (or sends a new one when the files moved since).
+    Rewind {
+        /// The point (`RewindPoint::index`).
+        to: usize,
+        /// Restore the files.
+        code: bool,
+        /// Truncate the conversation to before the message.
+        conversation: bool,
+        /// The id of the plan the person saw and accepted.
+        confirm: Option<String>,
+        /// Also overwrite the files that changed outside rein since (else they are skipped).
+        overwrite_changed: bool,
+    },
+    /// Plan restoring the code of the last turn that changed files (`/undo`); answered with
+    /// `Event::RewindPlan`, applied with `Op::Rewind`.
+    Undo,
+    /// Which saved sessions are there (`/resume`)? Answered with `Event::SessionsListed`.
+    ListSessions,
+    /// Which skills does this session offer (`/skills`)? Answered with `Event::SkillsListed`.
+    ListSkills,
+    /// Which `AGENTS.md` files does the model get (`/memory`)? Answered with
+    /// `Event::MemoryListed`.
+    ListMemory,
     /// End the agent task.
     Shutdown,
+}
+
+/// A user message one can rewind to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindPoint {
+    /// Its index (for `Op::Rewind`).
+    pub index: usize,
+    /// What the person wrote.
+    pub text: String,
+    /// How many files its turn changed.
+    pub files_changed: usize,
+}
+
+/// A file's content as a restore plan shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FileText {
+    /// No file.
+    Absent,
+    /// Text, shown as a diff.
+    Text {
+        /// The content.
+        text: String,
+    },
+    /// Binary or too large to show.
+    Opaque {
+        /// Its size in bytes, when known.
+        size: Option<u64>,
+    },
+}
+
+/// One file of a restore plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRestore {
+    /// Workspace-relative path.
+    pub path: String,
+    /// What is on disk now.
+    pub current: FileText,
+    /// What it goes back to.
+    pub target: FileText,
+    /// It changed outside rein since rein last touched it: overwritten only if the person says.
+    pub changed_outside: bool,
+    /// Why it cannot be restored, when it cannot (it was too large to keep, ...).
+    pub problem: Option<String>,
+}
+
+/// What restoring the code would do, for the person to accept once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindPlan {
+    /// Identifies exactly this plan (send it back in `Op::Rewind::confirm`).
+    pub id: String,
+    /// The point it goes back to.
+    pub to: usize,
+    /// That point's message.
+    pub message: String,
+    /// The conversation is rewound too.
+    pub conversation: bool,
+    /// The files, by path.
+    pub files: Vec<FileRestore>,
 }
 
 /// How a tool call ended.
@@ -115,6 +213,22 @@ impl ToolStatus {
     }
 }
 
+/// Something a model did wrong that the harness noticed and handled (shown to the person,
+/// recorded in the session file, counted by the eval).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuirkKind {
+    /// A tool call written as text was recovered and run as a real call.
+    RecoveredToolCall,
+    /// A tool call written as text named a tool that is not offered; the model was told how
+    /// to call tools.
+    UnknownTextCall,
+    /// The answer echoed the late reminder; the echo was dropped.
+    ReminderEcho,
+    /// The final answer was empty.
+    EmptyAnswer,
+}
+
 /// How a turn ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
@@ -130,42 +244,6 @@ pub enum TurnOutcome {
     },
 }
 
-/// What an approval is about.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ApprovalKind {
-    /// A shell command.
-    Bash {
-        /// The whole command line.
-        command: String,
-        /// Where it will run.
-        cwd: PathBuf,
-    },
-    /// A file edit (write_file / str_replace): the UI renders the diff.
-    Edit {
-        /// The file, as the model named it (relative to the workspace when inside).
-        path: String,
-        /// Current content; `None` when the file does not exist yet.
-        old: Option<String>,
-        /// Content after the edit.
-        new: String,
-    },
-    /// Reading a file outside the workspace.
-    Read {
-        /// The resolved path.
-        path: String,
-    },
-    /// A tool of an MCP server.
-    Mcp {
-        /// The server's name.
-        server: String,
-        /// The tool's name on that server.
-        tool: String,
-        /// The arguments, pretty-printed JSON.
-        args: String,
-    },
-}
-
 /// A question for the person; answered with `Op::Approval` carrying the same id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
@@ -173,10 +251,10 @@ pub struct ApprovalRequest {
     pub id: String,
     /// The tool call it belongs to.
     pub call_id: String,
-    /// The tool name.
-    pub tool: String,
-    /// What it would do.
-    pub kind: ApprovalKind,
+    /// What it would do (the command, the diff of an edit, the file to read …).
+    pub display: ToolDisplay,
+    /// Where a command would run (the workspace).
+    pub cwd: PathBuf,
     /// Which part triggered the question (e.g. one command of a pipeline).
     pub part: String,
     /// Why: the rule that matched, or "no rule matched (default ask)".
@@ -205,14 +283,14 @@ pub enum HistoryItem {
     Tool {
         /// Call id.
         call_id: String,
-        /// Tool name.
-        tool: String,
-        /// One-line summary of the call.
-        summary: String,
+        /// What the call did, as the live view showed it.
+        display: ToolDisplay,
         /// How it ended (`None`: no result recorded).
         status: Option<ToolStatus>,
         /// Its output.
         output: String,
+        /// A command's exit code, when it ran and exited.
+        exit_code: Option<i32>,
     },
     /// The todo list at this point.
     Todos {
@@ -275,16 +353,12 @@ pub enum Event {
         /// Full text of this response.
         text: String,
     },
-    /// A tool call is about to be checked and run.
+    /// A tool call was prepared and is about to be checked and run.
     ToolCallStarted {
         /// Call id.
         call_id: String,
-        /// Tool name.
-        tool: String,
-        /// One-line summary (`bash  cargo test -q`).
-        summary: String,
-        /// Parsed arguments (`null` when they were not valid JSON).
-        args: serde_json::Value,
+        /// What it will do.
+        display: ToolDisplay,
     },
     /// Live output of a running tool.
     ToolOutputDelta {
@@ -303,11 +377,16 @@ pub enum Event {
         output: String,
         /// Wall time in milliseconds.
         elapsed_ms: u64,
+        /// A command's exit code (also when it is not 0: the call still counts as run).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
     },
     /// The agent waits for an `Op::Approval`.
     ApprovalRequested(ApprovalRequest),
-    /// A file tool changed a file on disk (for `/diff`).
+    /// A file tool wrote a file (for `/diff`): exactly what was written, nothing proposed.
     FileChanged {
+        /// The call that wrote it.
+        call_id: String,
         /// The file, as displayed (workspace-relative when inside).
         path: String,
         /// Content before (`None` when the file was created).
@@ -366,6 +445,13 @@ pub enum Event {
         /// What went wrong.
         reason: String,
     },
+    /// The harness handled something the model got wrong (see [`QuirkKind`]).
+    ModelQuirk {
+        /// What it was.
+        kind: QuirkKind,
+        /// What to tell the person, one sentence.
+        text: String,
+    },
     /// Something worth telling the person.
     Notice {
         /// The text.
@@ -386,11 +472,61 @@ pub enum Event {
         /// One entry per configured server.
         servers: Vec<McpServerStatus>,
     },
+    /// The user messages one can rewind to, oldest first.
+    RewindPoints {
+        /// The points.
+        points: Vec<RewindPoint>,
+    },
+    /// What a code restore would do; accept it with `Op::Rewind { confirm: Some(id), .. }`.
+    RewindPlan(RewindPlan),
+    /// A rewind was carried out.
+    Rewound {
+        /// The point.
+        to: usize,
+        /// Its message (front ends put it back in the composer after a conversation rewind).
+        message: String,
+        /// The conversation was rewound (a `SessionConfigured` with the new view came first).
+        conversation: bool,
+        /// Files restored.
+        restored: Vec<String>,
+        /// Files left as they are, each with the reason (`a.txt: changed outside rein`).
+        skipped: Vec<String>,
+    },
     /// The turn is over.
     TurnFinished {
         /// How.
         outcome: TurnOutcome,
     },
+    /// The saved sessions (answers `Op::ListSessions`).
+    SessionsListed {
+        /// Every session, newest first.
+        sessions: Vec<crate::session_store::SessionSummary>,
+        /// The spellings of the workspace a session of "this directory" may have recorded.
+        here: Vec<PathBuf>,
+        /// When the list was read ("2 h ago" counts from here).
+        #[serde(with = "crate::session_store::rfc3339")]
+        now: jiff::Timestamp,
+    },
+    /// The skills the running agent offers, and the files it skipped (answers `Op::ListSkills`).
+    SkillsListed {
+        /// The catalog.
+        catalog: crate::skills::SkillCatalog,
+    },
+    /// The instruction files the model gets, in order (answers `Op::ListMemory`).
+    MemoryListed {
+        /// The files.
+        files: Vec<Instructions>,
+    },
+}
+
+/// How both front ends announce `Event::Retrying`: `retrying in 1.5 s (attempt 2 of 5): why`
+/// (the first line of the reason).
+pub fn retry_notice(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) -> String {
+    format!(
+        "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {}",
+        delay_ms as f64 / 1000.0,
+        reason.lines().next().unwrap_or("")
+    )
 }
 
 /// Sends events to the UI from inside a tool (live output, todo updates).

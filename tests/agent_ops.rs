@@ -7,7 +7,7 @@ use rein::agent::dispatch::Approver;
 use rein::agent::journal::SessionStart;
 use rein::agent::{AgentHandle, AgentOptions};
 use rein::config::{Config, Flags, Inputs};
-use rein::protocol::{ApprovalKind, Decision, Event, Op, ToolStatus, TurnOutcome};
+use rein::protocol::{Decision, EditDiff, Event, Op, ToolDisplay, ToolStatus, TurnOutcome};
 use serde_json::json;
 use std::time::Duration;
 use support::rein::{last_result, tool_results, user_texts};
@@ -184,13 +184,11 @@ async fn approvals_with_notes_always_and_edit_previews() {
         Event::ApprovalRequested(r) => r,
         _ => unreachable!(),
     };
-    assert_eq!(req.tool, "write_file");
     assert_eq!(
-        req.kind,
-        ApprovalKind::Edit {
+        req.display,
+        ToolDisplay::Edit {
             path: "a.txt".into(),
-            old: Some("old\n".into()),
-            new: "new\n".into()
+            diff: Some(EditDiff::between(Some("old\n"), "new\n")),
         }
     );
     send(
@@ -206,7 +204,7 @@ async fn approvals_with_notes_always_and_edit_previews() {
         Event::ApprovalRequested(r) => r,
         _ => unreachable!(),
     };
-    assert!(matches!(&req.kind, ApprovalKind::Bash { command, .. } if command == "touch made"));
+    assert!(matches!(&req.display, ToolDisplay::Exec { command } if command == "touch made"));
     send(
         &st.handle,
         Op::Approval {
@@ -215,7 +213,20 @@ async fn approvals_with_notes_always_and_edit_previews() {
             note: None,
         },
     );
-    // The same command prefix does not ask again this session.
+    // "Always" for `touch` is that exact command: it runs again unasked, another `touch` asks.
+    let req = match wait_for(&mut st.handle, |e| matches!(e, Event::ApprovalRequested(_))).await {
+        Event::ApprovalRequested(r) => r,
+        _ => unreachable!(),
+    };
+    assert!(matches!(&req.display, ToolDisplay::Exec { command } if command == "touch made-again"));
+    send(
+        &st.handle,
+        Op::Approval {
+            id: req.id,
+            decision: Decision::Yes,
+            note: None,
+        },
+    );
     assert_eq!(finished(&mut st.handle).await, TurnOutcome::Completed);
     assert_eq!(
         std::fs::read_to_string(st.ws.join("a.txt")).unwrap(),
@@ -340,4 +351,61 @@ async fn fork_keeps_the_view_and_clear_does_not() {
         unreachable!()
     };
     assert!(!cleared.keep_view);
+}
+
+/// `/skills`, `/memory` and `/resume` ask the agent, which answers with what it offers, at
+/// once, even while a turn waits for an approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listings_are_answered_by_the_agent_while_a_turn_runs() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call("bash", json!({"command": "touch asked"})))
+        .push(Reply::text("done"));
+    let mut st = start(&s, "");
+    wait_for(&mut st.handle, |e| matches!(e, Event::SessionConfigured(_))).await;
+    let skill_dir = st.ws.join(".agents/skills/release");
+    std::fs::create_dir_all(&skill_dir).unwrap();
+    std::fs::write(st.ws.join("AGENTS.md"), "Be brief.\n").unwrap();
+    // Written after the agent started: the listing says what the agent offers, not the disk.
+    std::fs::write(
+        skill_dir.join("SKILL.md"),
+        "---\nname: release\ndescription: Cut a release\n---\nbody\n",
+    )
+    .unwrap();
+    send(&st.handle, Op::UserInput { text: "go".into() });
+    let req = match wait_for(&mut st.handle, |e| matches!(e, Event::ApprovalRequested(_))).await {
+        Event::ApprovalRequested(r) => r,
+        _ => unreachable!(),
+    };
+    for op in [Op::ListSkills, Op::ListMemory, Op::ListSessions] {
+        send(&st.handle, op);
+    }
+    let skills = wait_for(&mut st.handle, |e| matches!(e, Event::SkillsListed { .. })).await;
+    assert!(
+        matches!(&skills, Event::SkillsListed { catalog } if catalog.skills.is_empty()),
+        "{skills:?}"
+    );
+    let memory = wait_for(&mut st.handle, |e| matches!(e, Event::MemoryListed { .. })).await;
+    let Event::MemoryListed { files } = memory else {
+        unreachable!()
+    };
+    // AGENTS.md was written after the start too: the model does not have it, so neither does
+    // the listing.
+    assert!(files.is_empty(), "{files:?}");
+    let listed = wait_for(&mut st.handle, |e| {
+        matches!(e, Event::SessionsListed { .. })
+    })
+    .await;
+    assert!(
+        matches!(&listed, Event::SessionsListed { here, .. } if here.contains(&st.ws)),
+        "{listed:?}"
+    );
+    send(
+        &st.handle,
+        Op::Approval {
+            id: req.id,
+            decision: Decision::No,
+            note: None,
+        },
+    );
+    assert_eq!(finished(&mut st.handle).await, TurnOutcome::Completed);
 }

@@ -78,7 +78,9 @@ fn mcp_tools_ask_by_default_so_headless_refuses_and_the_server_is_never_called()
     let w = World::new(&s);
     let dir = tempfile::tempdir().unwrap();
     w.user_config(&fault_config(dir.path(), ""));
-    assert_ok(&w.exec(&["go"]));
+    // Exit status 3: every call the model made needed approval and was refused.
+    let out = w.exec(&["go"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let r = last_result(&s.request(1));
     assert!(
         r.content.contains("needs approval") && r.content.contains("mcp__fault__echo"),

@@ -1,7 +1,7 @@
 //! Skills on real directories: discovery, precedence, broken files, and the `read_skill` tool.
 
 use rein::config::SandboxMode;
-use rein::protocol::EventSink;
+use rein::protocol::{EventSink, ToolDisplay};
 use rein::sandbox::Sandbox;
 use rein::skills::{self, SkillCatalog};
 use rein::tools::{Registry, ToolCtx};
@@ -201,7 +201,6 @@ fn ctx(workspace: &Path, catalog: SkillCatalog) -> ToolCtx {
         call_id: "call-1".into(),
         events: EventSink::new(tx),
         cancel: Default::default(),
-        todos: Default::default(),
         sandbox: Arc::new(Sandbox::new(
             SandboxMode::Off,
             false,
@@ -212,6 +211,7 @@ fn ctx(workspace: &Path, catalog: SkillCatalog) -> ToolCtx {
         env_remove: Vec::new(),
         subagents: None,
         skills: Arc::new(catalog),
+        secrets: Default::default(),
     }
 }
 
@@ -235,9 +235,14 @@ async fn read_skill_returns_the_body_and_folder() {
     assert!(tool.spec().description.contains("skill"));
 
     let args = json!({"name": "release"});
-    assert_eq!(tool.summary(&args), "release");
-    tool.access(&args, &ctx).unwrap();
-    let out = tool.run(args, &ctx).await.unwrap();
+    let call = tool.prepare(args, &ctx).unwrap();
+    assert_eq!(
+        call.display(),
+        ToolDisplay::Skill {
+            name: "release".into()
+        }
+    );
+    let out = call.run(&ctx).await.unwrap();
     assert!(!out.is_error);
     assert!(
         out.text.contains(&format!("(folder: {})", dir.display())),
@@ -269,22 +274,19 @@ async fn read_skill_with_an_unknown_name_lists_the_available_ones() {
     let registry = Registry::builtin();
     let tool = registry.get("read_skill").unwrap();
 
-    let err = tool
-        .access(&json!({"name": "gamma"}), &ctx_with)
-        .unwrap_err();
-    assert!(err.0.contains("no skill named `gamma`"), "{}", err.0);
-    assert!(err.0.contains("Available skills: alpha, beta"), "{}", err.0);
-    let err = tool
-        .run(json!({"name": "gamma"}), &ctx_with)
-        .await
-        .unwrap_err();
-    assert!(err.0.contains("alpha, beta"));
+    let refused = |args: serde_json::Value, ctx: &ToolCtx| match tool.prepare(args, ctx) {
+        Ok(_) => panic!("prepared a call that should be refused"),
+        Err(e) => e.0,
+    };
+    let err = refused(json!({"name": "gamma"}), &ctx_with);
+    assert!(err.contains("no skill named `gamma`"), "{err}");
+    assert!(err.contains("Available skills: alpha, beta"), "{err}");
 
     let empty = ctx(&l.cwd, SkillCatalog::default());
-    let err = tool.access(&json!({"name": "alpha"}), &empty).unwrap_err();
-    assert!(err.0.contains("no skills are installed"), "{}", err.0);
-    let err = tool.access(&json!({"skill": "alpha"}), &empty).unwrap_err();
-    assert!(err.0.contains("read_skill"), "{}", err.0);
+    let err = refused(json!({"name": "alpha"}), &empty);
+    assert!(err.contains("no skills are installed"), "{err}");
+    let err = refused(json!({"skill": "alpha"}), &empty);
+    assert!(err.contains("read_skill"), "{err}");
 }
 
 #[test]

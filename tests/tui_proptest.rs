@@ -8,8 +8,8 @@ use proptest::prelude::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use rein::protocol::{
-    ApprovalKind, ApprovalRequest, Event, HistoryItem, SessionInfo, Todo, TodoStatus, ToolStatus,
-    TurnOutcome,
+    ApprovalRequest, EditDiff, Event, HistoryItem, SessionInfo, Todo, TodoStatus, ToolDisplay,
+    ToolStatus, TurnOutcome,
 };
 use rein::tui::app::App;
 use rein::tui::theme::Theme;
@@ -71,31 +71,44 @@ fn todos() -> impl Strategy<Value = Vec<Todo>> {
     )
 }
 
+/// Every kind of display, built from arbitrary text.
+fn display(kind: u8, a: String, b: String) -> ToolDisplay {
+    match kind % 6 {
+        0 => ToolDisplay::Exec { command: a },
+        1 => ToolDisplay::Edit {
+            path: "src/x.rs".into(),
+            diff: Some(EditDiff::between(Some(&a), &b)),
+        },
+        2 => ToolDisplay::Read {
+            path: a,
+            lines: None,
+        },
+        3 => ToolDisplay::Task { description: a },
+        4 => ToolDisplay::Edit {
+            path: a,
+            diff: None,
+        },
+        _ => ToolDisplay::Other {
+            name: a,
+            args: serde_json::json!({ "b": b }),
+        },
+    }
+}
+
 fn approval() -> impl Strategy<Value = ApprovalRequest> {
     (
         id(),
         text(),
         text(),
         prop::option::of(text()),
-        0..3u8,
+        0..6u8,
         text(),
     )
         .prop_map(|(id, a, b, sub, kind, part)| ApprovalRequest {
             id: id.clone(),
             call_id: id,
-            tool: "bash".into(),
-            kind: match kind {
-                0 => ApprovalKind::Bash {
-                    command: a,
-                    cwd: PathBuf::from("/w"),
-                },
-                1 => ApprovalKind::Edit {
-                    path: "src/x.rs".into(),
-                    old: Some(a),
-                    new: b,
-                },
-                _ => ApprovalKind::Read { path: a },
-            },
+            display: display(kind, a, b),
+            cwd: PathBuf::from("/w"),
             part,
             reason: "no rule matched (default ask)".into(),
             subagent: sub,
@@ -108,28 +121,35 @@ fn agent_event() -> impl Strategy<Value = Event> {
         text().prop_map(|text| Event::AssistantDelta { text }),
         text().prop_map(|text| Event::ReasoningDelta { text }),
         text().prop_map(|text| Event::AssistantMessage { text }),
-        (id(), text()).prop_map(|(call_id, summary)| Event::ToolCallStarted {
+        (id(), 0..6u8, text(), text()).prop_map(|(call_id, kind, a, b)| Event::ToolCallStarted {
             call_id,
-            tool: "write_file".into(),
-            summary,
-            args: serde_json::json!({"path": "src/x.rs"}),
+            display: display(kind, a, b),
         }),
         (id(), text()).prop_map(|(call_id, chunk)| Event::ToolOutputDelta { call_id, chunk }),
-        (id(), status(), text(), 0..100_000u64).prop_map(
-            |(call_id, status, output, elapsed_ms)| {
+        (
+            id(),
+            status(),
+            text(),
+            0..100_000u64,
+            prop::option::of(-1..300i32)
+        )
+            .prop_map(|(call_id, status, output, elapsed_ms, exit_code)| {
                 Event::ToolCallFinished {
                     call_id,
                     status,
                     output,
                     elapsed_ms,
+                    exit_code,
                 }
-            }
-        ),
+            }),
         approval().prop_map(Event::ApprovalRequested),
-        (prop::option::of(text()), text()).prop_map(|(old, new)| Event::FileChanged {
-            path: "src/x.rs".into(),
-            old,
-            new,
+        (id(), prop::option::of(text()), text()).prop_map(|(call_id, old, new)| {
+            Event::FileChanged {
+                call_id,
+                path: "src/x.rs".into(),
+                old,
+                new,
+            }
         }),
         todos().prop_map(|todos| Event::TodosUpdated { todos }),
         (id(), text()).prop_map(|(task_id, description)| Event::SubagentStarted {
@@ -181,10 +201,12 @@ fn agent_event() -> impl Strategy<Value = Event> {
                     },
                     HistoryItem::Tool {
                         call_id: "a".into(),
-                        tool: "bash".into(),
-                        summary: "bash  ls".into(),
+                        display: ToolDisplay::Exec {
+                            command: "ls".into(),
+                        },
                         status: None,
                         output: "x\ny".into(),
+                        exit_code: None,
                     },
                 ],
                 keep_view,

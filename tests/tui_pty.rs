@@ -59,7 +59,7 @@ fn write_is_approved_edit_is_refused_and_the_model_is_told() {
     type_line(&mut t, "create notes.txt");
     let modal = t.expect(
         "the write approval with the new content",
-        |s| s.contains("Allow write_file notes.txt") && s.contains("gamma"),
+        |s| s.contains("Allow write notes.txt") && s.contains("gamma"),
         WAIT,
     );
     for line in ["alpha", "beta", "gamma"] {
@@ -75,13 +75,13 @@ fn write_is_approved_edit_is_refused_and_the_model_is_told() {
     assert_eq!(w.read("notes.txt").as_deref(), Some("alpha\nbeta\ngamma\n"));
     t.expect(
         "the write in the conversation",
-        |s| s.contains("write_file  notes.txt (+3 −0)"),
+        |s| s.contains("write  notes.txt (+3 −0)"),
         WAIT,
     );
 
     let modal = t.expect(
         "the edit approval with its diff",
-        |s| s.contains("Allow str_replace notes.txt"),
+        |s| s.contains("Allow edit notes.txt"),
         WAIT,
     );
     let removed = modal
@@ -96,7 +96,7 @@ fn write_is_approved_edit_is_refused_and_the_model_is_told() {
         |s| s.contains("Understood: notes.txt stays as it is.") && idle(s),
         WAIT,
     );
-    assert!(!screen.contains("Allow str_replace"), "{screen}");
+    assert!(!screen.contains("Allow edit"), "{screen}");
     assert_eq!(w.read("notes.txt").as_deref(), Some("alpha\nbeta\ngamma\n"));
     assert_eq!(s.request_count(), 3);
     let refusal = last_result(&s.request(2));
@@ -111,6 +111,58 @@ fn write_is_approved_edit_is_refused_and_the_model_is_told() {
         last_result(&s.request(1)).content.contains("notes.txt"),
         "the write's result: {}",
         last_result(&s.request(1)).content
+    );
+}
+
+/// What you approve is what runs: the file changes on disk while the dialog is open; `y`
+/// writes nothing, the other change stays, the person sees why, the model's next request says
+/// why, and `/diff` shows nothing (nothing was written).
+#[test]
+fn an_edit_whose_file_changed_while_asking_is_refused_and_the_model_is_told() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "str_replace",
+        json!({"path": "notes.txt", "old_str": "beta", "new_str": "BETA"}),
+    ))
+    .push(Reply::text("I will read it again."));
+    let w = World::new(&s);
+    w.write("notes.txt", "alpha\nbeta\n");
+    let mut t = w.spawn_tui(100, 30);
+    ready(&t);
+
+    type_line(&mut t, "shout beta");
+    t.expect(
+        "the edit approval with its diff",
+        |s| s.contains("Allow edit notes.txt") && s.contains("BETA"),
+        WAIT,
+    );
+    // Someone else edits the file while the person reads the diff.
+    w.write("notes.txt", "alpha\nbeta\nadded meanwhile\n");
+    t.send_keys("y");
+    let screen = t.expect(
+        "the refusal in the conversation and the model's answer",
+        |s| s.contains("file changed since you proposed") && s.contains("I will read it again."),
+        WAIT,
+    );
+    assert!(!screen.contains("Allow edit"), "{screen}");
+    assert_eq!(
+        w.read("notes.txt").as_deref(),
+        Some("alpha\nbeta\nadded meanwhile\n"),
+        "the other change stays and nothing of the approved edit was written"
+    );
+    let told = last_result(&s.request(1));
+    assert!(
+        told.content
+            .starts_with("Error: the file changed since you proposed this edit; read it again."),
+        "{}",
+        told.content
+    );
+    t.expect("idle again", idle, WAIT);
+    type_line(&mut t, "/diff");
+    t.expect(
+        "/diff with nothing written",
+        |s| s.contains("no file changes in this session yet"),
+        WAIT,
     );
 }
 

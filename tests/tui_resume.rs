@@ -6,10 +6,11 @@ use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use jiff::{SignedDuration, Timestamp};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use rein::protocol::{Event, HistoryItem, Op, SessionInfo, Todo, TodoStatus, ToolStatus};
+use rein::protocol::{
+    Event, HistoryItem, Op, SessionInfo, Todo, TodoStatus, ToolDisplay, ToolStatus,
+};
 use rein::session_store::{Entry, Header, SessionSummary, SessionWriter};
 use rein::tui::app::{App, Effect};
-use rein::tui::lookup::{Found, Lookup};
 use rein::tui::theme::Theme;
 use rein::tui::view;
 use rein::tui::view::session_picker::SessionPicker;
@@ -79,16 +80,6 @@ fn ops(app: &mut App) -> Vec<Op> {
         .collect()
 }
 
-fn lookups(app: &mut App) -> Vec<Lookup> {
-    app.take_effects()
-        .into_iter()
-        .filter_map(|e| match e {
-            Effect::Lookup(l) => Some(l),
-            _ => None,
-        })
-        .collect()
-}
-
 fn user(text: &str) -> HistoryItem {
     HistoryItem::User { text: text.into() }
 }
@@ -100,13 +91,19 @@ fn answer(text: &str, reasoning: Option<&str>) -> HistoryItem {
     }
 }
 
-fn tool(id: &str, summary: &str, status: Option<ToolStatus>, output: &str) -> HistoryItem {
+fn tool(id: &str, display: ToolDisplay, status: Option<ToolStatus>, output: &str) -> HistoryItem {
     HistoryItem::Tool {
         call_id: id.into(),
-        tool: summary.split_whitespace().next().unwrap_or("bash").into(),
-        summary: summary.into(),
+        display,
         status,
         output: output.into(),
+        exit_code: None,
+    }
+}
+
+fn exec(command: &str) -> ToolDisplay {
+    ToolDisplay::Exec {
+        command: command.into(),
     }
 }
 
@@ -120,13 +117,16 @@ fn history() -> Vec<HistoryItem> {
         ),
         tool(
             "c1",
-            "bash  cargo test -q parser",
+            exec("cargo test -q parser"),
             Some(ToolStatus::Ok),
             "running 3 tests\ntest parse_one ... ok\ntest parse_two ... ok\ntest parse_last ... FAILED\n",
         ),
         tool(
             "c2",
-            "str_replace  src/parser.rs",
+            ToolDisplay::Edit {
+                path: "src/parser.rs".into(),
+                diff: None,
+            },
             Some(ToolStatus::Error),
             "Error: old_str was not found in src/parser.rs; read the file again and retry.",
         ),
@@ -159,7 +159,7 @@ fn history() -> Vec<HistoryItem> {
     ));
     h.push(tool(
         "c9",
-        "bash  cargo test",
+        exec("cargo test"),
         None,
         "(rein stopped before this tool finished; no result was recorded)",
     ));
@@ -391,15 +391,9 @@ fn sessions() -> Vec<SessionSummary> {
 fn picker_app() -> App {
     let mut app = resumed();
     command(&mut app, "/resume");
-    let asked = lookups(&mut app);
-    assert_eq!(
-        asked,
-        vec![Lookup::Sessions {
-            cwd: PathBuf::from(CWD)
-        }]
-    );
+    assert!(matches!(&ops(&mut app)[..], [Op::ListSessions]));
     assert!(app.session_picker().is_some_and(SessionPicker::is_loading));
-    app.on_found(Found::Sessions {
+    app.on_agent_event(Event::SessionsListed {
         sessions: sessions(),
         here: vec![PathBuf::from(CWD)],
         now: now(),
@@ -436,7 +430,8 @@ fn picker_filters_as_you_type_and_enter_resumes() {
 fn picker_empty_states_and_esc() {
     let mut app = resumed();
     command(&mut app, "/resume");
-    app.on_found(Found::Sessions {
+    assert!(matches!(&ops(&mut app)[..], [Op::ListSessions]));
+    app.on_agent_event(Event::SessionsListed {
         sessions: Vec::new(),
         here: vec![PathBuf::from(CWD)],
         now: now(),
@@ -509,7 +504,8 @@ fn disk() -> Disk {
     }
 }
 
-/// An app configured in the disk's workspace; runs the command and its lookup for real.
+/// An app configured in the disk's workspace; runs the command and answers its listing op as
+/// the agent does (what the agent finds at start in that workspace).
 fn run_lookup_command(d: &Disk, line: &str) -> App {
     let mut app = App::new(
         Theme::dark(),
@@ -529,11 +525,19 @@ fn run_lookup_command(d: &Disk, line: &str) -> App {
         keep_view: false,
     }));
     command(&mut app, line);
-    let asked = lookups(&mut app);
-    assert_eq!(asked.len(), 1, "{line} asks for one lookup");
-    for l in asked {
-        app.on_found(l.run(&d.home.join("data")));
-    }
+    let asked = ops(&mut app);
+    assert_eq!(asked.len(), 1, "{line} asks the agent once: {asked:?}");
+    let answer = match asked[0] {
+        Op::ListSkills => Event::SkillsListed {
+            catalog: rein::skills::discover(Some(&d.home), &d.ws),
+        },
+        Op::ListMemory => Event::MemoryListed {
+            files: rein::agent::prompt::load_agents_md(&d.ws, Some(&d.home)),
+        },
+        Op::ListSessions => rein::agent::listing::sessions(&d.home.join("data"), &d.ws),
+        ref other => panic!("{line} sent {other:?}"),
+    };
+    app.on_agent_event(answer);
     app
 }
 

@@ -2,13 +2,14 @@
 
 use super::compact;
 use super::context::{self, FileWatch};
+use super::dispatch::CallResult;
 use super::turn::TurnHooks;
 use crate::llm::{Client, LlmError, Message};
 use crate::protocol::EventSink;
 use crate::protocol::{Event, Todo};
 use futures::future::BoxFuture;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use tokio_util::sync::CancellationToken;
 
 /// Context bookkeeping that lives as long as the conversation.
@@ -72,17 +73,8 @@ pub struct Compactor {
     pub auto: bool,
     /// AGENTS.md block re-injected after compaction.
     pub instructions: String,
-    /// The todo list re-injected after compaction.
-    pub todos: Arc<Mutex<Vec<Todo>>>,
     /// Cancels the summary request.
     pub cancel: CancellationToken,
-}
-
-fn lock_todos(todos: &Mutex<Vec<Todo>>) -> Vec<Todo> {
-    match todos.lock() {
-        Ok(t) => t.clone(),
-        Err(p) => p.into_inner().clone(),
-    }
 }
 
 /// What a successful compaction produced (for the session file).
@@ -96,18 +88,17 @@ pub struct Compaction {
 }
 
 impl Compactor {
-    /// Summarises and replaces `history`; on failure the history is kept and a notice shown.
+    /// Summarises and replaces `history` (re-injecting `todos`); on failure the history is
+    /// kept and a notice shown.
     pub async fn compact(
         &self,
         history: &mut Vec<Message>,
         state: &mut ContextState,
+        todos: &[Todo],
         focus: Option<&str>,
     ) -> Option<Compaction> {
         let before = state.used(history);
-        let model = match self.model.read() {
-            Ok(m) => m.clone(),
-            Err(p) => p.into_inner().clone(),
-        };
+        let model = crate::sync::read(&self.model).clone();
         self.events.send(Event::Notice {
             text: "Compacting the conversation…".into(),
         });
@@ -137,11 +128,10 @@ impl Compactor {
                 return None;
             }
         };
-        let todos = crate::tools::todos::render(&lock_todos(&self.todos));
-        let todos = if lock_todos(&self.todos).is_empty() {
+        let todos = if todos.is_empty() {
             String::new()
         } else {
-            todos
+            crate::tools::todos::render(todos)
         };
         let tail_budget = self.tail_budget(state, &summary, &todos);
         *history = compact::rebuild(history, &summary, &self.instructions, &todos, tail_budget);
@@ -221,8 +211,8 @@ pub struct MainHooks<'a> {
     pub state: &'a mut ContextState,
     /// Compaction.
     pub compactor: Compactor,
-    /// The todo list for the reminder.
-    pub todos: Arc<Mutex<Vec<Todo>>>,
+    /// The todo list (the agent's own; write_todos results replace it).
+    pub todos: &'a mut Vec<Todo>,
     /// Workspace, for git facts in the reminder.
     pub cwd: PathBuf,
     /// Called for each appended message and each compaction (the session file).
@@ -233,15 +223,33 @@ pub struct MainHooks<'a> {
 pub enum Record<'r> {
     /// A message was appended.
     Message(&'r Message),
+    /// A tool result was appended, with how the call went.
+    ToolResult(&'r Message, &'r CallResult),
+    /// The todo list was replaced.
+    Todos(&'r [Todo]),
     /// The history was compacted into `history`.
     Compaction(&'r Compaction, &'r [Message]),
     /// The provider reported usage.
     Usage(u64, u64),
+    /// The harness repaired something in an answer.
+    Quirk(&'r super::repair::Quirk),
 }
 
 impl TurnHooks for MainHooks<'_> {
     fn appended(&mut self, msg: &Message) {
         (self.record)(Record::Message(msg));
+    }
+
+    fn tool_result(&mut self, msg: &Message, result: &CallResult) {
+        (self.record)(Record::ToolResult(msg, result));
+        if let Some(list) = &result.todos {
+            self.todos.clone_from(list);
+            // Kept next to its result, so a resumed session shows the list where it changed.
+            (self.record)(Record::Todos(list));
+            self.compactor.events.send(Event::TodosUpdated {
+                todos: list.clone(),
+            });
+        }
     }
 
     fn usage(&mut self, input: u64, output: u64, history_len: usize) {
@@ -257,15 +265,15 @@ impl TurnHooks for MainHooks<'_> {
 
     fn reminder(&mut self) -> Option<String> {
         let changed = self.state.files.changed(&self.cwd);
-        Some(context::reminder(
-            &self.cwd,
-            &lock_todos(&self.todos),
-            &changed,
-        ))
+        Some(context::reminder(&self.cwd, self.todos, &changed))
     }
 
     fn after_tools(&mut self) {
         self.state.files.tools_ran();
+    }
+
+    fn quirk(&mut self, quirk: &super::repair::Quirk) {
+        (self.record)(Record::Quirk(quirk));
     }
 
     fn frozen_prefix(&self) -> usize {
@@ -280,7 +288,10 @@ impl TurnHooks for MainHooks<'_> {
         Box::pin(async move {
             self.state.keep = keep;
             if self.compactor.due(self.state, history)
-                && let Some(c) = self.compactor.compact(history, self.state, None).await
+                && let Some(c) = self
+                    .compactor
+                    .compact(history, self.state, self.todos, None)
+                    .await
             {
                 (self.record)(Record::Compaction(&c, history));
             }
@@ -323,7 +334,6 @@ mod tests {
             threshold: 0.85,
             auto,
             instructions: String::new(),
-            todos: Arc::default(),
             cancel: CancellationToken::new(),
         };
         (c, rx)
@@ -363,10 +373,11 @@ mod tests {
         let (c, _rx) = compactor(true);
         let mut state = ContextState::default();
         let mut record = |_r: Record<'_>| {};
+        let mut todos = Vec::new();
         let mut hooks = MainHooks {
             state: &mut state,
             compactor: c,
-            todos: Arc::default(),
+            todos: &mut todos,
             cwd: std::env::temp_dir(),
             record: &mut record,
         };

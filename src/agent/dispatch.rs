@@ -1,12 +1,15 @@
-//! Defensive dispatch of one tool call: parse, allowlist, permission, approval, run.
+//! Defensive dispatch of one tool call: parse once, prepare, rate, ask, run what was prepared.
 //! Every failure becomes a short result the model can act on; nothing here panics.
 
+use super::journal::Journal;
 use crate::llm::ToolCall;
 use crate::policy::{Action, Policy, Verdict};
-use crate::protocol::{ApprovalKind, ApprovalRequest, Decision, Event, ToolStatus};
-use crate::tools::{Access, Registry, Tool, ToolCtx, ToolSource};
+use crate::protocol::{ApprovalRequest, Decision, Event, Todo, ToolDisplay, ToolStatus};
+use crate::session_store::Entry;
+use crate::tools::{Access, Effect, Prepared, Registry, Tool, ToolCtx, ToolOutput, ToolSource};
 use futures::FutureExt;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, RwLock};
@@ -38,7 +41,7 @@ pub struct Dispatcher {
     /// All tools.
     pub registry: Registry,
     /// Names this loop may call (`None` = all).
-    pub allow: Option<Vec<&'static str>>,
+    pub allow: Option<Vec<String>>,
     /// Shared permission rules (session rules are added here).
     pub policy: Arc<RwLock<Policy>>,
     /// How asks are answered.
@@ -48,7 +51,9 @@ pub struct Dispatcher {
     /// When false, the sandbox cannot confine bash and every command must be asked.
     pub sandbox_enforced: bool,
     /// Where approval decisions are recorded (the session file).
-    pub journal: Option<super::journal::Journal>,
+    pub journal: Journal,
+    /// Records what calls change in the workspace (`None`: nothing is kept).
+    pub checkpoints: Option<crate::checkpoint::Checkpoints>,
     /// Tools that come and go (MCP servers), offered besides the allowed registry tools.
     pub extra: Option<Arc<dyn ToolSource>>,
 }
@@ -60,34 +65,73 @@ pub struct CallResult {
     pub status: ToolStatus,
     /// What the model sees.
     pub output: String,
+    /// How the call was shown.
+    pub display: ToolDisplay,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+    /// A command's exit code, when one ran.
+    pub exit_code: Option<i32>,
+    /// The new todo list, when the call replaced it (the agent applies it).
+    pub todos: Option<Vec<Todo>>,
 }
 
-impl CallResult {
-    fn new(status: ToolStatus, output: impl Into<String>) -> CallResult {
-        CallResult {
+/// How a call ended, before it is stamped with its display and duration.
+struct Ended {
+    status: ToolStatus,
+    output: String,
+    effect: Effect,
+}
+
+impl Ended {
+    fn new(status: ToolStatus, output: impl Into<String>) -> Ended {
+        Ended {
             status,
             output: output.into(),
+            effect: Effect::None,
         }
     }
 
-    fn error(output: impl AsRef<str>) -> CallResult {
-        CallResult::new(ToolStatus::Error, format!("Error: {}", output.as_ref()))
+    fn error(output: impl AsRef<str>) -> Ended {
+        Ended::new(ToolStatus::Error, format!("Error: {}", output.as_ref()))
+    }
+
+    fn interrupted() -> Ended {
+        Ended::new(ToolStatus::Interrupted, INTERRUPTED)
+    }
+
+    fn ran(out: ToolOutput) -> Ended {
+        let status = if out.is_error {
+            ToolStatus::Error
+        } else {
+            ToolStatus::Ok
+        };
+        Ended {
+            status,
+            output: out.text,
+            effect: out.effect,
+        }
     }
 }
 
-fn short(s: &str, max: usize) -> String {
-    let first = s.lines().next().unwrap_or("");
-    if first.chars().count() > max || s.contains('\n') {
-        let cut: String = first.chars().take(max).collect();
-        format!("{cut}…")
-    } else {
-        first.to_string()
+impl CallResult {
+    /// A call that never ran because the turn was interrupted first.
+    pub fn interrupted(display: ToolDisplay) -> CallResult {
+        CallResult {
+            status: ToolStatus::Interrupted,
+            output: INTERRUPTED.into(),
+            display,
+            elapsed_ms: 0,
+            exit_code: None,
+            todos: None,
+        }
     }
 }
 
 impl Dispatcher {
     fn allowed(&self, name: &str) -> bool {
-        self.allow.as_ref().is_none_or(|a| a.contains(&name))
+        self.allow
+            .as_ref()
+            .is_none_or(|a| a.iter().any(|n| n == name))
     }
 
     fn available(&self) -> String {
@@ -99,12 +143,13 @@ impl Dispatcher {
             .map(String::from)
             .collect();
         if let Some(extra) = &self.extra {
-            names.extend(extra.tools().iter().map(|t| t.name().to_string()));
+            names.extend(extra.tools().iter().map(|t| t.spec().name));
         }
         names.join(", ")
     }
 
-    /// The specs offered to the model now: the allowed registry tools, then the extra ones.
+    /// The specs offered to the model now: the allowed registry tools, then the extra ones
+    /// (asked again before every request, so servers that start or change are seen).
     pub fn specs(&self) -> Vec<crate::llm::ToolSpec> {
         let mut specs = self.registry.specs(self.allow.as_deref());
         if let Some(extra) = &self.extra {
@@ -125,91 +170,116 @@ impl Dispatcher {
     /// off by the output token limit (so broken arguments get a precise explanation).
     pub async fn dispatch(&self, call: &ToolCall, ctx: &ToolCtx, truncated: bool) -> CallResult {
         let started = Instant::now();
-        let parsed = parse_arguments(&call.arguments);
-        let summary = match (self.tool(&call.name), &parsed) {
-            (Some(tool), Ok(args)) => {
-                let tool = tool.clone();
-                let args = args.clone();
-                std::panic::catch_unwind(AssertUnwindSafe(move || tool.summary(&args)))
-                    .unwrap_or_default()
-            }
-            _ => short(&call.arguments, 80),
-        };
+        let prepared = self.prepare(call, ctx, truncated);
+        let display = ctx.secrets.mask_display(match &prepared {
+            Ok(p) => p.display(),
+            Err(_) => self.registry.describe(&call.name, &call.arguments),
+        });
         ctx.events.send(Event::ToolCallStarted {
             call_id: call.id.clone(),
-            tool: call.name.clone(),
-            summary,
-            args: parsed.clone().unwrap_or(Value::Null),
+            display: display.clone(),
         });
-        let result = self.check_and_run(call, parsed, ctx, truncated).await;
+        let mut ended = match prepared {
+            Ok(p) => self.check_and_run(call, p, &display, ctx).await,
+            Err(ended) => ended,
+        };
+        // A secret that reached the result goes no further: not to the model, the session
+        // file or the screen.
+        if let Cow::Owned(masked) = ctx.secrets.mask(&ended.output) {
+            ended.output = masked;
+        }
+        let exit_code = match ended.effect {
+            Effect::Exited { code } => Some(code),
+            _ => None,
+        };
+        let elapsed_ms = started.elapsed().as_millis() as u64;
         ctx.events.send(Event::ToolCallFinished {
             call_id: call.id.clone(),
-            status: result.status,
-            output: result.output.clone(),
-            elapsed_ms: started.elapsed().as_millis() as u64,
+            status: ended.status,
+            output: ended.output.clone(),
+            elapsed_ms,
+            exit_code,
         });
-        result
+        CallResult {
+            status: ended.status,
+            output: ended.output,
+            display,
+            elapsed_ms,
+            exit_code,
+            todos: match ended.effect {
+                Effect::TodosReplaced(list) => Some(list),
+                _ => None,
+            },
+        }
     }
 
-    async fn check_and_run(
+    /// Parses the arguments once and lets the tool prepare the call.
+    fn prepare(
         &self,
         call: &ToolCall,
-        parsed: Result<Value, String>,
         ctx: &ToolCtx,
         truncated: bool,
-    ) -> CallResult {
+    ) -> Result<Box<dyn Prepared>, Ended> {
         let name = call.name.as_str();
         let Some(tool) = self.tool(name) else {
-            return CallResult::error(format!(
+            return Err(Ended::error(format!(
                 "there is no tool named \"{name}\". Available tools: {}.",
                 self.available()
-            ));
+            )));
         };
+        // The allowlist is about registry tools; extra tools are already per loop.
         if self.registry.get(name).is_some() && !self.allowed(name) {
-            return CallResult::error(format!(
+            return Err(Ended::error(format!(
                 "the tool {name} is not available here. Available tools: {}.",
                 self.available()
-            ));
+            )));
         }
-        let args = match parsed {
+        let args = match parse_arguments(&call.arguments) {
             Ok(v) => v,
             Err(_) if truncated => {
-                return CallResult::error(format!(
+                return Err(Ended::error(format!(
                     "your reply was cut off by the output token limit while writing the \
                      arguments for {name}, so the call was not run. Make a smaller call (for \
                      example, write a large file in several parts)."
-                ));
+                )));
             }
             Err(e) => {
-                return CallResult::error(format!(
+                return Err(Ended::error(format!(
                     "arguments for {name} were not valid JSON ({e}). Send the arguments as one \
                      JSON object matching the tool's schema."
-                ));
+                )));
             }
         };
-        if ctx.cancel.is_cancelled() {
-            return CallResult::new(ToolStatus::Interrupted, INTERRUPTED);
+        match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(args, ctx))) {
+            Ok(Ok(p)) => Ok(p),
+            Ok(Err(e)) => Err(Ended::error(e.0)),
+            Err(_) => {
+                tracing::error!("tool {name} panicked while preparing a call");
+                Err(Ended::error(format!(
+                    "the {name} tool failed unexpectedly while checking its arguments. Try a \
+                     different approach."
+                )))
+            }
         }
-        let access = {
-            let tool = tool.clone();
-            let args = args.clone();
-            match std::panic::catch_unwind(AssertUnwindSafe(|| tool.access(&args, ctx))) {
-                Ok(Ok(a)) => a,
-                Ok(Err(e)) => return CallResult::error(e.0),
-                Err(_) => {
-                    tracing::error!("tool {name} panicked while checking its arguments");
-                    return CallResult::error(format!(
-                        "the {name} tool failed unexpectedly while checking its arguments. Try \
-                         a different approach."
-                    ));
-                }
-            }
-        };
-        let verdict = self.verdict(name, &access);
+    }
+
+    /// Rates the prepared call, asks when the policy says so, and runs it.
+    async fn check_and_run(
+        &self,
+        call: &ToolCall,
+        prepared: Box<dyn Prepared>,
+        display: &ToolDisplay,
+        ctx: &ToolCtx,
+    ) -> Ended {
+        let name = call.name.as_str();
+        if ctx.cancel.is_cancelled() {
+            return Ended::interrupted();
+        }
+        let verdict = self.verdict(name, prepared.access());
         let mut note_for_model = None;
         match verdict.action {
             Action::Deny => {
-                return CallResult::new(
+                return Ended::new(
                     ToolStatus::Blocked,
                     format!(
                         "Blocked by policy: {} ({}). Do not retry it; find another way or ask \
@@ -218,67 +288,71 @@ impl Dispatcher {
                     ),
                 );
             }
-            Action::Ask => match self.ask(call, &access, &verdict, ctx).await {
-                AskOutcome::Approved(note) => note_for_model = note,
-                AskOutcome::Refused(text) => return CallResult::new(ToolStatus::Denied, text),
-                AskOutcome::Interrupted => {
-                    return CallResult::new(ToolStatus::Interrupted, INTERRUPTED);
+            Action::Ask => {
+                let question = Question {
+                    call,
+                    access: prepared.access(),
+                    display,
+                    verdict: &verdict,
+                };
+                match self.ask(question, ctx).await {
+                    AskOutcome::Approved(note) => note_for_model = note,
+                    AskOutcome::Refused(text) => return Ended::new(ToolStatus::Denied, text),
+                    AskOutcome::Interrupted => return Ended::interrupted(),
                 }
-            },
+            }
             Action::Allow => {}
         }
+        let watch =
+            super::rewind::before_tool(self.checkpoints.as_ref(), prepared.access(), &self.journal)
+                .await;
+        let mut ended = self.run(name, prepared, ctx).await;
+        // Whatever the outcome: an interrupted command may have written.
+        if let Some(w) = watch {
+            w.finish(&self.journal, &ctx.events, &call.id).await;
+        }
+        if let Effect::FileWritten(w) = &ended.effect {
+            ctx.events.send(Event::FileChanged {
+                call_id: call.id.clone(),
+                path: w.path.clone(),
+                old: w.old.clone(),
+                new: w.new.clone(),
+            });
+        }
+        if let Some(note) = note_for_model {
+            ended.output = format!("{}\n\nNote from the user: {note}", ended.output);
+        }
+        ended
+    }
 
-        let run = AssertUnwindSafe(tool.run(args, ctx)).catch_unwind();
+    /// Runs a prepared call, turning panics and interrupts into results.
+    async fn run(&self, name: &str, prepared: Box<dyn Prepared>, ctx: &ToolCtx) -> Ended {
+        let run = AssertUnwindSafe(prepared.run(ctx)).catch_unwind();
         let outcome = tokio::select! {
             biased;
             r = run => r,
             // Tools watch the token themselves (bash kills its process group); this arm only
             // ends tools that don't, a little later, so the kill can finish first.
             _ = async { ctx.cancel.cancelled().await; tokio::time::sleep(std::time::Duration::from_millis(150)).await } => {
-                return CallResult::new(ToolStatus::Interrupted, INTERRUPTED);
+                return Ended::interrupted();
             }
         };
-        let mut result = match outcome {
-            Ok(Ok(out)) => {
-                if let Access::Write { path, old, new } = &access
-                    && !out.is_error
-                {
-                    ctx.events.send(Event::FileChanged {
-                        path: path.display.clone(),
-                        old: old.clone(),
-                        new: new.clone(),
-                    });
-                }
-                let status = if out.is_error {
-                    ToolStatus::Error
-                } else {
-                    ToolStatus::Ok
-                };
-                CallResult::new(status, out.text)
-            }
-            Ok(Err(_)) if ctx.cancel.is_cancelled() => {
-                CallResult::new(ToolStatus::Interrupted, INTERRUPTED)
-            }
-            Ok(Err(e)) => CallResult::error(e.0),
+        match outcome {
+            Ok(Ok(out)) => Ended::ran(out),
+            Ok(Err(_)) if ctx.cancel.is_cancelled() => Ended::interrupted(),
+            Ok(Err(e)) => Ended::error(e.0),
             Err(_) => {
                 tracing::error!("tool {name} panicked");
-                CallResult::error(format!(
+                Ended::error(format!(
                     "the {name} tool failed unexpectedly (internal error). Try a different \
                      approach."
                 ))
             }
-        };
-        if let Some(note) = note_for_model {
-            result.output = format!("{}\n\nNote from the user: {note}", result.output);
         }
-        result
     }
 
     fn verdict(&self, tool: &str, access: &Access) -> Verdict {
-        let policy = match self.policy.read() {
-            Ok(p) => p,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let policy = crate::sync::read(&self.policy);
         match access {
             Access::None => Verdict {
                 action: Action::Allow,
@@ -294,18 +368,12 @@ impl Dispatcher {
                 v
             }
             Access::Read { path } => policy.check_path(tool, false, path),
+            Access::Write { path } => policy.check_path(tool, true, path),
             Access::Mcp { args, .. } => policy.check_tool(tool, args),
-            Access::Write { path, .. } => policy.check_path(tool, true, path),
         }
     }
 
-    async fn ask(
-        &self,
-        call: &ToolCall,
-        access: &Access,
-        verdict: &Verdict,
-        ctx: &ToolCtx,
-    ) -> AskOutcome {
+    async fn ask(&self, q: Question<'_>, ctx: &ToolCtx) -> AskOutcome {
         match self.approver {
             Approver::ApproveAll => return AskOutcome::Approved(None),
             Approver::RefuseAll => {
@@ -313,57 +381,35 @@ impl Dispatcher {
                     "{DENIED} It needs approval ({}: {}), but rein is running non-interactively \
                      (rein exec without --yes), so nobody can approve it. Use commands that are \
                      allowed without approval, or finish and tell the user what to run.",
-                    verdict.part, verdict.reason
+                    q.verdict.part, q.verdict.reason
                 ));
             }
             Approver::Interactive => {}
         }
-        let kind = match access {
-            Access::Bash { command } => ApprovalKind::Bash {
-                command: command.clone(),
-                cwd: ctx.workspace.clone(),
-            },
-            Access::Write { path, old, new } => ApprovalKind::Edit {
-                path: path.display.clone(),
-                old: old.clone(),
-                new: new.clone(),
-            },
-            Access::Read { path } => ApprovalKind::Read {
-                path: path.display.clone(),
-            },
-            Access::Mcp { server, tool, args } => ApprovalKind::Mcp {
-                server: server.clone(),
-                tool: tool.clone(),
-                args: serde_json::to_string_pretty(args).unwrap_or_default(),
-            },
-            Access::None => return AskOutcome::Approved(None),
-        };
-        let id = format!("approval-{}", call.id);
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(id.clone(), tx);
+        if matches!(q.access, Access::None) {
+            return AskOutcome::Approved(None);
         }
+        let id = format!("approval-{}", q.call.id);
+        let (tx, rx) = oneshot::channel();
+        crate::sync::lock(&self.pending).insert(id.clone(), tx);
         ctx.events.send(Event::ApprovalRequested(ApprovalRequest {
             id: id.clone(),
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            kind,
-            part: verdict.part.clone(),
-            reason: verdict.reason.clone(),
+            call_id: q.call.id.clone(),
+            display: q.display.clone(),
+            cwd: ctx.workspace.clone(),
+            part: q.verdict.part.clone(),
+            reason: q.verdict.reason.clone(),
             subagent: ctx.events.subagent().map(str::to_string),
         }));
         let answer = tokio::select! {
             a = rx => a.ok(),
             _ = ctx.cancel.cancelled() => None,
         };
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.remove(&id);
-        }
-        if let (Some(journal), Some((decision, note))) = (&self.journal, &answer) {
-            let entry =
-                crate::session_store::Entry::approval(call.id.clone(), *decision, note.clone());
-            journal.record(match ctx.events.subagent() {
-                Some(task) => crate::session_store::Entry::subagent(task, entry),
+        crate::sync::lock(&self.pending).remove(&id);
+        if let Some((decision, note)) = &answer {
+            let entry = Entry::approval(q.call.id.clone(), *decision, note.clone());
+            self.journal.record(match ctx.events.subagent() {
+                Some(task) => Entry::subagent(task, entry),
                 None => entry,
             });
         }
@@ -377,23 +423,34 @@ impl Dispatcher {
                 AskOutcome::Approved(note.filter(|n| !n.trim().is_empty()))
             }
             Some((Decision::Always, note)) => {
-                // Bash rules are keyed by "bash" whichever tool ran the command.
-                let (tool, subject) = match access {
-                    Access::Bash { command } => ("bash", command.clone()),
-                    Access::Write { path, .. } | Access::Read { path } => {
-                        (call.name.as_str(), path.path.display().to_string())
-                    }
-                    Access::None | Access::Mcp { .. } => (call.name.as_str(), String::new()),
-                };
-                if let Some(rule) = Policy::always_rule(tool, &subject)
-                    && let Ok(mut policy) = self.policy.write()
-                {
-                    policy.add_session_rule(rule);
-                }
+                self.remember(q.call.name.as_str(), q.access);
                 AskOutcome::Approved(note.filter(|n| !n.trim().is_empty()))
             }
         }
     }
+
+    /// Adds the session rule behind "yes, and don't ask again".
+    fn remember(&self, tool: &str, access: &Access) {
+        // Bash rules are keyed by "bash" whichever tool ran the command.
+        let (tool, subject) = match access {
+            Access::Bash { command } => ("bash", command.clone()),
+            Access::Write { path } | Access::Read { path } => {
+                (tool, path.path.display().to_string())
+            }
+            Access::None | Access::Mcp { .. } => (tool, String::new()),
+        };
+        if let Some(rule) = Policy::always_rule(tool, &subject) {
+            crate::sync::write(&self.policy).add_session_rule(rule);
+        }
+    }
+}
+
+/// What an approval question is about.
+struct Question<'q> {
+    call: &'q ToolCall,
+    access: &'q Access,
+    display: &'q ToolDisplay,
+    verdict: &'q Verdict,
 }
 
 enum AskOutcome {

@@ -8,7 +8,11 @@ pub mod compact;
 pub mod context;
 pub mod dispatch;
 pub mod journal;
+pub mod listing;
+mod mcp_tools;
 pub mod prompt;
+pub mod repair;
+mod rewind;
 mod session_switch;
 pub mod subagent;
 pub mod turn;
@@ -45,8 +49,6 @@ pub struct AgentOptions {
     pub registry: Registry,
     /// New, resumed or unsaved session.
     pub session: journal::SessionStart,
-    /// Which project MCP servers may start (the trust decision); default: none.
-    pub mcp_gate: crate::mcp::ProjectGate,
     /// Wait for MCP servers to start before a turn's first request (headless runs, where
     /// nobody would see the tools arrive later).
     pub mcp_wait: bool,
@@ -60,7 +62,6 @@ impl AgentOptions {
             approver,
             registry: Registry::builtin(),
             session: journal::SessionStart::New,
-            mcp_gate: crate::mcp::trust::refuse_all(),
             mcp_wait: false,
         }
     }
@@ -113,7 +114,9 @@ struct Agent {
     dispatcher: Arc<Dispatcher>,
     pending: PendingApprovals,
     history: Vec<Message>,
-    todos: Arc<Mutex<Vec<Todo>>>,
+    /// The todo list; only write_todos results (through the turn hooks) and session switches
+    /// change it.
+    todos: Vec<Todo>,
     events: EventSink,
     session_id: String,
     temp_dir: PathBuf,
@@ -124,42 +127,19 @@ struct Agent {
     context: budget::ContextState,
     subagents: Arc<subagent::Subagents>,
     skills: Arc<crate::skills::SkillCatalog>,
+    /// The `AGENTS.md` files in the system prompt (for `/memory`).
+    memory: Arc<Vec<prompt::Instructions>>,
+    secrets: Arc<crate::tools::secrets::Secrets>,
     journal: journal::Journal,
     /// The past conversation to show when the session was resumed.
     resumed_view: Vec<crate::protocol::HistoryItem>,
     /// Notices from loading a resumed session.
     resume_notices: Vec<String>,
+    /// What each turn changed in the workspace, for `/rewind` and `/undo`.
+    checkpoints: crate::checkpoint::Checkpoints,
     /// The MCP servers (started after the session is announced).
     mcp: crate::mcp::McpManager,
     mcp_wait: bool,
-}
-
-/// The MCP servers of this session: the user's, and the project's that `gate` lets start.
-fn mcp_manager(
-    config: &Config,
-    gate: crate::mcp::ProjectGate,
-    events: EventSink,
-) -> anyhow::Result<crate::mcp::McpManager> {
-    let servers = crate::mcp::config::load_all(&config.config_dir.join("config.toml"), &config.cwd)
-        .map_err(|e| anyhow::anyhow!(e))?;
-    Ok(crate::mcp::McpManager::new(crate::mcp::McpSetup {
-        servers,
-        gate,
-        workspace: config.cwd.clone(),
-        env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
-        notify: Arc::new(move |text| events.send(Event::Notice { text })),
-    }))
-}
-
-/// The MCP tools of a loop (`None` when no server is configured).
-fn mcp_source(
-    mcp: &crate::mcp::McpManager,
-    subagent: bool,
-) -> Option<Arc<dyn crate::tools::ToolSource>> {
-    (!mcp.is_empty()).then(|| {
-        Arc::new(crate::mcp::McpToolSource::new(mcp.clone(), subagent))
-            as Arc<dyn crate::tools::ToolSource>
-    })
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -168,6 +148,7 @@ fn client_options(config: &Config) -> ClientOptions {
         base_url: config.base_url.clone(),
         api_key: config.api_key.clone(),
         connect_timeout: config.connect_timeout,
+        first_byte_timeout: config.first_byte_timeout,
         idle_timeout: config.idle_timeout,
         max_attempts: config.max_attempts,
         initial_backoff: config.retry_backoff,
@@ -177,46 +158,81 @@ fn client_options(config: &Config) -> ClientOptions {
 
 impl Agent {
     fn new(opts: AgentOptions, events: EventSink) -> anyhow::Result<Agent> {
-        let config = opts.config;
+        let mut config = opts.config;
+        // Built on a blocking thread of the runtime (see `spawn`), so it may wait here.
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.block_on(crate::discover::use_server_window(&mut config));
+        }
         let client = Client::new(client_options(&config))?;
         let temp_dir = std::env::temp_dir().join(format!("rein-{}", new_session_id()));
-        std::fs::create_dir_all(&temp_dir)?;
-        let sandbox = Arc::new(Sandbox::new(
-            config.sandbox,
-            config.sandbox_network,
-            config.cwd.clone(),
-            temp_dir.clone(),
-        ));
+        // Private: saved outputs may hold what a command printed.
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&temp_dir)?;
+        let sandbox = Arc::new(
+            Sandbox::new(
+                config.sandbox,
+                config.sandbox_network,
+                config.cwd.clone(),
+                temp_dir.clone(),
+            )
+            .with_secrets(config.secrets()),
+        );
         let pending: PendingApprovals = Arc::default();
+        // rein's own files are never part of the workspace's checkpoints.
+        let checkpoints = crate::checkpoint::Checkpoints::new(
+            &config.cwd,
+            vec![config.data_dir.clone(), temp_dir.clone()],
+            crate::checkpoint::Caps::default(),
+        );
         let skills = Arc::new(crate::skills::discover(
             config.home_dir.as_deref(),
             &config.cwd,
         ));
         // read_skill is only offered when there is a skill to read.
-        let offered = |names: Vec<&'static str>| -> Vec<&'static str> {
+        let offered = |names: Vec<&str>| -> Vec<String> {
             names
                 .into_iter()
                 .filter(|n| *n != "read_skill" || !skills.skills.is_empty())
+                .map(str::to_string)
                 .collect()
         };
         let main_tools = offered(opts.registry.names());
         let sub_tools = offered(subagent::SUBAGENT_TOOLS.to_vec());
-        let mcp = mcp_manager(&config, opts.mcp_gate, events.clone())?;
-        let dispatcher = Arc::new(Dispatcher {
-            registry: opts.registry,
-            allow: Some(main_tools),
-            policy: Arc::new(RwLock::new(Policy::new(
-                config.rules.clone(),
-                config.auto_approve_edits,
-            ))),
+        let opened = session_switch::open(&config, opts.session, events.clone())?;
+        let journal = opened.journal.clone();
+        if let Some(path) = journal.path() {
+            checkpoints.switch(
+                Some(crate::checkpoint::dir_for(&path)),
+                opened.rewind.clone(),
+            );
+        }
+        let policy = Arc::new(RwLock::new(Policy::new(
+            config.rules.clone(),
+            config.auto_approve_edits,
+        )));
+        let sandbox_enforced = !matches!(
+            sandbox.status(),
+            crate::sandbox::SandboxStatus::Unavailable(_)
+        );
+        let dispatcher_for = |registry: Registry, allow: Vec<String>| Dispatcher {
+            registry,
+            allow: Some(allow),
+            policy: policy.clone(),
             approver: opts.approver,
             pending: pending.clone(),
-            sandbox_enforced: !matches!(
-                sandbox.status(),
-                crate::sandbox::SandboxStatus::Unavailable(_)
-            ),
-            journal: None,
-            extra: mcp_source(&mcp, false),
+            sandbox_enforced,
+            journal: journal.clone(),
+            checkpoints: Some(checkpoints.clone()),
+            extra: None,
+        };
+        let mcp = mcp_tools::manager(&config, events.clone());
+        let dispatcher = Arc::new(Dispatcher {
+            extra: mcp_tools::source(&mcp, false),
+            ..dispatcher_for(opts.registry.clone(), main_tools)
+        });
+        let sub_dispatcher = Arc::new(Dispatcher {
+            extra: mcp_tools::source(&mcp, true),
+            ..dispatcher_for(opts.registry, sub_tools)
         });
         let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
         let system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
@@ -226,48 +242,47 @@ impl Agent {
             overhead: context::estimate_text(&system) + context::estimate_text(&tool_specs),
             ..Default::default()
         };
-        let instructions = prompt::render_instructions(&instructions);
+        let memory = Arc::new(instructions);
+        let instructions = prompt::render_instructions(&memory);
         let model = Arc::new(RwLock::new(config.model.clone()));
-        let opened = session_switch::open(&config, opts.session, events.clone())?;
-        let journal = opened.journal.clone();
-        let mut dispatcher = dispatcher;
-        if let Some(d) = Arc::get_mut(&mut dispatcher) {
-            d.journal = Some(journal.clone());
-        }
         let subagents = Arc::new(subagent::Subagents {
             client: client.clone(),
             model: model.clone(),
-            dispatcher: Arc::new(Dispatcher {
-                registry: dispatcher.registry.clone(),
-                allow: Some(sub_tools),
-                policy: dispatcher.policy.clone(),
-                approver: dispatcher.approver,
-                pending: pending.clone(),
-                sandbox_enforced: dispatcher.sandbox_enforced,
-                journal: Some(journal.clone()),
-                extra: mcp_source(&mcp, true),
-            }),
+            dispatcher: sub_dispatcher,
             system: prompt::subagent_prompt(&config.cwd),
             max_requests: config.subagent_max_requests,
             max_tokens: config.max_output_tokens,
             keep_tool_results: config.keep_tool_results,
             slots: Arc::new(tokio::sync::Semaphore::new(4)),
-            journal: Some(journal.clone()),
+            journal: journal.clone(),
         });
+        let secrets = Arc::new(crate::tools::secrets::Secrets::new(
+            config.secrets().paths(),
+            config.api_key.as_deref(),
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        ));
+        let found = secrets.clone();
+        checkpoints.withhold(crate::checkpoint::Withhold(Arc::new(move |b| {
+            found.found_in(b)
+        })));
         Ok(Agent {
             model,
+            memory,
+            secrets,
             subagents,
             skills,
             client,
             dispatcher,
             pending,
             history: opened.messages,
-            todos: Arc::new(Mutex::new(opened.todos)),
+            todos: opened.todos,
             events,
             session_id: opened.id,
             journal,
             resumed_view: opened.view,
             resume_notices: opened.notices,
+            checkpoints,
             temp_dir,
             sandbox,
             cancel: Arc::new(Mutex::new(CancellationToken::new())),
@@ -300,10 +315,7 @@ impl Agent {
     }
 
     fn current_model(&self) -> String {
-        match self.model.read() {
-            Ok(m) => m.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        crate::sync::read(&self.model).clone()
     }
 
     /// Reads ops; interrupts, approvals and model switches are handled at once, the rest is
@@ -315,17 +327,26 @@ impl Agent {
         let model = self.model.clone();
         let events = self.events.clone();
         let journal = self.journal.clone();
+        let listings = listing::Listings {
+            skills: self.skills.clone(),
+            memory: self.memory.clone(),
+            data_dir: self.config.data_dir.clone(),
+            cwd: self.config.cwd.clone(),
+            events: self.events.clone(),
+            mcp: self.mcp.clone(),
+        };
         let cancel_current = move || {
-            if let Ok(token) = cancel.lock() {
-                token.cancel();
-            }
+            crate::sync::lock(&cancel).cancel();
         };
         tokio::spawn(async move {
             while let Some(op) = ops.recv().await {
+                if listings.answer(&op) {
+                    continue;
+                }
                 match op {
                     Op::Interrupt => cancel_current(),
                     Op::Approval { id, decision, note } => {
-                        let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
+                        let waiter = crate::sync::lock(&pending).remove(&id);
                         match waiter {
                             Some(w) => {
                                 let _ = w.send((decision, note));
@@ -334,9 +355,7 @@ impl Agent {
                         }
                     }
                     Op::SetModel { model: name } => {
-                        if let Ok(mut m) = model.write() {
-                            *m = name.clone();
-                        }
+                        *crate::sync::write(&model) = name.clone();
                         journal.record(crate::session_store::Entry::model_change(name.clone()));
                         events.send(Event::ModelChanged { model: name });
                     }
@@ -372,11 +391,27 @@ impl Agent {
                 Op::Fork => self.fork(),
                 Op::Resume { id } => self.switch_to(&id),
                 Op::Compact { focus } => self.compact_now(focus).await,
-                Op::McpStatus => self.events.send(Event::McpStatus {
-                    servers: self.mcp.status(),
-                }),
+                Op::ListRewindPoints => self.rewind_points(),
+                Op::Rewind {
+                    to,
+                    code,
+                    conversation,
+                    confirm,
+                    overwrite_changed,
+                } => {
+                    self.rewind(to, code, conversation, confirm, overwrite_changed)
+                        .await
+                }
+                Op::Undo => self.undo().await,
                 Op::Shutdown => break,
-                Op::Interrupt | Op::Approval { .. } | Op::SetModel { .. } => {}
+                // Handled by the router as they arrive.
+                Op::Interrupt
+                | Op::Approval { .. }
+                | Op::SetModel { .. }
+                | Op::ListSessions
+                | Op::ListSkills
+                | Op::ListMemory
+                | Op::McpStatus => {}
             }
         }
         self.journal.close();
@@ -388,10 +423,7 @@ impl Agent {
 
     fn fresh_cancel_token(&self) -> CancellationToken {
         let token = CancellationToken::new();
-        match self.cancel.lock() {
-            Ok(mut c) => *c = token.clone(),
-            Err(p) => *p.into_inner() = token.clone(),
-        }
+        *crate::sync::lock(&self.cancel) = token.clone();
         token
     }
 
@@ -403,12 +435,12 @@ impl Agent {
             call_id: String::new(),
             events: self.events.clone(),
             cancel,
-            todos: self.todos.clone(),
             sandbox: self.sandbox.clone(),
             bash_timeout_secs: self.config.bash_timeout_secs,
             env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
             subagents: Some(self.subagents.clone()),
             skills: self.skills.clone(),
+            secrets: self.secrets.clone(),
         }
     }
 
@@ -425,7 +457,6 @@ impl Agent {
             threshold: self.config.compact_threshold,
             auto: self.config.auto_compact,
             instructions: self.instructions.clone(),
-            todos: self.todos.clone(),
             cancel,
         }
     }
@@ -440,7 +471,12 @@ impl Agent {
         let cancel = self.fresh_cancel_token();
         let done = self
             .compactor(cancel)
-            .compact(&mut self.history, &mut self.context, focus.as_deref())
+            .compact(
+                &mut self.history,
+                &mut self.context,
+                &self.todos,
+                focus.as_deref(),
+            )
             .await;
         if let Some(c) = done {
             self.journal.record(crate::session_store::Entry::compaction(
@@ -465,6 +501,10 @@ impl Agent {
         self.events.send(Event::TurnStarted);
         self.journal
             .record(crate::session_store::Entry::user(text.clone()));
+        if let Some(path) = self.journal.path() {
+            self.checkpoints.attach(crate::checkpoint::dir_for(&path));
+        }
+        self.checkpoints.user_message(&text);
         self.history.push(Message::User { content: text });
         let lc = LoopConfig {
             system: self.system.clone(),
@@ -481,12 +521,11 @@ impl Agent {
         };
         let compactor = self.compactor(env.ctx.cancel.clone());
         let journal = self.journal.clone();
-        let todos = self.todos.clone();
-        let mut record = move |r: budget::Record<'_>| session_switch::record(&journal, &todos, r);
+        let mut record = move |r: budget::Record<'_>| session_switch::record(&journal, r);
         let mut hooks = budget::MainHooks {
             compactor,
             state: &mut self.context,
-            todos: self.todos.clone(),
+            todos: &mut self.todos,
             cwd: self.config.cwd.clone(),
             record: &mut record,
         };
@@ -526,6 +565,8 @@ impl Agent {
             TurnOutcome::Completed => {}
         }
         self.journal.sync();
+        let checkpoints = self.checkpoints.clone();
+        let _ = tokio::task::spawn_blocking(move || checkpoints.end_turn()).await;
         self.events.send(Event::TurnFinished { outcome });
     }
 }

@@ -10,7 +10,6 @@ use crate::protocol::EventSink;
 use crate::protocol::{Event, HistoryItem, SessionInfo, Todo};
 use crate::session_store::{self, Entry, Header, SessionWriter};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 /// What the agent starts from.
 pub(super) struct Opened {
@@ -20,6 +19,7 @@ pub(super) struct Opened {
     pub todos: Vec<Todo>,
     pub view: Vec<HistoryItem>,
     pub notices: Vec<String>,
+    pub rewind: crate::checkpoint::RewindLog,
 }
 
 fn header(config: &Config, id: &str, model: &str) -> Header {
@@ -60,6 +60,7 @@ pub(super) fn open(
         todos: Vec::new(),
         view: Vec::new(),
         notices: Vec::new(),
+        rewind: Default::default(),
     };
     Ok(match start {
         SessionStart::Ephemeral => fresh(Journal::ephemeral(events), new_session_id()),
@@ -81,31 +82,33 @@ pub(super) fn open(
                 todos: r.todos,
                 view: r.view,
                 notices: r.notices,
+                rewind: r.rewind,
             }
         }
     })
 }
 
 /// Writes what the turn loop reports to the session file.
-pub(super) fn record(journal: &Journal, todos: &Arc<Mutex<Vec<Todo>>>, r: Record<'_>) {
+pub(super) fn record(journal: &Journal, r: Record<'_>) {
     match r {
-        Record::Message(m) => {
-            journal.record(Entry::from_message(m));
-            // The todo list changes only through write_todos: keep it next to its result.
-            if let Message::ToolResult {
+        Record::Message(m) => journal.record(Entry::from_message(m)),
+        Record::ToolResult(m, result) => journal.record(match m {
+            Message::ToolResult {
+                call_id,
                 name,
-                is_error: false,
+                content,
                 ..
-            } = m
-                && name == "write_todos"
-            {
-                let list = match todos.lock() {
-                    Ok(t) => t.clone(),
-                    Err(p) => p.into_inner().clone(),
-                };
-                journal.record(Entry::todos(list));
-            }
-        }
+            } => Entry::tool_result(
+                call_id.clone(),
+                name.clone(),
+                content.clone(),
+                result.status,
+                Some(result.elapsed_ms),
+            )
+            .shown_as(result.display.clone(), result.exit_code),
+            other => Entry::from_message(other),
+        }),
+        Record::Todos(list) => journal.record(Entry::todos(list.to_vec())),
         Record::Compaction(c, history) => journal.record(Entry::compaction(
             c.summary.clone(),
             c.before,
@@ -113,33 +116,33 @@ pub(super) fn record(journal: &Journal, todos: &Arc<Mutex<Vec<Todo>>>, r: Record
             history.to_vec(),
         )),
         Record::Usage(input, output) => journal.record(Entry::usage(input, output)),
+        Record::Quirk(q) => journal.record(Entry::model_quirk(
+            q.kind,
+            q.call_id.clone(),
+            q.detail.clone(),
+        )),
     }
 }
 
 impl Agent {
-    fn reset_context(&mut self) {
+    pub(super) fn reset_context(&mut self) {
         self.context = ContextState {
             overhead: self.context.overhead,
             ..Default::default()
         };
     }
 
-    fn set_todos(&mut self, list: Vec<Todo>) {
-        match self.todos.lock() {
-            Ok(mut t) => *t = list.clone(),
-            Err(p) => *p.into_inner() = list.clone(),
-        }
+    pub(super) fn set_todos(&mut self, list: Vec<Todo>) {
+        self.todos.clone_from(&list);
         self.events.send(Event::TodosUpdated { todos: list });
     }
 
     /// Shows what resuming loaded (called once after the first `SessionConfigured`).
     pub(super) fn announce_resumed(&mut self) {
-        let todos = match self.todos.lock() {
-            Ok(t) => t.clone(),
-            Err(p) => p.into_inner().clone(),
-        };
-        if !todos.is_empty() {
-            self.events.send(Event::TodosUpdated { todos });
+        if !self.todos.is_empty() {
+            self.events.send(Event::TodosUpdated {
+                todos: self.todos.clone(),
+            });
         }
         for text in std::mem::take(&mut self.resume_notices) {
             self.events.send(Event::Notice { text });
@@ -158,6 +161,7 @@ impl Agent {
             Some(header(&self.config, &self.session_id, &model)),
             self.config.data_dir.clone(),
         );
+        self.checkpoints.switch(None, Default::default());
         self.set_todos(Vec::new());
         let info = self.session_info();
         self.events.send(Event::SessionConfigured(info));
@@ -205,6 +209,8 @@ impl Agent {
         };
         match session_store::fork(&self.config.data_dir, &path, &new_id) {
             Ok(writer) => {
+                self.checkpoints
+                    .forked(crate::checkpoint::dir_for(writer.path()));
                 self.journal
                     .replace(Some(writer), None, self.config.data_dir.clone());
                 self.session_id = new_id.clone();
@@ -250,6 +256,8 @@ impl Agent {
                 // Replace the writer in place: the router, dispatchers and subagents share it.
                 self.journal
                     .replace(Some(writer), None, self.config.data_dir.clone());
+                self.checkpoints
+                    .switch(Some(crate::checkpoint::dir_for(&path)), r.rewind);
                 self.session_id = r.header.id;
                 self.history = r.messages;
                 self.reset_context();

@@ -1,5 +1,7 @@
 //! Tests of the settings layers.
 use super::*;
+use crate::llm::ProviderKind;
+use crate::policy::Action;
 use std::path::Path;
 
 fn inputs(dir: &Path, env: &[(&str, &str)]) -> Inputs {
@@ -194,3 +196,6 @@ fn loopback_detection() {
     assert!(!is_loopback_url("https://api.openai.com/v1"));
     assert!(!is_loopback_url("https://localhost.evil.com/v1"));
 }
+
+mod endpoint;
+mod trust;

@@ -1,7 +1,7 @@
 //! `rein mcp list | add | remove`: the servers, their state and tools; adding and removing a
 //! user server by editing the user config file in place (comments and layout kept).
 
-use super::config::{ServerEntry, check_name, load_all};
+use super::config::{ServerEntry, check_name};
 use super::manager::{McpManager, McpSetup};
 use std::path::Path;
 use std::sync::Arc;
@@ -36,15 +36,11 @@ pub enum McpCommand {
     },
 }
 
-/// Runs one `rein mcp` command; `Ok` is the text to print.
-pub async fn run(
-    command: McpCommand,
-    config_file: &Path,
-    workspace: &Path,
-    env_remove: Vec<String>,
-) -> Result<String, String> {
+/// Runs one `rein mcp` command with the settings of this directory; `Ok` is the text to print.
+pub async fn run(command: McpCommand, config: &crate::config::Config) -> Result<String, String> {
+    let config_file = &config.config_dir.join("config.toml");
     match command {
-        McpCommand::List => list(config_file, workspace, env_remove).await,
+        McpCommand::List => list(config).await,
         McpCommand::Add {
             name,
             url,
@@ -69,24 +65,23 @@ pub async fn run(
     }
 }
 
-async fn list(
-    config_file: &Path,
-    workspace: &Path,
-    env_remove: Vec<String>,
-) -> Result<String, String> {
-    let servers = load_all(config_file, workspace)?;
+async fn list(config: &crate::config::Config) -> Result<String, String> {
+    let servers = config.mcp_servers.clone();
     if servers.is_empty() {
         return Ok(format!(
             "No MCP servers configured. Add one with `rein mcp add NAME -- CMD ARGS…` (it goes \
              into {}).",
-            config_file.display()
+            config.config_dir.join("config.toml").display()
         ));
     }
     let manager = McpManager::new(McpSetup {
         servers,
-        gate: super::trust::refuse_all(),
-        workspace: workspace.to_path_buf(),
-        env_remove,
+        gate: super::trust::gate(config.trust.clone()),
+        workspace: config.cwd.clone(),
+        env_remove: crate::agent::SECRET_ENV_VARS
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         // The list shows every failure itself.
         notify: Arc::new(|_| {}),
     });

@@ -307,19 +307,6 @@ pub fn read_toml_servers(path: &Path, origin: Origin) -> Result<Vec<ServerConfig
     from_tables(&parsed.mcp_servers, &origin)
 }
 
-/// The servers of the project in `workspace`: `.rein/config.toml` first, then `.mcp.json`.
-pub fn project_servers(workspace: &Path) -> Result<Vec<ServerConfig>, String> {
-    let rein = workspace.join(".rein").join("config.toml");
-    let from_rein = read_toml_servers(&rein, Origin::Project(rein.clone()))?;
-    Ok(merge(from_rein, read_mcp_json(workspace)?))
-}
-
-/// Every configured server: the user's config file, then the project's (user names win).
-pub fn load_all(user_config: &Path, workspace: &Path) -> Result<Vec<ServerConfig>, String> {
-    let user = read_toml_servers(user_config, Origin::User(user_config.to_path_buf()))?;
-    Ok(merge(user, project_servers(workspace)?))
-}
-
 /// Resolves `${VAR}` and `${VAR:-default}` in `text` from `lookup`; an unset variable without
 /// a default is an error naming it.
 pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {

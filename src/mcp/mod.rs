@@ -6,7 +6,7 @@
 //! - [`schema`] / [`result`]: tool names and schemas for the providers; results for the model.
 //! - [`tool`]: the adapter to rein's tool trait.
 //! - [`cli`]: `rein mcp list|add|remove`.
-//! - [`trust`]: project servers only start once approved.
+//! - [`trust`]: project servers only start once the project's trust approves their command line.
 
 pub mod cli;
 pub mod client;

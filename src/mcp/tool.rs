@@ -1,83 +1,86 @@
-//! The thin adapter from MCP tools to rein's tool trait. Everything MCP-specific lives in the
-//! manager; this file only maps the trait's methods onto it.
+//! The thin adapter from MCP tools to rein's prepared-call tool trait. Everything
+//! MCP-specific lives in the manager; this file only maps the trait's methods onto it.
 
 use super::manager::McpManager;
 use super::schema::split_name;
 use crate::llm::ToolSpec;
-use crate::tools::{Access, Tool, ToolCtx, ToolError, ToolOutput, ToolSource};
-use futures::future::BoxFuture;
+use crate::protocol::ToolDisplay;
+use crate::tools::{Access, Prepared, RunFuture, Tool, ToolCtx, ToolError, ToolOutput, ToolSource};
 use serde_json::Value;
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
-
-/// The trait wants `&'static str` names; MCP names come and go, so each distinct name is
-/// stored once for the life of the process.
-fn intern(name: &str) -> &'static str {
-    static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
-    let mut guard = match NAMES.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    };
-    let set = guard.get_or_insert_with(HashSet::new);
-    if let Some(known) = set.get(name) {
-        return known;
-    }
-    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
-    set.insert(leaked);
-    leaked
-}
+use std::sync::Arc;
 
 /// One MCP tool as a rein tool.
 pub struct McpTool {
-    name: &'static str,
     spec: ToolSpec,
     manager: McpManager,
 }
 
 impl Tool for McpTool {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
     fn spec(&self) -> ToolSpec {
         self.spec.clone()
     }
 
-    fn access(&self, args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
-        if let Some(why) = self.manager.unavailable(self.name) {
+    fn prepare(&self, args: Value, _ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+        let name = self.spec.name.clone();
+        if let Some(why) = self.manager.unavailable(&name) {
             return Err(ToolError(why));
         }
-        let (server, tool) = split_name(self.name).unwrap_or(("", self.name));
-        Ok(Access::Mcp {
+        let (server, tool) = split_name(&name).unwrap_or(("", &name));
+        let access = Access::Mcp {
             server: server.to_string(),
             tool: tool.to_string(),
-            args: args.clone(),
-        })
+            args,
+        };
+        Ok(Box::new(McpCall {
+            name,
+            access,
+            manager: self.manager.clone(),
+        }))
+    }
+}
+
+/// One call of an MCP tool: rated, shown and sent exactly as the model made it.
+struct McpCall {
+    name: String,
+    access: Access,
+    manager: McpManager,
+}
+
+impl Prepared for McpCall {
+    fn access(&self) -> &Access {
+        &self.access
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let text = serde_json::to_string(args).unwrap_or_default();
-        if text.chars().count() > 80 {
-            format!("{}…", text.chars().take(80).collect::<String>())
-        } else {
-            text
+    fn display(&self) -> ToolDisplay {
+        let args = match &self.access {
+            Access::Mcp { args, .. } => args.clone(),
+            _ => Value::Null,
+        };
+        ToolDisplay::Other {
+            name: self.name.clone(),
+            args,
         }
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move {
-            let out = self
-                .manager
-                .call(self.name, args, &ctx.cancel, &ctx.temp_dir, &ctx.call_id)
+            let McpCall {
+                name,
+                access,
+                manager,
+            } = *self;
+            let args = match access {
+                Access::Mcp { args, .. } => args,
+                _ => Value::Null,
+            };
+            let out = manager
+                .call(&name, args, &ctx.cancel, &ctx.temp_dir, &ctx.call_id)
                 .await
                 .map_err(ToolError)?;
-            Ok(ToolOutput {
-                text: out.text,
-                is_error: out.is_error,
+            Ok(if out.is_error {
+                ToolOutput::error(out.text)
+            } else {
+                ToolOutput::ok(out.text)
             })
         })
     }
@@ -95,6 +98,13 @@ impl McpToolSource {
     pub fn new(manager: McpManager, subagent: bool) -> McpToolSource {
         McpToolSource { manager, subagent }
     }
+
+    fn tool(&self, spec: ToolSpec) -> Arc<dyn Tool> {
+        Arc::new(McpTool {
+            spec,
+            manager: self.manager.clone(),
+        })
+    }
 }
 
 impl ToolSource for McpToolSource {
@@ -102,33 +112,28 @@ impl ToolSource for McpToolSource {
         self.manager
             .offered(self.subagent)
             .into_iter()
-            .map(|t| {
-                Arc::new(McpTool {
-                    name: intern(&t.name),
-                    spec: t.spec,
-                    manager: self.manager.clone(),
-                }) as Arc<dyn Tool>
-            })
+            .map(|t| self.tool(t.spec))
             .collect()
     }
 
     fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        if let Some(t) = self.tools().into_iter().find(|t| t.name() == name) {
-            return Some(t);
+        if let Some(t) = self
+            .manager
+            .offered(self.subagent)
+            .into_iter()
+            .find(|t| t.name == name)
+        {
+            return Some(self.tool(t.spec));
         }
         // A server still starting (or restarting) has not listed its tools: the call waits.
         let (server, _) = split_name(name)?;
         let allowed = !self.subagent || self.manager.server_for_subagents(server);
         (allowed && self.manager.knows(name)).then(|| {
-            Arc::new(McpTool {
-                name: intern(name),
-                spec: ToolSpec {
-                    name: name.to_string(),
-                    description: String::new(),
-                    parameters: Value::Null,
-                },
-                manager: self.manager.clone(),
-            }) as Arc<dyn Tool>
+            self.tool(ToolSpec {
+                name: name.to_string(),
+                description: String::new(),
+                parameters: Value::Null,
+            })
         })
     }
 }

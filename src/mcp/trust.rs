@@ -1,79 +1,75 @@
 //! Project servers (`.mcp.json`, `.rein/config.toml`) are code from the repository: none starts
 //! until the person has trusted the project and approved that server's exact command line.
 //!
-//! The trust store and its prompt live elsewhere; this module gives them the items to list
-//! ([`project_trust_items`]) and takes their answer back as a [`ProjectGate`]. Until the store
-//! is wired in, [`refuse_all`] keeps every project server stopped and says why.
+//! Each project server is one [`TrustItem`] (id `mcp.<name>`) whose fingerprint covers
+//! everything that decides what runs: the program, its arguments, the working directory and
+//! the environment as written (names and values, `${VAR}` unexpanded), or the URL and headers.
+//! The config layer lists the items that wait in the one trust prompt; [`gate`] turns the
+//! project's trust decision into the manager's start check, so a changed command line is a
+//! new fingerprint and stays stopped until approved again.
 
-use super::config::{ServerConfig, project_servers};
+use super::config::ServerConfig;
 use super::manager::ProjectGate;
-use sha2::{Digest, Sha256};
-use std::collections::HashSet;
-use std::path::Path;
+use crate::trust::{ProjectTrust, TrustItem};
 use std::sync::Arc;
 
-/// One thing the trust prompt lists for a project server.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TrustItem {
-    /// The server's name.
-    pub name: String,
-    /// Its full command line (or URL and headers), as the file says, for the person to read.
-    pub command_line: String,
-    /// Changes whenever anything that decides what runs changes (a new item to approve).
-    pub fingerprint: String,
+/// The trust item of a project server: its full command line shown, fingerprinted whole.
+pub fn trust_item(server: &ServerConfig) -> TrustItem {
+    let line = server.describe();
+    let file = server
+        .origin
+        .path()
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    TrustItem::new(
+        format!("mcp.{}", server.name),
+        format!(
+            "MCP server {} (from {file}) runs: {}",
+            server.name,
+            visible(&line)
+        ),
+        &format!("mcp-server-v1\0{}\0{line}", server.name),
+    )
 }
 
-/// The fingerprint of a server definition: SHA-256 over its name, what it runs and where.
-pub fn fingerprint(server: &ServerConfig) -> String {
-    let mut h = Sha256::new();
-    h.update(b"rein-mcp-server-v1\0");
-    h.update(server.name.as_bytes());
-    h.update(b"\0");
-    h.update(server.describe().as_bytes());
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The trust items of the project in `workspace` (a broken project file is an error naming it).
-pub fn project_trust_items(workspace: &Path) -> Result<Vec<TrustItem>, String> {
-    Ok(project_servers(workspace)?
-        .iter()
-        .map(|s| TrustItem {
-            name: s.name.clone(),
-            command_line: s.describe(),
-            fingerprint: fingerprint(s),
+/// `text` with control characters escaped, so a crafted file cannot hide part of its command
+/// line from the prompt (a carriage return, an escape sequence).
+fn visible(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let out: Vec<char> = if c.is_control() {
+                c.escape_unicode().collect()
+            } else {
+                vec![c]
+            };
+            out
         })
-        .collect())
+        .collect()
 }
 
-/// The gate used until the trust store is wired in: no project server starts.
-pub fn refuse_all() -> ProjectGate {
-    Arc::new(|server: &ServerConfig| {
-        Err(format!(
-            "it is defined by the project ({}), and rein cannot ask you to trust project servers \
-             yet; to use it, add it to your own config with `rein mcp add {} …`",
-            server.origin.path().display(),
-            server.name
-        ))
-    })
-}
-
-/// A gate that lets through exactly the servers whose fingerprints were approved.
-pub fn approved(fingerprints: HashSet<String>) -> ProjectGate {
+/// The start check for this project: a project server starts only when `trust` allows its
+/// item (the whole project trusted, or this exact command line approved).
+pub fn gate(trust: ProjectTrust) -> ProjectGate {
     Arc::new(move |server: &ServerConfig| {
-        if fingerprints.contains(&fingerprint(server)) {
-            Ok(())
-        } else {
-            Err(format!(
-                "its command line ({}) has not been approved for this project",
-                server.describe()
-            ))
+        if !server.origin.is_project() || trust.allows(&trust_item(server)) {
+            return Ok(());
         }
+        Err(format!(
+            "it is defined by the project ({}) and its command line ({}) is not approved for \
+             this project; start `rein` here and trust it when asked, or run with --trust",
+            server.origin.path().display(),
+            visible(&server.describe())
+        ))
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::config::read_mcp_json;
+    use crate::trust::TrustStore;
+    use std::path::Path;
 
     fn write_project(dir: &Path, args: &str) {
         std::fs::write(
@@ -84,22 +80,61 @@ mod tests {
     }
 
     #[test]
-    fn a_changed_command_line_is_a_new_item_and_is_refused() {
+    fn an_approved_command_line_starts_and_a_changed_one_is_refused() {
         let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::in_data_dir(&dir.path().join("data"));
         write_project(dir.path(), r#"["server.js"]"#);
-        let items = project_trust_items(dir.path()).unwrap();
-        assert_eq!(items.len(), 1);
-        assert_eq!(items[0].command_line, "node server.js");
-        let gate = approved(items.iter().map(|i| i.fingerprint.clone()).collect());
-        let servers = project_servers(dir.path()).unwrap();
-        assert!(gate(&servers[0]).is_ok());
+        let servers = read_mcp_json(dir.path()).unwrap();
+        let item = trust_item(&servers[0]);
+        assert!(item.summary.contains("node server.js"), "{}", item.summary);
+        let untrusted = ProjectTrust::load(&store, dir.path(), None);
+        let refusal = gate(untrusted)(&servers[0]).unwrap_err();
+        assert!(refusal.contains(".mcp.json"), "{refusal}");
+
+        store.approve(dir.path(), &[item]).unwrap();
+        let trusted = ProjectTrust::load(&store, dir.path(), None);
+        assert!(gate(trusted.clone())(&servers[0]).is_ok());
 
         write_project(dir.path(), r#"["server.js", "--evil"]"#);
-        let changed = project_trust_items(dir.path()).unwrap();
-        assert_ne!(changed[0].fingerprint, items[0].fingerprint);
-        let servers = project_servers(dir.path()).unwrap();
-        let refusal = gate(&servers[0]).unwrap_err();
+        let changed = read_mcp_json(dir.path()).unwrap();
+        let refusal = gate(trusted)(&changed[0]).unwrap_err();
         assert!(refusal.contains("node server.js --evil"), "{refusal}");
-        assert!(refuse_all()(&servers[0]).unwrap_err().contains(".mcp.json"));
+    }
+
+    #[test]
+    fn the_fingerprint_covers_arguments_cwd_and_environment_and_control_characters_show() {
+        let dir = tempfile::tempdir().unwrap();
+        let variants = [
+            r#"{"command": "node", "args": ["s.js"]}"#,
+            r#"{"command": "node", "args": ["s.js", "x"]}"#,
+            r#"{"command": "node", "args": ["s.js"], "cwd": "/tmp"}"#,
+            r#"{"command": "node", "args": ["s.js"], "env": {"NODE_OPTIONS": "--require=evil"}}"#,
+            r#"{"command": "nodejs", "args": ["s.js"]}"#,
+            r#"{"url": "https://a.example/mcp"}"#,
+            r#"{"url": "https://a.example/mcp", "headers": {"X": "y"}}"#,
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for v in variants {
+            std::fs::write(
+                dir.path().join(".mcp.json"),
+                format!(r#"{{"mcpServers": {{"s": {v}}}}}"#),
+            )
+            .unwrap();
+            let item = trust_item(&read_mcp_json(dir.path()).unwrap()[0]);
+            assert_eq!(item.id, "mcp.s");
+            assert!(seen.insert(item.fingerprint), "{v} must be a new item");
+        }
+        std::fs::write(
+            dir.path().join(".mcp.json"),
+            r#"{"mcpServers": {"s": {"command": "node", "args": ["ok\r\u001b[2Kevil"]}}}"#,
+        )
+        .unwrap();
+        let item = trust_item(&read_mcp_json(dir.path()).unwrap()[0]);
+        assert!(
+            !item.summary.chars().any(char::is_control),
+            "{}",
+            item.summary
+        );
+        assert!(item.summary.contains("evil"), "{}", item.summary);
     }
 }

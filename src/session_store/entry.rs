@@ -3,8 +3,9 @@
 //! Messages are stored with the provider-neutral types of [`crate::llm`] as they are, so a
 //! session written with one wire format resumes with the other.
 
+use crate::checkpoint::Change;
 use crate::llm::{AssistantPart, Message};
-use crate::protocol::{Decision, Todo, ToolStatus};
+use crate::protocol::{Decision, QuirkKind, Todo, ToolDisplay, ToolStatus};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +40,12 @@ pub enum Entry {
     ModelChange(ModelChangeEntry),
     /// An entry of a subagent's side chain; never part of the main context.
     Subagent(SubagentEntry),
+    /// The harness handled something the model got wrong (a recovered text call, an echo).
+    ModelQuirk(ModelQuirkEntry),
+    /// Files one tool call changed (the state before and after each).
+    Checkpoint(CheckpointEntry),
+    /// The person went back to before a user message (`/rewind`, `/undo`).
+    Rewind(RewindEntry),
 }
 
 /// `{"type":"user"}`: the person's message.
@@ -81,6 +88,13 @@ pub struct ToolResultEntry {
     /// Wall time in milliseconds, when known.
     #[serde(default)]
     pub elapsed_ms: Option<u64>,
+    /// How the call was shown (absent in files written before displays were recorded: the
+    /// display is then rebuilt from the call's arguments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<ToolDisplay>,
+    /// A command's exit code, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
 }
 
 /// `{"type":"approval"}`: the answer to an approval question.
@@ -174,6 +188,21 @@ pub struct ModelChangeEntry {
     pub model: String,
 }
 
+/// `{"type":"model_quirk"}`: something the model got wrong and the harness handled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelQuirkEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// What it was.
+    pub kind: QuirkKind,
+    /// The tool call it concerns (a recovered call's id), if any.
+    #[serde(default)]
+    pub call_id: Option<String>,
+    /// Details: the text format of a recovered call, the tool named, the echoed text.
+    pub detail: String,
+}
+
 /// `{"type":"subagent"}`: one entry of a subagent's own conversation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubagentEntry {
@@ -184,6 +213,39 @@ pub struct SubagentEntry {
     pub task_id: String,
     /// The subagent's entry.
     pub entry: Box<Entry>,
+}
+
+/// `{"type":"checkpoint"}`: files changed by one tool call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The tool call that made the changes, when known.
+    #[serde(default)]
+    pub call_id: Option<String>,
+    /// Each changed path with its state before and after.
+    pub changes: Vec<Change>,
+}
+
+/// `{"type":"rewind"}`: code and/or conversation went back to before user message `to`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The user message, by its ordinal among the file's `user` entries (from 0).
+    pub to: usize,
+    /// The files restored: each with the state it had and the state it got back.
+    #[serde(default)]
+    pub changes: Vec<Change>,
+    /// When the conversation was rewound: the model context from here on (like a
+    /// compaction's).
+    #[serde(default)]
+    pub context: Option<Vec<Message>>,
+    /// When the conversation was rewound: the todo list from here on.
+    #[serde(default)]
+    pub todos: Option<Vec<Todo>>,
 }
 
 impl Entry {
@@ -212,6 +274,8 @@ impl Entry {
                 is_error: *is_error,
                 status: None,
                 elapsed_ms: None,
+                display: None,
+                exit_code: None,
             }),
         }
     }
@@ -248,7 +312,18 @@ impl Entry {
             is_error: status.is_error(),
             status: Some(status),
             elapsed_ms,
+            display: None,
+            exit_code: None,
         })
+    }
+
+    /// The same tool result, with how the call was shown and a command's exit code.
+    pub fn shown_as(mut self, display: ToolDisplay, exit_code: Option<i32>) -> Entry {
+        if let Entry::ToolResult(e) = &mut self {
+            e.display = Some(display);
+            e.exit_code = exit_code;
+        }
+        self
     }
 
     /// An approval answer, stamped now.
@@ -294,7 +369,21 @@ impl Entry {
         })
     }
 
-    /// An error, stamped now.
+    /// A model quirk the harness handled, stamped now.
+    pub fn model_quirk(
+        kind: QuirkKind,
+        call_id: Option<String>,
+        detail: impl Into<String>,
+    ) -> Entry {
+        Entry::ModelQuirk(ModelQuirkEntry {
+            ts: Timestamp::now(),
+            kind,
+            call_id,
+            detail: detail.into(),
+        })
+    }
+
+    /// An error worth keeping, stamped now.
     pub fn error(message: impl Into<String>) -> Entry {
         Entry::Error(ErrorEntry {
             ts: Timestamp::now(),
@@ -334,6 +423,34 @@ impl Entry {
         })
     }
 
+    /// The changes one tool call made, stamped now.
+    pub fn checkpoint(call_id: Option<String>, changes: Vec<Change>) -> Entry {
+        Entry::Checkpoint(CheckpointEntry {
+            ts: Timestamp::now(),
+            call_id,
+            changes,
+        })
+    }
+
+    /// A rewind to before user message `to`, stamped now.
+    pub fn rewind(
+        to: usize,
+        changes: Vec<Change>,
+        conversation: Option<(Vec<Message>, Vec<Todo>)>,
+    ) -> Entry {
+        let (context, todos) = match conversation {
+            Some((c, t)) => (Some(c), Some(t)),
+            None => (None, None),
+        };
+        Entry::Rewind(RewindEntry {
+            ts: Timestamp::now(),
+            to,
+            changes,
+            context,
+            todos,
+        })
+    }
+
     /// When the entry was recorded.
     pub fn ts(&self) -> Timestamp {
         match self {
@@ -349,6 +466,9 @@ impl Entry {
             Entry::Rename(e) => e.ts,
             Entry::ModelChange(e) => e.ts,
             Entry::Subagent(e) => e.ts,
+            Entry::ModelQuirk(e) => e.ts,
+            Entry::Checkpoint(e) => e.ts,
+            Entry::Rewind(e) => e.ts,
         }
     }
 
@@ -367,6 +487,9 @@ impl Entry {
             Entry::Rename(_) => "rename",
             Entry::ModelChange(_) => "model_change",
             Entry::Subagent(_) => "subagent",
+            Entry::ModelQuirk(_) => "model_quirk",
+            Entry::Checkpoint(_) => "checkpoint",
+            Entry::Rewind(_) => "rewind",
         }
     }
 
@@ -429,6 +552,8 @@ pub(crate) fn parse_entry(line: &str) -> Result<Parsed, serde_json::Error> {
         Some("rename") => Some(from_str(line).map(Entry::Rename)),
         Some("model_change") => Some(from_str(line).map(Entry::ModelChange)),
         Some("subagent") => Some(from_str(line).map(Entry::Subagent)),
+        Some("checkpoint") => Some(from_str(line).map(Entry::Checkpoint)),
+        Some("rewind") => Some(from_str(line).map(Entry::Rewind)),
         _ => None,
     };
     match fast {
@@ -460,10 +585,12 @@ pub const KNOWN_TYPES: &[&str] = &[
     "rename",
     "model_change",
     "subagent",
+    "checkpoint",
+    "rewind",
 ];
 
 /// RFC 3339 timestamps (`2026-11-30T05:12:44.123Z`) for serde.
-pub(crate) mod rfc3339 {
+pub mod rfc3339 {
     use jiff::Timestamp;
     use serde::de::{self, Visitor};
     use serde::{Deserializer, Serializer};
@@ -503,7 +630,12 @@ mod tests {
         let entries = vec![
             Entry::user("hi"),
             Entry::assistant(vec![AssistantPart::Text { text: "x".into() }]),
-            Entry::tool_result("c1", "bash", "out", ToolStatus::Ok, Some(3)),
+            Entry::tool_result("c1", "bash", "out", ToolStatus::Ok, Some(3)).shown_as(
+                ToolDisplay::Exec {
+                    command: "ls".into(),
+                },
+                Some(1),
+            ),
             Entry::approval("c1", Decision::Always, None),
             Entry::todos(vec![]),
             Entry::compaction("s", 10, 2, vec![]),
@@ -513,6 +645,29 @@ mod tests {
             Entry::rename("t"),
             Entry::model_change("m"),
             Entry::subagent("task", Entry::user("sub")),
+            Entry::checkpoint(
+                Some("c1".into()),
+                vec![Change {
+                    path: "a.txt".into(),
+                    before: crate::checkpoint::FileState::Absent,
+                    after: crate::checkpoint::FileState::File {
+                        size: 3,
+                        mode: 0o644,
+                        hash: Some("ab".repeat(32)),
+                        kept: true,
+                    },
+                }],
+            ),
+            Entry::rewind(
+                2,
+                vec![],
+                Some((
+                    vec![Message::User {
+                        content: "x".into(),
+                    }],
+                    vec![],
+                )),
+            ),
         ];
         assert_eq!(entries.len(), KNOWN_TYPES.len());
         for e in entries {

@@ -2,15 +2,14 @@
 //! and the whole visible conversation, from one pass over the loaded entries.
 
 use super::SessionError;
-use super::entry::Entry;
+use super::entry::{Entry, RewindEntry};
 use super::header::Header;
 use super::load::{LoadedSession, read_entries};
+use crate::checkpoint::RewindLog;
 use crate::llm::{AssistantPart, Message, Usage};
 use crate::protocol::{HistoryItem, Todo, ToolStatus};
 use crate::tools::Registry;
-use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
 /// The result given to a tool call that has none in the file (rein was killed while it ran).
@@ -38,6 +37,8 @@ pub struct Resumed {
     pub usage: Option<Usage>,
     /// What loading skipped and what was repaired, for the person.
     pub notices: Vec<String>,
+    /// The user messages and file changes, for `/rewind`.
+    pub rewind: RewindLog,
 }
 
 /// Turns a loaded session into the model context and the view. Takes the session by value
@@ -76,6 +77,27 @@ pub fn resume_within(
         rebuilder
             .get_or_insert_with(|| Rebuilder::new(header.clone()).bounded(max_context_bytes))
             .push(entry);
+    })?;
+    let r = rebuilder.unwrap_or_else(|| Rebuilder::new(header));
+    Ok(r.finish(path.to_path_buf(), notices))
+}
+
+/// The session as it was just before its user message number `ordinal` (counting the file's
+/// `user` entries from 0): the model context, view and todos a conversation rewind goes back
+/// to. Bounded like [`resume_within`].
+pub fn resume_before(
+    path: &Path,
+    ordinal: usize,
+    max_context_bytes: Option<usize>,
+) -> Result<Resumed, SessionError> {
+    let mut rebuilder: Option<Rebuilder> = None;
+    let (header, notices) = read_entries(path, |header, entry| {
+        let r = rebuilder.get_or_insert_with(|| {
+            let mut r = Rebuilder::new(header.clone()).bounded(max_context_bytes);
+            r.stop_at = Some(ordinal);
+            r
+        });
+        r.push(entry);
     })?;
     let r = rebuilder.unwrap_or_else(|| Rebuilder::new(header));
     Ok(r.finish(path.to_path_buf(), notices))
@@ -126,6 +148,13 @@ struct Rebuilder {
     first_prompt: Option<Message>,
     /// Messages dropped from the front of the context.
     trimmed: usize,
+    /// Points and changes for `/rewind`.
+    rewind: RewindLog,
+    /// Where each user entry (by ordinal) starts in the view.
+    user_marks: Vec<usize>,
+    /// Stop before the user entry with this ordinal (`resume_before`).
+    stop_at: Option<usize>,
+    stopped: bool,
 }
 
 impl Rebuilder {
@@ -187,13 +216,26 @@ impl Rebuilder {
             bytes: 0,
             first_prompt: None,
             trimmed: 0,
+            rewind: RewindLog::default(),
+            user_marks: Vec::new(),
+            stop_at: None,
+            stopped: false,
         }
     }
 
     fn push(&mut self, entry: Entry) {
+        if self.stopped {
+            return;
+        }
         let view = &mut self.view;
         match entry {
             Entry::User(e) => {
+                if self.stop_at == Some(self.user_marks.len()) {
+                    self.stopped = true;
+                    return;
+                }
+                self.user_marks.push(view.len());
+                self.rewind.user_message(&e.content);
                 view.push(HistoryItem::User {
                     text: e.content.clone(),
                 });
@@ -219,19 +261,30 @@ impl Rebuilder {
                 match self.open_calls.remove(&e.call_id) {
                     Some(at) => {
                         if let Some(HistoryItem::Tool {
-                            status: s, output, ..
+                            status: s,
+                            output,
+                            display,
+                            exit_code,
+                            ..
                         }) = view.get_mut(at)
                         {
                             *s = Some(status);
                             *output = e.content;
+                            *exit_code = e.exit_code;
+                            // What the live view showed; older files keep the rebuilt one.
+                            if let Some(d) = e.display {
+                                *display = d;
+                            }
                         }
                     }
                     None => view.push(HistoryItem::Tool {
                         call_id: e.call_id,
-                        tool: e.name,
-                        summary: String::new(),
+                        display: e
+                            .display
+                            .unwrap_or_else(|| self.registry.describe(&e.name, "")),
                         status: Some(status),
                         output: e.content,
+                        exit_code: e.exit_code,
                     }),
                 }
             }
@@ -276,9 +329,41 @@ impl Rebuilder {
                 });
                 self.model = e.model;
             }
+            Entry::Checkpoint(e) => self.rewind.record(e.changes),
+            Entry::Rewind(e) => self.rewound(e),
             // Approvals show in the tool's status; subagents keep their own chain.
-            Entry::Approval(_) | Entry::Subagent(_) => {}
+            // Quirks are for the eval and the transcript; the repaired messages carry the state.
+            Entry::Approval(_) | Entry::Subagent(_) | Entry::ModelQuirk(_) => {}
         }
+    }
+
+    /// A rewind: the restored files join the log; a conversation rewind cuts the view back to
+    /// before its message and replaces the context, like a compaction.
+    fn rewound(&mut self, e: RewindEntry) {
+        if let Some(context) = e.context {
+            if let (Some(&mark), Some(point)) =
+                (self.user_marks.get(e.to), self.rewind.points().get(e.to))
+            {
+                let text = format!(
+                    "Rewound the conversation to before “{}”.",
+                    super::short_title(&point.text)
+                );
+                self.view.truncate(mark);
+                self.view.push(HistoryItem::Notice { text });
+            }
+            self.rewind.conversation_rewound(e.to);
+            self.open_calls.clear();
+            self.bytes = context.iter().map(message_bytes).sum();
+            self.first_prompt = context
+                .iter()
+                .find(|m| matches!(m, Message::User { .. }))
+                .cloned();
+            self.messages = context;
+            self.usage = None;
+            self.trimmed = 0;
+            self.todos = e.todos.unwrap_or_default();
+        }
+        self.rewind.restored(e.to, e.changes);
     }
 
     fn finish(mut self, path: PathBuf, mut notices: Vec<String>) -> Resumed {
@@ -312,6 +397,7 @@ impl Rebuilder {
             model: self.model,
             usage: self.usage,
             notices,
+            rewind: self.rewind,
         }
     }
 }
@@ -353,38 +439,15 @@ fn push_assistant_view(
                 open_calls.insert(call.id.clone(), view.len());
                 view.push(HistoryItem::Tool {
                     call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    summary: summarize(registry, &call.name, &call.arguments),
+                    display: registry.describe(&call.name, &call.arguments),
                     status: None,
                     output: String::new(),
+                    exit_code: None,
                 });
             }
         }
     }
     flush(view, &mut text, &mut reasoning);
-}
-
-/// The one-line summary the live view showed: the tool's own, else the start of the arguments.
-fn summarize(registry: &Registry, tool: &str, raw_args: &str) -> String {
-    let args = match serde_json::from_str::<Value>(raw_args) {
-        Ok(Value::String(inner)) => serde_json::from_str::<Value>(&inner).ok(),
-        Ok(v) => Some(v),
-        Err(_) if raw_args.trim().is_empty() => Some(Value::Object(Default::default())),
-        Err(_) => None,
-    };
-    if let (Some(t), Some(args)) = (registry.get(tool), args.filter(Value::is_object)) {
-        let t = t.clone();
-        // A tool's summary must never take a resume down with it.
-        if let Ok(s) = std::panic::catch_unwind(AssertUnwindSafe(move || t.summary(&args))) {
-            return s;
-        }
-    }
-    let first = raw_args.lines().next().unwrap_or("");
-    if first.chars().count() > 80 || raw_args.contains('\n') {
-        format!("{}…", first.chars().take(80).collect::<String>())
-    } else {
-        first.to_string()
-    }
 }
 
 /// Makes the context valid for both APIs: every tool call gets a result right after its

@@ -1,12 +1,16 @@
 //! Tools the model can call, and the registry that offers them.
 //!
-//! Adding a tool is one file implementing [`Tool`] plus one line in [`Registry::builtin`].
-//! Dispatch (argument parsing, allowlist, permission, approval, panics) lives in
-//! `agent::dispatch`, so a bad call always becomes a readable `Error: ...` for the model.
+//! A tool turns the model's arguments into a [`Prepared`] call once: the prepared call says
+//! what it will touch ([`Access`], what the policy rates), how it is shown ([`ToolDisplay`],
+//! what the dialog and the front ends render) and runs exactly that. Adding a tool is one file
+//! implementing [`Tool`] plus one line in [`Registry::builtin`]. Dispatch (allowlist,
+//! permission, approval, panics) lives in `agent::dispatch`, so a bad call always becomes a
+//! readable `Error: ...` for the model.
 
 pub mod bash;
 pub mod edit;
 pub mod files;
+pub mod secrets;
 pub mod skills;
 pub mod task;
 #[cfg(test)]
@@ -14,13 +18,14 @@ pub(crate) mod test_ctx;
 pub mod todos;
 
 use crate::llm::ToolSpec;
-use crate::protocol::{EventSink, Todo};
+use crate::protocol::{EventSink, Todo, ToolDisplay};
 use crate::sandbox::Sandbox;
+use crate::sandbox::paths::ResolvedPath;
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// What a tool call needs from the harness while it runs.
@@ -38,8 +43,6 @@ pub struct ToolCtx {
     pub events: EventSink,
     /// Cancelled on interrupt: a running tool must stop promptly.
     pub cancel: CancellationToken,
-    /// The current todo list (write_todos replaces it).
-    pub todos: Arc<Mutex<Vec<Todo>>>,
     /// How bash is confined.
     pub sandbox: Arc<Sandbox>,
     /// Default bash timeout in seconds.
@@ -50,6 +53,8 @@ pub struct ToolCtx {
     pub subagents: Option<Arc<dyn task::SubagentRunner>>,
     /// The skills `read_skill` can load.
     pub skills: Arc<crate::skills::SkillCatalog>,
+    /// Secret places the file tools refuse, secret values masked in results.
+    pub secrets: Arc<secrets::Secrets>,
 }
 
 /// What a call would touch, for the permission check before it runs.
@@ -65,7 +70,7 @@ pub enum Access {
     /// Reading a file.
     Read {
         /// The resolved path.
-        path: crate::sandbox::paths::ResolvedPath,
+        path: ResolvedPath,
     },
     /// A tool of an MCP server: rated by its name (`mcp__<server>__<tool>`) and arguments.
     Mcp {
@@ -76,14 +81,10 @@ pub enum Access {
         /// The arguments as the model sent them.
         args: Value,
     },
-    /// Writing a file: the preview shown in the approval modal.
+    /// Writing a file (the change itself is in the call's [`ToolDisplay`]).
     Write {
         /// The resolved path.
-        path: crate::sandbox::paths::ResolvedPath,
-        /// Current content (`None` for a new file).
-        old: Option<String>,
-        /// Content after the call.
-        new: String,
+        path: ResolvedPath,
     },
 }
 
@@ -99,6 +100,34 @@ impl ToolError {
     }
 }
 
+/// A file as a tool wrote it: what `/diff` and checkpoints are told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileWrite {
+    /// The file, as displayed (workspace-relative when inside).
+    pub path: String,
+    /// The text it had before (`None`: it did not exist, or was not text).
+    pub old: Option<String>,
+    /// The text written.
+    pub new: String,
+}
+
+/// What a call did besides its text, typed so nobody has to parse the text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Effect {
+    /// Nothing else.
+    #[default]
+    None,
+    /// A file was written, exactly so.
+    FileWritten(FileWrite),
+    /// The todo list is now this (the agent owns the list and applies it).
+    TodosReplaced(Vec<Todo>),
+    /// A command ran and exited with this code (128 + N when killed by signal N).
+    Exited {
+        /// The exit code.
+        code: i32,
+    },
+}
+
 /// What a tool returns on success.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
@@ -107,6 +136,8 @@ pub struct ToolOutput {
     /// Set when the tool ran but the outcome is a failure the model should treat as an error
     /// (e.g. a command that timed out).
     pub is_error: bool,
+    /// What the call did besides its text.
+    pub effect: Effect,
 }
 
 impl ToolOutput {
@@ -115,39 +146,57 @@ impl ToolOutput {
         ToolOutput {
             text: text.into(),
             is_error: false,
+            effect: Effect::None,
         }
     }
 
     /// A result flagged as an error.
     pub fn error(text: impl Into<String>) -> ToolOutput {
         ToolOutput {
-            text: text.into(),
             is_error: true,
+            ..ToolOutput::ok(text)
+        }
+    }
+
+    /// The same result with an effect.
+    pub fn with(self, effect: Effect) -> ToolOutput {
+        ToolOutput { effect, ..self }
+    }
+}
+
+/// The future a prepared call runs as.
+pub type RunFuture<'a> = BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    /// Name, description and JSON schema shown to the model. The name lives only here.
+    fn spec(&self) -> ToolSpec;
+
+    /// Checks the arguments against the world as it is now and fixes what the call will do.
+    /// An error means the call is refused before anyone is asked.
+    fn prepare(&self, args: Value, ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError>;
+
+    /// How a call that was never prepared is shown (refused arguments, a session file written
+    /// before displays were recorded): from the arguments alone, touching nothing.
+    fn describe(&self, args: &Value) -> ToolDisplay {
+        ToolDisplay::Other {
+            name: self.spec().name,
+            args: args.clone(),
         }
     }
 }
 
-/// A tool the model can call.
-pub trait Tool: Send + Sync {
-    /// The name the model uses.
-    fn name(&self) -> &'static str;
+/// One call, checked and fixed: what runs is what was rated and shown.
+pub trait Prepared: Send {
+    /// What the policy rates (and the dialog asks about).
+    fn access(&self) -> &Access;
 
-    /// Description and JSON schema shown to the model.
-    fn spec(&self) -> ToolSpec;
+    /// How the call is shown.
+    fn display(&self) -> ToolDisplay;
 
-    /// Validates the arguments and says what the call would touch. Errors here mean the call
-    /// is refused before anyone is asked.
-    fn access(&self, args: &Value, ctx: &ToolCtx) -> Result<Access, ToolError>;
-
-    /// A one-line summary for the UI (`cargo test -q`, `src/main.rs:1-200`).
-    fn summary(&self, args: &Value) -> String;
-
-    /// Runs the call.
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+    /// Runs the call. A call that can no longer do exactly what it showed (the file changed
+    /// meanwhile) refuses and changes nothing.
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a>;
 }
 
 /// Tools that appear and change while rein runs (MCP servers), offered next to the registry's.
@@ -159,7 +208,7 @@ pub trait ToolSource: Send + Sync {
 }
 
 /// Deserialises tool arguments, naming the offending field on error.
-pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolError> {
+pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
     let result: Result<T, _> = serde_path_to_error::deserialize(args);
     result.map_err(|e| {
         let path = e.path().to_string();
@@ -182,53 +231,89 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, To
 /// The tools known to rein.
 #[derive(Clone)]
 pub struct Registry {
-    tools: Vec<Arc<dyn Tool>>,
+    /// Each tool with its name (read from its spec once).
+    tools: Vec<(String, Arc<dyn Tool>)>,
 }
 
 impl Registry {
     /// All built-in tools.
     pub fn builtin() -> Registry {
-        Registry {
-            tools: vec![
-                Arc::new(bash::Bash),
-                Arc::new(files::ReadFile),
-                Arc::new(files::WriteFile),
-                Arc::new(edit::StrReplace),
-                Arc::new(todos::WriteTodos),
-                Arc::new(task::Task),
-                Arc::new(skills::ReadSkill),
-            ],
-        }
+        Registry::from_tools(vec![
+            Arc::new(bash::Bash),
+            Arc::new(files::ReadFile),
+            Arc::new(files::WriteFile),
+            Arc::new(edit::StrReplace),
+            Arc::new(todos::WriteTodos),
+            Arc::new(task::Task),
+            Arc::new(skills::ReadSkill),
+        ])
     }
 
     /// A registry holding exactly these tools (tests, custom loops).
     pub fn from_tools(tools: Vec<Arc<dyn Tool>>) -> Registry {
-        Registry { tools }
+        Registry {
+            tools: tools.into_iter().map(|t| (t.spec().name, t)).collect(),
+        }
     }
 
     /// Replaces (or adds) a tool by name.
     pub fn with_tool(mut self, tool: Arc<dyn Tool>) -> Registry {
-        self.tools.retain(|t| t.name() != tool.name());
-        self.tools.push(tool);
+        let name = tool.spec().name;
+        self.tools.retain(|(n, _)| *n != name);
+        self.tools.push((name, tool));
         self
     }
 
     /// Looks a tool up by name.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name)
+        self.tools.iter().find(|(n, _)| n == name).map(|(_, t)| t)
     }
 
     /// Names of all tools, in registry order.
-    pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.name()).collect()
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|(n, _)| n.as_str()).collect()
     }
 
     /// Specs of the tools in `allow` (all when `None`), in registry order.
-    pub fn specs(&self, allow: Option<&[&str]>) -> Vec<ToolSpec> {
+    pub fn specs(&self, allow: Option<&[String]>) -> Vec<ToolSpec> {
         self.tools
             .iter()
-            .filter(|t| allow.is_none_or(|a| a.contains(&t.name())))
-            .map(|t| t.spec())
+            .filter(|(n, _)| allow.is_none_or(|a| a.contains(n)))
+            .map(|(_, t)| t.spec())
             .collect()
+    }
+
+    /// How a call of `name` with these raw arguments is shown without preparing it.
+    pub fn describe(&self, name: &str, raw_args: &str) -> ToolDisplay {
+        let args = parse_lenient(raw_args);
+        match (self.get(name), &args) {
+            (Some(tool), Some(args)) => {
+                let (tool, args) = (tool.clone(), args.clone());
+                // A display must never take a turn (or a resume) down with it.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || tool.describe(&args)))
+                    .unwrap_or_else(|_| other(name, None))
+            }
+            _ => other(name, args),
+        }
+    }
+}
+
+fn other(name: &str, args: Option<Value>) -> ToolDisplay {
+    ToolDisplay::Other {
+        name: name.to_string(),
+        args: args.unwrap_or(Value::Null),
+    }
+}
+
+/// The arguments as an object if they are one (also double-encoded; empty means `{}`).
+fn parse_lenient(raw: &str) -> Option<Value> {
+    if raw.trim().is_empty() {
+        return Some(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(raw).ok()? {
+        Value::String(inner) => serde_json::from_str::<Value>(&inner)
+            .ok()
+            .filter(Value::is_object),
+        v => Some(v).filter(Value::is_object),
     }
 }

@@ -1,15 +1,23 @@
 //! `read_skill`: the body of a skill (without its front matter) and the folder it lives in.
 
-use super::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
+use super::task::string_arg;
+use super::{Access, Prepared, RunFuture, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
 use crate::llm::ToolSpec;
-use crate::skills::split_front_matter;
-use futures::future::BoxFuture;
+use crate::protocol::ToolDisplay;
+use crate::skills::{Skill, split_front_matter};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
+const NAME: &str = "read_skill";
+
 /// The `read_skill` tool.
 pub struct ReadSkill;
+
+/// A skill found in the catalog, to load.
+struct Load {
+    skill: Skill,
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -73,16 +81,12 @@ fn unknown(name: &str, ctx: &ToolCtx) -> ToolError {
 }
 
 impl Tool for ReadSkill {
-    fn name(&self) -> &'static str {
-        "read_skill"
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "read_skill".into(),
-            description: "Load the instructions of a skill listed in the system prompt, by name. \
-                Returns the skill's instructions and its folder; supporting files the \
-                instructions mention are relative to that folder (read them with read_file)."
+            name: NAME.into(),
+            description: "Load the instructions of a skill listed in the system prompt. Returns \
+                them and the skill's folder (files they mention are relative to it; read them \
+                with read_file). Example: {\"name\": \"pdf\"}"
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -94,32 +98,37 @@ impl Tool for ReadSkill {
         }
     }
 
-    fn access(&self, args: &Value, ctx: &ToolCtx) -> Result<Access, ToolError> {
-        let args: Args = parse_args("read_skill", args)?;
-        if ctx.skills.get(&args.name).is_none() {
-            return Err(unknown(&args.name, ctx));
+    fn prepare(&self, args: Value, ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+        let args: Args = parse_args(NAME, args)?;
+        match ctx.skills.get(&args.name) {
+            Some(skill) => Ok(Box::new(Load {
+                skill: skill.clone(),
+            })),
+            None => Err(unknown(&args.name, ctx)),
         }
-        Ok(Access::None)
     }
 
-    fn summary(&self, args: &Value) -> String {
-        args.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
+    fn describe(&self, args: &Value) -> ToolDisplay {
+        ToolDisplay::Skill {
+            name: string_arg(args, "name"),
+        }
+    }
+}
+
+impl Prepared for Load {
+    fn access(&self) -> &Access {
+        &Access::None
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn display(&self) -> ToolDisplay {
+        ToolDisplay::Skill {
+            name: self.skill.name.clone(),
+        }
+    }
+
+    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args("read_skill", &args)?;
-            let skill = ctx
-                .skills
-                .get(&args.name)
-                .ok_or_else(|| unknown(&args.name, ctx))?;
+            let skill = self.skill;
             let text = tokio::fs::read_to_string(&skill.path).await.map_err(|e| {
                 ToolError::new(format!(
                     "cannot read {}: {e}. The skill may have been removed; go on without it.",

@@ -1,11 +1,14 @@
 //! `task {description}`: hand a self-contained question to a subagent with a fresh context and
 //! read-only tools; only its final answer comes back.
 
-use super::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
+use super::{Access, Prepared, RunFuture, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
 use crate::llm::ToolSpec;
+use crate::protocol::ToolDisplay;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+const NAME: &str = "task";
 
 /// Runs subagents; implemented by the agent core (tools cannot see the turn loop).
 pub trait SubagentRunner: Send + Sync {
@@ -20,25 +23,26 @@ pub trait SubagentRunner: Send + Sync {
 /// The `task` tool.
 pub struct Task;
 
+/// A question for a subagent.
+struct Question {
+    description: String,
+}
+
 #[derive(Deserialize)]
 struct Args {
     description: String,
 }
 
 impl Tool for Task {
-    fn name(&self) -> &'static str {
-        "task"
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "task".into(),
-            description: "Delegate a self-contained research question to a subagent that starts \
-                with a fresh context and can only read (bash for read-only commands, read_file, \
-                read_skill); it cannot edit files. Use it to explore a large codebase or answer a \
-                side question without filling your own context. Only its final answer comes back, \
-                so say exactly what you want reported (e.g. paths and line numbers). Several task \
-                calls in one response run in parallel."
+            name: NAME.into(),
+            description: "Ask a subagent to search the code and report back. It starts fresh, \
+                can only read (bash, read_file, read_skill) and cannot edit files; only its final \
+                answer comes back, so say what to report. Use it to find things in a large \
+                project; several task calls in one response run in parallel. \
+                Example: {\"description\": \"Find where parse_header is defined; report the \
+                file and line.\"}"
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -50,8 +54,8 @@ impl Tool for Task {
         }
     }
 
-    fn access(&self, args: &Value, ctx: &ToolCtx) -> Result<Access, ToolError> {
-        let args: Args = parse_args("task", args)?;
+    fn prepare(&self, args: Value, ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+        let args: Args = parse_args(NAME, args)?;
         if args.description.trim().is_empty() {
             return Err(ToolError::new(
                 "`description` is empty; say what the subagent should find out.",
@@ -60,27 +64,43 @@ impl Tool for Task {
         if ctx.subagents.is_none() {
             return Err(ToolError::new("the task tool is not available here."));
         }
-        Ok(Access::None)
+        Ok(Box::new(Question {
+            description: args.description,
+        }))
     }
 
-    fn summary(&self, args: &Value) -> String {
-        args.get("description")
-            .and_then(Value::as_str)
-            .map(|d| d.lines().next().unwrap_or("").chars().take(80).collect())
-            .unwrap_or_default()
+    fn describe(&self, args: &Value) -> ToolDisplay {
+        ToolDisplay::Task {
+            description: string_arg(args, "description"),
+        }
+    }
+}
+
+/// A string argument, or empty (for showing calls that were never prepared).
+pub(crate) fn string_arg(args: &Value, key: &str) -> String {
+    args.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+impl Prepared for Question {
+    fn access(&self) -> &Access {
+        &Access::None
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn display(&self) -> ToolDisplay {
+        ToolDisplay::Task {
+            description: self.description.clone(),
+        }
+    }
+
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args("task", &args)?;
             let Some(runner) = ctx.subagents.clone() else {
                 return Err(ToolError::new("the task tool is not available here."));
             };
-            match runner.run(args.description, ctx).await {
+            match runner.run(self.description, ctx).await {
                 Ok(answer) => Ok(ToolOutput::ok(answer)),
                 Err(e) => Err(ToolError::new(format!("Subagent failed: {e}"))),
             }

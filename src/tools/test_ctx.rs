@@ -3,9 +3,10 @@
 use crate::protocol::Event;
 use crate::protocol::EventSink;
 use crate::sandbox::Sandbox;
-use crate::tools::ToolCtx;
+use crate::tools::{Prepared, Tool, ToolCtx, ToolError, ToolOutput};
+use serde_json::Value;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
@@ -39,12 +40,12 @@ impl TestCtx {
             call_id: "call_1".into(),
             events: EventSink::new(tx),
             cancel: CancellationToken::new(),
-            todos: Arc::new(Mutex::new(Vec::new())),
             sandbox: Arc::new(Sandbox::off(ws.clone(), temp_dir)),
             bash_timeout_secs: 60,
             env_remove: vec!["API_KEY".into()],
             subagents: None,
             skills: Default::default(),
+            secrets: Default::default(),
         };
         TestCtx {
             ctx,
@@ -52,6 +53,20 @@ impl TestCtx {
             ws,
             _dir: dir,
         }
+    }
+
+    /// Prepares a call as the dispatcher does.
+    pub(crate) fn prepare(
+        &self,
+        tool: &dyn Tool,
+        args: Value,
+    ) -> Result<Box<dyn Prepared>, ToolError> {
+        tool.prepare(args, &self.ctx)
+    }
+
+    /// Prepares and runs a call at once (nobody is asked in between).
+    pub(crate) async fn call(&self, tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
+        self.prepare(tool, args)?.run(&self.ctx).await
     }
 
     /// Writes a file in the workspace (creating parents) and returns its path.

@@ -1,14 +1,22 @@
 //! `write_todos`: replace the whole plan; validated first, a bad list keeps the old one.
 
-use super::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
+use super::{
+    Access, Effect, Prepared, RunFuture, Tool, ToolCtx, ToolError, ToolOutput, parse_args,
+};
 use crate::llm::ToolSpec;
-use crate::protocol::{Event, Todo, TodoStatus};
-use futures::future::BoxFuture;
+use crate::protocol::{Todo, TodoStatus, ToolDisplay};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+const NAME: &str = "write_todos";
+
 /// The `write_todos` tool.
 pub struct WriteTodos;
+
+/// A checked list, ready to replace the old one.
+struct NewList {
+    todos: Vec<Todo>,
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -65,17 +73,15 @@ fn validate(todos: &[Todo]) -> Result<(), ToolError> {
 }
 
 impl Tool for WriteTodos {
-    fn name(&self) -> &'static str {
-        "write_todos"
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "write_todos".into(),
-            description: "Replace the whole todo list that tracks your plan for multi-step work. \
-                Send every item each time (the list is replaced, not merged). Keep exactly one \
-                item in_progress while working, mark items completed as soon as they are done, \
-                and add items you discover along the way."
+            name: NAME.into(),
+            description: "Write the plan of a task with several steps; send the whole list \
+                each time (it replaces the old one). Keep one item in_progress, mark items \
+                completed as soon as they are done. Not for one-step tasks. Example: \
+                {\"todos\": [{\"content\": \"Add the option\", \"activeForm\": \"Adding the option\", \
+                \"status\": \"in_progress\"}, {\"content\": \"Test the option\", \
+                \"activeForm\": \"Testing the option\", \"status\": \"pending\"}]}"
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -98,35 +104,38 @@ impl Tool for WriteTodos {
         }
     }
 
-    fn access(&self, args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
-        let args: Args = parse_args("write_todos", args)?;
+    fn prepare(&self, args: Value, _ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+        let args: Args = parse_args(NAME, args)?;
         validate(&args.todos)?;
-        Ok(Access::None)
+        Ok(Box::new(NewList { todos: args.todos }))
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let n = args
+    fn describe(&self, args: &Value) -> ToolDisplay {
+        let todos = args
             .get("todos")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        format!("{n} item{}", if n == 1 { "" } else { "s" })
+            .cloned()
+            .and_then(|t| serde_json::from_value(t).ok())
+            .unwrap_or_default();
+        ToolDisplay::Todos { todos }
+    }
+}
+
+impl Prepared for NewList {
+    fn access(&self) -> &Access {
+        &Access::None
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn display(&self) -> ToolDisplay {
+        ToolDisplay::Todos {
+            todos: self.todos.clone(),
+        }
+    }
+
+    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args("write_todos", &args)?;
-            validate(&args.todos)?;
-            let rendered = render(&args.todos);
-            match ctx.todos.lock() {
-                Ok(mut guard) => *guard = args.todos.clone(),
-                Err(poisoned) => *poisoned.into_inner() = args.todos.clone(),
-            }
-            ctx.events.send(Event::TodosUpdated { todos: args.todos });
-            Ok(ToolOutput::ok(format!("Todo list updated:\n{rendered}")))
+            let rendered = render(&self.todos);
+            Ok(ToolOutput::ok(format!("Todo list updated:\n{rendered}"))
+                .with(Effect::TodosReplaced(self.todos)))
         })
     }
 }

@@ -90,7 +90,7 @@ pub fn manager(
     let sink = notices.clone();
     let m = McpManager::new(McpSetup {
         servers,
-        gate: rein::mcp::trust::refuse_all(),
+        gate: Arc::new(|_| Err("project servers are refused in these tests".into())),
         workspace: workspace.to_path_buf(),
         env_remove: vec!["API_KEY".into()],
         notify: Arc::new(move |n| sink.lock().unwrap().push(n)),

@@ -115,6 +115,10 @@ struct Shared {
     format: ProviderKind,
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Requests to other paths (rein asking the server about itself, wrong URLs).
+    others: Mutex<Vec<RecordedRequest>>,
+    /// JSON answers for other paths ([`ScriptedServer::route`]); the rest get a 404.
+    routes: Mutex<Vec<(String, Value)>>,
 }
 
 impl Shared {
@@ -154,6 +158,8 @@ impl ScriptedServer {
             format,
             replies: Mutex::new(VecDeque::new()),
             requests: Mutex::new(Vec::new()),
+            others: Mutex::new(Vec::new()),
+            routes: Mutex::new(Vec::new()),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let state = shared.clone();
@@ -217,7 +223,24 @@ impl ScriptedServer {
         self.shared.replies.lock().unwrap().len()
     }
 
-    /// Every request so far, in arrival order.
+    /// Answers requests to `path` (any method, not the model endpoint) with `body` as JSON,
+    /// e.g. llama.cpp's `/props`.
+    pub fn route(&self, path: &str, body: Value) -> &ScriptedServer {
+        self.shared
+            .routes
+            .lock()
+            .unwrap()
+            .push((path.to_owned(), body));
+        self
+    }
+
+    /// Requests to paths other than the model endpoint, in arrival order (they are not in
+    /// [`ScriptedServer::requests`]).
+    pub fn other_requests(&self) -> Vec<RecordedRequest> {
+        self.shared.others.lock().unwrap().clone()
+    }
+
+    /// Every request to the model endpoint so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().unwrap().clone()
     }
@@ -286,31 +309,23 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
         .await
         .unwrap_or_default();
     let body_text = String::from_utf8_lossy(&bytes).into_owned();
-    let index = {
-        let mut requests = shared.requests.lock().unwrap();
-        requests.push(RecordedRequest {
-            method: parts.method.to_string(),
-            path: parts.uri.path().to_owned(),
-            headers: parts
-                .headers
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.as_str().to_owned(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect(),
-            body: serde_json::from_str(&body_text).unwrap_or(Value::Null),
-            body_text,
-            received,
-            finished: None,
-        });
-        requests.len() - 1
-    };
-    let guard = FinishGuard {
-        shared: shared.clone(),
-        index,
+    let recorded = RecordedRequest {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_owned(),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body: serde_json::from_str(&body_text).unwrap_or(Value::Null),
+        body_text,
+        received,
+        finished: None,
     };
     let format = shared.format;
     let expected = match format {
@@ -318,6 +333,17 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
         ProviderKind::Anthropic => "/v1/messages",
     };
     if parts.method != axum::http::Method::POST || parts.uri.path() != expected {
+        shared.others.lock().unwrap().push(recorded);
+        let routed = shared
+            .routes
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(p, _)| p == parts.uri.path())
+            .map(|(_, body)| body.clone());
+        if let Some(body) = routed {
+            return json_response(StatusCode::OK, body, None);
+        }
         let msg = format!(
             "scripted server: unexpected {} {}; expected POST {expected}",
             parts.method,
@@ -325,6 +351,15 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
         );
         return json_response(StatusCode::NOT_FOUND, error_body(format, 404, &msg), None);
     }
+    let index = {
+        let mut requests = shared.requests.lock().unwrap();
+        requests.push(recorded);
+        requests.len() - 1
+    };
+    let guard = FinishGuard {
+        shared: shared.clone(),
+        index,
+    };
     let next = shared.replies.lock().unwrap().pop_front();
     let Some(reply) = next else {
         let msg =

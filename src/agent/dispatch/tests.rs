@@ -1,33 +1,34 @@
-//! Tests of the dispatcher: bad calls, permissions, approvals.
+//! Tests of the dispatcher: bad calls, permissions, approvals, and that what runs is what was
+//! prepared and shown.
 
 use super::*;
+use crate::policy::{Rule, RuleSource};
+use crate::protocol::EventSink;
+use crate::tools::test_ctx::TestCtx;
+use crate::tools::{RunFuture, Tool, ToolError, ToolSource, parse_args};
+use serde::Deserialize;
+use std::time::Duration;
 
 #[test]
 fn argument_parsing() {
-    assert_eq!(parse_arguments("").unwrap(), serde_json::json!({}));
-    assert_eq!(
-        parse_arguments("{\"a\":1}").unwrap(),
-        serde_json::json!({"a": 1})
-    );
-    assert_eq!(
-        parse_arguments("\"{\\\"a\\\":1}\"").unwrap(),
-        serde_json::json!({"a": 1})
-    );
-    assert!(parse_arguments("[1]").unwrap_err().contains("array"));
-    assert!(parse_arguments("{\"a\":").unwrap_err().contains("EOF"));
+    let ok = [
+        ("", serde_json::json!({})),
+        ("{\"a\":1}", serde_json::json!({"a": 1})),
+        // Double-encoded: a JSON string holding the object.
+        ("\"{\\\"a\\\":1}\"", serde_json::json!({"a": 1})),
+    ];
+    for (raw, want) in ok {
+        assert_eq!(parse_arguments(raw).unwrap(), want, "{raw}");
+    }
+    let bad = [("[1]", "array"), ("{\"a\":", "EOF"), ("3", "a number")];
+    for (raw, says) in bad {
+        let err = parse_arguments(raw).unwrap_err();
+        assert!(err.contains(says), "{raw}: {err}");
+    }
 }
 
-use crate::config::SandboxMode;
-use crate::llm::ToolSpec;
-use crate::policy::{Rule, RuleSource};
-use crate::protocol::EventSink;
-use crate::sandbox::Sandbox;
-use crate::tools::{Tool, ToolError, ToolOutput, parse_args};
-use futures::future::BoxFuture;
-use serde::Deserialize;
-use tokio_util::sync::CancellationToken;
-
-/// Echoes `text`; panics when asked to; "runs" `command` as a bash access.
+/// Echoes `text` and `count`; panics when asked to (while preparing or running); asks to run
+/// `command` as a bash access.
 struct Fake;
 
 #[derive(Deserialize)]
@@ -39,87 +40,89 @@ struct FakeArgs {
     command: Option<String>,
 }
 
+struct FakeCall {
+    access: Access,
+    text: String,
+    count: u32,
+}
+
 impl Tool for Fake {
-    fn name(&self) -> &'static str {
-        "fake"
-    }
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
+    fn spec(&self) -> crate::llm::ToolSpec {
+        crate::llm::ToolSpec {
             name: "fake".into(),
             description: "test".into(),
             parameters: serde_json::json!({"type": "object"}),
         }
     }
-    fn access(&self, args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
+
+    fn prepare(&self, args: Value, _ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
         let a: FakeArgs = parse_args("fake", args)?;
-        Ok(match a.command {
-            Some(command) => Access::Bash { command },
-            None => Access::None,
-        })
+        if a.text == "panic in prepare" {
+            panic!("tool bug");
+        }
+        Ok(Box::new(FakeCall {
+            access: match a.command {
+                Some(command) => Access::Bash { command },
+                None => Access::None,
+            },
+            text: a.text,
+            count: a.count.unwrap_or(0),
+        }))
     }
-    fn summary(&self, _args: &Value) -> String {
-        "fake".into()
+}
+
+impl Prepared for FakeCall {
+    fn access(&self) -> &Access {
+        &self.access
     }
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+
+    fn display(&self) -> ToolDisplay {
+        ToolDisplay::Other {
+            name: "fake".into(),
+            args: Value::String(self.text.clone()),
+        }
+    }
+
+    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move {
-            let a: FakeArgs = parse_args("fake", &args)?;
-            if a.text == "panic" {
+            if self.text == "panic" {
                 panic!("tool bug");
             }
-            Ok(ToolOutput::ok(format!(
-                "{}{}",
-                a.text,
-                a.count.unwrap_or(0)
-            )))
+            Ok(ToolOutput::ok(format!("{}{}", self.text, self.count)))
         })
     }
 }
 
-fn setup(
-    approver: Approver,
-) -> (
-    Dispatcher,
-    ToolCtx,
-    tokio::sync::mpsc::UnboundedReceiver<Event>,
-) {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let dir = std::env::temp_dir();
+/// A dispatcher over the fake tool and the real file and todo tools, in a temp workspace.
+fn setup(approver: Approver) -> (Dispatcher, TestCtx) {
+    let t = TestCtx::new();
     let rules = vec![
         Rule::new("bash", "danger*", Action::Deny, RuleSource::User).unwrap(),
         Rule::new("bash", "harmless*", Action::Allow, RuleSource::User).unwrap(),
     ];
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let d = Dispatcher {
         registry: Registry::from_tools(vec![
             Arc::new(Fake),
+            Arc::new(crate::tools::bash::Bash),
+            Arc::new(crate::tools::files::WriteFile),
+            Arc::new(crate::tools::edit::StrReplace),
             Arc::new(crate::tools::todos::WriteTodos),
         ]),
-        allow: Some(vec!["fake"]),
+        allow: Some(
+            ["fake", "bash", "write_file", "str_replace"]
+                .map(String::from)
+                .to_vec(),
+        ),
         policy: Arc::new(RwLock::new(Policy::new(rules, false))),
         approver,
         pending: Arc::default(),
         sandbox_enforced: true,
-        journal: None,
+        journal: Journal::ephemeral(EventSink::new(tx)),
+        checkpoints: None,
         extra: None,
     };
-    let ctx = ToolCtx {
-        workspace: dir.clone(),
-        home: None,
-        temp_dir: dir.clone(),
-        call_id: "c1".into(),
-        events: EventSink::new(tx),
-        cancel: CancellationToken::new(),
-        todos: Arc::default(),
-        sandbox: Arc::new(Sandbox::new(SandboxMode::Off, true, dir.clone(), dir)),
-        bash_timeout_secs: 5,
-        env_remove: Vec::new(),
-        subagents: None,
-        skills: Default::default(),
-    };
-    (d, ctx, rx)
+    (d, t)
 }
 
 fn call(name: &str, args: &str) -> ToolCall {
@@ -130,173 +133,311 @@ fn call(name: &str, args: &str) -> ToolCall {
     }
 }
 
+/// Answers the first approval that is asked with `decision`, after running `meanwhile`.
+async fn answer(pending: PendingApprovals, decision: Decision, meanwhile: impl FnOnce()) {
+    let tx = loop {
+        let tx = pending.lock().unwrap().drain().next();
+        if let Some((_, tx)) = tx {
+            break tx;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    meanwhile();
+    tx.send((decision, None)).unwrap();
+}
+
+fn drain(t: &mut TestCtx) -> Vec<Event> {
+    std::iter::from_fn(|| t.events.try_recv().ok()).collect()
+}
+
 #[tokio::test]
 async fn bad_calls_become_readable_errors() {
-    let (d, ctx, _rx) = setup(Approver::RefuseAll);
-    let r = d
-        .dispatch(&call("fake", "{\"text\": \"a\", "), &ctx, false)
-        .await;
-    assert_eq!(r.status, ToolStatus::Error);
-    assert!(
-        r.output
-            .starts_with("Error: arguments for fake were not valid JSON"),
-        "{}",
-        r.output
-    );
-
-    let r = d.dispatch(&call("nope", "{}"), &ctx, false).await;
-    assert!(
-        r.output.contains("no tool named \"nope\"") && r.output.contains("fake"),
-        "{}",
-        r.output
-    );
-
-    let r = d
-        .dispatch(&call("write_todos", "{\"todos\": []}"), &ctx, false)
-        .await;
-    assert!(r.output.contains("not available here"), "{}", r.output);
-
-    let r = d
-        .dispatch(&call("fake", "{\"text\": 5}"), &ctx, false)
-        .await;
-    assert!(r.output.contains("`text`"), "{}", r.output);
-    let r = d.dispatch(&call("fake", "{}"), &ctx, false).await;
-    assert!(r.output.contains("text"), "{}", r.output);
-
-    let r = d
-        .dispatch(&call("fake", "{\"text\": \"panic\"}"), &ctx, false)
-        .await;
-    assert_eq!(r.status, ToolStatus::Error);
-    assert!(r.output.contains("failed unexpectedly"), "{}", r.output);
-
+    let (d, t) = setup(Approver::RefuseAll);
+    // (tool, arguments, cut off by the token limit, what the model is told)
+    let cases = [
+        (
+            "fake",
+            "{\"text\": \"a\", ",
+            false,
+            "Error: arguments for fake were not valid JSON",
+        ),
+        ("nope", "{}", false, "no tool named \"nope\""),
+        (
+            "nope",
+            "{}",
+            false,
+            "Available tools: fake, bash, write_file, str_replace.",
+        ),
+        (
+            "write_todos",
+            "{\"todos\": []}",
+            false,
+            "not available here",
+        ),
+        ("fake", "{\"text\": 5}", false, "`text`"),
+        ("fake", "{}", false, "missing field `text`"),
+        (
+            "fake",
+            "{\"text\": \"panic in prepare\"}",
+            false,
+            "failed unexpectedly while checking",
+        ),
+        (
+            "fake",
+            "{\"text\": \"panic\"}",
+            false,
+            "failed unexpectedly (internal error)",
+        ),
+        (
+            "fake",
+            "{\"text\": \"a",
+            true,
+            "cut off by the output token limit",
+        ),
+    ];
+    for (tool, args, truncated, says) in cases {
+        let r = d.dispatch(&call(tool, args), &t.ctx, truncated).await;
+        assert_eq!(r.status, ToolStatus::Error, "{tool} {args}");
+        assert!(r.output.contains(says), "{tool} {args}: {}", r.output);
+    }
     let r = d
         .dispatch(
             &call("fake", "{\"text\": \"ok\", \"count\": 2}"),
-            &ctx,
+            &t.ctx,
             false,
         )
         .await;
     assert_eq!((r.status, r.output.as_str()), (ToolStatus::Ok, "ok2"));
+}
 
-    let r = d
-        .dispatch(&call("fake", "{\"text\": \"a"), &ctx, true)
-        .await;
-    assert!(
-        r.output.contains("cut off by the output token limit"),
-        "{}",
-        r.output
+#[tokio::test]
+async fn a_refused_call_is_still_shown_from_its_arguments() {
+    let (d, mut t) = setup(Approver::RefuseAll);
+    d.dispatch(
+        &call(
+            "str_replace",
+            "{\"path\": \"gone.rs\", \"old_str\": \"a\", \"new_str\": \"b\"}",
+        ),
+        &t.ctx,
+        false,
+    )
+    .await;
+    d.dispatch(&call("nope", "{\"x\": 1}"), &t.ctx, false).await;
+    let started: Vec<ToolDisplay> = drain(&mut t)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolCallStarted { display, .. } => Some(display),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        started,
+        [
+            ToolDisplay::Edit {
+                path: "gone.rs".into(),
+                diff: None
+            },
+            ToolDisplay::Other {
+                name: "nope".into(),
+                args: serde_json::json!({"x": 1})
+            }
+        ]
     );
 }
 
 #[tokio::test]
-async fn deny_ask_and_allow() {
-    let (d, ctx, _rx) = setup(Approver::ApproveAll);
-    let r = d
-        .dispatch(
-            &call("fake", "{\"text\": \"x\", \"command\": \"danger now\"}"),
-            &ctx,
-            false,
-        )
-        .await;
-    assert_eq!(r.status, ToolStatus::Blocked);
-    assert!(r.output.starts_with("Blocked by policy: "), "{}", r.output);
+async fn policy_decides_before_anything_runs() {
+    // (approver, command, status, output starts with)
+    let cases = [
+        (
+            Approver::ApproveAll,
+            "danger now",
+            ToolStatus::Blocked,
+            "Blocked by policy: ",
+        ),
+        (Approver::ApproveAll, "other", ToolStatus::Ok, "x0"),
+        (Approver::RefuseAll, "other", ToolStatus::Denied, DENIED),
+        (Approver::RefuseAll, "harmless", ToolStatus::Ok, "x0"),
+    ];
+    for (approver, command, status, starts) in cases {
+        let (d, t) = setup(approver);
+        let args = format!("{{\"text\": \"x\", \"command\": \"{command}\"}}");
+        let r = d.dispatch(&call("fake", &args), &t.ctx, false).await;
+        assert_eq!(r.status, status, "{approver:?} {command}");
+        assert!(
+            r.output.starts_with(starts),
+            "{approver:?} {command}: {}",
+            r.output
+        );
+    }
+    let (d, t) = setup(Approver::RefuseAll);
     let r = d
         .dispatch(
             &call("fake", "{\"text\": \"x\", \"command\": \"other\"}"),
-            &ctx,
+            &t.ctx,
             false,
         )
         .await;
-    assert_eq!(r.status, ToolStatus::Ok);
-
-    let (d, ctx, _rx) = setup(Approver::RefuseAll);
-    let r = d
-        .dispatch(
-            &call("fake", "{\"text\": \"x\", \"command\": \"other\"}"),
-            &ctx,
-            false,
-        )
-        .await;
-    assert_eq!(r.status, ToolStatus::Denied);
-    assert!(
-        r.output.starts_with(DENIED) && r.output.contains("non-interactively"),
-        "{}",
-        r.output
-    );
-    let r = d
-        .dispatch(
-            &call("fake", "{\"text\": \"x\", \"command\": \"harmless\"}"),
-            &ctx,
-            false,
-        )
-        .await;
-    assert_eq!(r.status, ToolStatus::Ok);
+    assert!(r.output.contains("non-interactively"), "{}", r.output);
 }
 
 #[tokio::test]
 async fn interactive_answers_and_always() {
-    let (d, ctx, mut rx) = setup(Approver::Interactive);
-    let pending = d.pending.clone();
-    let answer = |decision: Decision, note: Option<&str>| {
-        let pending = pending.clone();
-        let note = note.map(str::to_string);
-        async move {
-            // Wait for the request to be registered, then answer it.
-            loop {
-                let tx = pending.lock().unwrap().drain().next();
-                if let Some((_, tx)) = tx {
-                    tx.send((decision, note)).unwrap();
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-            }
-        }
-    };
+    let (d, mut t) = setup(Approver::Interactive);
     let make = call("fake", "{\"text\": \"x\", \"command\": \"make build\"}");
-    let (r, _) = tokio::join!(
-        d.dispatch(&make, &ctx, false),
-        answer(Decision::No, Some("use cargo"))
-    );
+    let pending = d.pending.clone();
+    let (r, _) = tokio::join!(d.dispatch(&make, &t.ctx, false), async {
+        let tx = loop {
+            if let Some((_, tx)) = pending.lock().unwrap().drain().next() {
+                break tx;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        tx.send((Decision::No, Some("use cargo".into()))).unwrap();
+    });
     assert_eq!(r.status, ToolStatus::Denied);
     assert_eq!(
         r.output,
         format!("{DENIED}\n\nNote from the user: use cargo")
     );
-    let mut saw_request = false;
-    while let Ok(ev) = rx.try_recv() {
-        if let Event::ApprovalRequested(req) = ev {
-            saw_request = true;
-            assert!(
-                matches!(req.kind, ApprovalKind::Bash { ref command, .. } if command == "make build")
-            );
-        }
-    }
-    assert!(saw_request);
+    let asked: Vec<ApprovalRequest> = drain(&mut t)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequested(req) => Some(req),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].part, "make build");
+    assert_eq!(asked[0].cwd, t.ws);
 
     let (r, _) = tokio::join!(
-        d.dispatch(&make, &ctx, false),
-        answer(Decision::Always, None)
+        d.dispatch(&make, &t.ctx, false),
+        answer(d.pending.clone(), Decision::Always, || {})
     );
     assert_eq!(r.status, ToolStatus::Ok);
     // Now allowed without asking.
-    let r = tokio::time::timeout(
-        std::time::Duration::from_secs(2),
-        d.dispatch(&make, &ctx, false),
-    )
-    .await
-    .expect("no second question");
+    let r = tokio::time::timeout(Duration::from_secs(2), d.dispatch(&make, &t.ctx, false))
+        .await
+        .expect("no second question");
     assert_eq!(r.status, ToolStatus::Ok);
 
     // An interrupt while waiting ends the call as interrupted.
     let other = call("fake", "{\"text\": \"x\", \"command\": \"make other\"}");
-    let cancel = ctx.cancel.clone();
-    let (r, _) = tokio::join!(d.dispatch(&other, &ctx, false), async move {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let cancel = t.ctx.cancel.clone();
+    let (r, _) = tokio::join!(d.dispatch(&other, &t.ctx, false), async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
         cancel.cancel();
     });
     assert_eq!(
         (r.status, r.output.as_str()),
         (ToolStatus::Interrupted, INTERRUPTED)
+    );
+}
+
+/// The invariant through the dispatcher: the person is shown a diff; the file changes while
+/// they decide; their yes writes nothing, the other change stays, the model is told why and
+/// no `FileChanged` claims a write.
+#[tokio::test]
+async fn an_edit_approved_after_its_file_changed_writes_nothing() {
+    let cases = [
+        (
+            "str_replace",
+            "{\"path\": \"a.txt\", \"old_str\": \"two\", \"new_str\": \"2\"}",
+        ),
+        (
+            "write_file",
+            "{\"path\": \"a.txt\", \"content\": \"mine\\n\"}",
+        ),
+    ];
+    for (tool, args) in cases {
+        let (d, mut t) = setup(Approver::Interactive);
+        t.write("a.txt", "one\ntwo\n");
+        let path = t.ws.join("a.txt");
+        let edit = call(tool, args);
+        let (r, _) = tokio::join!(
+            d.dispatch(&edit, &t.ctx, false),
+            answer(d.pending.clone(), Decision::Yes, || {
+                std::fs::write(&path, "one\ntwo\nthree\n").unwrap()
+            })
+        );
+        assert_eq!(r.status, ToolStatus::Error, "{tool}");
+        assert!(
+            r.output.starts_with(
+                "Error: the file changed since you proposed this edit; read it again."
+            ),
+            "{tool}: {}",
+            r.output
+        );
+        assert_eq!(t.read("a.txt"), "one\ntwo\nthree\n", "{tool}");
+        let events = drain(&mut t);
+        let shown = events.iter().find_map(|e| match e {
+            Event::ApprovalRequested(req) => req.display.diff().cloned(),
+            _ => None,
+        });
+        assert!(
+            shown.is_some_and(|d| d.added == 1),
+            "{tool}: the dialog showed the diff"
+        );
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, Event::FileChanged { .. })),
+            "{tool}: nothing was written, so /diff must show nothing"
+        );
+    }
+}
+
+#[tokio::test]
+async fn file_changed_is_what_was_written_by_that_call() {
+    let (d, mut t) = setup(Approver::ApproveAll);
+    t.write("a.txt", "one\ntwo\n");
+    let edit = ToolCall {
+        id: "e7".into(),
+        name: "str_replace".into(),
+        arguments: "{\"path\": \"a.txt\", \"old_str\": \"two\", \"new_str\": \"2\"}".into(),
+    };
+    let r = d.dispatch(&edit, &t.ctx, false).await;
+    assert_eq!(r.status, ToolStatus::Ok, "{}", r.output);
+    let changed: Vec<Event> = drain(&mut t)
+        .into_iter()
+        .filter(|e| matches!(e, Event::FileChanged { .. }))
+        .collect();
+    assert_eq!(
+        changed,
+        [Event::FileChanged {
+            call_id: "e7".into(),
+            path: "a.txt".into(),
+            old: Some("one\ntwo\n".into()),
+            new: t.read("a.txt"),
+        }]
+    );
+    assert_eq!(t.read("a.txt"), "one\n2\n");
+}
+
+#[tokio::test]
+async fn results_carry_exit_codes_and_todo_lists() {
+    let (d, mut t) = setup(Approver::ApproveAll);
+    let r = d
+        .dispatch(&call("bash", "{\"command\": \"exit 3\"}"), &t.ctx, false)
+        .await;
+    assert_eq!((r.status, r.exit_code), (ToolStatus::Ok, Some(3)));
+    let finished = drain(&mut t).into_iter().find_map(|e| match e {
+        Event::ToolCallFinished { exit_code, .. } => Some(exit_code),
+        _ => None,
+    });
+    assert_eq!(finished, Some(Some(3)));
+
+    let mut d = d;
+    d.allow = None;
+    let list = "{\"todos\": [{\"content\": \"Run\", \"activeForm\": \"Running\", \"status\": \"pending\"}]}";
+    let r = d.dispatch(&call("write_todos", list), &t.ctx, false).await;
+    assert_eq!(r.todos.map(|l| l.len()), Some(1));
+    assert!(
+        !drain(&mut t)
+            .iter()
+            .any(|e| matches!(e, Event::TodosUpdated { .. })),
+        "the tool does not touch the list; the agent applies it"
     );
 }
 
@@ -308,37 +449,49 @@ struct Toggling {
 /// An external tool that asks like an MCP tool and echoes its `text`.
 struct External;
 
+struct ExternalCall {
+    access: Access,
+    text: String,
+}
+
 impl Tool for External {
-    fn name(&self) -> &'static str {
-        "mcp__x__echo"
-    }
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
+    fn spec(&self) -> crate::llm::ToolSpec {
+        crate::llm::ToolSpec {
             name: "mcp__x__echo".into(),
             description: "external".into(),
             parameters: serde_json::json!({"type": "object"}),
         }
     }
-    fn access(&self, args: &Value, _ctx: &ToolCtx) -> Result<Access, ToolError> {
-        Ok(Access::Mcp {
-            server: "x".into(),
-            tool: "echo".into(),
+
+    fn prepare(&self, args: Value, _ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+        Ok(Box::new(ExternalCall {
+            text: args["text"].as_str().unwrap_or("").to_string(),
+            access: Access::Mcp {
+                server: "x".into(),
+                tool: "echo".into(),
+                args,
+            },
+        }))
+    }
+}
+
+impl Prepared for ExternalCall {
+    fn access(&self) -> &Access {
+        &self.access
+    }
+
+    fn display(&self) -> ToolDisplay {
+        let Access::Mcp { args, .. } = &self.access else {
+            unreachable!("built with an MCP access")
+        };
+        ToolDisplay::Other {
+            name: "mcp__x__echo".into(),
             args: args.clone(),
-        })
+        }
     }
-    fn summary(&self, _args: &Value) -> String {
-        String::new()
-    }
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            Ok(ToolOutput::ok(
-                args["text"].as_str().unwrap_or("").to_string(),
-            ))
-        })
+
+    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
+        Box::pin(async move { Ok(ToolOutput::ok(self.text)) })
     }
 }
 
@@ -351,33 +504,33 @@ impl ToolSource for Toggling {
         }
     }
     fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools().into_iter().find(|t| t.name() == name)
+        self.tools().into_iter().find(|t| t.spec().name == name)
     }
 }
 
 #[tokio::test]
 async fn extra_tools_are_offered_per_request_and_asked_about_without_touching_the_allowlist() {
-    let (mut d, ctx, mut rx) = setup(Approver::ApproveAll);
+    let (mut d, mut t) = setup(Approver::ApproveAll);
     let source = Arc::new(Toggling {
         on: std::sync::atomic::AtomicBool::new(false),
     });
     d.extra = Some(source.clone());
     let names = |d: &Dispatcher| d.specs().into_iter().map(|s| s.name).collect::<Vec<_>>();
-    assert_eq!(names(&d), ["fake"]);
-    let gone = d
-        .dispatch(&call("mcp__x__echo", r#"{"text":"hi"}"#), &ctx, false)
-        .await;
+    assert_eq!(names(&d), ["fake", "bash", "write_file", "str_replace"]);
+    let echo = || call("mcp__x__echo", r#"{"text":"hi"}"#);
+    let gone = d.dispatch(&echo(), &t.ctx, false).await;
     assert!(gone.output.contains("no tool named"), "{}", gone.output);
 
     source.on.store(true, std::sync::atomic::Ordering::SeqCst);
-    assert_eq!(names(&d), ["fake", "mcp__x__echo"]);
-    let ran = d
-        .dispatch(&call("mcp__x__echo", r#"{"text":"hi"}"#), &ctx, false)
-        .await;
+    assert_eq!(
+        names(&d),
+        ["fake", "bash", "write_file", "str_replace", "mcp__x__echo"]
+    );
+    let ran = d.dispatch(&echo(), &t.ctx, false).await;
     assert_eq!((ran.status, ran.output.as_str()), (ToolStatus::Ok, "hi"));
     // The registry's allowlist still holds: write_todos is registered but not allowed here.
     let refused = d
-        .dispatch(&call("write_todos", r#"{"todos":[]}"#), &ctx, false)
+        .dispatch(&call("write_todos", r#"{"todos":[]}"#), &t.ctx, false)
         .await;
     assert!(
         refused.output.contains("not available here") && refused.output.contains("mcp__x__echo"),
@@ -387,39 +540,75 @@ async fn extra_tools_are_offered_per_request_and_asked_about_without_touching_th
 
     // Headless without --yes: an MCP tool asks, so it is refused, and nothing ran.
     d.approver = Approver::RefuseAll;
-    let asked = d
-        .dispatch(&call("mcp__x__echo", r#"{"text":"hi"}"#), &ctx, false)
-        .await;
+    let asked = d.dispatch(&echo(), &t.ctx, false).await;
     assert_eq!(asked.status, ToolStatus::Denied);
-    // Interactive: the approval names server and tool and shows the arguments pretty-printed.
+    // Interactive: the approval shows the server's tool and the arguments as sent.
     d.approver = Approver::Interactive;
-    let pending = d.pending.clone();
-    let answer = tokio::spawn(async move {
-        loop {
-            if let Some(tx) = pending.lock().unwrap().drain().next().map(|(_, tx)| tx) {
-                let _ = tx.send((Decision::No, None));
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
-    });
-    let refused = d
-        .dispatch(&call("mcp__x__echo", r#"{"text":"hi"}"#), &ctx, false)
-        .await;
-    answer.await.unwrap();
-    assert_eq!(refused.status, ToolStatus::Denied);
-    let mut kinds = Vec::new();
-    while let Ok(ev) = rx.try_recv() {
-        if let Event::ApprovalRequested(req) = ev {
-            kinds.push(req.kind);
-        }
-    }
-    assert_eq!(
-        kinds,
-        [ApprovalKind::Mcp {
-            server: "x".into(),
-            tool: "echo".into(),
-            args: "{\n  \"text\": \"hi\"\n}".into()
-        }]
+    drain(&mut t);
+    let asking = echo();
+    let (refused, _) = tokio::join!(
+        d.dispatch(&asking, &t.ctx, false),
+        answer(d.pending.clone(), Decision::No, || {})
     );
+    assert_eq!(refused.status, ToolStatus::Denied);
+    let shown: Vec<ToolDisplay> = drain(&mut t)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequested(req) => Some(req.display),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].mcp_parts(), Some(("x", "echo")));
+    assert_eq!(
+        shown[0],
+        ToolDisplay::Other {
+            name: "mcp__x__echo".into(),
+            args: serde_json::json!({"text": "hi"})
+        }
+    );
+}
+
+/// An MCP result goes through the same masking as every other tool: a secret value the server
+/// sends back (or the model sends it) never reaches the model, the screen or the session file.
+#[tokio::test]
+async fn secret_values_in_mcp_arguments_and_results_are_masked() {
+    let (mut d, mut t) = setup(Approver::ApproveAll);
+    d.extra = Some(Arc::new(Toggling {
+        on: std::sync::atomic::AtomicBool::new(true),
+    }));
+    t.ctx.secrets = Arc::new(crate::tools::secrets::Secrets::new(
+        &[],
+        Some("sk-live-0123456789"),
+        [("GITHUB_TOKEN".to_string(), "ghp_abcdefghijkl".to_string())],
+    ));
+    let r = d
+        .dispatch(
+            &call(
+                "mcp__x__echo",
+                r#"{"text":"key sk-live-0123456789 token ghp_abcdefghijkl"}"#,
+            ),
+            &t.ctx,
+            false,
+        )
+        .await;
+    assert_eq!(r.status, ToolStatus::Ok);
+    assert!(
+        !r.output.contains("sk-live") && !r.output.contains("ghp_"),
+        "{}",
+        r.output
+    );
+    assert!(r.output.contains("[redacted: the API key]"), "{}", r.output);
+    let shown = serde_json::to_string(&r.display).unwrap();
+    assert!(
+        !shown.contains("sk-live") && !shown.contains("ghp_"),
+        "{shown}"
+    );
+    for e in drain(&mut t) {
+        let text = format!("{e:?}");
+        assert!(
+            !text.contains("sk-live") && !text.contains("ghp_"),
+            "{text}"
+        );
+    }
 }

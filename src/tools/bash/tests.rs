@@ -1,9 +1,14 @@
 use super::*;
 use crate::tools::test_ctx::TestCtx;
 
+/// Prepares and runs one call, as the dispatcher does.
+async fn run_on(args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
+    Bash.prepare(args, ctx)?.run(ctx).await
+}
+
 /// Runs a command with a safety net so a broken tool fails the test instead of hanging it.
 async fn run_args(t: &TestCtx, args: Value) -> Result<ToolOutput, ToolError> {
-    tokio::time::timeout(Duration::from_secs(20), Bash.run(args, &t.ctx))
+    tokio::time::timeout(Duration::from_secs(20), run_on(args, &t.ctx))
         .await
         .expect("the bash tool hung")
 }
@@ -156,7 +161,7 @@ async fn cancel_kills_the_group_promptly() {
     let t = TestCtx::new();
     let ctx = t.ctx.clone();
     let task = tokio::spawn(async move {
-        Bash.run(
+        run_on(
             json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
             &ctx,
         )
@@ -181,7 +186,7 @@ async fn dropping_the_call_kills_the_group() {
     let t = TestCtx::new();
     let ctx = t.ctx.clone();
     let task = tokio::spawn(async move {
-        Bash.run(
+        run_on(
             json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
             &ctx,
         )
@@ -212,7 +217,7 @@ async fn output_streams_while_the_command_runs() {
     let mut t = TestCtx::new();
     let ctx = t.ctx.clone();
     let task = tokio::spawn(async move {
-        Bash.run(
+        run_on(
             json!({"command": "echo first; sleep 0.5; echo second"}),
             &ctx,
         )
@@ -246,7 +251,7 @@ async fn background_process_holding_the_pipe_does_not_hang() {
     let t = TestCtx::new();
     let out = run(&t, "sleep 30 & echo $! > bg.pid; echo started").await;
     assert!(
-        out.starts_with("started\n[background processes that kept the output open were stopped;"),
+        out.starts_with("started\n[the command left 1 process running"),
         "{out}"
     );
     let pid = read_pid(&t, "bg.pid").await;
@@ -256,17 +261,29 @@ async fn background_process_holding_the_pipe_does_not_hang() {
     );
 }
 
+/// Nothing a command starts outlives it, however it detaches: plain `&` with its own output,
+/// `nohup`, `setsid`, a double fork, and a process that ignores SIGTERM. Runs with the
+/// sandbox off (the supervisor alone); the sandbox tests cover it confined.
 #[tokio::test]
-async fn detached_background_process_keeps_running() {
+async fn detached_background_processes_are_killed_and_reported() {
     let t = TestCtx::new();
-    let out = run(&t, "sleep 30 > /dev/null 2>&1 & echo $! > bg.pid; echo ok").await;
-    assert_eq!(out, "ok");
-    let pid = read_pid(&t, "bg.pid").await;
-    let survived = alive(pid);
-    kill_group(pid, libc::SIGKILL);
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    assert!(survived, "a background job with its own output was killed");
+    let script = "sleep 31 > /dev/null 2>&1 & echo $! > a.pid
+        nohup sleep 32 > /dev/null 2>&1 & echo $! > b.pid
+        setsid sleep 33 > /dev/null 2>&1 & echo $! > c.pid
+        ( (sleep 34 > /dev/null 2>&1 & echo $! > d.pid) & )
+        (trap '' TERM; exec sleep 35) > /dev/null 2>&1 & echo $! > e.pid
+        sleep 0.2; echo ok";
+    let out = run(&t, script).await;
+    assert!(
+        out.starts_with("ok\n[the command left 5 processes running"),
+        "{out}"
+    );
+    for name in ["a.pid", "b.pid", "c.pid", "d.pid", "e.pid"] {
+        let pid = read_pid(&t, name).await;
+        assert!(!alive(pid), "{name} ({pid}) outlived the call");
+    }
+    // A command that leaves nothing behind says nothing about it.
+    assert_eq!(run(&t, "sleep 0.1 & wait; echo done").await, "done");
 }
 
 #[tokio::test]
@@ -313,30 +330,56 @@ async fn env_remove_variables_are_removed_from_the_child_env() {
 }
 
 #[test]
-fn access_and_summary() {
+fn prepare_fixes_access_and_display() {
     let t = TestCtx::new();
+    let call = Bash.prepare(json!({"command": "ls -la"}), &t.ctx).unwrap();
     assert_eq!(
-        Bash.access(&json!({"command": "ls -la"}), &t.ctx).unwrap(),
-        Access::Bash {
+        call.access(),
+        &Access::Bash {
             command: "ls -la".into()
         }
     );
-    let err = Bash.access(&json!({"command": "  "}), &t.ctx).unwrap_err();
+    assert_eq!(
+        call.display(),
+        ToolDisplay::Exec {
+            command: "ls -la".into()
+        }
+    );
+    let err = Bash
+        .prepare(json!({"command": "  "}), &t.ctx)
+        .err()
+        .unwrap();
     assert_eq!(err.0, "`command` is empty. Give the shell command to run.");
     let err = Bash
-        .access(&json!({"command": "ls", "timeout_secs": "ten"}), &t.ctx)
-        .unwrap_err();
+        .prepare(json!({"command": "ls", "timeout_secs": "ten"}), &t.ctx)
+        .err()
+        .unwrap();
     assert!(err.0.contains("`timeout_secs`"), "{}", err.0);
     assert_eq!(
-        Bash.summary(&json!({"command": "cargo test -q"})),
-        "cargo test -q"
+        Bash.describe(&json!({"command": "cd x\nmake"})),
+        ToolDisplay::Exec {
+            command: "cd x\nmake".into()
+        }
     );
-    assert_eq!(Bash.summary(&json!({"command": "cd x\nmake"})), "cd x …");
-    let long = "a".repeat(100);
-    assert_eq!(
-        Bash.summary(&json!({"command": long})),
-        format!("{} …", "a".repeat(80))
-    );
+}
+
+#[tokio::test]
+async fn the_exit_code_is_typed() {
+    let t = TestCtx::new();
+    let cases = [
+        ("true", 0),
+        ("exit 3", 3),
+        ("nosuchcommand-rein", 127),
+        ("kill -9 $$", 137),
+    ];
+    for (command, code) in cases {
+        let out = run_args(&t, json!({ "command": command })).await.unwrap();
+        assert_eq!(out.effect, Effect::Exited { code }, "{command}");
+        assert!(
+            !out.is_error,
+            "{command}: a non-zero exit is a result, not a tool error"
+        );
+    }
 }
 
 #[test]

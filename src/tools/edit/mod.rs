@@ -3,15 +3,19 @@
 mod hint;
 
 use super::files::{
-    MAX_EDIT_BYTES, directory_error, missing_error, numbered, resolve, write_atomic,
+    Before, Fingerprint, MAX_EDIT_BYTES, Opened, directory_error, missing_error, numbered,
+    open_regular, resolve, write_unchanged,
 };
-use super::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
+use super::task::string_arg;
+use super::{
+    Access, Effect, FileWrite, Prepared, RunFuture, Tool, ToolCtx, ToolError, ToolOutput,
+    parse_args,
+};
 use crate::llm::ToolSpec;
+use crate::protocol::{EditDiff, ToolDisplay};
 use crate::sandbox::paths::ResolvedPath;
-use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::io::ErrorKind;
 
 /// Lines of context shown around an edited region.
 const CONTEXT_LINES: usize = 3;
@@ -19,6 +23,8 @@ const CONTEXT_LINES: usize = 3;
 const MAX_REGIONS: usize = 5;
 /// Match line numbers listed in the "matches N times" error.
 const MAX_LISTED_MATCHES: usize = 20;
+
+const NAME: &str = "str_replace";
 
 /// The `str_replace` tool.
 pub struct StrReplace;
@@ -32,13 +38,16 @@ struct Args {
     replace_all: Option<bool>,
 }
 
-/// A checked edit, ready to write.
+/// A checked edit, ready to write over exactly the content it was planned on.
 struct Edit {
+    access: Access,
     path: ResolvedPath,
     old: String,
     new: String,
     /// Byte ranges of the replacement text in `new`.
     regions: Vec<(usize, usize)>,
+    /// The change shown.
+    diff: EditDiff,
 }
 
 /// Whether a file's newlines are mostly CRLF.
@@ -68,22 +77,17 @@ fn line_numbers(content: &str, positions: &[usize]) -> Vec<usize> {
 
 /// Loads the file to edit as text.
 fn load(path: &ResolvedPath) -> Result<String, ToolError> {
-    let meta = match std::fs::metadata(&path.path) {
-        Ok(m) => m,
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            return Err(missing_error(path, "Use write_file to create a new file."));
+    let (mut file, meta) = match open_regular(path)? {
+        Opened::File(file, meta) => (file, meta),
+        Opened::Missing => return Err(missing_error(path, "Use write_file to create a new file.")),
+        Opened::Directory => return Err(directory_error(path)),
+        Opened::Special => {
+            return Err(ToolError(format!(
+                "{} is not a regular file; str_replace edits regular text files only.",
+                path.display
+            )));
         }
-        Err(e) => return Err(ToolError(format!("cannot read {}: {e}.", path.display))),
     };
-    if meta.is_dir() {
-        return Err(directory_error(path));
-    }
-    if !meta.is_file() {
-        return Err(ToolError(format!(
-            "{} is not a regular file; str_replace edits regular text files only.",
-            path.display
-        )));
-    }
     if meta.len() > MAX_EDIT_BYTES {
         return Err(ToolError(format!(
             "{} is too large for str_replace ({} bytes). Use bash (e.g. sed) to edit it.",
@@ -91,7 +95,8 @@ fn load(path: &ResolvedPath) -> Result<String, ToolError> {
             meta.len()
         )));
     }
-    let bytes = std::fs::read(&path.path)
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::io::Read::read_to_end(&mut file, &mut bytes)
         .map_err(|e| ToolError(format!("cannot read {}: {e}.", path.display)))?;
     match String::from_utf8(bytes) {
         Ok(s) if !s.contains('\0') => Ok(s),
@@ -183,6 +188,8 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
         }
     }
     Ok(Edit {
+        access: Access::Write { path: path.clone() },
+        diff: EditDiff::between(Some(&old), &new),
         path,
         old,
         new,
@@ -231,33 +238,15 @@ fn show_regions(edit: &Edit) -> String {
     out
 }
 
-/// Counts added and removed lines between two texts.
-fn line_delta(old: &str, new: &str) -> (usize, usize) {
-    let diff = similar::TextDiff::from_lines(old, new);
-    let mut added = 0;
-    let mut removed = 0;
-    for change in diff.iter_all_changes() {
-        match change.tag() {
-            similar::ChangeTag::Insert => added += 1,
-            similar::ChangeTag::Delete => removed += 1,
-            similar::ChangeTag::Equal => {}
-        }
-    }
-    (added, removed)
-}
-
 impl Tool for StrReplace {
-    fn name(&self) -> &'static str {
-        "str_replace"
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "str_replace".into(),
-            description: "Edit a text file by replacing an exact piece of it. old_str must match \
-                the file exactly (whitespace and indentation included; copy it from read_file \
-                output without the line numbers) and must be unique unless replace_all is true; \
-                include a few surrounding lines to make it unique. Returns the edited region."
+            name: NAME.into(),
+            description: "Edit a file: replace an exact piece of it. old_str must match the \
+                file exactly, indentation included (copy it from read_file output without the \
+                line numbers), and occur once unless replace_all is true; add nearby lines to \
+                make it unique. Example: {\"path\": \"calc.py\", \"old_str\": \"return a - b\", \
+                \"new_str\": \"return a + b\"}"
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -272,47 +261,55 @@ impl Tool for StrReplace {
         }
     }
 
-    fn access(&self, args: &Value, ctx: &ToolCtx) -> Result<Access, ToolError> {
-        let args: Args = parse_args("str_replace", args)?;
-        let edit = plan(ctx, &args)?;
-        Ok(Access::Write {
-            path: edit.path,
-            old: Some(edit.old),
-            new: edit.new,
-        })
+    fn prepare(&self, args: Value, ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+        let args: Args = parse_args(NAME, args)?;
+        Ok(Box::new(plan(ctx, &args)?))
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let path = args.get("path").and_then(Value::as_str).unwrap_or("?");
-        let old = args.get("old_str").and_then(Value::as_str).unwrap_or("");
-        let new = args.get("new_str").and_then(Value::as_str).unwrap_or("");
-        let (added, removed) = line_delta(old, new);
-        format!("{path} (+{added} \u{2212}{removed})")
+    fn describe(&self, args: &Value) -> ToolDisplay {
+        ToolDisplay::Edit {
+            path: string_arg(args, "path"),
+            diff: None,
+        }
+    }
+}
+
+impl Prepared for Edit {
+    fn access(&self) -> &Access {
+        &self.access
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn display(&self) -> ToolDisplay {
+        ToolDisplay::Edit {
+            path: self.path.display.clone(),
+            diff: Some(self.diff.clone()),
+        }
+    }
+
+    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args("str_replace", &args)?;
-            let ctx = ctx.clone();
             tokio::task::spawn_blocking(move || {
-                // Planned again: the file may have changed while the user was asked.
-                let edit = plan(&ctx, &args)?;
-                write_atomic(&edit.path, edit.new.as_bytes())?;
-                let n = edit.regions.len();
+                let before = Before::Present {
+                    fingerprint: Fingerprint::of(self.old.as_bytes()),
+                    text: None,
+                };
+                write_unchanged(&self.path, &before, self.new.as_bytes())?;
+                let n = self.regions.len();
                 let what = if n == 1 {
                     "(1 replacement). The edited region now reads".to_string()
                 } else {
                     format!("({n} replacements). The edited regions now read")
                 };
-                Ok(ToolOutput::ok(format!(
+                let text = format!(
                     "Edited {} {what}:\n{}",
-                    edit.path.display,
-                    show_regions(&edit)
-                )))
+                    self.path.display,
+                    show_regions(&self)
+                );
+                Ok(ToolOutput::ok(text).with(Effect::FileWritten(FileWrite {
+                    path: self.path.display,
+                    old: Some(self.old),
+                    new: self.new,
+                })))
             })
             .await
             .map_err(|e| ToolError(format!("editing the file failed: {e}")))?

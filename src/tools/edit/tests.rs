@@ -3,8 +3,7 @@ use crate::tools::test_ctx::TestCtx;
 use std::os::unix::fs::PermissionsExt;
 
 async fn run(t: &TestCtx, args: Value) -> Result<String, String> {
-    StrReplace
-        .run(args, &t.ctx)
+    t.call(&StrReplace, args)
         .await
         .map(|o| o.text)
         .map_err(|e| e.0)
@@ -46,7 +45,7 @@ async fn empty_old_str_is_refused() {
         err.starts_with("`old_str` is empty. To create a file use write_file;"),
         "{err}"
     );
-    assert!(StrReplace.access(&edit("f.txt", "", "x"), &t.ctx).is_err());
+    assert!(t.prepare(&StrReplace, edit("f.txt", "", "x")).is_err());
 }
 
 #[tokio::test]
@@ -213,22 +212,28 @@ async fn deleting_text_and_keeping_mode() {
 }
 
 #[tokio::test]
-async fn access_computes_the_new_content() {
+async fn prepare_shows_the_diff_and_writes_nothing() {
     let t = TestCtx::new();
     t.write("a.txt", "hello world\n");
-    let Access::Write { path, old, new } = StrReplace
-        .access(&edit("a.txt", "world", "rein"), &t.ctx)
-        .unwrap()
-    else {
+    let call = t
+        .prepare(&StrReplace, edit("a.txt", "world", "rein"))
+        .unwrap();
+    let Access::Write { path } = call.access() else {
         panic!("expected a write access");
     };
     assert_eq!(path.display, "a.txt");
-    assert_eq!(old.as_deref(), Some("hello world\n"));
-    assert_eq!(new, "hello rein\n");
-    assert_eq!(t.read("a.txt"), "hello world\n", "access does not write");
-    let err = StrReplace
-        .access(&edit("a.txt", "nope", "x"), &t.ctx)
-        .unwrap_err();
+    assert_eq!(
+        call.display(),
+        ToolDisplay::Edit {
+            path: "a.txt".into(),
+            diff: Some(EditDiff::between(Some("hello world\n"), "hello rein\n")),
+        }
+    );
+    assert_eq!(t.read("a.txt"), "hello world\n", "prepare does not write");
+    let err = t
+        .prepare(&StrReplace, edit("a.txt", "nope", "x"))
+        .err()
+        .unwrap();
     assert!(
         err.0.starts_with("old_str was not found in a.txt."),
         "{}",
@@ -236,10 +241,50 @@ async fn access_computes_the_new_content() {
     );
 }
 
+/// The invariant: an edit is written exactly as shown, or not at all.
+#[tokio::test]
+async fn an_edit_whose_file_changed_after_prepare_is_refused() {
+    let t = TestCtx::new();
+    t.write("a.txt", "one\ntwo\n");
+    let cases = [
+        ("another edit", Some("one\ntwo\nthree\n")),
+        ("the same bytes rewritten", Some("one\ntwo\n")),
+        ("removed", None),
+    ];
+    for (what, meanwhile) in cases {
+        t.write("a.txt", "one\ntwo\n");
+        let call = t.prepare(&StrReplace, edit("a.txt", "two", "2")).unwrap();
+        match meanwhile {
+            Some(text) => {
+                t.write("a.txt", text);
+            }
+            None => std::fs::remove_file(t.ws.join("a.txt")).unwrap(),
+        }
+        let result = call.run(&t.ctx).await;
+        if meanwhile == Some("one\ntwo\n") {
+            // Same bytes: what was shown is still exactly what gets written.
+            assert!(result.is_ok(), "{what}: {result:?}");
+            assert_eq!(t.read("a.txt"), "one\n2\n");
+            continue;
+        }
+        let err = result.expect_err(what);
+        assert!(
+            err.0
+                .starts_with("the file changed since you proposed this edit; read it again."),
+            "{what}: {}",
+            err.0
+        );
+        match meanwhile {
+            Some(text) => assert_eq!(t.read("a.txt"), text, "{what}: the other change stays"),
+            None => assert!(!t.ws.join("a.txt").exists(), "{what}: nothing recreated"),
+        }
+    }
+}
+
 #[test]
-fn summary_counts_lines() {
+fn describe_names_the_path() {
     let args = json!({"path": "src/lib.rs", "old_str": "a\nb\n", "new_str": "a\nc\nd\ne\n"});
-    assert_eq!(StrReplace.summary(&args), "src/lib.rs (+3 \u{2212}1)");
+    assert_eq!(StrReplace.describe(&args).path(), Some("src/lib.rs"));
 }
 
 #[test]

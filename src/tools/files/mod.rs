@@ -1,18 +1,20 @@
 //! The file tools (`read_file`, `write_file`) and the file helpers `str_replace` shares:
-//! path resolution, text detection, line numbering, atomic writes.
+//! path resolution, race-free opening ([`anchor`]), writes guarded by what was shown
+//! ([`guarded`]), text detection, line numbering.
 
+mod anchor;
+mod guarded;
 mod read;
 mod write;
 
+pub(crate) use guarded::{Before, Fingerprint, Opened, open_regular, read_before, write_unchanged};
 pub use read::ReadFile;
 pub use write::WriteFile;
 
 use super::{ToolCtx, ToolError};
 use crate::sandbox::paths::{self, ResolvedPath};
 use std::fs;
-use std::io::{ErrorKind, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 /// How much of a file's start decides whether it is text.
 pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
@@ -20,9 +22,19 @@ pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
 /// Files larger than this are not loaded for an approval diff or an edit.
 pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Resolves a path argument against the workspace, as a tool error on failure.
+/// Resolves a path argument against the workspace, as a tool error on failure. Places where
+/// secrets live are refused here, on the resolved path, which is the one that gets opened.
 pub(crate) fn resolve(ctx: &ToolCtx, raw: &str) -> Result<ResolvedPath, ToolError> {
-    paths::resolve(&ctx.workspace, ctx.home.as_deref(), raw).map_err(ToolError)
+    let path = paths::resolve(&ctx.workspace, ctx.home.as_deref(), raw).map_err(ToolError)?;
+    if let Some(place) = ctx.secrets.location_of(&path.path) {
+        return Err(ToolError(format!(
+            "{} is in {}, where secrets are kept (keys, tokens, credentials); the file tools \
+             do not read or write there. Work without it, or ask the user.",
+            path.display,
+            place.display()
+        )));
+    }
+    Ok(path)
 }
 
 /// Whether a file start looks like binary data: a NUL byte, or mostly bytes that are neither
@@ -61,20 +73,6 @@ pub(crate) fn numbered<'a>(first: usize, lines: impl IntoIterator<Item = &'a str
         ));
     }
     out
-}
-
-/// The current content of a file if it is a text file of reasonable size; `None` otherwise
-/// (missing, a directory, binary, huge).
-pub(crate) fn read_text(path: &Path) -> Option<String> {
-    let meta = fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_EDIT_BYTES {
-        return None;
-    }
-    let bytes = fs::read(path).ok()?;
-    if bytes.contains(&0) {
-        return None;
-    }
-    String::from_utf8(bytes).ok()
 }
 
 /// Names in `dir` that look like a misspelling of `name`, best first (cheap: reads at most a
@@ -174,73 +172,6 @@ pub(crate) fn directory_error(path: &ResolvedPath) -> ToolError {
     ))
 }
 
-/// Writes `content` to `path` atomically (a temp file in the same directory, then rename),
-/// creating parent directories and keeping an existing file's permission bits. Returns whether
-/// the file was created (rather than overwritten).
-pub(crate) fn write_atomic(path: &ResolvedPath, content: &[u8]) -> Result<bool, ToolError> {
-    let target = &path.path;
-    let cannot = |e: std::io::Error| ToolError(format!("cannot write {}: {e}.", path.display));
-    let existing = match fs::metadata(target) {
-        Ok(meta) if meta.is_dir() => {
-            return Err(ToolError(format!(
-                "{} is a directory; refusing to write over it. Give a file path.",
-                path.display
-            )));
-        }
-        Ok(meta) => Some(meta.permissions()),
-        // A parent that is a file gets a clearer message from `create_dir_all` below.
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => None,
-        Err(e) => return Err(cannot(e)),
-    };
-    let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
-        return Err(ToolError(format!(
-            "{} is not a file path. Give a file path.",
-            path.display
-        )));
-    };
-    fs::create_dir_all(parent).map_err(|e| {
-        ToolError(format!(
-            "cannot create the directory for {}: {e}. Check that no parent is a file.",
-            path.display
-        ))
-    })?;
-    let (tmp, mut file) = create_temp_beside(parent, &name.to_string_lossy()).map_err(cannot)?;
-    let result = (|| {
-        file.write_all(content)?;
-        if let Some(perms) = &existing {
-            file.set_permissions(perms.clone())?;
-        }
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, target)
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(cannot(e));
-    }
-    Ok(existing.is_none())
-}
-
-/// Creates a new, uniquely named hidden file in `dir` for an atomic write.
-fn create_temp_beside(dir: &Path, name: &str) -> std::io::Result<(PathBuf, fs::File)> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut last = None;
-    for _ in 0..16 {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.rein-{}-{n}.tmp", std::process::id()));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no free temporary file name")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,26 +193,5 @@ mod tests {
     #[test]
     fn numbering_is_cat_n_style() {
         assert_eq!(numbered(9, ["a", "b\r"]), "     9\ta\n    10\tb");
-    }
-
-    #[test]
-    fn atomic_write_keeps_mode_and_leaves_no_temp() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().canonicalize().unwrap();
-        let rp = paths::resolve(&ws, None, "run.sh").unwrap();
-        assert!(write_atomic(&rp, b"#!/bin/sh\n").unwrap());
-        fs::set_permissions(&rp.path, fs::Permissions::from_mode(0o751)).unwrap();
-        assert!(!write_atomic(&rp, b"#!/bin/sh\necho hi\n").unwrap());
-        assert_eq!(fs::read(&rp.path).unwrap(), b"#!/bin/sh\necho hi\n");
-        assert_eq!(
-            fs::metadata(&rp.path).unwrap().permissions().mode() & 0o7777,
-            0o751
-        );
-        let names: Vec<_> = fs::read_dir(&ws)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("run.sh")]);
     }
 }

@@ -1,14 +1,17 @@
 //! `read_file`: numbered lines, paged by line number, bounded in lines and bytes.
 
-use super::{SNIFF_BYTES, directory_error, looks_binary, missing_error, resolve};
+use super::{
+    Opened, SNIFF_BYTES, directory_error, looks_binary, missing_error, open_regular, resolve,
+};
 use crate::llm::ToolSpec;
+use crate::protocol::{LineRange, ToolDisplay};
 use crate::sandbox::paths::ResolvedPath;
-use crate::tools::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
-use futures::future::BoxFuture;
+use crate::tools::task::string_arg;
+use crate::tools::{Access, Prepared, RunFuture, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fs;
-use std::io::{BufRead, BufReader, ErrorKind, Read};
+use std::io::{BufRead, BufReader, Read};
 
 /// Lines returned when no `limit` is given.
 const DEFAULT_LIMIT: u64 = 2000;
@@ -21,8 +24,32 @@ const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
 /// How far past the shown part we read to count the remaining lines.
 const COUNT_BUDGET_BYTES: u64 = 64 * 1024 * 1024;
 
+const NAME: &str = "read_file";
+
 /// The `read_file` tool.
 pub struct ReadFile;
+
+/// A checked read of one file, already open: what runs reads exactly the file approved.
+struct ReadCall {
+    access: Access,
+    path: ResolvedPath,
+    file: fs::File,
+    size: u64,
+    offset: u64,
+    limit: u64,
+    /// The window asked for, for the display (`None`: the default window).
+    lines: Option<LineRange>,
+}
+
+/// The lines a call asks for, when it names any.
+fn window(offset: Option<u64>, limit: Option<u64>) -> Option<LineRange> {
+    if offset.is_none() && limit.is_none() {
+        return None;
+    }
+    let first = offset.unwrap_or(1).max(1);
+    let last = first + limit.unwrap_or(DEFAULT_LIMIT).max(1) - 1;
+    Some(LineRange { first, last })
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,20 +59,21 @@ struct Args {
     limit: Option<u64>,
 }
 
-/// Checks that `path` is an existing, readable regular file, with the tool's error otherwise.
-fn check_file(path: &ResolvedPath) -> Result<fs::Metadata, ToolError> {
-    match fs::metadata(&path.path) {
-        Ok(m) if m.is_dir() => Err(directory_error(path)),
-        Ok(m) if m.is_file() => Ok(m),
+/// Opens `path` if it is an existing, readable regular file, with the tool's error otherwise.
+/// The open is race-free: what is read is the file that was resolved (and approved).
+fn open_checked(path: &ResolvedPath) -> Result<(fs::File, u64), ToolError> {
+    match open_regular(path)? {
+        Opened::File(file, meta) => Ok((file, meta.len())),
+        Opened::Directory => Err(directory_error(path)),
         // A FIFO or a device could block forever or never end.
-        Ok(_) => Err(ToolError(format!(
+        Opened::Special => Err(ToolError(format!(
             "{} is not a regular file (a device, FIFO or socket); read_file reads regular files only.",
             path.display
         ))),
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Err(
-            missing_error(path, "Check the path (bash `ls` or `find` can help)."),
-        ),
-        Err(e) => Err(ToolError(format!("cannot read {}: {e}.", path.display))),
+        Opened::Missing => Err(missing_error(
+            path,
+            "Check the path (bash `ls` or `find` can help).",
+        )),
     }
 }
 
@@ -97,10 +125,14 @@ fn render_line(kept: &[u8], full_len: usize) -> String {
     }
 }
 
-fn read(path: &ResolvedPath, offset: u64, limit: u64) -> Result<String, ToolError> {
-    let meta = check_file(path)?;
+fn read(
+    path: &ResolvedPath,
+    mut file: fs::File,
+    size: u64,
+    offset: u64,
+    limit: u64,
+) -> Result<String, ToolError> {
     let cannot = |e: std::io::Error| ToolError(format!("cannot read {}: {e}.", path.display));
-    let mut file = fs::File::open(&path.path).map_err(cannot)?;
     let mut sample = Vec::with_capacity(SNIFF_BYTES);
     (&mut file)
         .take(SNIFF_BYTES as u64)
@@ -109,8 +141,7 @@ fn read(path: &ResolvedPath, offset: u64, limit: u64) -> Result<String, ToolErro
     if looks_binary(&sample) {
         return Err(ToolError(format!(
             "{} is a binary file ({} bytes); read_file shows text only. Use bash (e.g. `file`, `xxd | head`) to inspect it.",
-            path.display,
-            meta.len()
+            path.display, size
         )));
     }
     let mut reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(sample).chain(file));
@@ -181,17 +212,12 @@ fn read(path: &ResolvedPath, offset: u64, limit: u64) -> Result<String, ToolErro
 }
 
 impl Tool for ReadFile {
-    fn name(&self) -> &'static str {
-        "read_file"
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "read_file".into(),
-            description: "Read a text file. Returns numbered lines (`cat -n` style: number, tab, \
-                text); the numbers are not part of the file. Reads at most 2000 lines per call; \
-                use offset (1-based line number) and limit to page through longer files. Paths \
-                are relative to the workspace unless absolute."
+            name: NAME.into(),
+            description: "Read a text file. Returns numbered lines (number, tab, text); the \
+                numbers are not part of the file. At most 2000 lines per call: use offset and \
+                limit for more. Example: {\"path\": \"src/app.py\"}"
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -205,37 +231,54 @@ impl Tool for ReadFile {
         }
     }
 
-    fn access(&self, args: &Value, ctx: &ToolCtx) -> Result<Access, ToolError> {
-        let args: Args = parse_args("read_file", args)?;
+    fn prepare(&self, args: Value, ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+        let args: Args = parse_args(NAME, args)?;
         let path = resolve(ctx, &args.path)?;
         // A missing file or a directory is refused before anyone is asked about it.
-        check_file(&path)?;
-        Ok(Access::Read { path })
+        let (file, size) = open_checked(&path)?;
+        Ok(Box::new(ReadCall {
+            access: Access::Read { path: path.clone() },
+            path,
+            file,
+            size,
+            offset: args.offset.unwrap_or(1).max(1),
+            limit: args.limit.unwrap_or(DEFAULT_LIMIT).max(1),
+            lines: window(args.offset, args.limit),
+        }))
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let path = args.get("path").and_then(Value::as_str).unwrap_or("?");
-        let offset = args.get("offset").and_then(Value::as_u64);
-        let limit = args.get("limit").and_then(Value::as_u64);
-        if offset.is_none() && limit.is_none() {
-            return path.to_string();
+    fn describe(&self, args: &Value) -> ToolDisplay {
+        let number = |k: &str| args.get(k).and_then(Value::as_u64);
+        ToolDisplay::Read {
+            path: string_arg(args, "path"),
+            lines: window(number("offset"), number("limit")),
         }
-        let start = offset.unwrap_or(1).max(1);
-        let end = start + limit.unwrap_or(DEFAULT_LIMIT).max(1) - 1;
-        format!("{path}:{start}-{end}")
+    }
+}
+
+impl Prepared for ReadCall {
+    fn access(&self) -> &Access {
+        &self.access
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn display(&self) -> ToolDisplay {
+        ToolDisplay::Read {
+            path: self.path.display.clone(),
+            lines: self.lines,
+        }
+    }
+
+    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args("read_file", &args)?;
-            let path = resolve(ctx, &args.path)?;
-            let offset = args.offset.unwrap_or(1).max(1);
-            let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
-            let text = tokio::task::spawn_blocking(move || read(&path, offset, limit))
+            let ReadCall {
+                path,
+                file,
+                size,
+                offset,
+                limit,
+                ..
+            } = *self;
+            let text = tokio::task::spawn_blocking(move || read(&path, file, size, offset, limit))
                 .await
                 .map_err(|e| ToolError(format!("reading the file failed: {e}")))??;
             Ok(ToolOutput::ok(text))
@@ -249,8 +292,7 @@ mod tests {
     use crate::tools::test_ctx::TestCtx;
 
     async fn run(t: &TestCtx, args: Value) -> Result<String, String> {
-        ReadFile
-            .run(args, &t.ctx)
+        t.call(&ReadFile, args)
             .await
             .map(|o| o.text)
             .map_err(|e| e.0)
@@ -375,9 +417,7 @@ mod tests {
             err,
             "src is a directory, not a file. It contains main.rs, util/. Use bash `ls` to list it, then name a file inside."
         );
-        let err = ReadFile
-            .access(&json!({"path": "src"}), &t.ctx)
-            .unwrap_err();
+        let err = t.prepare(&ReadFile, json!({"path": "src"})).err().unwrap();
         assert!(err.0.starts_with("src is a directory"));
     }
 
@@ -406,45 +446,66 @@ mod tests {
             "{err}"
         );
         assert!(
-            ReadFile
-                .access(&json!({"path": "src/mian.rs"}), &t.ctx)
+            t.prepare(&ReadFile, json!({"path": "src/mian.rs"}))
                 .is_err()
         );
     }
 
     #[tokio::test]
-    async fn access_resolves_the_path() {
+    async fn prepare_resolves_the_path() {
         let t = TestCtx::new();
         t.write("a.txt", "x");
-        let Access::Read { path } = ReadFile
-            .access(&json!({"path": "./a.txt"}), &t.ctx)
-            .unwrap()
-        else {
+        let call = t.prepare(&ReadFile, json!({"path": "./a.txt"})).unwrap();
+        let Access::Read { path } = call.access() else {
             panic!("expected a read access");
         };
         assert_eq!(path.path, t.ws.join("a.txt"));
         assert!(path.inside_workspace);
-        let err = ReadFile.access(&json!({"path": ""}), &t.ctx).unwrap_err();
+        let err = t.prepare(&ReadFile, json!({"path": ""})).err().unwrap();
         assert!(err.0.contains("the path is empty"));
-        let err = ReadFile
-            .access(&json!({"path": "a.txt", "offset": "3"}), &t.ctx)
-            .unwrap_err();
+        let err = t
+            .prepare(&ReadFile, json!({"path": "a.txt", "offset": "3"}))
+            .err()
+            .unwrap();
         assert!(err.0.contains("`offset`"), "{}", err.0);
     }
 
+    /// A read outside the workspace is asked about; what runs afterwards reads the file that
+    /// was shown, even if its directory became a symlink to a secret meanwhile.
+    #[tokio::test]
+    async fn an_approved_read_reads_the_file_that_was_shown() {
+        let t = TestCtx::new();
+        let base = t.ws.parent().unwrap().to_path_buf();
+        std::fs::create_dir_all(base.join("docs")).unwrap();
+        std::fs::create_dir_all(base.join("secret")).unwrap();
+        std::fs::write(base.join("docs/a.txt"), "public").unwrap();
+        std::fs::write(base.join("secret/a.txt"), "private").unwrap();
+        let path = base.join("docs/a.txt").display().to_string();
+        let call = t.prepare(&ReadFile, json!({ "path": path })).unwrap();
+        let Access::Read { path: shown } = call.access() else {
+            panic!("expected a read access");
+        };
+        assert!(!shown.inside_workspace);
+        std::fs::rename(base.join("docs"), base.join("docs.old")).unwrap();
+        std::os::unix::fs::symlink(base.join("secret"), base.join("docs")).unwrap();
+        let out = call.run(&t.ctx).await.unwrap();
+        assert_eq!(out.text, "     1\tpublic");
+        // Prepared after the swap: resolved to the target, shown as that, never confused.
+        let call = t.prepare(&ReadFile, json!({ "path": path })).unwrap();
+        let Access::Read { path: shown } = call.access() else {
+            panic!("expected a read access");
+        };
+        assert_eq!(shown.path, base.join("secret/a.txt"));
+    }
+
     #[test]
-    fn summary_shows_the_range() {
+    fn the_display_shows_the_range() {
+        let read = |args: Value| ReadFile.describe(&args).subject();
+        assert_eq!(read(json!({"path": "src/main.rs"})), "src/main.rs");
         assert_eq!(
-            ReadFile.summary(&json!({"path": "src/main.rs"})),
-            "src/main.rs"
-        );
-        assert_eq!(
-            ReadFile.summary(&json!({"path": "src/main.rs", "limit": 200})),
+            read(json!({"path": "src/main.rs", "limit": 200})),
             "src/main.rs:1-200"
         );
-        assert_eq!(
-            ReadFile.summary(&json!({"path": "a", "offset": 2001})),
-            "a:2001-4000"
-        );
+        assert_eq!(read(json!({"path": "a", "offset": 2001})), "a:2001-4000");
     }
 }

@@ -1,11 +1,18 @@
-//! `write_file`: create or replace a whole file, atomically.
+//! `write_file`: create or replace a whole file, atomically, over exactly what was shown.
 
-use super::{read_text, resolve, write_atomic};
+use super::{Before, read_before, resolve, write_unchanged};
 use crate::llm::ToolSpec;
-use crate::tools::{Access, Tool, ToolCtx, ToolError, ToolOutput, parse_args};
-use futures::future::BoxFuture;
+use crate::protocol::{EditDiff, ToolDisplay};
+use crate::sandbox::paths::ResolvedPath;
+use crate::tools::task::string_arg;
+use crate::tools::{
+    Access, Effect, FileWrite, Prepared, RunFuture, Tool, ToolCtx, ToolError, ToolOutput,
+    parse_args,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+const NAME: &str = "write_file";
 
 /// The `write_file` tool.
 pub struct WriteFile;
@@ -17,17 +24,23 @@ struct Args {
     content: String,
 }
 
-impl Tool for WriteFile {
-    fn name(&self) -> &'static str {
-        "write_file"
-    }
+/// A whole-file write, checked against the file as it was when shown.
+struct Write {
+    access: Access,
+    path: ResolvedPath,
+    before: Before,
+    content: String,
+    /// The change shown (`None` when the old content is not text).
+    diff: Option<EditDiff>,
+}
 
+impl Tool for WriteFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "write_file".into(),
-            description: "Create a file, or replace a file's whole content. Parent directories \
-                are created. To change part of an existing file prefer str_replace, which sends \
-                only the changed text. Paths are relative to the workspace unless absolute."
+            name: NAME.into(),
+            description: "Create a file, or replace all of a file's content (parent directories \
+                are created). To change a part of a file, use str_replace. \
+                Example: {\"path\": \"hello.py\", \"content\": \"print('hello')\\n\"}"
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -40,46 +53,67 @@ impl Tool for WriteFile {
         }
     }
 
-    fn access(&self, args: &Value, ctx: &ToolCtx) -> Result<Access, ToolError> {
-        let args: Args = parse_args("write_file", args)?;
+    fn prepare(&self, args: Value, ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+        let args: Args = parse_args(NAME, args)?;
         let path = resolve(ctx, &args.path)?;
-        if path.path.is_dir() {
-            return Err(ToolError(format!(
-                "{} is a directory; refusing to write over it. Give a file path.",
-                path.display
-            )));
-        }
-        let old = read_text(&path.path);
-        Ok(Access::Write {
+        let before = read_before(&path)?;
+        let diff = match &before {
+            Before::Missing => Some(EditDiff::between(None, &args.content)),
+            Before::Present {
+                text: Some(old), ..
+            } => Some(EditDiff::between(Some(old), &args.content)),
+            Before::Present { text: None, .. } => None,
+        };
+        Ok(Box::new(Write {
+            access: Access::Write { path: path.clone() },
             path,
-            old,
-            new: args.content,
-        })
+            before,
+            content: args.content,
+            diff,
+        }))
     }
 
-    fn summary(&self, args: &Value) -> String {
-        args.get("path")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string()
+    fn describe(&self, args: &Value) -> ToolDisplay {
+        ToolDisplay::Edit {
+            path: string_arg(args, "path"),
+            diff: None,
+        }
+    }
+}
+
+impl Prepared for Write {
+    fn access(&self) -> &Access {
+        &self.access
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn display(&self) -> ToolDisplay {
+        ToolDisplay::Edit {
+            path: self.path.display.clone(),
+            diff: self.diff.clone(),
+        }
+    }
+
+    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args("write_file", &args)?;
-            let path = resolve(ctx, &args.path)?;
-            let bytes = args.content.len();
-            let display = path.display.clone();
-            let created =
-                tokio::task::spawn_blocking(move || write_atomic(&path, args.content.as_bytes()))
-                    .await
-                    .map_err(|e| ToolError(format!("writing the file failed: {e}")))??;
-            let verb = if created { "Created" } else { "Overwrote" };
-            Ok(ToolOutput::ok(format!("{verb} {display} ({bytes} bytes)")))
+            let Write {
+                path,
+                before,
+                content,
+                ..
+            } = *self;
+            let (created, path, before, content) = tokio::task::spawn_blocking(move || {
+                let created = write_unchanged(&path, &before, content.as_bytes());
+                (created, path, before, content)
+            })
+            .await
+            .map_err(|e| ToolError(format!("writing the file failed: {e}")))?;
+            let verb = if created? { "Created" } else { "Overwrote" };
+            let text = format!("{verb} {} ({} bytes)", path.display, content.len());
+            Ok(ToolOutput::ok(text).with(Effect::FileWritten(FileWrite {
+                path: path.display,
+                old: before.text().map(str::to_string),
+                new: content,
+            })))
         })
     }
 }
@@ -91,11 +125,14 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     async fn run(t: &TestCtx, args: Value) -> Result<String, String> {
-        WriteFile
-            .run(args, &t.ctx)
+        t.call(&WriteFile, args)
             .await
             .map(|o| o.text)
             .map_err(|e| e.0)
+    }
+
+    fn prepare_err(t: &TestCtx, args: Value) -> String {
+        t.prepare(&WriteFile, args).err().expect("refused").0
     }
 
     #[tokio::test]
@@ -133,17 +170,9 @@ mod tests {
     async fn refuses_to_write_over_a_directory() {
         let t = TestCtx::new();
         std::fs::create_dir(t.ws.join("dir")).unwrap();
-        let err = run(&t, json!({"path": "dir", "content": "x"}))
-            .await
-            .unwrap_err();
         assert_eq!(
-            err,
+            prepare_err(&t, json!({"path": "dir", "content": "x"})),
             "dir is a directory; refusing to write over it. Give a file path."
-        );
-        assert!(
-            WriteFile
-                .access(&json!({"path": "dir", "content": "x"}), &t.ctx)
-                .is_err()
         );
         assert!(t.ws.join("dir").is_dir());
     }
@@ -180,45 +209,94 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn access_previews_old_and_new() {
+    async fn prepare_shows_the_diff_and_fixes_the_access() {
         let t = TestCtx::new();
-        t.write("a.txt", "before");
-        let access = WriteFile
-            .access(&json!({"path": "a.txt", "content": "after"}), &t.ctx)
+        t.write("a.txt", "before\n");
+        let call = t
+            .prepare(&WriteFile, json!({"path": "a.txt", "content": "after\n"}))
             .unwrap();
-        let Access::Write { path, old, new } = access else {
+        let Access::Write { path } = call.access() else {
             panic!("expected a write access");
         };
         assert_eq!(path.display, "a.txt");
-        assert_eq!(old.as_deref(), Some("before"));
-        assert_eq!(new, "after");
-        let Access::Write { old, path, .. } = WriteFile
-            .access(&json!({"path": "../out.txt", "content": ""}), &t.ctx)
-            .unwrap()
-        else {
+        assert_eq!(
+            call.display(),
+            ToolDisplay::Edit {
+                path: "a.txt".into(),
+                diff: Some(EditDiff::between(Some("before\n"), "after\n")),
+            }
+        );
+        let outside = t
+            .prepare(&WriteFile, json!({"path": "../out.txt", "content": ""}))
+            .unwrap();
+        let Access::Write { path } = outside.access() else {
             panic!("expected a write access");
         };
-        assert_eq!(old, None);
         assert!(!path.inside_workspace);
+        assert!(outside.display().diff().is_some_and(|d| d.created));
         t.write("bin", b"\0\x01\x02");
-        let Access::Write { old, .. } = WriteFile
-            .access(&json!({"path": "bin", "content": ""}), &t.ctx)
-            .unwrap()
-        else {
-            panic!("expected a write access");
-        };
-        assert_eq!(old, None, "binary content is not previewed");
-        let err = WriteFile
-            .access(&json!({"path": "a.txt"}), &t.ctx)
-            .unwrap_err();
-        assert!(err.0.contains("missing field `content`"), "{}", err.0);
+        let binary = t
+            .prepare(&WriteFile, json!({"path": "bin", "content": ""}))
+            .unwrap();
+        assert_eq!(
+            binary.display().diff(),
+            None,
+            "binary content is not diffed"
+        );
+        let err = prepare_err(&t, json!({"path": "a.txt"}));
+        assert!(err.contains("missing field `content`"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_file_changed_after_prepare_is_not_written() {
+        let t = TestCtx::new();
+        t.write("a.txt", "v1\n");
+        let call = t
+            .prepare(&WriteFile, json!({"path": "a.txt", "content": "mine\n"}))
+            .unwrap();
+        t.write("a.txt", "v2\n");
+        let err = call.run(&t.ctx).await.unwrap_err();
+        assert_eq!(
+            err.0,
+            "the file changed since you proposed this edit; read it again. Nothing was written to a.txt."
+        );
+        assert_eq!(t.read("a.txt"), "v2\n");
+
+        // Created meanwhile: also a change.
+        let call = t
+            .prepare(&WriteFile, json!({"path": "new.txt", "content": "mine"}))
+            .unwrap();
+        t.write("new.txt", "theirs");
+        assert!(call.run(&t.ctx).await.is_err());
+        assert_eq!(t.read("new.txt"), "theirs");
+    }
+
+    #[tokio::test]
+    async fn the_effect_is_what_was_written() {
+        let t = TestCtx::new();
+        t.write("a.txt", "old\n");
+        let out = t
+            .call(&WriteFile, json!({"path": "a.txt", "content": "new\n"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.effect,
+            Effect::FileWritten(FileWrite {
+                path: "a.txt".into(),
+                old: Some("old\n".into()),
+                new: "new\n".into(),
+            })
+        );
     }
 
     #[test]
-    fn summary_is_the_path() {
+    fn describe_names_the_path() {
         assert_eq!(
-            WriteFile.summary(&json!({"path": "src/x.rs", "content": ""})),
-            "src/x.rs"
+            WriteFile.describe(&json!({"path": "src/x.rs", "content": ""})),
+            ToolDisplay::Edit {
+                path: "src/x.rs".into(),
+                diff: None
+            }
         );
     }
 }

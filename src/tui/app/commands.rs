@@ -3,7 +3,6 @@
 
 use super::{App, Effect};
 use crate::protocol::Op;
-use crate::tui::lookup::Lookup;
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
 use crate::tui::view::session_picker::SessionPicker;
@@ -60,6 +59,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "continue in a copy of this session",
     },
     SlashCommand {
+        name: "rewind",
+        args: "",
+        about: "go back to before a message: code, conversation or both (esc esc)",
+    },
+    SlashCommand {
+        name: "undo",
+        args: "",
+        about: "restore the files the last turn changed",
+    },
+    SlashCommand {
         name: "todos",
         args: "",
         about: "show the todo list",
@@ -102,6 +111,7 @@ const KEYS: &[(&str, &str)] = &[
     ("shift+enter / alt+enter / ctrl+j", "new line"),
     ("↑ ↓ on an empty composer", "input history"),
     ("esc", "interrupt the turn (closes a dialog first)"),
+    ("esc esc on an empty composer", "rewind (/rewind)"),
     ("ctrl+c", "clear the composer or interrupt; twice quits"),
     ("ctrl+d on an empty composer", "quit"),
     (
@@ -183,8 +193,7 @@ impl App {
             }),
             "resume" if args.is_empty() => {
                 self.session_picker = Some(SessionPicker::loading());
-                let cwd = self.workspace();
-                self.effect(Effect::Lookup(Lookup::Sessions { cwd }));
+                self.send(Op::ListSessions);
             }
             "resume" => self.send(Op::Resume {
                 id: args.to_string(),
@@ -197,14 +206,10 @@ impl App {
             }),
             "fork" => self.send(Op::Fork),
             "mcp" => self.send(Op::McpStatus),
-            "skills" => {
-                let (home, cwd) = (self.home.clone(), self.workspace());
-                self.effect(Effect::Lookup(Lookup::Skills { home, cwd }));
-            }
-            "memory" => {
-                let (home, cwd) = (self.home.clone(), self.workspace());
-                self.effect(Effect::Lookup(Lookup::Memory { home, cwd }));
-            }
+            "rewind" => self.open_rewind(),
+            "undo" => self.undo(),
+            "skills" => self.send(Op::ListSkills),
+            "memory" => self.send(Op::ListMemory),
             "todos" => {
                 let todos = self.todos.clone();
                 self.push_cell(CellKind::Todos(todos));
@@ -230,15 +235,6 @@ impl App {
                 format!("unknown command /{other} · /help lists the commands"),
                 Level::Warn,
             ),
-        }
-    }
-
-    /// The workspace directory (the agent's, once configured).
-    pub(crate) fn workspace(&self) -> std::path::PathBuf {
-        if self.status.cwd.as_os_str().is_empty() {
-            std::path::PathBuf::from(".")
-        } else {
-            self.status.cwd.clone()
         }
     }
 

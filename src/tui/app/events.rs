@@ -54,14 +54,9 @@ impl App {
                 }
             }
             Event::AssistantMessage { text } => self.assistant_message(text),
-            Event::ToolCallStarted {
-                call_id,
-                tool,
-                summary,
-                args,
-            } => {
+            Event::ToolCallStarted { call_id, display } => {
                 self.end_response();
-                let cell = ToolCell::new(call_id.clone(), tool, summary, args, self.now);
+                let cell = ToolCell::new(call_id.clone(), display, self.now);
                 let i = self.push_cell(CellKind::Tool(Box::new(cell)));
                 self.tool_cells.insert(call_id, i);
             }
@@ -75,32 +70,44 @@ impl App {
                 status,
                 output,
                 elapsed_ms,
+                exit_code,
             } => {
                 if let Some(&i) = self.tool_cells.get(&call_id)
                     && let Some(cell) = self.conversation.get_mut(i)
                 {
                     if let CellKind::Tool(tool) = &mut cell.kind {
                         tool.finish(status, output, elapsed_ms);
+                        tool.exit_code = exit_code;
                     }
                     cell.invalidate();
                 }
             }
             Event::ApprovalRequested(req) => self.enqueue_approval(req),
-            Event::FileChanged { path, old, new } => self.file_changed(path, old, new),
+            Event::RewindPoints { points } => self.on_rewind_points(points),
+            Event::RewindPlan(plan) => self.on_rewind_plan(plan),
+            Event::Rewound {
+                message,
+                conversation,
+                restored,
+                skipped,
+                ..
+            } => self.on_rewound(message, conversation, restored, skipped),
+            Event::FileChanged {
+                call_id,
+                path,
+                old,
+                new,
+            } => self.file_changed(&call_id, path, old, new),
             Event::TodosUpdated { todos } => self.todos = todos,
             Event::SubagentStarted {
                 task_id,
                 description,
             } => {
                 if !self.tool_cells.contains_key(&task_id) {
-                    let summary = format!("task  {}", first_line(&description));
-                    let cell = ToolCell::new(
-                        task_id.clone(),
-                        "task".into(),
-                        summary,
-                        serde_json::Value::Null,
-                        self.now,
-                    );
+                    let display = crate::protocol::ToolDisplay::Task {
+                        description: description.clone(),
+                    };
+                    let cell = ToolCell::new(task_id.clone(), display, self.now);
                     let i = self.push_cell(CellKind::Tool(Box::new(cell)));
                     self.tool_cells.insert(task_id.clone(), i);
                 }
@@ -146,16 +153,12 @@ impl App {
                     self.remove_cell(i);
                 }
                 self.response = Response::default();
-                self.notice(
-                    format!(
-                        "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {}",
-                        delay_ms as f64 / 1000.0,
-                        first_line(&reason)
-                    ),
-                    Level::Warn,
-                );
+                let notice =
+                    crate::protocol::retry_notice(attempt, max_attempts, delay_ms, &reason);
+                self.notice(notice, Level::Warn);
             }
             Event::Notice { text } => self.notice(text, Level::Info),
+            Event::ModelQuirk { text, .. } => self.notice(text, Level::Warn),
             Event::Error { message } => self.notice(message, Level::Error),
             Event::ModelChanged { model } => {
                 self.status.model = one_line(&model);
@@ -168,6 +171,13 @@ impl App {
                 Level::Info,
             ),
             Event::TurnFinished { outcome } => self.turn_finished(outcome),
+            Event::SessionsListed {
+                sessions,
+                here,
+                now,
+            } => self.sessions_listed(sessions, &here, now),
+            Event::SkillsListed { catalog } => self.skills_listed(&catalog),
+            Event::MemoryListed { files } => self.memory_listed(&files),
         }
     }
 
@@ -271,16 +281,29 @@ impl App {
                 }
                 HistoryItem::Tool {
                     call_id,
-                    tool,
-                    summary,
+                    display,
                     status,
                     output,
+                    exit_code,
                 } => {
                     // Finished calls get no entry in `tool_cells`: no event refers to them again.
-                    let mut cell =
-                        ToolCell::new(call_id, tool, summary, serde_json::Value::Null, self.now);
-                    cell.finish(status.unwrap_or(ToolStatus::Interrupted), output, 0);
+                    let status = status.unwrap_or(ToolStatus::Interrupted);
+                    // A written edit is exactly the change it showed, so its diff is that.
+                    let diff = match (&display, status) {
+                        (
+                            crate::protocol::ToolDisplay::Edit {
+                                path,
+                                diff: Some(d),
+                            },
+                            ToolStatus::Ok,
+                        ) => Some(Box::new(FileDiff::from_edit(path, d, &self.theme))),
+                        _ => None,
+                    };
+                    let mut cell = ToolCell::new(call_id, display, self.now);
+                    cell.finish(status, output, 0);
                     cell.elapsed_ms = None;
+                    cell.exit_code = exit_code;
+                    cell.diff = diff;
                     self.push_cell(CellKind::Tool(Box::new(cell)));
                 }
                 HistoryItem::Todos { todos } => {
@@ -359,37 +382,22 @@ impl App {
         self.response = Response::default();
     }
 
-    fn file_changed(&mut self, path: String, old: Option<String>, new: String) {
+    /// A file was written: `/diff` learns it, and the call that wrote it shows the change.
+    fn file_changed(&mut self, call_id: &str, path: String, old: Option<String>, new: String) {
         let diff = FileDiff::new(&path, old.as_deref(), &new, &self.theme);
         // Only the first old and the last new content per file matter (for /diff).
         match self.file_changes.iter_mut().find(|(p, _, _)| *p == path) {
             Some(entry) => entry.2 = new,
-            None => self.file_changes.push((path.clone(), old, new)),
+            None => self.file_changes.push((path, old, new)),
         }
-        // Attach it to the edit call that made it: the newest edit cell naming this path.
-        let target = self
-            .tool_cells
-            .values()
-            .copied()
-            .filter(
-                |&i| match self.conversation.cells().get(i).map(|c| &c.kind) {
-                    Some(CellKind::Tool(t)) => {
-                        t.is_edit()
-                            && t.diff.is_none()
-                            && t.path_arg().is_some_and(|p| {
-                                p == path || p.ends_with(&path) || path.ends_with(p)
-                            })
-                    }
-                    _ => false,
-                },
-            )
-            .max();
-        match target.and_then(|i| self.conversation.get_mut(i)) {
-            Some(cell) => {
-                if let CellKind::Tool(t) = &mut cell.kind {
-                    t.diff = Some(Box::new(diff));
+        match self.tool_mut(call_id) {
+            Some(tool) => {
+                tool.diff = Some(Box::new(diff));
+                if let Some(&i) = self.tool_cells.get(call_id)
+                    && let Some(cell) = self.conversation.get_mut(i)
+                {
+                    cell.invalidate();
                 }
-                cell.invalidate();
             }
             None => {
                 self.push_cell(CellKind::Diff(vec![diff]));
@@ -403,22 +411,11 @@ impl App {
             .and_then(|t| t.subagent.clone())
             .unwrap_or_else(|| "subagent".to_string());
         match event {
-            Event::ToolCallStarted {
-                call_id,
-                tool: name,
-                summary,
-                ..
-            } => {
-                // Summaries leave the tool's name out (`cargo test`); the line shows it.
-                let summary = if summary.starts_with(&format!("{name}  ")) {
-                    summary
-                } else {
-                    format!("{name}  {summary}")
-                };
+            Event::ToolCallStarted { call_id, display } => {
                 if let Some(tool) = self.tool_mut(task_id) {
                     tool.children.push(ChildCall {
                         call_id,
-                        summary,
+                        summary: ToolCell::summary(&display),
                         status: None,
                     });
                 }
@@ -439,7 +436,8 @@ impl App {
             Event::Error { message } => {
                 self.notice(format!("{}: {message}", first_line(&label)), Level::Error);
             }
-            Event::FileChanged { path, old, new } => self.file_changed(path, old, new),
+            // A subagent's write counts for /diff like any other.
+            changed @ Event::FileChanged { .. } => self.on_agent_event(changed),
             _ => {}
         }
         if let Some(&i) = self.tool_cells.get(task_id)

@@ -3,7 +3,7 @@
 
 use super::diff::FileDiff;
 use super::highlight;
-use crate::protocol::{ApprovalKind, ApprovalRequest};
+use crate::protocol::{ApprovalRequest, ToolDisplay};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, sanitize, truncate};
 use ratatui::buffer::Buffer;
@@ -55,8 +55,9 @@ impl ApprovalView {
 }
 
 fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
-    match &req.kind {
-        ApprovalKind::Bash { command, .. } => {
+    let label = sanitize(req.display.label()).into_owned();
+    match &req.display {
+        ToolDisplay::Exec { command } => {
             let command = sanitize(command);
             let mut lines = Vec::new();
             for (i, spans) in highlight::highlight_shell(&command, &theme.syntax_theme)
@@ -74,11 +75,18 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
                         .wrapped(Wrap::Char),
                 );
             }
-            (lines, format!("Allow {}?", req.tool))
+            (lines, format!("Allow {label}?"))
         }
-        ApprovalKind::Edit { path, old, new } => {
-            let diff = FileDiff::new(path, old.as_deref(), new, theme);
-            let title = format!("Allow {} {}? {}", req.tool, sanitize(path), diff.counts());
+        ToolDisplay::Edit { path, diff } => {
+            let Some(diff) = diff else {
+                let note = "(not a text file: its whole content is replaced)";
+                return (
+                    vec![RichLine::new(vec![Span::styled(note, theme.dim())])],
+                    format!("Allow {label} {}?", sanitize(path)),
+                );
+            };
+            let diff = FileDiff::from_edit(path, diff, theme);
+            let title = format!("Allow {label} {}? {}", sanitize(path), diff.counts());
             let mut lines = diff.lines;
             if lines.is_empty() {
                 lines.push(RichLine::new(vec![Span::styled(
@@ -88,7 +96,7 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
             }
             (lines, title)
         }
-        ApprovalKind::Read { path } => (
+        ToolDisplay::Read { path, .. } => (
             vec![RichLine::new(vec![
                 Span::styled("read ", theme.dim()),
                 Span::styled(
@@ -96,34 +104,43 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
                     Style::new().add_modifier(Modifier::BOLD),
                 ),
             ])],
-            format!("Allow {} outside the workspace?", req.tool),
+            format!("Allow {label} outside the workspace?"),
         ),
-        ApprovalKind::Mcp { server, tool, args } => {
-            let mut lines = vec![RichLine::new(vec![
-                Span::styled("server ", theme.dim()),
-                Span::styled(
-                    sanitize(server).into_owned(),
-                    Style::new().add_modifier(Modifier::BOLD),
-                ),
-                Span::styled("  tool ", theme.dim()),
-                Span::styled(
-                    sanitize(tool).into_owned(),
-                    Style::new().add_modifier(Modifier::BOLD),
-                ),
-            ])];
-            for line in args.lines() {
-                lines.push(
-                    RichLine::new(vec![Span::raw(sanitize(line).into_owned())])
-                        .prefixed(vec![Span::raw("  ")], vec![Span::raw("  ")])
-                        .wrapped(Wrap::Char),
-                );
+        ToolDisplay::Other { args, .. } => {
+            let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
+            let mut lines: Vec<RichLine> = pretty
+                .lines()
+                .map(|l| {
+                    RichLine::new(vec![Span::raw(sanitize(l).into_owned())]).wrapped(Wrap::Char)
+                })
+                .collect();
+            match req.display.mcp_parts() {
+                Some((server, tool)) => {
+                    lines.insert(0, mcp_header(server, tool, theme));
+                    let (server, tool) = (sanitize(server), sanitize(tool));
+                    (lines, format!("Allow MCP tool {tool} of {server}?"))
+                }
+                None => (lines, format!("Allow {label}?")),
             }
-            (
-                lines,
-                format!("Allow MCP tool {} of {}?", sanitize(tool), sanitize(server)),
-            )
         }
+        other => (
+            vec![RichLine::new(vec![Span::raw(
+                sanitize(&other.subject()).into_owned(),
+            )])],
+            format!("Allow {label}?"),
+        ),
     }
+}
+
+/// `server NAME  tool NAME`: which server a call goes to, above its arguments.
+fn mcp_header(server: &str, tool: &str, theme: &Theme) -> RichLine {
+    let bold = Style::new().add_modifier(Modifier::BOLD);
+    RichLine::new(vec![
+        Span::styled("server ", theme.dim()),
+        Span::styled(sanitize(server).into_owned(), bold),
+        Span::styled("  tool ", theme.dim()),
+        Span::styled(sanitize(tool).into_owned(), bold),
+    ])
 }
 
 /// Underlines the first occurrence of `part` so the person sees what triggered the question.
@@ -270,13 +287,13 @@ fn footer_lines(
             .prefixed(vec![label(k)], vec![Span::raw(" ".repeat(8))])
             .layout(width, &mut out);
     };
-    if let ApprovalKind::Bash { cwd, .. } = &req.kind {
+    if let ToolDisplay::Exec { .. } = &req.display {
         let part = req.part.trim();
         if !part.is_empty() {
             info("asks", format!("for `{}`", sanitize(part)));
         }
         info("why", sanitize(&req.reason).into_owned());
-        info("cwd", cwd.display().to_string());
+        info("cwd", req.cwd.display().to_string());
     } else {
         info("why", sanitize(&req.reason).into_owned());
     }
@@ -298,11 +315,11 @@ fn footer_lines(
             theme.fg(theme.accent).add_modifier(Modifier::BOLD),
         )
     };
-    let always = match req.kind {
-        ApprovalKind::Edit { .. } => " always for this file  ",
-        ApprovalKind::Read { .. } => " always for this path  ",
-        ApprovalKind::Bash { .. } => " always for this command  ",
-        ApprovalKind::Mcp { .. } => " always for this tool  ",
+    let always = match req.display {
+        ToolDisplay::Edit { .. } => " always for this file  ",
+        ToolDisplay::Read { .. } => " always for this path  ",
+        ToolDisplay::Exec { .. } => " always for this command  ",
+        _ => " always for this tool  ",
     };
     let keys = if view.editing_note {
         vec![
@@ -341,5 +358,85 @@ mod tests {
         let text: Vec<&str> = out.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(text, vec!["cargo test && ", "git push", " origin"]);
         assert!(out[1].style.add_modifier.contains(Modifier::UNDERLINED));
+    }
+
+    fn request(display: ToolDisplay, part: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            id: "1".into(),
+            call_id: "c1".into(),
+            display,
+            cwd: std::path::PathBuf::from("/w"),
+            part: part.into(),
+            reason: "default ask".into(),
+            subagent: None,
+        }
+    }
+
+    /// The modal as rows of text, trailing spaces dropped.
+    fn drawn(req: &ApprovalRequest, w: u16, h: u16) -> Vec<String> {
+        let area = Rect::new(0, 0, w, h);
+        let mut buf = Buffer::empty(area);
+        render(
+            req,
+            1,
+            1,
+            &mut ApprovalView::default(),
+            area,
+            &mut buf,
+            &Theme::dark(),
+        );
+        (0..h)
+            .map(|y| {
+                let row: String = (0..w).map(|x| buf[(x, y)].symbol()).collect();
+                row.trim_end().to_string()
+            })
+            .filter(|r| !r.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn a_command_dialog_names_the_part_the_reason_and_the_directory() {
+        let req = request(
+            ToolDisplay::Exec {
+                command: "ls && rm x".into(),
+            },
+            "rm x",
+        );
+        let rows = drawn(&req, 44, 14);
+        assert_eq!(rows[0], "  ╭ Allow bash? ─────────────────────────╮");
+        assert_eq!(rows[1], "  │ $ ls && rm x                         │");
+        for want in ["asks    for `rm x`", "why     default ask", "cwd     /w"] {
+            assert!(rows.iter().any(|r| r.contains(want)), "{want}: {rows:#?}");
+        }
+        assert!(rows.iter().any(|r| r.contains("always for this command")));
+    }
+
+    #[test]
+    fn an_edit_dialog_draws_the_diff_it_was_given() {
+        let diff = crate::protocol::EditDiff::between(Some("a\nb\n"), "a\nc\n");
+        let req = request(
+            ToolDisplay::Edit {
+                path: "f.txt".into(),
+                diff: Some(diff),
+            },
+            "f.txt",
+        );
+        let rows = drawn(&req, 44, 14);
+        assert_eq!(rows[0], "  ╭ Allow edit f.txt? +1 −1 ─────────────╮");
+        assert_eq!(rows[1], "  │ 1 1   a                              │");
+        assert_eq!(rows[2], "  │ 2   - b                              │");
+        assert_eq!(rows[3], "  │   2 + c                              │");
+        let binary = request(
+            ToolDisplay::Edit {
+                path: "logo.png".into(),
+                diff: None,
+            },
+            "logo.png",
+        );
+        let rows = drawn(&binary, 60, 14);
+        assert!(
+            rows[1].contains("(not a text file: its whole content is replaced)"),
+            "{rows:#?}"
+        );
     }
 }

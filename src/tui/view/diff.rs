@@ -2,19 +2,14 @@
 //! syntax-highlighted by the file's extension.
 
 use super::highlight;
+use crate::protocol::EditDiff;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, sanitize};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use similar::{ChangeTag, TextDiff};
-use std::time::Duration;
 
-/// Lines of context around each change.
-const CONTEXT: usize = 3;
 /// Beyond this many lines a diff is shown without syntax colours (highlighting is slow).
 const MAX_HIGHLIGHTED: usize = 2_000;
-/// A diff that takes longer than this is approximated.
-const DIFF_TIMEOUT: Duration = Duration::from_millis(300);
 
 /// A file's diff, computed once and laid out per width.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,41 +36,34 @@ enum Kind {
 impl FileDiff {
     /// Diffs `old` (None: the file is new) against `new`.
     pub fn new(path: &str, old: Option<&str>, new: &str, theme: &Theme) -> FileDiff {
-        let old_text = sanitize(old.unwrap_or(""));
-        let new_text = sanitize(new);
-        let diff = TextDiff::configure()
-            .timeout(DIFF_TIMEOUT)
-            .diff_lines(old_text.as_ref(), new_text.as_ref());
+        FileDiff::from_edit(path, &EditDiff::between(old, new), theme)
+    }
+
+    /// Lays out a diff computed by the agent (an approval, a resumed edit).
+    pub fn from_edit(path: &str, edit: &EditDiff, theme: &Theme) -> FileDiff {
         let mut rows: Vec<(Kind, Option<usize>, Option<usize>, String)> = Vec::new();
         let mut hunk_starts = Vec::new();
-        let (mut added, mut removed) = (0, 0);
-        for group in diff.grouped_ops(CONTEXT) {
+        for hunk in &edit.hunks {
             hunk_starts.push(rows.len());
-            for op in &group {
-                for change in diff.iter_changes(op) {
-                    let kind = match change.tag() {
-                        ChangeTag::Equal => Kind::Same,
-                        ChangeTag::Insert => {
-                            added += 1;
-                            Kind::Add
-                        }
-                        ChangeTag::Delete => {
-                            removed += 1;
-                            Kind::Del
-                        }
-                    };
-                    let text = change.value();
-                    let text = text.strip_suffix('\n').unwrap_or(text);
-                    let text = text.strip_suffix('\r').unwrap_or(text);
-                    rows.push((
-                        kind,
-                        change.old_index(),
-                        change.new_index(),
-                        text.to_string(),
-                    ));
-                }
+            let (mut old_no, mut new_no) = (hunk.old_start - 1, hunk.new_start - 1);
+            for line in &hunk.lines {
+                let (kind, text) = match line.split_at_checked(1) {
+                    Some(("+", text)) => (Kind::Add, text),
+                    Some(("-", text)) => (Kind::Del, text),
+                    Some((_, text)) => (Kind::Same, text),
+                    None => (Kind::Same, ""),
+                };
+                let (o, n) = match kind {
+                    Kind::Same => (Some(old_no), Some(new_no)),
+                    Kind::Add => (None, Some(new_no)),
+                    Kind::Del => (Some(old_no), None),
+                };
+                old_no += usize::from(o.is_some());
+                new_no += usize::from(n.is_some());
+                rows.push((kind, o, n, sanitize(text).into_owned()));
             }
         }
+        let created = edit.created;
         let max_no = rows
             .iter()
             .filter_map(|(_, o, n, _)| o.max(n).map(|x| x + 1))
@@ -103,7 +91,7 @@ impl FileDiff {
             let no = |n: &Option<usize>| n.map_or(String::new(), |n| (n + 1).to_string());
             let gutter_style = Style::new().fg(fg);
             // A new file has no old line numbers: one column is enough.
-            let numbers = if old.is_none() {
+            let numbers = if created {
                 format!("{:>w$} ", no(new_no), w = num_w)
             } else {
                 format!("{:>w$} {:>w$} ", no(old_no), no(new_no), w = num_w)
@@ -114,11 +102,7 @@ impl FileDiff {
                 _ => gutter_style.add_modifier(Modifier::BOLD),
             };
             gutter.push(Span::styled(format!("{sign} "), with_bg(sign_style, bg)));
-            let cols = if old.is_none() {
-                num_w + 3
-            } else {
-                num_w * 2 + 4
-            };
+            let cols = if created { num_w + 3 } else { num_w * 2 + 4 };
             let rest = vec![Span::raw(" ".repeat(cols))];
             let mut spans = match highlighted.as_ref().and_then(|h| h.get(i)) {
                 Some(spans) => spans.clone(),
@@ -141,9 +125,9 @@ impl FileDiff {
         }
         FileDiff {
             path: path.to_string(),
-            added,
-            removed,
-            created: old.is_none(),
+            added: edit.added,
+            removed: edit.removed,
+            created,
             lines,
         }
     }
@@ -153,6 +137,15 @@ impl FileDiff {
         format!("+{} −{}", self.added, self.removed)
     }
 
+    /// `+N −M` as coloured spans (headers of edit cells and of `/diff`).
+    pub fn count_spans(&self, theme: &Theme) -> Vec<Span<'static>> {
+        vec![
+            Span::styled(format!("+{}", self.added), theme.fg(theme.diff_add)),
+            Span::raw(" "),
+            Span::styled(format!("−{}", self.removed), theme.fg(theme.diff_del)),
+        ]
+    }
+
     /// A header line: the path and the counts.
     pub fn header(&self, theme: &Theme) -> RichLine {
         let mut spans = vec![Span::styled(
@@ -160,15 +153,7 @@ impl FileDiff {
             Style::new().add_modifier(Modifier::BOLD),
         )];
         spans.push(Span::raw(" "));
-        spans.push(Span::styled(
-            format!("+{}", self.added),
-            theme.fg(theme.diff_add),
-        ));
-        spans.push(Span::raw(" "));
-        spans.push(Span::styled(
-            format!("−{}", self.removed),
-            theme.fg(theme.diff_del),
-        ));
+        spans.extend(self.count_spans(theme));
         if self.created {
             spans.push(Span::styled(" (new file)", theme.dim()));
         }

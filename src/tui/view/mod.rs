@@ -11,6 +11,7 @@ pub mod diff;
 pub mod highlight;
 pub mod markdown;
 pub mod picker;
+pub mod rewind;
 pub mod session_picker;
 pub mod status;
 pub mod stream;
@@ -102,6 +103,12 @@ pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
         let top = composer.y.saturating_sub(h);
         let rect = Rect::new(area.x, top, w.min(72), h);
         popup.picker.render(rect, buf, &app.theme);
+    }
+    if app.approvals.is_empty()
+        && let Some(dialog) = &mut app.rewind
+    {
+        let modal_area = Rect::new(area.x, area.y, w, area.height - hints_h - status_h);
+        rewind::render(dialog, modal_area, buf, &app.theme);
     }
     if let Some(req) = app.approvals.front() {
         let pos = app.approvals_answered + 1;

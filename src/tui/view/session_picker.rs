@@ -16,7 +16,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Width of the relative-time column ("12 days ago").
 const TIME_W: usize = 11;
@@ -474,17 +474,6 @@ impl SessionPicker {
 struct Columns {
     model: usize,
     cwd: usize,
-}
-
-/// The spellings of `cwd` a session may have recorded: as given, and canonical.
-pub fn here_dirs(cwd: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![cwd.to_path_buf()];
-    if let Ok(c) = std::fs::canonicalize(cwd)
-        && c != cwd
-    {
-        dirs.push(c);
-    }
-    dirs
 }
 
 #[cfg(test)]

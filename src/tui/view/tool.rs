@@ -3,7 +3,7 @@
 //! A `task` call also lists its subagent's tool calls and shows its answer.
 
 use super::diff::FileDiff;
-use crate::protocol::ToolStatus;
+use crate::protocol::{ToolDisplay, ToolStatus};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, sanitize};
 use ratatui::style::{Modifier, Style};
@@ -33,12 +33,10 @@ pub struct ChildCall {
 pub struct ToolCell {
     /// Call id.
     pub call_id: String,
-    /// Tool name.
-    pub tool: String,
-    /// One-line summary from the agent.
-    pub summary: String,
-    /// Arguments (for the file path of edits).
-    pub args: serde_json::Value,
+    /// What the call does (the header and the preview are rendered from it alone).
+    pub display: ToolDisplay,
+    /// A command's exit code once it exited.
+    pub exit_code: Option<i32>,
     /// Live output while running; the result afterwards.
     pub output: String,
     /// How it ended (`None` while running).
@@ -47,7 +45,7 @@ pub struct ToolCell {
     pub started: Instant,
     /// Wall time once finished.
     pub elapsed_ms: Option<u64>,
-    /// The change an edit made.
+    /// The change an edit made (what was written, never what was proposed).
     pub diff: Option<Box<FileDiff>>,
     /// A subagent's description, when this is a `task` call.
     pub subagent: Option<String>,
@@ -62,18 +60,11 @@ const LIVE_MAX_BYTES: usize = 256 * 1024;
 
 impl ToolCell {
     /// A call that just started.
-    pub fn new(
-        call_id: String,
-        tool: String,
-        summary: String,
-        args: serde_json::Value,
-        now: Instant,
-    ) -> ToolCell {
+    pub fn new(call_id: String, display: ToolDisplay, now: Instant) -> ToolCell {
         ToolCell {
             call_id,
-            tool,
-            summary,
-            args,
+            display,
+            exit_code: None,
             output: String::new(),
             status: None,
             started: now,
@@ -115,19 +106,14 @@ impl ToolCell {
         self.status.is_none()
     }
 
-    /// The path argument of a file tool, if any.
-    pub fn path_arg(&self) -> Option<&str> {
-        ["path", "file_path", "file"]
-            .iter()
-            .find_map(|k| self.args.get(*k).and_then(|v| v.as_str()))
-    }
-
-    /// Whether this tool edits files (its diff replaces the output).
-    pub fn is_edit(&self) -> bool {
-        matches!(
-            self.tool.as_str(),
-            "write_file" | "str_replace" | "edit" | "edit_file" | "apply_patch"
-        )
+    /// The one-line summary a list of calls shows (`bash  cargo test`).
+    pub fn summary(display: &ToolDisplay) -> String {
+        let subject = display.subject();
+        if subject.is_empty() {
+            display.label().to_string()
+        } else {
+            format!("{}  {subject}", display.label())
+        }
     }
 
     /// The status icon (a spinner frame while running).
@@ -144,10 +130,15 @@ impl ToolCell {
     }
 
     fn preview_lines(&self) -> usize {
-        match self.tool.as_str() {
-            "read_file" | "read_skill" | "list_files" | "glob" | "write_todos" => 0,
+        match &self.display {
+            // What was read or set is the model's business; the header says enough.
+            ToolDisplay::Read { .. } | ToolDisplay::Skill { .. } | ToolDisplay::Todos { .. }
+                if !self.status.is_some_and(ToolStatus::is_error) =>
+            {
+                0
+            }
             _ if self.status.is_some_and(ToolStatus::is_error) => 8,
-            "task" => 6,
+            ToolDisplay::Task { .. } => 6,
             _ => 5,
         }
     }
@@ -239,26 +230,25 @@ impl ToolCell {
     }
 
     fn header(&self, theme: &Theme, now: Instant) -> RichLine {
-        let summary = sanitize(&self.summary);
-        let summary = summary.replace('\n', " ");
-        let (name, rest) = name_and_rest(&sanitize(&self.tool).replace('\n', " "), &summary);
+        let label = sanitize(self.display.label()).replace('\n', " ");
+        let subject = sanitize(&self.display.subject()).replace('\n', " ");
         let mut spans = vec![Span::styled(
-            name,
+            label,
             Style::new().add_modifier(Modifier::BOLD),
         )];
-        spans.push(Span::raw(rest));
+        if !subject.is_empty() {
+            spans.push(Span::raw(format!("  {subject}")));
+        }
         if let Some(diff) = &self.diff {
             spans.push(Span::raw(" ("));
-            spans.push(Span::styled(
-                format!("+{}", diff.added),
-                theme.fg(theme.diff_add),
-            ));
-            spans.push(Span::raw(" "));
-            spans.push(Span::styled(
-                format!("−{}", diff.removed),
-                theme.fg(theme.diff_del),
-            ));
+            spans.extend(diff.count_spans(theme));
             spans.push(Span::raw(")"));
+        }
+        if let Some(code) = self.exit_code.filter(|c| *c != 0) {
+            spans.push(Span::styled(
+                format!("  exit {code}"),
+                theme.fg(theme.warning),
+            ));
         }
         // A call from a resumed session has no recorded duration: none is shown.
         let elapsed = match (self.elapsed_ms, self.status) {
@@ -351,29 +341,6 @@ pub fn format_elapsed(ms: u64) -> String {
     }
 }
 
-/// The bold tool name and the rest of a call's header line (`bash  cargo test -q`). Tools
-/// summarize their arguments without their own name; a summary that already starts with it
-/// (`bash  ls`) is not doubled.
-fn name_and_rest(tool: &str, summary: &str) -> (String, String) {
-    if tool.is_empty() {
-        return match summary.split_once(' ') {
-            Some((n, r)) => (n.to_string(), format!(" {r}")),
-            None => (summary.to_string(), String::new()),
-        };
-    }
-    let rest = summary
-        .strip_prefix(tool)
-        .and_then(|r| r.strip_prefix("  "))
-        .unwrap_or(summary)
-        .trim();
-    let rest = if rest.is_empty() {
-        String::new()
-    } else {
-        format!("  {rest}")
-    };
-    (tool.to_string(), rest)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,14 +353,14 @@ mod tests {
             .collect()
     }
 
+    fn exec(command: &str) -> ToolDisplay {
+        ToolDisplay::Exec {
+            command: command.into(),
+        }
+    }
+
     fn cell(now: Instant) -> ToolCell {
-        ToolCell::new(
-            "c1".into(),
-            "bash".into(),
-            "bash  cargo test".into(),
-            serde_json::Value::Null,
-            now,
-        )
+        ToolCell::new("c1".into(), exec("cargo test"), now)
     }
 
     #[test]
@@ -449,30 +416,34 @@ mod tests {
     }
 
     #[test]
-    fn the_header_names_the_tool_once() {
+    fn the_header_is_rendered_from_the_display() {
         let t0 = Instant::now();
         let theme = Theme::dark();
-        let header = |tool: &str, summary: &str| {
-            let mut c = ToolCell::new(
-                "c".into(),
-                tool.into(),
-                summary.into(),
-                serde_json::Value::Null,
-                t0,
-            );
+        let header = |display: ToolDisplay, exit_code: Option<i32>| {
+            let mut c = ToolCell::new("c".into(), display, t0);
             c.status = Some(ToolStatus::Ok);
             c.elapsed_ms = Some(10);
+            c.exit_code = exit_code;
             text(&c.layout(60, t0, false, &theme)).remove(0)
         };
-        // What the agent sends: the summary without the tool's name.
-        assert_eq!(header("bash", "cargo test -q"), "bash  cargo test -q  10ms");
-        assert_eq!(
-            header("read_file", "src/main.rs"),
-            "read_file  src/main.rs  10ms"
-        );
-        // A command that starts with the tool's name keeps it.
-        assert_eq!(header("bash", "bash run.sh"), "bash  bash run.sh  10ms");
-        // Already prefixed: not doubled.
-        assert_eq!(header("bash", "bash  ls"), "bash  ls  10ms");
+        let read = ToolDisplay::Read {
+            path: "src/main.rs".into(),
+            lines: None,
+        };
+        let other = ToolDisplay::Other {
+            name: "mcp__find".into(),
+            args: serde_json::json!({"q": "x"}),
+        };
+        let cases = [
+            (exec("cargo test -q"), None, "bash  cargo test -q  10ms"),
+            (exec("bash run.sh"), None, "bash  bash run.sh  10ms"),
+            (exec("false"), Some(1), "bash  false  exit 1  10ms"),
+            (exec("true"), Some(0), "bash  true  10ms"),
+            (read, None, "read  src/main.rs  10ms"),
+            (other, None, "mcp__find  {\"q\":\"x\"}  10ms"),
+        ];
+        for (display, code, want) in cases {
+            assert_eq!(header(display, code), want);
+        }
     }
 }

@@ -44,11 +44,13 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
     app.busy = true;
     app.on_agent_event(Event::ToolCallStarted {
         call_id: "e".into(),
-        tool: "str_replace".into(),
-        summary: "str_replace  src/lib.rs".into(),
-        args: serde_json::json!({"path": "src/lib.rs"}),
+        display: crate::protocol::ToolDisplay::Edit {
+            path: "src/lib.rs".into(),
+            diff: None,
+        },
     });
     app.on_agent_event(Event::FileChanged {
+        call_id: "e".into(),
         path: "src/lib.rs".into(),
         old: Some("a\nb\n".into()),
         new: "a\nc\n".into(),
@@ -58,18 +60,16 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
         status: ToolStatus::Ok,
         output: "ok".into(),
         elapsed_ms: 3,
+        exit_code: None,
     });
     app.on_agent_event(Event::ToolCallStarted {
         call_id: "s".into(),
-        tool: "bash".into(),
-        summary: "bash  sleep 100".into(),
-        args: serde_json::Value::Null,
+        display: crate::protocol::ToolDisplay::Exec {
+            command: "sleep 100".into(),
+        },
     });
     let screen = frame(&mut app);
-    assert!(
-        screen.contains("str_replace  src/lib.rs (+1 −1)"),
-        "{screen}"
-    );
+    assert!(screen.contains("edit  src/lib.rs (+1 −1)"), "{screen}");
     assert!(screen.contains("- b") && screen.contains("+ c"), "{screen}");
     assert!(app.is_animating(), "a running tool spins");
     app.on_agent_event(Event::TurnFinished {
@@ -84,11 +84,13 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
 
     // /diff: every change of the session, first old → last new, per file.
     app.on_agent_event(Event::FileChanged {
+        call_id: "later".into(),
         path: "src/lib.rs".into(),
         old: Some("a\nc\n".into()),
         new: "a\nd\n".into(),
     });
     app.on_agent_event(Event::FileChanged {
+        call_id: "later2".into(),
         path: "new.txt".into(),
         old: None,
         new: "x\n".into(),
@@ -169,9 +171,9 @@ fn clicking_a_tool_call_expands_it() {
     let mut app = app();
     app.on_agent_event(Event::ToolCallStarted {
         call_id: "a".into(),
-        tool: "bash".into(),
-        summary: "bash  seq 20".into(),
-        args: serde_json::Value::Null,
+        display: crate::protocol::ToolDisplay::Exec {
+            command: "seq 20".into(),
+        },
     });
     let out: String = (1..=20).map(|i| format!("{i}\n")).collect();
     app.on_agent_event(Event::ToolCallFinished {
@@ -179,6 +181,7 @@ fn clicking_a_tool_call_expands_it() {
         status: ToolStatus::Ok,
         output: out,
         elapsed_ms: 1,
+        exit_code: None,
     });
     assert!(frame(&mut app).contains("15 more lines"));
     app.on_terminal_event(TermEvent::Mouse(crossterm::event::MouseEvent {
@@ -235,10 +238,12 @@ fn a_resumed_session_rebuilds_the_view_and_early_warnings_stay() {
             },
             crate::protocol::HistoryItem::Tool {
                 call_id: "t".into(),
-                tool: "bash".into(),
-                summary: "bash  ls".into(),
+                display: crate::protocol::ToolDisplay::Exec {
+                    command: "ls".into(),
+                },
                 status: None,
                 output: String::new(),
+                exit_code: None,
             },
             crate::protocol::HistoryItem::Todos {
                 todos: vec![crate::protocol::Todo {

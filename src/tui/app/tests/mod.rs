@@ -1,9 +1,11 @@
 //! Behaviour of the app: keys and agent events in, effects and view state out.
 
 mod events;
+mod scenarios;
 
 use super::*;
-use crate::protocol::{ApprovalKind, Decision, Event, SessionInfo, ToolStatus, TurnOutcome};
+use crate::protocol::{Decision, Event, SessionInfo, ToolDisplay, ToolStatus, TurnOutcome};
+use crate::tui::view::tool::ToolCell;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -74,7 +76,7 @@ pub(super) fn cell_texts(app: &App) -> Vec<String> {
             CellKind::User(t) => format!("user: {t}"),
             CellKind::Assistant(s) => format!("assistant: {}", s.text()),
             CellKind::Notice { text, .. } => format!("notice: {text}"),
-            CellKind::Tool(t) => format!("tool: {}", t.summary),
+            CellKind::Tool(t) => format!("tool: {}", ToolCell::summary(&t.display)),
             CellKind::Reasoning { text, .. } => format!("reasoning: {text}"),
             CellKind::Diff(d) => format!("diff: {}", d.len()),
             CellKind::Todos(t) => format!("todos: {}", t.len()),
@@ -207,11 +209,10 @@ fn bash_request(id: &str) -> crate::protocol::ApprovalRequest {
     crate::protocol::ApprovalRequest {
         id: id.into(),
         call_id: format!("c{id}"),
-        tool: "bash".into(),
-        kind: ApprovalKind::Bash {
+        display: ToolDisplay::Exec {
             command: "make deploy".into(),
-            cwd: PathBuf::from("/w"),
         },
+        cwd: PathBuf::from("/w"),
         part: "make deploy".into(),
         reason: "no rule matched (default ask)".into(),
         subagent: None,
@@ -265,9 +266,9 @@ fn subagent_approvals_are_labelled_and_ctrl_c_refuses_everything() {
     app.busy = true;
     app.on_agent_event(Event::ToolCallStarted {
         call_id: "t1".into(),
-        tool: "task".into(),
-        summary: "task  find the parser".into(),
-        args: serde_json::Value::Null,
+        display: ToolDisplay::Task {
+            description: "find the parser".into(),
+        },
     });
     app.on_agent_event(Event::SubagentStarted {
         task_id: "t1".into(),

@@ -1,0 +1,287 @@
+//! The high level of the settings: a `Config` derived from the raw values (defaults,
+//! inference between provider and base URL, validation, the rules a project may not loosen).
+
+use super::endpoint::derive_endpoint;
+use super::raw::{RawConfig, Sourced, UserAndProject};
+use super::window::choose_context_window;
+use super::{Config, ConfigError, IgnoredSetting, Inputs, SandboxMode, Source, is_loopback_url};
+use crate::policy::{Action, Rule, RuleSource};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Records where each derived setting came from, in `rein config` order.
+#[derive(Default)]
+pub(super) struct Sources(Vec<(&'static str, Source)>);
+
+impl Sources {
+    pub(super) fn push(&mut self, name: &'static str, source: Source) {
+        self.0.push((name, source));
+    }
+
+    /// The given value, else the default; either way its source is recorded.
+    pub(super) fn or_default<T>(
+        &mut self,
+        name: &'static str,
+        raw: Option<Sourced<T>>,
+        default: T,
+    ) -> T {
+        match raw {
+            Some(s) => {
+                self.push(name, s.source);
+                s.value
+            }
+            None => {
+                self.push(name, Source::Default);
+                default
+            }
+        }
+    }
+}
+
+impl Config {
+    /// Derives the effective settings; `strict` insists on a model and (off loopback) a key.
+    pub(super) fn derive(
+        mut raw: RawConfig,
+        inputs: &Inputs,
+        strict: bool,
+    ) -> Result<Config, ConfigError> {
+        let mut sources = Sources::default();
+        let mut ignored = std::mem::take(&mut raw.ignored);
+        let endpoint = derive_endpoint(&raw, strict, &inputs.config_dir, &mut sources)?;
+        let context_window = derive_context_window(&raw, &endpoint.model, &mut sources)?;
+        let s = &mut sources;
+        let max_output_tokens = s.or_default("max_output_tokens", raw.max_output_tokens, 8192);
+        let connect_timeout = s.or_default("connect_timeout_secs", raw.connect_timeout_secs, 10);
+        // A local server may spend minutes on an uncached prompt before its first byte; a
+        // remote API that silent is more likely stuck.
+        let first_byte_default = if is_loopback_url(&endpoint.base_url) {
+            600
+        } else {
+            120
+        };
+        let first_byte_timeout = s.or_default(
+            "first_byte_timeout_secs",
+            raw.first_byte_timeout_secs,
+            first_byte_default,
+        );
+        let idle_timeout = s.or_default("idle_timeout_secs", raw.idle_timeout_secs, 120);
+        let max_retries = s.or_default("max_retries", raw.max_retries, 4);
+        let retry_backoff_ms = s.or_default("retry_backoff_ms", raw.retry_backoff_ms, 1000);
+        let max_requests = s.or_default("max_requests", raw.max_requests, 100);
+        let bash_timeout_secs = s.or_default("bash_timeout_secs", raw.bash_timeout_secs, 60);
+        let theme = s.or_default("theme", raw.theme, "dark".to_string());
+        let auto_compact = s.or_default("auto_compact", raw.auto_compact, true);
+        let compact_threshold = s.or_default("compact_threshold", raw.compact_threshold, 0.85);
+        let keep_tool_results = s.or_default("keep_tool_results", raw.keep_tool_results, 3);
+        let subagent_max_requests =
+            s.or_default("subagent_max_requests", raw.subagent_max_requests, 12);
+        let auto_approve_edits = derive_edits(raw.edits, s, &mut ignored)?;
+        if !(0.1..=1.0).contains(&compact_threshold) {
+            return Err(ConfigError::Invalid(
+                "compact_threshold must be between 0.1 and 1.0.".into(),
+            ));
+        }
+        let (sandbox, sandbox_network) = derive_sandbox(
+            (raw.sandbox_mode, raw.sandbox_network),
+            raw.sandbox_env,
+            s,
+            &mut ignored,
+        )?;
+        let rules = derive_rules(raw.rules, &mut ignored)?;
+        let mcp_servers =
+            super::mcp::derive_mcp_servers(raw.mcp_servers, &inputs.cwd, &raw.trust, &mut ignored)?;
+        Ok(Config {
+            provider: endpoint.provider,
+            base_url: endpoint.base_url,
+            api_key: endpoint.api_key,
+            model: endpoint.model,
+            context_window,
+            max_output_tokens,
+            connect_timeout: Duration::from_secs(connect_timeout),
+            first_byte_timeout: Duration::from_secs(first_byte_timeout),
+            idle_timeout: Duration::from_secs(idle_timeout),
+            max_attempts: max_retries.saturating_add(1),
+            retry_backoff: Duration::from_millis(retry_backoff_ms),
+            max_requests: max_requests.max(1),
+            bash_timeout_secs: bash_timeout_secs.clamp(1, 600),
+            theme,
+            sandbox,
+            sandbox_network,
+            sandbox_secrets: raw.sandbox_secrets,
+            auto_approve_edits,
+            rules,
+            mcp_servers,
+            auto_compact,
+            compact_threshold,
+            keep_tool_results,
+            subagent_max_requests: subagent_max_requests.max(1),
+            cwd: inputs.cwd.clone(),
+            data_dir: inputs.data_dir.clone(),
+            config_dir: inputs.config_dir.clone(),
+            home_dir: inputs.home_dir.clone(),
+            sources: sources.0,
+            trust: raw.trust,
+            ignored,
+            deprecated: raw.deprecated,
+        })
+    }
+}
+
+/// A project value that would loosen what the person set.
+fn only_stricter<T>(p: &Sourced<T>, setting: String, what: &str) -> IgnoredSetting {
+    let file = match &p.source {
+        Source::File(path) => path.clone(),
+        _ => PathBuf::new(),
+    };
+    IgnoredSetting {
+        key: setting,
+        file,
+        reason: format!("a project may only make {what} stricter"),
+        trust: None,
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(value: &str, origin: &Source) -> Result<T, ConfigError> {
+    value.trim().replace('_', "").parse::<T>().map_err(|_| {
+        ConfigError::Invalid(format!(
+            "\"{value}\" (from {origin}) is not a valid number."
+        ))
+    })
+}
+
+/// `REIN_CONTEXT_WINDOW` over the file over what the model family has; zero is refused.
+fn derive_context_window(
+    raw: &RawConfig,
+    model: &str,
+    sources: &mut Sources,
+) -> Result<u64, ConfigError> {
+    let explicit = match &raw.context_window_env {
+        Some(v) => Some((parse_num(&v.value, &v.source)?, v.source.clone())),
+        None => raw.context_window.clone().map(|s| (s.value, s.source)),
+    };
+    // The server's report comes later (Config::apply_server_context_window).
+    let (window, source) = choose_context_window(explicit, None, model);
+    sources.push("context_window", source);
+    if window == 0 {
+        return Err(ConfigError::Invalid(
+            "context_window must be a positive number of tokens.".into(),
+        ));
+    }
+    Ok(window)
+}
+
+/// Whether edits run without asking. A project may say "ask" over the user's "allow", never
+/// the other way round: a repository must not pre-approve edits for whoever clones it.
+fn derive_edits(
+    edits: UserAndProject<String>,
+    sources: &mut Sources,
+    ignored: &mut Vec<IgnoredSetting>,
+) -> Result<bool, ConfigError> {
+    let chosen = match (edits.project, edits.user) {
+        (Some(p), _) if p.value == "ask" => Some(p),
+        (Some(p), user) => {
+            ignored.push(only_stricter(
+                &p,
+                format!("edits = {:?}", p.value),
+                "file edits",
+            ));
+            user
+        }
+        (None, user) => user,
+    };
+    let value = sources.or_default("edits", chosen, "ask".to_string());
+    match value.as_str() {
+        "ask" => Ok(false),
+        "allow" => Ok(true),
+        other => Err(ConfigError::Invalid(format!(
+            "edits = \"{other}\" is not valid; use \"ask\" or \"allow\"."
+        ))),
+    }
+}
+
+/// Sandbox mode and network: the user's file, then the project's only where it is stricter,
+/// then `REIN_SANDBOX` (the person at the keyboard) over both.
+fn derive_sandbox(
+    (mode, network): (UserAndProject<SandboxMode>, UserAndProject<bool>),
+    env: Option<Sourced<String>>,
+    sources: &mut Sources,
+    ignored: &mut Vec<IgnoredSetting>,
+) -> Result<(SandboxMode, bool), ConfigError> {
+    let strictness = |m: SandboxMode| match m {
+        SandboxMode::Off => 0,
+        SandboxMode::WorkspaceWrite => 1,
+        SandboxMode::ReadOnly => 2,
+    };
+    let mut sandbox = mode
+        .user
+        .unwrap_or_else(|| Sourced::default_value(SandboxMode::WorkspaceWrite));
+    let mut sandbox_network = network
+        .user
+        .unwrap_or_else(|| Sourced::default_value(false));
+    if let Some(p) = mode.project {
+        if strictness(p.value) > strictness(sandbox.value) {
+            sandbox = p;
+        } else if p.value != sandbox.value {
+            ignored.push(only_stricter(
+                &p,
+                format!("sandbox.mode = {:?}", p.value.as_str()),
+                "the sandbox",
+            ));
+        }
+    }
+    if let Some(p) = network.project {
+        if !p.value && sandbox_network.value {
+            sandbox_network = p;
+        } else if p.value && !sandbox_network.value {
+            ignored.push(only_stricter(
+                &p,
+                "sandbox.network = true".into(),
+                "the sandbox",
+            ));
+        }
+    }
+    if let Some(v) = env {
+        let m = match v.value.as_str() {
+            "workspace-write" => SandboxMode::WorkspaceWrite,
+            "read-only" => SandboxMode::ReadOnly,
+            "off" => SandboxMode::Off,
+            other => {
+                return Err(ConfigError::Invalid(format!(
+                    "REIN_SANDBOX=\"{other}\" is not valid; use workspace-write, read-only or off."
+                )));
+            }
+        };
+        sandbox = Sourced {
+            value: m,
+            source: v.source,
+        };
+    }
+    sources.push("sandbox", sandbox.source);
+    sources.push("sandbox.network", sandbox_network.source);
+    Ok((sandbox.value, sandbox_network.value))
+}
+
+/// The file rules as policy rules; a project's allow rules are dropped (a repository must not
+/// pre-approve commands for whoever clones it).
+fn derive_rules(
+    raw: Vec<(RuleSource, PathBuf, super::file::FileRule)>,
+    ignored: &mut Vec<IgnoredSetting>,
+) -> Result<Vec<Rule>, ConfigError> {
+    let mut rules = Vec::new();
+    for (source, path, r) in raw {
+        if source == RuleSource::Project && r.action == Action::Allow {
+            ignored.push(IgnoredSetting {
+                key: format!("rules: allow {:?}", r.pattern),
+                file: path,
+                reason: "a project may add ask and deny rules, not allow rules".into(),
+                trust: None,
+            });
+            continue;
+        }
+        let rule = Rule::new(&r.tool, &r.pattern, r.action, source).map_err(|e| {
+            ConfigError::Invalid(format!("{}: rule {:?}: {e}", path.display(), r.pattern))
+        })?;
+        rules.push(rule);
+    }
+    Ok(rules)
+}
