@@ -247,7 +247,9 @@ impl Agent {
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
         ));
         let found = secrets.clone();
-        checkpoints.withhold(crate::checkpoint::Withhold(Arc::new(move |b| found.found_in(b))));
+        checkpoints.withhold(crate::checkpoint::Withhold(Arc::new(move |b| {
+            found.found_in(b)
+        })));
         Ok(Agent {
             model,
             memory,

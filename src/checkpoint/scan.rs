@@ -65,9 +65,12 @@ pub struct Scanner {
     withhold: Withhold,
 }
 
+/// Whether content must not be copied.
+pub type WithholdFn = dyn Fn(&[u8]) -> bool + Send + Sync;
+
 /// A test for content that must not be copied (see [`Scanner`]).
 #[derive(Clone)]
-pub struct Withhold(pub std::sync::Arc<dyn Fn(&[u8]) -> bool + Send + Sync>);
+pub struct Withhold(pub std::sync::Arc<WithholdFn>);
 
 impl std::fmt::Debug for Withhold {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -279,7 +282,14 @@ impl Shadow {
             }
             return;
         };
-        let after = match read_state(anchor, rel, scanner.caps.file_bytes, blobs, budget, &scanner.withhold) {
+        let after = match read_state(
+            anchor,
+            rel,
+            scanner.caps.file_bytes,
+            blobs,
+            budget,
+            &scanner.withhold,
+        ) {
             Ok(Some(s)) => s,
             // Gone or replaced between the walk and the read: the next scan sees it.
             Ok(None) => return,
@@ -323,11 +333,11 @@ pub(crate) fn read_state(
             let size = bytes.len() as u64;
             let kept = !(withhold.0)(&bytes)
                 && (blobs.has(&hash)
-                || (*budget >= size && {
-                    blobs.put(&hash, &bytes)?;
-                    *budget -= size;
-                    true
-                }));
+                    || (*budget >= size && {
+                        blobs.put(&hash, &bytes)?;
+                        *budget -= size;
+                        true
+                    }));
             Some(FileState::File {
                 size,
                 mode,

@@ -39,11 +39,9 @@ impl Secrets {
             .map(|k| ("the API key".to_string(), k.to_string()))
             .into_iter()
             .collect();
-        values.extend(
-            env.into_iter().filter(|(name, value)| {
-                crate::sandbox::is_secret_env_name(name) && value.len() >= MIN_MASKED_LEN
-            }),
-        );
+        values.extend(env.into_iter().filter(|(name, value)| {
+            crate::sandbox::is_secret_env_name(name) && value.len() >= MIN_MASKED_LEN
+        }));
         values.sort_by_key(|v| std::cmp::Reverse(v.1.len()));
         values.dedup_by(|a, b| a.1 == b.1);
         Secrets { locations, values }

@@ -192,6 +192,9 @@ fn a_resumed_edit_shows_the_diff_it_wrote_and_a_command_its_exit_code() {
     let mut app = scenario(vec![resumed], "");
     let screen = frame(&mut app);
     assert!(screen.contains("edit  src/a.rs (+1 −1)"), "{screen}");
-    assert!(screen.contains("- two") && screen.contains("+ 2"), "{screen}");
+    assert!(
+        screen.contains("- two") && screen.contains("+ 2"),
+        "{screen}"
+    );
     assert!(screen.contains("bash  cargo test  exit 101"), "{screen}");
 }
