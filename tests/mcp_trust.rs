@@ -51,6 +51,14 @@ fn mcp_json(w: &World, fault_dir: &Path, args: &[&str]) {
     );
 }
 
+/// Asks the app for `/mcp`, waits for `line` in it, and quits.
+fn mcp_view_then_quit(t: &mut Pty, line: &str) {
+    t.send_keys("/mcp");
+    t.send_raw(keys::ENTER);
+    t.expect("the /mcp view", |s| s.contains(line), WAIT);
+    assert_eq!(t.quit_app(WAIT), Some(0), "{}", t.screen_text());
+}
+
 fn world(s: &ScriptedServer) -> World {
     let w = World::new(s);
     w.user_config("retry_backoff_ms = 20\n");
@@ -142,10 +150,7 @@ fn the_trust_prompt_shows_the_command_line_and_a_changed_one_asks_again() {
     );
     t.send_keys("n");
     ready(&t);
-    t.send_keys("/mcp");
-    t.send_raw(keys::ENTER);
-    t.expect("the /mcp view", |s| s.contains("proj  not approved"), WAIT);
-    assert_eq!(t.quit_app(WAIT), Some(0), "{}", t.screen_text());
+    mcp_view_then_quit(&mut t, "proj  not approved");
     assert_eq!(starts(fault.path()), 0, "a declined project server ran");
 
     // Approved: it starts, and the approval is remembered (no prompt; headless runs it too).
@@ -154,10 +159,7 @@ fn the_trust_prompt_shows_the_command_line_and_a_changed_one_asks_again() {
     t.send_keys("y");
     ready(&t);
     wait_starts(fault.path(), 1);
-    t.send_keys("/mcp");
-    t.send_raw(keys::ENTER);
-    t.expect("the /mcp view", |s| s.contains("proj  ready"), WAIT);
-    assert_eq!(t.quit_app(WAIT), Some(0), "{}", t.screen_text());
+    mcp_view_then_quit(&mut t, "proj  ready");
     echo_call(&s);
     assert_ok(&w.exec(&["--yes", "go"]));
     assert_eq!(starts(fault.path()), 2);
@@ -177,9 +179,6 @@ fn the_trust_prompt_shows_the_command_line_and_a_changed_one_asks_again() {
     assert!(screen.contains("--changed"), "{screen}");
     t.send_keys("n");
     ready(&t);
-    t.send_keys("/mcp");
-    t.send_raw(keys::ENTER);
-    t.expect("the /mcp view", |s| s.contains("proj  not approved"), WAIT);
-    assert_eq!(t.quit_app(WAIT), Some(0), "{}", t.screen_text());
+    mcp_view_then_quit(&mut t, "proj  not approved");
     assert_eq!(starts(fault.path()), 2);
 }
