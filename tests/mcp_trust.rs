@@ -51,11 +51,18 @@ fn mcp_json(w: &World, fault_dir: &Path, args: &[&str]) {
     );
 }
 
-/// Asks the app for `/mcp`, waits for `line` in it, and quits.
+/// Asks the app for `/mcp` until `line` is in it (a server may still be starting: each view
+/// is a snapshot), and quits.
 fn mcp_view_then_quit(t: &mut Pty, line: &str) {
-    t.send_keys("/mcp");
-    t.send_raw(keys::ENTER);
-    t.expect("the /mcp view", |s| s.contains(line), WAIT);
+    let until = Instant::now() + WAIT;
+    loop {
+        t.send_keys("/mcp");
+        t.send_raw(keys::ENTER);
+        match t.wait_for_text(line, Duration::from_secs(1)) {
+            Ok(_) => break,
+            Err(screen) => assert!(Instant::now() < until, "no {line:?} in /mcp: {screen}"),
+        }
+    }
     assert_eq!(t.quit_app(WAIT), Some(0), "{}", t.screen_text());
 }
 
