@@ -14,6 +14,7 @@ use std::time::Duration;
 mod derive;
 mod endpoint;
 mod file;
+mod mcp;
 mod project;
 mod raw;
 mod show;
@@ -119,6 +120,9 @@ pub struct Config {
     pub auto_approve_edits: bool,
     /// Rules from config files (after the built-in ones).
     pub rules: Vec<Rule>,
+    /// Every MCP server: the user's, then the project's (`.rein/config.toml`, `.mcp.json`)
+    /// that the user's do not shadow. A project server starts only if `trust` allows it.
+    pub mcp_servers: Vec<crate::mcp::ServerConfig>,
     /// Whether to compact automatically.
     pub auto_compact: bool,
     /// Fraction of the window at which to compact.

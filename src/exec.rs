@@ -204,6 +204,8 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
     };
     let mut agent_opts = AgentOptions::new(config, approver);
     agent_opts.session = opts.session.clone();
+    // Headless: the one prompt should see the MCP tools, so the first request waits for them.
+    agent_opts.mcp_wait = true;
     let mut handle = match agent::spawn(agent_opts) {
         Ok(h) => h,
         Err(e) => {

@@ -8,6 +8,7 @@ pub mod config;
 pub mod discover;
 pub mod exec;
 pub mod llm;
+pub mod mcp;
 pub mod policy;
 pub mod protocol;
 pub mod repo;

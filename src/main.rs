@@ -98,6 +98,13 @@ enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// MCP servers: list them with their tools, add or remove one in your config.
+    Mcp {
+        #[command(flatten)]
+        settings: SettingsFlags,
+        #[command(subcommand)]
+        command: rein::mcp::cli::McpCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -223,7 +230,21 @@ fn run() -> anyhow::Result<ExitCode> {
         }) => Ok(policy_check(&command, always)),
         Some(Command::Sessions { command }) => run_sessions(command),
         Some(Command::Sandbox { argv }) => run_sandbox(&argv),
+        Some(Command::Mcp { settings, command }) => run_mcp(settings.flags(), command),
     }
+}
+
+/// `rein mcp list|add|remove`. Project servers are listed; they start only if trusted.
+fn run_mcp(flags: Flags, command: rein::mcp::cli::McpCommand) -> anyhow::Result<ExitCode> {
+    let config = lenient_config(flags)?;
+    let rt = runtime()?;
+    let text = rt
+        .block_on(rein::mcp::cli::run(command, &config))
+        .map_err(anyhow::Error::msg)?;
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    print_stdout(&format!("{text}{newline}"))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `rein policy check [--always] CMD`: the verdict line (and the "always" line), exit status

@@ -98,6 +98,8 @@ pub enum Op {
         /// Session id or unique prefix.
         id: String,
     },
+    /// Report the MCP servers' state (`/mcp`); answered with `Event::McpStatus`.
+    McpStatus,
     /// List the user messages one can rewind to (answered with `Event::RewindPoints`).
     ListRewindPoints,
     /// Go back to before user message `to` (`/rewind`). Restoring code is two steps: without
@@ -465,6 +467,11 @@ pub enum Event {
         /// The new model.
         model: String,
     },
+    /// The MCP servers' state (answer to `Op::McpStatus`).
+    McpStatus {
+        /// One entry per configured server.
+        servers: Vec<McpServerStatus>,
+    },
     /// The user messages one can rewind to, oldest first.
     RewindPoints {
         /// The points.
@@ -560,4 +567,89 @@ impl EventSink {
         };
         let _ = self.tx.send(event);
     }
+}
+
+/// The state of one MCP server, for `/mcp` and `rein mcp list`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerStatus {
+    /// The server's name.
+    pub name: String,
+    /// Where it is defined (`user` or the project file).
+    pub origin: String,
+    /// Its command line or URL as configured (variables unexpanded).
+    pub target: String,
+    /// How it is doing.
+    pub state: McpState,
+    /// The tools offered to the model (`mcp__<server>__<tool>`).
+    pub tools: Vec<String>,
+    /// Approximate tokens the tools' descriptions and schemas add to every request.
+    pub schema_tokens: u64,
+}
+
+/// How an MCP server is doing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum McpState {
+    /// `enabled = false` in its config.
+    Disabled,
+    /// A project server that may not start (the reason says what would allow it).
+    NotApproved {
+        /// Why.
+        reason: String,
+    },
+    /// Starting (or restarting).
+    Starting,
+    /// Connected.
+    Ready,
+    /// Could not start, or stopped.
+    Failed {
+        /// Why.
+        error: String,
+    },
+}
+
+impl McpState {
+    /// A short word for lists.
+    pub fn label(&self) -> &'static str {
+        match self {
+            McpState::Disabled => "disabled",
+            McpState::NotApproved { .. } => "not approved",
+            McpState::Starting => "starting",
+            McpState::Ready => "ready",
+            McpState::Failed { .. } => "failed",
+        }
+    }
+}
+
+/// The `rein mcp list` / `/mcp` text for these servers.
+pub fn describe_mcp_servers(servers: &[McpServerStatus]) -> String {
+    if servers.is_empty() {
+        return "No MCP servers configured.".into();
+    }
+    let mut out = String::new();
+    for s in servers {
+        out.push_str(&format!(
+            "{}  {}  ({})\n",
+            s.name,
+            s.state.label(),
+            s.origin
+        ));
+        out.push_str(&format!("  {}\n", s.target));
+        match &s.state {
+            McpState::Failed { error } => out.push_str(&format!("  error: {error}\n")),
+            McpState::NotApproved { reason } => out.push_str(&format!("  {reason}\n")),
+            _ => {}
+        }
+        if !s.tools.is_empty() {
+            out.push_str(&format!(
+                "  {} tools, ~{} tokens of schema per request: {}\n",
+                s.tools.len(),
+                s.schema_tokens,
+                s.tools.join(", ")
+            ));
+        } else if s.state == McpState::Ready {
+            out.push_str("  no tools offered\n");
+        }
+    }
+    out
 }

@@ -6,7 +6,7 @@ use crate::llm::ToolCall;
 use crate::policy::{Action, Policy, Verdict};
 use crate::protocol::{ApprovalRequest, Decision, Event, Todo, ToolDisplay, ToolStatus};
 use crate::session_store::Entry;
-use crate::tools::{Access, Effect, Prepared, Registry, ToolCtx, ToolOutput};
+use crate::tools::{Access, Effect, Prepared, Registry, Tool, ToolCtx, ToolOutput, ToolSource};
 use futures::FutureExt;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -54,6 +54,8 @@ pub struct Dispatcher {
     pub journal: Journal,
     /// Records what calls change in the workspace (`None`: nothing is kept).
     pub checkpoints: Option<crate::checkpoint::Checkpoints>,
+    /// Tools that come and go (MCP servers), offered besides the allowed registry tools.
+    pub extra: Option<Arc<dyn ToolSource>>,
 }
 
 /// The outcome of one call.
@@ -133,12 +135,35 @@ impl Dispatcher {
     }
 
     fn available(&self) -> String {
-        self.registry
+        let mut names: Vec<String> = self
+            .registry
             .names()
             .into_iter()
             .filter(|n| self.allowed(n))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .map(String::from)
+            .collect();
+        if let Some(extra) = &self.extra {
+            names.extend(extra.tools().iter().map(|t| t.spec().name));
+        }
+        names.join(", ")
+    }
+
+    /// The specs offered to the model now: the allowed registry tools, then the extra ones
+    /// (asked again before every request, so servers that start or change are seen).
+    pub fn specs(&self) -> Vec<crate::llm::ToolSpec> {
+        let mut specs = self.registry.specs(self.allow.as_deref());
+        if let Some(extra) = &self.extra {
+            specs.extend(extra.tools().iter().map(|t| t.spec()));
+        }
+        specs
+    }
+
+    /// The tool called `name`: a registry tool (allowed here or not), else an extra one.
+    fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.registry
+            .get(name)
+            .cloned()
+            .or_else(|| self.extra.as_ref()?.get(name))
     }
 
     /// Runs one call end to end, emitting its events. `truncated` says the response was cut
@@ -196,13 +221,14 @@ impl Dispatcher {
         truncated: bool,
     ) -> Result<Box<dyn Prepared>, Ended> {
         let name = call.name.as_str();
-        let Some(tool) = self.registry.get(name).cloned() else {
+        let Some(tool) = self.tool(name) else {
             return Err(Ended::error(format!(
                 "there is no tool named \"{name}\". Available tools: {}.",
                 self.available()
             )));
         };
-        if !self.allowed(name) {
+        // The allowlist is about registry tools; extra tools are already per loop.
+        if self.registry.get(name).is_some() && !self.allowed(name) {
             return Err(Ended::error(format!(
                 "the tool {name} is not available here. Available tools: {}.",
                 self.available()
@@ -343,6 +369,7 @@ impl Dispatcher {
             }
             Access::Read { path } => policy.check_path(tool, false, path),
             Access::Write { path } => policy.check_path(tool, true, path),
+            Access::Mcp { args, .. } => policy.check_tool(tool, args),
         }
     }
 
@@ -410,7 +437,7 @@ impl Dispatcher {
             Access::Write { path } | Access::Read { path } => {
                 (tool, path.path.display().to_string())
             }
-            Access::None => (tool, String::new()),
+            Access::None | Access::Mcp { .. } => (tool, String::new()),
         };
         if let Some(rule) = Policy::always_rule(tool, &subject) {
             crate::sync::write(&self.policy).add_session_rule(rule);

@@ -1,4 +1,4 @@
-//! Answers to the listing ops (`/resume`, `/skills`, `/memory`): what the running agent offers
+//! Answers to the listing ops (`/resume`, `/skills`, `/memory`, `/mcp`): what the running agent offers
 //! and what is on disk, so a front end never reads these itself and never disagrees with the
 //! agent. Answered by the op router at once, also while a turn runs.
 
@@ -20,6 +20,8 @@ pub(super) struct Listings {
     pub cwd: PathBuf,
     /// Where the answers go.
     pub events: EventSink,
+    /// The MCP servers (their state changes while a turn runs).
+    pub mcp: crate::mcp::McpManager,
 }
 
 impl Listings {
@@ -31,6 +33,9 @@ impl Listings {
             }),
             Op::ListMemory => self.events.send(Event::MemoryListed {
                 files: (*self.memory).clone(),
+            }),
+            Op::McpStatus => self.events.send(Event::McpStatus {
+                servers: self.mcp.status(),
             }),
             Op::ListSessions => {
                 let (data_dir, cwd, events) =

@@ -9,6 +9,7 @@ pub mod context;
 pub mod dispatch;
 pub mod journal;
 pub mod listing;
+mod mcp_tools;
 pub mod prompt;
 pub mod repair;
 mod rewind;
@@ -48,6 +49,9 @@ pub struct AgentOptions {
     pub registry: Registry,
     /// New, resumed or unsaved session.
     pub session: journal::SessionStart,
+    /// Wait for MCP servers to start before a turn's first request (headless runs, where
+    /// nobody would see the tools arrive later).
+    pub mcp_wait: bool,
 }
 
 impl AgentOptions {
@@ -58,6 +62,7 @@ impl AgentOptions {
             approver,
             registry: Registry::builtin(),
             session: journal::SessionStart::New,
+            mcp_wait: false,
         }
     }
 }
@@ -132,6 +137,9 @@ struct Agent {
     resume_notices: Vec<String>,
     /// What each turn changed in the workspace, for `/rewind` and `/undo`.
     checkpoints: crate::checkpoint::Checkpoints,
+    /// The MCP servers (started after the session is announced).
+    mcp: crate::mcp::McpManager,
+    mcp_wait: bool,
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -215,9 +223,17 @@ impl Agent {
             sandbox_enforced,
             journal: journal.clone(),
             checkpoints: Some(checkpoints.clone()),
+            extra: None,
         };
-        let dispatcher = Arc::new(dispatcher_for(opts.registry.clone(), main_tools));
-        let sub_dispatcher = Arc::new(dispatcher_for(opts.registry, sub_tools));
+        let mcp = mcp_tools::manager(&config, events.clone());
+        let dispatcher = Arc::new(Dispatcher {
+            extra: mcp_tools::source(&mcp, false),
+            ..dispatcher_for(opts.registry.clone(), main_tools)
+        });
+        let sub_dispatcher = Arc::new(Dispatcher {
+            extra: mcp_tools::source(&mcp, true),
+            ..dispatcher_for(opts.registry, sub_tools)
+        });
         let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
         let system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
         let tool_specs =
@@ -274,6 +290,8 @@ impl Agent {
             instructions,
             context: context_state,
             config,
+            mcp,
+            mcp_wait: opts.mcp_wait,
         })
     }
 
@@ -315,6 +333,7 @@ impl Agent {
             data_dir: self.config.data_dir.clone(),
             cwd: self.config.cwd.clone(),
             events: self.events.clone(),
+            mcp: self.mcp.clone(),
         };
         let cancel_current = move || {
             crate::sync::lock(&cancel).cancel();
@@ -362,6 +381,8 @@ impl Agent {
         let info = self.session_info();
         self.events.send(Event::SessionConfigured(info));
         self.announce_resumed();
+        // After the session is announced, so the first frame never waits for a server.
+        self.mcp.start_all();
         while let Some(op) = ops.recv().await {
             match op {
                 Op::UserInput { text } => self.user_turn(text).await,
@@ -389,10 +410,12 @@ impl Agent {
                 | Op::SetModel { .. }
                 | Op::ListSessions
                 | Op::ListSkills
-                | Op::ListMemory => {}
+                | Op::ListMemory
+                | Op::McpStatus => {}
             }
         }
         self.journal.close();
+        self.mcp.shutdown().await;
         if let Err(e) = std::fs::remove_dir_all(&self.temp_dir) {
             tracing::debug!("could not remove {}: {e}", self.temp_dir.display());
         }
@@ -472,6 +495,9 @@ impl Agent {
 
     async fn user_turn(&mut self, text: String) {
         let cancel = self.fresh_cancel_token();
+        if self.mcp_wait {
+            self.mcp.wait_started(&cancel).await;
+        }
         self.events.send(Event::TurnStarted);
         self.journal
             .record(crate::session_store::Entry::user(text.clone()));

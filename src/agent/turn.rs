@@ -150,10 +150,7 @@ impl TurnEnv<'_> {
                 model: read_model(self.model),
                 system: self.lc.system.clone(),
                 messages,
-                tools: self
-                    .dispatcher
-                    .registry
-                    .specs(self.dispatcher.allow.as_deref()),
+                tools: self.dispatcher.specs(),
                 max_tokens: self.lc.max_tokens,
                 reminder,
             };

@@ -88,6 +88,8 @@ impl Config {
             &mut ignored,
         )?;
         let rules = derive_rules(raw.rules, &mut ignored)?;
+        let mcp_servers =
+            super::mcp::derive_mcp_servers(raw.mcp_servers, &inputs.cwd, &raw.trust, &mut ignored)?;
         Ok(Config {
             provider: endpoint.provider,
             base_url: endpoint.base_url,
@@ -108,6 +110,7 @@ impl Config {
             sandbox_secrets: raw.sandbox_secrets,
             auto_approve_edits,
             rules,
+            mcp_servers,
             auto_compact,
             compact_threshold,
             keep_tool_results,

@@ -3,6 +3,7 @@
 use super::{ConfigError, SandboxMode};
 use crate::policy::Action;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A config file's contents (all optional). A new key a repository may set on its own must
@@ -36,6 +37,9 @@ pub(super) struct FileConfig {
     pub(super) rules: Vec<FileRule>,
     /// Projects whose whole `.rein/config.toml` applies (user file only).
     pub(super) trusted_projects: Option<Vec<String>>,
+    /// `[mcp_servers.NAME]`. A project's servers are not screened with the other keys: each
+    /// one is its own trust item (`mcp::trust`), so a changed command line asks again.
+    pub(super) mcp_servers: Option<BTreeMap<String, crate::mcp::config::ServerEntry>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -59,8 +63,14 @@ pub(super) enum SandboxSetting {
 pub(super) struct FileRule {
     #[serde(default = "default_rule_tool")]
     pub(super) tool: String,
+    /// Optional for MCP tools, where it matches the arguments (`*`: any).
+    #[serde(default = "any_pattern")]
     pub(super) pattern: String,
     pub(super) action: Action,
+}
+
+fn any_pattern() -> String {
+    "*".into()
 }
 
 fn default_rule_tool() -> String {

@@ -121,6 +121,11 @@ impl Judge<'_> {
     fn table(&self, table: &mut toml::Table, prefix: &str, ignored: &mut Vec<IgnoredSetting>) {
         let keys: Vec<String> = table.keys().cloned().collect();
         for key in keys {
+            // Each project MCP server is its own trust item, judged where its full command
+            // line is known (`mcp::trust`; `config/mcp.rs` lists the ones that wait).
+            if prefix.is_empty() && key == "mcp_servers" {
+                continue;
+            }
             let name = if prefix.is_empty() {
                 key.clone()
             } else {

@@ -11,6 +11,9 @@ use crate::trust::{ProjectTrust, TrustStore, TrustedBy, canonical};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+/// `[mcp_servers.NAME]` tables by name.
+pub(super) type McpTables = std::collections::BTreeMap<String, crate::mcp::config::ServerEntry>;
+
 /// A value and the layer it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sourced<T> {
@@ -227,6 +230,8 @@ pub(super) struct RawConfig {
     pub(super) sandbox_secrets: crate::sandbox::SecretSettings,
     /// Rules of the user file, then the project file.
     pub(super) rules: Vec<(RuleSource, PathBuf, FileRule)>,
+    /// `[mcp_servers]` of the user file and of the project file.
+    pub(super) mcp_servers: UserAndProject<McpTables>,
     /// The project's trust decision.
     pub(super) trust: ProjectTrust,
     /// Project settings ignored so far (deriving may add more).
@@ -300,6 +305,7 @@ impl RawConfig {
                 layers.project.as_ref().map(|(p, f)| (p.as_path(), f)),
             ),
             rules,
+            mcp_servers: layers.both(|f| f.mcp_servers.clone()),
             trust: layers.trust,
             ignored: layers.ignored,
             deprecated: layers.deprecated,

@@ -83,6 +83,15 @@ impl Policy {
             "bash" => self.always_bash(subject),
             "write_file" | "str_replace" | "edit" => exact("edit"),
             "read_file" => exact("read_file"),
+            // An MCP tool: the dialog offers "always for this tool", whatever its arguments.
+            mcp if mcp.starts_with("mcp__") => {
+                Rule::new(&escape_glob(mcp), "*", Action::Allow, RuleSource::Session).map(|rule| {
+                    AlwaysRule {
+                        rule,
+                        shown: format!("{mcp} (any arguments)"),
+                    }
+                })
+            }
             _ => Err(format!("`{tool}` calls are approved one at a time")),
         }
     }

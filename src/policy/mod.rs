@@ -248,7 +248,7 @@ impl Policy {
             part: path.display.clone(),
             reason: reason.to_string(),
         };
-        let mut v = match (write, path.inside_workspace) {
+        let v = match (write, path.inside_workspace) {
             (true, false) => {
                 return verdict(
                     Action::Deny,
@@ -272,17 +272,37 @@ impl Policy {
             (r.tool == tool || (write && r.tool == "edit"))
                 && (r.matches(&path.display) || r.matches(&absolute))
         };
-        if let Some(r) = last_match(&self.rules, applies) {
+        self.apply_rules(v, applies)
+    }
+
+    /// Lets the last matching config rule, then the last matching session rule (which never
+    /// softens a deny), override the default verdict `v`.
+    fn apply_rules(&self, mut v: Verdict, applies: impl Fn(&Rule) -> bool) -> Verdict {
+        if let Some(r) = last_match(&self.rules, &applies) {
             v.action = r.action;
             v.reason = rule_reason(r);
         }
         if v.action != Action::Deny
-            && let Some(r) = last_match(&self.session, applies)
+            && let Some(r) = last_match(&self.session, &applies)
         {
             v.action = r.action;
             v.reason = rule_reason(r);
         }
         v
+    }
+
+    /// Rates a call of an MCP tool (`mcp__<server>__<tool>`): rules whose `tool` is a glob
+    /// matching the name (`mcp__github__*`) and whose `pattern` matches the arguments as
+    /// compact JSON (`*` for any) decide, the last one winning; without one it asks.
+    pub fn check_tool(&self, tool: &str, args: &serde_json::Value) -> Verdict {
+        let subject = serde_json::to_string(args).unwrap_or_default();
+        let applies = |r: &Rule| tool_glob_matches(&r.tool, tool) && r.matches(&subject);
+        let v = Verdict {
+            action: Action::Ask,
+            part: tool.to_string(),
+            reason: "MCP tools ask by default".into(),
+        };
+        self.apply_rules(v, applies)
     }
 
     /// The session rule that "yes, don't ask again" adds for `subject` (a command line for
@@ -309,6 +329,15 @@ pub fn explain(verdict: &Verdict) -> String {
             verdict.reason
         )
     }
+}
+
+/// Whether a rule's `tool` (a glob for MCP tools, e.g. `mcp__github__*`) names `tool`.
+fn tool_glob_matches(rule_tool: &str, tool: &str) -> bool {
+    if rule_tool == tool {
+        return true;
+    }
+    rule_tool.starts_with("mcp__")
+        && globset::Glob::new(rule_tool).is_ok_and(|g| g.compile_matcher().is_match(tool))
 }
 
 fn last_match(rules: &[Rule], pred: impl Fn(&Rule) -> bool) -> Option<&Rule> {

@@ -529,3 +529,78 @@ fn always_rule_for_edits_allows_exactly_that_file() {
     );
     assert!(Policy::always_rule("todo_write", "x").is_none());
 }
+
+#[test]
+fn mcp_tools_ask_by_default_and_rules_match_name_globs_and_arguments() {
+    let args = serde_json::json!({"repo": "my-org/app", "title": "bug"});
+    type Rules<'a> = &'a [(&'a str, &'a str, Action)];
+    let cases: &[(Rules, &str, Action)] = &[
+        (&[], "mcp__github__create_issue", Action::Ask),
+        (
+            &[("mcp__github__*", "*", Action::Allow)],
+            "mcp__github__create_issue",
+            Action::Allow,
+        ),
+        (
+            &[("mcp__github__*", "*", Action::Allow)],
+            "mcp__other__create_issue",
+            Action::Ask,
+        ),
+        (
+            &[
+                ("mcp__github__*", "*", Action::Allow),
+                ("mcp__github__create_issue", "*", Action::Deny),
+            ],
+            "mcp__github__create_issue",
+            Action::Deny,
+        ),
+        (
+            &[("mcp__github__*", "*\"repo\":\"my-org/*", Action::Deny)],
+            "mcp__github__create_issue",
+            Action::Deny,
+        ),
+        (
+            &[("mcp__github__*", "*\"repo\":\"else/*", Action::Deny)],
+            "mcp__github__create_issue",
+            Action::Ask,
+        ),
+        // A bash rule never rates an MCP tool.
+        (
+            &[("bash", "*", Action::Allow)],
+            "mcp__github__create_issue",
+            Action::Ask,
+        ),
+    ];
+    for (rules, tool, want) in cases {
+        let rules = rules
+            .iter()
+            .map(|(t, p, a)| rule(t, p, *a, RuleSource::User))
+            .collect();
+        let v = Policy::new(rules, false).check_tool(tool, &args);
+        assert_eq!(v.action, *want, "{tool} with {v:?}");
+    }
+}
+
+#[test]
+fn always_for_an_mcp_tool_allows_that_tool_only_and_never_softens_a_deny() {
+    let args = serde_json::json!({});
+    let always = Policy::always_rule("mcp__gh__list", "").expect("a session rule");
+    let mut policy = Policy::new(
+        vec![rule("mcp__gh__delete", "*", Action::Deny, RuleSource::User)],
+        false,
+    );
+    policy.add_session_rule(always);
+    policy.add_session_rule(Policy::always_rule("mcp__gh__delete", "").unwrap());
+    assert_eq!(
+        policy.check_tool("mcp__gh__list", &args).action,
+        Action::Allow
+    );
+    assert_eq!(
+        policy.check_tool("mcp__gh__list_all", &args).action,
+        Action::Ask
+    );
+    assert_eq!(
+        policy.check_tool("mcp__gh__delete", &args).action,
+        Action::Deny
+    );
+}

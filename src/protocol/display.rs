@@ -189,6 +189,16 @@ impl ToolDisplay {
         }
     }
 
+    /// The server and the tool of an MCP call (`mcp__<server>__<tool>`), shown apart so the
+    /// person sees which server gets the arguments.
+    pub fn mcp_parts(&self) -> Option<(&str, &str)> {
+        let ToolDisplay::Other { name, .. } = self else {
+            return None;
+        };
+        let (server, tool) = name.strip_prefix("mcp__")?.split_once("__")?;
+        (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
+    }
+
     /// The file an edit or a read is about.
     pub fn path(&self) -> Option<&str> {
         match self {

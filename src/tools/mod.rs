@@ -72,6 +72,15 @@ pub enum Access {
         /// The resolved path.
         path: ResolvedPath,
     },
+    /// A tool of an MCP server: rated by its name (`mcp__<server>__<tool>`) and arguments.
+    Mcp {
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The arguments as the model sent them.
+        args: Value,
+    },
     /// Writing a file (the change itself is in the call's [`ToolDisplay`]).
     Write {
         /// The resolved path.
@@ -188,6 +197,14 @@ pub trait Prepared: Send {
     /// Runs the call. A call that can no longer do exactly what it showed (the file changed
     /// meanwhile) refuses and changes nothing.
     fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a>;
+}
+
+/// Tools that appear and change while rein runs (MCP servers), offered next to the registry's.
+pub trait ToolSource: Send + Sync {
+    /// The tools offered now (asked again before every model request).
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// A tool by name, including one whose server has not listed it yet.
+    fn get(&self, name: &str) -> Option<Arc<dyn Tool>>;
 }
 
 /// Deserialises tool arguments, naming the offending field on error.

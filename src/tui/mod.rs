@@ -284,8 +284,9 @@ pub fn confirm(title: &str, message: &str) -> anyhow::Result<bool> {
 /// Only `y` trusts: Enter does not, so a reflex can't approve it.
 pub fn ask_trust(project: &Path, items: &[crate::trust::TrustItem]) -> anyhow::Result<bool> {
     let mut text = format!(
-        "{} asks for settings that decide where your requests and API key go:\n",
-        project.join(".rein").join("config.toml").display()
+        "{} asks for settings that decide where your requests and API key go, or programs \
+         rein would start:\n",
+        project.display()
     );
     for item in items {
         text.push_str(&format!("\n  • {}", item.summary));

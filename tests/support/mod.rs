@@ -54,5 +54,6 @@ pub mod server;
 
 pub use reply::{Fault, Item, Reply};
 pub use server::{Gate, RecordedRequest, ScriptedServer};
+pub mod mcp;
 pub mod pty;
 pub mod rein;

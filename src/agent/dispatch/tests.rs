@@ -5,7 +5,7 @@ use super::*;
 use crate::policy::{Rule, RuleSource};
 use crate::protocol::EventSink;
 use crate::tools::test_ctx::TestCtx;
-use crate::tools::{RunFuture, Tool, ToolError, parse_args};
+use crate::tools::{RunFuture, Tool, ToolError, ToolSource, parse_args};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -120,6 +120,7 @@ fn setup(approver: Approver) -> (Dispatcher, TestCtx) {
         sandbox_enforced: true,
         journal: Journal::ephemeral(EventSink::new(tx)),
         checkpoints: None,
+        extra: None,
     };
     (d, t)
 }
@@ -438,4 +439,176 @@ async fn results_carry_exit_codes_and_todo_lists() {
             .any(|e| matches!(e, Event::TodosUpdated { .. })),
         "the tool does not touch the list; the agent applies it"
     );
+}
+
+/// Tools that come and go: offers `mcp__x__echo` while `on` is set.
+struct Toggling {
+    on: std::sync::atomic::AtomicBool,
+}
+
+/// An external tool that asks like an MCP tool and echoes its `text`.
+struct External;
+
+struct ExternalCall {
+    access: Access,
+    text: String,
+}
+
+impl Tool for External {
+    fn spec(&self) -> crate::llm::ToolSpec {
+        crate::llm::ToolSpec {
+            name: "mcp__x__echo".into(),
+            description: "external".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+
+    fn prepare(&self, args: Value, _ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+        Ok(Box::new(ExternalCall {
+            text: args["text"].as_str().unwrap_or("").to_string(),
+            access: Access::Mcp {
+                server: "x".into(),
+                tool: "echo".into(),
+                args,
+            },
+        }))
+    }
+}
+
+impl Prepared for ExternalCall {
+    fn access(&self) -> &Access {
+        &self.access
+    }
+
+    fn display(&self) -> ToolDisplay {
+        let Access::Mcp { args, .. } = &self.access else {
+            unreachable!("built with an MCP access")
+        };
+        ToolDisplay::Other {
+            name: "mcp__x__echo".into(),
+            args: args.clone(),
+        }
+    }
+
+    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
+        Box::pin(async move { Ok(ToolOutput::ok(self.text)) })
+    }
+}
+
+impl ToolSource for Toggling {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        if self.on.load(std::sync::atomic::Ordering::SeqCst) {
+            vec![Arc::new(External)]
+        } else {
+            Vec::new()
+        }
+    }
+    fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools().into_iter().find(|t| t.spec().name == name)
+    }
+}
+
+#[tokio::test]
+async fn extra_tools_are_offered_per_request_and_asked_about_without_touching_the_allowlist() {
+    let (mut d, mut t) = setup(Approver::ApproveAll);
+    let source = Arc::new(Toggling {
+        on: std::sync::atomic::AtomicBool::new(false),
+    });
+    d.extra = Some(source.clone());
+    let names = |d: &Dispatcher| d.specs().into_iter().map(|s| s.name).collect::<Vec<_>>();
+    assert_eq!(names(&d), ["fake", "bash", "write_file", "str_replace"]);
+    let echo = || call("mcp__x__echo", r#"{"text":"hi"}"#);
+    let gone = d.dispatch(&echo(), &t.ctx, false).await;
+    assert!(gone.output.contains("no tool named"), "{}", gone.output);
+
+    source.on.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        names(&d),
+        ["fake", "bash", "write_file", "str_replace", "mcp__x__echo"]
+    );
+    let ran = d.dispatch(&echo(), &t.ctx, false).await;
+    assert_eq!((ran.status, ran.output.as_str()), (ToolStatus::Ok, "hi"));
+    // The registry's allowlist still holds: write_todos is registered but not allowed here.
+    let refused = d
+        .dispatch(&call("write_todos", r#"{"todos":[]}"#), &t.ctx, false)
+        .await;
+    assert!(
+        refused.output.contains("not available here") && refused.output.contains("mcp__x__echo"),
+        "{}",
+        refused.output
+    );
+
+    // Headless without --yes: an MCP tool asks, so it is refused, and nothing ran.
+    d.approver = Approver::RefuseAll;
+    let asked = d.dispatch(&echo(), &t.ctx, false).await;
+    assert_eq!(asked.status, ToolStatus::Denied);
+    // Interactive: the approval shows the server's tool and the arguments as sent.
+    d.approver = Approver::Interactive;
+    drain(&mut t);
+    let asking = echo();
+    let (refused, _) = tokio::join!(
+        d.dispatch(&asking, &t.ctx, false),
+        answer(d.pending.clone(), Decision::No, || {})
+    );
+    assert_eq!(refused.status, ToolStatus::Denied);
+    let shown: Vec<ToolDisplay> = drain(&mut t)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequested(req) => Some(req.display),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].mcp_parts(), Some(("x", "echo")));
+    assert_eq!(
+        shown[0],
+        ToolDisplay::Other {
+            name: "mcp__x__echo".into(),
+            args: serde_json::json!({"text": "hi"})
+        }
+    );
+}
+
+/// An MCP result goes through the same masking as every other tool: a secret value the server
+/// sends back (or the model sends it) never reaches the model, the screen or the session file.
+#[tokio::test]
+async fn secret_values_in_mcp_arguments_and_results_are_masked() {
+    let (mut d, mut t) = setup(Approver::ApproveAll);
+    d.extra = Some(Arc::new(Toggling {
+        on: std::sync::atomic::AtomicBool::new(true),
+    }));
+    t.ctx.secrets = Arc::new(crate::tools::secrets::Secrets::new(
+        &[],
+        Some("sk-live-0123456789"),
+        [("GITHUB_TOKEN".to_string(), "ghp_abcdefghijkl".to_string())],
+    ));
+    let r = d
+        .dispatch(
+            &call(
+                "mcp__x__echo",
+                r#"{"text":"key sk-live-0123456789 token ghp_abcdefghijkl"}"#,
+            ),
+            &t.ctx,
+            false,
+        )
+        .await;
+    assert_eq!(r.status, ToolStatus::Ok);
+    assert!(
+        !r.output.contains("sk-live") && !r.output.contains("ghp_"),
+        "{}",
+        r.output
+    );
+    assert!(r.output.contains("[redacted: the API key]"), "{}", r.output);
+    let shown = serde_json::to_string(&r.display).unwrap();
+    assert!(
+        !shown.contains("sk-live") && !shown.contains("ghp_"),
+        "{shown}"
+    );
+    for e in drain(&mut t) {
+        let text = format!("{e:?}");
+        assert!(
+            !text.contains("sk-live") && !text.contains("ghp_"),
+            "{text}"
+        );
+    }
 }

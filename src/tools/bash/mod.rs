@@ -1,7 +1,7 @@
 //! `bash`: run a command line in the workspace, in its own process group, with a timeout,
 //! live output, and a bounded result.
 
-mod output;
+pub(crate) mod output;
 
 use super::task::string_arg;
 use super::{

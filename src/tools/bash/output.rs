@@ -22,6 +22,14 @@ const TAIL_KEEP: usize = 128 * 1024;
 /// Bytes streamed to the UI at most; beyond this the UI waits for the result.
 const STREAM_LIMIT: usize = 1024 * 1024;
 
+/// Cuts a finished text (an MCP result) to the model's budget exactly like a command's output,
+/// saving the whole in `temp_dir` when it is too long.
+pub(crate) fn cap_text(temp_dir: PathBuf, label: &str, text: &str) -> String {
+    let mut out = Output::new(temp_dir, label);
+    out.push(text.as_bytes());
+    out.finish().unwrap_or_default()
+}
+
 /// Collects a running command's output.
 pub(super) struct Output {
     temp_dir: PathBuf,

@@ -84,6 +84,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "list the skills found (and the files skipped)",
     },
     SlashCommand {
+        name: "mcp",
+        args: "",
+        about: "MCP servers: state, tools and their schema cost",
+    },
+    SlashCommand {
         name: "memory",
         args: "",
         about: "show the AGENTS.md files the model reads",
@@ -200,6 +205,7 @@ impl App {
                 title: args.to_string(),
             }),
             "fork" => self.send(Op::Fork),
+            "mcp" => self.send(Op::McpStatus),
             "rewind" => self.open_rewind(),
             "undo" => self.undo(),
             "skills" => self.send(Op::ListSkills),

@@ -164,6 +164,12 @@ impl App {
                 self.status.model = one_line(&model);
                 self.notice(format!("model: {model}"), Level::Info);
             }
+            Event::McpStatus { servers } => self.notice(
+                crate::protocol::describe_mcp_servers(&servers)
+                    .trim_end()
+                    .to_string(),
+                Level::Info,
+            ),
             Event::TurnFinished { outcome } => self.turn_finished(outcome),
             Event::SessionsListed {
                 sessions,

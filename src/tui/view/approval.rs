@@ -108,13 +108,20 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
         ),
         ToolDisplay::Other { args, .. } => {
             let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
-            let lines = pretty
+            let mut lines: Vec<RichLine> = pretty
                 .lines()
                 .map(|l| {
                     RichLine::new(vec![Span::raw(sanitize(l).into_owned())]).wrapped(Wrap::Char)
                 })
                 .collect();
-            (lines, format!("Allow {label}?"))
+            match req.display.mcp_parts() {
+                Some((server, tool)) => {
+                    lines.insert(0, mcp_header(server, tool, theme));
+                    let (server, tool) = (sanitize(server), sanitize(tool));
+                    (lines, format!("Allow MCP tool {tool} of {server}?"))
+                }
+                None => (lines, format!("Allow {label}?")),
+            }
         }
         other => (
             vec![RichLine::new(vec![Span::raw(
@@ -123,6 +130,17 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
             format!("Allow {label}?"),
         ),
     }
+}
+
+/// `server NAME  tool NAME`: which server a call goes to, above its arguments.
+fn mcp_header(server: &str, tool: &str, theme: &Theme) -> RichLine {
+    let bold = Style::new().add_modifier(Modifier::BOLD);
+    RichLine::new(vec![
+        Span::styled("server ", theme.dim()),
+        Span::styled(sanitize(server).into_owned(), bold),
+        Span::styled("  tool ", theme.dim()),
+        Span::styled(sanitize(tool).into_owned(), bold),
+    ])
 }
 
 /// Underlines the first occurrence of `part` so the person sees what triggered the question.

@@ -104,9 +104,22 @@ fn an_other_tools_dialog_shows_its_arguments() {
     };
     let mut app = scenario(vec![Event::TurnStarted, approval("1", display)], "");
     let screen = frame(&mut app);
-    assert!(screen.contains("Allow mcp__tickets__close?"), "{screen}");
+    // An MCP call names the server that gets the arguments, apart from the tool.
+    assert!(
+        screen.contains("Allow MCP tool close of tickets?"),
+        "{screen}"
+    );
+    assert!(screen.contains("server tickets  tool close"), "{screen}");
     assert!(screen.contains("\"ticket\": 42"), "{screen}");
     assert!(screen.contains("always for this tool"), "{screen}");
+    let other = ToolDisplay::Other {
+        name: "custom".into(),
+        args: serde_json::json!({"x": 1}),
+    };
+    let mut app = scenario(vec![Event::TurnStarted, approval("1", other)], "");
+    let screen = frame(&mut app);
+    assert!(screen.contains("Allow custom?"), "{screen}");
+    assert!(!screen.contains("server "), "{screen}");
 }
 
 #[test]

@@ -1,0 +1,26 @@
+//! The MCP servers of a session and the tools they add to each loop: the user's servers, and
+//! the project's that the project's trust lets start (`mcp::trust::gate`).
+
+use super::SECRET_ENV_VARS;
+use crate::config::Config;
+use crate::mcp::{McpManager, McpSetup, McpToolSource};
+use crate::protocol::{Event, EventSink};
+use crate::tools::ToolSource;
+use std::sync::Arc;
+
+/// The session's MCP servers, not started yet.
+pub(super) fn manager(config: &Config, events: EventSink) -> McpManager {
+    McpManager::new(McpSetup {
+        servers: config.mcp_servers.clone(),
+        gate: crate::mcp::trust::gate(config.trust.clone()),
+        workspace: config.cwd.clone(),
+        env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
+        notify: Arc::new(move |text| events.send(Event::Notice { text })),
+    })
+}
+
+/// The MCP tools of a loop (`None` when no server is configured).
+pub(super) fn source(mcp: &McpManager, subagent: bool) -> Option<Arc<dyn ToolSource>> {
+    (!mcp.is_empty())
+        .then(|| Arc::new(McpToolSource::new(mcp.clone(), subagent)) as Arc<dyn ToolSource>)
+}
