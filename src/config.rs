@@ -103,8 +103,11 @@ pub struct Config {
     pub sandbox: SandboxMode,
     /// Whether bash may use the network.
     pub sandbox_network: bool,
-    /// Whether edits inside the workspace are allowed without asking.
+    /// Whether edits inside the workspace are allowed without asking (`edits = "allow"`).
     pub auto_approve_edits: bool,
+    /// The approval mode a session starts in (`--mode`, `mode = …`; `edits = "allow"` means
+    /// accept-edits).
+    pub mode: crate::protocol::ApprovalMode,
     /// Rules from config files (after the built-in ones).
     pub rules: Vec<Rule>,
     /// Whether to compact automatically.
@@ -136,6 +139,8 @@ pub struct Flags {
     pub base_url: Option<String>,
     /// `--model`.
     pub model: Option<String>,
+    /// `--mode`.
+    pub mode: Option<String>,
 }
 
 /// Everything loading reads from the outside world, so tests can supply it.

@@ -19,9 +19,15 @@ struct Cli {
     /// Resume a session: by id (a unique prefix is enough), or pick one from a list.
     #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
+    /// Approval mode to start in (Shift+Tab cycles it): ask, accept-edits or plan.
+    #[arg(long, value_parser = MODES)]
+    mode: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
+
+/// The spellings of `--mode`.
+const MODES: [&str; 3] = ["ask", "accept-edits", "plan"];
 
 #[derive(Args, Debug, Clone, Default)]
 struct ModelFlags {
@@ -42,6 +48,7 @@ impl ModelFlags {
             provider: self.provider.clone(),
             base_url: self.base_url.clone(),
             model: self.model.clone(),
+            mode: None,
         }
     }
 }
@@ -62,6 +69,9 @@ enum Command {
         /// Continue the session with this id (a unique prefix is enough).
         #[arg(short = 'r', long)]
         resume: Option<String>,
+        /// Approval mode: ask, accept-edits (edits run without --yes) or plan (read-only).
+        #[arg(long, value_parser = MODES)]
+        mode: Option<String>,
         /// The prompt; `-` or nothing reads it from stdin.
         prompt: Option<String>,
     },
@@ -237,7 +247,8 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let flags = cli.model.flags();
+    let mut flags = cli.model.flags();
+    flags.mode = cli.mode.clone();
     match cli.command {
         Some(Command::Config) => match Config::load_lenient(flags) {
             Ok(c) => {
@@ -277,8 +288,10 @@ fn main() -> ExitCode {
             yes,
             continue_,
             resume,
+            mode,
             prompt,
         }) => {
+            flags.mode = mode;
             let config = match config_or_exit(flags) {
                 Ok(c) => c,
                 Err(code) => return code,

@@ -112,6 +112,7 @@ fn approval() -> impl Strategy<Value = ApprovalRequest> {
             part,
             reason: "no rule matched (default ask)".into(),
             subagent: sub,
+            always: None,
         })
 }
 
@@ -192,6 +193,7 @@ fn agent_event() -> impl Strategy<Value = Event> {
                 cwd: PathBuf::from("/w"),
                 context_window: 1000,
                 approval_mode: "ask".into(),
+                mode: Default::default(),
                 sandbox_mode: "off".into(),
                 history: vec![
                     HistoryItem::User { text: "hi".into() },

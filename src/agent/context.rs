@@ -286,6 +286,16 @@ impl FileWatch {
 
 /// The late reminder: built fresh for every request, never stored.
 pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String]) -> String {
+    reminder_with(cwd, todos, changed, None)
+}
+
+/// [`reminder`] with a last paragraph (the plan-mode instructions).
+pub fn reminder_with(
+    cwd: &Path,
+    todos: &[crate::protocol::Todo],
+    changed: &[String],
+    last: Option<&str>,
+) -> String {
     let mut s = String::from("<system-reminder>\n");
     s.push_str(&format!(
         "Current time: {}.",
@@ -308,6 +318,10 @@ pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String])
         for path in changed.iter().take(50) {
             s.push_str(&format!("- {path}\n"));
         }
+    }
+    if let Some(last) = last {
+        s.push_str(last);
+        s.push('\n');
     }
     s.push_str("</system-reminder>");
     s

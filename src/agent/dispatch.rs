@@ -2,9 +2,12 @@
 //! Every failure becomes a short result the model can act on; nothing here panics.
 
 use super::journal::Journal;
+use super::mode::{ModeSwitch, plan_refusal};
 use crate::llm::ToolCall;
-use crate::policy::{Action, Policy, Verdict};
-use crate::protocol::{ApprovalRequest, Decision, Event, Todo, ToolDisplay, ToolStatus};
+use crate::policy::{Action, Policy, Rule, Verdict};
+use crate::protocol::{
+    ApprovalMode, ApprovalRequest, Decision, Event, Todo, ToolDisplay, ToolStatus,
+};
 use crate::session_store::Entry;
 use crate::tools::{Access, Effect, Prepared, Registry, ToolCtx, ToolOutput};
 use futures::FutureExt;
@@ -51,7 +54,20 @@ pub struct Dispatcher {
     pub sandbox_enforced: bool,
     /// Where approval decisions are recorded (the session file).
     pub journal: Journal,
+    /// The approval mode in force (plan refuses, accept-edits allows edits).
+    pub mode: ModeSwitch,
 }
+
+/// Who asked for a call: the model, or the person typing `!cmd`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    Model,
+    Person,
+}
+
+/// File contents above this size (old and new together) are not kept in the session file for
+/// `/diff`; the change is recorded without them.
+pub const FILE_CHANGE_KEEP_BYTES: usize = 1 << 20;
 
 /// The outcome of one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,6 +157,23 @@ impl Dispatcher {
     /// Runs one call end to end, emitting its events. `truncated` says the response was cut
     /// off by the output token limit (so broken arguments get a precise explanation).
     pub async fn dispatch(&self, call: &ToolCall, ctx: &ToolCtx, truncated: bool) -> CallResult {
+        self.dispatch_from(call, ctx, truncated, Origin::Model)
+            .await
+    }
+
+    /// Runs a call the person asked for themselves (`!cmd`): deny rules and the sandbox hold,
+    /// what would be asked runs (typing it was the answer), the mode does not apply.
+    pub async fn dispatch_for_person(&self, call: &ToolCall, ctx: &ToolCtx) -> CallResult {
+        self.dispatch_from(call, ctx, false, Origin::Person).await
+    }
+
+    async fn dispatch_from(
+        &self,
+        call: &ToolCall,
+        ctx: &ToolCtx,
+        truncated: bool,
+        origin: Origin,
+    ) -> CallResult {
         let started = Instant::now();
         let prepared = self.prepare(call, ctx, truncated);
         let display = match &prepared {
@@ -152,7 +185,7 @@ impl Dispatcher {
             display: display.clone(),
         });
         let ended = match prepared {
-            Ok(p) => self.check_and_run(call, p, &display, ctx).await,
+            Ok(p) => self.check_and_run(call, p, &display, ctx, origin).await,
             Err(ended) => ended,
         };
         let exit_code = match ended.effect {
@@ -236,12 +269,22 @@ impl Dispatcher {
         prepared: Box<dyn Prepared>,
         display: &ToolDisplay,
         ctx: &ToolCtx,
+        origin: Origin,
     ) -> Ended {
         let name = call.name.as_str();
         if ctx.cancel.is_cancelled() {
             return Ended::interrupted();
         }
-        let verdict = self.verdict(name, prepared.access());
+        let mut verdict = self.verdict(name, prepared.access());
+        match origin {
+            Origin::Model => {
+                if let Some(refusal) = self.refused_by_mode(prepared.access(), &verdict) {
+                    return Ended::new(ToolStatus::Denied, refusal);
+                }
+            }
+            Origin::Person if verdict.action == Action::Ask => verdict.action = Action::Allow,
+            Origin::Person => {}
+        }
         let mut note_for_model = None;
         match verdict.action {
             Action::Deny => {
@@ -271,6 +314,7 @@ impl Dispatcher {
         }
         let mut ended = self.run(name, prepared, ctx).await;
         if let Effect::FileWritten(w) = &ended.effect {
+            self.record_file_change(&w.path, w.old.as_deref(), &w.new, ctx);
             ctx.events.send(Event::FileChanged {
                 call_id: call.id.clone(),
                 path: w.path.clone(),
@@ -310,6 +354,35 @@ impl Dispatcher {
         }
     }
 
+    /// Keeps a written file's contents in the session file, so a resumed `/diff` covers it.
+    fn record_file_change(&self, path: &str, old: Option<&str>, new: &str, ctx: &ToolCtx) {
+        let size = old.map_or(0, str::len) + new.len();
+        let entry = if size <= FILE_CHANGE_KEEP_BYTES {
+            Entry::file_change(path, old.map(str::to_string), Some(new.to_string()))
+        } else {
+            Entry::file_change(path, None, None)
+        };
+        self.journal.record(match ctx.events.subagent() {
+            Some(task) => Entry::subagent(task, entry),
+            None => entry,
+        });
+    }
+
+    /// Plan mode's refusal, when it applies: edits, and commands the rules don't allow. A deny
+    /// stays a deny (it says so itself).
+    fn refused_by_mode(&self, access: &Access, verdict: &Verdict) -> Option<String> {
+        if self.mode.get() != ApprovalMode::Plan || verdict.action == Action::Deny {
+            return None;
+        }
+        match access {
+            Access::Write { path } => Some(plan_refusal(&format!("editing {}", path.display))),
+            Access::Bash { .. } if verdict.action != Action::Allow => {
+                Some(plan_refusal(&format!("`{}`", verdict.part)))
+            }
+            _ => None,
+        }
+    }
+
     fn verdict(&self, tool: &str, access: &Access) -> Verdict {
         let policy = match self.policy.read() {
             Ok(p) => p,
@@ -330,7 +403,10 @@ impl Dispatcher {
                 v
             }
             Access::Read { path } => policy.check_path(tool, false, path),
-            Access::Write { path } => policy.check_path(tool, true, path),
+            Access::Write { path } => {
+                let accept = self.mode.get() == ApprovalMode::AcceptEdits;
+                policy.check_path_with(tool, true, path, accept)
+            }
         }
     }
 
@@ -363,6 +439,8 @@ impl Dispatcher {
             part: q.verdict.part.clone(),
             reason: q.verdict.reason.clone(),
             subagent: ctx.events.subagent().map(str::to_string),
+            always: always_rule(q.call.name.as_str(), q.access)
+                .map(|r| format!("{}({})", r.tool, r.pattern)),
         }));
         let answer = tokio::select! {
             a = rx => a.ok(),
@@ -388,28 +466,39 @@ impl Dispatcher {
                 AskOutcome::Approved(note.filter(|n| !n.trim().is_empty()))
             }
             Some((Decision::Always, note)) => {
-                self.remember(q.call.name.as_str(), q.access);
+                self.remember(q.call.name.as_str(), q.access, ctx);
                 AskOutcome::Approved(note.filter(|n| !n.trim().is_empty()))
             }
         }
     }
 
-    /// Adds the session rule behind "yes, and don't ask again".
-    fn remember(&self, tool: &str, access: &Access) {
-        // Bash rules are keyed by "bash" whichever tool ran the command.
-        let (tool, subject) = match access {
-            Access::Bash { command } => ("bash", command.clone()),
-            Access::Write { path } | Access::Read { path } => {
-                (tool, path.path.display().to_string())
-            }
-            Access::None => (tool, String::new()),
+    /// Adds the session rule behind "yes, and don't ask again" and says which it is.
+    fn remember(&self, tool: &str, access: &Access, ctx: &ToolCtx) {
+        let Some(rule) = always_rule(tool, access) else {
+            return;
         };
-        if let Some(rule) = Policy::always_rule(tool, &subject)
-            && let Ok(mut policy) = self.policy.write()
-        {
+        let text = format!("{}({})", rule.tool, rule.pattern);
+        if let Ok(mut policy) = self.policy.write() {
             policy.add_session_rule(rule);
+            ctx.events.send(Event::Notice {
+                text: format!(
+                    "Added for this session: allow {text} (/permissions lists the rules and can \
+                     drop it)."
+                ),
+            });
         }
     }
+}
+
+/// The session rule "always" would add for a call (bash rules are keyed by "bash" whichever
+/// tool ran the command).
+fn always_rule(tool: &str, access: &Access) -> Option<Rule> {
+    let (tool, subject) = match access {
+        Access::Bash { command } => ("bash", command.clone()),
+        Access::Write { path } | Access::Read { path } => (tool, path.path.display().to_string()),
+        Access::None => return None,
+    };
+    Policy::always_rule(tool, &subject)
 }
 
 /// What an approval question is about.

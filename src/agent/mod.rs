@@ -8,8 +8,10 @@ pub mod compact;
 pub mod context;
 pub mod dispatch;
 pub mod journal;
+pub mod mode;
 pub mod prompt;
 mod session_switch;
+mod shell;
 pub mod subagent;
 pub mod turn;
 
@@ -17,7 +19,7 @@ use crate::config::Config;
 use crate::llm::{Client, ClientOptions, Message};
 use crate::policy::Policy;
 use crate::protocol::EventSink;
-use crate::protocol::{Event, Op, SessionInfo, Todo, TurnOutcome};
+use crate::protocol::{Event, Op, RuleInfo, SessionInfo, Todo, TurnOutcome};
 use crate::sandbox::Sandbox;
 use crate::tools::{Registry, ToolCtx};
 use dispatch::{Approver, Dispatcher, PendingApprovals};
@@ -103,6 +105,8 @@ struct Agent {
     config: Config,
     client: Client,
     model: Arc<RwLock<String>>,
+    /// The approval mode; the router is its only writer.
+    mode: mode::ModeSwitch,
     dispatcher: Arc<Dispatcher>,
     pending: PendingApprovals,
     history: Vec<Message>,
@@ -168,10 +172,11 @@ impl Agent {
         let sub_tools = offered(subagent::SUBAGENT_TOOLS.to_vec());
         let opened = session_switch::open(&config, opts.session, events.clone())?;
         let journal = opened.journal.clone();
-        let policy = Arc::new(RwLock::new(Policy::new(
-            config.rules.clone(),
-            config.auto_approve_edits,
-        )));
+        // Edits inside the workspace are allowed by the accept-edits mode, not by the policy.
+        let policy = Arc::new(RwLock::new(Policy::new(config.rules.clone(), false)));
+        // A resumed session never starts more permissive than the config says.
+        let mode =
+            mode::ModeSwitch::new(opened.mode.map_or(config.mode, |m| m.at_most(config.mode)));
         let sandbox_enforced = !matches!(
             sandbox.status(),
             crate::sandbox::SandboxStatus::Unavailable(_)
@@ -184,6 +189,7 @@ impl Agent {
             pending: pending.clone(),
             sandbox_enforced,
             journal: journal.clone(),
+            mode: mode.clone(),
         };
         let dispatcher = Arc::new(dispatcher_for(opts.registry.clone(), main_tools));
         let sub_dispatcher = Arc::new(dispatcher_for(opts.registry, sub_tools));
@@ -210,6 +216,7 @@ impl Agent {
         });
         Ok(Agent {
             model,
+            mode,
             subagents,
             skills,
             client,
@@ -240,12 +247,12 @@ impl Agent {
             cwd: self.config.cwd.clone(),
             context_window: self.config.context_window,
             approval_mode: match self.dispatcher.approver {
-                Approver::Interactive if self.config.auto_approve_edits => "auto-edit".into(),
                 Approver::Interactive => "ask".into(),
                 Approver::RefuseAll => "never (headless)".into(),
                 Approver::ApproveAll => "yes (headless)".into(),
             },
             sandbox_mode: self.sandbox.describe(),
+            mode: self.mode.get(),
             history: std::mem::take(&mut self.resumed_view),
             keep_view: false,
         }
@@ -267,6 +274,9 @@ impl Agent {
         let model = self.model.clone();
         let events = self.events.clone();
         let journal = self.journal.clone();
+        let mode = self.mode.clone();
+        let policy = self.dispatcher.policy.clone();
+        let client = self.client.clone();
         let cancel_current = move || {
             if let Ok(token) = cancel.lock() {
                 token.cancel();
@@ -291,6 +301,35 @@ impl Agent {
                         }
                         journal.record(crate::session_store::Entry::model_change(name.clone()));
                         events.send(Event::ModelChanged { model: name });
+                    }
+                    Op::SetMode { mode: m } => {
+                        if mode.get() != m {
+                            mode.set(m);
+                            journal.record(crate::session_store::Entry::mode_change(m));
+                        }
+                        events.send(Event::ModeChanged { mode: m });
+                    }
+                    Op::ListPermissions => events.send(Event::Permissions {
+                        rules: rules_in_force(&policy),
+                    }),
+                    Op::DropSessionRule { tool, pattern } => {
+                        drop_session_rule(&policy, &events, &tool, &pattern);
+                    }
+                    Op::ListModels => {
+                        let (client, events) = (client.clone(), events.clone());
+                        tokio::spawn(async move {
+                            let event = match client.list_models().await {
+                                Ok(models) => Event::Models {
+                                    models,
+                                    error: None,
+                                },
+                                Err(e) => Event::Models {
+                                    models: Vec::new(),
+                                    error: Some(e),
+                                },
+                            };
+                            events.send(event);
+                        });
                     }
                     Op::Shutdown => {
                         cancel_current();
@@ -322,8 +361,15 @@ impl Agent {
                 Op::Fork => self.fork(),
                 Op::Resume { id } => self.switch_to(&id),
                 Op::Compact { focus } => self.compact_now(focus).await,
+                Op::RunShell { command } => self.run_shell(command).await,
                 Op::Shutdown => break,
-                Op::Interrupt | Op::Approval { .. } | Op::SetModel { .. } => {}
+                Op::Interrupt
+                | Op::Approval { .. }
+                | Op::SetModel { .. }
+                | Op::SetMode { .. }
+                | Op::ListPermissions
+                | Op::DropSessionRule { .. }
+                | Op::ListModels => {}
             }
         }
         self.journal.close();
@@ -433,6 +479,7 @@ impl Agent {
             state: &mut self.context,
             todos: &mut self.todos,
             cwd: self.config.cwd.clone(),
+            mode: self.mode.clone(),
             record: &mut record,
         };
         let outcome = match env.run(&mut self.history, &mut hooks).await {
@@ -473,4 +520,37 @@ impl Agent {
         self.journal.sync();
         self.events.send(Event::TurnFinished { outcome });
     }
+}
+
+/// The rules in force, as `/permissions` lists them.
+fn rules_in_force(policy: &RwLock<Policy>) -> Vec<RuleInfo> {
+    let policy = match policy.read() {
+        Ok(p) => p,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    policy
+        .rules()
+        .map(|r| RuleInfo {
+            tool: r.tool.clone(),
+            pattern: r.pattern.clone(),
+            action: r.action.as_str().to_string(),
+            source: r.source.to_string(),
+            session: r.source == crate::policy::RuleSource::Session,
+        })
+        .collect()
+}
+
+/// Drops a session rule and says what happened.
+fn drop_session_rule(policy: &RwLock<Policy>, events: &EventSink, tool: &str, pattern: &str) {
+    let dropped = match policy.write() {
+        Ok(mut p) => p.drop_session_rule(tool, pattern),
+        Err(poisoned) => poisoned.into_inner().drop_session_rule(tool, pattern),
+    };
+    events.send(Event::Notice {
+        text: if dropped {
+            format!("Dropped the session rule {tool}({pattern}): it asks again.")
+        } else {
+            format!("There is no session rule {tool}({pattern}); /permissions lists them.")
+        },
+    });
 }

@@ -227,6 +227,20 @@ impl Policy {
         self.session.push(rule);
     }
 
+    /// Every rule in force, in the order they are checked: built-in and config rules, then
+    /// this session's.
+    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter().chain(&self.session)
+    }
+
+    /// Drops the session rule for `tool` with `pattern`; false when there is none.
+    pub fn drop_session_rule(&mut self, tool: &str, pattern: &str) -> bool {
+        let before = self.session.len();
+        self.session
+            .retain(|r| !(r.tool == tool && r.pattern == pattern));
+        self.session.len() < before
+    }
+
     /// Rates a bash command line: every simple command it would run is rated, the strictest
     /// verdict wins (the first such part decides among equals).
     pub fn check_bash(&self, command: &str) -> Verdict {
@@ -298,6 +312,18 @@ impl Policy {
     /// denied; otherwise path rules (tool name, or `edit` for both edit tools; glob over the
     /// workspace-relative or absolute path) override the defaults.
     pub fn check_path(&self, tool: &str, write: bool, path: &ResolvedPath) -> Verdict {
+        self.check_path_with(tool, write, path, self.auto_approve_edits)
+    }
+
+    /// [`Policy::check_path`] with edits inside the workspace allowed or not by the caller
+    /// (the accept-edits mode) instead of the config.
+    pub fn check_path_with(
+        &self,
+        tool: &str,
+        write: bool,
+        path: &ResolvedPath,
+        accept_edits: bool,
+    ) -> Verdict {
         let verdict = |action, reason: &str| Verdict {
             action,
             part: path.display.clone(),
@@ -314,9 +340,9 @@ impl Policy {
                 Action::Ask,
                 "protected path (.git internals, .rein) always asks",
             ),
-            (true, true) if self.auto_approve_edits => verdict(
+            (true, true) if accept_edits => verdict(
                 Action::Allow,
-                "edits inside the workspace allowed by config",
+                "edits inside the workspace are accepted (accept-edits mode)",
             ),
             (true, true) => verdict(Action::Ask, "edits inside the workspace ask by default"),
             (false, true) => verdict(Action::Allow, "reads inside the workspace are allowed"),

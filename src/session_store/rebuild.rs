@@ -6,7 +6,7 @@ use super::entry::Entry;
 use super::header::Header;
 use super::load::{LoadedSession, read_entries};
 use crate::llm::{AssistantPart, Message, Usage};
-use crate::protocol::{HistoryItem, Todo, ToolStatus};
+use crate::protocol::{ApprovalMode, HistoryItem, Todo, ToolStatus};
 use crate::tools::Registry;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -36,6 +36,16 @@ pub struct Resumed {
     pub usage: Option<Usage>,
     /// What loading skipped and what was repaired, for the person.
     pub notices: Vec<String>,
+    /// The approval mode at the end, when it was ever switched.
+    pub mode: Option<ApprovalMode>,
+}
+
+fn file_change_item(e: super::entry::FileChangeEntry) -> HistoryItem {
+    HistoryItem::FileChange {
+        path: e.path,
+        old: e.old,
+        new: e.new,
+    }
 }
 
 /// Turns a loaded session into the model context and the view. Takes the session by value
@@ -116,6 +126,7 @@ struct Rebuilder {
     title: Option<String>,
     model: String,
     usage: Option<Usage>,
+    mode: Option<ApprovalMode>,
     /// Bound on the context's text bytes (`None`: keep everything).
     max_bytes: Option<usize>,
     /// Text bytes in `messages`.
@@ -181,6 +192,7 @@ impl Rebuilder {
             open_calls: HashMap::new(),
             todos: Vec::new(),
             usage: None,
+            mode: None,
             max_bytes: None,
             bytes: 0,
             first_prompt: None,
@@ -285,8 +297,16 @@ impl Rebuilder {
                 });
                 self.model = e.model;
             }
-            // Approvals show in the tool's status; subagents keep their own chain.
-            Entry::Approval(_) | Entry::Subagent(_) => {}
+            Entry::FileChange(e) => view.push(file_change_item(e)),
+            Entry::ModeChange(e) => self.mode = Some(e.mode),
+            // A subagent's writes count for `/diff` too; the rest of its chain stays its own.
+            Entry::Subagent(e) => {
+                if let Entry::FileChange(change) = *e.entry {
+                    view.push(file_change_item(change));
+                }
+            }
+            // Approvals show in the tool's status.
+            Entry::Approval(_) => {}
         }
     }
 
@@ -321,6 +341,7 @@ impl Rebuilder {
             model: self.model,
             usage: self.usage,
             notices,
+            mode: self.mode,
         }
     }
 }

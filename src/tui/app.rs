@@ -4,12 +4,13 @@
 
 mod commands;
 mod events;
+mod flow;
 mod found;
 mod keys;
 
 pub use commands::{COMMANDS, SlashCommand};
 
-use crate::protocol::{ApprovalRequest, Op, Todo};
+use crate::protocol::{ApprovalMode, ApprovalRequest, Op, RuleInfo, Todo};
 use crate::tui::lookup::Lookup;
 use crate::tui::theme::Theme;
 use crate::tui::view::approval::ApprovalView;
@@ -44,6 +45,10 @@ pub enum Effect {
     IndexFiles(PathBuf),
     /// Read something from disk and hand it to `App::on_found`.
     Lookup(Lookup),
+    /// Edit this text in `$EDITOR` (Ctrl+G) and hand the result to `App::edited`.
+    EditInEditor(String),
+    /// Suspend rein like a shell job (Ctrl+Z); the terminal is restored until it resumes.
+    Suspend,
     /// Leave the app.
     Quit,
 }
@@ -63,8 +68,10 @@ pub struct StatusInfo {
     pub used_tokens: u64,
     /// The model's window.
     pub context_window: u64,
-    /// Approval mode.
+    /// Who answers questions (`ask`, `yes (headless)` …).
     pub approval_mode: String,
+    /// The approval mode in force (Shift+Tab cycles it).
+    pub mode: ApprovalMode,
     /// Sandbox mode.
     pub sandbox_mode: String,
     /// Whether `SessionConfigured` arrived.
@@ -87,6 +94,18 @@ pub(crate) struct Popup {
     pub(crate) picker: Picker,
 }
 
+/// What `/diff` knows about one file.
+#[derive(Debug, Clone)]
+pub(crate) struct FileChange {
+    pub(crate) path: String,
+    /// Content before the session's first change (`None`: created).
+    pub(crate) old: Option<String>,
+    /// Content after the last change (`None`: too large to keep).
+    pub(crate) new: Option<String>,
+    /// Every change was kept whole (else the diff can't be shown).
+    pub(crate) complete: bool,
+}
+
 /// Cells of the model response being streamed.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Response {
@@ -107,6 +126,22 @@ pub struct App {
     pub(crate) approvals: VecDeque<ApprovalRequest>,
     pub(crate) approvals_answered: usize,
     pub(crate) approval_view: ApprovalView,
+    /// When the person last refused with Esc (a second Esc soon after stops the turn).
+    pub(crate) last_esc_refusal: Option<Instant>,
+    /// Since when the turn waits for an answer (its timer pauses meanwhile).
+    pub(crate) waiting_since: Option<Instant>,
+    /// Time this turn spent waiting for answers.
+    pub(crate) waited: Duration,
+    /// The turn that ended was planned in plan mode: offer to approve the plan.
+    pub(crate) plan_offer: bool,
+    /// The running turn is a `!cmd` (no plan to approve after it).
+    pub(crate) shell_turn: bool,
+    /// The rules `/permissions` listed last (numbers for `/permissions drop N`).
+    pub(crate) permissions: Vec<RuleInfo>,
+    /// The `/model` picker: `Some` while open (empty and loading until the list arrives).
+    pub(crate) model_picker: Option<Picker>,
+    /// The transient "retrying…" line of the current request.
+    pub(crate) retry_cell: Option<usize>,
     /// The modal appeared while a message was being typed: letters are ignored until a pause.
     pub(crate) approval_guard: bool,
     /// When the previous key was pressed.
@@ -120,9 +155,8 @@ pub struct App {
     pub(crate) interrupting: bool,
     pub(crate) turn_started: Option<Instant>,
     pub(crate) expand_all: bool,
-    /// Per changed file, in order of first change: (path, content before the session's
-    /// first change, content after the last).
-    pub(crate) file_changes: Vec<(String, Option<String>, String)>,
+    /// Per changed file, in order of first change (for `/diff`).
+    pub(crate) file_changes: Vec<FileChange>,
     pub(crate) files: Option<Vec<String>>,
     pub(crate) files_requested: bool,
     pub(crate) response: Response,
@@ -153,6 +187,14 @@ impl App {
             approvals: VecDeque::new(),
             approvals_answered: 0,
             approval_view: ApprovalView::default(),
+            last_esc_refusal: None,
+            waiting_since: None,
+            waited: Duration::ZERO,
+            plan_offer: false,
+            shell_turn: false,
+            permissions: Vec::new(),
+            model_picker: None,
+            retry_cell: None,
             approval_guard: false,
             last_key: None,
             popup: None,
@@ -369,11 +411,37 @@ impl App {
 
     pub(crate) fn start_turn(&mut self, text: String) {
         self.push_cell(CellKind::User(text.clone()));
+        self.begin_turn();
+        self.shell_turn = text.trim_start().starts_with('!');
+        match text.trim_start().strip_prefix('!') {
+            Some(command) => self.send(Op::RunShell {
+                command: command.trim().to_string(),
+            }),
+            None => self.send(Op::UserInput { text }),
+        }
+    }
+
+    fn begin_turn(&mut self) {
         self.conversation.to_bottom();
         self.busy = true;
         self.interrupting = false;
+        self.plan_offer = false;
         self.turn_started = Some(self.now);
-        self.send(Op::UserInput { text });
+        self.waited = Duration::ZERO;
+        self.waiting_since = None;
+    }
+
+    /// How long the turn has run, not counting the time it waited for answers.
+    pub(crate) fn run_time(&self) -> Duration {
+        let Some(start) = self.turn_started else {
+            return Duration::ZERO;
+        };
+        let waiting = self
+            .waiting_since
+            .map_or(Duration::ZERO, |w| self.now.saturating_duration_since(w));
+        self.now
+            .saturating_duration_since(start)
+            .saturating_sub(self.waited + waiting)
     }
 
     pub(crate) fn interrupt(&mut self) {
@@ -393,7 +461,11 @@ impl App {
         };
         self.tool_cells.retain(|_, v| *v != i);
         self.tool_cells.values_mut().for_each(fix);
-        for slot in [&mut self.response.reasoning, &mut self.response.text] {
+        for slot in [
+            &mut self.response.reasoning,
+            &mut self.response.text,
+            &mut self.retry_cell,
+        ] {
             match slot {
                 Some(x) if *x == i => *slot = None,
                 Some(x) => fix(x),

@@ -9,6 +9,7 @@ pub mod app;
 pub mod files;
 pub mod history;
 pub mod lookup;
+pub mod outside;
 pub mod terminal;
 pub mod theme;
 pub mod view;
@@ -201,10 +202,40 @@ async fn event_loop(
                         let _ = tx.send(lookup.run(&data_dir));
                     });
                 }
+                Effect::EditInEditor(text) => {
+                    let editor = outside::editor_command();
+                    let workspace = app.workspace();
+                    let result = outside_tui(term, &mut keys, || {
+                        outside::edit(&text, &editor, &workspace)
+                    })?;
+                    app.edited(result);
+                }
+                Effect::Suspend => {
+                    outside_tui(term, &mut keys, outside::stop_self)?;
+                    app.mark_dirty();
+                }
                 Effect::Quit => return Ok(()),
             }
         }
     }
+}
+
+/// Leaves the full-screen mode, runs `f` with the terminal as the shell had it, and comes
+/// back with a full redraw. The key reader is replaced first: the old one would otherwise
+/// read keys meant for what `f` runs.
+fn outside_tui<R>(
+    term: &mut Term,
+    keys: &mut EventStream,
+    f: impl FnOnce() -> R,
+) -> anyhow::Result<R> {
+    drop(std::mem::replace(keys, EventStream::new()));
+    // Let the old reader's thread see it is done before anything else reads the terminal.
+    std::thread::sleep(Duration::from_millis(20));
+    terminal::suspend();
+    let result = f();
+    terminal::resume().context("could not set up the terminal again")?;
+    term.clear()?;
+    Ok(result)
 }
 
 /// Draws one frame as a synchronized update, so the terminal shows it all at once.

@@ -287,15 +287,29 @@ pub fn wrap_spans(
     };
     match mode {
         Wrap::Cut => {
-            for span in spans {
+            // What is cut off ends in `…`, so a cut line never looks complete.
+            let cut = spans_width(spans) > b.avail();
+            let room = if cut {
+                b.avail().saturating_sub(1)
+            } else {
+                b.avail()
+            };
+            let mut used = 0;
+            let mut last_style = Style::default();
+            'spans: for span in spans {
                 for c in span.content.chars() {
                     let cw = char_width(c);
-                    if cw > b.avail() {
-                        break;
+                    if used + cw > room {
+                        break 'spans;
                     }
+                    used += cw;
+                    last_style = span.style;
                     let mut buf = [0u8; 4];
                     b.push_str(c.encode_utf8(&mut buf), cw, span.style);
                 }
+            }
+            if cut && b.avail() >= 1 {
+                b.push_str("…", 1, last_style);
             }
         }
         Wrap::Char => {
@@ -452,7 +466,8 @@ mod tests {
         for l in &lines {
             assert!(str_width(l) <= 7, "{lines:?}");
         }
-        assert_eq!(wrap("abcdefgh", 5, Wrap::Cut), vec!["- abc"]);
+        assert_eq!(wrap("abcdefgh", 5, Wrap::Cut), vec!["- ab…"]);
+        assert_eq!(wrap("abc", 5, Wrap::Cut), vec!["- abc"]);
     }
 
     #[test]

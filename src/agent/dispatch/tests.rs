@@ -119,6 +119,7 @@ fn setup(approver: Approver) -> (Dispatcher, TestCtx) {
         pending: Arc::default(),
         sandbox_enforced: true,
         journal: Journal::ephemeral(EventSink::new(tx)),
+        mode: crate::agent::mode::ModeSwitch::default(),
     };
     (d, t)
 }

@@ -23,6 +23,7 @@ pub(super) fn app() -> App {
         cwd: PathBuf::from("/w"),
         context_window: 1000,
         approval_mode: "ask".into(),
+        mode: Default::default(),
         sandbox_mode: "workspace-write".into(),
         history: Vec::new(),
         keep_view: false,
@@ -215,6 +216,7 @@ fn bash_request(id: &str) -> crate::protocol::ApprovalRequest {
         part: "make deploy".into(),
         reason: "no rule matched (default ask)".into(),
         subagent: None,
+        always: Some("bash(cargo test*)".into()),
     }
 }
 
@@ -359,11 +361,18 @@ fn slash_commands_run_locally() {
     assert!(
         matches!(&run(&mut app, "/model gpt-5")[..], [Op::SetModel { model }] if model == "gpt-5")
     );
-    assert!(run(&mut app, "/model").is_empty());
+    // Without a name: the picker asks the agent for the server's list.
+    assert!(matches!(&run(&mut app, "/model")[..], [Op::ListModels]));
+    assert!(app.model_picker.is_some());
+    app.on_agent_event(Event::Models {
+        models: vec![],
+        error: Some("HTTP 404".into()),
+    });
+    assert!(app.model_picker.is_none());
     assert!(
         cell_texts(&app)
             .last()
-            .is_some_and(|t| t.contains("model: m"))
+            .is_some_and(|t| t.contains("model: m") && t.contains("HTTP 404"))
     );
     assert!(
         run(&mut app, "/frobnicate").is_empty(),
@@ -423,7 +432,7 @@ fn the_slash_popup_filters_completes_and_runs() {
         .as_ref()
         .map(|p| p.picker.items.iter().map(|i| i.label.clone()).collect())
         .unwrap_or_default();
-    assert_eq!(labels, vec!["/compact", "/copy"]);
+    assert_eq!(labels, vec!["/compact [focus]", "/copy"]);
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Tab);
     assert_eq!(app.composer_text(), "/copy ");
