@@ -204,7 +204,7 @@ fn bash_approval(id: &str) -> ApprovalRequest {
         part: "git push origin main".into(),
         reason: "rule ask bash(git push *) in .rein/config.toml".into(),
         subagent: None,
-        always: Some("bash(cargo test*)".into()),
+        always: Some("bash(git push origin*)".into()),
     }
 }
 

@@ -127,6 +127,8 @@ struct Rebuilder {
     model: String,
     usage: Option<Usage>,
     mode: Option<ApprovalMode>,
+    /// Calls the person refused whose result has not come yet.
+    refused: HashSet<String>,
     /// Bound on the context's text bytes (`None`: keep everything).
     max_bytes: Option<usize>,
     /// Text bytes in `messages`.
@@ -193,6 +195,7 @@ impl Rebuilder {
             todos: Vec::new(),
             usage: None,
             mode: None,
+            refused: HashSet::new(),
             max_bytes: None,
             bytes: 0,
             first_prompt: None,
@@ -221,10 +224,13 @@ impl Rebuilder {
                     is_error: e.is_error,
                 });
                 let view = &mut self.view;
-                let status = e.status.unwrap_or(if e.is_error {
-                    ToolStatus::Error
-                } else {
-                    ToolStatus::Ok
+                // Files from before statuses were recorded: a refused call was "denied", not
+                // "failed".
+                let refused = self.refused.remove(&e.call_id);
+                let status = e.status.unwrap_or(match (e.is_error, refused) {
+                    (true, true) => ToolStatus::Denied,
+                    (true, false) => ToolStatus::Error,
+                    (false, _) => ToolStatus::Ok,
                 });
                 match self.open_calls.remove(&e.call_id) {
                     Some(at) => {
@@ -306,7 +312,11 @@ impl Rebuilder {
                 }
             }
             // Approvals show in the tool's status.
-            Entry::Approval(_) => {}
+            Entry::Approval(e) => {
+                if e.decision == crate::protocol::Decision::No {
+                    self.refused.insert(e.call_id);
+                }
+            }
         }
     }
 

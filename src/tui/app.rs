@@ -25,6 +25,9 @@ use std::time::{Duration, Instant};
 
 /// Two Ctrl+C within this interval quit.
 pub const DOUBLE_PRESS: Duration = Duration::from_secs(1);
+/// An Esc this soon after an Esc that refused a question refuses and stops the turn (later
+/// ones just refuse the next question: the person may be refusing them one by one).
+pub const DOUBLE_ESC: Duration = Duration::from_millis(400);
 /// When a modal appears while the person is typing a message, letters keep being ignored
 /// until they pause this long: the keys were meant for the composer, not as an answer to a
 /// question they have not read yet.

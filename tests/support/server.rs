@@ -115,6 +115,8 @@ struct Shared {
     format: ProviderKind,
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// What `GET …/models` lists.
+    models: Mutex<Vec<String>>,
 }
 
 impl Shared {
@@ -154,6 +156,7 @@ impl ScriptedServer {
             format,
             replies: Mutex::new(VecDeque::new()),
             requests: Mutex::new(Vec::new()),
+            models: Mutex::new(vec!["scripted-model".into(), "scripted-model-large".into()]),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let state = shared.clone();
@@ -198,6 +201,12 @@ impl ScriptedServer {
             ProviderKind::OpenAi => format!("http://{}/v1", self.addr),
             ProviderKind::Anthropic => format!("http://{}", self.addr),
         }
+    }
+
+    /// Sets what `GET …/models` lists (by default `scripted-model` and `scripted-model-large`).
+    pub fn set_models(&self, models: &[&str]) -> &ScriptedServer {
+        *self.shared.models.lock().unwrap() = models.iter().map(|m| m.to_string()).collect();
+        self
     }
 
     /// Queues a reply; each request consumes the oldest one.
@@ -317,6 +326,17 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
         ProviderKind::OpenAi => "/v1/chat/completions",
         ProviderKind::Anthropic => "/v1/messages",
     };
+    if parts.method == axum::http::Method::GET && parts.uri.path().ends_with("/models") {
+        let data: Vec<Value> = shared
+            .models
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|id| serde_json::json!({"id": id, "object": "model"}))
+            .collect();
+        let body = serde_json::json!({"object": "list", "data": data});
+        return json_response(StatusCode::OK, body, None);
+    }
     if parts.method != axum::http::Method::POST || parts.uri.path() != expected {
         let msg = format!(
             "scripted server: unexpected {} {}; expected POST {expected}",

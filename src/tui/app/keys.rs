@@ -213,7 +213,7 @@ impl App {
             KeyCode::Esc => {
                 let again = self
                     .last_esc_refusal
-                    .is_some_and(|t| self.now.saturating_duration_since(t) < super::DOUBLE_PRESS);
+                    .is_some_and(|t| self.now.saturating_duration_since(t) < super::DOUBLE_ESC);
                 if again {
                     // A second Esc: stop, as Ctrl+C does.
                     self.refuse_all_and_stop();

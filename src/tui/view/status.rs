@@ -62,7 +62,11 @@ fn right_side(app: &App, labels: bool, modes: bool) -> Vec<Span<'static>> {
             style,
         ));
     }
-    // The approval mode always shows (Shift+Tab changes it); plan and accept edits stand out.
+    // The approval mode shows (Shift+Tab changes it); plan and accept edits stand out and
+    // stay even when there is no room for the rest.
+    if !modes && s.mode == ApprovalMode::Ask {
+        return right;
+    }
     if !right.is_empty() {
         right.push(sep.clone());
     }
@@ -233,8 +237,20 @@ pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
             hint(&mut spans, "ctrl+t", "todos");
         }
     }
-    let spans = cut_spans(spans, usize::from(area.width));
+    let spans = whole_hints(spans, usize::from(area.width));
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// Drops the hints that don't fit whole (a key without its meaning helps nobody); hints are
+/// separated by a two-space span.
+fn whole_hints(mut spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    while spans_width(&spans) > width {
+        match spans.iter().rposition(|s| s.content == "  ") {
+            Some(i) if i > 0 => spans.truncate(i),
+            _ => return cut_spans(spans, width),
+        }
+    }
+    spans
 }
 
 /// `7s`, `2m 03s`.

@@ -1,0 +1,262 @@
+//! The pair-programming flow end to end, in a pseudo-terminal: the real `rein` binary against
+//! the scripted model server. Questions in the bottom pane with the conversation above,
+//! "always" rules that say what they allow, the modes, `!cmd`, the `/model` picker, the
+//! composer in `$EDITOR`, and a resumed session that looks like the live one.
+
+mod support;
+
+use serde_json::json;
+use std::time::{Duration, Instant};
+use support::pty::{Pty, keys};
+use support::rein::{World, last_result, user_texts};
+use support::{Reply, ScriptedServer};
+
+/// Generous: the machine may be busy; assertions are about behaviour, not speed.
+const WAIT: Duration = Duration::from_secs(20);
+/// Shift+Tab as a terminal sends it.
+const SHIFT_TAB: &[u8] = b"\x1b[Z";
+
+fn ready(t: &Pty) -> String {
+    t.expect(
+        "the first full frame",
+        |s| s.contains("scripted-model") && s.contains("enter send"),
+        WAIT,
+    )
+}
+
+/// The hint line reads "enter send" only while no turn runs.
+fn idle(s: &str) -> bool {
+    s.lines().last().is_some_and(|l| l.contains("enter send"))
+}
+
+fn type_line(t: &mut Pty, text: &str) {
+    t.send_keys(text);
+    t.send_raw(keys::ENTER);
+}
+
+fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+    let end = Instant::now() + timeout;
+    while !cond() {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The row of the first line containing `needle`.
+fn row_of(screen: &str, needle: &str) -> Option<usize> {
+    screen.lines().position(|l| l.contains(needle))
+}
+
+/// The question sits in the bottom pane: the model's reason for the call and the call's tool
+/// line stay visible above it, `a` says exactly which rule it adds, a notice names the rule
+/// after `a`, the rule then answers the next question, and `/permissions` lists it (with its
+/// source) and drops it.
+#[test]
+fn a_question_in_the_bottom_pane_keeps_the_reason_in_view_and_always_names_its_rule() {
+    let s = ScriptedServer::openai();
+    s.push(
+        Reply::new()
+            .say("I'll make subtract return a - b instead of a + b.")
+            .call(
+                "str_replace",
+                json!({"path": "calc.py", "old_str": "return a + b", "new_str": "return a - b"}),
+            ),
+    )
+    .push(Reply::tool_call(
+        "str_replace",
+        json!({"path": "calc.py", "old_str": "# math", "new_str": "# arithmetic"}),
+    ))
+    .push(Reply::text("Both edits are in."));
+    let w = World::new(&s);
+    w.write("calc.py", "# math\ndef subtract(a, b):\n    return a + b\n");
+    let mut t = w.spawn_tui(100, 30);
+    ready(&t);
+
+    type_line(&mut t, "fix subtract");
+    let screen = t.expect(
+        "the question with the assistant text above it",
+        |s| s.contains("Allow edit calc.py") && s.contains("I'll make subtract"),
+        WAIT,
+    );
+    let reason = row_of(&screen, "I'll make subtract").unwrap();
+    let tool = row_of(&screen, "edit  calc.py").expect("the pending call's tool line");
+    let pane = row_of(&screen, "Allow edit calc.py").unwrap();
+    assert!(reason < tool && tool < pane, "not reason, call, question:\n{screen}");
+    assert!(
+        screen.lines().nth(tool).unwrap().contains("waiting for you"),
+        "{screen}"
+    );
+    // The pane is at the bottom (above the status and hint lines) and shows the diff.
+    assert!(pane > 10, "the question is not in the bottom pane:\n{screen}");
+    assert!(screen.contains("return a - b"), "{screen}");
+    let calc = w.ws.join("calc.py");
+    let rule = format!("edit({})", calc.display());
+    assert!(
+        screen.contains(&format!("don't ask again this session for {rule}")),
+        "`a` does not name its rule:\n{screen}"
+    );
+    assert!(screen.contains("esc no, go on") && screen.contains("no, stop the turn"));
+
+    t.send_keys("a");
+    let screen = t.expect(
+        "the notice naming the rule, and the second edit run without a question",
+        |s| s.contains("Both edits are in.") && idle(s),
+        WAIT,
+    );
+    assert!(
+        screen.contains(&format!("Added for this session: allow {rule}")),
+        "{screen}"
+    );
+    assert!(!screen.contains("Allow edit"), "asked again:\n{screen}");
+    assert_eq!(
+        w.read("calc.py").as_deref(),
+        Some("# arithmetic\ndef subtract(a, b):\n    return a - b\n")
+    );
+
+    type_line(&mut t, "/permissions");
+    let screen = t.expect(
+        "the rules with their sources",
+        |s| s.contains("Permissions") && s.contains("this session"),
+        WAIT,
+    );
+    assert!(screen.contains("defaults"), "{screen}");
+    assert!(screen.contains(&format!("1. allow {rule}")), "{screen}");
+    type_line(&mut t, "/permissions drop 1");
+    t.expect(
+        "the rule dropped",
+        |s| s.contains("Dropped the session rule"),
+        WAIT,
+    );
+    assert_eq!(s.request_count(), 3);
+}
+
+/// Esc refuses and the turn goes on (the model hears "denied" and answers); a second Esc
+/// right after refuses and stops the turn. The dialog keeps the command's shell quoting, and
+/// offers no "always" when no rule can be made (a redirect to a file).
+#[test]
+fn esc_refuses_and_goes_on_a_second_esc_stops_the_turn() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 -c 'print(42)' > answer.txt"}),
+    ))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "make deploy"}),
+    ))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "make release"}),
+    ))
+    .push(Reply::text("never sent"));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(100, 30);
+    ready(&t);
+
+    type_line(&mut t, "print 42");
+    let screen = t.expect(
+        "the python question",
+        |s| s.contains("Allow bash") && s.contains("print(42)"),
+        WAIT,
+    );
+    assert!(
+        screen.contains("asks    for `python3 -c 'print(42)'`"),
+        "the quoting is lost:\n{screen}"
+    );
+    assert!(
+        !screen.contains("don't ask again"),
+        "`a` offered where no rule can be made:\n{screen}"
+    );
+    // `a` is not an answer here.
+    t.send_keys("a");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(s.request_count(), 1);
+
+    t.send_raw(keys::ESC);
+    let screen = t.expect(
+        "the next question: the turn went on",
+        |s| s.contains("make deploy") && s.contains("Allow bash"),
+        WAIT,
+    );
+    assert!(screen.contains("denied"), "{screen}");
+    assert!(
+        last_result(&s.request(1))
+            .content
+            .starts_with("The user denied this tool call."),
+        "{}",
+        last_result(&s.request(1)).content
+    );
+    // A while later, Esc refuses this one too; then Esc Esc at once: stop.
+    std::thread::sleep(Duration::from_millis(600));
+    t.send_raw(keys::ESC);
+    wait_until("the refusal", WAIT, || s.request_count() >= 3);
+    t.expect(
+        "the third question",
+        |s| s.contains("make release") && s.contains("Allow bash"),
+        WAIT,
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    t.send_raw(keys::ESC);
+    std::thread::sleep(Duration::from_millis(60));
+    t.send_raw(keys::ESC);
+    let screen = t.expect("the turn stopped", |s| s.contains("interrupted") && idle(s), WAIT);
+    assert!(!screen.contains("never sent"), "{screen}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(s.request_count(), 3, "the model was asked again after a stop");
+}
+
+/// Shift+Tab walks ask → accept edits → plan, shown in the status line. Plan mode refuses an
+/// edit with "plan mode" (the model is told, and told it is planning); the plan is approved
+/// with one key, which switches to accept edits, and the edit then runs without a question.
+#[test]
+fn shift_tab_cycles_the_modes_plan_mode_refuses_an_edit_and_approving_the_plan_switches() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "notes.txt", "content": "alpha\n"}),
+    ))
+    .push(Reply::text("Plan:\n1. Create notes.txt with alpha."))
+    .push(Reply::tool_call(
+        "write_file",
+        json!({"path": "notes.txt", "content": "alpha\n"}),
+    ))
+    .push(Reply::text("Done."));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(100, 30);
+    let screen = ready(&t);
+    assert!(screen.contains("mode ask"), "{screen}");
+    t.send_raw(SHIFT_TAB);
+    t.expect("accept edits", |s| s.contains("accept edits"), WAIT);
+    t.send_raw(SHIFT_TAB);
+    t.expect("plan mode", |s| s.contains("plan mode"), WAIT);
+
+    type_line(&mut t, "create notes.txt");
+    let screen = t.expect(
+        "the plan and the offer",
+        |s| s.contains("Create notes.txt with alpha") && s.contains("plan ready"),
+        WAIT,
+    );
+    assert!(screen.contains("denied"), "{screen}");
+    assert!(!screen.contains("Allow write"), "plan mode asked:\n{screen}");
+    assert!(w.read("notes.txt").is_none(), "written in plan mode");
+    let refusal = last_result(&s.request(1)).content;
+    assert!(refusal.contains("plan mode"), "{refusal}");
+    let told = s.request(0).body_text;
+    assert!(told.contains("You are in plan mode"), "no plan reminder");
+
+    t.send_keys("e");
+    let screen = t.expect("the plan carried out", |s| s.contains("Done.") && idle(s), WAIT);
+    assert!(screen.contains("accept edits"), "{screen}");
+    assert!(!screen.contains("Allow write"), "accept edits asked:\n{screen}");
+    assert_eq!(w.read("notes.txt").as_deref(), Some("alpha\n"));
+    assert!(
+        user_texts(&s.request(2))
+            .iter()
+            .any(|t| t.contains("The plan is approved")),
+        "the approval did not reach the model"
+    );
+    assert!(
+        !s.request(2).body_text.contains("You are in plan mode"),
+        "still told it plans"
+    );
+}
