@@ -129,8 +129,9 @@ async fn main() -> anyhow::Result<()> {
         theme: std::env::var("REIN_THEME").unwrap_or_else(|_| "dark".into()),
         config_dir: data.clone(),
         data_dir: data,
+        notices: Vec::new(),
     };
     let result = rein::tui::run(opts, op_tx, ev_rx).await;
     let _ = agent.await;
-    result
+    result.map(|_| ())
 }

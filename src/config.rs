@@ -4,6 +4,7 @@
 
 use crate::llm::ProviderKind;
 use crate::policy::Rule;
+use crate::trust::{ProjectTrust, TrustItem};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt;
@@ -11,11 +12,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod derive;
+mod endpoint;
 mod file;
+mod project;
 mod raw;
 mod show;
+mod window;
 
 pub use file::parse_env_file;
+pub use window::{DEFAULT_CONTEXT_WINDOW, choose_context_window, family_context_window};
 
 /// Where a setting came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +37,8 @@ pub enum Source {
     File(PathBuf),
     /// Derived from another setting (e.g. provider from the base URL).
     Derived(&'static str),
+    /// Reported by the model server (e.g. the context window from llama.cpp's `/props`).
+    Server(&'static str),
 }
 
 impl fmt::Display for Source {
@@ -43,6 +50,7 @@ impl fmt::Display for Source {
             Source::AgentsEnv(var) => write!(f, "~/.agents/env {var}"),
             Source::File(path) => write!(f, "{}", path.display()),
             Source::Derived(why) => write!(f, "{why}"),
+            Source::Server(what) => write!(f, "server: {what}"),
         }
     }
 }
@@ -87,6 +95,8 @@ pub struct Config {
     pub max_output_tokens: u32,
     /// TCP connect timeout.
     pub connect_timeout: Duration,
+    /// Longest wait for the first bytes of an answer (an uncached prompt on a CPU server).
+    pub first_byte_timeout: Duration,
     /// Longest silence inside a stream before it counts as stalled.
     pub idle_timeout: Duration,
     /// Request attempts in all (1 + retries).
@@ -128,6 +138,25 @@ pub struct Config {
     pub home_dir: Option<PathBuf>,
     /// Where each named setting came from.
     pub sources: Vec<(&'static str, Source)>,
+    /// Whether the workspace's project is trusted, and with what.
+    pub trust: ProjectTrust,
+    /// Project settings that do not apply, and why.
+    pub ignored: Vec<IgnoredSetting>,
+    /// Old key names the files use, as notices for the person.
+    pub deprecated: Vec<String>,
+}
+
+/// A project setting that does not apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IgnoredSetting {
+    /// The setting as written (`base_url`, `sandbox.mode`, `rules`).
+    pub key: String,
+    /// The file it is in.
+    pub file: PathBuf,
+    /// Why it does not apply.
+    pub reason: String,
+    /// Set when trusting the project would let it apply.
+    pub trust: Option<TrustItem>,
 }
 
 /// Command-line overrides.
@@ -139,6 +168,10 @@ pub struct Flags {
     pub base_url: Option<String>,
     /// `--model`.
     pub model: Option<String>,
+    /// `--trust`: the project's settings apply in full, this run.
+    pub trust: bool,
+    /// Items the person approved in this run (they apply even if saving the approval failed).
+    pub approved: Vec<TrustItem>,
     /// `--mode`.
     pub mode: Option<String>,
 }
@@ -229,7 +262,7 @@ impl Config {
 
     fn build(inputs: &Inputs, strict: bool) -> Result<Config, ConfigError> {
         let layers = raw::Layers::read(inputs)?;
-        Config::derive(raw::RawConfig::resolve(&layers), inputs, strict)
+        Config::derive(raw::RawConfig::resolve(layers), inputs, strict)
     }
 }
 

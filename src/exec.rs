@@ -7,7 +7,7 @@
 use crate::agent::dispatch::Approver;
 use crate::agent::{self, AgentOptions};
 use crate::config::Config;
-use crate::protocol::{Event, Op, ToolDisplay, ToolStatus, TurnOutcome};
+use crate::protocol::{Event, Op, ToolDisplay, ToolStatus, TurnOutcome, retry_notice};
 use crate::text::headline;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -25,25 +25,59 @@ pub struct ExecOptions {
     pub session: crate::agent::journal::SessionStart,
 }
 
-/// Exit code when the turn completed.
-pub const EXIT_OK: i32 = 0;
-/// Exit code when the turn failed.
-pub const EXIT_FAILED: i32 = 1;
-/// Exit code after SIGINT.
-pub const EXIT_INTERRUPTED: i32 = 130;
+/// How a headless run ended (`main` maps each to its exit code).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecEnd {
+    /// The turn completed.
+    Completed,
+    /// The turn completed, but every tool call the model made was refused because it needed
+    /// approval and nobody could give it (no `--yes`): the work asked for was not done.
+    AllRefused,
+    /// The turn failed (or the agent could not start).
+    Failed,
+    /// Interrupted (Ctrl+C).
+    Interrupted,
+}
+
+/// Tool calls of a run, by what became of them (subagents' included). Calls a deny rule
+/// blocked count as neither: `--yes` would not have changed them.
+#[derive(Default)]
+struct CallTally {
+    /// Refused for want of approval.
+    refused: usize,
+    /// Ran (well or not).
+    ran: usize,
+}
+
+impl CallTally {
+    fn observe(&mut self, ev: &Event) {
+        match ev {
+            Event::ToolCallFinished { status, .. } => match status {
+                ToolStatus::Denied => self.refused += 1,
+                ToolStatus::Blocked => {}
+                _ => self.ran += 1,
+            },
+            Event::Subagent { event, .. } => self.observe(event),
+            _ => {}
+        }
+    }
+}
 
 /// Prints events for a person reading a terminal or a log.
 struct PlainPrinter {
     stream_text: bool,
+    /// `--yes` was not given: a refusal means nobody was asked.
+    unattended: bool,
     calls: HashMap<String, ToolDisplay>,
     open_line: bool,
     saw_error: bool,
 }
 
 impl PlainPrinter {
-    fn new() -> PlainPrinter {
+    fn new(unattended: bool) -> PlainPrinter {
         PlainPrinter {
             stream_text: std::io::stdout().is_terminal(),
+            unattended,
             calls: HashMap::new(),
             open_line: false,
             saw_error: false,
@@ -93,7 +127,7 @@ impl PlainPrinter {
                     Some(d) => (d.label().to_string(), d.subject()),
                     None => (String::new(), String::new()),
                 };
-                let verdict = verdict(*status, *exit_code, output);
+                let verdict = verdict(*status, *exit_code, output, self.unattended);
                 self.err(&format!("{indent}• {label}  {subject}  → {verdict}"));
             }
             Event::SubagentStarted { description, .. } => {
@@ -112,12 +146,12 @@ impl PlainPrinter {
                 delay_ms,
                 reason,
             } => {
-                self.err(&format!(
-                    "{indent}retrying in {:.1} s (attempt {attempt} of {max_attempts}): {reason}",
-                    *delay_ms as f64 / 1000.0
-                ));
+                let notice = retry_notice(*attempt, *max_attempts, *delay_ms, reason);
+                self.err(&format!("{indent}{notice}"));
             }
-            Event::Notice { text } => self.err(&format!("{indent}{text}")),
+            Event::Notice { text } | Event::ModelQuirk { text, .. } => {
+                self.err(&format!("{indent}{text}"))
+            }
             Event::Error { message } => {
                 self.saw_error = true;
                 self.err(&format!("{indent}error: {message}"));
@@ -134,21 +168,36 @@ impl PlainPrinter {
 }
 
 /// How a finished call is summed up: `ok`, `exit 1`, `error: …` (with the output's first line).
-fn verdict(status: ToolStatus, exit_code: Option<i32>, output: &str) -> String {
+/// `unattended`: without `--yes` a refusal means nobody was asked, and says so.
+fn verdict(status: ToolStatus, exit_code: Option<i32>, output: &str, unattended: bool) -> String {
     // The first line, marked `…` when it was cut or more lines follow.
     let first = headline(output, 160);
     match (status, exit_code) {
         (ToolStatus::Ok, None | Some(0)) => "ok".to_string(),
         (ToolStatus::Ok, Some(code)) => format!("exit {code}"),
         (ToolStatus::Blocked, _) => format!("blocked: {first}"),
+        (ToolStatus::Denied, _) if unattended => match approval_reason(output) {
+            Some(why) => {
+                format!("refused: it needs approval ({why}) and nobody was asked (no --yes)")
+            }
+            None => "refused: it needs approval and nobody was asked (no --yes)".into(),
+        },
         (ToolStatus::Denied, _) => format!("denied: {first}"),
         (ToolStatus::Interrupted, _) => format!("interrupted: {first}"),
         (ToolStatus::Error, _) => format!("error: {first}"),
     }
 }
 
-/// Runs one prompt to completion and returns the process exit code.
-pub async fn run(config: Config, opts: ExecOptions) -> i32 {
+/// Why a refused call needed approval, from the refusal the model got
+/// ("… needs approval (bash: rm -rf x), but …").
+fn approval_reason(output: &str) -> Option<String> {
+    let start = output.find("needs approval (")? + "needs approval (".len();
+    let len = output[start..].find("), but")?;
+    Some(headline(&output[start..start + len], 160))
+}
+
+/// Runs one prompt to completion.
+pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
     let approver = if opts.yes {
         Approver::ApproveAll
     } else {
@@ -160,7 +209,7 @@ pub async fn run(config: Config, opts: ExecOptions) -> i32 {
         Ok(h) => h,
         Err(e) => {
             eprintln!("rein: cannot start: {e:#}");
-            return EXIT_FAILED;
+            return ExecEnd::Failed;
         }
     };
     if handle
@@ -171,9 +220,10 @@ pub async fn run(config: Config, opts: ExecOptions) -> i32 {
         .is_err()
     {
         eprintln!("rein: the agent stopped before it could start");
-        return EXIT_FAILED;
+        return ExecEnd::Failed;
     }
-    let mut printer = PlainPrinter::new();
+    let mut printer = PlainPrinter::new(!opts.yes);
+    let mut tally = CallTally::default();
     let mut interrupted_by_signal = false;
     let mut sigint = Box::pin(tokio::signal::ctrl_c());
     loop {
@@ -189,8 +239,9 @@ pub async fn run(config: Config, opts: ExecOptions) -> i32 {
             if !printer.saw_error {
                 eprintln!("rein: the agent stopped unexpectedly");
             }
-            return EXIT_FAILED;
+            return ExecEnd::Failed;
         };
+        tally.observe(&event);
         if opts.json {
             match serde_json::to_string(&event) {
                 Ok(line) => {
@@ -208,13 +259,28 @@ pub async fn run(config: Config, opts: ExecOptions) -> i32 {
             // Let the agent finish writing (session file, temp dir) before the process ends.
             let drain = async { while handle.events.recv().await.is_some() {} };
             let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
+            if tally.refused > 0 && !opts.yes {
+                eprintln!(
+                    "rein: {} action{} refused: {} approval and nobody was asked (no --yes).",
+                    tally.refused,
+                    if tally.refused == 1 { " was" } else { "s were" },
+                    if tally.refused == 1 {
+                        "it needs"
+                    } else {
+                        "they need"
+                    },
+                );
+            }
             return match outcome {
-                _ if interrupted_by_signal => EXIT_INTERRUPTED,
-                TurnOutcome::Completed => EXIT_OK,
-                TurnOutcome::Interrupted => EXIT_INTERRUPTED,
+                _ if interrupted_by_signal => ExecEnd::Interrupted,
+                TurnOutcome::Completed if tally.refused > 0 && tally.ran == 0 => {
+                    ExecEnd::AllRefused
+                }
+                TurnOutcome::Completed => ExecEnd::Completed,
+                TurnOutcome::Interrupted => ExecEnd::Interrupted,
                 TurnOutcome::Failed { reason } => {
                     eprintln!("rein: {reason}");
-                    EXIT_FAILED
+                    ExecEnd::Failed
                 }
             };
         }

@@ -2,16 +2,21 @@
 //! small agent core: the loop, tools, permissions, sandbox, context and memory.
 
 pub mod agent;
+pub mod checkpoint;
+pub mod cli;
 pub mod config;
 pub mod discover;
 pub mod exec;
 pub mod llm;
 pub mod policy;
 pub mod protocol;
+pub mod repo;
 pub mod sandbox;
 pub mod session_cli;
 pub mod session_store;
 pub mod skills;
+pub mod sync;
 pub mod text;
 pub mod tools;
+pub mod trust;
 pub mod tui;

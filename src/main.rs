@@ -3,52 +3,63 @@
 use clap::{Args, Parser, Subcommand};
 use rein::agent::dispatch::Approver;
 use rein::agent::journal::SessionStart;
+use rein::cli::{StartupError, print_error, print_stdout};
 use rein::config::{Config, ConfigError, Flags};
+use rein::exec::ExecEnd;
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 /// rein: a terminal coding agent.
 #[derive(Parser, Debug)]
 #[command(name = "rein", version, about, long_about = None)]
+// `rein --model m exec …` would otherwise drop the flag silently: it belongs after `exec`.
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(flatten)]
-    model: ModelFlags,
+    settings: SettingsFlags,
     /// Continue the newest session of this directory.
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     continue_: bool,
     /// Resume a session: by id (a unique prefix is enough), or pick one from a list.
     #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
-    /// Approval mode to start in (Shift+Tab cycles it): ask, accept-edits or plan.
-    #[arg(long, value_parser = MODES)]
-    mode: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+/// The flags that change the settings; only on the commands that use them.
+#[derive(Args, Debug, Clone, Default)]
+struct SettingsFlags {
+    /// Wire format: openai (any OpenAI-compatible server) or anthropic.
+    #[arg(long)]
+    provider: Option<String>,
+    /// Base URL of the model server (OpenAI: including /v1).
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Model name.
+    #[arg(long)]
+    model: Option<String>,
+    /// Trust this project for this run: its .rein/config.toml may set where requests go.
+    #[arg(long)]
+    trust: bool,
+    /// Approval mode to start in (Shift+Tab cycles it in the TUI): ask, accept-edits (edits
+    /// run without asking) or plan (read-only).
+    #[arg(long, value_parser = MODES)]
+    mode: Option<String>,
 }
 
 /// The spellings of `--mode`.
 const MODES: [&str; 3] = ["ask", "accept-edits", "plan"];
 
-#[derive(Args, Debug, Clone, Default)]
-struct ModelFlags {
-    /// Wire format: openai (any OpenAI-compatible server) or anthropic.
-    #[arg(long, global = true)]
-    provider: Option<String>,
-    /// Base URL of the model server (OpenAI: including /v1).
-    #[arg(long, global = true)]
-    base_url: Option<String>,
-    /// Model name.
-    #[arg(long, global = true)]
-    model: Option<String>,
-}
-
-impl ModelFlags {
+impl SettingsFlags {
     fn flags(&self) -> Flags {
         Flags {
             provider: self.provider.clone(),
             base_url: self.base_url.clone(),
             model: self.model.clone(),
-            mode: None,
+            trust: self.trust,
+            approved: Vec::new(),
+            mode: self.mode.clone(),
         }
     }
 }
@@ -57,6 +68,8 @@ impl ModelFlags {
 enum Command {
     /// Run one prompt headless (scripts, CI) and exit.
     Exec {
+        #[command(flatten)]
+        settings: SettingsFlags,
         /// Print every event as a JSON line instead of plain text.
         #[arg(long)]
         json: bool,
@@ -69,9 +82,6 @@ enum Command {
         /// Continue the session with this id (a unique prefix is enough).
         #[arg(short = 'r', long)]
         resume: Option<String>,
-        /// Approval mode: ask, accept-edits (edits run without --yes) or plan (read-only).
-        #[arg(long, value_parser = MODES)]
-        mode: Option<String>,
         /// The prompt; `-` or nothing reads it from stdin.
         prompt: Option<String>,
     },
@@ -87,7 +97,10 @@ enum Command {
         argv: Vec<String>,
     },
     /// Print the effective settings and where each came from (the key is masked).
-    Config,
+    Config {
+        #[command(flatten)]
+        settings: SettingsFlags,
+    },
     /// Inspect the permission rules.
     Policy {
         #[command(subcommand)]
@@ -155,18 +168,190 @@ fn init_logging(data_dir: &std::path::Path) -> Option<tracing_appender::non_bloc
     Some(guard)
 }
 
-fn config_or_exit(flags: Flags) -> Result<Config, ExitCode> {
-    match Config::load(flags) {
-        Ok(c) => Ok(c),
-        Err(ConfigError::Missing(msg)) => {
-            eprintln!("rein: {msg}");
-            Err(ExitCode::from(2))
-        }
-        Err(ConfigError::Invalid(msg)) => {
-            eprintln!("rein: {msg}");
-            Err(ExitCode::from(2))
+/// Exit codes, decided here only (README "Exit codes").
+mod exit {
+    /// Done.
+    pub const OK: u8 = 0;
+    /// Failed (the reason is on stderr).
+    pub const FAILED: u8 = 1;
+    /// Bad usage or settings: nothing ran.
+    pub const STARTUP: u8 = 2;
+    /// `rein exec` without `--yes`: every tool call the model made needed approval and was refused.
+    pub const ALL_REFUSED: u8 = 3;
+    /// Interrupted (Ctrl+C).
+    pub const INTERRUPTED: u8 = 130;
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            let startup = e.downcast_ref::<StartupError>().is_some();
+            let message = format!("{e:#}");
+            if !message.is_empty() {
+                print_error(&message);
+            }
+            ExitCode::from(if startup { exit::STARTUP } else { exit::FAILED })
         }
     }
+}
+
+/// Parses the command line and runs what it asks for.
+fn run() -> anyhow::Result<ExitCode> {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return Ok(ExitCode::from(if e.use_stderr() {
+                exit::STARTUP
+            } else {
+                exit::OK
+            }));
+        }
+    };
+    match cli.command {
+        None => run_tui(cli.settings.flags(), cli.continue_, cli.resume),
+        Some(Command::Exec {
+            settings,
+            json,
+            yes,
+            continue_,
+            resume,
+            prompt,
+        }) => run_exec(settings.flags(), json, yes, (continue_, resume), prompt),
+        Some(Command::Config { settings }) => show_config(settings.flags()),
+        Some(Command::Policy {
+            command: PolicyCommand::Check { command },
+        }) => {
+            let config = lenient_config(Flags::default())?;
+            let policy = rein::policy::Policy::new(config.rules.clone(), config.auto_approve_edits);
+            let verdict = policy.check_bash(&command);
+            println!("{}", rein::policy::explain(&verdict));
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Sessions { command }) => run_sessions(command),
+        Some(Command::Sandbox { argv }) => run_sandbox(&argv),
+    }
+}
+
+/// Settings for a run: a missing model or key is a startup error.
+fn strict_config(flags: Flags) -> anyhow::Result<Config> {
+    Config::load(flags).map_err(|e| StartupError(e.to_string()).into())
+}
+
+/// Settings for commands that don't talk to a model.
+fn lenient_config(flags: Flags) -> anyhow::Result<Config> {
+    Config::load_lenient(flags).map_err(|e| StartupError(e.to_string()).into())
+}
+
+fn show_config(flags: Flags) -> anyhow::Result<ExitCode> {
+    let mut c = lenient_config(flags)?;
+    // The window a server reports is part of the effective settings.
+    if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        rt.block_on(rein::discover::use_server_window(&mut c));
+    }
+    // What the kernel really enforces, not just what is configured.
+    let sandbox = rein::sandbox::Sandbox::new(
+        c.sandbox,
+        c.sandbox_network,
+        c.cwd.clone(),
+        std::env::temp_dir(),
+    );
+    let text = format!(
+        "{}{:<22} {}\n",
+        c.describe(),
+        "sandbox in force",
+        sandbox.describe()
+    );
+    print_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_exec(
+    flags: Flags,
+    json: bool,
+    yes: bool,
+    (continue_, resume): (bool, Option<String>),
+    prompt: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let config = strict_config(flags)?;
+    let _guard = init_logging(&config.data_dir);
+    for notice in config.startup_notices() {
+        print_error(&format!("warning: {notice}"));
+    }
+    let session = session_start(&config, continue_, resume.as_deref()).map_err(StartupError)?;
+    let prompt = read_prompt(prompt).map_err(StartupError)?;
+    let rt = runtime()?;
+    let end = rt.block_on(rein::exec::run(
+        config,
+        rein::exec::ExecOptions {
+            json,
+            yes,
+            prompt,
+            session,
+        },
+    ));
+    // Don't wait for stray blocking work (e.g. a stdin reader) on the way out.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    Ok(ExitCode::from(match end {
+        ExecEnd::Completed => exit::OK,
+        ExecEnd::AllRefused => exit::ALL_REFUSED,
+        ExecEnd::Failed => exit::FAILED,
+        ExecEnd::Interrupted => exit::INTERRUPTED,
+    }))
+}
+
+fn run_sessions(command: SessionsCommand) -> anyhow::Result<ExitCode> {
+    let config = lenient_config(Flags::default())?;
+    let data = &config.data_dir;
+    let text = match command {
+        SessionsCommand::List { all, json } => {
+            rein::session_cli::list(data, &config.cwd, all, json)
+        }
+        SessionsCommand::Show { id } => {
+            rein::session_cli::export(data, &id, rein::session_cli::Format::Markdown)
+                .map_err(anyhow::Error::msg)?
+        }
+        SessionsCommand::Export { id, format } => {
+            rein::session_cli::export(data, &id, format).map_err(anyhow::Error::msg)?
+        }
+        SessionsCommand::Rm { id, yes } => {
+            rein::session_cli::remove(data, &id, yes).map_err(anyhow::Error::msg)?
+        }
+    };
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    print_stdout(&format!("{text}{newline}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_sandbox(argv: &[String]) -> anyhow::Result<ExitCode> {
+    let config = lenient_config(Flags::default())?;
+    let temp = std::env::temp_dir().join(format!("rein-sandbox-{}", rein::agent::new_session_id()));
+    std::fs::create_dir_all(&temp)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", temp.display()))?;
+    let sandbox = rein::sandbox::Sandbox::new(
+        config.sandbox,
+        config.sandbox_network,
+        config.cwd.clone(),
+        temp.clone(),
+    );
+    print_error(&format!("sandbox {}", sandbox.describe()));
+    let code = match rein::sandbox::run_sandboxed(&sandbox, argv) {
+        Ok(code) => code,
+        Err(e) => {
+            print_error(&format!(
+                "cannot run {}: {e}",
+                argv.first().map_or("", String::as_str)
+            ));
+            127
+        }
+    };
+    let _ = std::fs::remove_dir_all(&temp);
+    // The command's own exit code, as `env` and `timeout` do.
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
 
 fn read_prompt(arg: Option<String>) -> Result<String, String> {
@@ -205,190 +390,28 @@ fn session_start(
             });
     }
     match resume {
-        Some(id) if !id.is_empty() => rein::session_store::find(&config.data_dir, id)
+        Some(id) if id.trim().is_empty() => Err(
+            "--resume needs a session id (see `rein sessions list`); to start a new session, \
+             leave --resume out"
+                .into(),
+        ),
+        Some(id) => rein::session_store::find(&config.data_dir, id.trim())
             .map(SessionStart::Resume)
             .map_err(|e| e.to_string()),
-        _ => Ok(SessionStart::New),
+        None => Ok(SessionStart::New),
     }
 }
 
-fn lenient_config(flags: Flags) -> Result<Config, ExitCode> {
-    Config::load_lenient(flags).map_err(|e| {
-        eprintln!("rein: {e}");
-        ExitCode::from(2)
-    })
-}
-
-fn print_result(r: Result<String, String>) -> ExitCode {
-    match r {
-        Ok(text) => {
-            print!("{text}");
-            if !text.ends_with('\n') {
-                println!();
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("rein: {e}");
-            ExitCode::from(1)
-        }
-    }
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| {
-            eprintln!("rein: cannot start the async runtime: {e}");
-            ExitCode::from(1)
-        })
-}
-
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let mut flags = cli.model.flags();
-    flags.mode = cli.mode.clone();
-    match cli.command {
-        Some(Command::Config) => match Config::load_lenient(flags) {
-            Ok(c) => {
-                print!("{}", c.describe());
-                // What the kernel really enforces, not just what is configured.
-                let sandbox = rein::sandbox::Sandbox::new(
-                    c.sandbox,
-                    c.sandbox_network,
-                    c.cwd.clone(),
-                    std::env::temp_dir(),
-                );
-                println!("{:<22} {}", "sandbox in force", sandbox.describe());
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("rein: {e}");
-                ExitCode::from(2)
-            }
-        },
-        Some(Command::Policy {
-            command: PolicyCommand::Check { command },
-        }) => {
-            let config = match Config::load_lenient(flags) {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("rein: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let policy = rein::policy::Policy::new(config.rules.clone(), config.auto_approve_edits);
-            let verdict = policy.check_bash(&command);
-            println!("{}", rein::policy::explain(&verdict));
-            ExitCode::SUCCESS
-        }
-        Some(Command::Exec {
-            json,
-            yes,
-            continue_,
-            resume,
-            mode,
-            prompt,
-        }) => {
-            flags.mode = mode;
-            let config = match config_or_exit(flags) {
-                Ok(c) => c,
-                Err(code) => return code,
-            };
-            let _guard = init_logging(&config.data_dir);
-            let session = match session_start(&config, continue_, resume.as_deref()) {
-                Ok(s) => s,
-                Err(msg) => {
-                    eprintln!("rein: {msg}");
-                    return ExitCode::from(2);
-                }
-            };
-            let prompt = match read_prompt(prompt) {
-                Ok(p) => p,
-                Err(msg) => {
-                    eprintln!("rein: {msg}");
-                    return ExitCode::from(2);
-                }
-            };
-            let rt = match runtime() {
-                Ok(rt) => rt,
-                Err(code) => return code,
-            };
-            let code = rt.block_on(rein::exec::run(
-                config,
-                rein::exec::ExecOptions {
-                    json,
-                    yes,
-                    prompt,
-                    session,
-                },
-            ));
-            // Don't wait for stray blocking work (e.g. a stdin reader) on the way out.
-            rt.shutdown_timeout(std::time::Duration::from_millis(200));
-            ExitCode::from(code as u8)
-        }
-        Some(Command::Sessions { command }) => {
-            let config = match lenient_config(flags) {
-                Ok(c) => c,
-                Err(code) => return code,
-            };
-            let data = &config.data_dir;
-            match command {
-                SessionsCommand::List { all, json } => {
-                    print_result(Ok(rein::session_cli::list(data, &config.cwd, all, json)))
-                }
-                SessionsCommand::Show { id } => print_result(rein::session_cli::export(
-                    data,
-                    &id,
-                    rein::session_cli::Format::Markdown,
-                )),
-                SessionsCommand::Export { id, format } => {
-                    print_result(rein::session_cli::export(data, &id, format))
-                }
-                SessionsCommand::Rm { id, yes } => {
-                    print_result(rein::session_cli::remove(data, &id, yes))
-                }
-            }
-        }
-        Some(Command::Sandbox { argv }) => {
-            let config = match lenient_config(flags) {
-                Ok(c) => c,
-                Err(code) => return code,
-            };
-            let temp = std::env::temp_dir()
-                .join(format!("rein-sandbox-{}", rein::agent::new_session_id()));
-            if let Err(e) = std::fs::create_dir_all(&temp) {
-                eprintln!("rein: cannot create {}: {e}", temp.display());
-                return ExitCode::from(1);
-            }
-            let sandbox = rein::sandbox::Sandbox::new(
-                config.sandbox,
-                config.sandbox_network,
-                config.cwd.clone(),
-                temp.clone(),
-            );
-            eprintln!("rein: sandbox {}", sandbox.describe());
-            let code = match rein::sandbox::run_sandboxed(&sandbox, &argv) {
-                Ok(code) => code,
-                Err(e) => {
-                    eprintln!(
-                        "rein: cannot run {}: {e}",
-                        argv.first().map_or("", String::as_str)
-                    );
-                    127
-                }
-            };
-            let _ = std::fs::remove_dir_all(&temp);
-            ExitCode::from(code.clamp(0, 255) as u8)
-        }
-        None => run_tui(flags, cli.continue_, cli.resume),
-    }
+        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))
 }
 
 /// No model configured: offer a local OpenAI-compatible server if one answers, else say what
-/// to set. Returns the settings to use, or the exit code.
-fn first_run(flags: &Flags, missing: String) -> Result<Config, ExitCode> {
+/// to set.
+fn first_run(flags: &Flags, missing: String) -> anyhow::Result<Config> {
     let found = runtime()?.block_on(rein::discover::find_local_servers());
     if let Some(server) = found.iter().find(|s| !s.models.is_empty()) {
         let model = server.models[0].clone();
@@ -402,71 +425,78 @@ fn first_run(flags: &Flags, missing: String) -> Result<Config, ExitCode> {
             let mut flags = flags.clone();
             flags.base_url = Some(server.base_url.clone());
             flags.model = Some(model);
-            return Config::load(flags).map_err(|e| {
-                eprintln!("rein: {e}");
-                ExitCode::from(2)
-            });
+            return strict_config(flags);
         }
     }
-    if let Err(e) = rein::tui::show_setup_error(&missing) {
-        eprintln!("rein: {missing}\n({e})");
+    if rein::tui::show_setup_error(&missing).is_err() {
+        // No terminal to show it on: the caller prints it.
+        return Err(StartupError(missing).into());
     }
-    Err(ExitCode::from(2))
+    // Shown full-screen already; exit 2 without printing it again.
+    Err(StartupError(String::new()).into())
 }
 
-fn run_tui(flags: Flags, continue_: bool, resume: Option<String>) -> ExitCode {
+/// Asks the person to trust what the project's config asks for, when it asks for anything that
+/// needs trust. Returns notices for the session (e.g. the approval could not be saved).
+fn settle_trust(flags: &mut Flags) -> anyhow::Result<Vec<String>> {
+    let config = lenient_config(flags.clone())?;
+    let items = config.untrusted_items();
+    if items.is_empty() {
+        return Ok(Vec::new());
+    }
+    let project = config.trust.project.clone();
+    if !rein::tui::ask_trust(&project, &items)? {
+        return Ok(Vec::new());
+    }
+    let mut notices = Vec::new();
+    let store = rein::trust::TrustStore::in_data_dir(&config.data_dir);
+    if let Err(e) = store.approve(&project, &items) {
+        notices.push(format!(
+            "Could not save the trust in {} ({e}): trusted for this run only.",
+            store.path().display()
+        ));
+    }
+    flags.approved = items;
+    Ok(notices)
+}
+
+fn run_tui(mut flags: Flags, continue_: bool, resume: Option<String>) -> anyhow::Result<ExitCode> {
+    let mut notices = settle_trust(&mut flags)?;
     let config = match Config::load(flags.clone()) {
         Ok(c) => c,
-        Err(ConfigError::Missing(msg)) => match first_run(&flags, msg) {
-            Ok(c) => c,
-            Err(code) => return code,
-        },
-        Err(ConfigError::Invalid(msg)) => {
-            eprintln!("rein: {msg}");
-            return ExitCode::from(2);
-        }
+        Err(ConfigError::Missing(msg)) => first_run(&flags, msg)?,
+        Err(ConfigError::Invalid(msg)) => return Err(StartupError(msg).into()),
     };
+    notices.extend(config.startup_notices());
     let _guard = init_logging(&config.data_dir);
     let session = if resume.as_deref() == Some("") {
         // `--resume` without an id: pick one full-screen; Esc leaves without starting.
-        match rein::tui::pick_session(&config.data_dir, &config.cwd) {
-            Ok(Some(path)) => SessionStart::Resume(path),
-            Ok(None) => return ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("rein: {e:#}");
-                return ExitCode::from(1);
-            }
+        match rein::tui::pick_session(&config.data_dir, &config.cwd)? {
+            Some(path) => SessionStart::Resume(path),
+            None => return Ok(ExitCode::SUCCESS),
         }
     } else {
-        match session_start(&config, continue_, resume.as_deref()) {
-            Ok(s) => s,
-            Err(msg) => {
-                eprintln!("rein: {msg}");
-                return ExitCode::from(2);
-            }
-        }
+        session_start(&config, continue_, resume.as_deref()).map_err(StartupError)?
     };
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
+    let rt = runtime()?;
     let opts = rein::tui::UiOptions {
         theme: config.theme.clone(),
         config_dir: config.config_dir.clone(),
         data_dir: config.data_dir.clone(),
+        notices,
     };
+    let data_dir = config.data_dir.clone();
     let result = rt.block_on(async move {
         let mut agent_opts = rein::agent::AgentOptions::new(config, Approver::Interactive);
         agent_opts.session = session;
         let handle = rein::agent::spawn(agent_opts)?;
         rein::tui::run(opts, handle.ops, handle.events).await
     });
+    // Let the agent finish writing the session before reading its totals.
     rt.shutdown_timeout(std::time::Duration::from_millis(300));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("rein: {e:#}");
-            ExitCode::from(1)
-        }
+    let ui = result?;
+    if let Some(summary) = rein::cli::exit_summary(&data_dir, &ui.session_id) {
+        print_stdout(&summary)?;
     }
+    Ok(ExitCode::SUCCESS)
 }

@@ -48,6 +48,15 @@ pub enum Decision {
     No,
 }
 
+/// One instructions file (`AGENTS.md`) the agent gives the model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instructions {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+}
+
 /// Operations the UI sends to the agent task.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -115,8 +124,94 @@ pub enum Op {
         /// The command line.
         command: String,
     },
+    /// List the user messages one can rewind to (answered with `Event::RewindPoints`).
+    ListRewindPoints,
+    /// Go back to before user message `to` (`/rewind`). Restoring code is two steps: without
+    /// `confirm` the agent answers with `Event::RewindPlan`; with the plan's id it applies
+    /// exactly that plan (or sends a new one when the files moved since).
+    Rewind {
+        /// The point (`RewindPoint::index`).
+        to: usize,
+        /// Restore the files.
+        code: bool,
+        /// Truncate the conversation to before the message.
+        conversation: bool,
+        /// The id of the plan the person saw and accepted.
+        confirm: Option<String>,
+        /// Also overwrite the files that changed outside rein since (else they are skipped).
+        overwrite_changed: bool,
+    },
+    /// Plan restoring the code of the last turn that changed files (`/undo`); answered with
+    /// `Event::RewindPlan`, applied with `Op::Rewind`.
+    Undo,
+    /// Which saved sessions are there (`/resume`)? Answered with `Event::SessionsListed`.
+    ListSessions,
+    /// Which skills does this session offer (`/skills`)? Answered with `Event::SkillsListed`.
+    ListSkills,
+    /// Which `AGENTS.md` files does the model get (`/memory`)? Answered with
+    /// `Event::MemoryListed`.
+    ListMemory,
     /// End the agent task.
     Shutdown,
+}
+
+/// A user message one can rewind to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindPoint {
+    /// Its index (for `Op::Rewind`).
+    pub index: usize,
+    /// What the person wrote.
+    pub text: String,
+    /// How many files its turn changed.
+    pub files_changed: usize,
+}
+
+/// A file's content as a restore plan shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FileText {
+    /// No file.
+    Absent,
+    /// Text, shown as a diff.
+    Text {
+        /// The content.
+        text: String,
+    },
+    /// Binary or too large to show.
+    Opaque {
+        /// Its size in bytes, when known.
+        size: Option<u64>,
+    },
+}
+
+/// One file of a restore plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRestore {
+    /// Workspace-relative path.
+    pub path: String,
+    /// What is on disk now.
+    pub current: FileText,
+    /// What it goes back to.
+    pub target: FileText,
+    /// It changed outside rein since rein last touched it: overwritten only if the person says.
+    pub changed_outside: bool,
+    /// Why it cannot be restored, when it cannot (it was too large to keep, ...).
+    pub problem: Option<String>,
+}
+
+/// What restoring the code would do, for the person to accept once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindPlan {
+    /// Identifies exactly this plan (send it back in `Op::Rewind::confirm`).
+    pub id: String,
+    /// The point it goes back to.
+    pub to: usize,
+    /// That point's message.
+    pub message: String,
+    /// The conversation is rewound too.
+    pub conversation: bool,
+    /// The files, by path.
+    pub files: Vec<FileRestore>,
 }
 
 /// How a tool call ended.
@@ -140,6 +235,22 @@ impl ToolStatus {
     pub fn is_error(self) -> bool {
         !matches!(self, ToolStatus::Ok)
     }
+}
+
+/// Something a model did wrong that the harness noticed and handled (shown to the person,
+/// recorded in the session file, counted by the eval).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuirkKind {
+    /// A tool call written as text was recovered and run as a real call.
+    RecoveredToolCall,
+    /// A tool call written as text named a tool that is not offered; the model was told how
+    /// to call tools.
+    UnknownTextCall,
+    /// The answer echoed the late reminder; the echo was dropped.
+    ReminderEcho,
+    /// The final answer was empty.
+    EmptyAnswer,
 }
 
 /// How a turn ended.
@@ -375,6 +486,13 @@ pub enum Event {
         /// What went wrong.
         reason: String,
     },
+    /// The harness handled something the model got wrong (see [`QuirkKind`]).
+    ModelQuirk {
+        /// What it was.
+        kind: QuirkKind,
+        /// What to tell the person, one sentence.
+        text: String,
+    },
     /// Something worth telling the person.
     Notice {
         /// The text.
@@ -407,11 +525,61 @@ pub enum Event {
         /// Why the list is missing, if it is.
         error: Option<String>,
     },
+    /// The user messages one can rewind to, oldest first.
+    RewindPoints {
+        /// The points.
+        points: Vec<RewindPoint>,
+    },
+    /// What a code restore would do; accept it with `Op::Rewind { confirm: Some(id), .. }`.
+    RewindPlan(RewindPlan),
+    /// A rewind was carried out.
+    Rewound {
+        /// The point.
+        to: usize,
+        /// Its message (front ends put it back in the composer after a conversation rewind).
+        message: String,
+        /// The conversation was rewound (a `SessionConfigured` with the new view came first).
+        conversation: bool,
+        /// Files restored.
+        restored: Vec<String>,
+        /// Files left as they are, each with the reason (`a.txt: changed outside rein`).
+        skipped: Vec<String>,
+    },
     /// The turn is over.
     TurnFinished {
         /// How.
         outcome: TurnOutcome,
     },
+    /// The saved sessions (answers `Op::ListSessions`).
+    SessionsListed {
+        /// Every session, newest first.
+        sessions: Vec<crate::session_store::SessionSummary>,
+        /// The spellings of the workspace a session of "this directory" may have recorded.
+        here: Vec<PathBuf>,
+        /// When the list was read ("2 h ago" counts from here).
+        #[serde(with = "crate::session_store::rfc3339")]
+        now: jiff::Timestamp,
+    },
+    /// The skills the running agent offers, and the files it skipped (answers `Op::ListSkills`).
+    SkillsListed {
+        /// The catalog.
+        catalog: crate::skills::SkillCatalog,
+    },
+    /// The instruction files the model gets, in order (answers `Op::ListMemory`).
+    MemoryListed {
+        /// The files.
+        files: Vec<Instructions>,
+    },
+}
+
+/// How both front ends announce `Event::Retrying`: `retrying in 1.5 s (attempt 2 of 5): why`
+/// (the first line of the reason).
+pub fn retry_notice(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) -> String {
+    format!(
+        "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {}",
+        delay_ms as f64 / 1000.0,
+        reason.lines().next().unwrap_or("")
+    )
 }
 
 /// Sends events to the UI from inside a tool (live output, todo updates).

@@ -7,11 +7,11 @@
 //! `~/.claude/skills/*/`. The front matter is parsed with `serde_norway` (a maintained fork of
 //! `serde_yaml`), so any valid YAML works, block scalars included.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// One usable skill.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skill {
     /// The name the model asks for (front matter `name`, else the folder name).
     pub name: String,
@@ -24,7 +24,7 @@ pub struct Skill {
 }
 
 /// A `SKILL.md` that was not used, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkippedSkill {
     /// The file.
     pub path: PathBuf,
@@ -33,7 +33,7 @@ pub struct SkippedSkill {
 }
 
 /// The skills available in a session.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillCatalog {
     /// Usable skills, sorted by name.
     pub skills: Vec<Skill>,
@@ -95,7 +95,7 @@ fn parse_skill(text: &str, folder: &str) -> Result<(String, String), String> {
 
 /// The directories searched, highest precedence first.
 fn search_dirs(home: Option<&Path>, cwd: &Path) -> Vec<PathBuf> {
-    let root = crate::agent::prompt::repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
+    let root = crate::repo::repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
     let mut dirs = vec![
         root.join(".agents").join("skills"),
         root.join(".claude").join("skills"),

@@ -339,3 +339,60 @@ async fn fork_keeps_the_view_and_clear_does_not() {
     };
     assert!(!cleared.keep_view);
 }
+
+/// `/skills`, `/memory` and `/resume` ask the agent, which answers with what it offers, at
+/// once, even while a turn waits for an approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listings_are_answered_by_the_agent_while_a_turn_runs() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call("bash", json!({"command": "touch asked"})))
+        .push(Reply::text("done"));
+    let mut st = start(&s, "");
+    wait_for(&mut st.handle, |e| matches!(e, Event::SessionConfigured(_))).await;
+    let skill_dir = st.ws.join(".agents/skills/release");
+    std::fs::create_dir_all(&skill_dir).unwrap();
+    std::fs::write(st.ws.join("AGENTS.md"), "Be brief.\n").unwrap();
+    // Written after the agent started: the listing says what the agent offers, not the disk.
+    std::fs::write(
+        skill_dir.join("SKILL.md"),
+        "---\nname: release\ndescription: Cut a release\n---\nbody\n",
+    )
+    .unwrap();
+    send(&st.handle, Op::UserInput { text: "go".into() });
+    let req = match wait_for(&mut st.handle, |e| matches!(e, Event::ApprovalRequested(_))).await {
+        Event::ApprovalRequested(r) => r,
+        _ => unreachable!(),
+    };
+    for op in [Op::ListSkills, Op::ListMemory, Op::ListSessions] {
+        send(&st.handle, op);
+    }
+    let skills = wait_for(&mut st.handle, |e| matches!(e, Event::SkillsListed { .. })).await;
+    assert!(
+        matches!(&skills, Event::SkillsListed { catalog } if catalog.skills.is_empty()),
+        "{skills:?}"
+    );
+    let memory = wait_for(&mut st.handle, |e| matches!(e, Event::MemoryListed { .. })).await;
+    let Event::MemoryListed { files } = memory else {
+        unreachable!()
+    };
+    // AGENTS.md was written after the start too: the model does not have it, so neither does
+    // the listing.
+    assert!(files.is_empty(), "{files:?}");
+    let listed = wait_for(&mut st.handle, |e| {
+        matches!(e, Event::SessionsListed { .. })
+    })
+    .await;
+    assert!(
+        matches!(&listed, Event::SessionsListed { here, .. } if here.contains(&st.ws)),
+        "{listed:?}"
+    );
+    send(
+        &st.handle,
+        Op::Approval {
+            id: req.id,
+            decision: Decision::No,
+            note: None,
+        },
+    );
+    assert_eq!(finished(&mut st.handle).await, TurnOutcome::Completed);
+}

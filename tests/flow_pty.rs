@@ -81,21 +81,34 @@ fn a_question_in_the_bottom_pane_keeps_the_reason_in_view_and_always_names_its_r
     let reason = row_of(&screen, "I'll make subtract").unwrap();
     let tool = row_of(&screen, "edit  calc.py").expect("the pending call's tool line");
     let pane = row_of(&screen, "Allow edit calc.py").unwrap();
-    assert!(reason < tool && tool < pane, "not reason, call, question:\n{screen}");
     assert!(
-        screen.lines().nth(tool).unwrap().contains("waiting for you"),
+        reason < tool && tool < pane,
+        "not reason, call, question:\n{screen}"
+    );
+    assert!(
+        screen
+            .lines()
+            .nth(tool)
+            .unwrap()
+            .contains("waiting for you"),
         "{screen}"
     );
     // The pane is at the bottom (above the status and hint lines) and shows the diff.
-    assert!(pane > 10, "the question is not in the bottom pane:\n{screen}");
+    assert!(
+        pane > 10,
+        "the question is not in the bottom pane:\n{screen}"
+    );
     assert!(screen.contains("return a - b"), "{screen}");
     let calc = w.ws.join("calc.py");
     let rule = format!("edit({})", calc.display());
     assert!(
-        screen.contains(&format!("don't ask again this session for {rule}")),
+        screen.contains(&format!("a always allow {rule} this session")),
         "`a` does not name its rule:\n{screen}"
     );
-    assert!(screen.contains("esc no, go on") && screen.contains("no, stop the turn"));
+    assert!(
+        screen.contains("n/esc no, go on") && screen.contains("esc esc/ctrl+c no, stop"),
+        "{screen}"
+    );
 
     t.send_keys("a");
     let screen = t.expect(
@@ -140,14 +153,8 @@ fn esc_refuses_and_goes_on_a_second_esc_stops_the_turn() {
         "bash",
         json!({"command": "python3 -c 'print(42)' > answer.txt"}),
     ))
-    .push(Reply::tool_call(
-        "bash",
-        json!({"command": "make deploy"}),
-    ))
-    .push(Reply::tool_call(
-        "bash",
-        json!({"command": "make release"}),
-    ))
+    .push(Reply::tool_call("bash", json!({"command": "make deploy"})))
+    .push(Reply::tool_call("bash", json!({"command": "make release"})))
     .push(Reply::text("never sent"));
     let w = World::new(&s);
     let mut t = w.spawn_tui(100, 30);
@@ -164,7 +171,7 @@ fn esc_refuses_and_goes_on_a_second_esc_stops_the_turn() {
         "the quoting is lost:\n{screen}"
     );
     assert!(
-        !screen.contains("don't ask again"),
+        !screen.contains("always allow"),
         "`a` offered where no rule can be made:\n{screen}"
     );
     // `a` is not an answer here.
@@ -199,10 +206,18 @@ fn esc_refuses_and_goes_on_a_second_esc_stops_the_turn() {
     t.send_raw(keys::ESC);
     std::thread::sleep(Duration::from_millis(60));
     t.send_raw(keys::ESC);
-    let screen = t.expect("the turn stopped", |s| s.contains("interrupted") && idle(s), WAIT);
+    let screen = t.expect(
+        "the turn stopped",
+        |s| s.contains("interrupted") && idle(s),
+        WAIT,
+    );
     assert!(!screen.contains("never sent"), "{screen}");
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(s.request_count(), 3, "the model was asked again after a stop");
+    assert_eq!(
+        s.request_count(),
+        3,
+        "the model was asked again after a stop"
+    );
 }
 
 /// Shift+Tab walks ask → accept edits → plan, shown in the status line. Plan mode refuses an
@@ -237,7 +252,10 @@ fn shift_tab_cycles_the_modes_plan_mode_refuses_an_edit_and_approving_the_plan_s
         WAIT,
     );
     assert!(screen.contains("denied"), "{screen}");
-    assert!(!screen.contains("Allow write"), "plan mode asked:\n{screen}");
+    assert!(
+        !screen.contains("Allow write"),
+        "plan mode asked:\n{screen}"
+    );
     assert!(w.read("notes.txt").is_none(), "written in plan mode");
     let refusal = last_result(&s.request(1)).content;
     assert!(refusal.contains("plan mode"), "{refusal}");
@@ -245,9 +263,16 @@ fn shift_tab_cycles_the_modes_plan_mode_refuses_an_edit_and_approving_the_plan_s
     assert!(told.contains("You are in plan mode"), "no plan reminder");
 
     t.send_keys("e");
-    let screen = t.expect("the plan carried out", |s| s.contains("Done.") && idle(s), WAIT);
+    let screen = t.expect(
+        "the plan carried out",
+        |s| s.contains("Done.") && idle(s),
+        WAIT,
+    );
     assert!(screen.contains("accept edits"), "{screen}");
-    assert!(!screen.contains("Allow write"), "accept edits asked:\n{screen}");
+    assert!(
+        !screen.contains("Allow write"),
+        "accept edits asked:\n{screen}"
+    );
     assert_eq!(w.read("notes.txt").as_deref(), Some("alpha\n"));
     assert!(
         user_texts(&s.request(2))

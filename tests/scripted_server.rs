@@ -49,7 +49,9 @@ async fn server_answers_400_when_the_script_is_exhausted_and_404_off_path() {
     assert_eq!(first.header("X-Test"), Some("1"));
     assert_eq!(first.body["model"], "m");
     assert!(first.finished.is_some());
-    assert_eq!(server.request_count(), 2);
+    // The wrong path is recorded apart from the model requests.
+    assert_eq!(server.request_count(), 1);
+    assert_eq!(server.other_requests().len(), 1);
 }
 
 #[tokio::test]
@@ -124,7 +126,9 @@ async fn request_bodies_and_headers_follow_each_wire_format() {
     );
     assert_eq!(
         req.messages(),
-        vec![json!({"role": "user", "content": [{"type": "text", "text": "list the files"}]})]
+        vec![
+            json!({"role": "user", "content": [{"type": "text", "text": "list the files", "cache_control": {"type": "ephemeral"}}]})
+        ]
     );
 }
 
@@ -623,4 +627,128 @@ fn server_works_from_a_synchronous_test_and_gates_hold_streams() {
     assert!(server.wait_for_requests(1, Duration::from_secs(1)));
     assert!(server.request(0).finished.is_some());
     assert_eq!(server.request(0).body["model"], "m");
+}
+
+/// llama.cpp's mid-stream failure as its server writes it (`format_oai_sse({"error": ..})`),
+/// after the start of a tool call.
+fn llamacpp_invalid_diff(old_style: bool) -> Reply {
+    let start = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"comm"}}]}}]});
+    let error = json!({"code": 500, "message": "Invalid diff: now finding less tool calls!", "type": "server_error"});
+    let error_line = if old_style {
+        // Older servers: an `error:` line, a field SSE does not define.
+        format!("error: {error}\n\n")
+    } else {
+        format!("data: {}\n\n", json!({ "error": error }))
+    };
+    Reply::raw_sse(&format!("data: {start}\n\n{error_line}"))
+}
+
+#[tokio::test]
+async fn an_identical_server_error_is_retried_once_and_quoted() {
+    for old_style in [false, true] {
+        let server = server(ProviderKind::OpenAi);
+        for _ in 0..4 {
+            server.push(llamacpp_invalid_diff(old_style));
+        }
+        server.push(Reply::text("never reached"));
+        let r = run_once(&client(&server)).await;
+        match &r.result {
+            Err(LlmError::Provider { message, .. }) => {
+                assert!(
+                    message.contains("Invalid diff: now finding less tool calls!"),
+                    "the server's words: {message}"
+                );
+                assert!(message.contains("twice"), "{message}");
+            }
+            other => panic!("old_style={old_style}: {other:?}"),
+        }
+        assert_eq!(
+            server.request_count(),
+            2,
+            "one retry, not {}",
+            server.request_count() - 1
+        );
+        assert_eq!(r.retries().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn different_or_passing_errors_are_still_retried() {
+    let server = server(ProviderKind::OpenAi);
+    server
+        .push(Reply::status(500, "first failure"))
+        .push(Reply::status(500, "second, different failure"))
+        .push(Reply::text("third time lucky"));
+    let r = run_once(&client(&server)).await;
+    assert_eq!(r.response().text(), "third time lucky");
+    // The same overload three times is load, not an answer: retried every time.
+    let server = self::server(ProviderKind::OpenAi);
+    for _ in 0..3 {
+        server.push(Reply::status(503, "overloaded"));
+    }
+    server.push(Reply::text("served"));
+    let r = run_once(&client(&server)).await;
+    assert_eq!(r.response().text(), "served");
+    assert_eq!(server.request_count(), 4);
+}
+
+#[tokio::test]
+async fn the_first_byte_may_take_longer_than_the_idle_gap() {
+    for kind in FORMATS {
+        let options = ClientOptions {
+            first_byte_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_millis(300),
+            max_attempts: 1,
+            ..options(&server(kind))
+        };
+        // Slow headers, and headers followed by a long silence before the first event: both are
+        // the prompt being processed, not a stall.
+        for reply in [
+            Reply::text("slow start").delay(Duration::from_millis(900)),
+            Reply::text("slow start").stall_after(0, Duration::from_millis(900)),
+        ] {
+            let server = self::server(kind);
+            server.push(reply);
+            let client = Client::new(ClientOptions {
+                base_url: server.base_url(),
+                ..options.clone()
+            })
+            .unwrap();
+            let r = run_once(&client).await;
+            assert_eq!(
+                r.result.map(|r| r.text()),
+                Ok("slow start".into()),
+                "{kind:?}"
+            );
+        }
+        // Once the stream has started, the idle gap applies.
+        let server = self::server(kind);
+        server.push(
+            Reply::text("then stuck")
+                .fragments(4)
+                .stall_after(2, Duration::from_secs(5)),
+        );
+        let client = Client::new(ClientOptions {
+            base_url: server.base_url(),
+            ..options.clone()
+        })
+        .unwrap();
+        match run_once(&client).await.result {
+            Err(LlmError::Network(m)) => assert!(m.contains("idle_timeout_secs"), "{m}"),
+            other => panic!("{kind:?}: {other:?}"),
+        }
+        // And the first byte has its own limit.
+        let server = self::server(kind);
+        server.push(Reply::text("too late").delay(Duration::from_secs(3)));
+        let client = Client::new(ClientOptions {
+            base_url: server.base_url(),
+            first_byte_timeout: Duration::from_millis(600),
+            ..options.clone()
+        })
+        .unwrap();
+        match run_once(&client).await.result {
+            Err(LlmError::Network(m)) => assert!(m.contains("first_byte_timeout_secs"), "{m}"),
+            other => panic!("{kind:?}: {other:?}"),
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 use rein::llm::{AssistantPart, Message, ToolCall};
-use rein::protocol::{Decision, HistoryItem, Todo, TodoStatus, ToolStatus};
+use rein::protocol::{Decision, EditDiff, HistoryItem, Todo, TodoStatus, ToolDisplay, ToolStatus};
 use rein::session_store::{
     self, DANGLING_TOOL_RESULT, Entry, Header, RenameEntry, SessionError, SessionWriter, UserEntry,
 };
@@ -75,7 +75,22 @@ fn every_entry() -> Vec<Entry> {
         Entry::model_change("model-b"),
         Entry::subagent("task1", Entry::user("explore src/")),
         Entry::subagent("task1", Entry::assistant(vec![text("src/ has 3 files")])),
+        Entry::checkpoint(Some("c1".into()), vec![file_change("src/main.rs")]),
+        Entry::rewind(0, vec![file_change("src/main.rs")], None),
     ]
+}
+
+fn file_change(path: &str) -> rein::checkpoint::Change {
+    rein::checkpoint::Change {
+        path: path.into(),
+        before: rein::checkpoint::FileState::Absent,
+        after: rein::checkpoint::FileState::File {
+            size: 3,
+            mode: 0o644,
+            hash: Some("ab".repeat(32)),
+            kept: true,
+        },
+    }
 }
 
 fn new_session(data: &Path, id: &str, entries: &[Entry]) -> PathBuf {
@@ -657,6 +672,8 @@ fn export_round_trips_and_reads_well() {
     let md = session_store::export_markdown(&loaded);
     for needle in [
         "# Fix the bug",
+        "*Files changed: `src/main.rs`.*",
+        "*Rewound the code to before user message 1",
         "## User",
         "fix the \"bug\"\nin main.rs",
         "**Tool call** `bash` (id `c1`)",
@@ -834,4 +851,89 @@ fn a_bounded_resume_keeps_the_first_prompt_and_the_recent_turns_only() {
         rein::session_store::resume(&small).unwrap().messages
     );
     assert!(r.notices.is_empty());
+}
+
+/// A resumed session shows what the live one showed: the recorded display and exit code. A
+/// file written before displays were recorded still loads, its displays rebuilt from the
+/// stored arguments (without touching the files they name).
+#[test]
+fn resumed_tool_calls_carry_their_display_old_files_rebuild_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let diff = EditDiff::between(Some("a\n"), "b\n");
+    let shown = ToolDisplay::Edit {
+        path: "src/a.rs".into(),
+        diff: Some(diff),
+    };
+    let edit_args = r#"{"path":"src/a.rs","old_str":"a","new_str":"b"}"#;
+    let path = new_session(
+        dir.path(),
+        "dddddddddddd",
+        &[
+            Entry::user("go"),
+            Entry::assistant(vec![
+                call("e1", "str_replace", edit_args),
+                call("b1", "bash", r#"{"command":"false"}"#),
+                call(
+                    "o1",
+                    "read_file",
+                    r#"{"path":"gone.rs","offset":3,"limit":2}"#,
+                ),
+            ]),
+            Entry::tool_result("e1", "str_replace", "Edited", ToolStatus::Ok, Some(3))
+                .shown_as(shown.clone(), None),
+            Entry::tool_result("b1", "bash", "[exit code: 1]", ToolStatus::Ok, Some(4)).shown_as(
+                ToolDisplay::Exec {
+                    command: "false".into(),
+                },
+                Some(1),
+            ),
+            // Written by an older rein: no display.
+            Entry::tool_result("o1", "read_file", "x", ToolStatus::Ok, None),
+        ],
+    );
+    let r = session_store::resume(&path).unwrap();
+    let tools: Vec<(String, ToolDisplay, Option<i32>)> = r
+        .view
+        .iter()
+        .filter_map(|i| match i {
+            HistoryItem::Tool {
+                call_id,
+                display,
+                exit_code,
+                ..
+            } => Some((call_id.clone(), display.clone(), *exit_code)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("e1".to_string(), shown, None),
+            (
+                "b1".to_string(),
+                ToolDisplay::Exec {
+                    command: "false".into()
+                },
+                Some(1)
+            ),
+            (
+                "o1".to_string(),
+                ToolDisplay::Read {
+                    path: "gone.rs".into(),
+                    lines: Some(rein::protocol::LineRange { first: 3, last: 4 }),
+                },
+                None
+            ),
+        ]
+    );
+    // The line as written: optional fields, absent when there is nothing to say.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let old = text
+        .lines()
+        .find(|l| l.contains("\"o1\"") && l.contains("tool_result"))
+        .unwrap();
+    assert!(
+        !old.contains("display") && !old.contains("exit_code"),
+        "{old}"
+    );
 }

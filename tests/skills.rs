@@ -211,6 +211,7 @@ fn ctx(workspace: &Path, catalog: SkillCatalog) -> ToolCtx {
         env_remove: Vec::new(),
         subagents: None,
         skills: Arc::new(catalog),
+        secrets: Default::default(),
     }
 }
 

@@ -17,6 +17,8 @@ use rein::tui::view;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+// Generated test steps: their size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 enum Step {
     Term(TermEvent),

@@ -4,6 +4,7 @@
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::buffer::CellWidth;
 use ratatui::style::Color;
 use rein::protocol::{
     ApprovalRequest, EditDiff, Event, SessionInfo, Todo, TodoStatus, ToolDisplay, ToolStatus,
@@ -55,6 +56,23 @@ fn user_turn(app: &mut App, text: &str) {
     app.on_terminal_event(paste(text));
     app.on_terminal_event(key(crossterm::event::KeyCode::Enter));
     app.on_agent_event(Event::TurnStarted);
+}
+
+/// A command call `(id, command)` that started and ended with `status` and `output`.
+fn command_ran(app: &mut App, call: (&str, &str), status: ToolStatus, output: &str, ms: u64) {
+    app.on_agent_event(Event::ToolCallStarted {
+        call_id: call.0.into(),
+        display: ToolDisplay::Exec {
+            command: call.1.into(),
+        },
+    });
+    app.on_agent_event(Event::ToolCallFinished {
+        call_id: call.0.into(),
+        status,
+        output: output.into(),
+        elapsed_ms: ms,
+        exit_code: None,
+    });
 }
 
 fn key(code: crossterm::event::KeyCode) -> crossterm::event::Event {
@@ -147,33 +165,10 @@ fn finished_tools_error_blocked_and_notices() {
     let t0 = Instant::now();
     let mut app = new_app(t0);
     user_turn(&mut app, "clean up");
-    app.on_agent_event(Event::ToolCallStarted {
-        call_id: "a".into(),
-        display: ToolDisplay::Exec {
-            command: "ls -la".into(),
-        },
-    });
     let listing: String = (1..=9).map(|i| format!("file_{i}.rs\n")).collect();
-    app.on_agent_event(Event::ToolCallFinished {
-        call_id: "a".into(),
-        status: ToolStatus::Ok,
-        output: listing,
-        elapsed_ms: 35,
-        exit_code: None,
-    });
-    app.on_agent_event(Event::ToolCallStarted {
-        call_id: "b".into(),
-        display: ToolDisplay::Exec {
-            command: "rm -rf /".into(),
-        },
-    });
-    app.on_agent_event(Event::ToolCallFinished {
-        call_id: "b".into(),
-        status: ToolStatus::Blocked,
-        output: "Blocked by deny rule `bash(rm -rf *)`. Do not retry it.".into(),
-        elapsed_ms: 0,
-        exit_code: None,
-    });
+    command_ran(&mut app, ("a", "ls -la"), ToolStatus::Ok, &listing, 35);
+    let blocked = "Blocked by deny rule `bash(rm -rf *)`. Do not retry it.";
+    command_ran(&mut app, ("b", "rm -rf /"), ToolStatus::Blocked, blocked, 0);
     app.on_agent_event(Event::Retrying {
         attempt: 2,
         max_attempts: 5,
@@ -379,4 +374,64 @@ fn scrolled_up_with_new_output_below() {
         });
     }
     insta::assert_snapshot!(screen(&mut app, 60, 16));
+}
+
+/// Text whose clusters are wider than their characters (emoji with VS16, ZWJ families, flags,
+/// CJK, combining marks) wraps so that no line runs past the edge: every token is on screen,
+/// whole, in the answer, the user's message and a tool's output alike.
+#[test]
+fn wide_clusters_wrap_inside_the_terminal() {
+    let tokens: Vec<String> = (0..24)
+        .map(|i| {
+            let cluster = ["❤️", "👨‍👩‍👧‍👦", "🇫🇷", "日本", "e\u{301}", "👍🏽"][i % 6];
+            format!("t{i}{cluster}{cluster}")
+        })
+        // A run of clusters whose characters alone measure narrower than they draw.
+        .chain((0..12).map(|i| format!("h{i}❤️❤️❤️")))
+        .collect();
+    let text = tokens.join(" ");
+    for width in [40u16, 53, 67] {
+        let t0 = Instant::now();
+        let mut app = new_app(t0);
+        user_turn(&mut app, &text);
+        app.on_agent_event(Event::AssistantMessage { text: text.clone() });
+        command_ran(&mut app, ("c", "echo"), ToolStatus::Error, &text, 1);
+        // Expanded, so the tool output wraps instead of being cut at the edge on purpose.
+        app.on_terminal_event(crossterm::event::Event::Key(
+            crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::Char('o'),
+                crossterm::event::KeyModifiers::CONTROL,
+            ),
+        ));
+        let term = draw(&mut app, width, 80);
+        let buf = term.backend().buffer();
+        // The screen as text, one string per row, wide cells counted once.
+        let rows: Vec<String> = (0..buf.area.height)
+            .map(|y| {
+                let mut row = String::new();
+                let mut x = 0;
+                while x < buf.area.width {
+                    let symbol = buf[(x, y)].symbol();
+                    row.push_str(symbol);
+                    // The cells a wide cluster covers hold nothing of their own.
+                    x += symbol.cell_width().max(1);
+                }
+                row
+            })
+            .collect();
+        let screen = rows.join("\n");
+        // Wrapping may split a token (char-wrapped output); gutters and breaks are not text.
+        let squashed: String = screen
+            .chars()
+            .filter(|c| !c.is_whitespace() && *c != '│')
+            .collect();
+        for token in &tokens {
+            let shown = squashed.matches(token.as_str()).count();
+            assert!(
+                shown >= 3,
+                "at {width} columns `{token}` is shown {shown} times instead of 3 (cut at the \
+                 edge?):\n{screen}"
+            );
+        }
+    }
 }

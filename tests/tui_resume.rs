@@ -11,7 +11,6 @@ use rein::protocol::{
 };
 use rein::session_store::{Entry, Header, SessionSummary, SessionWriter};
 use rein::tui::app::{App, Effect};
-use rein::tui::lookup::{Found, Lookup};
 use rein::tui::theme::Theme;
 use rein::tui::view;
 use rein::tui::view::session_picker::SessionPicker;
@@ -77,16 +76,6 @@ fn ops(app: &mut App) -> Vec<Op> {
         .into_iter()
         .filter_map(|e| match e {
             Effect::Op(op) => Some(op),
-            _ => None,
-        })
-        .collect()
-}
-
-fn lookups(app: &mut App) -> Vec<Lookup> {
-    app.take_effects()
-        .into_iter()
-        .filter_map(|e| match e {
-            Effect::Lookup(l) => Some(l),
             _ => None,
         })
         .collect()
@@ -403,15 +392,9 @@ fn sessions() -> Vec<SessionSummary> {
 fn picker_app() -> App {
     let mut app = resumed();
     command(&mut app, "/resume");
-    let asked = lookups(&mut app);
-    assert_eq!(
-        asked,
-        vec![Lookup::Sessions {
-            cwd: PathBuf::from(CWD)
-        }]
-    );
+    assert!(matches!(&ops(&mut app)[..], [Op::ListSessions]));
     assert!(app.session_picker().is_some_and(SessionPicker::is_loading));
-    app.on_found(Found::Sessions {
+    app.on_agent_event(Event::SessionsListed {
         sessions: sessions(),
         here: vec![PathBuf::from(CWD)],
         now: now(),
@@ -449,7 +432,8 @@ fn picker_filters_as_you_type_and_enter_resumes() {
 fn picker_empty_states_and_esc() {
     let mut app = resumed();
     command(&mut app, "/resume");
-    app.on_found(Found::Sessions {
+    assert!(matches!(&ops(&mut app)[..], [Op::ListSessions]));
+    app.on_agent_event(Event::SessionsListed {
         sessions: Vec::new(),
         here: vec![PathBuf::from(CWD)],
         now: now(),
@@ -522,7 +506,8 @@ fn disk() -> Disk {
     }
 }
 
-/// An app configured in the disk's workspace; runs the command and its lookup for real.
+/// An app configured in the disk's workspace; runs the command and answers its listing op as
+/// the agent does (what the agent finds at start in that workspace).
 fn run_lookup_command(d: &Disk, line: &str) -> App {
     let mut app = App::new(
         Theme::dark(),
@@ -543,11 +528,19 @@ fn run_lookup_command(d: &Disk, line: &str) -> App {
         keep_view: false,
     }));
     command(&mut app, line);
-    let asked = lookups(&mut app);
-    assert_eq!(asked.len(), 1, "{line} asks for one lookup");
-    for l in asked {
-        app.on_found(l.run(&d.home.join("data")));
-    }
+    let asked = ops(&mut app);
+    assert_eq!(asked.len(), 1, "{line} asks the agent once: {asked:?}");
+    let answer = match asked[0] {
+        Op::ListSkills => Event::SkillsListed {
+            catalog: rein::skills::discover(Some(&d.home), &d.ws),
+        },
+        Op::ListMemory => Event::MemoryListed {
+            files: rein::agent::prompt::load_agents_md(&d.ws, Some(&d.home)),
+        },
+        Op::ListSessions => rein::agent::listing::sessions(&d.home.join("data"), &d.ws),
+        ref other => panic!("{line} sent {other:?}"),
+    };
+    app.on_agent_event(answer);
     app
 }
 

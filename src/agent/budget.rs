@@ -100,10 +100,7 @@ impl Compactor {
         focus: Option<&str>,
     ) -> Option<Compaction> {
         let before = state.used(history);
-        let model = match self.model.read() {
-            Ok(m) => m.clone(),
-            Err(p) => p.into_inner().clone(),
-        };
+        let model = crate::sync::read(&self.model).clone();
         self.events.send(Event::Notice {
             text: "Compacting the conversation…".into(),
         });
@@ -256,6 +253,8 @@ pub enum Record<'r> {
     Compaction(&'r Compaction, &'r [Message]),
     /// The provider reported usage.
     Usage(u64, u64),
+    /// The harness repaired something in an answer.
+    Quirk(&'r super::repair::Quirk),
 }
 
 impl TurnHooks for MainHooks<'_> {
@@ -297,6 +296,10 @@ impl TurnHooks for MainHooks<'_> {
 
     fn after_tools(&mut self) {
         self.state.files.tools_ran();
+    }
+
+    fn quirk(&mut self, quirk: &super::repair::Quirk) {
+        (self.record)(Record::Quirk(quirk));
     }
 
     fn frozen_prefix(&self) -> usize {

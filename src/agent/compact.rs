@@ -24,14 +24,10 @@ context was compacted. It is not a message from the user.]";
 const RESULT_SNIPPET: usize = 2_000;
 
 fn clip(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
+    match crate::text::cut(text, max, crate::text::Unit::Bytes) {
+        Some(head) => format!("{head} […{} more bytes]", text.len() - head.len()),
+        None => text.to_string(),
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{} […{} more bytes]", &text[..end], text.len() - end)
 }
 
 /// Renders the history as a plain transcript (tool blocks can't be sent without tools).
@@ -78,7 +74,7 @@ pub fn transcript(history: &[Message], budget_tokens: u64) -> String {
         .collect();
     let mut kept: Vec<Option<String>> = blocks.into_iter().map(Some).collect();
     let mut total: u64 = kept.iter().flatten().map(|b| estimate_text(b) + 1).sum();
-    // When it is too long, the oldest assistant turns and tool results go first; what the user
+    // When it is too long, the oldest assistant messages and tool results go first; what the user
     // said matters most (the note quotes it), so user messages go only after them, the first
     // one never. The last entry always stays.
     let last = kept.len().saturating_sub(1);
@@ -143,6 +139,7 @@ pub async fn summarize(
         system: COMPACT_PROMPT.to_string(),
         messages: vec![Message::User { content: ask }],
         tools: Vec::new(),
+        reminder: None,
         max_tokens: SUMMARY_MAX_TOKENS.min(context_window / 5).max(256) as u32,
     };
     let response = client.stream(&request, cancel, &mut |_| {}).await?;

@@ -192,7 +192,7 @@ fn fingerprint(path: &Path, before: Option<&Seen>) -> Seen {
 
 impl FileWatch {
     fn take(&self, cwd: &Path) -> Option<Snapshot> {
-        let root = super::prompt::repo_root(cwd)?;
+        let root = crate::repo::repo_root(cwd)?;
         let out = std::process::Command::new("git")
             .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
             .current_dir(cwd)
@@ -284,7 +284,8 @@ impl FileWatch {
     }
 }
 
-/// The late reminder: built fresh for every request, never stored.
+/// The late reminder: built fresh for every request, never stored. Its first line says it is
+/// not part of the conversation (small models answered it, or repeated it as their answer).
 pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String]) -> String {
     reminder_with(cwd, todos, changed, None)
 }
@@ -296,7 +297,8 @@ pub fn reminder_with(
     changed: &[String],
     last: Option<&str>,
 ) -> String {
-    let mut s = String::from("<system-reminder>\n");
+    use super::repair::{REMINDER_CLOSE, REMINDER_NOTE, REMINDER_OPEN};
+    let mut s = format!("{REMINDER_OPEN}\n{REMINDER_NOTE}\n");
     s.push_str(&format!(
         "Current time: {}.",
         jiff::ZonedDateTime::now().strftime("%Y-%m-%d %H:%M %Z")
@@ -323,7 +325,7 @@ pub fn reminder_with(
         s.push_str(last);
         s.push('\n');
     }
-    s.push_str("</system-reminder>");
+    s.push_str(REMINDER_CLOSE);
     s
 }
 

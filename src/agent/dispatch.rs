@@ -12,6 +12,7 @@ use crate::session_store::Entry;
 use crate::tools::{Access, Effect, Prepared, Registry, ToolCtx, ToolOutput};
 use futures::FutureExt;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, RwLock};
@@ -56,6 +57,8 @@ pub struct Dispatcher {
     pub journal: Journal,
     /// The approval mode in force (plan refuses, accept-edits allows edits).
     pub mode: ModeSwitch,
+    /// Records what calls change in the workspace (`None`: nothing is kept).
+    pub checkpoints: Option<crate::checkpoint::Checkpoints>,
 }
 
 /// Who asked for a call: the model, or the person typing `!cmd`.
@@ -176,18 +179,23 @@ impl Dispatcher {
     ) -> CallResult {
         let started = Instant::now();
         let prepared = self.prepare(call, ctx, truncated);
-        let display = match &prepared {
+        let display = ctx.secrets.mask_display(match &prepared {
             Ok(p) => p.display(),
             Err(_) => self.registry.describe(&call.name, &call.arguments),
-        };
+        });
         ctx.events.send(Event::ToolCallStarted {
             call_id: call.id.clone(),
             display: display.clone(),
         });
-        let ended = match prepared {
+        let mut ended = match prepared {
             Ok(p) => self.check_and_run(call, p, &display, ctx, origin).await,
             Err(ended) => ended,
         };
+        // A secret that reached the result goes no further: not to the model, the session
+        // file or the screen.
+        if let Cow::Owned(masked) = ctx.secrets.mask(&ended.output) {
+            ended.output = masked;
+        }
         let exit_code = match ended.effect {
             Effect::Exited { code } => Some(code),
             _ => None,
@@ -312,7 +320,14 @@ impl Dispatcher {
             }
             Action::Allow => {}
         }
+        let watch =
+            super::rewind::before_tool(self.checkpoints.as_ref(), prepared.access(), &self.journal)
+                .await;
         let mut ended = self.run(name, prepared, ctx).await;
+        // Whatever the outcome: an interrupted command may have written.
+        if let Some(w) = watch {
+            w.finish(&self.journal, &ctx.events, &call.id).await;
+        }
         if let Effect::FileWritten(w) = &ended.effect {
             self.record_file_change(&w.path, w.old.as_deref(), &w.new, ctx);
             ctx.events.send(Event::FileChanged {
@@ -384,10 +399,7 @@ impl Dispatcher {
     }
 
     fn verdict(&self, tool: &str, access: &Access) -> Verdict {
-        let policy = match self.policy.read() {
-            Ok(p) => p,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let policy = crate::sync::read(&self.policy);
         match access {
             Access::None => Verdict {
                 action: Action::Allow,
@@ -428,9 +440,7 @@ impl Dispatcher {
         }
         let id = format!("approval-{}", q.call.id);
         let (tx, rx) = oneshot::channel();
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(id.clone(), tx);
-        }
+        crate::sync::lock(&self.pending).insert(id.clone(), tx);
         ctx.events.send(Event::ApprovalRequested(ApprovalRequest {
             id: id.clone(),
             call_id: q.call.id.clone(),
@@ -446,9 +456,7 @@ impl Dispatcher {
             a = rx => a.ok(),
             _ = ctx.cancel.cancelled() => None,
         };
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.remove(&id);
-        }
+        crate::sync::lock(&self.pending).remove(&id);
         if let Some((decision, note)) = &answer {
             let entry = Entry::approval(q.call.id.clone(), *decision, note.clone());
             self.journal.record(match ctx.events.subagent() {
@@ -478,15 +486,13 @@ impl Dispatcher {
             return;
         };
         let text = format!("{}({})", rule.tool, rule.pattern);
-        if let Ok(mut policy) = self.policy.write() {
-            policy.add_session_rule(rule);
-            ctx.events.send(Event::Notice {
-                text: format!(
-                    "Added for this session: allow {text} (/permissions lists the rules and can \
-                     drop it)."
-                ),
-            });
-        }
+        crate::sync::write(&self.policy).add_session_rule(rule);
+        ctx.events.send(Event::Notice {
+            text: format!(
+                "Added for this session: allow {text} (/permissions lists the rules and can \
+                 drop it)."
+            ),
+        });
     }
 }
 

@@ -68,10 +68,7 @@ impl Journal {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        match self.state.lock() {
-            Ok(s) => s,
-            Err(p) => p.into_inner(),
-        }
+        crate::sync::lock(&self.state)
     }
 
     fn warn(&self, state: &mut State, e: &SessionError) {

@@ -8,8 +8,11 @@ pub mod compact;
 pub mod context;
 pub mod dispatch;
 pub mod journal;
+pub mod listing;
 pub mod mode;
 pub mod prompt;
+pub mod repair;
+mod rewind;
 mod session_switch;
 mod shell;
 pub mod subagent;
@@ -123,11 +126,16 @@ struct Agent {
     context: budget::ContextState,
     subagents: Arc<subagent::Subagents>,
     skills: Arc<crate::skills::SkillCatalog>,
+    /// The `AGENTS.md` files in the system prompt (for `/memory`).
+    memory: Arc<Vec<prompt::Instructions>>,
+    secrets: Arc<crate::tools::secrets::Secrets>,
     journal: journal::Journal,
     /// The past conversation to show when the session was resumed.
     resumed_view: Vec<crate::protocol::HistoryItem>,
     /// Notices from loading a resumed session.
     resume_notices: Vec<String>,
+    /// What each turn changed in the workspace, for `/rewind` and `/undo`.
+    checkpoints: crate::checkpoint::Checkpoints,
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -136,6 +144,7 @@ fn client_options(config: &Config) -> ClientOptions {
         base_url: config.base_url.clone(),
         api_key: config.api_key.clone(),
         connect_timeout: config.connect_timeout,
+        first_byte_timeout: config.first_byte_timeout,
         idle_timeout: config.idle_timeout,
         max_attempts: config.max_attempts,
         initial_backoff: config.retry_backoff,
@@ -145,7 +154,11 @@ fn client_options(config: &Config) -> ClientOptions {
 
 impl Agent {
     fn new(opts: AgentOptions, events: EventSink) -> anyhow::Result<Agent> {
-        let config = opts.config;
+        let mut config = opts.config;
+        // Built on a blocking thread of the runtime (see `spawn`), so it may wait here.
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.block_on(crate::discover::use_server_window(&mut config));
+        }
         let client = Client::new(client_options(&config))?;
         let temp_dir = std::env::temp_dir().join(format!("rein-{}", new_session_id()));
         std::fs::create_dir_all(&temp_dir)?;
@@ -156,6 +169,12 @@ impl Agent {
             temp_dir.clone(),
         ));
         let pending: PendingApprovals = Arc::default();
+        // rein's own files are never part of the workspace's checkpoints.
+        let checkpoints = crate::checkpoint::Checkpoints::new(
+            &config.cwd,
+            vec![config.data_dir.clone(), temp_dir.clone()],
+            crate::checkpoint::Caps::default(),
+        );
         let skills = Arc::new(crate::skills::discover(
             config.home_dir.as_deref(),
             &config.cwd,
@@ -172,6 +191,12 @@ impl Agent {
         let sub_tools = offered(subagent::SUBAGENT_TOOLS.to_vec());
         let opened = session_switch::open(&config, opts.session, events.clone())?;
         let journal = opened.journal.clone();
+        if let Some(path) = journal.path() {
+            checkpoints.switch(
+                Some(crate::checkpoint::dir_for(&path)),
+                opened.rewind.clone(),
+            );
+        }
         // Edits inside the workspace are allowed by the accept-edits mode, not by the policy.
         let policy = Arc::new(RwLock::new(Policy::new(config.rules.clone(), false)));
         // A resumed session never starts more permissive than the config says.
@@ -190,6 +215,7 @@ impl Agent {
             sandbox_enforced,
             journal: journal.clone(),
             mode: mode.clone(),
+            checkpoints: Some(checkpoints.clone()),
         };
         let dispatcher = Arc::new(dispatcher_for(opts.registry.clone(), main_tools));
         let sub_dispatcher = Arc::new(dispatcher_for(opts.registry, sub_tools));
@@ -201,7 +227,8 @@ impl Agent {
             overhead: context::estimate_text(&system) + context::estimate_text(&tool_specs),
             ..Default::default()
         };
-        let instructions = prompt::render_instructions(&instructions);
+        let memory = Arc::new(instructions);
+        let instructions = prompt::render_instructions(&memory);
         let model = Arc::new(RwLock::new(config.model.clone()));
         let subagents = Arc::new(subagent::Subagents {
             client: client.clone(),
@@ -214,9 +241,18 @@ impl Agent {
             slots: Arc::new(tokio::sync::Semaphore::new(4)),
             journal: journal.clone(),
         });
+        let secrets = Arc::new(crate::tools::secrets::Secrets::new(
+            config.home_dir.as_deref(),
+            &[config.config_dir.clone(), config.data_dir.clone()],
+            config.api_key.as_deref(),
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        ));
         Ok(Agent {
             model,
             mode,
+            memory,
+            secrets,
             subagents,
             skills,
             client,
@@ -229,6 +265,7 @@ impl Agent {
             journal,
             resumed_view: opened.view,
             resume_notices: opened.notices,
+            checkpoints,
             temp_dir,
             sandbox,
             cancel: Arc::new(Mutex::new(CancellationToken::new())),
@@ -259,10 +296,7 @@ impl Agent {
     }
 
     fn current_model(&self) -> String {
-        match self.model.read() {
-            Ok(m) => m.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        crate::sync::read(&self.model).clone()
     }
 
     /// Reads ops; interrupts, approvals and model switches are handled at once, the rest is
@@ -277,17 +311,25 @@ impl Agent {
         let mode = self.mode.clone();
         let policy = self.dispatcher.policy.clone();
         let client = self.client.clone();
+        let listings = listing::Listings {
+            skills: self.skills.clone(),
+            memory: self.memory.clone(),
+            data_dir: self.config.data_dir.clone(),
+            cwd: self.config.cwd.clone(),
+            events: self.events.clone(),
+        };
         let cancel_current = move || {
-            if let Ok(token) = cancel.lock() {
-                token.cancel();
-            }
+            crate::sync::lock(&cancel).cancel();
         };
         tokio::spawn(async move {
             while let Some(op) = ops.recv().await {
+                if listings.answer(&op) {
+                    continue;
+                }
                 match op {
                     Op::Interrupt => cancel_current(),
                     Op::Approval { id, decision, note } => {
-                        let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
+                        let waiter = crate::sync::lock(&pending).remove(&id);
                         match waiter {
                             Some(w) => {
                                 let _ = w.send((decision, note));
@@ -296,9 +338,7 @@ impl Agent {
                         }
                     }
                     Op::SetModel { model: name } => {
-                        if let Ok(mut m) = model.write() {
-                            *m = name.clone();
-                        }
+                        *crate::sync::write(&model) = name.clone();
                         journal.record(crate::session_store::Entry::model_change(name.clone()));
                         events.send(Event::ModelChanged { model: name });
                     }
@@ -362,14 +402,30 @@ impl Agent {
                 Op::Resume { id } => self.switch_to(&id),
                 Op::Compact { focus } => self.compact_now(focus).await,
                 Op::RunShell { command } => self.run_shell(command).await,
+                Op::ListRewindPoints => self.rewind_points(),
+                Op::Rewind {
+                    to,
+                    code,
+                    conversation,
+                    confirm,
+                    overwrite_changed,
+                } => {
+                    self.rewind(to, code, conversation, confirm, overwrite_changed)
+                        .await
+                }
+                Op::Undo => self.undo().await,
                 Op::Shutdown => break,
+                // Handled by the router as they arrive.
                 Op::Interrupt
                 | Op::Approval { .. }
                 | Op::SetModel { .. }
                 | Op::SetMode { .. }
                 | Op::ListPermissions
                 | Op::DropSessionRule { .. }
-                | Op::ListModels => {}
+                | Op::ListModels
+                | Op::ListSessions
+                | Op::ListSkills
+                | Op::ListMemory => {}
             }
         }
         self.journal.close();
@@ -380,10 +436,7 @@ impl Agent {
 
     fn fresh_cancel_token(&self) -> CancellationToken {
         let token = CancellationToken::new();
-        match self.cancel.lock() {
-            Ok(mut c) => *c = token.clone(),
-            Err(p) => *p.into_inner() = token.clone(),
-        }
+        *crate::sync::lock(&self.cancel) = token.clone();
         token
     }
 
@@ -400,6 +453,7 @@ impl Agent {
             env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
             subagents: Some(self.subagents.clone()),
             skills: self.skills.clone(),
+            secrets: self.secrets.clone(),
         }
     }
 
@@ -457,6 +511,10 @@ impl Agent {
         self.events.send(Event::TurnStarted);
         self.journal
             .record(crate::session_store::Entry::user(text.clone()));
+        if let Some(path) = self.journal.path() {
+            self.checkpoints.attach(crate::checkpoint::dir_for(&path));
+        }
+        self.checkpoints.user_message(&text);
         self.history.push(Message::User { content: text });
         let lc = LoopConfig {
             system: self.system.clone(),
@@ -518,6 +576,8 @@ impl Agent {
             TurnOutcome::Completed => {}
         }
         self.journal.sync();
+        let checkpoints = self.checkpoints.clone();
+        let _ = tokio::task::spawn_blocking(move || checkpoints.end_turn()).await;
         self.events.send(Event::TurnFinished { outcome });
     }
 }

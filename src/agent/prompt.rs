@@ -1,25 +1,11 @@
 //! The system prompts and the project instructions (`AGENTS.md`) they carry.
 
+pub use crate::protocol::Instructions;
+use crate::repo::repo_root;
 use std::path::{Path, PathBuf};
 
 const SYSTEM: &str = include_str!("../../assets/system.md");
 const SUBAGENT: &str = include_str!("../../assets/subagent.md");
-
-/// One instructions file found for the workspace.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Instructions {
-    /// Where it was read from.
-    pub path: PathBuf,
-    /// Its text.
-    pub text: String,
-}
-
-/// The nearest ancestor of `cwd` (or `cwd` itself) holding `.git`, if any.
-pub fn repo_root(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .map(Path::to_path_buf)
-}
 
 /// `~/.agents/AGENTS.md`, then every `AGENTS.md` from the repo root down to `cwd`, in that order.
 pub fn load_agents_md(cwd: &Path, home: Option<&Path>) -> Vec<Instructions> {

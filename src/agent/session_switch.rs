@@ -21,6 +21,7 @@ pub(super) struct Opened {
     pub notices: Vec<String>,
     /// The approval mode a resumed session ended in.
     pub mode: Option<crate::protocol::ApprovalMode>,
+    pub rewind: crate::checkpoint::RewindLog,
 }
 
 fn header(config: &Config, id: &str, model: &str) -> Header {
@@ -62,6 +63,7 @@ pub(super) fn open(
         view: Vec::new(),
         notices: Vec::new(),
         mode: None,
+        rewind: Default::default(),
     };
     Ok(match start {
         SessionStart::Ephemeral => fresh(Journal::ephemeral(events), new_session_id()),
@@ -84,6 +86,7 @@ pub(super) fn open(
                 view: r.view,
                 notices: r.notices,
                 mode: r.mode,
+                rewind: r.rewind,
             }
         }
     })
@@ -117,18 +120,23 @@ pub(super) fn record(journal: &Journal, r: Record<'_>) {
             history.to_vec(),
         )),
         Record::Usage(input, output) => journal.record(Entry::usage(input, output)),
+        Record::Quirk(q) => journal.record(Entry::model_quirk(
+            q.kind,
+            q.call_id.clone(),
+            q.detail.clone(),
+        )),
     }
 }
 
 impl Agent {
-    fn reset_context(&mut self) {
+    pub(super) fn reset_context(&mut self) {
         self.context = ContextState {
             overhead: self.context.overhead,
             ..Default::default()
         };
     }
 
-    fn set_todos(&mut self, list: Vec<Todo>) {
+    pub(super) fn set_todos(&mut self, list: Vec<Todo>) {
         self.todos.clone_from(&list);
         self.events.send(Event::TodosUpdated { todos: list });
     }
@@ -168,6 +176,7 @@ impl Agent {
             Some(header(&self.config, &self.session_id, &model)),
             self.config.data_dir.clone(),
         );
+        self.checkpoints.switch(None, Default::default());
         self.set_todos(Vec::new());
         let info = self.session_info();
         self.events.send(Event::SessionConfigured(info));
@@ -215,6 +224,8 @@ impl Agent {
         };
         match session_store::fork(&self.config.data_dir, &path, &new_id) {
             Ok(writer) => {
+                self.checkpoints
+                    .forked(crate::checkpoint::dir_for(writer.path()));
                 self.journal
                     .replace(Some(writer), None, self.config.data_dir.clone());
                 self.session_id = new_id.clone();
@@ -260,6 +271,8 @@ impl Agent {
                 // Replace the writer in place: the router, dispatchers and subagents share it.
                 self.journal
                     .replace(Some(writer), None, self.config.data_dir.clone());
+                self.checkpoints
+                    .switch(Some(crate::checkpoint::dir_for(&path)), r.rewind);
                 self.session_id = r.header.id;
                 self.history = r.messages;
                 self.reset_context();

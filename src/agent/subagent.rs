@@ -51,14 +51,18 @@ impl TurnHooks for SideChainHooks {
         self.journal
             .record(Entry::subagent(&self.task_id, Entry::from_message(msg)));
     }
+
+    fn quirk(&mut self, q: &super::repair::Quirk) {
+        let entry = Entry::model_quirk(q.kind, q.call_id.clone(), q.detail.clone());
+        self.journal.record(Entry::subagent(&self.task_id, entry));
+    }
 }
 
 fn cap(text: &str) -> String {
-    if text.chars().count() <= ANSWER_CAP {
-        return text.to_string();
+    match crate::text::cut(text, ANSWER_CAP, crate::text::Unit::Chars) {
+        Some(head) => format!("{head}\n\n[answer cut at {ANSWER_CAP} characters]"),
+        None => text.to_string(),
     }
-    let cut: String = text.chars().take(ANSWER_CAP).collect();
-    format!("{cut}\n\n[answer cut at {ANSWER_CAP} characters]")
 }
 
 fn last_text(history: &[Message]) -> String {

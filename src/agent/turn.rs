@@ -3,9 +3,11 @@
 
 use super::context;
 use super::dispatch::{CallResult, Dispatcher, INTERRUPTED};
-use crate::llm::{AssistantPart, Client, LlmError, Message, Request, StreamNotice, ToolCall};
+use super::repair::{self, Quirk};
+use crate::llm::ToolCall;
+use crate::llm::{AssistantPart, Client, LlmError, Message, Request, Response, StreamNotice};
 use crate::protocol::EventSink;
-use crate::protocol::{Event, ToolStatus};
+use crate::protocol::{Event, QuirkKind, ToolStatus};
 use crate::tools::ToolCtx;
 use std::sync::RwLock;
 use tokio_util::sync::CancellationToken;
@@ -56,6 +58,8 @@ pub trait TurnHooks: Send {
     }
     /// Called after the results of one response's tool calls were appended.
     fn after_tools(&mut self) {}
+    /// The harness repaired something in an answer (for the session file).
+    fn quirk(&mut self, _quirk: &Quirk) {}
     /// Called before each request (`keep` is the loop's micro-compaction setting); may replace
     /// the history (auto-compaction).
     fn before_request<'a>(
@@ -86,20 +90,27 @@ pub struct TurnEnv<'a> {
 }
 
 fn read_model(model: &RwLock<String>) -> String {
-    match model.read() {
-        Ok(m) => m.clone(),
-        Err(p) => p.into_inner().clone(),
-    }
+    crate::sync::read(model).clone()
 }
 
-/// Puts the reminder at the very end of the request, as a user message of its own.
-fn with_reminder(mut messages: Vec<Message>, reminder: Option<String>) -> Vec<Message> {
-    // A message of its own, so everything before it is byte-identical to what the next request
-    // sends and stays in the provider's prompt cache.
-    if let Some(text) = reminder {
-        messages.push(Message::User { content: text });
+/// Nudges for calls written as text to tools that do not exist, per run of the loop: a model
+/// that keeps doing it is answering in text after all.
+const MAX_NUDGES: u32 = 2;
+
+/// What rein says when the answer after tool results is empty (small models stop like that
+/// mid-task); sent once per run of the loop.
+const EMPTY_NUDGE: &str = "[rein] Your last answer was empty. If the task is not finished, \
+    continue it with the tools; if it is, say in a sentence what you did.";
+
+/// The answer's parts, with a refusal shown as text.
+fn answer_parts(response: &Response) -> Vec<AssistantPart> {
+    let mut parts = response.parts.clone();
+    if let Some(refusal) = response.refusal.as_ref().filter(|r| !r.is_empty()) {
+        parts.push(AssistantPart::Text {
+            text: refusal.clone(),
+        });
     }
-    messages
+    parts
 }
 
 impl TurnEnv<'_> {
@@ -113,6 +124,9 @@ impl TurnEnv<'_> {
 
     /// Runs the loop on `history` (which already ends with the user's message).
     pub async fn run(&self, history: &mut Vec<Message>, hooks: &mut dyn TurnHooks) -> LoopEnd {
+        let mut without_reminder = false;
+        let mut nudges = 0;
+        let mut asked_after_empty = false;
         for _ in 0..self.lc.max_requests {
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
@@ -127,59 +141,46 @@ impl TurnEnv<'_> {
                 Some(keep) => context::micro_compact(history, keep, hooks.frozen_prefix()),
                 None => history.clone(),
             };
+            let reminder = if std::mem::take(&mut without_reminder) {
+                None
+            } else {
+                hooks.reminder()
+            };
             let request = Request {
                 model: read_model(self.model),
                 system: self.lc.system.clone(),
-                messages: with_reminder(messages, hooks.reminder()),
+                messages,
                 tools: self
                     .dispatcher
                     .registry
                     .specs(self.dispatcher.allow.as_deref()),
                 max_tokens: self.lc.max_tokens,
+                reminder,
             };
-            let events = self.events().clone();
-            let mut on = move |n: StreamNotice| match n {
-                StreamNotice::Text(text) => events.send(Event::AssistantDelta { text }),
-                StreamNotice::Reasoning(text) => events.send(Event::ReasoningDelta { text }),
-                StreamNotice::Retrying {
-                    attempt,
-                    max_attempts,
-                    delay,
-                    reason,
-                } => events.send(Event::Retrying {
-                    attempt,
-                    max_attempts,
-                    delay_ms: delay.as_millis() as u64,
-                    reason,
-                }),
-            };
-            let response = match self.client.stream(&request, self.cancel(), &mut on).await {
+            let response = match self.request(&request).await {
                 Ok(r) => r,
-                Err(LlmError::Cancelled) => return LoopEnd::Interrupted,
-                Err(e) => return LoopEnd::Failed(e.to_string()),
+                Err(end) => return end,
             };
             if let Some(u) = response.usage {
                 hooks.usage(u.input_tokens, u.output_tokens, history.len());
             }
             let truncated = response.truncated();
-            let mut parts = response.parts.clone();
-            if let Some(refusal) = &response.refusal
-                && !refusal.is_empty()
-            {
-                parts.push(AssistantPart::Text {
-                    text: refusal.clone(),
-                });
+            let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+            let repaired = repair::repair(answer_parts(&response), &offered, nudges < MAX_NUDGES);
+            for q in &repaired.quirks {
+                self.quirk(q, hooks);
             }
-            let text = parts
-                .iter()
-                .filter_map(|p| match p {
-                    AssistantPart::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<String>();
+            let text = repaired.text();
             self.events()
                 .send(Event::AssistantMessage { text: text.clone() });
-            let calls: Vec<ToolCall> = response.tool_calls().cloned().collect();
+            if repaired.echo_only && request.reminder.is_some() {
+                // Nothing but the reminder came back: ask again without it (the echo is not
+                // kept, so the history stays as it was).
+                without_reminder = true;
+                continue;
+            }
+            let calls = repaired.calls;
+            let mut parts = repaired.parts;
             if parts.is_empty() {
                 // An empty answer still needs a message so the history stays well-formed.
                 parts.push(AssistantPart::Text {
@@ -189,11 +190,48 @@ impl TurnEnv<'_> {
             let assistant = Message::Assistant { parts };
             history.push(assistant.clone());
             hooks.appended(&assistant);
+            if let Some(nudge) = repaired.nudge {
+                nudges += 1;
+                let msg = Message::User { content: nudge };
+                history.push(msg.clone());
+                hooks.appended(&msg);
+                continue;
+            }
             if calls.is_empty() {
                 if truncated && text.trim().is_empty() {
                     return LoopEnd::Failed(
                         "the model's answer was cut off by the output token limit".into(),
                     );
+                }
+                if text.trim().is_empty() {
+                    let after_tools = matches!(
+                        history.iter().rev().nth(1),
+                        Some(Message::ToolResult { .. })
+                    );
+                    let ask = after_tools && !std::mem::replace(&mut asked_after_empty, true);
+                    let q = Quirk {
+                        kind: QuirkKind::EmptyAnswer,
+                        call_id: None,
+                        detail: if ask {
+                            "asked to continue".into()
+                        } else {
+                            String::new()
+                        },
+                        text: if ask {
+                            "The model answered nothing; asking it to continue.".into()
+                        } else {
+                            "The model answered nothing.".into()
+                        },
+                    };
+                    self.quirk(&q, hooks);
+                    if ask {
+                        let msg = Message::User {
+                            content: EMPTY_NUDGE.into(),
+                        };
+                        history.push(msg.clone());
+                        hooks.appended(&msg);
+                        continue;
+                    }
                 }
                 return LoopEnd::Completed;
             }
@@ -214,6 +252,41 @@ impl TurnEnv<'_> {
             }
         }
         LoopEnd::RequestCap
+    }
+
+    /// Sends one request, streaming its text to the front end.
+    async fn request(&self, request: &Request) -> Result<Response, LoopEnd> {
+        let events = self.events().clone();
+        let mut on = move |n: StreamNotice| match n {
+            StreamNotice::Text(text) => events.send(Event::AssistantDelta { text }),
+            StreamNotice::Reasoning(text) => events.send(Event::ReasoningDelta { text }),
+            StreamNotice::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason,
+            } => events.send(Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms: delay.as_millis() as u64,
+                reason,
+            }),
+        };
+        match self.client.stream(request, self.cancel(), &mut on).await {
+            Ok(r) => Ok(r),
+            Err(LlmError::Cancelled) => Err(LoopEnd::Interrupted),
+            Err(e) => Err(LoopEnd::Failed(e.to_string())),
+        }
+    }
+
+    /// Tells the front end and the session file what was repaired.
+    fn quirk(&self, q: &Quirk, hooks: &mut dyn TurnHooks) {
+        tracing::info!(kind = ?q.kind, detail = %q.detail, "model quirk");
+        self.events().send(Event::ModelQuirk {
+            kind: q.kind,
+            text: q.text.clone(),
+        });
+        hooks.quirk(q);
     }
 
     /// Runs the calls of one response in order; consecutive `task` calls run concurrently

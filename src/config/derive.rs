@@ -1,25 +1,31 @@
 //! The high level of the settings: a `Config` derived from the raw values (defaults,
 //! inference between provider and base URL, validation, the rules a project may not loosen).
 
+use super::endpoint::derive_endpoint;
 use super::raw::{RawConfig, Sourced, UserAndProject};
-use super::show::missing_message;
-use super::{Config, ConfigError, Inputs, SandboxMode, Source, is_loopback_url};
-use crate::llm::ProviderKind;
+use super::window::choose_context_window;
+use super::{Config, ConfigError, IgnoredSetting, Inputs, SandboxMode, Source, is_loopback_url};
 use crate::policy::{Action, Rule, RuleSource};
 use crate::protocol::ApprovalMode;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Records where each derived setting came from, in `rein config` order.
 #[derive(Default)]
-struct Sources(Vec<(&'static str, Source)>);
+pub(super) struct Sources(Vec<(&'static str, Source)>);
 
 impl Sources {
-    fn push(&mut self, name: &'static str, source: Source) {
+    pub(super) fn push(&mut self, name: &'static str, source: Source) {
         self.0.push((name, source));
     }
 
     /// The given value, else the default; either way its source is recorded.
-    fn or_default<T>(&mut self, name: &'static str, raw: Option<Sourced<T>>, default: T) -> T {
+    pub(super) fn or_default<T>(
+        &mut self,
+        name: &'static str,
+        raw: Option<Sourced<T>>,
+        default: T,
+    ) -> T {
         match raw {
             Some(s) => {
                 self.push(name, s.source);
@@ -33,27 +39,32 @@ impl Sources {
     }
 }
 
-/// Where requests go and with which key and model.
-struct Endpoint {
-    provider: ProviderKind,
-    base_url: String,
-    model: String,
-    api_key: Option<String>,
-}
-
 impl Config {
     /// Derives the effective settings; `strict` insists on a model and (off loopback) a key.
     pub(super) fn derive(
-        raw: RawConfig,
+        mut raw: RawConfig,
         inputs: &Inputs,
         strict: bool,
     ) -> Result<Config, ConfigError> {
         let mut sources = Sources::default();
-        let endpoint = derive_endpoint(&raw, strict, &mut sources)?;
-        let context_window = derive_context_window(&raw, &mut sources)?;
+        let mut ignored = std::mem::take(&mut raw.ignored);
+        let endpoint = derive_endpoint(&raw, strict, &inputs.config_dir, &mut sources)?;
+        let context_window = derive_context_window(&raw, &endpoint.model, &mut sources)?;
         let s = &mut sources;
         let max_output_tokens = s.or_default("max_output_tokens", raw.max_output_tokens, 8192);
         let connect_timeout = s.or_default("connect_timeout_secs", raw.connect_timeout_secs, 10);
+        // A local server may spend minutes on an uncached prompt before its first byte; a
+        // remote API that silent is more likely stuck.
+        let first_byte_default = if is_loopback_url(&endpoint.base_url) {
+            600
+        } else {
+            120
+        };
+        let first_byte_timeout = s.or_default(
+            "first_byte_timeout_secs",
+            raw.first_byte_timeout_secs,
+            first_byte_default,
+        );
         let idle_timeout = s.or_default("idle_timeout_secs", raw.idle_timeout_secs, 120);
         let max_retries = s.or_default("max_retries", raw.max_retries, 4);
         let retry_backoff_ms = s.or_default("retry_backoff_ms", raw.retry_backoff_ms, 1000);
@@ -65,16 +76,20 @@ impl Config {
         let keep_tool_results = s.or_default("keep_tool_results", raw.keep_tool_results, 3);
         let subagent_max_requests =
             s.or_default("subagent_max_requests", raw.subagent_max_requests, 12);
-        let auto_approve_edits = derive_edits(raw.edits, s)?;
-        let mode = derive_mode(raw.mode_flag, raw.mode, auto_approve_edits, s)?;
+        let auto_approve_edits = derive_edits(raw.edits, s, &mut ignored)?;
+        let mode = derive_mode(raw.mode_flag, raw.mode, auto_approve_edits, s, &mut ignored)?;
         if !(0.1..=1.0).contains(&compact_threshold) {
             return Err(ConfigError::Invalid(
                 "compact_threshold must be between 0.1 and 1.0.".into(),
             ));
         }
-        let (sandbox, sandbox_network) =
-            derive_sandbox(raw.sandbox_mode, raw.sandbox_network, raw.sandbox_env, s)?;
-        let rules = derive_rules(raw.rules)?;
+        let (sandbox, sandbox_network) = derive_sandbox(
+            (raw.sandbox_mode, raw.sandbox_network),
+            raw.sandbox_env,
+            s,
+            &mut ignored,
+        )?;
+        let rules = derive_rules(raw.rules, &mut ignored)?;
         Ok(Config {
             provider: endpoint.provider,
             base_url: endpoint.base_url,
@@ -83,6 +98,7 @@ impl Config {
             context_window,
             max_output_tokens,
             connect_timeout: Duration::from_secs(connect_timeout),
+            first_byte_timeout: Duration::from_secs(first_byte_timeout),
             idle_timeout: Duration::from_secs(idle_timeout),
             max_attempts: max_retries.saturating_add(1),
             retry_backoff: Duration::from_millis(retry_backoff_ms),
@@ -103,28 +119,24 @@ impl Config {
             config_dir: inputs.config_dir.clone(),
             home_dir: inputs.home_dir.clone(),
             sources: sources.0,
+            trust: raw.trust,
+            ignored,
+            deprecated: raw.deprecated,
         })
     }
 }
 
-fn infer_provider(base_url: &str) -> ProviderKind {
-    let rest = base_url.split("://").nth(1).unwrap_or(base_url);
-    let host = rest.split('/').next().unwrap_or("").to_ascii_lowercase();
-    if host.contains("anthropic") {
-        ProviderKind::Anthropic
-    } else {
-        ProviderKind::OpenAi
-    }
-}
-
-fn parse_provider(value: &str, origin: &Source) -> Result<ProviderKind, ConfigError> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "openai" | "openai-compatible" | "chat" => Ok(ProviderKind::OpenAi),
-        "anthropic" | "claude" => Ok(ProviderKind::Anthropic),
-        other => Err(ConfigError::Invalid(format!(
-            "Unknown provider \"{other}\" (from {origin}). Use \"openai\" (any OpenAI-compatible \
-             Chat Completions server) or \"anthropic\"."
-        ))),
+/// A project value that would loosen what the person set.
+fn only_stricter<T>(p: &Sourced<T>, setting: String, what: &str) -> IgnoredSetting {
+    let file = match &p.source {
+        Source::File(path) => path.clone(),
+        _ => PathBuf::new(),
+    };
+    IgnoredSetting {
+        key: setting,
+        file,
+        reason: format!("a project may only make {what} stricter"),
+        trust: None,
     }
 }
 
@@ -136,98 +148,19 @@ fn parse_num<T: std::str::FromStr>(value: &str, origin: &Source) -> Result<T, Co
     })
 }
 
-/// Provider, base URL, model and key; base URL and provider decide each other's defaults.
-fn derive_endpoint(
+/// `REIN_CONTEXT_WINDOW` over the file over what the model family has; zero is refused.
+fn derive_context_window(
     raw: &RawConfig,
-    strict: bool,
+    model: &str,
     sources: &mut Sources,
-) -> Result<Endpoint, ConfigError> {
-    let provider = match (&raw.provider, &raw.base_url) {
-        (Some(p), _) => {
-            sources.push("provider", p.source.clone());
-            parse_provider(&p.value, &p.source)?
-        }
-        (None, Some(url)) => {
-            sources.push("provider", Source::Derived("inferred from base_url"));
-            infer_provider(&url.value)
-        }
-        (None, None) => {
-            sources.push("provider", Source::Default);
-            ProviderKind::OpenAi
-        }
+) -> Result<u64, ConfigError> {
+    let explicit = match &raw.context_window_env {
+        Some(v) => Some((parse_num(&v.value, &v.source)?, v.source.clone())),
+        None => raw.context_window.clone().map(|s| (s.value, s.source)),
     };
-    let base_url = match &raw.base_url {
-        Some(url) => {
-            sources.push("base_url", url.source.clone());
-            url.value.trim().trim_end_matches('/').to_string()
-        }
-        None => {
-            sources.push("base_url", Source::Default);
-            default_base_url(provider).to_string()
-        }
-    };
-    let (fallback_name, fallback) = match provider {
-        ProviderKind::OpenAi => ("OPENAI_API_KEY", &raw.openai_key),
-        ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", &raw.anthropic_key),
-    };
-    let api_key = raw.api_key.as_ref().or(fallback.as_ref());
-    if strict {
-        let mut missing = Vec::new();
-        if raw.model.is_none() {
-            missing.push("a model");
-        }
-        if api_key.is_none() && !is_loopback_url(&base_url) {
-            missing.push("an API key");
-        }
-        if !missing.is_empty() {
-            return Err(ConfigError::Missing(missing_message(
-                &missing,
-                &base_url,
-                fallback_name,
-            )));
-        }
-    }
-    let model = sources.or_default(
-        "model",
-        raw.model.as_ref().map(|m| Sourced {
-            value: m.value.trim().to_string(),
-            source: m.source.clone(),
-        }),
-        String::new(),
-    );
-    let api_key = sources.or_default(
-        "api_key",
-        api_key.map(|k| Sourced {
-            value: Some(k.value.trim().to_string()),
-            source: k.source.clone(),
-        }),
-        None,
-    );
-    Ok(Endpoint {
-        provider,
-        base_url,
-        model,
-        api_key,
-    })
-}
-
-fn default_base_url(provider: ProviderKind) -> &'static str {
-    match provider {
-        ProviderKind::OpenAi => "https://api.openai.com/v1",
-        ProviderKind::Anthropic => "https://api.anthropic.com",
-    }
-}
-
-/// `REIN_CONTEXT_WINDOW` over the file over the default; zero is refused.
-fn derive_context_window(raw: &RawConfig, sources: &mut Sources) -> Result<u64, ConfigError> {
-    let given = match &raw.context_window_env {
-        Some(v) => Some(Sourced {
-            value: parse_num(&v.value, &v.source)?,
-            source: v.source.clone(),
-        }),
-        None => raw.context_window.clone(),
-    };
-    let window = sources.or_default("context_window", given, 128_000);
+    // The server's report comes later (Config::apply_server_context_window).
+    let (window, source) = choose_context_window(explicit, None, model);
+    sources.push("context_window", source);
     if window == 0 {
         return Err(ConfigError::Invalid(
             "context_window must be a positive number of tokens.".into(),
@@ -238,10 +171,22 @@ fn derive_context_window(raw: &RawConfig, sources: &mut Sources) -> Result<u64, 
 
 /// Whether edits run without asking. A project may say "ask" over the user's "allow", never
 /// the other way round: a repository must not pre-approve edits for whoever clones it.
-fn derive_edits(edits: UserAndProject<String>, sources: &mut Sources) -> Result<bool, ConfigError> {
+fn derive_edits(
+    edits: UserAndProject<String>,
+    sources: &mut Sources,
+    ignored: &mut Vec<IgnoredSetting>,
+) -> Result<bool, ConfigError> {
     let chosen = match (edits.project, edits.user) {
         (Some(p), _) if p.value == "ask" => Some(p),
-        (_, user) => user,
+        (Some(p), user) => {
+            ignored.push(only_stricter(
+                &p,
+                format!("edits = {:?}", p.value),
+                "file edits",
+            ));
+            user
+        }
+        (None, user) => user,
     };
     let value = sources.or_default("edits", chosen, "ask".to_string());
     match value.as_str() {
@@ -260,6 +205,7 @@ fn derive_mode(
     files: UserAndProject<String>,
     edits_allowed: bool,
     sources: &mut Sources,
+    ignored: &mut Vec<IgnoredSetting>,
 ) -> Result<ApprovalMode, ConfigError> {
     let parse = |s: &Sourced<String>| {
         ApprovalMode::parse(&s.value).ok_or_else(|| {
@@ -289,6 +235,12 @@ fn derive_mode(
         if tighter.permissiveness() < mode.permissiveness() {
             mode = tighter;
             source = Some(p.source.clone());
+        } else if tighter.permissiveness() > mode.permissiveness() {
+            ignored.push(only_stricter(
+                p,
+                format!("mode = {:?}", p.value),
+                "the mode",
+            ));
         }
     }
     sources.push("mode", source.unwrap_or(Source::Default));
@@ -298,10 +250,10 @@ fn derive_mode(
 /// Sandbox mode and network: the user's file, then the project's only where it is stricter,
 /// then `REIN_SANDBOX` (the person at the keyboard) over both.
 fn derive_sandbox(
-    mode: UserAndProject<SandboxMode>,
-    network: UserAndProject<bool>,
+    (mode, network): (UserAndProject<SandboxMode>, UserAndProject<bool>),
     env: Option<Sourced<String>>,
     sources: &mut Sources,
+    ignored: &mut Vec<IgnoredSetting>,
 ) -> Result<(SandboxMode, bool), ConfigError> {
     let strictness = |m: SandboxMode| match m {
         SandboxMode::Off => 0,
@@ -318,21 +270,22 @@ fn derive_sandbox(
         if strictness(p.value) > strictness(sandbox.value) {
             sandbox = p;
         } else if p.value != sandbox.value {
-            tracing::warn!(
-                "ignoring sandbox mode {:?} from project file {}: a project may only make it stricter",
-                p.value.as_str(),
-                p.source
-            );
+            ignored.push(only_stricter(
+                &p,
+                format!("sandbox.mode = {:?}", p.value.as_str()),
+                "the sandbox",
+            ));
         }
     }
     if let Some(p) = network.project {
         if !p.value && sandbox_network.value {
             sandbox_network = p;
         } else if p.value && !sandbox_network.value {
-            tracing::warn!(
-                "ignoring sandbox.network = true from project file {}",
-                p.source
-            );
+            ignored.push(only_stricter(
+                &p,
+                "sandbox.network = true".into(),
+                "the sandbox",
+            ));
         }
     }
     if let Some(v) = env {
@@ -359,16 +312,18 @@ fn derive_sandbox(
 /// The file rules as policy rules; a project's allow rules are dropped (a repository must not
 /// pre-approve commands for whoever clones it).
 fn derive_rules(
-    raw: Vec<(RuleSource, std::path::PathBuf, super::file::FileRule)>,
+    raw: Vec<(RuleSource, PathBuf, super::file::FileRule)>,
+    ignored: &mut Vec<IgnoredSetting>,
 ) -> Result<Vec<Rule>, ConfigError> {
     let mut rules = Vec::new();
     for (source, path, r) in raw {
         if source == RuleSource::Project && r.action == Action::Allow {
-            tracing::warn!(
-                "ignoring allow rule {:?} from project file {}",
-                r.pattern,
-                path.display()
-            );
+            ignored.push(IgnoredSetting {
+                key: format!("rules: allow {:?}", r.pattern),
+                file: path,
+                reason: "a project may add ask and deny rules, not allow rules".into(),
+                trust: None,
+            });
             continue;
         }
         let rule = Rule::new(&r.tool, &r.pattern, r.action, source).map_err(|e| {

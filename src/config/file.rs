@@ -5,7 +5,8 @@ use crate::policy::Action;
 use serde::Deserialize;
 use std::path::Path;
 
-/// A config file's contents (all optional).
+/// A config file's contents (all optional). A new key a repository may set on its own must
+/// also be listed in `project::SAFE_KEYS`; otherwise a project's value waits for trust.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileConfig {
@@ -16,6 +17,7 @@ pub(super) struct FileConfig {
     pub(super) context_window: Option<u64>,
     pub(super) max_output_tokens: Option<u32>,
     pub(super) connect_timeout_secs: Option<u64>,
+    pub(super) first_byte_timeout_secs: Option<u64>,
     pub(super) idle_timeout_secs: Option<u64>,
     pub(super) max_retries: Option<u32>,
     pub(super) retry_backoff_ms: Option<u64>,
@@ -33,6 +35,8 @@ pub(super) struct FileConfig {
     pub(super) subagent_max_requests: Option<u32>,
     #[serde(default)]
     pub(super) rules: Vec<FileRule>,
+    /// Projects whose whole `.rein/config.toml` applies (user file only).
+    pub(super) trusted_projects: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -92,9 +96,11 @@ pub fn parse_env_file(text: &str) -> Vec<(String, String)> {
     out
 }
 
-pub(super) fn read_file_config(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
+/// Reads a config file as a TOML table; `None` when there is none.
+pub(super) fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => toml::from_str::<FileConfig>(&text)
+        Ok(text) => text
+            .parse::<toml::Table>()
             .map(Some)
             .map_err(|e| ConfigError::Invalid(format!("{} is not valid: {e}", path.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -103,4 +109,29 @@ pub(super) fn read_file_config(path: &Path) -> Result<Option<FileConfig>, Config
             path.display()
         ))),
     }
+}
+
+/// The settings of a config file's table.
+pub(super) fn file_config(path: &Path, table: toml::Table) -> Result<FileConfig, ConfigError> {
+    table
+        .try_into::<FileConfig>()
+        .map_err(|e| ConfigError::Invalid(format!("{} is not valid: {e}", path.display())))
+}
+
+/// Old key names a file still uses, as notices that say the new name.
+pub(super) fn deprecations(path: &Path, table: &toml::Table) -> Vec<String> {
+    [
+        ("max_turns", "max_requests"),
+        ("subagent_max_turns", "subagent_max_requests"),
+    ]
+    .into_iter()
+    .filter(|(old, _)| table.contains_key(*old))
+    .map(|(old, new)| {
+        format!(
+            "{}: `{old}` is now called `{new}` (it counts model requests, not your messages); \
+             rename it: the old name still works but will go away.",
+            path.display()
+        )
+    })
+    .collect()
 }

@@ -3,9 +3,11 @@
 //! precedence with the layer it came from. Nothing here infers, defaults or validates ranges;
 //! `derive.rs` turns this into a `Config`.
 
-use super::file::{FileConfig, FileRule, SandboxSetting, read_file_config};
-use super::{ConfigError, Inputs, SandboxMode, Source, parse_env_file};
+use super::file::{FileConfig, FileRule, SandboxSetting, deprecations, file_config, read_table};
+use super::project::screen;
+use super::{ConfigError, IgnoredSetting, Inputs, SandboxMode, Source, parse_env_file};
 use crate::policy::RuleSource;
+use crate::trust::{ProjectTrust, TrustStore, TrustedBy, canonical};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -45,10 +47,16 @@ pub(super) struct Layers<'a> {
     agents_env: HashMap<String, String>,
     pub(super) user: FoundFile,
     pub(super) project: FoundFile,
+    /// The trust decision the project file was screened with.
+    pub(super) trust: ProjectTrust,
+    /// Project settings that do not apply, and why.
+    pub(super) ignored: Vec<IgnoredSetting>,
+    /// Old key names in use, as notices.
+    pub(super) deprecated: Vec<String>,
 }
 
 impl Layers<'_> {
-    /// Reads `~/.agents/env` and both config files.
+    /// Reads `~/.agents/env` and both config files; the project file loses what it may not set.
     pub(super) fn read(inputs: &Inputs) -> Result<Layers<'_>, ConfigError> {
         let agents_env = inputs
             .home_dir
@@ -57,14 +65,71 @@ impl Layers<'_> {
             .and_then(|p| std::fs::read_to_string(p).ok())
             .map(|t| parse_env_file(&t).into_iter().collect())
             .unwrap_or_default();
-        let project_path = inputs.cwd.join(".rein").join("config.toml");
-        let user_path = inputs.config_dir.join("config.toml");
-        Ok(Layers {
+        let mut layers = Layers {
             inputs,
             agents_env,
-            project: read_file_config(&project_path)?.map(|f| (project_path, f)),
-            user: read_file_config(&user_path)?.map(|f| (user_path, f)),
-        })
+            user: None,
+            project: None,
+            trust: ProjectTrust::load(
+                &TrustStore::in_data_dir(&inputs.data_dir),
+                &inputs.cwd,
+                None,
+            ),
+            ignored: Vec::new(),
+            deprecated: Vec::new(),
+        };
+        let user_path = inputs.config_dir.join("config.toml");
+        if let Some(table) = read_table(&user_path)? {
+            layers.deprecated.extend(deprecations(&user_path, &table));
+            layers.user = Some((user_path.clone(), file_config(&user_path, table)?));
+        }
+        layers.trust.everything = layers.trusted_by();
+        layers.trust.approve_now(&inputs.flags.approved);
+        let project_path = inputs.cwd.join(".rein").join("config.toml");
+        if let Some(mut table) = read_table(&project_path)? {
+            let overridden = |key: &str| layers.overrides_project(key);
+            let ignored = screen(&mut table, &project_path, &layers.trust, &overridden);
+            layers.ignored.extend(ignored);
+            layers
+                .deprecated
+                .extend(deprecations(&project_path, &table));
+            layers.project = Some((project_path.clone(), file_config(&project_path, table)?));
+        }
+        Ok(layers)
+    }
+
+    /// `--trust`, or the project listed in the user's `trusted_projects`.
+    fn trusted_by(&self) -> Option<TrustedBy> {
+        if self.inputs.flags.trust {
+            return Some(TrustedBy::Flag);
+        }
+        let home = self.inputs.home_dir.as_deref();
+        let (_, user) = self.user.as_ref()?;
+        user.trusted_projects
+            .iter()
+            .flatten()
+            .map(|p| match (p.strip_prefix("~/"), home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ => PathBuf::from(p),
+            })
+            .find(|p| p.is_absolute() && canonical(p) == self.trust.project)
+            .map(TrustedBy::UserList)
+    }
+
+    /// Whether a layer above the config files sets `key` (then the project's value would not
+    /// apply anyway, and asking to trust it would be noise).
+    fn overrides_project(&self, key: &str) -> bool {
+        let flags = &self.inputs.flags;
+        match key {
+            "base_url" => self
+                .string(Some((&flags.base_url, "--base-url")), "BASE_URL")
+                .is_some(),
+            "provider" => self
+                .string(Some((&flags.provider, "--provider")), "PROVIDER")
+                .is_some(),
+            "api_key" => self.string(None, "API_KEY").is_some(),
+            _ => false,
+        }
     }
 
     /// A non-blank environment variable.
@@ -142,6 +207,7 @@ pub(super) struct RawConfig {
     pub(super) context_window: Option<Sourced<u64>>,
     pub(super) max_output_tokens: Option<Sourced<u32>>,
     pub(super) connect_timeout_secs: Option<Sourced<u64>>,
+    pub(super) first_byte_timeout_secs: Option<Sourced<u64>>,
     pub(super) idle_timeout_secs: Option<Sourced<u64>>,
     pub(super) max_retries: Option<Sourced<u32>>,
     pub(super) retry_backoff_ms: Option<Sourced<u64>>,
@@ -162,11 +228,17 @@ pub(super) struct RawConfig {
     pub(super) sandbox_env: Option<Sourced<String>>,
     /// Rules of the user file, then the project file.
     pub(super) rules: Vec<(RuleSource, PathBuf, FileRule)>,
+    /// The project's trust decision.
+    pub(super) trust: ProjectTrust,
+    /// Project settings ignored so far (deriving may add more).
+    pub(super) ignored: Vec<IgnoredSetting>,
+    /// Old key names in use.
+    pub(super) deprecated: Vec<String>,
 }
 
 impl RawConfig {
     /// Picks each setting's value from the layers by precedence.
-    pub(super) fn resolve(layers: &Layers<'_>) -> RawConfig {
+    pub(super) fn resolve(layers: Layers<'_>) -> RawConfig {
         let flags = &layers.inputs.flags;
         let sandbox_mode = |f: &FileConfig| match &f.sandbox {
             Some(SandboxSetting::Mode(m)) => Some(*m),
@@ -209,6 +281,7 @@ impl RawConfig {
             context_window: layers.file(|f| f.context_window),
             max_output_tokens: layers.file(|f| f.max_output_tokens),
             connect_timeout_secs: layers.file(|f| f.connect_timeout_secs),
+            first_byte_timeout_secs: layers.file(|f| f.first_byte_timeout_secs),
             idle_timeout_secs: layers.file(|f| f.idle_timeout_secs),
             max_retries: layers.file(|f| f.max_retries),
             retry_backoff_ms: layers.file(|f| f.retry_backoff_ms),
@@ -229,6 +302,9 @@ impl RawConfig {
             sandbox_network: layers.both(sandbox_network),
             sandbox_env: layers.env("REIN_SANDBOX"),
             rules,
+            trust: layers.trust,
+            ignored: layers.ignored,
+            deprecated: layers.deprecated,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `rein config` output and the "what to set" message.
 
 use super::{Config, Source};
+use crate::trust::{TrustItem, TrustedBy};
 
 impl Config {
     /// The key with all but its last four characters hidden.
@@ -31,6 +32,12 @@ impl Config {
             .unwrap_or(Source::Default)
     }
 
+    /// Records where a setting came from, replacing what was recorded.
+    pub(super) fn set_source(&mut self, name: &'static str, source: Source) {
+        self.sources.retain(|(n, _)| *n != name);
+        self.sources.push((name, source));
+    }
+
     /// `rein config` output: one `name = value  (source)` line per setting.
     pub fn describe(&self) -> String {
         let mut lines = Vec::new();
@@ -53,6 +60,10 @@ impl Config {
         line(
             "connect_timeout_secs",
             self.connect_timeout.as_secs().to_string(),
+        );
+        line(
+            "first_byte_timeout_secs",
+            self.first_byte_timeout.as_secs().to_string(),
         );
         line("idle_timeout_secs", self.idle_timeout.as_secs().to_string());
         line("max_retries", (self.max_attempts - 1).to_string());
@@ -95,26 +106,84 @@ impl Config {
         for r in &self.rules {
             out.push_str(&format!("rule  {r}\n"));
         }
+        out.push_str(&format!(
+            "{:<22} {}\n",
+            "project trust",
+            self.trust_status()
+        ));
+        for i in &self.ignored {
+            out.push_str(&format!(
+                "ignored  {}  ({}): {}\n",
+                i.trust
+                    .as_ref()
+                    .map_or(i.key.as_str(), |t| t.summary.as_str()),
+                i.file.display(),
+                i.reason
+            ));
+        }
+        if self.ignored.iter().any(|i| i.trust.is_some()) {
+            out.push_str(&format!("{}\n", self.how_to_trust()));
+        }
+        for d in &self.deprecated {
+            out.push_str(&format!("deprecated  {d}\n"));
+        }
         out
     }
-}
 
-pub(super) fn missing_message(missing: &[&str], base_url: &str, fallback_key: &str) -> String {
-    let what = missing.join(" and ");
-    let mut msg = format!("rein needs {what} to talk to the model server at {base_url}. Set ");
-    let mut parts = Vec::new();
-    if missing.contains(&"a model") {
-        parts.push("MODEL (or REIN_MODEL, or --model)".to_string());
+    /// Whether the project is trusted, and by what.
+    fn trust_status(&self) -> String {
+        match &self.trust.everything {
+            Some(TrustedBy::Flag) => "trusted (--trust, this run)".into(),
+            Some(TrustedBy::UserList(p)) => {
+                format!("trusted (listed in trusted_projects as {})", p.display())
+            }
+            None if self.untrusted_items().is_empty() => "nothing asks for trust".into(),
+            None => "not trusted: the settings below are ignored".into(),
+        }
     }
-    if missing.contains(&"an API key") {
-        parts.push(format!("API_KEY (or REIN_API_KEY, or {fallback_key})"));
+
+    /// The ways to trust this project.
+    fn how_to_trust(&self) -> String {
+        format!(
+            "To let them apply: start `rein` in {} and answer the trust prompt, pass --trust, or \
+             add \"{}\" to trusted_projects in {}.",
+            self.trust.project.display(),
+            self.trust.project.display(),
+            self.config_dir.join("config.toml").display()
+        )
     }
-    msg.push_str(&parts.join(" and "));
-    msg.push_str(
-        " in your environment, or as KEY=VALUE lines in ~/.agents/env; the model can also go in \
-         config.toml (`model = \"...\"` in ~/.config/rein/config.toml or .rein/config.toml). \
-         To use a local server instead (llama.cpp, Ollama, vLLM), set BASE_URL to it, e.g. \
-         BASE_URL=http://127.0.0.1:11434/v1: local servers need no key.",
-    );
-    msg
+
+    /// What the project asks for that waits for the person's trust.
+    pub fn untrusted_items(&self) -> Vec<TrustItem> {
+        self.ignored
+            .iter()
+            .filter_map(|i| i.trust.clone())
+            .collect()
+    }
+
+    /// What to tell the person when rein starts: project settings that do not apply and why,
+    /// and old key names.
+    pub fn startup_notices(&self) -> Vec<String> {
+        let mut notices = Vec::new();
+        let waiting = self.untrusted_items();
+        if let Some(first) = self.ignored.iter().find(|i| i.trust.is_some()) {
+            let items: Vec<String> = waiting.iter().map(|t| t.summary.clone()).collect();
+            notices.push(format!(
+                "Ignored from {} because this project is not trusted: {}. {}",
+                first.file.display(),
+                items.join("; "),
+                self.how_to_trust()
+            ));
+        }
+        for i in self.ignored.iter().filter(|i| i.trust.is_none()) {
+            notices.push(format!(
+                "Ignored from {}: {} ({}).",
+                i.file.display(),
+                i.key,
+                i.reason
+            ));
+        }
+        notices.extend(self.deprecated.iter().cloned());
+        notices
+    }
 }

@@ -196,3 +196,6 @@ fn loopback_detection() {
     assert!(!is_loopback_url("https://api.openai.com/v1"));
     assert!(!is_loopback_url("https://localhost.evil.com/v1"));
 }
+
+mod endpoint;
+mod trust;

@@ -21,7 +21,13 @@ pub fn build_body(req: &Request) -> Value {
     // (role, content blocks); consecutive entries of one role are merged below because the
     // API requires user and assistant turns to alternate.
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
-    for msg in &req.messages {
+    // The reminder is a text block of its own at the end of the final user turn, so the tool
+    // results before it stay in the cached prefix.
+    let reminder = req
+        .reminder
+        .as_ref()
+        .map(|r| Message::User { content: r.clone() });
+    for msg in req.messages.iter().chain(reminder.as_ref()) {
         let (role, blocks) = match msg {
             Message::User { content } => {
                 let blocks = if content.is_empty() {
@@ -65,7 +71,7 @@ pub fn build_body(req: &Request) -> Value {
             json!({"role": role, "content": blocks})
         })
         .collect();
-    mark_cache_breakpoints(&mut messages);
+    mark_cache_breakpoints(&mut messages, reminder.is_some());
     let max_tokens = if req.max_tokens > 0 {
         req.max_tokens
     } else {
@@ -93,11 +99,10 @@ pub fn build_body(req: &Request) -> Value {
     body
 }
 
-/// Cache control marker for prompt caching.
-/// Marks prompt-cache breakpoints so each request reuses the previous one's prefix: the last
-/// block before the final one (the late reminder, rebuilt every request) and the end of the
+/// Marks prompt-cache breakpoints so each request reuses the previous one's prefix: the end of
+/// the final turn (before the late reminder, which is rebuilt every request) and the end of the
 /// turn before. Thinking blocks can't carry a marker, so they are skipped.
-fn mark_cache_breakpoints(messages: &mut [Value]) {
+fn mark_cache_breakpoints(messages: &mut [Value], ends_with_reminder: bool) {
     let marker = json!({"type": "ephemeral"});
     let n = messages.len();
     let mut marks = 0;
@@ -106,7 +111,7 @@ fn mark_cache_breakpoints(messages: &mut [Value]) {
             continue;
         };
         // In the final turn, leave the last block (the reminder) outside the cached prefix.
-        let end = if i + 1 == n {
+        let end = if i + 1 == n && ends_with_reminder {
             blocks.len().saturating_sub(1)
         } else {
             blocks.len()

@@ -28,8 +28,10 @@ pub struct ClientOptions {
     pub api_key: Option<String>,
     /// TCP connect timeout.
     pub connect_timeout: Duration,
-    /// Longest silence tolerated while waiting for the response headers or the next bytes
-    /// of a stream.
+    /// Longest wait from sending a request to the first bytes of the answer (an uncached
+    /// prompt on a CPU server takes minutes before anything comes back).
+    pub first_byte_timeout: Duration,
+    /// Longest silence tolerated between two chunks of a stream once it has started.
     pub idle_timeout: Duration,
     /// Attempts in all (1 = no retry).
     pub max_attempts: u32,
@@ -40,13 +42,16 @@ pub struct ClientOptions {
 }
 
 impl ClientOptions {
-    /// Options with rein's default timeouts and retry policy.
+    /// Options with fixed timeouts and retries, for library use and tests (rein itself takes
+    /// them from the config: `connect_timeout_secs`, `idle_timeout_secs`, `max_retries`,
+    /// `retry_backoff_ms`).
     pub fn new(kind: ProviderKind, base_url: impl Into<String>, api_key: Option<String>) -> Self {
         ClientOptions {
             kind,
             base_url: base_url.into(),
             api_key,
             connect_timeout: Duration::from_secs(15),
+            first_byte_timeout: Duration::from_secs(180),
             idle_timeout: Duration::from_secs(180),
             max_attempts: 5,
             initial_backoff: Duration::from_secs(1),
@@ -63,6 +68,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("connect_timeout", &self.connect_timeout)
+            .field("first_byte_timeout", &self.first_byte_timeout)
             .field("idle_timeout", &self.idle_timeout)
             .field("max_attempts", &self.max_attempts)
             .field("initial_backoff", &self.initial_backoff)
@@ -86,6 +92,55 @@ struct Failure {
     error: LlmError,
     retryable: bool,
     retry_after: Option<Duration>,
+}
+
+/// Whether an error may well go away by itself (load, limits, timeouts): those are retried
+/// however often they repeat. Anything else that repeats word for word is the server's answer
+/// to this request (llama.cpp's "Invalid diff: now finding less tool calls!" at temperature 0),
+/// and a third attempt would only fail the same way.
+fn passing(error: &LlmError) -> bool {
+    let message = match error {
+        LlmError::Http { status, message } => {
+            if *status != 500 {
+                return true;
+            }
+            message
+        }
+        LlmError::Provider { message, .. } => message,
+        LlmError::Malformed(_) => return false,
+        LlmError::Network(_) | LlmError::Cancelled => return true,
+    };
+    let m = message.to_ascii_lowercase();
+    [
+        "overload",
+        "rate limit",
+        "rate_limit",
+        "capacity",
+        "busy",
+        "try again",
+        "timeout",
+        "timed out",
+        "unavailable",
+    ]
+    .iter()
+    .any(|k| m.contains(k))
+}
+
+/// The error of a second identical failure, saying why rein stopped retrying.
+fn repeated(error: LlmError) -> LlmError {
+    const NOTE: &str = " (the same error twice in a row, so rein did not retry again)";
+    match error {
+        LlmError::Http { status, message } => LlmError::Http {
+            status,
+            message: format!("{message}{NOTE}"),
+        },
+        LlmError::Provider { message, .. } => LlmError::Provider {
+            message: format!("{message}{NOTE}"),
+            retryable: false,
+        },
+        LlmError::Malformed(m) => LlmError::Malformed(format!("{m}{NOTE}")),
+        other => other,
+    }
 }
 
 impl From<LlmError> for Failure {
@@ -225,6 +280,7 @@ impl Client {
         let body = Bytes::from(self.body(req).to_string());
         let max_attempts = self.opts.max_attempts.max(1);
         let mut attempt = 1;
+        let mut previous: Option<LlmError> = None;
         loop {
             if cancel.is_cancelled() {
                 return Err(LlmError::Cancelled);
@@ -234,12 +290,18 @@ impl Client {
                 Err(f) => f,
             };
             let error = self.redact(failure.error);
+            if previous.as_ref() == Some(&error) && !passing(&error) {
+                let error = repeated(error);
+                tracing::warn!(attempt, %error, "model request failed the same way twice");
+                return Err(error);
+            }
             if error == LlmError::Cancelled || !failure.retryable || attempt >= max_attempts {
                 if error != LlmError::Cancelled {
                     tracing::warn!(attempt, %error, "model request failed");
                 }
                 return Err(error);
             }
+            previous = Some(error.clone());
             let delay = self.backoff(attempt, failure.retry_after);
             attempt += 1;
             let reason = error.to_string();
@@ -355,6 +417,9 @@ impl Client {
         on: &mut (dyn FnMut(StreamNotice) + Send),
     ) -> Result<Response, Failure> {
         let idle = self.opts.idle_timeout;
+        let first_byte = self.opts.first_byte_timeout.max(idle);
+        // Until the first bytes of the body, the whole wait counts against `first_byte`.
+        let deadline = tokio::time::Instant::now() + first_byte;
         let send = self
             .http
             .post(&self.url)
@@ -364,9 +429,10 @@ impl Client {
         let resp = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
-            r = tokio::time::timeout(idle, send) => match r {
+            r = tokio::time::timeout_at(deadline, send) => match r {
                 Err(_) => return Err(LlmError::Network(format!(
-                    "the model server sent no response within {}", secs(idle)
+                    "the model server sent no response within {} (first_byte_timeout_secs)",
+                    secs(first_byte)
                 )).into()),
                 Ok(Err(e)) => return Err(self.request_failure(&e)),
                 Ok(Ok(resp)) => resp,
@@ -412,17 +478,30 @@ impl Client {
         }
         let mut resp = resp;
         let mut parser = SseParser::new();
+        let mut started = false;
         loop {
+            let wait_until = if started {
+                tokio::time::Instant::now() + idle
+            } else {
+                deadline
+            };
             let chunk = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
-                r = tokio::time::timeout(idle, resp.chunk()) => r,
+                r = tokio::time::timeout_at(wait_until, resp.chunk()) => r,
             };
             let ended = matches!(chunk, Ok(Ok(None)));
             match chunk {
+                Err(_) if !started => {
+                    return Err(LlmError::Network(format!(
+                        "the model server sent nothing within {} (first_byte_timeout_secs)",
+                        secs(first_byte)
+                    ))
+                    .into());
+                }
                 Err(_) => {
                     return Err(LlmError::Network(format!(
-                        "the stream stalled: no data for {}",
+                        "the stream stalled: no data for {} (idle_timeout_secs)",
                         secs(idle)
                     ))
                     .into());
@@ -435,9 +514,12 @@ impl Client {
                     .into());
                 }
                 Ok(Ok(None)) => parser.end(),
-                Ok(Ok(Some(bytes))) => parser
-                    .feed(&bytes)
-                    .map_err(|e| LlmError::Malformed(e.to_string()))?,
+                Ok(Ok(Some(bytes))) => {
+                    started = true;
+                    parser
+                        .feed(&bytes)
+                        .map_err(|e| LlmError::Malformed(e.to_string()))?
+                }
             }
             while let Some(ev) = parser.next_event() {
                 asm.push(ev, on)?;
@@ -576,15 +658,12 @@ fn secs(d: Duration) -> String {
     format!("{:.1}s", d.as_secs_f64())
 }
 
-fn shorten(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
+/// A server's text cut to `max` bytes for an error message.
+pub(crate) fn shorten(s: &str, max: usize) -> String {
+    match crate::text::cut(s, max, crate::text::Unit::Bytes) {
+        Some(head) => format!("{head}..."),
+        None => s.to_owned(),
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &s[..end])
 }
 
 #[cfg(test)]

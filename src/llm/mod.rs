@@ -147,6 +147,9 @@ pub struct Request {
     pub messages: Vec<Message>,
     /// Tools offered (may be empty: e.g. the compaction summary).
     pub tools: Vec<ToolSpec>,
+    /// Context for the model alone (the late reminder), rebuilt for every request and never
+    /// stored. The wire format places it at the very end, after everything cacheable.
+    pub reminder: Option<String>,
     /// Upper bound on output tokens.
     pub max_tokens: u32,
 }

@@ -62,6 +62,9 @@ pub fn build_body(req: &Request) -> Value {
             }
         }
     }
+    if let Some(reminder) = &req.reminder {
+        fold_reminder(&mut messages, reminder);
+    }
     let mut body = json!({
         "model": req.model,
         "messages": messages,
@@ -89,6 +92,27 @@ pub fn build_body(req: &Request) -> Value {
         body["tools"] = Value::Array(tools);
     }
     body
+}
+
+/// Appends the reminder to the end of the last user or tool message. A user message of its own
+/// after a tool result is what small models answered by echoing it; inside the last message it
+/// reads as context. Everything before it stays byte-identical, so a server's prompt cache
+/// still covers the whole history.
+fn fold_reminder(messages: &mut Vec<Value>, reminder: &str) {
+    let last = messages.last_mut().filter(|m| {
+        matches!(m["role"].as_str(), Some("user" | "tool")) && m["content"].is_string()
+    });
+    match last {
+        Some(m) => {
+            let content = m["content"].as_str().unwrap_or_default();
+            m["content"] = Value::String(if content.is_empty() {
+                reminder.to_owned()
+            } else {
+                format!("{content}\n\n{reminder}")
+            });
+        }
+        None => messages.push(json!({"role": "user", "content": reminder})),
+    }
 }
 
 /// Official OpenAI reasoning models reject `max_tokens`; they want `max_completion_tokens`.
@@ -462,7 +486,7 @@ pub fn provider_error(err: &Value) -> LlmError {
 }
 
 fn retryable_status(n: u64) -> bool {
-    matches!(n, 408 | 409 | 429 | 500..=599)
+    u16::try_from(n).is_ok_and(super::client::retryable_status)
 }
 
 /// Error codes that mean "try again later" across OpenAI-compatible servers.
@@ -485,15 +509,7 @@ fn retryable_code(s: &str) -> bool {
 }
 
 fn shorten(s: &str) -> String {
-    const MAX: usize = 500;
-    if s.len() <= MAX {
-        return s.to_owned();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &s[..end])
+    super::client::shorten(s, 500)
 }
 
 #[cfg(test)]

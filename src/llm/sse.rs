@@ -196,6 +196,16 @@ impl SseParser {
                 self.event.clear();
                 push_utf8(&mut self.event, value);
             }
+            // Older llama.cpp servers reported a failure mid-stream as an `error: {json}` line
+            // (a field SSE does not define): read it as an error event, so the server's words
+            // reach the person instead of a stream that "ended early".
+            b"error" => {
+                self.event.clear();
+                self.event.push_str("error");
+                push_utf8(&mut self.data, value);
+                self.data.push('\n');
+                self.has_data = true;
+            }
             // `id`, `retry` and unknown fields do not matter for model streams.
             _ => {}
         }

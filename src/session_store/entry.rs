@@ -3,8 +3,9 @@
 //! Messages are stored with the provider-neutral types of [`crate::llm`] as they are, so a
 //! session written with one wire format resumes with the other.
 
+use crate::checkpoint::Change;
 use crate::llm::{AssistantPart, Message};
-use crate::protocol::{ApprovalMode, Decision, Todo, ToolDisplay, ToolStatus};
+use crate::protocol::{ApprovalMode, Decision, QuirkKind, Todo, ToolDisplay, ToolStatus};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,12 @@ pub enum Entry {
     FileChange(FileChangeEntry),
     /// The approval mode was switched.
     ModeChange(ModeChangeEntry),
+    /// The harness handled something the model got wrong (a recovered text call, an echo).
+    ModelQuirk(ModelQuirkEntry),
+    /// Files one tool call changed (the state before and after each).
+    Checkpoint(CheckpointEntry),
+    /// The person went back to before a user message (`/rewind`, `/undo`).
+    Rewind(RewindEntry),
 }
 
 /// `{"type":"file_change"}`: what a file tool wrote.
@@ -211,6 +218,21 @@ pub struct ModelChangeEntry {
     pub model: String,
 }
 
+/// `{"type":"model_quirk"}`: something the model got wrong and the harness handled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelQuirkEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// What it was.
+    pub kind: QuirkKind,
+    /// The tool call it concerns (a recovered call's id), if any.
+    #[serde(default)]
+    pub call_id: Option<String>,
+    /// Details: the text format of a recovered call, the tool named, the echoed text.
+    pub detail: String,
+}
+
 /// `{"type":"subagent"}`: one entry of a subagent's own conversation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubagentEntry {
@@ -221,6 +243,39 @@ pub struct SubagentEntry {
     pub task_id: String,
     /// The subagent's entry.
     pub entry: Box<Entry>,
+}
+
+/// `{"type":"checkpoint"}`: files changed by one tool call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The tool call that made the changes, when known.
+    #[serde(default)]
+    pub call_id: Option<String>,
+    /// Each changed path with its state before and after.
+    pub changes: Vec<Change>,
+}
+
+/// `{"type":"rewind"}`: code and/or conversation went back to before user message `to`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The user message, by its ordinal among the file's `user` entries (from 0).
+    pub to: usize,
+    /// The files restored: each with the state it had and the state it got back.
+    #[serde(default)]
+    pub changes: Vec<Change>,
+    /// When the conversation was rewound: the model context from here on (like a
+    /// compaction's).
+    #[serde(default)]
+    pub context: Option<Vec<Message>>,
+    /// When the conversation was rewound: the todo list from here on.
+    #[serde(default)]
+    pub todos: Option<Vec<Todo>>,
 }
 
 impl Entry {
@@ -344,7 +399,21 @@ impl Entry {
         })
     }
 
-    /// An error, stamped now.
+    /// A model quirk the harness handled, stamped now.
+    pub fn model_quirk(
+        kind: QuirkKind,
+        call_id: Option<String>,
+        detail: impl Into<String>,
+    ) -> Entry {
+        Entry::ModelQuirk(ModelQuirkEntry {
+            ts: Timestamp::now(),
+            kind,
+            call_id,
+            detail: detail.into(),
+        })
+    }
+
+    /// An error worth keeping, stamped now.
     pub fn error(message: impl Into<String>) -> Entry {
         Entry::Error(ErrorEntry {
             ts: Timestamp::now(),
@@ -402,6 +471,34 @@ impl Entry {
         })
     }
 
+    /// The changes one tool call made, stamped now.
+    pub fn checkpoint(call_id: Option<String>, changes: Vec<Change>) -> Entry {
+        Entry::Checkpoint(CheckpointEntry {
+            ts: Timestamp::now(),
+            call_id,
+            changes,
+        })
+    }
+
+    /// A rewind to before user message `to`, stamped now.
+    pub fn rewind(
+        to: usize,
+        changes: Vec<Change>,
+        conversation: Option<(Vec<Message>, Vec<Todo>)>,
+    ) -> Entry {
+        let (context, todos) = match conversation {
+            Some((c, t)) => (Some(c), Some(t)),
+            None => (None, None),
+        };
+        Entry::Rewind(RewindEntry {
+            ts: Timestamp::now(),
+            to,
+            changes,
+            context,
+            todos,
+        })
+    }
+
     /// When the entry was recorded.
     pub fn ts(&self) -> Timestamp {
         match self {
@@ -419,6 +516,9 @@ impl Entry {
             Entry::Subagent(e) => e.ts,
             Entry::FileChange(e) => e.ts,
             Entry::ModeChange(e) => e.ts,
+            Entry::ModelQuirk(e) => e.ts,
+            Entry::Checkpoint(e) => e.ts,
+            Entry::Rewind(e) => e.ts,
         }
     }
 
@@ -439,6 +539,9 @@ impl Entry {
             Entry::Subagent(_) => "subagent",
             Entry::FileChange(_) => "file_change",
             Entry::ModeChange(_) => "mode_change",
+            Entry::ModelQuirk(_) => "model_quirk",
+            Entry::Checkpoint(_) => "checkpoint",
+            Entry::Rewind(_) => "rewind",
         }
     }
 
@@ -501,6 +604,8 @@ pub(crate) fn parse_entry(line: &str) -> Result<Parsed, serde_json::Error> {
         Some("rename") => Some(from_str(line).map(Entry::Rename)),
         Some("model_change") => Some(from_str(line).map(Entry::ModelChange)),
         Some("subagent") => Some(from_str(line).map(Entry::Subagent)),
+        Some("checkpoint") => Some(from_str(line).map(Entry::Checkpoint)),
+        Some("rewind") => Some(from_str(line).map(Entry::Rewind)),
         _ => None,
     };
     match fast {
@@ -532,10 +637,12 @@ pub const KNOWN_TYPES: &[&str] = &[
     "rename",
     "model_change",
     "subagent",
+    "checkpoint",
+    "rewind",
 ];
 
 /// RFC 3339 timestamps (`2026-11-30T05:12:44.123Z`) for serde.
-pub(crate) mod rfc3339 {
+pub mod rfc3339 {
     use jiff::Timestamp;
     use serde::de::{self, Visitor};
     use serde::{Deserializer, Serializer};
@@ -590,6 +697,29 @@ mod tests {
             Entry::rename("t"),
             Entry::model_change("m"),
             Entry::subagent("task", Entry::user("sub")),
+            Entry::checkpoint(
+                Some("c1".into()),
+                vec![Change {
+                    path: "a.txt".into(),
+                    before: crate::checkpoint::FileState::Absent,
+                    after: crate::checkpoint::FileState::File {
+                        size: 3,
+                        mode: 0o644,
+                        hash: Some("ab".repeat(32)),
+                        kept: true,
+                    },
+                }],
+            ),
+            Entry::rewind(
+                2,
+                vec![],
+                Some((
+                    vec![Message::User {
+                        content: "x".into(),
+                    }],
+                    vec![],
+                )),
+            ),
         ];
         assert_eq!(entries.len(), KNOWN_TYPES.len());
         for e in entries {

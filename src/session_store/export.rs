@@ -155,6 +155,9 @@ fn write_entry(out: &mut String, entry: &Entry, level: &str) {
             out.push_str("\n---\n\n");
         }
         Entry::Usage(_) => {}
+        Entry::ModelQuirk(e) => {
+            let _ = writeln!(out, "*rein: {:?} ({})*\n", e.kind, e.detail);
+        }
         Entry::Error(e) => {
             let _ = writeln!(out, "**Error:** {}\n", e.message);
         }
@@ -170,6 +173,23 @@ fn write_entry(out: &mut String, entry: &Entry, level: &str) {
         }
         Entry::ModeChange(e) => {
             let _ = writeln!(out, "*Mode switched to {}.*\n", e.mode.label());
+        }
+        Entry::Checkpoint(e) => {
+            let paths: Vec<String> = e.changes.iter().map(|c| format!("`{}`", c.path)).collect();
+            let _ = writeln!(out, "*Files changed: {}.*\n", paths.join(", "));
+        }
+        Entry::Rewind(e) => {
+            let what = match (e.context.is_some(), e.changes.is_empty()) {
+                (true, true) => "conversation",
+                (true, false) => "code and conversation",
+                (false, _) => "code",
+            };
+            let _ = writeln!(
+                out,
+                "---\n\n*Rewound the {what} to before user message {} · {}.*\n\n---\n",
+                e.to + 1,
+                time(entry)
+            );
         }
         Entry::Subagent(e) => {
             let _ = write!(out, "> *subagent `{}`* · ", e.task_id);

@@ -3,11 +3,11 @@
 use super::meta::{self, Meta};
 use super::{SessionError, id_from_path, sessions_dir, short_title, sidecar_path};
 use jiff::Timestamp;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// One line of `rein sessions list` and of the resume picker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionSummary {
     /// Session id.
     pub id: String,
@@ -18,10 +18,10 @@ pub struct SessionSummary {
     /// Model in use at the end.
     pub model: String,
     /// When it began (RFC 3339).
-    #[serde(serialize_with = "ts_string")]
+    #[serde(with = "super::entry::rfc3339")]
     pub created_at: Timestamp,
     /// When it was last written (RFC 3339).
-    #[serde(serialize_with = "ts_string")]
+    #[serde(with = "super::entry::rfc3339")]
     pub updated_at: Timestamp,
     /// User and assistant messages of the main conversation.
     pub message_count: u64,
@@ -31,8 +31,15 @@ pub struct SessionSummary {
     pub parent: Option<String>,
 }
 
-fn ts_string<S: serde::Serializer>(ts: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(ts)
+/// The spellings of `cwd` a session may have recorded: as given, and canonical.
+pub fn here_dirs(cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![cwd.to_path_buf()];
+    if let Ok(c) = std::fs::canonicalize(cwd)
+        && c != cwd
+    {
+        dirs.push(c);
+    }
+    dirs
 }
 
 /// The title shown for a session that has no prompt yet.
@@ -143,12 +150,22 @@ pub fn find(data_dir: &Path, id_or_prefix: &str) -> Result<PathBuf, SessionError
     }
 }
 
-/// Deletes a session file and its sidecar (the CLI asks first; nothing else deletes).
+/// Deletes a session file, its sidecar and its checkpoints (the CLI asks first; nothing else
+/// deletes).
 pub fn remove(path: &Path) -> Result<(), SessionError> {
     std::fs::remove_file(path).map_err(|e| SessionError::io(path, e))?;
     let sidecar = sidecar_path(path);
     match std::fs::remove_file(&sidecar) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SessionError::io(&sidecar, e)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(SessionError::io(&sidecar, e));
+        }
+        _ => {}
+    }
+    let checkpoints = crate::checkpoint::dir_for(path);
+    match std::fs::remove_dir_all(&checkpoints) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(SessionError::io(&checkpoints, e))
+        }
         _ => Ok(()),
     }
 }

@@ -16,16 +16,17 @@ mod rebuild;
 mod writer;
 
 pub use entry::{
-    ApprovalEntry, AssistantEntry, CompactionEntry, Entry, ErrorEntry, InterruptedEntry,
-    KNOWN_TYPES, ModelChangeEntry, RenameEntry, SCHEMA, SubagentEntry, TodosEntry, ToolResultEntry,
-    UsageEntry, UserEntry,
+    ApprovalEntry, AssistantEntry, CheckpointEntry, CompactionEntry, Entry, ErrorEntry,
+    InterruptedEntry, KNOWN_TYPES, ModelChangeEntry, RenameEntry, RewindEntry, SCHEMA,
+    SubagentEntry, TodosEntry, ToolResultEntry, UsageEntry, UserEntry, rfc3339,
 };
 pub use export::{ExportedSession, export_json, export_markdown, parse_export_json};
 pub use header::{Header, git_branch};
-pub use list::{SessionSummary, find, list, newest_for_cwd, remove};
+pub use list::{SessionSummary, find, here_dirs, list, newest_for_cwd, remove};
 pub use load::{LoadedSession, load, read_header};
 pub use rebuild::{
-    DANGLING_TOOL_RESULT, Resumed, context_bytes_for_window, rebuild, resume, resume_within,
+    DANGLING_TOOL_RESULT, Resumed, context_bytes_for_window, rebuild, resume, resume_before,
+    resume_within,
 };
 pub use writer::{SessionWriter, fork};
 

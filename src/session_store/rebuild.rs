@@ -2,9 +2,10 @@
 //! and the whole visible conversation, from one pass over the loaded entries.
 
 use super::SessionError;
-use super::entry::Entry;
+use super::entry::{Entry, RewindEntry};
 use super::header::Header;
 use super::load::{LoadedSession, read_entries};
+use crate::checkpoint::RewindLog;
 use crate::llm::{AssistantPart, Message, Usage};
 use crate::protocol::{ApprovalMode, HistoryItem, Todo, ToolStatus};
 use crate::tools::Registry;
@@ -38,6 +39,8 @@ pub struct Resumed {
     pub notices: Vec<String>,
     /// The approval mode at the end, when it was ever switched.
     pub mode: Option<ApprovalMode>,
+    /// The user messages and file changes, for `/rewind`.
+    pub rewind: RewindLog,
 }
 
 fn file_change_item(e: super::entry::FileChangeEntry) -> HistoryItem {
@@ -84,6 +87,27 @@ pub fn resume_within(
         rebuilder
             .get_or_insert_with(|| Rebuilder::new(header.clone()).bounded(max_context_bytes))
             .push(entry);
+    })?;
+    let r = rebuilder.unwrap_or_else(|| Rebuilder::new(header));
+    Ok(r.finish(path.to_path_buf(), notices))
+}
+
+/// The session as it was just before its user message number `ordinal` (counting the file's
+/// `user` entries from 0): the model context, view and todos a conversation rewind goes back
+/// to. Bounded like [`resume_within`].
+pub fn resume_before(
+    path: &Path,
+    ordinal: usize,
+    max_context_bytes: Option<usize>,
+) -> Result<Resumed, SessionError> {
+    let mut rebuilder: Option<Rebuilder> = None;
+    let (header, notices) = read_entries(path, |header, entry| {
+        let r = rebuilder.get_or_insert_with(|| {
+            let mut r = Rebuilder::new(header.clone()).bounded(max_context_bytes);
+            r.stop_at = Some(ordinal);
+            r
+        });
+        r.push(entry);
     })?;
     let r = rebuilder.unwrap_or_else(|| Rebuilder::new(header));
     Ok(r.finish(path.to_path_buf(), notices))
@@ -137,6 +161,13 @@ struct Rebuilder {
     first_prompt: Option<Message>,
     /// Messages dropped from the front of the context.
     trimmed: usize,
+    /// Points and changes for `/rewind`.
+    rewind: RewindLog,
+    /// Where each user entry (by ordinal) starts in the view.
+    user_marks: Vec<usize>,
+    /// Stop before the user entry with this ordinal (`resume_before`).
+    stop_at: Option<usize>,
+    stopped: bool,
 }
 
 impl Rebuilder {
@@ -200,13 +231,26 @@ impl Rebuilder {
             bytes: 0,
             first_prompt: None,
             trimmed: 0,
+            rewind: RewindLog::default(),
+            user_marks: Vec::new(),
+            stop_at: None,
+            stopped: false,
         }
     }
 
     fn push(&mut self, entry: Entry) {
+        if self.stopped {
+            return;
+        }
         let view = &mut self.view;
         match entry {
             Entry::User(e) => {
+                if self.stop_at == Some(self.user_marks.len()) {
+                    self.stopped = true;
+                    return;
+                }
+                self.user_marks.push(view.len());
+                self.rewind.user_message(&e.content);
                 view.push(HistoryItem::User {
                     text: e.content.clone(),
                 });
@@ -311,6 +355,10 @@ impl Rebuilder {
                     view.push(file_change_item(change));
                 }
             }
+            Entry::Checkpoint(e) => self.rewind.record(e.changes),
+            Entry::Rewind(e) => self.rewound(e),
+            // Quirks are for the eval and the transcript; the repaired messages carry the state.
+            Entry::ModelQuirk(_) => {}
             // Approvals show in the tool's status.
             Entry::Approval(e) => {
                 if e.decision == crate::protocol::Decision::No {
@@ -318,6 +366,35 @@ impl Rebuilder {
                 }
             }
         }
+    }
+
+    /// A rewind: the restored files join the log; a conversation rewind cuts the view back to
+    /// before its message and replaces the context, like a compaction.
+    fn rewound(&mut self, e: RewindEntry) {
+        if let Some(context) = e.context {
+            if let (Some(&mark), Some(point)) =
+                (self.user_marks.get(e.to), self.rewind.points().get(e.to))
+            {
+                let text = format!(
+                    "Rewound the conversation to before “{}”.",
+                    super::short_title(&point.text)
+                );
+                self.view.truncate(mark);
+                self.view.push(HistoryItem::Notice { text });
+            }
+            self.rewind.conversation_rewound(e.to);
+            self.open_calls.clear();
+            self.bytes = context.iter().map(message_bytes).sum();
+            self.first_prompt = context
+                .iter()
+                .find(|m| matches!(m, Message::User { .. }))
+                .cloned();
+            self.messages = context;
+            self.usage = None;
+            self.trimmed = 0;
+            self.todos = e.todos.unwrap_or_default();
+        }
+        self.rewind.restored(e.to, e.changes);
     }
 
     fn finish(mut self, path: PathBuf, mut notices: Vec<String>) -> Resumed {
@@ -352,6 +429,7 @@ impl Rebuilder {
             usage: self.usage,
             notices,
             mode: self.mode,
+            rewind: self.rewind,
         }
     }
 }

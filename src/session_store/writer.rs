@@ -44,25 +44,13 @@ pub(crate) fn header_line(header: &Header) -> Result<Vec<u8>, SessionError> {
 
 /// Takes the exclusive advisory lock of a session file, or says who holds it.
 fn lock(file: &File, path: &Path) -> Result<(), SessionError> {
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a descriptor we own; no memory is involved.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
-            let err = std::io::Error::last_os_error();
-            return Err(if err.kind() == std::io::ErrorKind::WouldBlock {
-                SessionError::Locked {
-                    path: path.to_path_buf(),
-                }
-            } else {
-                SessionError::io(path, err)
-            });
-        }
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(SessionError::Locked {
+            path: path.to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(SessionError::io(path, e)),
     }
-    #[cfg(not(unix))]
-    let _ = (file, path);
-    Ok(())
 }
 
 fn file_name(header: &Header) -> String {
@@ -266,6 +254,13 @@ pub fn fork(data_dir: &Path, source: &Path, new_id: &str) -> Result<SessionWrite
         buf.push(b'\n');
         writer.write_line(&buf)?;
     }
+    // The copied checkpoint entries name blobs: the copy gets them too.
+    let blobs =
+        |p: &Path| crate::checkpoint::BlobStore::new(crate::checkpoint::dir_for(p).join("blobs"));
+    let target = blobs(writer.path());
+    blobs(source)
+        .link_into(&target)
+        .map_err(|e| SessionError::io(target.dir(), e))?;
     writer.sync()?;
     Ok(writer)
 }

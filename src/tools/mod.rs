@@ -10,6 +10,7 @@
 pub mod bash;
 pub mod edit;
 pub mod files;
+pub mod secrets;
 pub mod skills;
 pub mod task;
 #[cfg(test)]
@@ -52,6 +53,8 @@ pub struct ToolCtx {
     pub subagents: Option<Arc<dyn task::SubagentRunner>>,
     /// The skills `read_skill` can load.
     pub skills: Arc<crate::skills::SkillCatalog>,
+    /// Secret places the file tools refuse, secret values masked in results.
+    pub secrets: Arc<secrets::Secrets>,
 }
 
 /// What a call would touch, for the permission check before it runs.

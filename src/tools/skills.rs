@@ -84,9 +84,9 @@ impl Tool for ReadSkill {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Load the instructions of a skill listed in the system prompt, by name. \
-                Returns the skill's instructions and its folder; supporting files the \
-                instructions mention are relative to that folder (read them with read_file)."
+            description: "Load the instructions of a skill listed in the system prompt. Returns \
+                them and the skill's folder (files they mention are relative to it; read them \
+                with read_file). Example: {\"name\": \"pdf\"}"
                 .into(),
             parameters: json!({
                 "type": "object",

@@ -37,12 +37,12 @@ impl Tool for Task {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Delegate a self-contained research question to a subagent that starts \
-                with a fresh context and can only read (bash for read-only commands, read_file, \
-                read_skill); it cannot edit files. Use it to explore a large codebase or answer a \
-                side question without filling your own context. Only its final answer comes back, \
-                so say exactly what you want reported (e.g. paths and line numbers). Several task \
-                calls in one response run in parallel."
+            description: "Ask a subagent to search the code and report back. It starts fresh, \
+                can only read (bash, read_file, read_skill) and cannot edit files; only its final \
+                answer comes back, so say what to report. Use it to find things in a large \
+                project; several task calls in one response run in parallel. \
+                Example: {\"description\": \"Find where parse_header is defined; report the \
+                file and line.\"}"
                 .into(),
             parameters: json!({
                 "type": "object",

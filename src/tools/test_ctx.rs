@@ -45,6 +45,7 @@ impl TestCtx {
             env_remove: vec!["API_KEY".into()],
             subagents: None,
             skills: Default::default(),
+            secrets: Default::default(),
         };
         TestCtx {
             ctx,

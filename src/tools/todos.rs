@@ -69,10 +69,12 @@ impl Tool for WriteTodos {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Replace the whole todo list that tracks your plan for multi-step work. \
-                Send every item each time (the list is replaced, not merged). Keep exactly one \
-                item in_progress while working, mark items completed as soon as they are done, \
-                and add items you discover along the way."
+            description: "Write the plan of a task with several steps; send the whole list \
+                each time (it replaces the old one). Keep one item in_progress, mark items \
+                completed as soon as they are done. Not for one-step tasks. Example: \
+                {\"todos\": [{\"content\": \"Add the option\", \"activeForm\": \"Adding the option\", \
+                \"status\": \"in_progress\"}, {\"content\": \"Test the option\", \
+                \"activeForm\": \"Testing the option\", \"status\": \"pending\"}]}"
                 .into(),
             parameters: json!({
                 "type": "object",

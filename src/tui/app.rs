@@ -7,11 +7,11 @@ mod events;
 mod flow;
 mod found;
 mod keys;
+mod rewind;
 
 pub use commands::{COMMANDS, SlashCommand};
 
 use crate::protocol::{ApprovalMode, ApprovalRequest, Op, RuleInfo, Todo};
-use crate::tui::lookup::Lookup;
 use crate::tui::theme::Theme;
 use crate::tui::view::approval::ApprovalView;
 use crate::tui::view::cell::{Cell, CellKind, Level, RenderCtx};
@@ -46,8 +46,6 @@ pub enum Effect {
     Copy(String),
     /// List the files under this directory for `@` completion.
     IndexFiles(PathBuf),
-    /// Read something from disk and hand it to `App::on_found`.
-    Lookup(Lookup),
     /// Edit this text in `$EDITOR` (Ctrl+G) and hand the result to `App::edited`.
     EditInEditor(String),
     /// Suspend rein like a shell job (Ctrl+Z); the terminal is restored until it resumes.
@@ -152,6 +150,10 @@ pub struct App {
     pub(crate) popup: Option<Popup>,
     /// The `/resume` picker, full screen while open.
     pub(crate) session_picker: Option<SessionPicker>,
+    /// The `/rewind` dialog, while open.
+    pub(crate) rewind: Option<crate::tui::view::rewind::RewindDialog>,
+    /// When Esc was pressed on an empty, idle composer (a second press opens `/rewind`).
+    pub(crate) last_esc: Option<Instant>,
     pub(crate) popup_dismissed: Option<String>,
     pub(crate) queued: VecDeque<String>,
     pub(crate) busy: bool,
@@ -202,6 +204,8 @@ impl App {
             last_key: None,
             popup: None,
             session_picker: None,
+            rewind: None,
+            last_esc: None,
             popup_dismissed: None,
             queued: VecDeque::new(),
             busy: false,
@@ -292,6 +296,11 @@ impl App {
     /// The open session picker (`/resume`), if any.
     pub fn session_picker(&self) -> Option<&SessionPicker> {
         self.session_picker.as_ref()
+    }
+
+    /// Whether the `/rewind` dialog is open.
+    pub fn rewind_open(&self) -> bool {
+        self.rewind.is_some()
     }
 
     /// Approval requests waiting for an answer.

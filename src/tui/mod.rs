@@ -8,8 +8,8 @@
 pub mod app;
 pub mod files;
 pub mod history;
-pub mod lookup;
 pub mod outside;
+pub mod sanitize;
 pub mod terminal;
 pub mod theme;
 pub mod view;
@@ -21,7 +21,6 @@ use app::{App, Effect};
 use crossterm::event::{EventStream, KeyEventKind};
 use crossterm::{execute, queue};
 use futures::StreamExt;
-use lookup::Found;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::{BufWriter, Stdout};
@@ -44,6 +43,15 @@ pub struct UiOptions {
     pub config_dir: PathBuf,
     /// The data directory (the input history file lives here).
     pub data_dir: PathBuf,
+    /// Shown as warnings before anything else (project settings ignored, old key names).
+    pub notices: Vec<String>,
+}
+
+/// What the app knew when it closed.
+#[derive(Clone, Debug, Default)]
+pub struct UiExit {
+    /// The session on screen at the end (empty when none was configured).
+    pub session_id: String,
 }
 
 type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
@@ -54,7 +62,7 @@ pub async fn run(
     opts: UiOptions,
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<UiExit> {
     let (theme, warning) = theme::Theme::load(&opts.theme, &opts.config_dir);
     let history_path = opts.data_dir.join("history.jsonl");
     let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
@@ -62,13 +70,15 @@ pub async fn run(
     if let Some(w) = warning {
         app.warn(w);
     }
+    for notice in &opts.notices {
+        app.warn(notice.clone());
+    }
     let guard = terminal::enter().context("could not set up the terminal")?;
     let backend = CrosstermBackend::new(BufWriter::with_capacity(1 << 16, std::io::stdout()));
     let result = match Terminal::new(backend) {
         Ok(mut term) => {
             let paths = Paths {
                 history: &history_path,
-                data_dir: &opts.data_dir,
             };
             event_loop(&mut app, &mut term, &ops, &mut events, paths).await
         }
@@ -76,7 +86,9 @@ pub async fn run(
     };
     let _ = ops.send(Op::Shutdown);
     drop(guard);
-    result
+    result.map(|()| UiExit {
+        session_id: app.status.session_id.clone(),
+    })
 }
 
 /// Where the run loop reads and writes.
@@ -84,8 +96,6 @@ pub async fn run(
 struct Paths<'a> {
     /// The input history file.
     history: &'a Path,
-    /// The data directory (sessions).
-    data_dir: &'a Path,
 }
 
 async fn event_loop(
@@ -97,7 +107,6 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let mut keys = EventStream::new();
     let (files_tx, mut files_rx) = unbounded_channel::<Vec<String>>();
-    let (found_tx, mut found_rx) = unbounded_channel::<Found>();
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
@@ -153,7 +162,6 @@ async fn event_loop(
                 },
             },
             Some(files) = files_rx.recv() => app.set_files(files),
-            Some(found) = found_rx.recv() => app.on_found(found),
             _ = sigterm.recv() => return Ok(()),
             _ = sighup.recv() => return Ok(()),
             _ = sigint.recv() => return Ok(()),
@@ -193,13 +201,6 @@ async fn event_loop(
                     let tx = files_tx.clone();
                     tokio::task::spawn_blocking(move || {
                         let _ = tx.send(files::index(&root));
-                    });
-                }
-                Effect::Lookup(lookup) => {
-                    let tx = found_tx.clone();
-                    let data_dir = paths.data_dir.to_path_buf();
-                    tokio::task::spawn_blocking(move || {
-                        let _ = tx.send(lookup.run(&data_dir));
                     });
                 }
                 Effect::EditInEditor(text) => {
@@ -259,7 +260,7 @@ fn draw(term: &mut Term, app: &mut App) -> anyhow::Result<()> {
 pub fn pick_session(data_dir: &Path, cwd: &Path) -> anyhow::Result<Option<PathBuf>> {
     let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
     let sessions = crate::session_store::list(data_dir, None);
-    let here = view::session_picker::here_dirs(cwd);
+    let here = crate::session_store::here_dirs(cwd);
     let mut picker = view::session_picker::SessionPicker::new(
         sessions,
         &here,
@@ -307,9 +308,35 @@ where
 /// Asks a yes/no question full-screen (first run: "use the local server found at …?").
 /// `y` or Enter answer yes; `n`, Esc or `q` answer no.
 pub fn confirm(title: &str, message: &str) -> anyhow::Result<bool> {
+    ask_yes_no(title, message, "[y] yes   [n] no", true)
+}
+
+/// Asks whether to trust the project at `project` with `items` (before the agent starts).
+/// Only `y` trusts: Enter does not, so a reflex can't approve it.
+pub fn ask_trust(project: &Path, items: &[crate::trust::TrustItem]) -> anyhow::Result<bool> {
+    let mut text = format!(
+        "{} asks for settings that decide where your requests and API key go:\n",
+        project.join(".rein").join("config.toml").display()
+    );
+    for item in items {
+        text.push_str(&format!("\n  • {}", item.summary));
+    }
+    text.push_str(
+        "\n\nTrust this project? Yes uses them from now on (you are asked again if they \
+         change). No ignores them this time.",
+    );
+    ask_yes_no(
+        "Trust this project?",
+        &text,
+        "[y] trust and use them   [n] ignore them",
+        false,
+    )
+}
+
+fn ask_yes_no(title: &str, message: &str, keys: &str, enter_is_yes: bool) -> anyhow::Result<bool> {
     let guard = terminal::enter().context("could not set up the terminal")?;
     let theme = theme::Theme::dark();
-    let text = format!("{message}\n\n[y] yes   [n] no");
+    let text = format!("{message}\n\n{keys}");
     let result = (|| -> anyhow::Result<bool> {
         let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
         loop {
@@ -322,7 +349,8 @@ pub fn confirm(title: &str, message: &str) -> anyhow::Result<bool> {
             {
                 use crossterm::event::KeyCode;
                 match k.code {
-                    KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => return Ok(true),
+                    KeyCode::Char('y') | KeyCode::Char('Y') => return Ok(true),
+                    KeyCode::Enter if enter_is_yes => return Ok(true),
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Char('q') | KeyCode::Esc => {
                         return Ok(false);
                     }

@@ -114,9 +114,8 @@ pub fn restore() {
 
 /// Writes `text` to the system clipboard through the terminal (OSC 52).
 pub fn copy_osc52(text: &str) -> io::Result<()> {
-    use base64::Engine;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
-    let mut out = io::stdout();
-    write!(out, "\x1b]52;c;{encoded}\x07")?;
-    out.flush()
+    execute!(
+        io::stdout(),
+        crossterm::clipboard::CopyToClipboard::to_clipboard_from(text)
+    )
 }

@@ -3,10 +3,12 @@
 //! Views build `RichLine`s once (markdown parsing, highlighting and diffing are the expensive
 //! part) and wrap them per width, which is cheap; that is what makes resizes and streaming fast.
 
+pub use super::sanitize::{one_line, sanitize};
+use ratatui::buffer::CellWidth;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use std::borrow::Cow;
-use unicode_width::UnicodeWidthChar;
+use unicode_segmentation::UnicodeSegmentation;
 
 /// How a line breaks when it is wider than the space it gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,14 +81,24 @@ pub fn layout_all(lines: &[RichLine], width: usize, out: &mut Vec<Line<'static>>
     }
 }
 
-/// Display width of a character (control characters count as zero).
-pub fn char_width(c: char) -> usize {
-    c.width().unwrap_or(0)
+/// Display width of one grapheme cluster, exactly as ratatui's buffer draws it: control
+/// characters take no cell; a cluster (`❤️`, a ZWJ family, a letter with combining marks) takes
+/// the width of the whole cluster, not the sum of its characters.
+pub fn grapheme_width(g: &str) -> usize {
+    if g.contains(char::is_control) {
+        0
+    } else {
+        usize::from(g.cell_width())
+    }
 }
 
-/// Display width of a string.
+/// Display width of a string, cluster by cluster.
 pub fn str_width(s: &str) -> usize {
-    s.chars().map(char_width).sum()
+    // ASCII without control characters is one cell per byte; most text is that.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return s.len();
+    }
+    s.graphemes(true).map(grapheme_width).sum()
 }
 
 /// Display width of spans.
@@ -104,41 +116,16 @@ pub fn truncate(s: &str, width: usize) -> Cow<'_, str> {
     }
     let mut out = String::new();
     let mut w = 0;
-    for c in s.chars() {
-        let cw = char_width(c);
-        if w + cw > width - 1 {
+    for g in s.graphemes(true) {
+        let gw = grapheme_width(g);
+        if w + gw > width - 1 {
             break;
         }
-        out.push(c);
-        w += cw;
+        out.push_str(g);
+        w += gw;
     }
     out.push('…');
     Cow::Owned(out)
-}
-
-/// Makes text from tools and models safe to draw: tabs become spaces, ANSI escape sequences
-/// and other control characters are dropped (they would move the terminal's cursor).
-pub fn sanitize(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| c.is_control() && c != '\n') {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' => out.push('\n'),
-            '\t' => out.push_str("    "),
-            '\u{1b}' => skip_escape(&mut chars),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// `sanitize`, with line breaks turned into spaces: for one-line places (status, titles).
-pub fn one_line(s: &str) -> String {
-    sanitize(s).replace('\n', " ")
 }
 
 /// Shortens a path for display: `~` for the home directory, `…/a/b` when longer than `max`.
@@ -163,39 +150,6 @@ pub fn short_path(path: &std::path::Path, home: Option<&std::path::Path>, max: u
         short
     } else {
         truncate(&short, max).into_owned()
-    }
-}
-
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    match chars.peek() {
-        // CSI: parameters then one final byte in @..~
-        Some('[') => {
-            chars.next();
-            for c in chars.by_ref() {
-                if ('@'..='~').contains(&c) {
-                    break;
-                }
-            }
-        }
-        // OSC: up to BEL or ST (ESC \)
-        Some(']') => {
-            chars.next();
-            while let Some(c) = chars.next() {
-                if c == '\u{7}' {
-                    break;
-                }
-                if c == '\u{1b}' {
-                    if chars.peek() == Some(&'\\') {
-                        chars.next();
-                    }
-                    break;
-                }
-            }
-        }
-        Some(_) => {
-            chars.next();
-        }
-        None => {}
     }
 }
 
@@ -246,14 +200,14 @@ impl Builder<'_> {
         self.has_content = false;
     }
 
-    fn push_char(&mut self, c: char, style: Style) {
-        let cw = char_width(c);
-        if cw > self.avail() && self.has_content {
+    /// Adds one grapheme cluster, breaking the line first when it does not fit.
+    fn push_grapheme(&mut self, g: &str, style: Style) {
+        let gw = grapheme_width(g);
+        if gw > self.avail() && self.has_content {
             self.newline();
         }
-        let mut buf = [0u8; 4];
-        push_span(&mut self.cur, c.encode_utf8(&mut buf), style);
-        self.cur_w += cw;
+        push_span(&mut self.cur, g, style);
+        self.cur_w += gw;
         self.has_content = true;
     }
 
@@ -297,15 +251,14 @@ pub fn wrap_spans(
             let mut used = 0;
             let mut last_style = Style::default();
             'spans: for span in spans {
-                for c in span.content.chars() {
-                    let cw = char_width(c);
-                    if used + cw > room {
+                for g in span.content.graphemes(true) {
+                    let gw = grapheme_width(g);
+                    if used + gw > room {
                         break 'spans;
                     }
-                    used += cw;
+                    used += gw;
                     last_style = span.style;
-                    let mut buf = [0u8; 4];
-                    b.push_str(c.encode_utf8(&mut buf), cw, span.style);
+                    b.push_str(g, gw, span.style);
                 }
             }
             if cut && b.avail() >= 1 {
@@ -320,8 +273,8 @@ pub fn wrap_spans(
                     b.push_str(&span.content, w, span.style);
                     continue;
                 }
-                for c in span.content.chars() {
-                    b.push_char(c, span.style);
+                for g in span.content.graphemes(true) {
+                    b.push_grapheme(g, span.style);
                 }
             }
         }
@@ -358,16 +311,16 @@ fn wrap_words(b: &mut Builder<'_>, spans: &[Span<'static>]) {
         } else {
             // Too long for any line: keep the spaces that fit and split the word.
             for (s, st) in spaces.drain(..) {
-                for c in s.chars() {
+                for g in s.graphemes(true) {
                     if b.avail() == 0 {
                         break;
                     }
-                    b.push_char(c, st);
+                    b.push_grapheme(g, st);
                 }
             }
             for (s, st) in word.drain(..) {
-                for c in s.chars() {
-                    b.push_char(c, st);
+                for g in s.graphemes(true) {
+                    b.push_grapheme(g, st);
                 }
             }
             *word_w = 0;
@@ -490,12 +443,51 @@ mod tests {
         assert_eq!(truncate("hi", 3), "hi");
     }
 
+    /// The oracle: the cells ratatui's buffer actually fills for the string.
+    fn ratatui_width(s: &str) -> usize {
+        let area = ratatui::layout::Rect::new(0, 0, 200, 1);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        let (x, _) = buf.set_stringn(0, 0, s, 200, Style::new());
+        usize::from(x)
+    }
+
     #[test]
-    fn sanitize_drops_escapes_and_expands_tabs() {
-        assert_eq!(
-            sanitize("\u{1b}[31mred\u{1b}[0m\tx\r\n\u{1b}]0;title\u{7}ok"),
-            "red    x\nok"
-        );
-        assert!(matches!(sanitize("plain\ntext"), Cow::Borrowed(_)));
+    fn widths_match_what_ratatui_draws() {
+        let cases = [
+            ("ascii", "hello world", 11),
+            ("CJK", "日本語のテキスト", 16),
+            ("emoji with VS16", "❤️", 2),
+            ("text heart then emoji heart", "♥❤️", 3),
+            ("ZWJ family", "👨‍👩‍👧‍👦", 2),
+            ("flag", "🇫🇷", 2),
+            ("combining marks", "e\u{301}le\u{300}ve", 5),
+            ("Hangul jamo", "\u{1100}\u{1161}\u{11A8}", 2),
+            ("skin tone", "👍🏽", 2),
+            ("mixed", "a❤️b日👨‍👩‍👧c", 9),
+            ("zero width joiner alone", "a\u{200d}b", 2),
+        ];
+        for (what, s, want) in cases {
+            assert_eq!(str_width(s), ratatui_width(s), "{what}: {s:?}");
+            assert_eq!(str_width(s), want, "{what}: {s:?}");
+        }
+    }
+
+    #[test]
+    fn wrapped_clusters_never_split_nor_overflow() {
+        let text = "❤️❤️❤️ 👨‍👩‍👧‍👦👨‍👩‍👧‍👦 e\u{301}e\u{301}e\u{301} 日本語 ok";
+        for mode in [Wrap::Word, Wrap::Char, Wrap::Cut] {
+            // From the narrowest width that fits the prefix and one wide cluster.
+            for width in 4..12 {
+                for line in wrap(text, width, mode) {
+                    assert!(
+                        ratatui_width(&line) <= width,
+                        "{mode:?} at {width}: {line:?} is {} cells",
+                        ratatui_width(&line)
+                    );
+                    assert!(!line.starts_with('\u{301}') && !line.starts_with('\u{fe0f}'));
+                }
+            }
+        }
+        assert_eq!(truncate("❤️❤️❤️", 4), "❤️…");
     }
 }

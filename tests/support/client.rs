@@ -51,6 +51,7 @@ pub fn request() -> Request {
             parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
         }],
         max_tokens: 1024,
+        reminder: None,
     }
 }
 

@@ -16,7 +16,9 @@
 //!
 //! - Each request consumes one [`Reply`] (FIFO). When none is left the server answers HTTP
 //!   400 "scripted server: no reply left", which rein does not retry, so a test fails fast.
-//! - Requests to a path other than the wire format's endpoint get a 404 and consume nothing.
+//! - Requests to a path other than the wire format's endpoint get a 404 (or the JSON given with
+//!   `route(path, json)`, e.g. llama.cpp's `/props`), consume nothing and are kept apart in
+//!   `other_requests()`.
 //! - Replies are built from items (`say`, `reasoning`, `call`, `call_raw`), split into
 //!   `fragments(n)` deltas each (default 3), with optional `usage` and `finish_reason`.
 //! - Faults: `Reply::status(code, msg)`, `Reply::rate_limited(secs)` / `.retry_after(v)`,

@@ -283,6 +283,19 @@ impl Pty {
         self.exit
     }
 
+    /// Quits the full-screen app as a person does (Ctrl+C, the hint, Ctrl+C again) and
+    /// returns its exit code.
+    pub fn quit_app(&mut self, timeout: Duration) -> Option<u32> {
+        self.send_raw(keys::CTRL_C);
+        self.expect(
+            "the quit hint",
+            |s| s.contains("ctrl+c again to quit"),
+            timeout,
+        );
+        self.send_raw(keys::CTRL_C);
+        self.wait_exit(timeout)
+    }
+
     /// The exit code if the program has exited.
     pub fn try_exit(&mut self) -> Option<u32> {
         if self.exit.is_none()

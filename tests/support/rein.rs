@@ -186,14 +186,23 @@ fn block_text(v: &Value) -> String {
     }
 }
 
-/// The tool results in a request, in order, for either wire format.
+/// A tool result's text without the late reminder that rides at its end when it is the last
+/// message of an OpenAI-format request.
+pub fn without_reminder(content: &str) -> String {
+    match content.rfind("\n\n<system-reminder>") {
+        Some(at) if content.trim_end().ends_with("</system-reminder>") => content[..at].to_owned(),
+        _ => content.to_owned(),
+    }
+}
+
+/// The tool results in a request, in order, for either wire format (without the reminder).
 pub fn tool_results(req: &RecordedRequest) -> Vec<SentResult> {
     let mut out = Vec::new();
     for m in req.messages() {
         if m["role"] == "tool" {
             out.push(SentResult {
                 id: m["tool_call_id"].as_str().unwrap_or("").into(),
-                content: block_text(&m["content"]),
+                content: without_reminder(&block_text(&m["content"])),
                 is_error: false,
             });
         } else if m["role"] == "user"

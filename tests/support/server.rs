@@ -115,8 +115,10 @@ struct Shared {
     format: ProviderKind,
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
-    /// What `GET …/models` lists.
-    models: Mutex<Vec<String>>,
+    /// Requests to other paths (rein asking the server about itself, wrong URLs).
+    others: Mutex<Vec<RecordedRequest>>,
+    /// JSON answers for other paths ([`ScriptedServer::route`]); the rest get a 404.
+    routes: Mutex<Vec<(String, Value)>>,
 }
 
 impl Shared {
@@ -156,7 +158,8 @@ impl ScriptedServer {
             format,
             replies: Mutex::new(VecDeque::new()),
             requests: Mutex::new(Vec::new()),
-            models: Mutex::new(vec!["scripted-model".into(), "scripted-model-large".into()]),
+            others: Mutex::new(Vec::new()),
+            routes: Mutex::new(Vec::new()),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let state = shared.clone();
@@ -203,12 +206,6 @@ impl ScriptedServer {
         }
     }
 
-    /// Sets what `GET …/models` lists (by default `scripted-model` and `scripted-model-large`).
-    pub fn set_models(&self, models: &[&str]) -> &ScriptedServer {
-        *self.shared.models.lock().unwrap() = models.iter().map(|m| m.to_string()).collect();
-        self
-    }
-
     /// Queues a reply; each request consumes the oldest one.
     pub fn push(&self, reply: Reply) -> &ScriptedServer {
         self.shared.replies.lock().unwrap().push_back(reply);
@@ -226,7 +223,24 @@ impl ScriptedServer {
         self.shared.replies.lock().unwrap().len()
     }
 
-    /// Every request so far, in arrival order.
+    /// Answers requests to `path` (any method, not the model endpoint) with `body` as JSON,
+    /// e.g. llama.cpp's `/props`.
+    pub fn route(&self, path: &str, body: Value) -> &ScriptedServer {
+        self.shared
+            .routes
+            .lock()
+            .unwrap()
+            .push((path.to_owned(), body));
+        self
+    }
+
+    /// Requests to paths other than the model endpoint, in arrival order (they are not in
+    /// [`ScriptedServer::requests`]).
+    pub fn other_requests(&self) -> Vec<RecordedRequest> {
+        self.shared.others.lock().unwrap().clone()
+    }
+
+    /// Every request to the model endpoint so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().unwrap().clone()
     }
@@ -295,49 +309,41 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
         .await
         .unwrap_or_default();
     let body_text = String::from_utf8_lossy(&bytes).into_owned();
-    let index = {
-        let mut requests = shared.requests.lock().unwrap();
-        requests.push(RecordedRequest {
-            method: parts.method.to_string(),
-            path: parts.uri.path().to_owned(),
-            headers: parts
-                .headers
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.as_str().to_owned(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect(),
-            body: serde_json::from_str(&body_text).unwrap_or(Value::Null),
-            body_text,
-            received,
-            finished: None,
-        });
-        requests.len() - 1
-    };
-    let guard = FinishGuard {
-        shared: shared.clone(),
-        index,
+    let recorded = RecordedRequest {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_owned(),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body: serde_json::from_str(&body_text).unwrap_or(Value::Null),
+        body_text,
+        received,
+        finished: None,
     };
     let format = shared.format;
     let expected = match format {
         ProviderKind::OpenAi => "/v1/chat/completions",
         ProviderKind::Anthropic => "/v1/messages",
     };
-    if parts.method == axum::http::Method::GET && parts.uri.path().ends_with("/models") {
-        let data: Vec<Value> = shared
-            .models
+    if parts.method != axum::http::Method::POST || parts.uri.path() != expected {
+        shared.others.lock().unwrap().push(recorded);
+        let routed = shared
+            .routes
             .lock()
             .unwrap()
             .iter()
-            .map(|id| serde_json::json!({"id": id, "object": "model"}))
-            .collect();
-        let body = serde_json::json!({"object": "list", "data": data});
-        return json_response(StatusCode::OK, body, None);
-    }
-    if parts.method != axum::http::Method::POST || parts.uri.path() != expected {
+            .find(|(p, _)| p == parts.uri.path())
+            .map(|(_, body)| body.clone());
+        if let Some(body) = routed {
+            return json_response(StatusCode::OK, body, None);
+        }
         let msg = format!(
             "scripted server: unexpected {} {}; expected POST {expected}",
             parts.method,
@@ -345,6 +351,15 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
         );
         return json_response(StatusCode::NOT_FOUND, error_body(format, 404, &msg), None);
     }
+    let index = {
+        let mut requests = shared.requests.lock().unwrap();
+        requests.push(recorded);
+        requests.len() - 1
+    };
+    let guard = FinishGuard {
+        shared: shared.clone(),
+        index,
+    };
     let next = shared.replies.lock().unwrap().pop_front();
     let Some(reply) = next else {
         let msg =

@@ -120,6 +120,7 @@ fn setup(approver: Approver) -> (Dispatcher, TestCtx) {
         sandbox_enforced: true,
         journal: Journal::ephemeral(EventSink::new(tx)),
         mode: crate::agent::mode::ModeSwitch::default(),
+        checkpoints: None,
     };
     (d, t)
 }

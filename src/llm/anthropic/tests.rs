@@ -12,6 +12,7 @@ fn request(messages: Vec<Message>) -> Request {
             parameters: json!({"type": "object"}),
         }],
         max_tokens: 0,
+        reminder: None,
     }
 }
 
@@ -39,9 +40,10 @@ fn body_has_top_level_system_tools_and_a_default_budget() {
         body["tools"],
         json!([{"name": "bash", "description": "Run", "input_schema": {"type": "object"}}])
     );
+    // Without a reminder the final block ends the cached prefix.
     assert_eq!(
         body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        json!([{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}])
     );
 }
 
@@ -216,7 +218,7 @@ fn strip_cache_control(v: &mut serde_json::Value) {
 
 #[test]
 fn cache_breakpoints_leave_the_reminder_outside_the_cached_prefix() {
-    let body = build_body(&request(vec![
+    let history = vec![
         Message::User {
             content: "do it".into(),
         },
@@ -228,15 +230,27 @@ fn cache_breakpoints_leave_the_reminder_outside_the_cached_prefix() {
             })],
         },
         result("t1", "output", false),
-        Message::User {
-            content: "<system-reminder>now</system-reminder>".into(),
-        },
-    ]));
+    ];
+    let mut req = request(history);
+    req.reminder = Some("<system-reminder>now</system-reminder>".into());
+    let body = build_body(&req);
     let m = body["messages"].as_array().unwrap();
     let marked =
         |turn: usize, block: usize| m[turn]["content"][block].get("cache_control").is_some();
-    // The tool result is cached, the reminder after it is not; the assistant turn is too.
+    // The tool result is cached, the reminder after it (same turn) is not; the assistant turn is.
+    assert_eq!(
+        m[2]["content"][1]["text"],
+        "<system-reminder>now</system-reminder>"
+    );
     assert!(marked(2, 0) && !marked(2, 1));
     assert!(marked(1, 0));
     assert!(!marked(0, 0));
+    // Without a reminder the last block itself ends the cached prefix.
+    req.reminder = None;
+    let body = build_body(&req);
+    assert!(
+        body["messages"][2]["content"][0]
+            .get("cache_control")
+            .is_some()
+    );
 }

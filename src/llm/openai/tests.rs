@@ -24,6 +24,7 @@ fn request(messages: Vec<Message>) -> Request {
             parameters: json!({"type": "object"}),
         }],
         max_tokens: 100,
+        reminder: None,
     }
 }
 
@@ -312,4 +313,56 @@ fn a_non_streaming_completion_body_is_understood() {
         .unwrap();
     assert_eq!(r.text(), "hi");
     assert_eq!(calls(&r), vec![("c".into(), "f".into(), "{}".into())]);
+}
+
+#[test]
+fn the_reminder_is_folded_into_the_end_of_the_last_message() {
+    let tool_result = Message::ToolResult {
+        call_id: "c1".into(),
+        name: "bash".into(),
+        content: "output".into(),
+        is_error: false,
+    };
+    let history = vec![
+        user("do it"),
+        Message::Assistant {
+            parts: vec![call("c1", "bash", "{}")],
+        },
+        tool_result,
+    ];
+    let mut req = request(history.clone());
+    req.reminder = Some("<system-reminder>r</system-reminder>".into());
+    let with = build_body(&req);
+    let without = build_body(&request(history));
+    let (a, b) = (
+        with["messages"].as_array().unwrap(),
+        without["messages"].as_array().unwrap(),
+    );
+    // No message of its own: the tool result carries it, and everything before is unchanged
+    // (the server's prompt cache covers it).
+    assert_eq!(a.len(), b.len());
+    assert_eq!(a[..a.len() - 1], b[..b.len() - 1]);
+    assert_eq!(a.last().unwrap()["role"], "tool");
+    assert_eq!(
+        a.last().unwrap()["content"],
+        "output\n\n<system-reminder>r</system-reminder>"
+    );
+    // The first request: the user's message carries it.
+    let mut first = request(vec![user("hi")]);
+    first.reminder = Some("R".into());
+    let body = build_body(&first);
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": "hi\n\nR"})
+    );
+    // After an assistant message (nothing to fold into) it becomes a user message.
+    let mut after = request(vec![
+        user("hi"),
+        Message::Assistant {
+            parts: vec![AssistantPart::Text { text: "yes".into() }],
+        },
+    ]);
+    after.reminder = Some("R".into());
+    let body = build_body(&after);
+    assert_eq!(body["messages"][3], json!({"role": "user", "content": "R"}));
 }

@@ -332,12 +332,12 @@ impl Tool for Bash {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Run a command line with bash in the workspace directory and return its \
-                output (stdout and stderr interleaved) and exit code. Each call is a fresh shell: \
-                `cd` and variables do not carry over. Stdin is closed, so interactive programs \
-                fail; pass flags like --yes. Commands time out (default 60 s, timeout_secs up to \
-                600). Long output is cut to its start and end, and the full text is saved to a \
-                file named in the result. Use read_file, write_file and str_replace for files."
+            description: "Run a shell command (bash) in the workspace and get its output and exit \
+                code: list and search files, run programs and tests. Each call is a new shell \
+                (`cd` does not carry over) with no input; it times out after 60 s \
+                (timeout_secs, up to 600). Long output is cut. Read and edit files with \
+                read_file, write_file and str_replace instead. \
+                Example: {\"command\": \"python3 -m unittest -q\"}"
                 .into(),
             parameters: json!({
                 "type": "object",

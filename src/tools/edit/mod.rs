@@ -3,8 +3,8 @@
 mod hint;
 
 use super::files::{
-    Before, Fingerprint, MAX_EDIT_BYTES, directory_error, missing_error, numbered, resolve,
-    write_unchanged,
+    Before, Fingerprint, MAX_EDIT_BYTES, Opened, directory_error, missing_error, numbered,
+    open_regular, resolve, write_unchanged,
 };
 use super::task::string_arg;
 use super::{
@@ -16,7 +16,6 @@ use crate::protocol::{EditDiff, ToolDisplay};
 use crate::sandbox::paths::ResolvedPath;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::io::ErrorKind;
 
 /// Lines of context shown around an edited region.
 const CONTEXT_LINES: usize = 3;
@@ -78,22 +77,17 @@ fn line_numbers(content: &str, positions: &[usize]) -> Vec<usize> {
 
 /// Loads the file to edit as text.
 fn load(path: &ResolvedPath) -> Result<String, ToolError> {
-    let meta = match std::fs::metadata(&path.path) {
-        Ok(m) => m,
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            return Err(missing_error(path, "Use write_file to create a new file."));
+    let (mut file, meta) = match open_regular(path)? {
+        Opened::File(file, meta) => (file, meta),
+        Opened::Missing => return Err(missing_error(path, "Use write_file to create a new file.")),
+        Opened::Directory => return Err(directory_error(path)),
+        Opened::Special => {
+            return Err(ToolError(format!(
+                "{} is not a regular file; str_replace edits regular text files only.",
+                path.display
+            )));
         }
-        Err(e) => return Err(ToolError(format!("cannot read {}: {e}.", path.display))),
     };
-    if meta.is_dir() {
-        return Err(directory_error(path));
-    }
-    if !meta.is_file() {
-        return Err(ToolError(format!(
-            "{} is not a regular file; str_replace edits regular text files only.",
-            path.display
-        )));
-    }
     if meta.len() > MAX_EDIT_BYTES {
         return Err(ToolError(format!(
             "{} is too large for str_replace ({} bytes). Use bash (e.g. sed) to edit it.",
@@ -101,7 +95,8 @@ fn load(path: &ResolvedPath) -> Result<String, ToolError> {
             meta.len()
         )));
     }
-    let bytes = std::fs::read(&path.path)
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::io::Read::read_to_end(&mut file, &mut bytes)
         .map_err(|e| ToolError(format!("cannot read {}: {e}.", path.display)))?;
     match String::from_utf8(bytes) {
         Ok(s) if !s.contains('\0') => Ok(s),
@@ -247,10 +242,11 @@ impl Tool for StrReplace {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Edit a text file by replacing an exact piece of it. old_str must match \
-                the file exactly (whitespace and indentation included; copy it from read_file \
-                output without the line numbers) and must be unique unless replace_all is true; \
-                include a few surrounding lines to make it unique. Returns the edited region."
+            description: "Edit a file: replace an exact piece of it. old_str must match the \
+                file exactly, indentation included (copy it from read_file output without the \
+                line numbers), and occur once unless replace_all is true; add nearby lines to \
+                make it unique. Example: {\"path\": \"calc.py\", \"old_str\": \"return a - b\", \
+                \"new_str\": \"return a + b\"}"
                 .into(),
             parameters: json!({
                 "type": "object",

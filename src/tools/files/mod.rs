@@ -1,20 +1,20 @@
 //! The file tools (`read_file`, `write_file`) and the file helpers `str_replace` shares:
-//! path resolution, text detection, line numbering, atomic writes.
+//! path resolution, race-free opening ([`anchor`]), writes guarded by what was shown
+//! ([`guarded`]), text detection, line numbering.
 
+mod anchor;
+mod guarded;
 mod read;
 mod write;
 
+pub(crate) use guarded::{Before, Fingerprint, Opened, open_regular, read_before, write_unchanged};
 pub use read::ReadFile;
 pub use write::WriteFile;
 
 use super::{ToolCtx, ToolError};
 use crate::sandbox::paths::{self, ResolvedPath};
 use std::fs;
-use std::hash::{BuildHasher, Hasher, RandomState};
-use std::io::{ErrorKind, Read, Write};
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 /// How much of a file's start decides whether it is text.
 pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
@@ -22,160 +22,19 @@ pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
 /// Files larger than this are not loaded for an approval diff or an edit.
 pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Resolves a path argument against the workspace, as a tool error on failure.
+/// Resolves a path argument against the workspace, as a tool error on failure. Places where
+/// secrets live are refused here, on the resolved path, which is the one that gets opened.
 pub(crate) fn resolve(ctx: &ToolCtx, raw: &str) -> Result<ResolvedPath, ToolError> {
-    paths::resolve(&ctx.workspace, ctx.home.as_deref(), raw).map_err(ToolError)
-}
-
-/// A keyed hash of a file's bytes and their length: equal means byte-for-byte equal. The key
-/// is random per process, so no repository or model can craft two contents that collide.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Fingerprint {
-    len: u64,
-    hash: u64,
-}
-
-/// Hashes bytes as they are read.
-struct FingerprintBuilder {
-    len: u64,
-    hasher: std::hash::DefaultHasher,
-}
-
-impl FingerprintBuilder {
-    fn new() -> FingerprintBuilder {
-        static KEYS: OnceLock<RandomState> = OnceLock::new();
-        FingerprintBuilder {
-            len: 0,
-            hasher: KEYS.get_or_init(RandomState::new).build_hasher(),
-        }
-    }
-
-    fn push(&mut self, bytes: &[u8]) {
-        self.len += bytes.len() as u64;
-        self.hasher.write(bytes);
-    }
-
-    fn finish(self) -> Fingerprint {
-        Fingerprint {
-            len: self.len,
-            hash: self.hasher.finish(),
-        }
-    }
-}
-
-impl Fingerprint {
-    /// The fingerprint of these bytes.
-    pub(crate) fn of(bytes: &[u8]) -> Fingerprint {
-        let mut b = FingerprintBuilder::new();
-        b.push(bytes);
-        b.finish()
-    }
-}
-
-/// What a file held when an edit was prepared: the edit is written only over exactly this.
-#[derive(Clone, Debug)]
-pub(crate) enum Before {
-    /// There was no file.
-    Missing,
-    /// A file with these bytes; `text` when they are UTF-8 text of reasonable size.
-    Present {
-        /// Its content's fingerprint.
-        fingerprint: Fingerprint,
-        /// Its content, when it is text.
-        text: Option<String>,
-    },
-}
-
-impl Before {
-    /// Whether both describe the same content (or both no file).
-    pub(crate) fn same(&self, other: &Before) -> bool {
-        match (self, other) {
-            (Before::Missing, Before::Missing) => true,
-            (Before::Present { fingerprint: a, .. }, Before::Present { fingerprint: b, .. }) => {
-                a == b
-            }
-            _ => false,
-        }
-    }
-
-    /// The text it held (`None`: no file, or not text).
-    pub(crate) fn text(&self) -> Option<&str> {
-        match self {
-            Before::Present { text, .. } => text.as_deref(),
-            Before::Missing => None,
-        }
-    }
-}
-
-/// Reads what `path` holds now, for [`Before`]. A directory or a special file is an error.
-pub(crate) fn read_before(path: &ResolvedPath) -> Result<Before, ToolError> {
-    let cannot = |e: std::io::Error| ToolError(format!("cannot read {}: {e}.", path.display));
-    let meta = match fs::metadata(&path.path) {
-        Ok(m) => m,
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            return Ok(Before::Missing);
-        }
-        Err(e) => return Err(cannot(e)),
-    };
-    if meta.is_dir() {
+    let path = paths::resolve(&ctx.workspace, ctx.home.as_deref(), raw).map_err(ToolError)?;
+    if let Some(place) = ctx.secrets.location_of(&path.path) {
         return Err(ToolError(format!(
-            "{} is a directory; refusing to write over it. Give a file path.",
-            path.display
+            "{} is in {}, where secrets are kept (keys, tokens, credentials); the file tools \
+             do not read or write there. Work without it, or ask the user.",
+            path.display,
+            place.display()
         )));
     }
-    if !meta.is_file() {
-        return Err(ToolError(format!(
-            "{} is not a regular file (a device, FIFO or socket); the file tools write regular files only.",
-            path.display
-        )));
-    }
-    let file = fs::File::open(&path.path).map_err(cannot)?;
-    before_of(file, meta.len()).map_err(cannot)
-}
-
-/// Reads an open file to its end into a [`Before`], keeping the text of small text files.
-fn before_of(mut file: fs::File, size_hint: u64) -> std::io::Result<Before> {
-    let keep = size_hint <= MAX_EDIT_BYTES;
-    let mut fp = FingerprintBuilder::new();
-    let mut kept = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        fp.push(&buf[..n]);
-        if keep && kept.len() as u64 + n as u64 <= MAX_EDIT_BYTES {
-            kept.extend_from_slice(&buf[..n]);
-        }
-    }
-    let fingerprint = fp.finish();
-    let text = (keep && kept.len() as u64 == fingerprint.len && !kept.contains(&0))
-        .then(|| String::from_utf8(kept).ok())
-        .flatten();
-    Ok(Before::Present { fingerprint, text })
-}
-
-/// Why an edit is refused when its file changed while the person was deciding.
-pub(crate) fn changed_error(path: &ResolvedPath) -> ToolError {
-    ToolError(format!(
-        "the file changed since you proposed this edit; read it again. Nothing was written to {}.",
-        path.display
-    ))
-}
-
-/// Writes `content` to `path` only if the file still holds what `before` saw; otherwise
-/// refuses and writes nothing. Returns whether the file was created.
-pub(crate) fn write_unchanged(
-    path: &ResolvedPath,
-    before: &Before,
-    content: &[u8],
-) -> Result<bool, ToolError> {
-    let now = read_before(path)?;
-    if !now.same(before) {
-        return Err(changed_error(path));
-    }
-    write_atomic(path, content)
+    Ok(path)
 }
 
 /// Whether a file start looks like binary data: a NUL byte, or mostly bytes that are neither
@@ -313,73 +172,6 @@ pub(crate) fn directory_error(path: &ResolvedPath) -> ToolError {
     ))
 }
 
-/// Writes `content` to `path` atomically (a temp file in the same directory, then rename),
-/// creating parent directories and keeping an existing file's permission bits. Returns whether
-/// the file was created (rather than overwritten).
-pub(crate) fn write_atomic(path: &ResolvedPath, content: &[u8]) -> Result<bool, ToolError> {
-    let target = &path.path;
-    let cannot = |e: std::io::Error| ToolError(format!("cannot write {}: {e}.", path.display));
-    let existing = match fs::metadata(target) {
-        Ok(meta) if meta.is_dir() => {
-            return Err(ToolError(format!(
-                "{} is a directory; refusing to write over it. Give a file path.",
-                path.display
-            )));
-        }
-        Ok(meta) => Some(meta.permissions()),
-        // A parent that is a file gets a clearer message from `create_dir_all` below.
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => None,
-        Err(e) => return Err(cannot(e)),
-    };
-    let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
-        return Err(ToolError(format!(
-            "{} is not a file path. Give a file path.",
-            path.display
-        )));
-    };
-    fs::create_dir_all(parent).map_err(|e| {
-        ToolError(format!(
-            "cannot create the directory for {}: {e}. Check that no parent is a file.",
-            path.display
-        ))
-    })?;
-    let (tmp, mut file) = create_temp_beside(parent, &name.to_string_lossy()).map_err(cannot)?;
-    let result = (|| {
-        file.write_all(content)?;
-        if let Some(perms) = &existing {
-            file.set_permissions(perms.clone())?;
-        }
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, target)
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(cannot(e));
-    }
-    Ok(existing.is_none())
-}
-
-/// Creates a new, uniquely named hidden file in `dir` for an atomic write.
-fn create_temp_beside(dir: &Path, name: &str) -> std::io::Result<(PathBuf, fs::File)> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut last = None;
-    for _ in 0..16 {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.rein-{}-{n}.tmp", std::process::id()));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no free temporary file name")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,26 +193,5 @@ mod tests {
     #[test]
     fn numbering_is_cat_n_style() {
         assert_eq!(numbered(9, ["a", "b\r"]), "     9\ta\n    10\tb");
-    }
-
-    #[test]
-    fn atomic_write_keeps_mode_and_leaves_no_temp() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().canonicalize().unwrap();
-        let rp = paths::resolve(&ws, None, "run.sh").unwrap();
-        assert!(write_atomic(&rp, b"#!/bin/sh\n").unwrap());
-        fs::set_permissions(&rp.path, fs::Permissions::from_mode(0o751)).unwrap();
-        assert!(!write_atomic(&rp, b"#!/bin/sh\necho hi\n").unwrap());
-        assert_eq!(fs::read(&rp.path).unwrap(), b"#!/bin/sh\necho hi\n");
-        assert_eq!(
-            fs::metadata(&rp.path).unwrap().permissions().mode() & 0o7777,
-            0o751
-        );
-        let names: Vec<_> = fs::read_dir(&ws)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("run.sh")]);
     }
 }

@@ -1,6 +1,8 @@
 //! `read_file`: numbered lines, paged by line number, bounded in lines and bytes.
 
-use super::{SNIFF_BYTES, directory_error, looks_binary, missing_error, resolve};
+use super::{
+    Opened, SNIFF_BYTES, directory_error, looks_binary, missing_error, open_regular, resolve,
+};
 use crate::llm::ToolSpec;
 use crate::protocol::{LineRange, ToolDisplay};
 use crate::sandbox::paths::ResolvedPath;
@@ -9,7 +11,7 @@ use crate::tools::{Access, Prepared, RunFuture, Tool, ToolCtx, ToolError, ToolOu
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fs;
-use std::io::{BufRead, BufReader, ErrorKind, Read};
+use std::io::{BufRead, BufReader, Read};
 
 /// Lines returned when no `limit` is given.
 const DEFAULT_LIMIT: u64 = 2000;
@@ -27,10 +29,12 @@ const NAME: &str = "read_file";
 /// The `read_file` tool.
 pub struct ReadFile;
 
-/// A checked read of one file.
+/// A checked read of one file, already open: what runs reads exactly the file approved.
 struct ReadCall {
     access: Access,
     path: ResolvedPath,
+    file: fs::File,
+    size: u64,
     offset: u64,
     limit: u64,
     /// The window asked for, for the display (`None`: the default window).
@@ -55,20 +59,21 @@ struct Args {
     limit: Option<u64>,
 }
 
-/// Checks that `path` is an existing, readable regular file, with the tool's error otherwise.
-fn check_file(path: &ResolvedPath) -> Result<fs::Metadata, ToolError> {
-    match fs::metadata(&path.path) {
-        Ok(m) if m.is_dir() => Err(directory_error(path)),
-        Ok(m) if m.is_file() => Ok(m),
+/// Opens `path` if it is an existing, readable regular file, with the tool's error otherwise.
+/// The open is race-free: what is read is the file that was resolved (and approved).
+fn open_checked(path: &ResolvedPath) -> Result<(fs::File, u64), ToolError> {
+    match open_regular(path)? {
+        Opened::File(file, meta) => Ok((file, meta.len())),
+        Opened::Directory => Err(directory_error(path)),
         // A FIFO or a device could block forever or never end.
-        Ok(_) => Err(ToolError(format!(
+        Opened::Special => Err(ToolError(format!(
             "{} is not a regular file (a device, FIFO or socket); read_file reads regular files only.",
             path.display
         ))),
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Err(
-            missing_error(path, "Check the path (bash `ls` or `find` can help)."),
-        ),
-        Err(e) => Err(ToolError(format!("cannot read {}: {e}.", path.display))),
+        Opened::Missing => Err(missing_error(
+            path,
+            "Check the path (bash `ls` or `find` can help).",
+        )),
     }
 }
 
@@ -120,10 +125,14 @@ fn render_line(kept: &[u8], full_len: usize) -> String {
     }
 }
 
-fn read(path: &ResolvedPath, offset: u64, limit: u64) -> Result<String, ToolError> {
-    let meta = check_file(path)?;
+fn read(
+    path: &ResolvedPath,
+    mut file: fs::File,
+    size: u64,
+    offset: u64,
+    limit: u64,
+) -> Result<String, ToolError> {
     let cannot = |e: std::io::Error| ToolError(format!("cannot read {}: {e}.", path.display));
-    let mut file = fs::File::open(&path.path).map_err(cannot)?;
     let mut sample = Vec::with_capacity(SNIFF_BYTES);
     (&mut file)
         .take(SNIFF_BYTES as u64)
@@ -132,8 +141,7 @@ fn read(path: &ResolvedPath, offset: u64, limit: u64) -> Result<String, ToolErro
     if looks_binary(&sample) {
         return Err(ToolError(format!(
             "{} is a binary file ({} bytes); read_file shows text only. Use bash (e.g. `file`, `xxd | head`) to inspect it.",
-            path.display,
-            meta.len()
+            path.display, size
         )));
     }
     let mut reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(sample).chain(file));
@@ -207,10 +215,9 @@ impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Read a text file. Returns numbered lines (`cat -n` style: number, tab, \
-                text); the numbers are not part of the file. Reads at most 2000 lines per call; \
-                use offset (1-based line number) and limit to page through longer files. Paths \
-                are relative to the workspace unless absolute."
+            description: "Read a text file. Returns numbered lines (number, tab, text); the \
+                numbers are not part of the file. At most 2000 lines per call: use offset and \
+                limit for more. Example: {\"path\": \"src/app.py\"}"
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -228,10 +235,12 @@ impl Tool for ReadFile {
         let args: Args = parse_args(NAME, args)?;
         let path = resolve(ctx, &args.path)?;
         // A missing file or a directory is refused before anyone is asked about it.
-        check_file(&path)?;
+        let (file, size) = open_checked(&path)?;
         Ok(Box::new(ReadCall {
             access: Access::Read { path: path.clone() },
             path,
+            file,
+            size,
             offset: args.offset.unwrap_or(1).max(1),
             limit: args.limit.unwrap_or(DEFAULT_LIMIT).max(1),
             lines: window(args.offset, args.limit),
@@ -263,11 +272,13 @@ impl Prepared for ReadCall {
         Box::pin(async move {
             let ReadCall {
                 path,
+                file,
+                size,
                 offset,
                 limit,
                 ..
             } = *self;
-            let text = tokio::task::spawn_blocking(move || read(&path, offset, limit))
+            let text = tokio::task::spawn_blocking(move || read(&path, file, size, offset, limit))
                 .await
                 .map_err(|e| ToolError(format!("reading the file failed: {e}")))??;
             Ok(ToolOutput::ok(text))
@@ -457,6 +468,34 @@ mod tests {
             .err()
             .unwrap();
         assert!(err.0.contains("`offset`"), "{}", err.0);
+    }
+
+    /// A read outside the workspace is asked about; what runs afterwards reads the file that
+    /// was shown, even if its directory became a symlink to a secret meanwhile.
+    #[tokio::test]
+    async fn an_approved_read_reads_the_file_that_was_shown() {
+        let t = TestCtx::new();
+        let base = t.ws.parent().unwrap().to_path_buf();
+        std::fs::create_dir_all(base.join("docs")).unwrap();
+        std::fs::create_dir_all(base.join("secret")).unwrap();
+        std::fs::write(base.join("docs/a.txt"), "public").unwrap();
+        std::fs::write(base.join("secret/a.txt"), "private").unwrap();
+        let path = base.join("docs/a.txt").display().to_string();
+        let call = t.prepare(&ReadFile, json!({ "path": path })).unwrap();
+        let Access::Read { path: shown } = call.access() else {
+            panic!("expected a read access");
+        };
+        assert!(!shown.inside_workspace);
+        std::fs::rename(base.join("docs"), base.join("docs.old")).unwrap();
+        std::os::unix::fs::symlink(base.join("secret"), base.join("docs")).unwrap();
+        let out = call.run(&t.ctx).await.unwrap();
+        assert_eq!(out.text, "     1\tpublic");
+        // Prepared after the swap: resolved to the target, shown as that, never confused.
+        let call = t.prepare(&ReadFile, json!({ "path": path })).unwrap();
+        let Access::Read { path: shown } = call.access() else {
+            panic!("expected a read access");
+        };
+        assert_eq!(shown.path, base.join("secret/a.txt"));
     }
 
     #[test]

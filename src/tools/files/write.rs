@@ -38,9 +38,9 @@ impl Tool for WriteFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Create a file, or replace a file's whole content. Parent directories \
-                are created. To change part of an existing file prefer str_replace, which sends \
-                only the changed text. Paths are relative to the workspace unless absolute."
+            description: "Create a file, or replace all of a file's content (parent directories \
+                are created). To change a part of a file, use str_replace. \
+                Example: {\"path\": \"hello.py\", \"content\": \"print('hello')\\n\"}"
                 .into(),
             parameters: json!({
                 "type": "object",

@@ -3,7 +3,6 @@
 
 use super::{App, Effect};
 use crate::protocol::Op;
-use crate::tui::lookup::Lookup;
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
 use crate::tui::view::session_picker::SessionPicker;
@@ -70,6 +69,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "continue in a copy of this session",
     },
     SlashCommand {
+        name: "rewind",
+        args: "",
+        about: "go back to before a message: code, conversation or both (esc esc)",
+    },
+    SlashCommand {
+        name: "undo",
+        args: "",
+        about: "restore the files the last turn changed",
+    },
+    SlashCommand {
         name: "todos",
         args: "",
         about: "show the todo list",
@@ -106,7 +115,8 @@ const KEYS: &[(&str, &str)] = &[
     ("enter", "send (queued while a turn runs)"),
     ("shift+enter / alt+enter / ctrl+j", "new line"),
     ("↑ ↓ on an empty composer", "input history"),
-    ("esc", "interrupt the turn (closes a popup first)"),
+    ("esc", "interrupt the turn (closes a dialog first)"),
+    ("esc esc on an empty composer", "rewind (/rewind)"),
     ("ctrl+c", "clear the composer or interrupt; twice quits"),
     ("ctrl+d on an empty composer", "quit"),
     ("shift+tab", "cycle the mode: ask → accept edits → plan"),
@@ -208,8 +218,7 @@ impl App {
             }),
             "resume" if args.is_empty() => {
                 self.session_picker = Some(SessionPicker::loading());
-                let cwd = self.workspace();
-                self.effect(Effect::Lookup(Lookup::Sessions { cwd }));
+                self.send(Op::ListSessions);
             }
             "resume" => self.send(Op::Resume {
                 id: args.to_string(),
@@ -221,14 +230,10 @@ impl App {
                 title: args.to_string(),
             }),
             "fork" => self.send(Op::Fork),
-            "skills" => {
-                let (home, cwd) = (self.home.clone(), self.workspace());
-                self.effect(Effect::Lookup(Lookup::Skills { home, cwd }));
-            }
-            "memory" => {
-                let (home, cwd) = (self.home.clone(), self.workspace());
-                self.effect(Effect::Lookup(Lookup::Memory { home, cwd }));
-            }
+            "rewind" => self.open_rewind(),
+            "undo" => self.undo(),
+            "skills" => self.send(Op::ListSkills),
+            "memory" => self.send(Op::ListMemory),
             "todos" => {
                 let todos = self.todos.clone();
                 self.push_cell(CellKind::Todos(todos));

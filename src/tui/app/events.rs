@@ -92,6 +92,15 @@ impl App {
                 }
             }
             Event::ApprovalRequested(req) => self.enqueue_approval(req),
+            Event::RewindPoints { points } => self.on_rewind_points(points),
+            Event::RewindPlan(plan) => self.on_rewind_plan(plan),
+            Event::Rewound {
+                message,
+                conversation,
+                restored,
+                skipped,
+                ..
+            } => self.on_rewound(message, conversation, restored, skipped),
             Event::FileChanged {
                 call_id,
                 path,
@@ -146,6 +155,7 @@ impl App {
                 reason,
             } => self.retrying(attempt, max_attempts, delay_ms, &reason),
             Event::Notice { text } => self.notice(text, Level::Info),
+            Event::ModelQuirk { text, .. } => self.notice(text, Level::Warn),
             Event::Error { message } => self.notice(message, Level::Error),
             Event::ModelChanged { model } => {
                 self.status.model = one_line(&model);
@@ -155,6 +165,13 @@ impl App {
             Event::Permissions { rules } => self.show_permissions(rules),
             Event::Models { models, error } => self.models_listed(models, error),
             Event::TurnFinished { outcome } => self.turn_finished(outcome),
+            Event::SessionsListed {
+                sessions,
+                here,
+                now,
+            } => self.sessions_listed(sessions, &here, now),
+            Event::SkillsListed { catalog } => self.skills_listed(&catalog),
+            Event::MemoryListed { files } => self.memory_listed(&files),
         }
     }
 
@@ -169,11 +186,7 @@ impl App {
             self.remove_cell(i);
         }
         self.response = Response::default();
-        let text = format!(
-            "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {}",
-            delay_ms as f64 / 1000.0,
-            first_line(reason)
-        );
+        let text = crate::protocol::retry_notice(attempt, max_attempts, delay_ms, reason);
         let kind = CellKind::Notice {
             text,
             level: Level::Warn,
@@ -504,12 +517,8 @@ impl App {
             Event::Notice { text } => {
                 self.notice(format!("{}: {text}", first_line(&label)), Level::Info);
             }
-            Event::FileChanged {
-                call_id,
-                path,
-                old,
-                new,
-            } => self.file_changed(&call_id, path, old, new),
+            // A subagent's write counts for /diff like any other.
+            changed @ Event::FileChanged { .. } => self.on_agent_event(changed),
             _ => {}
         }
         if let Some(&i) = self.tool_cells.get(task_id)

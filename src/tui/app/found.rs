@@ -1,9 +1,9 @@
-//! Showing what a lookup read: the session picker's list, `/skills` and `/memory`.
+//! Showing the agent's listings: the session picker's list, `/skills` and `/memory`.
 
 use super::App;
-use crate::agent::prompt::Instructions;
+use crate::protocol::Instructions;
+use crate::session_store::SessionSummary;
 use crate::skills::SkillCatalog;
-use crate::tui::lookup::Found;
 use crate::tui::view::cell::CellKind;
 use crate::tui::view::session_picker::SessionPicker;
 use crate::tui::wrap::{RichLine, one_line, sanitize};
@@ -15,38 +15,38 @@ use std::path::Path;
 const MEMORY_LINES: usize = 60;
 
 impl App {
-    /// Applies the result of an `Effect::Lookup`.
-    pub fn on_found(&mut self, found: Found) {
-        self.mark_dirty();
-        match found {
-            Found::Sessions {
+    /// Fills the open session picker (`Event::SessionsListed`).
+    pub(super) fn sessions_listed(
+        &mut self,
+        sessions: Vec<SessionSummary>,
+        here: &[std::path::PathBuf],
+        now: jiff::Timestamp,
+    ) {
+        // Closed while the list was read: nothing to show it in.
+        if self.session_picker.is_some() {
+            let current = Some(self.status.session_id.clone()).filter(|s| !s.is_empty());
+            self.session_picker = Some(SessionPicker::new(
                 sessions,
                 here,
                 now,
-            } => {
-                // Closed while the list was read: nothing to show it in.
-                if self.session_picker.is_some() {
-                    let current = Some(self.status.session_id.clone()).filter(|s| !s.is_empty());
-                    self.session_picker = Some(SessionPicker::new(
-                        sessions,
-                        &here,
-                        now,
-                        self.home.clone(),
-                        current,
-                    ));
-                }
-            }
-            Found::Skills(catalog) => {
-                let lines = self.skills_lines(&catalog);
-                self.push_cell(CellKind::Info(lines));
-                self.conversation.to_bottom();
-            }
-            Found::Memory(files) => {
-                let lines = self.memory_lines(&files);
-                self.push_cell(CellKind::Info(lines));
-                self.conversation.to_bottom();
-            }
+                self.home.clone(),
+                current,
+            ));
         }
+    }
+
+    /// Shows `/skills` (`Event::SkillsListed`).
+    pub(super) fn skills_listed(&mut self, catalog: &SkillCatalog) {
+        let lines = self.skills_lines(catalog);
+        self.push_cell(CellKind::Info(lines));
+        self.conversation.to_bottom();
+    }
+
+    /// Shows `/memory` (`Event::MemoryListed`).
+    pub(super) fn memory_listed(&mut self, files: &[Instructions]) {
+        let lines = self.memory_lines(files);
+        self.push_cell(CellKind::Info(lines));
+        self.conversation.to_bottom();
     }
 
     /// A path as the person knows it: relative to the workspace, else with `~`.

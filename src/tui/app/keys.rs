@@ -50,6 +50,10 @@ impl App {
             self.picker_action(action);
             return;
         }
+        if self.approvals.is_empty() && self.rewind.is_some() {
+            self.rewind_key(key);
+            return;
+        }
         if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C')) {
             self.ctrl_c();
             return;
@@ -92,7 +96,7 @@ impl App {
             KeyCode::Esc => {
                 if self.popup.take().is_some() {
                     self.popup_dismissed = Some(self.composer.word_at_cursor().2);
-                } else {
+                } else if !self.esc_rewind() {
                     self.interrupt();
                 }
             }
@@ -429,6 +433,10 @@ impl App {
                 };
                 if !self.approvals.is_empty() {
                     self.approval_view.scroll_by(dir * WHEEL);
+                } else if let Some(crate::tui::view::rewind::RewindDialog::Plan(view)) =
+                    &mut self.rewind
+                {
+                    view.scroll_by(dir * WHEEL);
                 } else if let Some(picker) = &mut self.session_picker {
                     picker.on_event(TermEvent::Mouse(m));
                 } else {

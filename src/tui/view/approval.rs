@@ -367,7 +367,7 @@ fn footer_lines(
     theme: &Theme,
     width: usize,
 ) -> Vec<Line<'static>> {
-    let mut out = vec![Line::default()];
+    let mut out = Vec::new();
     let label = |k: &str| Span::styled(format!("{k:<8}"), theme.dim());
     let mut info = |k: &str, v: String| {
         RichLine::new(vec![Span::raw(v)])
@@ -425,21 +425,22 @@ fn key_lines(req: &ApprovalRequest, view: &ApprovalView, theme: &Theme) -> Vec<V
     let mut first = vec![key("y"), Span::raw(" yes  ")];
     if let Some(rule) = &req.always {
         first.push(key("a"));
-        first.push(Span::raw(" yes, and don't ask again this session for "));
+        first.push(Span::raw(" always allow "));
         first.push(Span::styled(
             sanitize(rule).into_owned(),
             Style::new().add_modifier(Modifier::BOLD),
         ));
+        first.push(Span::raw(" this session"));
     }
     let second = vec![
         key("n"),
         Span::raw("/"),
         key("esc"),
         Span::raw(" no, go on  "),
-        key("ctrl+c"),
-        Span::raw("/"),
         key("esc esc"),
-        Span::raw(" no, stop the turn  "),
+        Span::raw("/"),
+        key("ctrl+c"),
+        Span::raw(" no, stop  "),
         key("tab"),
         Span::raw(" note"),
     ];
@@ -482,5 +483,89 @@ mod tests {
             let got = locate_part(command, part).map(|r| &command[r]);
             assert_eq!(got, want, "{command:?} / {part:?}");
         }
+    }
+
+    fn request(display: ToolDisplay, part: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            id: "1".into(),
+            call_id: "c1".into(),
+            display,
+            cwd: std::path::PathBuf::from("/w"),
+            part: part.into(),
+            reason: "default ask".into(),
+            subagent: None,
+            always: Some("bash(rm x)".into()),
+        }
+    }
+
+    /// The pane as rows of text, trailing spaces dropped.
+    fn drawn(req: &ApprovalRequest, w: u16, h: u16) -> Vec<String> {
+        let area = Rect::new(0, 0, w, h);
+        let mut buf = Buffer::empty(area);
+        render(
+            req,
+            1,
+            1,
+            &mut ApprovalView::default(),
+            area,
+            &mut buf,
+            &Theme::dark(),
+        );
+        (0..h)
+            .map(|y| {
+                let row: String = (0..w).map(|x| buf[(x, y)].symbol()).collect();
+                row.trim_end().to_string()
+            })
+            .filter(|r| !r.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn a_command_dialog_names_the_part_the_reason_and_the_directory() {
+        let req = request(
+            ToolDisplay::Exec {
+                command: "ls && rm x".into(),
+            },
+            "rm x",
+        );
+        let rows = drawn(&req, 44, 14);
+        assert_eq!(rows[0], "╭ Allow bash? ─────────────────────────────╮");
+        assert_eq!(rows[1], "│ $ ls && rm x                             │");
+        for want in ["asks    for `rm x`", "why     default ask", "cwd     /w"] {
+            assert!(rows.iter().any(|r| r.contains(want)), "{want}: {rows:#?}");
+        }
+        assert!(
+            rows.iter().any(|r| r.contains("a always allow bash(rm x)")),
+            "{rows:#?}"
+        );
+    }
+
+    #[test]
+    fn an_edit_dialog_draws_the_diff_it_was_given() {
+        let diff = crate::protocol::EditDiff::between(Some("a\nb\n"), "a\nc\n");
+        let req = request(
+            ToolDisplay::Edit {
+                path: "f.txt".into(),
+                diff: Some(diff),
+            },
+            "f.txt",
+        );
+        let rows = drawn(&req, 44, 14);
+        assert_eq!(rows[0], "╭ Allow edit f.txt? +1 −1 ─────────────────╮");
+        assert_eq!(rows[1], "│ 1 1   a                                  │");
+        assert_eq!(rows[2], "│ 2   - b                                  │");
+        assert_eq!(rows[3], "│   2 + c                                  │");
+        let binary = request(
+            ToolDisplay::Edit {
+                path: "logo.png".into(),
+                diff: None,
+            },
+            "logo.png",
+        );
+        let rows = drawn(&binary, 60, 14);
+        assert!(
+            rows[1].contains("(not a text file: its whole content is replaced)"),
+            "{rows:#?}"
+        );
     }
 }

@@ -13,6 +13,7 @@ pub mod diff;
 pub mod highlight;
 pub mod markdown;
 pub mod picker;
+pub mod rewind;
 pub mod session_picker;
 pub mod status;
 pub mod stream;
@@ -123,6 +124,10 @@ pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
         let h = picker.height(rows).min(conv_h);
         let rect = Rect::new(area.x, conv.y + conv_h - h, w.min(72), h);
         picker.render(rect, buf, &app.theme);
+    }
+    if let Some(dialog) = &mut app.rewind {
+        let modal_area = Rect::new(area.x, area.y, w, area.height - hints_h - status_h);
+        rewind::render(dialog, modal_area, buf, &app.theme);
     }
 }
 

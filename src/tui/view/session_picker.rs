@@ -16,7 +16,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Width of the relative-time column ("12 days ago").
 const TIME_W: usize = 11;
@@ -483,15 +483,9 @@ struct Columns {
     cwd: usize,
 }
 
-/// The spellings of `cwd` a session may have recorded: as given, and canonical.
-pub fn here_dirs(cwd: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![cwd.to_path_buf()];
-    if let Ok(c) = std::fs::canonicalize(cwd)
-        && c != cwd
-    {
-        dirs.push(c);
-    }
-    dirs
+/// `1 session`, `3 sessions`.
+fn sessions_count(n: usize) -> String {
+    format!("{n} session{}", if n == 1 { "" } else { "s" })
 }
 
 #[cfg(test)]
@@ -610,9 +604,4 @@ mod tests {
         assert!(p.selected().is_none());
         assert_eq!(key(&mut p, KeyCode::Enter), PickerAction::None);
     }
-}
-
-/// `1 session`, `3 sessions`.
-fn sessions_count(n: usize) -> String {
-    format!("{n} session{}", if n == 1 { "" } else { "s" })
 }

@@ -72,3 +72,63 @@ pub fn render(todos: &[Todo], area: Rect, buf: &mut Buffer, theme: &Theme, spinn
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn todo(content: &str, active: &str, status: TodoStatus) -> Todo {
+        Todo {
+            content: content.into(),
+            active_form: active.into(),
+            status,
+        }
+    }
+
+    fn rows(buf: &Buffer) -> Vec<String> {
+        (0..buf.area.height)
+            .map(|y| {
+                (0..buf.area.width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_panel_counts_done_items_and_shows_the_active_form() {
+        let todos = [
+            todo(
+                "Read the parser",
+                "Reading the parser",
+                TodoStatus::Completed,
+            ),
+            todo("Fix the loop", "Fixing the loop", TodoStatus::InProgress),
+            todo(
+                "Run a very long test suite name",
+                "Running",
+                TodoStatus::Pending,
+            ),
+        ];
+        let theme = Theme::dark();
+        let area = Rect::new(0, 0, 28, height(&todos, false));
+        let mut buf = Buffer::empty(area);
+        render(&todos, area, &mut buf, &theme, None);
+        assert_eq!(
+            rows(&buf),
+            [
+                "─ Todos 1/3 ────────────────",
+                "  ☑ Read the parser         ",
+                &format!("  {STILL} Fixing the loop         "),
+                "  ☐ Run a very long test su…",
+            ]
+        );
+        // The done item is struck through, the active one bold in the accent colour.
+        let done = &buf[(4, 1)];
+        assert!(done.modifier.contains(Modifier::CROSSED_OUT));
+        let active = &buf[(4, 2)];
+        assert!(active.modifier.contains(Modifier::BOLD));
+        assert_eq!(active.fg, theme.accent);
+        assert_eq!(height(&todos, true), 0, "hidden");
+    }
+}

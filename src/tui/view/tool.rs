@@ -199,16 +199,16 @@ impl ToolCell {
         {
             self.layout_refused_diff(proposed, width, expanded, theme, &mut out);
         }
-        if let (ToolDisplay::Todos { todos }, true) = (&self.display, expanded) {
-            if !self.status.is_some_and(ToolStatus::is_error) {
-                for todo in todos {
-                    let mut line = super::cell::todo_line(todo, theme, super::cell::STILL);
-                    line.first.insert(0, bar.clone());
-                    line.rest.insert(0, bar.clone());
-                    line.layout(width, &mut out);
-                }
-                return out;
+        if let (ToolDisplay::Todos { todos }, true) = (&self.display, expanded)
+            && !self.status.is_some_and(ToolStatus::is_error)
+        {
+            for todo in todos {
+                let mut line = super::cell::todo_line(todo, theme, super::cell::STILL);
+                line.first.insert(0, bar.clone());
+                line.rest.insert(0, bar.clone());
+                line.layout(width, &mut out);
             }
+            return out;
         }
         let output = self.output.trim_end_matches('\n');
         if output.is_empty() {
@@ -314,7 +314,10 @@ impl ToolCell {
         if !subject.is_empty() {
             spans.push(Span::raw(format!("  {subject}")));
         }
-        if let Some(diff) = self.diff.as_ref().or(self.proposed.as_ref()) {
+        // A refused or failed edit wrote nothing: its folded line names the proposed counts.
+        let unwritten = self.status.is_some_and(|s| s != ToolStatus::Ok);
+        let proposed = self.proposed.as_ref().filter(|_| !unwritten);
+        if let Some(diff) = self.diff.as_ref().or(proposed) {
             spans.push(Span::raw(" ("));
             spans.extend(diff.count_spans(theme));
             spans.push(Span::raw(")"));
@@ -626,7 +629,8 @@ mod tests {
             0,
         );
         let folded = text(&c.layout(80, t0, false, &theme));
-        assert_eq!(folded[0], "edit  x.txt (+1 −1)  denied");
+        // The count is given once, on the line that says it was not written.
+        assert_eq!(folded[0], "edit  x.txt  denied");
         assert!(
             folded[1].contains("proposed change (+1 −1), not written"),
             "{folded:?}"

@@ -1,0 +1,48 @@
+"""Serves a GGUF model with llama.cpp's OpenAI-compatible server through xllamacpp.
+
+Started by evals/local-model.sh; runs until it gets SIGTERM or SIGINT. Sampling defaults to
+temperature 0 (greedy), so identical requests give identical answers.
+"""
+
+import argparse
+import signal
+import threading
+
+import xllamacpp
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--port", type=int, default=18080)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--ctx", type=int, default=32768)
+    ap.add_argument("--alias", default="local")
+    args = ap.parse_args()
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.model_alias = args.alias
+    params.hostname = "127.0.0.1"
+    params.port = args.port
+    params.n_ctx = args.ctx
+    # One slot: the whole window and one prompt cache for the one client (rein runs requests
+    # one at a time; a subagent's request waits for its parent's).
+    params.n_parallel = 1
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads
+    # The GGUF's own chat template, so tool calls are rendered and parsed.
+    params.use_jinja = True
+    params.sampling.temp = 0.0
+    params.sampling.top_k = 1
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    server = xllamacpp.Server(params)
+    print(f"serving {args.model} on {server.listening_address}", flush=True)
+    stop.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+echo "It listens on port 8080" > "$EVAL_ANSWER"

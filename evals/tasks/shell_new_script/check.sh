@@ -1,0 +1,1 @@
+[ -x hello.sh ] && [ "$(./hello.sh)" = 'Hello, world!' ] && [ "$(./hello.sh ada)" = 'Hello, ada!' ]

@@ -1,0 +1,1 @@
+echo "It is defined in pkg/net/wire.py" > "$EVAL_ANSWER"

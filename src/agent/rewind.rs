@@ -1,0 +1,266 @@
+//! The agent's side of checkpoints: scans around the tool calls that may write, and carrying
+//! out `/rewind` and `/undo` (the front end only sends ops and shows the plan it gets back).
+
+use super::Agent;
+use super::journal::Journal;
+use crate::checkpoint::{Checkpoints, RestoreError, Restored, Scope};
+use crate::llm::Message;
+use crate::protocol::{Event, EventSink, HistoryItem, Todo};
+use crate::session_store::{self, Entry};
+use crate::tools::Access;
+
+/// What a watched call may write.
+#[derive(Clone)]
+enum Watched {
+    Workspace,
+    Path(String),
+}
+
+impl Watched {
+    fn scope(&self) -> Scope<'_> {
+        match self {
+            Watched::Workspace => Scope::Workspace,
+            Watched::Path(p) => Scope::Path(p),
+        }
+    }
+}
+
+/// A tool call being watched for file changes.
+pub(crate) struct Watch {
+    checkpoints: Checkpoints,
+    watched: Watched,
+}
+
+fn record(journal: &Journal, call_id: Option<&str>, changes: Vec<crate::checkpoint::Change>) {
+    if !changes.is_empty() {
+        // Top level even for a subagent's call: the files are the session's.
+        journal.record(Entry::checkpoint(call_id.map(str::to_string), changes));
+    }
+}
+
+/// Scans before a call that may write (a shell command: the workspace; a file tool: its
+/// file). `None` when the call cannot write or nothing is kept.
+pub(crate) async fn before_tool(
+    checkpoints: Option<&Checkpoints>,
+    access: &Access,
+    journal: &Journal,
+) -> Option<Watch> {
+    let checkpoints = checkpoints?.clone();
+    let watched = match access {
+        Access::Bash { .. } => Watched::Workspace,
+        Access::Write { path, .. } if path.inside_workspace && !path.protected => {
+            Watched::Path(path.display.clone())
+        }
+        _ => return None,
+    };
+    let (ck, w) = (checkpoints.clone(), watched.clone());
+    let changes = tokio::task::spawn_blocking(move || ck.before(w.scope()))
+        .await
+        .unwrap_or_default();
+    record(journal, None, changes);
+    Some(Watch {
+        checkpoints,
+        watched,
+    })
+}
+
+impl Watch {
+    /// Scans after the call (whatever its outcome: an interrupted command may have written)
+    /// and records what it changed.
+    pub(crate) async fn finish(self, journal: &Journal, events: &EventSink, call_id: &str) {
+        let Watch {
+            checkpoints,
+            watched,
+        } = self;
+        let report = tokio::task::spawn_blocking(move || checkpoints.after(watched.scope()))
+            .await
+            .unwrap_or_default();
+        record(journal, Some(call_id), report.changes);
+        for text in report.notices {
+            events.send(Event::Notice { text });
+        }
+    }
+}
+
+/// The conversation as it was before a message: context, view and todos.
+struct Before {
+    messages: Vec<Message>,
+    view: Vec<HistoryItem>,
+    todos: Vec<Todo>,
+}
+
+impl Agent {
+    /// `Op::ListRewindPoints`.
+    pub(super) fn rewind_points(&self) {
+        self.events.send(Event::RewindPoints {
+            points: self.checkpoints.points(),
+        });
+    }
+
+    fn rewind_error(&self, message: impl Into<String>) {
+        self.events.send(Event::Error {
+            message: message.into(),
+        });
+    }
+
+    /// `Op::Undo`: the plan that restores the code of the last turn that changed files.
+    pub(super) async fn undo(&mut self) {
+        let Some(to) = self.checkpoints.latest_undoable() else {
+            self.events.send(Event::Notice {
+                text: "Nothing to undo: no turn of this conversation changed files that are not \
+                       restored already."
+                    .into(),
+            });
+            return;
+        };
+        self.send_plan(to, false).await;
+    }
+
+    /// Sends the plan of a code restore; false when there was nothing to restore.
+    async fn send_plan(&mut self, to: usize, conversation: bool) -> bool {
+        let ck = self.checkpoints.clone();
+        let plan = tokio::task::spawn_blocking(move || ck.plan(to, conversation)).await;
+        match plan {
+            Ok(Ok(plan)) if plan.files.is_empty() => false,
+            Ok(Ok(plan)) => {
+                self.events.send(Event::RewindPlan(plan));
+                true
+            }
+            Ok(Err(e)) => {
+                self.rewind_error(format!("Cannot restore the code: {e}."));
+                true
+            }
+            Err(e) => {
+                self.rewind_error(format!("Cannot restore the code: {e}."));
+                true
+            }
+        }
+    }
+
+    /// `Op::Rewind`.
+    pub(super) async fn rewind(
+        &mut self,
+        to: usize,
+        code: bool,
+        conversation: bool,
+        confirm: Option<String>,
+        overwrite_changed: bool,
+    ) {
+        let Some(message) = self.checkpoints.message(to) else {
+            self.rewind_error(
+                "That message is no longer part of the conversation; /rewind lists the ones you \
+                 can go back to.",
+            );
+            return;
+        };
+        let mut restored = Restored::default();
+        if code {
+            match confirm {
+                None => {
+                    if self.send_plan(to, conversation).await {
+                        return;
+                    }
+                    self.events.send(Event::Notice {
+                        text: "No file changed since that message: there is no code to restore."
+                            .into(),
+                    });
+                }
+                Some(id) => {
+                    let ck = self.checkpoints.clone();
+                    let done = tokio::task::spawn_blocking(move || {
+                        ck.restore(to, &id, overwrite_changed, conversation)
+                    })
+                    .await;
+                    match done {
+                        Ok(Ok(r)) => restored = r,
+                        Ok(Err(RestoreError::Stale(plan))) => {
+                            self.events.send(Event::Notice {
+                                text: "The files changed since that plan was shown: here is the \
+                                       new one."
+                                    .into(),
+                            });
+                            self.events.send(Event::RewindPlan(plan));
+                            return;
+                        }
+                        Ok(Err(RestoreError::Failed(e))) => {
+                            return self.rewind_error(format!("Cannot restore the code: {e}."));
+                        }
+                        Err(e) => {
+                            return self.rewind_error(format!("Cannot restore the code: {e}."));
+                        }
+                    }
+                }
+            }
+        }
+        let before = if conversation {
+            match self.conversation_before(to) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    self.rewind_error(format!("Cannot rewind the conversation: {e}."));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let rewound_conversation = before.is_some();
+        let state = before
+            .as_ref()
+            .map(|b| (b.messages.clone(), b.todos.clone()));
+        if state.is_some() || !restored.changes.is_empty() {
+            self.journal.record(Entry::rewind(
+                to,
+                std::mem::take(&mut restored.changes),
+                state,
+            ));
+            self.journal.sync();
+        }
+        if let Some(b) = before {
+            self.apply_conversation(to, &message, b);
+        }
+        self.events.send(Event::Rewound {
+            to,
+            message,
+            conversation: rewound_conversation,
+            restored: restored.restored,
+            skipped: restored.skipped,
+        });
+    }
+
+    /// Rebuilds the conversation as it was before point `to` from the session file, the same
+    /// way a resume does.
+    fn conversation_before(&self, to: usize) -> Result<Before, String> {
+        let path = self
+            .journal
+            .path()
+            .ok_or("this conversation is not saved, so there is nothing to go back to")?;
+        let bound = session_store::context_bytes_for_window(self.config.context_window);
+        let r = session_store::resume_before(&path, to, Some(bound)).map_err(|e| e.to_string())?;
+        Ok(Before {
+            messages: r.messages,
+            view: r.view,
+            todos: r.todos,
+        })
+    }
+
+    fn apply_conversation(&mut self, to: usize, message: &str, before: Before) {
+        let Before {
+            messages,
+            mut view,
+            todos,
+        } = before;
+        view.push(HistoryItem::Notice {
+            text: format!(
+                "Rewound the conversation to before “{}”.",
+                session_store::short_title(message)
+            ),
+        });
+        self.history = messages;
+        self.reset_context();
+        self.checkpoints.conversation_rewound(to);
+        self.resumed_view = view;
+        let info = self.session_info();
+        self.events.send(Event::SessionConfigured(info));
+        self.set_todos(todos);
+    }
+}

@@ -1,0 +1,138 @@
+//! Helpers of the `rein` command line: output that survives a closed pipe, startup errors
+//! worded and wrapped for a terminal, and the summary printed when the TUI exits.
+
+use crate::session_store::{self, Entry};
+use crate::tui::view::cell::format_tokens;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+/// A problem found before anything ran (settings, usage): exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StartupError(pub String);
+
+/// Writes `text` to stdout. A reader that went away (`rein config | head -1`) is not an error:
+/// there is just nobody left to print for.
+pub fn print_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let written = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Prints `rein: <message>` on stderr, word-wrapped to the terminal when stderr is one. Never
+/// panics, even with stderr closed.
+pub fn print_error(message: &str) {
+    let text = format!("rein: {message}");
+    let width = std::io::stderr()
+        .is_terminal()
+        .then(|| crossterm::terminal::size().ok())
+        .flatten()
+        .map(|(cols, _)| usize::from(cols));
+    let text = match width {
+        Some(w) if w > 20 => wrap_words(&text, w, "      "),
+        _ => text,
+    };
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+/// Greedy word wrap at `width` columns; lines after the first of each paragraph start with
+/// `indent`. Words longer than a line stay whole (a path is better long than broken).
+pub fn wrap_words(text: &str, width: usize, indent: &str) -> String {
+    let width_of = crate::tui::wrap::str_width;
+    let mut out = Vec::new();
+    for paragraph in text.split('\n') {
+        let mut line = String::new();
+        for word in paragraph.split(' ').filter(|w| !w.is_empty()) {
+            let fits = width_of(&line) + 1 + width_of(word) <= width;
+            if line.is_empty() || line.trim().is_empty() {
+                line.push_str(word);
+            } else if fits {
+                line.push(' ');
+                line.push_str(word);
+            } else {
+                out.push(std::mem::take(&mut line));
+                line = format!("{indent}{word}");
+            }
+        }
+        out.push(line);
+    }
+    out.join("\n")
+}
+
+/// Tokens a session used, summed over its requests (subagents' included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TokenTotals {
+    /// Prompt tokens over all requests.
+    pub input: u64,
+    /// Completion tokens over all requests.
+    pub output: u64,
+    /// Requests that reported usage.
+    pub requests: u64,
+}
+
+impl TokenTotals {
+    fn add(&mut self, entry: &Entry) {
+        match entry {
+            Entry::Usage(u) => {
+                self.input += u.input_tokens;
+                self.output += u.output_tokens;
+                self.requests += 1;
+            }
+            Entry::Subagent(s) => self.add(&s.entry),
+            _ => {}
+        }
+    }
+}
+
+/// The token totals of a saved session.
+pub fn token_totals(session: &Path) -> Option<TokenTotals> {
+    let loaded = session_store::load(session).ok()?;
+    let mut totals = TokenTotals::default();
+    for e in &loaded.entries {
+        totals.add(e);
+    }
+    Some(totals)
+}
+
+/// What to print after the TUI closed: how to resume the session and what it used. `None`
+/// when no session was saved (nothing was sent).
+pub fn exit_summary(data_dir: &Path, session_id: &str) -> Option<String> {
+    if session_id.is_empty() {
+        return None;
+    }
+    let path = session_store::find(data_dir, session_id).ok()?;
+    let totals = token_totals(&path)?;
+    let mut text = format!("Resume this session with: rein -r {session_id}\n");
+    if totals.requests > 0 {
+        text.push_str(&format!(
+            "Tokens: {} in, {} out over {} model request{}.\n",
+            format_tokens(totals.input),
+            format_tokens(totals.output),
+            totals.requests,
+            if totals.requests == 1 { "" } else { "s" }
+        ));
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_keeps_words_whole_and_indents_continuations() {
+        let wrapped = wrap_words("rein: one two three four five", 14, "  ");
+        assert_eq!(wrapped, "rein: one two\n  three four\n  five");
+        for line in wrapped.lines() {
+            assert!(crate::tui::wrap::str_width(line) <= 14, "{line:?}");
+        }
+        assert_eq!(wrap_words("a\nb c", 80, "  "), "a\nb c");
+        assert_eq!(
+            wrap_words("x /a/very/long/path y", 6, ""),
+            "x\n/a/very/long/path\ny"
+        );
+    }
+}

@@ -1,0 +1,196 @@
+//! Where requests go: provider, base URL, model and key, which decide each other's defaults,
+//! and the message that says what to set when something is missing.
+
+use super::derive::Sources;
+use super::raw::{RawConfig, Sourced};
+use super::{ConfigError, Source, is_loopback_url};
+use crate::llm::ProviderKind;
+use std::path::Path;
+
+/// Where requests go and with which key and model.
+pub(super) struct Endpoint {
+    pub(super) provider: ProviderKind,
+    pub(super) base_url: String,
+    pub(super) model: String,
+    pub(super) api_key: Option<String>,
+}
+
+fn infer_from_url(base_url: &str) -> ProviderKind {
+    let rest = base_url.split("://").nth(1).unwrap_or(base_url);
+    let host = rest.split('/').next().unwrap_or("").to_ascii_lowercase();
+    if host.contains("anthropic") {
+        ProviderKind::Anthropic
+    } else {
+        ProviderKind::OpenAi
+    }
+}
+
+fn parse_provider(value: &str, origin: &Source) -> Result<ProviderKind, ConfigError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "openai" | "openai-compatible" | "chat" => Ok(ProviderKind::OpenAi),
+        "anthropic" | "claude" => Ok(ProviderKind::Anthropic),
+        other => Err(ConfigError::Invalid(format!(
+            "Unknown provider \"{other}\" (from {origin}). Use \"openai\" (any OpenAI-compatible \
+             Chat Completions server) or \"anthropic\"."
+        ))),
+    }
+}
+
+/// The provider: given > inferred from the base URL > a `claude-*` model > only an Anthropic
+/// key present (someone coming from Claude Code) > OpenAI.
+fn choose_provider(raw: &RawConfig) -> Result<(ProviderKind, Source), ConfigError> {
+    if let Some(p) = &raw.provider {
+        return Ok((parse_provider(&p.value, &p.source)?, p.source.clone()));
+    }
+    if let Some(url) = &raw.base_url {
+        let kind = infer_from_url(&url.value);
+        return Ok((kind, Source::Derived("inferred from base_url")));
+    }
+    let claude = raw
+        .model
+        .as_ref()
+        .is_some_and(|m| m.value.trim().to_ascii_lowercase().starts_with("claude"));
+    if claude {
+        return Ok((
+            ProviderKind::Anthropic,
+            Source::Derived("inferred from the model name"),
+        ));
+    }
+    if raw.anthropic_key.is_some() && raw.openai_key.is_none() && raw.api_key.is_none() {
+        return Ok((
+            ProviderKind::Anthropic,
+            Source::Derived("inferred from ANTHROPIC_API_KEY"),
+        ));
+    }
+    Ok((ProviderKind::OpenAi, Source::Default))
+}
+
+fn default_base_url(provider: ProviderKind) -> &'static str {
+    match provider {
+        ProviderKind::OpenAi => "https://api.openai.com/v1",
+        ProviderKind::Anthropic => "https://api.anthropic.com",
+    }
+}
+
+/// The provider's own key variable.
+fn key_variable(provider: ProviderKind) -> &'static str {
+    match provider {
+        ProviderKind::OpenAi => "OPENAI_API_KEY",
+        ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+    }
+}
+
+/// Provider, base URL, model and key; `strict` fails when the model or (off loopback) the
+/// key is missing.
+pub(super) fn derive_endpoint(
+    raw: &RawConfig,
+    strict: bool,
+    config_dir: &Path,
+    sources: &mut Sources,
+) -> Result<Endpoint, ConfigError> {
+    let (provider, provider_source) = choose_provider(raw)?;
+    sources.push("provider", provider_source.clone());
+    let base_url = match &raw.base_url {
+        Some(url) => {
+            sources.push("base_url", url.source.clone());
+            url.value.trim().trim_end_matches('/').to_string()
+        }
+        None => {
+            sources.push("base_url", Source::Default);
+            default_base_url(provider).to_string()
+        }
+    };
+    let fallback = match provider {
+        ProviderKind::OpenAi => &raw.openai_key,
+        ProviderKind::Anthropic => &raw.anthropic_key,
+    };
+    let api_key = raw.api_key.as_ref().or(fallback.as_ref());
+    if strict {
+        let missing = Missing {
+            model: raw.model.is_none(),
+            key: api_key.is_none() && !is_loopback_url(&base_url),
+            provider,
+            provider_chosen: provider_source != Source::Default,
+            base_url: &base_url,
+            base_url_given: raw.base_url.is_some(),
+        };
+        if missing.model || missing.key {
+            return Err(ConfigError::Missing(missing.message(config_dir)));
+        }
+    }
+    let trimmed = |s: &Sourced<String>| Sourced {
+        value: s.value.trim().to_string(),
+        source: s.source.clone(),
+    };
+    let model = sources.or_default("model", raw.model.as_ref().map(trimmed), String::new());
+    let api_key = api_key.map(trimmed).map(|k| Sourced {
+        value: Some(k.value),
+        source: k.source,
+    });
+    let api_key = sources.or_default("api_key", api_key, None);
+    Ok(Endpoint {
+        provider,
+        base_url,
+        model,
+        api_key,
+    })
+}
+
+/// What is missing, and what the person already chose (so the advice fits).
+struct Missing<'a> {
+    model: bool,
+    key: bool,
+    provider: ProviderKind,
+    provider_chosen: bool,
+    base_url: &'a str,
+    base_url_given: bool,
+}
+
+impl Missing<'_> {
+    /// Says what is missing and only the ways to set it that apply.
+    fn message(&self, config_dir: &Path) -> String {
+        let what = match (self.model, self.key) {
+            (true, true) => "No model and no API key are",
+            (true, false) => "No model is",
+            _ => "No API key is",
+        };
+        let mut out = format!("{what} set for the model server at {}.", self.base_url);
+        if self.model {
+            out.push_str(&format!(
+                " Set MODEL (or REIN_MODEL, or --model) in your environment or ~/.agents/env, \
+                 or `model = \"...\"` in {}.",
+                config_dir.join("config.toml").display()
+            ));
+        }
+        if self.key {
+            let var = key_variable(self.provider);
+            out.push_str(&format!(
+                " Set {var} (or API_KEY) in your environment or ~/.agents/env."
+            ));
+        }
+        if self.key && !self.base_url_given {
+            out.push_str(&self.provider_advice());
+            out.push_str(
+                " A local server (llama.cpp, Ollama, vLLM) needs no key: set BASE_URL to it, \
+                 e.g. BASE_URL=http://127.0.0.1:11434/v1.",
+            );
+        }
+        out
+    }
+
+    /// How to pick the other provider, unless the person already picked this one.
+    fn provider_advice(&self) -> String {
+        if self.provider_chosen {
+            return String::new();
+        }
+        match self.provider {
+            ProviderKind::OpenAi => " For Anthropic, set ANTHROPIC_API_KEY instead (rein picks \
+                                     Anthropic when that is the only key, or with --provider \
+                                     anthropic or a claude-* model)."
+                .into(),
+            ProviderKind::Anthropic => {
+                " For OpenAI, set OPENAI_API_KEY and --provider openai.".into()
+            }
+        }
+    }
+}

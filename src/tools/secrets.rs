@@ -1,0 +1,238 @@
+//! Secrets at the tool layer: the file tools refuse the places where secrets live, and any
+//! secret value that still reaches a tool result is masked before the result is stored or sent.
+//!
+//! The lists come from [`secret_list`], the one seam where the lead points this module at
+//! `sandbox::secrets` (the sandbox's canonical list, which also hides these places from bash).
+
+use crate::protocol::ToolDisplay;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+/// Values shorter than this are not masked: they would match ordinary text.
+const MIN_MASKED_LEN: usize = 8;
+
+/// Where secrets live and which variable names hold them.
+pub struct SecretList {
+    /// Places under the home directory (files or directories).
+    pub home_paths: &'static [&'static str],
+    /// Whether an environment variable's name says it holds a secret.
+    pub is_secret_name: fn(&str) -> bool,
+}
+
+/// SEAM: the canonical list; the lead replaces the body with `sandbox::secrets`' list.
+pub fn secret_list() -> SecretList {
+    SecretList {
+        home_paths: &[
+            ".agents/env",
+            ".ssh",
+            ".aws",
+            ".gnupg",
+            ".netrc",
+            ".docker/config.json",
+            ".kube",
+            ".config/gh",
+            ".config/gcloud",
+            ".git-credentials",
+        ],
+        is_secret_name: |name| {
+            let n = name.to_ascii_uppercase();
+            ["_KEY", "_TOKEN", "_SECRET", "_CREDENTIALS"]
+                .iter()
+                .any(|s| n.ends_with(s))
+                || n.contains("PASSWORD")
+                || matches!(n.as_str(), "API_KEY" | "TOKEN" | "SECRET")
+        },
+    }
+}
+
+/// What the tools keep away from the model.
+#[derive(Debug, Default)]
+pub struct Secrets {
+    /// Secret places, physical paths (so a symlinked spelling matches too).
+    locations: Vec<PathBuf>,
+    /// (where it came from, value), longest first so a value inside another is masked whole.
+    values: Vec<(String, String)>,
+}
+
+impl Secrets {
+    /// The secret places under `home` and rein's own `dirs` (config, data), and the values of
+    /// `api_key` and of the variables in `env` whose names look like secrets.
+    pub fn new(
+        home: Option<&Path>,
+        dirs: &[PathBuf],
+        api_key: Option<&str>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Secrets {
+        let list = secret_list();
+        let mut locations: Vec<PathBuf> = dirs.to_vec();
+        if let Some(home) = home {
+            locations.extend(list.home_paths.iter().map(|p| home.join(p)));
+        }
+        // Compare physical paths: `~/.ssh` (or the home itself) may be a symlink.
+        let locations = locations.into_iter().map(|p| physical(&p)).collect();
+        // The configured key first: when a variable holds it too, the clearer name wins.
+        let mut values: Vec<(String, String)> = api_key
+            .filter(|k| k.len() >= MIN_MASKED_LEN)
+            .map(|k| ("the API key".to_string(), k.to_string()))
+            .into_iter()
+            .collect();
+        values.extend(
+            env.into_iter().filter(|(name, value)| {
+                (list.is_secret_name)(name) && value.len() >= MIN_MASKED_LEN
+            }),
+        );
+        values.sort_by_key(|v| std::cmp::Reverse(v.1.len()));
+        values.dedup_by(|a, b| a.1 == b.1);
+        Secrets { locations, values }
+    }
+
+    /// The secret place `path` (physical) lies in, if any.
+    pub fn location_of(&self, path: &Path) -> Option<&Path> {
+        self.locations
+            .iter()
+            .find(|l| path.starts_with(l))
+            .map(PathBuf::as_path)
+    }
+
+    /// `text` with every secret value replaced by `[redacted: NAME]`.
+    pub fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = Cow::Borrowed(text);
+        for (name, value) in &self.values {
+            if out.contains(value.as_str()) {
+                out = Cow::Owned(out.replace(value.as_str(), &format!("[redacted: {name}]")));
+            }
+        }
+        out
+    }
+}
+
+impl Secrets {
+    /// `display` with secret values masked in every text it holds (it is shown, and stored in
+    /// the session file).
+    pub fn mask_display(&self, display: ToolDisplay) -> ToolDisplay {
+        if self.values.is_empty() {
+            return display;
+        }
+        let m = |s: String| self.mask(&s).into_owned();
+        match display {
+            ToolDisplay::Exec { command } => ToolDisplay::Exec {
+                command: m(command),
+            },
+            ToolDisplay::Edit { path, diff } => ToolDisplay::Edit {
+                path: m(path),
+                diff: diff.map(|mut d| {
+                    for h in &mut d.hunks {
+                        for line in &mut h.lines {
+                            *line = m(std::mem::take(line));
+                        }
+                    }
+                    d
+                }),
+            },
+            ToolDisplay::Task { description } => ToolDisplay::Task {
+                description: m(description),
+            },
+            ToolDisplay::Other { name, args } => ToolDisplay::Other {
+                name,
+                args: self.mask_value(args),
+            },
+            other => other,
+        }
+    }
+
+    fn mask_value(&self, v: Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(self.mask(&s).into_owned()),
+            Value::Array(a) => Value::Array(a.into_iter().map(|v| self.mask_value(v)).collect()),
+            Value::Object(o) => Value::Object(
+                o.into_iter()
+                    .map(|(k, v)| (k, self.mask_value(v)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+}
+
+/// `p` with symlinks resolved as far as it exists (a secret place may not exist yet).
+fn physical(p: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(p) {
+        return real;
+    }
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) => physical(parent).join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_look_like_secrets() {
+        let is_secret = secret_list().is_secret_name;
+        let cases = [
+            ("OPENAI_API_KEY", true),
+            ("GITHUB_TOKEN", true),
+            ("AWS_SECRET_ACCESS_KEY", true),
+            ("AWS_SECRET", true),
+            ("DB_PASSWORD", true),
+            ("MYPASSWORDFILE", true),
+            ("GOOGLE_APPLICATION_CREDENTIALS", true),
+            ("github_token", true),
+            ("PATH", false),
+            ("HOME", false),
+            ("KEYBOARD", false),
+            ("TOKENIZERS_PARALLELISM", false),
+        ];
+        for (name, want) in cases {
+            assert_eq!(is_secret(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn masks_every_secret_value_and_nothing_else() {
+        let env = [
+            ("GITHUB_TOKEN", "ghp_abcdefghijklmnop"),
+            ("SHORT_TOKEN", "abc"),
+            ("EDITOR", "vim-is-not-a-secret"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let s = Secrets::new(None, &[], Some("sk-test-1234567890"), env);
+        let text = "key sk-test-1234567890 and ghp_abcdefghijklmnop twice ghp_abcdefghijklmnop; abc; vim-is-not-a-secret";
+        assert_eq!(
+            s.mask(text),
+            "key [redacted: the API key] and [redacted: GITHUB_TOKEN] twice \
+             [redacted: GITHUB_TOKEN]; abc; vim-is-not-a-secret"
+        );
+        assert!(matches!(s.mask("nothing here"), Cow::Borrowed(_)));
+        let shown = s.mask_display(ToolDisplay::Exec {
+            command: "curl -H 'token: ghp_abcdefghijklmnop'".into(),
+        });
+        assert_eq!(shown.subject(), "curl -H 'token: [redacted: GITHUB_TOKEN]'");
+    }
+
+    #[test]
+    fn locations_are_compared_physically_and_by_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(home.join("real-ssh")).unwrap();
+        std::os::unix::fs::symlink(home.join("real-ssh"), home.join(".ssh")).unwrap();
+        let rein_data = home.join(".local/share/rein");
+        let s = Secrets::new(Some(&home), std::slice::from_ref(&rein_data), None, []);
+        let cases = [
+            (home.join("real-ssh/id_ed25519"), true),
+            (home.join(".aws/credentials"), true),
+            (home.join(".netrc"), true),
+            (rein_data.join("sessions/x.jsonl"), true),
+            (home.join(".netrc-notes"), false),
+            (home.join(".docker/other.json"), false),
+            (home.join("project/src/main.rs"), false),
+        ];
+        for (path, secret) in cases {
+            assert_eq!(s.location_of(&path).is_some(), secret, "{}", path.display());
+        }
+    }
+}
