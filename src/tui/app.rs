@@ -127,8 +127,10 @@ pub struct App {
     pub(crate) approvals: VecDeque<ApprovalRequest>,
     pub(crate) approvals_answered: usize,
     pub(crate) approval_view: ApprovalView,
-    /// When the person last refused with Esc (a second Esc soon after stops the turn).
-    pub(crate) last_esc_refusal: Option<Instant>,
+    /// When Esc was pressed in a question: the refusal goes out [`DOUBLE_ESC`] later, unless a
+    /// second Esc comes first and stops the turn. (Sending it at once would let the model be
+    /// asked again before the second Esc could stop it.)
+    pub(crate) esc_refusing: Option<Instant>,
     /// Since when the turn waits for an answer (its timer pauses meanwhile).
     pub(crate) waiting_since: Option<Instant>,
     /// Time this turn spent waiting for answers.
@@ -192,7 +194,7 @@ impl App {
             approvals: VecDeque::new(),
             approvals_answered: 0,
             approval_view: ApprovalView::default(),
-            last_esc_refusal: None,
+            esc_refusing: None,
             waiting_since: None,
             waited: Duration::ZERO,
             plan_offer: false,
@@ -330,6 +332,10 @@ impl App {
                 next = Some(expiry);
             }
         }
+        if let Some(t) = self.esc_refusing {
+            let due = t + DOUBLE_ESC;
+            next = Some(next.map_or(due, |n| n.min(due)));
+        }
         if self.is_animating() {
             let period = SPINNER_PERIOD.as_millis();
             let since = self.now.saturating_duration_since(self.epoch).as_millis();
@@ -356,6 +362,13 @@ impl App {
     /// The time-dependent part of a frame: a wake-up with nothing else to do just redraws.
     pub fn on_tick(&mut self) {
         if self.is_animating() {
+            self.dirty = true;
+        }
+        if self
+            .esc_refusing
+            .is_some_and(|t| self.now >= t + DOUBLE_ESC)
+        {
+            self.send_esc_refusal();
             self.dirty = true;
         }
         if self

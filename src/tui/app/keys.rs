@@ -162,11 +162,18 @@ impl App {
 
     /// Stop means stop: refuse everything asked and end the turn.
     fn refuse_all_and_stop(&mut self) {
+        self.esc_refusing = None;
         while !self.approvals.is_empty() {
             self.answer(Decision::No);
         }
-        self.last_esc_refusal = None;
         self.interrupt();
+    }
+
+    /// The refusal of a first Esc, once no second Esc came.
+    pub(crate) fn send_esc_refusal(&mut self) {
+        if self.esc_refusing.take().is_some() {
+            self.answer(Decision::No);
+        }
     }
 
     fn submit(&mut self) {
@@ -208,6 +215,17 @@ impl App {
             }
             return;
         }
+        if self.esc_refusing.is_some() {
+            if key.code == KeyCode::Esc {
+                // A second Esc: refuse and stop, as Ctrl+C does.
+                self.refuse_all_and_stop();
+            } else {
+                // Another key means no second Esc is coming; it is not meant for the next
+                // question, which the person has not seen yet.
+                self.send_esc_refusal();
+            }
+            return;
+        }
         let page = view.body_rows.max(1) as i64;
         let always = self.approvals.front().is_some_and(|r| r.always.is_some());
         match key.code {
@@ -215,16 +233,8 @@ impl App {
             KeyCode::Char('a') | KeyCode::Char('A') if always => self.answer(Decision::Always),
             KeyCode::Char('n') | KeyCode::Char('N') => self.answer(Decision::No),
             KeyCode::Esc => {
-                let again = self
-                    .last_esc_refusal
-                    .is_some_and(|t| self.now.saturating_duration_since(t) < super::DOUBLE_ESC);
-                if again {
-                    // A second Esc: stop, as Ctrl+C does.
-                    self.refuse_all_and_stop();
-                } else {
-                    self.last_esc_refusal = Some(self.now);
-                    self.answer(Decision::No);
-                }
+                self.esc_refusing = Some(self.now);
+                self.approval_view.refusing = true;
             }
             KeyCode::Tab => view.editing_note = true,
             KeyCode::Up | KeyCode::Char('k') => view.scroll_by(-1),

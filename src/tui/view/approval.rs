@@ -19,6 +19,8 @@ pub struct ApprovalView {
     pub note: String,
     /// Whether keys go to the note.
     pub editing_note: bool,
+    /// Esc was pressed: refused unless a second Esc stops the turn.
+    pub refusing: bool,
     /// First body row shown.
     pub scroll: usize,
     /// Body rows that fit in the last frame (for paging).
@@ -414,6 +416,13 @@ fn key_lines(req: &ApprovalRequest, view: &ApprovalView, theme: &Theme) -> Vec<V
             theme.fg(theme.accent).add_modifier(Modifier::BOLD),
         )
     };
+    if view.refusing {
+        return vec![vec![
+            Span::styled("refused · ", theme.fg(theme.warning)),
+            key("esc"),
+            Span::raw(" again stops the turn"),
+        ]];
+    }
     if view.editing_note {
         return vec![vec![
             key("enter"),

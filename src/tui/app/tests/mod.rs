@@ -238,6 +238,10 @@ fn approval_keys_answer_in_order_with_notes() {
     key(&mut app, KeyCode::Enter);
     key(&mut app, KeyCode::Char('n'));
     key(&mut app, KeyCode::Esc);
+    // Esc's refusal goes out once no second Esc came.
+    let later = app.now + super::DOUBLE_ESC;
+    app.set_now(later);
+    app.on_tick();
     let answers: Vec<(String, Decision, Option<String>)> = ops(&mut app)
         .into_iter()
         .filter_map(|op| match op {

@@ -219,3 +219,44 @@ fn a_resumed_edit_shows_the_diff_it_wrote_and_a_command_its_exit_code() {
     );
     assert!(screen.contains("bash  cargo test  exit 101"), "{screen}");
 }
+
+#[test]
+fn esc_refuses_after_a_pause_and_a_second_esc_refuses_and_stops() {
+    let command = |c: &str| ToolDisplay::Exec { command: c.into() };
+    let events = vec![Event::TurnStarted, approval("1", command("make deploy"))];
+    // One Esc: nothing goes out at once (a second may follow), then the refusal alone.
+    let mut app = scenario(events.clone(), "<esc>");
+    assert!(ops(&mut app).is_empty());
+    assert!(frame(&mut app).contains("esc again stops the turn"));
+    let later = app.now + crate::tui::app::DOUBLE_ESC;
+    app.set_now(later);
+    app.on_tick();
+    assert!(matches!(
+        &ops(&mut app)[..],
+        [Op::Approval { id, decision: Decision::No, .. }] if id == "1"
+    ));
+    assert_eq!(app.pending_approvals(), 0);
+    // Esc Esc: refused and stopped, nothing left to answer.
+    let mut events = events;
+    events.push(approval("2", command("make release")));
+    let mut app = scenario(events, "<esc><esc>");
+    let sent = ops(&mut app);
+    assert!(
+        matches!(
+            &sent[..],
+            [
+                Op::Approval {
+                    decision: Decision::No,
+                    ..
+                },
+                Op::Approval {
+                    decision: Decision::No,
+                    ..
+                },
+                Op::Interrupt
+            ]
+        ),
+        "{sent:?}"
+    );
+    assert_eq!(app.pending_approvals(), 0);
+}
