@@ -300,3 +300,93 @@ fn shift_tab_cycles_the_modes_plan_mode_refuses_an_edit_and_approving_the_plan_s
         "still told it plans"
     );
 }
+
+/// A session from `rein exec --mode accept-edits`: the edit ran without `--yes` (the mode
+/// allows it), the command was refused (nobody to ask). Resumed in the TUI it looks as it did
+/// live: the edit's diff, "denied" for the refusal (not "failed"), the context usage of the
+/// conversation (not 0%), and `/diff` covers what was written before the resume.
+#[test]
+fn a_resumed_session_shows_the_diff_denied_and_its_context_usage() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "notes.txt", "content": "alpha\nbravo\n"}),
+    ))
+    .push(Reply::tool_call("bash", json!({"command": "make deploy"})))
+    .push(Reply::text("Wrote the notes; deploying was refused."));
+    let w = World::new(&s);
+    let o = w.exec(&["--mode", "accept-edits", "write the notes and deploy"]);
+    assert_eq!(w.read("notes.txt").as_deref(), Some("alpha\nbravo\n"));
+    assert!(
+        support::rein::stdout(&o).contains("deploying was refused"),
+        "{}",
+        support::rein::stderr(&o)
+    );
+
+    let mut t = Pty::spawn(w.pty_command(&["--continue"]), 100, 30);
+    let screen = t.expect(
+        "the resumed conversation",
+        |s| s.contains("deploying was refused") && idle(s),
+        WAIT,
+    );
+    let edit = row_of(&screen, "write  notes.txt (+2")
+        .unwrap_or_else(|| panic!("no edit line with its count:\n{screen}"));
+    assert!(
+        screen.contains("+ alpha") && screen.contains("+ bravo"),
+        "no diff for the resumed edit:\n{screen}"
+    );
+    assert!(edit < row_of(&screen, "+ alpha").unwrap_or(0), "{screen}");
+    assert!(
+        screen.contains("make deploy  denied"),
+        "the refusal does not read as denied:\n{screen}"
+    );
+    assert!(!screen.contains("failed"), "{screen}");
+    let status = screen.lines().rev().nth(1).unwrap_or("");
+    assert!(
+        !status.contains(" 0%") && status.contains("/128k"),
+        "the meter starts at 0%: {status}"
+    );
+
+    type_line(&mut t, "/diff");
+    let screen = t.expect(
+        "the session's changes",
+        |s| s.matches("+ bravo").count() >= 2,
+        WAIT,
+    );
+    assert!(!screen.contains("no file changes"), "{screen}");
+    t.quit_app(WAIT);
+}
+
+/// Shift+Tab to accept edits in the TUI, then the session is continued headless with the
+/// config's mode (ask): the resumed session is not more permissive than the config, so the edit
+/// is refused without `--yes`.
+#[test]
+fn a_resumed_session_never_starts_more_permissive_than_the_config() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::text("Ready."))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "late.txt", "content": "late\n"}),
+        ))
+        .push(Reply::text("Tried."));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(100, 30);
+    ready(&t);
+    t.send_raw(SHIFT_TAB);
+    t.expect("accept edits", |s| s.contains("accept edits"), WAIT);
+    type_line(&mut t, "hello");
+    t.expect("the answer", |s| s.contains("Ready.") && idle(s), WAIT);
+    t.quit_app(WAIT);
+
+    let o = w.exec(&["-c", "write late.txt"]);
+    assert!(
+        w.read("late.txt").is_none(),
+        "the session's accept-edits mode came back"
+    );
+    let refused = last_result(&s.request(2)).content;
+    assert!(
+        refused.contains("denied") || refused.contains("refused"),
+        "{refused}\n{}",
+        support::rein::stderr(&o)
+    );
+}
