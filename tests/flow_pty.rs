@@ -390,3 +390,56 @@ fn a_resumed_session_never_starts_more_permissive_than_the_config() {
         support::rein::stderr(&o)
     );
 }
+
+/// `!cmd` runs the command at once (no question: typing it was the answer) and its output
+/// reaches the model with the next message; a deny rule still holds for it. `/model` without a
+/// name lists the server's models and Enter switches to the chosen one.
+#[test]
+fn bang_runs_a_command_for_the_next_message_and_model_opens_a_picker() {
+    let s = ScriptedServer::openai();
+    s.route(
+        "/v1/models",
+        json!({"object": "list", "data": [{"id": "scripted-model"}, {"id": "scripted-large"}]}),
+    )
+    .push(Reply::text("It printed the marker."));
+    let w = World::new(&s);
+    w.write("marker.txt", "marker-7f3a\n");
+    let mut t = w.spawn_tui(100, 30);
+    ready(&t);
+
+    type_line(&mut t, "!cat marker.txt");
+    let screen = t.expect(
+        "the command's output",
+        |s| s.contains("marker-7f3a") && idle(s),
+        WAIT,
+    );
+    assert!(!screen.contains("Allow bash"), "{screen}");
+    assert_eq!(s.request_count(), 0, "the model was asked for a !cmd");
+    type_line(&mut t, "!sudo rm -rf /");
+    t.expect("the deny", |s| s.contains("blocked") && idle(s), WAIT);
+
+    type_line(&mut t, "/model");
+    let screen = t.expect("the picker", |s| s.contains("scripted-large"), WAIT);
+    assert!(screen.contains("current"), "{screen}");
+    t.send_raw(keys::DOWN);
+    t.send_raw(keys::ENTER);
+    t.expect("the switch", |s| s.contains("model: scripted-large"), WAIT);
+
+    type_line(&mut t, "what did it print?");
+    t.expect(
+        "the answer",
+        |s| s.contains("It printed the marker.") && idle(s),
+        WAIT,
+    );
+    let req = s.request(0);
+    assert_eq!(req.body["model"], "scripted-large");
+    let told = user_texts(&req).join("\n");
+    assert!(
+        told.contains("$ cat marker.txt") && told.contains("marker-7f3a"),
+        "{told}"
+    );
+    assert!(
+        told.contains("$ sudo rm -rf /") && told.contains("blocked"),
+        "{told}"
+    );
+}
