@@ -443,3 +443,43 @@ fn bang_runs_a_command_for_the_next_message_and_model_opens_a_picker() {
         "{told}"
     );
 }
+
+/// Ctrl+G hands the composer to `$EDITOR` and takes back what it saved; the terminal is the
+/// TUI's again afterwards (the next frame is whole). Ctrl+Z comes back the same way (here the
+/// process group has no job control, so the stop is immediately over).
+#[test]
+fn ctrl_g_edits_the_message_in_the_editor_and_ctrl_z_comes_back() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::text("Got the final words."));
+    let w = World::new(&s);
+    let mut c = w.pty_command(&[]);
+    c.env("EDITOR", "sed -i s/draft/final/");
+    let mut t = Pty::spawn(c, 100, 30);
+    ready(&t);
+    t.send_keys("a draft message");
+    t.expect("the draft", |s| s.contains("a draft message"), WAIT);
+    t.send_raw(b"\x07");
+    t.expect(
+        "the edited message back in the composer",
+        |s| s.contains("a final message") && s.contains("enter send"),
+        WAIT,
+    );
+    t.send_raw(b"\x1a");
+    t.expect(
+        "the screen back after the stop",
+        |s| s.contains("a final message") && s.contains("scripted-model") && idle(s),
+        WAIT,
+    );
+    t.send_raw(keys::ENTER);
+    t.expect(
+        "the answer",
+        |s| s.contains("Got the final words.") && idle(s),
+        WAIT,
+    );
+    assert!(
+        user_texts(&s.request(0))
+            .iter()
+            .any(|m| m.contains("a final message")),
+        "the edited text was not sent"
+    );
+}

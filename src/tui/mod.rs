@@ -235,7 +235,14 @@ fn outside_tui<R>(
     terminal::suspend();
     let result = f();
     terminal::resume().context("could not set up the terminal again")?;
-    term.clear()?;
+    // The screen is cleared, and so is what ratatui believes is on it (a blank frame), so the
+    // next frame is drawn whole. `Terminal::clear` would ask the terminal for the cursor
+    // position, which some terminals never answer.
+    execute!(
+        term.backend_mut(),
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    )?;
+    term.draw(|f| f.render_widget(ratatui::widgets::Clear, f.area()))?;
     Ok(result)
 }
 
