@@ -1,5 +1,8 @@
 //! Sandbox setup cost per bash call: spawning `bash -c true` with and without the sandbox
-//! (target: at most 2 ms more with it), and the preparation done in rein before the fork.
+//! (target: at most 2 ms more with it; with namespaces that includes the private `.git` view,
+//! the PID namespace and its reaper), the preparation done in rein before the fork, and the
+//! cost per model request of the changed-files watch (a walk of the repository, instead of the
+//! unconfined `git status` rein used to run).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use rein::config::SandboxMode;
@@ -13,10 +16,13 @@ fn spawn_true(rt: &tokio::runtime::Runtime, sandbox: Option<&Sandbox>, dir: &std
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null());
-        if let Some(sb) = sandbox {
-            sb.apply(&mut cmd).expect("apply");
-        }
-        let status = cmd.status().await.expect("spawn");
+        let status = match sandbox {
+            Some(sb) => {
+                let mut child = sb.spawn(&mut cmd).expect("spawn");
+                child.wait().await.expect("wait").status
+            }
+            None => cmd.status().await.expect("spawn"),
+        };
         assert!(status.success());
     });
 }
@@ -44,19 +50,85 @@ fn bench(c: &mut Criterion) {
     );
     eprintln!("sandbox status: {:?}", sb.status());
 
+    let fallback = Sandbox::without_namespaces(
+        SandboxMode::WorkspaceWrite,
+        false,
+        ws.clone(),
+        dir.path().join("tmp"),
+    );
+
     let mut group = c.benchmark_group("bash -c true");
     group.bench_function("unsandboxed", |b| b.iter(|| spawn_true(&rt, None, &ws)));
     group.bench_function("sandboxed", |b| b.iter(|| spawn_true(&rt, Some(&sb), &ws)));
+    group.bench_function("sandboxed, fallback without namespaces", |b| {
+        b.iter(|| spawn_true(&rt, Some(&fallback), &ws))
+    });
     group.finish();
 
-    c.bench_function("apply (prepare in rein)", |b| {
+    // What rein does before the fork and after the exit, without the process: the rules, the
+    // `.git` view (reused from the last command, as in a session) and the checks after it.
+    c.bench_function("prepare and finish (in rein)", |b| {
+        use std::os::unix::process::ExitStatusExt;
         b.iter(|| {
-            let mut cmd = tokio::process::Command::new("bash");
-            sb.apply(&mut cmd).expect("apply");
-            cmd
+            let mut cmd = std::process::Command::new("bash");
+            let supervision = sb.prepare(&mut cmd).expect("prepare");
+            supervision.finish(std::process::ExitStatus::from_raw(0))
         })
     });
 }
 
-criterion_group!(benches, bench);
+/// A repository of `n` files in 20 directories, committed.
+fn repository(root: &std::path::Path, n: usize) {
+    for i in 0..n {
+        let d = root.join(format!("dir{}", i % 20));
+        std::fs::create_dir_all(&d).expect("mkdir");
+        std::fs::write(d.join(format!("file{i}.rs")), format!("// {i}\n")).expect("write");
+    }
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@e",
+            "commit",
+            "-qm",
+            "x",
+        ],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .status()
+            .expect("git");
+        assert!(ok.success());
+    }
+}
+
+fn file_watch(c: &mut Criterion) {
+    let mut group = c.benchmark_group("changed-files watch per request");
+    for n in [200, 2_000] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        repository(dir.path(), n);
+        let mut watch = rein::agent::context::FileWatch::default();
+        watch.rebase(dir.path());
+        group.bench_function(format!("walk, {n} files"), |b| {
+            b.iter(|| watch.changed(dir.path()))
+        });
+        // What it replaced (for comparison only: rein no longer runs git).
+        group.bench_function(format!("git status (before), {n} files"), |b| {
+            b.iter(|| {
+                std::process::Command::new("git")
+                    .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
+                    .current_dir(dir.path())
+                    .output()
+                    .expect("git")
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, file_watch);
 criterion_main!(benches);

@@ -113,6 +113,8 @@ pub struct Config {
     pub sandbox: SandboxMode,
     /// Whether bash may use the network.
     pub sandbox_network: bool,
+    /// Secret paths and variables (`[sandbox] hide`, `unhide`, `pass_env`).
+    pub sandbox_secrets: crate::sandbox::SecretSettings,
     /// Whether edits inside the workspace are allowed without asking (`edits = "allow"`).
     pub auto_approve_edits: bool,
     /// The approval mode a session starts in (`--mode`, `mode = …`; `edits = "allow"` means
@@ -263,6 +265,19 @@ impl Config {
     fn build(inputs: &Inputs, strict: bool) -> Result<Config, ConfigError> {
         let layers = raw::Layers::read(inputs)?;
         Config::derive(raw::RawConfig::resolve(layers), inputs, strict)
+    }
+}
+
+impl Config {
+    /// The secrets to keep from commands: the defaults for this user's home and rein's own
+    /// dirs, with `[sandbox] hide`, `unhide` and `pass_env` applied.
+    pub fn secrets(&self) -> crate::sandbox::Secrets {
+        crate::sandbox::Secrets::resolve(
+            self.home_dir.as_deref(),
+            &self.config_dir,
+            &self.data_dir,
+            &self.sandbox_secrets,
+        )
     }
 }
 

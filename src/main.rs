@@ -145,7 +145,11 @@ enum SessionsCommand {
 #[derive(Subcommand, Debug)]
 enum PolicyCommand {
     /// Print the verdict for a command line: allow, ask or deny, with the deciding rule.
+    /// Exit status: 0 allow, 1 ask, 2 deny, 3 when the settings cannot be read.
     Check {
+        /// Also print the rule a "don't ask again" answer would add, or why none can be made.
+        #[arg(long)]
+        always: bool,
         /// The command line, as one argument.
         command: String,
     },
@@ -183,6 +187,8 @@ mod exit {
 }
 
 fn main() -> ExitCode {
+    // Before anything reads the key: no process of ours may read rein's memory or environment.
+    rein::sandbox::protect_process();
     match run() {
         Ok(code) => code,
         Err(e) => {
@@ -221,17 +227,41 @@ fn run() -> anyhow::Result<ExitCode> {
         }) => run_exec(settings.flags(), json, yes, (continue_, resume), prompt),
         Some(Command::Config { settings }) => show_config(settings.flags()),
         Some(Command::Policy {
-            command: PolicyCommand::Check { command },
-        }) => {
-            let config = lenient_config(Flags::default())?;
-            let policy = rein::policy::Policy::new(config.rules.clone(), config.auto_approve_edits);
-            let verdict = policy.check_bash(&command);
-            println!("{}", rein::policy::explain(&verdict));
-            Ok(ExitCode::SUCCESS)
-        }
+            command: PolicyCommand::Check { command, always },
+        }) => Ok(policy_check(&command, always)),
         Some(Command::Sessions { command }) => run_sessions(command),
         Some(Command::Sandbox { argv }) => run_sandbox(&argv),
     }
+}
+
+/// `rein policy check [--always] CMD`: the verdict line (and the "always" line), exit status
+/// 0 allow, 1 ask, 2 deny, 3 when the settings cannot be read.
+fn policy_check(command: &str, always: bool) -> ExitCode {
+    use rein::policy::{Action, Policy, explain};
+    use std::io::Write;
+    let config = match Config::load_lenient(Flags::default()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rein: {e}");
+            return ExitCode::from(3);
+        }
+    };
+    let policy = Policy::new(config.rules.clone(), config.auto_approve_edits);
+    let verdict = policy.check_bash(command);
+    let mut out = format!("{}\n", explain(&verdict));
+    if always {
+        out.push_str(&match policy.always("bash", command) {
+            Ok(a) => format!("always: {} (rule \"{}\")\n", a.shown, a.rule.pattern),
+            Err(why) => format!("always: none ({why})\n"),
+        });
+    }
+    // A reader that went away (`| head -0`) is not an error worth a panic.
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    ExitCode::from(match verdict.action {
+        Action::Allow => 0,
+        Action::Ask => 1,
+        Action::Deny => 2,
+    })
 }
 
 /// Settings for a run: a missing model or key is a startup error.
@@ -330,17 +360,25 @@ fn run_sessions(command: SessionsCommand) -> anyhow::Result<ExitCode> {
 fn run_sandbox(argv: &[String]) -> anyhow::Result<ExitCode> {
     let config = lenient_config(Flags::default())?;
     let temp = std::env::temp_dir().join(format!("rein-sandbox-{}", rein::agent::new_session_id()));
-    std::fs::create_dir_all(&temp)
+    let mut dir = std::fs::DirBuilder::new();
+    std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+    dir.create(&temp)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", temp.display()))?;
     let sandbox = rein::sandbox::Sandbox::new(
         config.sandbox,
         config.sandbox_network,
         config.cwd.clone(),
         temp.clone(),
-    );
+    )
+    .with_secrets(config.secrets());
     print_error(&format!("sandbox {}", sandbox.describe()));
     let code = match rein::sandbox::run_sandboxed(&sandbox, argv) {
-        Ok(code) => code,
+        Ok((code, notes)) => {
+            for note in notes {
+                print_error(&note);
+            }
+            code
+        }
         Err(e) => {
             print_error(&format!(
                 "cannot run {}: {e}",

@@ -285,9 +285,9 @@ pub struct ApprovalRequest {
     pub reason: String,
     /// The subagent asking, if it is not the main agent.
     pub subagent: Option<String>,
-    /// The rule "always" (`a`) would add for the rest of the session, as `tool(pattern)`;
-    /// `None` when no rule can be made (the asking part is opaque, a redirect, an interpreter):
-    /// then `a` is not offered.
+    /// What "always" (`a`) would allow for the rest of the session, from the permission
+    /// layer's exact rule (`git log …`, `edits of src/a.rs`); `None` when no rule can be made
+    /// (the asking part is opaque, a redirect, an interpreter): then `a` is not offered.
     #[serde(default)]
     pub always: Option<String>,
 }

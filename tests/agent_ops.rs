@@ -213,7 +213,20 @@ async fn approvals_with_notes_always_and_edit_previews() {
             note: None,
         },
     );
-    // The same command prefix does not ask again this session.
+    // "Always" for `touch` is that exact command: it runs again unasked, another `touch` asks.
+    let req = match wait_for(&mut st.handle, |e| matches!(e, Event::ApprovalRequested(_))).await {
+        Event::ApprovalRequested(r) => r,
+        _ => unreachable!(),
+    };
+    assert!(matches!(&req.display, ToolDisplay::Exec { command } if command == "touch made-again"));
+    send(
+        &st.handle,
+        Op::Approval {
+            id: req.id,
+            decision: Decision::Yes,
+            note: None,
+        },
+    );
     assert_eq!(finished(&mut st.handle).await, TurnOutcome::Completed);
     assert_eq!(
         std::fs::read_to_string(st.ws.join("a.txt")).unwrap(),

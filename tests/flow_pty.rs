@@ -110,7 +110,7 @@ fn a_question_in_the_bottom_pane_keeps_the_reason_in_view_and_always_names_its_r
     let calc = w.ws.join("calc.py");
     let rule = format!("edit({})", calc.display());
     assert!(
-        screen.contains(&format!("a always allow {rule} this session")),
+        screen.contains("a don't ask again this session for: edits of calc.py"),
         "`a` does not name its rule:\n{screen}"
     );
     assert!(
@@ -181,7 +181,7 @@ fn esc_refuses_and_goes_on_a_second_esc_stops_the_turn() {
         "the quoting is lost:\n{screen}"
     );
     assert!(
-        !screen.contains("always allow"),
+        !screen.contains("ask again this session"),
         "`a` offered where no rule can be made:\n{screen}"
     );
     // `a` is not an answer here.

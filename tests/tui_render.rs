@@ -199,7 +199,7 @@ fn bash_approval(id: &str) -> ApprovalRequest {
         part: "git push origin main".into(),
         reason: "rule ask bash(git push *) in .rein/config.toml".into(),
         subagent: None,
-        always: Some("bash(git push origin*)".into()),
+        always: Some("git push origin …".into()),
     }
 }
 

@@ -121,8 +121,12 @@ pub fn estimate_sent(history: &[Message], keep: Option<usize>, frozen: usize) ->
         .sum()
 }
 
-/// Content fingerprints of the files git reports as changed, to tell the model what changed on
-/// disk between its requests (the person may edit files while the agent waits).
+/// Fingerprints of the repository's files, to tell the model what changed on disk between its
+/// requests (the person may edit files while the agent waits).
+///
+/// Found by walking the repository (honouring `.gitignore`), not by running git: a repository's
+/// configuration can make git start programs (`core.fsmonitor`, filters, …), and rein runs
+/// nothing unconfined on the workspace. See `docs/sandbox.md`.
 #[derive(Default)]
 pub struct FileWatch {
     snapshot: Option<Snapshot>,
@@ -130,8 +134,9 @@ pub struct FileWatch {
     tools_ran: bool,
 }
 
-/// At most this many changed files are fingerprinted.
-const WATCH_LIMIT: usize = 500;
+/// A repository with more files than this is not watched (the walk would cost too much per
+/// request).
+const WATCH_LIMIT: usize = 50_000;
 
 /// Files above this size are fingerprinted by size and mtime only.
 const HASH_LIMIT: u64 = 1 << 20;
@@ -141,30 +146,33 @@ const HASH_LIMIT: u64 = 1 << 20;
 struct Seen {
     len: u64,
     modified: Option<std::time::SystemTime>,
-    hash: u64,
-    /// The mtime was well in the past when hashed, so a later write would show in it (mtime
-    /// granularity can be coarse: a write right after the hash may keep the same mtime).
+    /// A content hash, taken while the mtime alone cannot be trusted (see `settled`).
+    hash: Option<u64>,
+    /// The mtime was well in the past when seen, so a later write would show in it (mtime
+    /// granularity can be coarse: a write right after a look may keep the same mtime).
     settled: bool,
 }
 
-/// Fingerprints keyed by path relative to the repository root (as git status prints them).
+impl Seen {
+    fn differs(&self, other: &Seen) -> bool {
+        match (self.hash, other.hash) {
+            (Some(a), Some(b)) => a != b,
+            _ => (self.len, self.modified) != (other.len, other.modified),
+        }
+    }
+}
+
+/// Fingerprints keyed by path relative to the repository root.
 struct Snapshot {
     root: PathBuf,
     files: HashMap<String, Seen>,
 }
 
-fn fingerprint(path: &Path, before: Option<&Seen>) -> Seen {
+/// Fingerprints a file without following a link; only regular files are ever read.
+fn fingerprint(path: &Path, meta: &std::fs::Metadata, before: Option<&Seen>) -> Seen {
     use std::hash::{Hash, Hasher};
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Seen {
-            len: 0,
-            modified: None,
-            hash: 0,
-            settled: false,
-        };
-    };
     let (len, modified) = (meta.len(), meta.modified().ok());
-    // Same size and mtime as last time: trust the old hash instead of reading the file again.
+    // Same size and mtime as a settled look: unchanged, without reading the file again.
     if let Some(b) = before
         && b.settled
         && b.len == len
@@ -172,20 +180,19 @@ fn fingerprint(path: &Path, before: Option<&Seen>) -> Seen {
     {
         return *b;
     }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    if len > HASH_LIMIT {
-        (len, modified).hash(&mut h);
-    } else {
-        std::fs::read(path).ok().hash(&mut h);
-    }
     let settled = modified
         .and_then(|m| m.elapsed().ok())
         .is_some_and(|age| age > std::time::Duration::from_secs(2));
+    let need_hash = !settled || before.is_some_and(|b| !b.settled);
+    let hash = (need_hash && meta.is_file() && len <= HASH_LIMIT).then(|| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::fs::read(path).ok().hash(&mut h);
+        h.finish()
+    });
     Seen {
         len,
         modified,
-        // 0 is kept for "missing".
-        hash: h.finish().max(1),
+        hash,
         settled,
     }
 }
@@ -193,35 +200,36 @@ fn fingerprint(path: &Path, before: Option<&Seen>) -> Seen {
 impl FileWatch {
     fn take(&self, cwd: &Path) -> Option<Snapshot> {
         let root = crate::repo::repo_root(cwd)?;
-        let out = std::process::Command::new("git")
-            .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
-            .current_dir(cwd)
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            return None;
-        }
         let old = self.snapshot.as_ref().filter(|s| s.root == root);
-        let text = String::from_utf8_lossy(&out.stdout);
+        let walker = ignore::WalkBuilder::new(&root)
+            .hidden(false)
+            .ignore(false)
+            .git_ignore(true)
+            .git_global(true)
+            .git_exclude(true)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
         let mut files = HashMap::new();
-        let mut entries = text.split('\0');
-        while let Some(entry) = entries.next() {
-            if entry.len() < 4 {
+        for entry in walker.flatten() {
+            if entry.file_type().is_none_or(|t| t.is_dir()) {
                 continue;
             }
-            let (status, path) = entry.split_at(3);
-            // Renames carry the old path as the next NUL-separated field.
-            if status.starts_with('R') || status.starts_with('C') {
-                entries.next();
-            }
+            let (Ok(meta), Ok(rel)) = (entry.metadata(), entry.path().strip_prefix(&root)) else {
+                continue;
+            };
             if files.len() >= WATCH_LIMIT {
-                break;
+                tracing::debug!(
+                    "file watch: more than {WATCH_LIMIT} files in {}",
+                    root.display()
+                );
+                return None;
             }
-            // Porcelain paths are relative to the repository root, not to cwd.
-            let before = old.and_then(|o| o.files.get(path));
-            files.insert(path.to_string(), fingerprint(&root.join(path), before));
+            let rel = rel.to_string_lossy().into_owned();
+            let before = old.and_then(|o| o.files.get(&rel));
+            let seen = fingerprint(entry.path(), &meta, before);
+            files.insert(rel, seen);
         }
         Some(Snapshot { root, files })
     }
@@ -234,7 +242,7 @@ impl FileWatch {
 
     /// rein's own tools ran: what changed until the next snapshot is theirs, not news. (The
     /// next request follows at once, so one snapshot then serves as the new baseline; that
-    /// saves a `git status` per tool round.)
+    /// saves a walk per tool round.)
     pub fn tools_ran(&mut self) {
         self.tools_ran = true;
     }
@@ -247,37 +255,27 @@ impl FileWatch {
             return Vec::new();
         }
         let now = self.take(cwd);
-        let mut changed = Vec::new();
+        let mut changed: Vec<String> = Vec::new();
         if let (Some(old), Some(new)) = (&self.snapshot, &now)
             && old.root == new.root
         {
-            for (path, seen) in &new.files {
-                if old.files.get(path).map(|o| o.hash) != Some(seen.hash) {
-                    changed.push(path.as_str());
-                }
-            }
-            // A file that left the list changed only if its content did (a commit doesn't).
-            for (path, seen) in &old.files {
-                if !new.files.contains_key(path)
-                    && fingerprint(&new.root.join(path), None).hash != seen.hash
-                {
-                    changed.push(path.as_str());
-                }
-            }
-        }
-        let mut changed: Vec<String> = match &now {
-            Some(snap) => changed
-                .into_iter()
+            let moved = new
+                .files
+                .iter()
+                .filter(|(p, seen)| old.files.get(*p).is_none_or(|o| o.differs(seen)))
+                .map(|(p, _)| p);
+            let gone = old.files.keys().filter(|p| !new.files.contains_key(*p));
+            changed = moved
+                .chain(gone)
                 .map(|p| {
-                    let abs = snap.root.join(p);
+                    let abs = new.root.join(p);
                     match abs.strip_prefix(cwd) {
                         Ok(rel) => rel.display().to_string(),
                         Err(_) => abs.display().to_string(),
                     }
                 })
-                .collect(),
-            None => Vec::new(),
-        };
+                .collect();
+        }
         changed.sort();
         self.snapshot = now;
         changed
@@ -303,7 +301,7 @@ pub fn reminder_with(
         "Current time: {}.",
         jiff::ZonedDateTime::now().strftime("%Y-%m-%d %H:%M %Z")
     ));
-    if let Some(branch) = crate::session_store::git_branch(cwd) {
+    if let Some(branch) = crate::sandbox::git::current_branch(cwd) {
         s.push_str(&format!(" Git branch: {branch}."));
     }
     s.push('\n');

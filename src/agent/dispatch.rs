@@ -4,7 +4,7 @@
 use super::journal::Journal;
 use super::mode::{ModeSwitch, plan_refusal};
 use crate::llm::ToolCall;
-use crate::policy::{Action, Policy, Rule, Verdict};
+use crate::policy::{Action, AlwaysRule, Policy, Verdict};
 use crate::protocol::{
     ApprovalMode, ApprovalRequest, Decision, Event, Todo, ToolDisplay, ToolStatus,
 };
@@ -449,8 +449,9 @@ impl Dispatcher {
             part: q.verdict.part.clone(),
             reason: q.verdict.reason.clone(),
             subagent: ctx.events.subagent().map(str::to_string),
-            always: always_rule(q.call.name.as_str(), q.access)
-                .map(|r| format!("{}({})", r.tool, r.pattern)),
+            always: self
+                .always(q.call.name.as_str(), q.access)
+                .map(|a| always_shown(q.access, a.shown)),
         }));
         let answer = tokio::select! {
             a = rx => a.ok(),
@@ -482,29 +483,43 @@ impl Dispatcher {
 
     /// Adds the session rule behind "yes, and don't ask again" and says which it is.
     fn remember(&self, tool: &str, access: &Access, ctx: &ToolCtx) {
-        let Some(rule) = always_rule(tool, access) else {
+        let Some(always) = self.always(tool, access) else {
             return;
         };
+        let rule = always.rule;
         let text = format!("{}({})", rule.tool, rule.pattern);
         crate::sync::write(&self.policy).add_session_rule(rule);
         ctx.events.send(Event::Notice {
             text: format!(
-                "Added for this session: allow {text} (/permissions lists the rules and can \
-                 drop it)."
+                "Added for this session: allow {text}, i.e. {} (/permissions lists the rules \
+                 and can drop it).",
+                always.shown
             ),
         });
     }
+
+    /// What "always" would add for a call, judged by the rules in force (bash rules are keyed
+    /// by "bash" whichever tool ran the command); `None` when no rule can be made.
+    fn always(&self, tool: &str, access: &Access) -> Option<AlwaysRule> {
+        let (tool, subject) = match access {
+            Access::Bash { command } => ("bash", command.clone()),
+            Access::Write { path } | Access::Read { path } => {
+                (tool, path.path.display().to_string())
+            }
+            Access::None => return None,
+        };
+        crate::sync::read(&self.policy).always(tool, &subject).ok()
+    }
 }
 
-/// The session rule "always" would add for a call (bash rules are keyed by "bash" whichever
-/// tool ran the command).
-fn always_rule(tool: &str, access: &Access) -> Option<Rule> {
-    let (tool, subject) = match access {
-        Access::Bash { command } => ("bash", command.clone()),
-        Access::Write { path } | Access::Read { path } => (tool, path.path.display().to_string()),
-        Access::None => return None,
-    };
-    Policy::always_rule(tool, &subject)
+/// What `a` allows, for the question: the command (`git log …`), or which file's edits or
+/// reads.
+fn always_shown(access: &Access, shown: String) -> String {
+    match access {
+        Access::Write { path } => format!("edits of {}", path.display),
+        Access::Read { path } => format!("reads of {}", path.display),
+        Access::Bash { .. } | Access::None => shown,
+    }
 }
 
 /// What an approval question is about.

@@ -161,13 +161,18 @@ impl Agent {
         }
         let client = Client::new(client_options(&config))?;
         let temp_dir = std::env::temp_dir().join(format!("rein-{}", new_session_id()));
-        std::fs::create_dir_all(&temp_dir)?;
-        let sandbox = Arc::new(Sandbox::new(
-            config.sandbox,
-            config.sandbox_network,
-            config.cwd.clone(),
-            temp_dir.clone(),
-        ));
+        // Private: saved outputs may hold what a command printed.
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&temp_dir)?;
+        let sandbox = Arc::new(
+            Sandbox::new(
+                config.sandbox,
+                config.sandbox_network,
+                config.cwd.clone(),
+                temp_dir.clone(),
+            )
+            .with_secrets(config.secrets()),
+        );
         let pending: PendingApprovals = Arc::default();
         // rein's own files are never part of the workspace's checkpoints.
         let checkpoints = crate::checkpoint::Checkpoints::new(
@@ -242,12 +247,15 @@ impl Agent {
             journal: journal.clone(),
         });
         let secrets = Arc::new(crate::tools::secrets::Secrets::new(
-            config.home_dir.as_deref(),
-            &[config.config_dir.clone(), config.data_dir.clone()],
+            config.secrets().paths(),
             config.api_key.as_deref(),
             std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
         ));
+        let found = secrets.clone();
+        checkpoints.withhold(crate::checkpoint::Withhold(Arc::new(move |b| {
+            found.found_in(b)
+        })));
         Ok(Agent {
             model,
             mode,
@@ -584,11 +592,7 @@ impl Agent {
 
 /// The rules in force, as `/permissions` lists them.
 fn rules_in_force(policy: &RwLock<Policy>) -> Vec<RuleInfo> {
-    let policy = match policy.read() {
-        Ok(p) => p,
-        Err(poisoned) => poisoned.into_inner(),
-    };
-    policy
+    crate::sync::read(policy)
         .rules()
         .map(|r| RuleInfo {
             tool: r.tool.clone(),
@@ -602,9 +606,17 @@ fn rules_in_force(policy: &RwLock<Policy>) -> Vec<RuleInfo> {
 
 /// Drops a session rule and says what happened.
 fn drop_session_rule(policy: &RwLock<Policy>, events: &EventSink, tool: &str, pattern: &str) {
-    let dropped = match policy.write() {
-        Ok(mut p) => p.drop_session_rule(tool, pattern),
-        Err(poisoned) => poisoned.into_inner().drop_session_rule(tool, pattern),
+    let dropped = {
+        let mut p = crate::sync::write(policy);
+        let rule = p
+            .rules()
+            .find(|r| {
+                r.source == crate::policy::RuleSource::Session
+                    && r.tool == tool
+                    && r.pattern == pattern
+            })
+            .cloned();
+        rule.is_some_and(|r| p.remove_session_rule(&r))
     };
     events.send(Event::Notice {
         text: if dropped {

@@ -147,8 +147,8 @@ fn recover(out: &mut Repaired, found: TextCalls, offered: &[&str], may_nudge: bo
 }
 
 fn shorten(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}...", &s[..i]),
+    match crate::text::cut(s, max, crate::text::Unit::Chars) {
+        Some(head) => format!("{head}..."),
         None => s.to_owned(),
     }
 }

@@ -19,7 +19,7 @@ mod store;
 
 pub use blobs::BlobStore;
 pub use log::{Planned, Point, RewindLog};
-pub use scan::{Scan, Scanner, Scope, Shadow};
+pub use scan::{Scan, Scanner, Scope, Shadow, Withhold};
 pub use state::{Caps, Change, FileState, human_bytes};
 
 use crate::protocol::{RewindPlan, RewindPoint};
@@ -102,6 +102,11 @@ impl Checkpoints {
                 told_truncated: false,
             })),
         }
+    }
+
+    /// Files whose content `withhold` flags (a secret value) are tracked but never copied.
+    pub fn withhold(&self, withhold: Withhold) {
+        self.lock().scanner.set_withhold(withhold);
     }
 
     fn lock(&self) -> MutexGuard<'_, Engine> {

@@ -60,6 +60,28 @@ pub struct Scanner {
     /// Directories never scanned (rein's own data when it lives inside the workspace).
     exclude: Vec<PathBuf>,
     caps: Caps,
+    /// Says whether content holds a secret value: such a file is tracked but its content is
+    /// not kept (a checkpoint must not copy the API key into rein's data dir).
+    withhold: Withhold,
+}
+
+/// Whether content must not be copied.
+pub type WithholdFn = dyn Fn(&[u8]) -> bool + Send + Sync;
+
+/// A test for content that must not be copied (see [`Scanner`]).
+#[derive(Clone)]
+pub struct Withhold(pub std::sync::Arc<WithholdFn>);
+
+impl std::fmt::Debug for Withhold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Withhold")
+    }
+}
+
+impl Default for Withhold {
+    fn default() -> Withhold {
+        Withhold(std::sync::Arc::new(|_| false))
+    }
 }
 
 /// What one scan found.
@@ -88,7 +110,13 @@ impl Scanner {
             root,
             exclude,
             caps,
+            withhold: Withhold::default(),
         }
+    }
+
+    /// Tracks files whose content `withhold` flags without keeping that content.
+    pub fn set_withhold(&mut self, withhold: Withhold) {
+        self.withhold = withhold;
     }
 
     /// The limits in force.
@@ -254,7 +282,14 @@ impl Shadow {
             }
             return;
         };
-        let after = match read_state(anchor, rel, scanner.caps.file_bytes, blobs, budget) {
+        let after = match read_state(
+            anchor,
+            rel,
+            scanner.caps.file_bytes,
+            blobs,
+            budget,
+            &scanner.withhold,
+        ) {
             Ok(Some(s)) => s,
             // Gone or replaced between the walk and the read: the next scan sees it.
             Ok(None) => return,
@@ -290,17 +325,19 @@ pub(crate) fn read_state(
     max: u64,
     blobs: &BlobStore,
     budget: &mut u64,
+    withhold: &Withhold,
 ) -> io::Result<Option<FileState>> {
     Ok(match anchor.read(rel, max)? {
         Found::File { bytes, mode } => {
             let hash = blobs::hash(&bytes);
             let size = bytes.len() as u64;
-            let kept = blobs.has(&hash)
-                || (*budget >= size && {
-                    blobs.put(&hash, &bytes)?;
-                    *budget -= size;
-                    true
-                });
+            let kept = !(withhold.0)(&bytes)
+                && (blobs.has(&hash)
+                    || (*budget >= size && {
+                        blobs.put(&hash, &bytes)?;
+                        *budget -= size;
+                        true
+                    }));
             Some(FileState::File {
                 size,
                 mode,

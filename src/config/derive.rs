@@ -107,6 +107,7 @@ impl Config {
             theme,
             sandbox,
             sandbox_network,
+            sandbox_secrets: raw.sandbox_secrets,
             auto_approve_edits,
             mode,
             rules,

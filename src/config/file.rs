@@ -46,6 +46,12 @@ pub(super) enum SandboxSetting {
     Table {
         mode: Option<SandboxMode>,
         network: Option<bool>,
+        /// More secret paths to hide from commands.
+        hide: Option<Vec<String>>,
+        /// Default secret paths to show after all (user file only).
+        unhide: Option<Vec<String>>,
+        /// Secret-looking variables commands still get (user file only).
+        pass_env: Option<Vec<String>>,
     },
 }
 

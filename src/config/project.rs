@@ -34,7 +34,7 @@ const SAFE_KEYS: &[&str] = &[
 
 /// Keys inside a table a project may set alone; other keys inside it wait for trust like any
 /// unknown key (a future `[sandbox]` key must be judged before a repository may set it).
-const SAFE_SUBKEYS: &[(&str, &[&str])] = &[("sandbox", &["mode", "network"])];
+const SAFE_SUBKEYS: &[(&str, &[&str])] = &[("sandbox", &["mode", "network", "hide"])];
 
 /// What a key that needs trust would do, in words.
 fn why_trust(key: &str) -> &'static str {

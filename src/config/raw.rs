@@ -226,6 +226,8 @@ pub(super) struct RawConfig {
     pub(super) sandbox_network: UserAndProject<bool>,
     /// `REIN_SANDBOX`.
     pub(super) sandbox_env: Option<Sourced<String>>,
+    /// `[sandbox] hide`, `unhide`, `pass_env`.
+    pub(super) sandbox_secrets: crate::sandbox::SecretSettings,
     /// Rules of the user file, then the project file.
     pub(super) rules: Vec<(RuleSource, PathBuf, FileRule)>,
     /// The project's trust decision.
@@ -301,10 +303,50 @@ impl RawConfig {
             sandbox_mode: layers.both(sandbox_mode),
             sandbox_network: layers.both(sandbox_network),
             sandbox_env: layers.env("REIN_SANDBOX"),
+            sandbox_secrets: secret_settings(
+                layers.user.as_ref().map(|(_, f)| f),
+                layers.project.as_ref().map(|(p, f)| (p.as_path(), f)),
+            ),
             rules,
             trust: layers.trust,
             ignored: layers.ignored,
             deprecated: layers.deprecated,
         }
     }
+}
+
+/// `[sandbox] hide`, `unhide` and `pass_env`: a project may hide more, never show more.
+pub(super) fn secret_settings(
+    user: Option<&FileConfig>,
+    project: Option<(&std::path::Path, &FileConfig)>,
+) -> crate::sandbox::SecretSettings {
+    let mut s = crate::sandbox::SecretSettings::default();
+    if let Some(Some(SandboxSetting::Table {
+        hide,
+        unhide,
+        pass_env,
+        ..
+    })) = user.map(|f| &f.sandbox)
+    {
+        s.hide.extend(hide.iter().flatten().cloned());
+        s.unhide.extend(unhide.iter().flatten().cloned());
+        s.pass_env.extend(pass_env.iter().flatten().cloned());
+    }
+    if let Some((path, f)) = project
+        && let Some(SandboxSetting::Table {
+            hide,
+            unhide,
+            pass_env,
+            ..
+        }) = &f.sandbox
+    {
+        s.hide.extend(hide.iter().flatten().cloned());
+        if unhide.is_some() || pass_env.is_some() {
+            tracing::warn!(
+                "ignoring sandbox.unhide and sandbox.pass_env from project file {}: a project may only hide more",
+                path.display()
+            );
+        }
+    }
+    s
 }

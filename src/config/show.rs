@@ -76,6 +76,15 @@ impl Config {
         line("theme", self.theme.clone());
         line("sandbox", self.sandbox.as_str().into());
         line("sandbox.network", self.sandbox_network.to_string());
+        for (key, list) in [
+            ("sandbox.hide", &self.sandbox_secrets.hide),
+            ("sandbox.unhide", &self.sandbox_secrets.unhide),
+            ("sandbox.pass_env", &self.sandbox_secrets.pass_env),
+        ] {
+            if !list.is_empty() {
+                line(key, list.join(", "));
+            }
+        }
         line(
             "edits",
             if self.auto_approve_edits {

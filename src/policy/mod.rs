@@ -1,11 +1,22 @@
-//! Permissions: allow / ask / deny rules of glob patterns, last match wins, default ask;
-//! a compound command is rated part by part and the strictest verdict wins.
+//! Permissions: allow / ask / deny rules of glob patterns, last match wins, default ask.
+//!
+//! A command line is `allow` only by construction: every part of its parse is a shape the
+//! parser understands, every command is a bare name a rule allows, and every argument passes
+//! that command's checks. Anything else is at best `ask`; deny rules match everything the
+//! parser can find, hidden or not. See `docs/permissions.md`.
 
+mod always;
 mod risk;
+mod rules;
+mod secrets;
 pub mod shell;
+
+pub use always::AlwaysRule;
+pub use rules::Rule;
 
 use crate::sandbox::paths::ResolvedPath;
 use serde::Deserialize;
+use shell::{Part, Role};
 use std::fmt;
 
 /// What to do with a call.
@@ -55,131 +66,6 @@ impl fmt::Display for RuleSource {
     }
 }
 
-/// One rule: for `tool`, a glob `pattern` over the command (bash) or path (file tools).
-#[derive(Clone, Debug)]
-pub struct Rule {
-    /// Tool name (`bash`, `read_file`, `write_file`, `str_replace`) or `edit` for both edit tools.
-    pub tool: String,
-    /// The glob as written.
-    pub pattern: String,
-    /// What it decides.
-    pub action: Action,
-    /// Where it came from.
-    pub source: RuleSource,
-    matcher: globset::GlobMatcher,
-}
-
-impl Rule {
-    /// Compiles a rule; fails on an invalid glob.
-    pub fn new(
-        tool: &str,
-        pattern: &str,
-        action: Action,
-        source: RuleSource,
-    ) -> Result<Rule, String> {
-        let glob = globset::GlobBuilder::new(pattern)
-            .literal_separator(false)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| e.to_string())?;
-        Ok(Rule {
-            tool: tool.to_string(),
-            pattern: pattern.to_string(),
-            action,
-            source,
-            matcher: glob.compile_matcher(),
-        })
-    }
-
-    /// Whether the rule matches `subject` (a normalised simple command or a path).
-    pub fn matches(&self, subject: &str) -> bool {
-        self.matcher.is_match(subject)
-    }
-}
-
-impl PartialEq for Rule {
-    fn eq(&self, other: &Rule) -> bool {
-        self.tool == other.tool
-            && self.pattern == other.pattern
-            && self.action == other.action
-            && self.source == other.source
-    }
-}
-
-impl Eq for Rule {}
-
-impl fmt::Display for Rule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {} \"{}\" ({})",
-            self.action.as_str(),
-            self.tool,
-            self.pattern,
-            self.source
-        )
-    }
-}
-
-/// The built-in bash rules, in order (later rules win). Bare `cat`, `head`, ... are allowed
-/// too, as pipeline tails (`... | head`). The `ask` lines refine allows whose glob also matches
-/// a riskier command (`git diff*` matches `git difftool`). Bare `rm`, `curl`, ... are denied
-/// like their forms with arguments.
-const DEFAULT_BASH: &[(&str, Action)] = &[
-    ("ls*", Action::Allow),
-    ("cat", Action::Allow),
-    ("head", Action::Allow),
-    ("tail", Action::Allow),
-    ("wc", Action::Allow),
-    ("echo", Action::Allow),
-    ("true", Action::Allow),
-    ("false", Action::Allow),
-    ("pwd", Action::Allow),
-    ("cd *", Action::Allow),
-    ("echo *", Action::Allow),
-    ("cat *", Action::Allow),
-    ("head *", Action::Allow),
-    ("tail *", Action::Allow),
-    ("wc *", Action::Allow),
-    ("sort*", Action::Allow),
-    ("uniq*", Action::Allow),
-    ("cut *", Action::Allow),
-    ("file *", Action::Allow),
-    ("which *", Action::Allow),
-    ("grep *", Action::Allow),
-    ("rg *", Action::Allow),
-    ("find *", Action::Allow),
-    ("tree*", Action::Allow),
-    ("git status*", Action::Allow),
-    ("git diff*", Action::Allow),
-    ("git log*", Action::Allow),
-    ("git show*", Action::Allow),
-    ("git ls-files*", Action::Allow),
-    ("pytest*", Action::Allow),
-    ("cargo test*", Action::Allow),
-    ("cargo build*", Action::Allow),
-    ("cargo check*", Action::Allow),
-    ("git difftool*", Action::Ask),
-    ("treefmt*", Action::Ask),
-    ("rm", Action::Deny),
-    ("rm *", Action::Deny),
-    ("sudo", Action::Deny),
-    ("sudo *", Action::Deny),
-    ("sudoedit", Action::Deny),
-    ("sudoedit *", Action::Deny),
-    ("chmod", Action::Deny),
-    ("chmod *", Action::Deny),
-    ("chown", Action::Deny),
-    ("chown *", Action::Deny),
-    ("curl", Action::Deny),
-    ("curl *", Action::Deny),
-    ("wget", Action::Deny),
-    ("wget *", Action::Deny),
-    ("git push*", Action::Deny),
-    ("git reset*", Action::Deny),
-    ("git clean*", Action::Deny),
-];
-
 /// Reason given when no rule matched a command.
 const DEFAULT_ASK: &str = "no rule matched (default ask)";
 
@@ -208,7 +94,7 @@ impl Policy {
     /// The built-in table followed by `config_rules`; `auto_approve_edits` allows edits inside
     /// the workspace without asking.
     pub fn new(config_rules: Vec<Rule>, auto_approve_edits: bool) -> Policy {
-        let mut rules: Vec<Rule> = DEFAULT_BASH
+        let mut rules: Vec<Rule> = rules::DEFAULT_BASH
             .iter()
             .filter_map(|(pattern, action)| {
                 Rule::new("bash", pattern, *action, RuleSource::Default).ok()
@@ -224,21 +110,24 @@ impl Policy {
 
     /// Adds a rule for the rest of the session (after all others).
     pub fn add_session_rule(&mut self, rule: Rule) {
-        self.session.push(rule);
+        if !self.session.contains(&rule) {
+            self.session.push(rule);
+        }
     }
 
-    /// Every rule in force, in the order they are checked: built-in and config rules, then
-    /// this session's.
+    /// Every rule in force, in the order they are consulted: the built-in table, the user's
+    /// config, the project's config, then this session's "always" answers (a later match
+    /// wins; a session rule never softens a deny). Each rule says where it came from.
     pub fn rules(&self) -> impl Iterator<Item = &Rule> {
         self.rules.iter().chain(&self.session)
     }
 
-    /// Drops the session rule for `tool` with `pattern`; false when there is none.
-    pub fn drop_session_rule(&mut self, tool: &str, pattern: &str) -> bool {
+    /// Drops a session rule (one equal to `rule`); returns whether there was one. Rules from
+    /// the built-in table and the config files stay.
+    pub fn remove_session_rule(&mut self, rule: &Rule) -> bool {
         let before = self.session.len();
-        self.session
-            .retain(|r| !(r.tool == tool && r.pattern == pattern));
-        self.session.len() < before
+        self.session.retain(|r| r != rule);
+        self.session.len() != before
     }
 
     /// Rates a bash command line: every simple command it would run is rated, the strictest
@@ -268,32 +157,33 @@ impl Policy {
         }
     }
 
-    fn rate_part(&self, part: &shell::Part) -> Verdict {
-        let matched = last_match(&self.rules, |r| {
-            r.tool == "bash" && r.matches(&part.command)
-        });
-        let (mut action, mut reason) = match matched {
+    /// The verdict for one part: the last matching rule (deny also through what the part
+    /// could be), then session rules, then its doubt caps it at ask.
+    fn rate_part(&self, part: &Part) -> Verdict {
+        let name = part.words.first().map(String::as_str).unwrap_or_default();
+        let applies = |r: &Rule| r.tool == "bash" && r.matches_command(name, &part.command);
+        let (mut action, mut reason) = match last_match(&self.rules, applies) {
             Some(r) => (r.action, rule_reason(r)),
+            None if part.role == Role::Wrapper => (
+                Action::Allow,
+                "a wrapper; what it runs is rated on its own".into(),
+            ),
             None => (Action::Ask, DEFAULT_ASK.to_string()),
         };
         if action != Action::Deny
-            && let Some(alias) = &part.deny_alias
-            && let Some(r) = last_match(&self.rules, |r| r.tool == "bash" && r.matches(alias))
-            && r.action == Action::Deny
+            && let Some((r, alias)) = self.denied_alias(part)
         {
             action = Action::Deny;
             reason = format!("{}, as `{alias}`", rule_reason(r));
         }
         if action != Action::Deny
-            && let Some(r) = last_match(&self.session, |r| {
-                r.tool == "bash" && r.matches(&part.command)
-            })
+            && let Some(r) = last_match(&self.session, applies)
         {
             action = r.action;
             reason = rule_reason(r);
         }
         if action != Action::Deny
-            && let Some(why) = &part.opaque
+            && let Some(why) = &part.doubt
         {
             action = Action::Ask;
             reason = why.clone();
@@ -306,6 +196,47 @@ impl Policy {
             part: part.command.clone(),
             reason,
         }
+    }
+
+    /// A deny rule that applies to another form the part could run as: its base name, the
+    /// literal start of a name only known at run time, a program its name pattern matches.
+    fn denied_alias(&self, part: &Part) -> Option<(&Rule, String)> {
+        let bash = |r: &&Rule| r.tool == "bash";
+        for alias in &part.deny_alias {
+            let name = alias
+                .split(' ')
+                .next()
+                .unwrap_or_default()
+                .trim_matches('\'');
+            if let Some(r) = last_match(&self.rules, |r| bash(&r) && r.matches_command(name, alias))
+                && r.action == Action::Deny
+            {
+                return Some((r, alias.clone()));
+            }
+        }
+        let pattern = part.name_glob.as_ref()?;
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .ok()?
+            .compile_matcher();
+        let args = part.command.split_once(' ').map_or("", |(_, a)| a);
+        self.rules.iter().rev().filter(bash).find_map(|r| {
+            let program = r.program()?;
+            let could = glob.is_match(program)
+                || [
+                    "/bin/",
+                    "/usr/bin/",
+                    "/usr/local/bin/",
+                    "/sbin/",
+                    "/usr/sbin/",
+                ]
+                .iter()
+                .any(|d| glob.is_match(format!("{d}{program}")));
+            let command = format!("{program} {args}");
+            (could && r.action == Action::Deny && r.matches_command(program, command.trim_end()))
+                .then(|| (r, command.trim_end().to_string()))
+        })
     }
 
     /// Rates a file tool call on a resolved path. Writes outside the workspace are always
@@ -367,57 +298,13 @@ impl Policy {
     }
 
     /// The session rule that "yes, don't ask again" adds for `subject` (a command line for
-    /// `bash`, a path for the file tools), or `None` when no rule could stop the question
-    /// (the asking part is opaque) or the subject is denied.
-    ///
-    /// For bash it is the command-name prefix of the first part the built-in rules ask about
-    /// (else of the first part): the name and up to two following words before the first flag
-    /// (`cargo test -q` → `cargo test*`). A session rule never softens a deny, so it cannot
-    /// allow a denied command.
+    /// `bash`, a path for the file tools), judged by the built-in rules; `None` when no rule
+    /// can be made (see [`Policy::always`] for why, and for what to show).
     pub fn always_rule(tool: &str, subject: &str) -> Option<Rule> {
-        match tool {
-            "bash" => {
-                let defaults = Policy::new(Vec::new(), false);
-                let parts = shell::parse(subject);
-                if parts
-                    .iter()
-                    .any(|p| defaults.rate_part(p).action == Action::Deny)
-                {
-                    return None;
-                }
-                // Config rules are unknown here: when the built-in rules ask about no part, a
-                // config rule asked, most likely about the first.
-                let clear = || parts.iter().filter(|p| p.opaque.is_none());
-                let part = clear()
-                    .find(|p| defaults.rate_part(p).action == Action::Ask)
-                    .or_else(|| clear().next())?;
-                let name = part.words.first().filter(|n| !n.is_empty())?;
-                let mut prefix = vec![name.as_str()];
-                for w in part.words.iter().skip(1).take(2) {
-                    if w.is_empty() || w.starts_with('-') || w.contains(char::is_whitespace) {
-                        break;
-                    }
-                    prefix.push(w);
-                }
-                let pattern = format!("{}*", escape_glob(&prefix.join(" ")));
-                Rule::new("bash", &pattern, Action::Allow, RuleSource::Session).ok()
-            }
-            "write_file" | "str_replace" | "edit" => Rule::new(
-                "edit",
-                &escape_glob(subject),
-                Action::Allow,
-                RuleSource::Session,
-            )
-            .ok(),
-            "read_file" => Rule::new(
-                "read_file",
-                &escape_glob(subject),
-                Action::Allow,
-                RuleSource::Session,
-            )
-            .ok(),
-            _ => None,
-        }
+        Policy::new(Vec::new(), false)
+            .always(tool, subject)
+            .ok()
+            .map(|a| a.rule)
     }
 }
 
@@ -442,23 +329,6 @@ fn last_match(rules: &[Rule], pred: impl Fn(&Rule) -> bool) -> Option<&Rule> {
 
 fn rule_reason(rule: &Rule) -> String {
     format!("rule \"{}\", {}", rule.pattern, rule.source)
-}
-
-/// Makes `s` match only itself as a glob.
-fn escape_glob(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '?' | '*' | '[' | ']' | '{' | '}' => {
-                out.push('[');
-                out.push(c);
-                out.push(']');
-            }
-            '\\' => out.push_str("\\\\"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,50 +1,115 @@
 //! Parse a command line into the simple commands it would run.
 //!
-//! tree-sitter-bash gives the syntax tree. This module walks every place a command can run
-//! (lists, pipelines, subshells, groups, substitutions, control flow, function bodies, here-docs
-//! fed to shells); [`commands`] knows what wrappers such as `sh -c`, `xargs` or `find -exec` run.
-//! Whatever is only known when the command runs makes a part *opaque*: it may never be allowed
-//! without asking.
+//! tree-sitter-bash gives the syntax tree. The walk accepts a short list of node kinds it
+//! understands (lists, pipelines, subshells, groups, `if`/`while`/`for`/`case`, functions,
+//! simple commands, plain words and parameters, redirections to `/dev/null` or from files);
+//! anything else, any expansion whose result it cannot know, any substitution, a parse error
+//! or a limit makes the parts it touches *doubtful*: never allowed without asking. It still
+//! looks inside everything it can (substitutions, `sh -c` strings, text tree-sitter does not
+//! parse) so deny rules see hidden commands. [`commands`] knows what wrappers run and
+//! [`args`] which arguments of allowed commands write or run.
 
+mod arg_options;
+mod args;
+mod braces;
+mod checks;
 mod commands;
-mod words;
-
+mod constructs;
+mod getopt;
+mod git;
+mod scan;
 #[cfg(test)]
 mod tests;
+mod text;
+pub(crate) mod words;
+mod wrapper_options;
+mod wrappers;
 
 use std::cell::RefCell;
+use std::collections::HashMap;
+pub(crate) use text::is_assignment;
+use text::{crude_commands, join_continuations};
 use tree_sitter::{Node, Parser, Tree};
 use words::Word;
 
 /// One simple command that a command line would run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Part {
-    /// The normalised command: words unquoted, expansions as written, single spaces.
+    /// The normalised command: words quoted where needed, expansions as written, single
+    /// spaces; what rules are matched against.
     pub command: String,
-    /// The same words, one per entry (the first is the normalised command name).
+    /// The same words, unquoted, one per entry (the first is the normalised command name).
     pub words: Vec<String>,
     /// Why this part must never be allowed without asking, if so.
-    pub opaque: Option<String>,
-    /// A second form checked against deny rules only (`rm` for `./rm` or `rm${IFS}-rf`).
-    pub deny_alias: Option<String>,
-    /// The construct it was found in when that is not plain syntax (`xargs`, `find -delete`).
+    pub doubt: Option<String>,
+    /// Other forms checked against deny rules only (`rm` for `./rm` or `rm${IFS}-rf`).
+    pub deny_alias: Vec<String>,
+    /// The command name when it is a pattern (`/bin/r?`): deny rules whose program it could
+    /// match apply.
+    pub name_glob: Option<String>,
+    /// The construct it was found in when that is not plain syntax (`xargs`, `find -exec`).
     pub via: Option<String>,
+    /// Whether it is a command rules rate or a wrapper whose command is rated separately.
+    pub role: Role,
+    /// The program that runs, when certain: a bare name (`ls`, system directories removed)
+    /// or a path as written (`./x`).
+    pub program: Option<String>,
+}
+
+/// What a part is to the rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A command: allowed only when a rule allows it.
+    Command,
+    /// A transparent wrapper (`timeout`, `env`, `xargs`, ...) that was fully understood: it
+    /// passes unless a rule says otherwise, and the command it runs is its own part.
+    Wrapper,
 }
 
 /// Parses `command` into every simple command it would run, in source order.
 pub fn parse(command: &str) -> Vec<Part> {
     let mut walker = Walker::default();
-    walker.script(command, &Ctx::default());
-    walker.parts
+    if command.len() > MAX_LEN {
+        walker.push_doubt(
+            command,
+            "the command line is too long to check",
+            &Ctx::default(),
+        );
+        walker.crude(command, &Ctx::default().with_doubt(Some(TOO_LONG.into())));
+    } else {
+        walker.script(command, &Ctx::default());
+    }
+    // One part stands for what may run unseen: its program is unknown.
+    if let Some(why) = walker.unseen.take() {
+        walker.push_doubt("(unseen)", &why, &Ctx::default());
+    }
+    let mut seen = std::collections::HashSet::new();
+    walker
+        .parts
+        .into_iter()
+        .filter(|p| seen.insert((p.command.clone(), p.doubt.clone(), p.via.clone())))
+        .collect()
 }
 
-/// How deep `sh -c`, `eval` and the like may nest before the rest is treated as opaque.
+/// How deep `sh -c`, `eval` and the like may nest before the rest is doubtful.
 const MAX_DEPTH: usize = 8;
+/// How deep the syntax tree may nest (`((((...))))`) before the rest is doubtful.
+pub(crate) const MAX_NODE_DEPTH: usize = 100;
+/// Longest command line parsed; longer ones are doubtful as a whole.
+const MAX_LEN: usize = 64 * 1024;
+/// Most parts one command line produces; past it the line is doubtful.
+const MAX_PARTS: usize = 400;
+/// Most bytes of script text read for one command line, nested scripts included.
+const MAX_WORK: usize = 256 * 1024;
+const TOO_LONG: &str = "part of a command line too long to check";
 
 thread_local! {
     // Creating a parser and loading the grammar costs more than parsing a short command.
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
+
+/// Longest a parse may take; tree-sitter's error recovery is slow on some garbage.
+const MAX_PARSE_TIME: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn parse_tree(text: &str) -> Option<Tree> {
     PARSER.with(|cell| {
@@ -56,8 +121,46 @@ fn parse_tree(text: &str) -> Option<Tree> {
                 .ok()?;
             *slot = Some(parser);
         }
-        slot.as_mut()?.parse(text, None)
+        let started = std::time::Instant::now();
+        let mut give_up = |_: &tree_sitter::ParseState| {
+            if started.elapsed() > MAX_PARSE_TIME {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        };
+        let options = tree_sitter::ParseOptions::new().progress_callback(&mut give_up);
+        let bytes = text.as_bytes();
+        let parser = slot.as_mut()?;
+        let tree = parser.parse_with_options(
+            &mut |i, _| bytes.get(i..).unwrap_or_default(),
+            None,
+            Some(options),
+        );
+        // An aborted parse leaves state behind for the next one.
+        if tree.is_none() {
+            parser.reset();
+        }
+        tree
     })
+}
+
+/// The deepest nesting of brackets in `text` (quotes read roughly): deeper than the walk
+/// may go means the text is not parsed at all.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut max, mut single) = (0usize, 0usize, false);
+    for c in text.chars() {
+        match c {
+            '\'' => single = !single,
+            '(' | '{' | '[' if !single => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' | '}' | ']' if !single => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 /// What a command's standard input is, when it matters (a shell reading its script).
@@ -72,21 +175,21 @@ enum Stdin {
 /// Inherited facts about where a command sits.
 #[derive(Clone, Debug, Default)]
 struct Ctx {
-    opaque: Option<String>,
+    doubt: Option<String>,
     via: Option<String>,
 }
 
 impl Ctx {
-    fn with_opaque(&self, reason: Option<String>) -> Ctx {
+    fn with_doubt(&self, reason: Option<String>) -> Ctx {
         Ctx {
-            opaque: reason.or_else(|| self.opaque.clone()),
+            doubt: self.doubt.clone().or(reason),
             via: self.via.clone(),
         }
     }
 
     fn with_via(&self, via: &str) -> Ctx {
         Ctx {
-            opaque: self.opaque.clone(),
+            doubt: self.doubt.clone(),
             via: Some(via.to_string()),
         }
     }
@@ -97,21 +200,45 @@ impl Ctx {
 struct Extra<'t> {
     /// Words tree-sitter attached to a redirection that are really arguments (`ls >f arg`).
     args: Vec<Node<'t>>,
-    opaque: Option<String>,
+    doubt: Option<String>,
     stdin: Option<Stdin>,
 }
 
 #[derive(Default)]
 struct Walker {
     parts: Vec<Part>,
+    /// Nesting of scripts (`sh -c`).
     depth: usize,
+    /// Nesting of syntax nodes.
+    node_depth: usize,
+    /// Values assigned to variables anywhere in the line (`x=..`, `for x in ..`).
+    vars: HashMap<String, Vec<Word>>,
+    /// Directories `cd` went to: relative paths are checked from there too.
+    dirs: Vec<Word>,
+    /// Bytes of script text read so far (nested scripts are read again).
+    work: usize,
+    /// Why something in the line may run a command rein cannot see (an expansion that runs
+    /// code, a script only known when it runs), if something may.
+    unseen: RefCell<Option<String>>,
 }
 
 impl Walker {
     /// Parses and walks a script (the whole command line, or the string given to `sh -c`).
     fn script(&mut self, text: &str, ctx: &Ctx) {
-        if self.depth >= MAX_DEPTH {
-            self.push_opaque(text, "nested too deeply to check", ctx);
+        self.work += text.len();
+        if self.work > MAX_WORK {
+            if self.work - text.len() <= MAX_WORK {
+                self.push_doubt(text, "too complex to check", ctx);
+            }
+            return;
+        }
+        if self.depth >= MAX_DEPTH || nesting(text) > MAX_NODE_DEPTH / 2 {
+            let reason = "nested too deeply to check";
+            self.push_doubt(text, reason, ctx);
+            // Only a rough split here: scanning substitutions again would nest further.
+            for words in crude_commands(text) {
+                self.run_words(words, &ctx.with_doubt(Some(reason.into())), None);
+            }
             return;
         }
         self.depth += 1;
@@ -122,65 +249,111 @@ impl Walker {
         }
         let text = joined.as_deref().unwrap_or(text);
         match tree {
-            Some(tree) if !tree.root_node().has_error() => self.walk(tree.root_node(), text, ctx),
+            Some(tree) if !tree.root_node().has_error() => {
+                self.collect_vars(tree.root_node(), text);
+                self.walk(tree.root_node(), text, ctx);
+            }
             tree => {
                 let reason = "part of a command line that could not be parsed";
-                self.push_opaque(text, "the command line could not be parsed", ctx);
-                let ctx = ctx.with_opaque(Some(reason.to_string()));
+                self.push_doubt(text, "the command line could not be parsed", ctx);
+                let ctx = ctx.with_doubt(Some(reason.to_string()));
                 if let Some(tree) = tree {
                     self.walk(tree.root_node(), text, &ctx);
                 }
-                // tree-sitter may not see commands that bash would run (`{rm,-rf,x}`).
-                for words in crude_commands(text) {
-                    self.run_words(words, &ctx, None);
-                }
+                self.crude(text, &ctx);
             }
         }
         self.depth -= 1;
     }
 
+    /// Deny checks for text the parser could not (or was not allowed to) read: a rough split
+    /// into commands, and the substitutions in it.
+    fn crude(&mut self, text: &str, ctx: &Ctx) {
+        // tree-sitter may not see commands that bash would run (`{rm,-rf,x}`).
+        for words in crude_commands(text) {
+            self.run_words(words, ctx, None);
+        }
+        self.hidden(text, ctx);
+    }
+
+    /// Walks the scripts of substitutions found in `text` by scanning it, for text
+    /// tree-sitter keeps as plain text although bash expands it.
+    fn hidden(&mut self, text: &str, ctx: &Ctx) {
+        if !scan::expands(text) && !text.contains(['<', '>']) {
+            return;
+        }
+        let ctx = ctx.with_doubt(Some("a command hidden in text bash expands".into()));
+        for inner in scan::hidden_scripts(text) {
+            if self.full() {
+                return;
+            }
+            self.script(&inner, &ctx);
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.parts.len() >= MAX_PARTS
+    }
+
+    /// Enters a node unless a limit is reached (then the rest is doubtful); the caller
+    /// leaves it with `self.node_depth -= 1`.
+    fn enter(&mut self, node: Node, src: &str, ctx: &Ctx) -> bool {
+        if self.full() {
+            return false;
+        }
+        if self.node_depth >= MAX_NODE_DEPTH {
+            self.too_deep(node, src, ctx);
+            return false;
+        }
+        self.node_depth += 1;
+        true
+    }
+
+    /// A statement-level node.
     fn walk(&mut self, node: Node, src: &str, ctx: &Ctx) {
+        if self.enter(node, src, ctx) {
+            self.walk_kind(node, src, ctx);
+            self.node_depth -= 1;
+        }
+    }
+
+    fn walk_kind(&mut self, node: Node, src: &str, ctx: &Ctx) {
         match node.kind() {
+            "program"
+            | "list"
+            | "pipeline"
+            | "subshell"
+            | "do_group"
+            | "if_statement"
+            | "elif_clause"
+            | "else_clause"
+            | "while_statement"
+            | "negated_command"
+            | "variable_assignments" => self.walk_children(node, src, ctx),
+            "compound_statement" if node.child(0).is_some_and(|c| c.kind() == "((") => {
+                self.arithmetic_command(node, src, ctx)
+            }
+            "compound_statement" => self.walk_children(node, src, ctx),
             "command" => self.command(node, src, ctx, Extra::default()),
             "redirected_statement" => self.redirected(node, src, ctx),
-            "variable_assignment" => self.assignment(node, src, ctx),
-            "declaration_command" | "unset_command" => self.declaration(node, src, ctx),
-            "test_command" => {
-                if contains_expansion(node) {
-                    let reason = "a test with expansions (arithmetic comparisons can run code)";
-                    self.push_opaque(node_text(node, src), reason, ctx);
-                }
-                self.walk_children(node, src, ctx);
+            "variable_assignment" => {
+                self.assignment(node, src, ctx, true);
             }
-            "c_style_for_statement" => {
-                self.push_opaque(
-                    node_text(node, src),
-                    "arithmetic evaluation can run code",
-                    ctx,
-                );
-                self.walk_children(node, src, ctx);
-            }
-            "compound_statement" if node.child(0).is_some_and(|c| c.kind() == "((") => {
-                self.push_opaque(
-                    node_text(node, src),
-                    "arithmetic evaluation can run code",
-                    ctx,
-                );
-                self.walk_children(node, src, ctx);
-            }
-            "for_statement" => {
-                if let Some(var) = node.child_by_field_name("variable")
-                    && let Some(reason) = super::risk::assignment(node_text(var, src))
-                {
-                    self.push_opaque(node_text(var, src), &reason, ctx);
-                }
-                self.walk_children(node, src, ctx);
-            }
+            "declaration_command" => self.declaration(node, src, ctx),
+            "unset_command" => self.unset(node, src, ctx),
+            "test_command" => self.test_command(node, src, ctx),
+            "for_statement" => self.for_statement(node, src, ctx),
+            "case_statement" => self.case_statement(node, src, ctx),
+            "function_definition" => match node.child_by_field_name("body") {
+                Some(body) => self.walk(body, src, ctx),
+                None => self.unsupported(node, src, ctx),
+            },
             "comment" | "heredoc_start" | "heredoc_end" => {}
-            ";;" | ";&" | ";;&" if node.parent().is_none_or(|p| p.kind() != "case_item") => {
-                self.push_opaque(src, "`;;` outside a case statement is a syntax error", ctx);
+            ";;" | ";&" | ";;&" => {
+                self.push_doubt(src, "`;;` outside a case statement is a syntax error", ctx)
             }
-            _ => self.walk_children(node, src, ctx),
+            _ if !node.is_named() => {}
+            _ => self.unsupported(node, src, ctx),
         }
     }
 
@@ -188,6 +361,68 @@ impl Walker {
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
             self.walk(child, src, ctx);
+        }
+    }
+
+    /// A construct the walk does not understand: doubtful, but searched for commands.
+    fn unsupported(&mut self, node: Node, src: &str, ctx: &Ctx) {
+        let reason = match node.kind() {
+            "c_style_for_statement" => "arithmetic evaluation can run code".to_string(),
+            kind => format!(
+                "`{}` ({kind}) is not a construct rein can check",
+                brief(node, src)
+            ),
+        };
+        self.push_doubt(node_text(node, src), &reason, ctx);
+        let ctx = ctx.with_doubt(Some(reason));
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if is_statement(child.kind()) {
+                self.walk(child, src, &ctx);
+            } else {
+                self.walk_word(child, src, &ctx);
+            }
+        }
+    }
+
+    /// Past the depth limit: the rest is doubtful and only searched as text.
+    fn too_deep(&mut self, node: Node, src: &str, ctx: &Ctx) {
+        let reason = "nested too deeply to check";
+        self.push_doubt(node_text(node, src), reason, ctx);
+        self.crude(node_text(node, src), &ctx.with_doubt(Some(reason.into())));
+    }
+
+    /// A word-level node: finds the commands of substitutions in it.
+    fn walk_word(&mut self, node: Node, src: &str, ctx: &Ctx) {
+        if !self.enter(node, src, ctx) {
+            return;
+        }
+        match node.kind() {
+            "command_substitution" | "process_substitution" => {
+                // Bash re-reads a backtick body after removing its backslashes (`\``).
+                if node_text(node, src).starts_with('`') {
+                    self.hidden(node_text(node, src), ctx);
+                }
+                let mut cursor = node.walk();
+                for child in node.children(&mut cursor) {
+                    self.walk(child, src, ctx);
+                }
+            }
+            // Inside `${..}`, here-strings and bodies tree-sitter leaves backticks as text.
+            "expansion" | "heredoc_body" | "arithmetic_expansion" | "string" => {
+                self.hidden(node_text(node, src), ctx);
+                self.walk_word_children(node, src, ctx);
+            }
+            "raw_string" | "ansi_c_string" | "comment" => {}
+            _ => self.walk_word_children(node, src, ctx),
+        }
+        self.node_depth -= 1;
+    }
+
+    fn walk_word_children(&mut self, node: Node, src: &str, ctx: &Ctx) {
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            self.walk_word(child, src, ctx);
         }
     }
 
@@ -204,38 +439,39 @@ impl Walker {
                 Some("argument") => args.push(child),
                 Some("redirect") => self.redirect(child, src, ctx, &mut extra),
                 _ if child.kind() == "variable_assignment" => assigns.push(child),
-                _ => self.walk(child, src, ctx),
+                _ if child.is_named() => self.unsupported(child, src, ctx),
+                _ => {}
             }
         }
-        let mut opaque = extra.opaque.take();
+        let mut doubt = extra.doubt.take();
         for assign in assigns {
-            if let Some(value) = assign.child_by_field_name("value") {
-                self.walk(value, src, ctx);
-            }
-            let var = assign
-                .child_by_field_name("name")
-                .map_or("", |n| node_text(n, src));
-            if let Some(reason) = super::risk::assignment(var) {
-                opaque.get_or_insert(reason);
+            if let Some(reason) = self.assignment(assign, src, ctx, false) {
+                doubt.get_or_insert(reason);
             }
         }
         args.sort_by_key(|n| n.start_byte());
         let Some(name) = name else {
             for arg in args {
-                self.walk(arg, src, ctx);
+                self.walk_word(arg, src, ctx);
             }
-            if let Some(reason) = opaque {
-                self.push_opaque(node_text(node, src), &reason, ctx);
+            if let Some(reason) = doubt {
+                self.push_doubt(node_text(node, src), &reason, ctx);
             }
             return;
         };
         let mut words = Vec::with_capacity(args.len() + 1);
         for n in std::iter::once(name).chain(args) {
-            self.walk(n, src, ctx);
+            self.walk_word(n, src, ctx);
             words.push(Word::from_node(n, src));
         }
-        let ctx = ctx.with_opaque(opaque);
-        self.run_words(words, &ctx, extra.stdin.as_ref());
+        let keyword = name.kind() == "command_name" && node_text(name, src) == "time";
+        let ctx = ctx.with_doubt(doubt);
+        let stdin = extra.stdin.as_ref();
+        if keyword {
+            self.time_keyword(&words, &ctx, stdin);
+        } else {
+            self.run_words(words, &ctx, stdin);
+        }
     }
 
     /// Brace-expands the words, then rates what they run.
@@ -243,7 +479,7 @@ impl Walker {
         let mut expanded = Vec::with_capacity(words.len());
         let mut too_large = false;
         for w in words {
-            match words::expand_braces(w.clone()) {
+            match braces::expand_braces(w.clone()) {
                 Some(ws) => expanded.extend(ws),
                 None => {
                     too_large = true;
@@ -252,168 +488,68 @@ impl Walker {
             }
         }
         let ctx = if too_large {
-            ctx.with_opaque(Some("a brace expansion too large to check".to_string()))
+            ctx.with_doubt(Some("a brace expansion too large to check".to_string()))
         } else {
             ctx.clone()
         };
         self.run(expanded, &ctx, stdin);
     }
 
-    fn redirected(&mut self, node: Node, src: &str, ctx: &Ctx) {
-        let mut extra = Extra::default();
-        let mut body = None;
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.children(&mut cursor).collect();
-        for (i, child) in children.into_iter().enumerate() {
-            match node.field_name_for_child(i as u32) {
-                Some("body") => body = Some(child),
-                _ if child.kind().ends_with("redirect") => {
-                    self.redirect(child, src, ctx, &mut extra)
-                }
-                _ => self.walk(child, src, ctx),
-            }
+    /// Adds a doubtful part shown as its source text.
+    fn push_doubt(&mut self, text: &str, reason: &str, ctx: &Ctx) {
+        let short = match text.char_indices().nth(160) {
+            Some((i, _)) => format!("{}…", &text[..i]),
+            None => text.to_string(),
+        };
+        let mut words: Vec<String> = short.split_whitespace().map(str::to_string).collect();
+        if words.is_empty() {
+            words.push("…".into());
         }
-        match body {
-            Some(b) if b.kind() == "command" => self.command(b, src, ctx, extra),
-            other => {
-                if let Some(b) = other {
-                    self.walk(b, src, ctx);
-                }
-                for arg in &extra.args {
-                    self.walk(*arg, src, ctx);
-                }
-                let reason = extra.opaque.or_else(|| {
-                    (!extra.args.is_empty())
-                        .then(|| "words after a redirection of a compound command".to_string())
-                });
-                if let Some(reason) = reason {
-                    self.push_opaque(node_text(node, src), &reason, ctx);
-                }
-            }
-        }
-    }
-
-    /// Notes what a redirection does to its command and walks what it contains.
-    fn redirect<'t>(&mut self, node: Node<'t>, src: &str, ctx: &Ctx, extra: &mut Extra<'t>) {
-        let mut cursor = node.walk();
-        let children: Vec<Node<'t>> = node.children(&mut cursor).collect();
-        match node.kind() {
-            "file_redirect" => {
-                let mut op = String::new();
-                let mut dest = None;
-                for (i, child) in children.into_iter().enumerate() {
-                    match node.field_name_for_child(i as u32) {
-                        Some("destination") if dest.is_none() => {
-                            self.walk(child, src, ctx);
-                            dest = Some(child);
-                        }
-                        Some("destination") => extra.args.push(child),
-                        Some("descriptor") => {}
-                        _ if !child.is_named() => op.push_str(child.kind()),
-                        _ => self.walk(child, src, ctx),
-                    }
-                }
-                let target = dest.map(|d| Word::from_node(d, src));
-                let shown = target.as_ref().map(Word::text).unwrap_or_default();
-                if shown.starts_with("/dev/tcp/") || shown.starts_with("/dev/udp/") {
-                    // bash itself connects for these paths, whichever direction.
-                    extra.opaque.get_or_insert(format!(
-                        "a redirection opens a network connection: {shown}"
-                    ));
-                }
-                if writes_file(&op, target.as_ref()) {
-                    extra
-                        .opaque
-                        .get_or_insert(format!("output redirection to a file: {op} {shown}"));
-                }
-            }
-            "herestring_redirect" => {
-                for child in children {
-                    if child.is_named() && child.kind() != "file_descriptor" {
-                        self.walk(child, src, ctx);
-                        let word = Word::from_node(child, src);
-                        extra.stdin = Some(match word.literal() {
-                            Some(t) => Stdin::Script(t + "\n"),
-                            None => Stdin::Unknown,
-                        });
-                    }
-                }
-            }
-            "heredoc_redirect" => {
-                for (i, child) in children.into_iter().enumerate() {
-                    match node.field_name_for_child(i as u32) {
-                        Some("redirect") => self.redirect(child, src, ctx, extra),
-                        Some("argument") => extra.args.push(child),
-                        _ if child.kind() == "heredoc_body" => {
-                            extra.stdin = Some(if contains_expansion(child) {
-                                Stdin::Unknown
-                            } else {
-                                Stdin::Script(node_text(child, src).to_string())
-                            });
-                            self.walk(child, src, ctx);
-                        }
-                        _ => self.walk(child, src, ctx),
-                    }
-                }
-            }
-            _ => self.walk_children(node, src, ctx),
-        }
-    }
-
-    /// A standalone `NAME=value`.
-    fn assignment(&mut self, node: Node, src: &str, ctx: &Ctx) {
-        self.walk_children(node, src, ctx);
-        let var = node
-            .child_by_field_name("name")
-            .map_or("", |n| node_text(n, src));
-        if let Some(reason) = super::risk::assignment(var) {
-            self.push_opaque(node_text(node, src), &reason, ctx);
-        }
-    }
-
-    /// `export`, `declare`, `local`, `readonly`, `typeset`, `unset`: rated as commands.
-    fn declaration(&mut self, node: Node, src: &str, ctx: &Ctx) {
-        let mut words = Vec::new();
-        let mut risky = None;
-        let mut cursor = node.walk();
-        for child in node.children(&mut cursor) {
-            match child.kind() {
-                "variable_assignment" => {
-                    if let Some(value) = child.child_by_field_name("value") {
-                        self.walk(value, src, ctx);
-                    }
-                    let var = child
-                        .child_by_field_name("name")
-                        .map_or("", |n| node_text(n, src));
-                    if let Some(reason) = super::risk::assignment(var) {
-                        risky.get_or_insert(reason);
-                    }
-                    words.push(Word::lit(node_text(child, src)));
-                }
-                "variable_name" => words.push(Word::lit(node_text(child, src))),
-                "comment" => {}
-                _ => {
-                    self.walk(child, src, ctx);
-                    words.push(Word::from_node(child, src));
-                }
-            }
-        }
-        let ctx = ctx.with_opaque(risky);
-        let name = words.first().map(Word::text).unwrap_or_default();
-        self.emit(name, &words, &ctx, None);
-    }
-
-    /// Adds a part that is opaque as a whole, shown as its source text.
-    fn push_opaque(&mut self, text: &str, reason: &str, ctx: &Ctx) {
-        let words: Vec<String> = text.split_whitespace().map(str::to_string).collect();
         self.parts.push(Part {
             command: words.join(" "),
             words,
-            opaque: Some(reason.to_string()),
-            deny_alias: None,
+            doubt: Some(reason.to_string()),
+            deny_alias: Vec::new(),
+            name_glob: None,
             via: ctx.via.clone(),
+            role: Role::Command,
+            program: None,
         });
     }
+}
+
+/// Node kinds that are statements (walked for commands) rather than words.
+fn is_statement(kind: &str) -> bool {
+    matches!(
+        kind,
+        "command"
+            | "redirected_statement"
+            | "list"
+            | "pipeline"
+            | "subshell"
+            | "compound_statement"
+            | "if_statement"
+            | "while_statement"
+            | "for_statement"
+            | "c_style_for_statement"
+            | "case_statement"
+            | "function_definition"
+            | "negated_command"
+            | "declaration_command"
+            | "unset_command"
+            | "test_command"
+            | "variable_assignment"
+            | "variable_assignments"
+            | "do_group"
+            | "else_clause"
+            | "elif_clause"
+            | "program"
+    )
+}
+
+fn field_nodes<'t>(node: Node<'t>, field: &str) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.children_by_field_name(field, &mut cursor).collect()
 }
 
 /// The source text of `node`; empty if its range is not valid in `src` (never panics).
@@ -421,186 +557,12 @@ fn node_text<'s>(node: Node, src: &'s str) -> &'s str {
     src.get(node.byte_range()).unwrap_or_default()
 }
 
-/// Whether a redirection with operator `op` writes to a file rather than a descriptor or
-/// `/dev/null`.
-fn writes_file(op: &str, target: Option<&Word>) -> bool {
-    let writes = op.contains('>') && !op.ends_with('-');
-    if !writes {
-        return false;
+/// The first line of a node's text, shortened, for reasons.
+fn brief<'s>(node: Node, src: &'s str) -> &'s str {
+    let text = node_text(node, src);
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(60) {
+        Some((i, _)) => &line[..i],
+        None => line,
     }
-    match target.and_then(Word::literal) {
-        // `>&2`, `2>&1`: duplicating a descriptor writes no file.
-        Some(t) if op.ends_with(">&") && (t == "-" || t.chars().all(|c| c.is_ascii_digit())) => {
-            false
-        }
-        Some(t) => !matches!(t.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr"),
-        None => true,
-    }
-}
-
-fn contains_expansion(node: Node) -> bool {
-    if matches!(
-        node.kind(),
-        "simple_expansion" | "expansion" | "command_substitution" | "arithmetic_expansion"
-    ) {
-        return true;
-    }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        if contains_expansion(child) {
-            return true;
-        }
-    }
-    false
-}
-
-/// Removes backslash-newline line continuations that tree-sitter would read as word breaks
-/// (`r\⏎m` is `rm` to bash); `None` when there are none outside quotes and comments.
-fn join_continuations(text: &str, tree: &Tree) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut cuts = Vec::new();
-    for i in 0..bytes.len().saturating_sub(1) {
-        if bytes[i] != b'\\' || bytes[i + 1] != b'\n' {
-            continue;
-        }
-        let escapes = bytes[..i].iter().rev().take_while(|&&b| b == b'\\').count();
-        if escapes % 2 == 1 {
-            continue;
-        }
-        let mut node = tree.root_node().descendant_for_byte_range(i, i + 1);
-        let mut literal = false;
-        while let Some(n) = node {
-            if matches!(
-                n.kind(),
-                "raw_string" | "comment" | "ansi_c_string" | "heredoc_body"
-            ) {
-                literal = true;
-                break;
-            }
-            node = n.parent();
-        }
-        if !literal {
-            cuts.push(i);
-        }
-    }
-    if cuts.is_empty() {
-        return None;
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut pos = 0;
-    for cut in cuts {
-        out.push_str(&text[pos..cut]);
-        pos = cut + 2;
-    }
-    out.push_str(&text[pos..]);
-    Some(out)
-}
-
-/// A rough split of text tree-sitter cannot parse: commands end at operators, words at
-/// unquoted blanks. Only used to find deny-worthy commands in input that is opaque anyway.
-fn crude_commands(text: &str) -> Vec<Vec<Word>> {
-    let mut cmds = Vec::new();
-    let mut cur: Vec<Word> = Vec::new();
-    let mut word = Word::default();
-    let mut in_word = false;
-    let mut drop_next = false;
-    let mut quote: Option<char> = None;
-    let mut chars = text.chars().peekable();
-    let end_word =
-        |word: &mut Word, in_word: &mut bool, drop_next: &mut bool, cur: &mut Vec<Word>| {
-            if *in_word {
-                let w = std::mem::take(word);
-                if *drop_next {
-                    *drop_next = false;
-                } else {
-                    cur.push(w);
-                }
-                *in_word = false;
-            }
-        };
-    while let Some(c) = chars.next() {
-        match quote {
-            Some('\'') if c == '\'' => quote = None,
-            Some('\'') => word.push_char(c, true),
-            Some(_) if c == '"' => quote = None,
-            Some(_) if c == '\\' => match chars.peek().copied() {
-                Some('\n') => {
-                    chars.next();
-                }
-                Some(n @ ('$' | '`' | '"' | '\\')) => {
-                    chars.next();
-                    word.push_char(n, true);
-                }
-                _ => word.push_char('\\', true),
-            },
-            Some(_) => word.push_char(c, true),
-            None => match c {
-                '\'' | '"' => {
-                    quote = Some(c);
-                    in_word = true;
-                }
-                '\\' => {
-                    if let Some(n) = chars.next()
-                        && n != '\n'
-                    {
-                        word.push_char(n, true);
-                        in_word = true;
-                    }
-                }
-                '#' if !in_word => {
-                    for n in chars.by_ref() {
-                        if n == '\n' {
-                            break;
-                        }
-                    }
-                    end_word(&mut word, &mut in_word, &mut drop_next, &mut cur);
-                    cmds.push(std::mem::take(&mut cur));
-                }
-                '<' | '>' => {
-                    end_word(&mut word, &mut in_word, &mut drop_next, &mut cur);
-                    drop_next = true;
-                }
-                ';' | '&' | '|' | '(' | ')' | '`' | '\n' | '$'
-                    if c != '$' || chars.peek() == Some(&'(') =>
-                {
-                    end_word(&mut word, &mut in_word, &mut drop_next, &mut cur);
-                    cmds.push(std::mem::take(&mut cur));
-                }
-                c if c.is_whitespace() => {
-                    end_word(&mut word, &mut in_word, &mut drop_next, &mut cur)
-                }
-                _ => {
-                    word.push_char(c, false);
-                    in_word = true;
-                }
-            },
-        }
-    }
-    end_word(&mut word, &mut in_word, &mut drop_next, &mut cur);
-    cmds.push(cur);
-    const KEYWORDS: &[&str] = &[
-        "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time",
-    ];
-    cmds.into_iter()
-        .map(|cmd| {
-            let skip = cmd
-                .iter()
-                .take_while(|w| {
-                    w.literal()
-                        .is_some_and(|t| KEYWORDS.contains(&t.as_str()) || is_assignment(&t))
-                })
-                .count();
-            cmd.into_iter().skip(skip).collect::<Vec<Word>>()
-        })
-        .filter(|cmd| !cmd.is_empty())
-        .collect()
-}
-
-/// Whether `word` has the shape `NAME=value`.
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
 }

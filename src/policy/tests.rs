@@ -1,6 +1,7 @@
-//! Rule ordering, sources, path checks, session rules and `always_rule`.
+//! Rule ordering, sources, path checks, session rules and exact "always".
 
 use super::*;
+use Action::{Allow, Ask, Deny};
 use std::path::PathBuf;
 
 fn rule(tool: &str, pattern: &str, action: Action, source: RuleSource) -> Rule {
@@ -11,229 +12,429 @@ fn user(pattern: &str, action: Action) -> Rule {
     rule("bash", pattern, action, RuleSource::User)
 }
 
-fn path(display: &str, inside: bool, protected: bool) -> ResolvedPath {
-    let path = if inside {
-        PathBuf::from("/work/proj").join(display)
-    } else {
-        PathBuf::from(display)
-    };
+fn defaults() -> Policy {
+    Policy::new(Vec::new(), false)
+}
+
+/// Whether a file tool reads or writes.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Read,
+    Write,
+}
+
+impl Op {
+    fn writes(self) -> bool {
+        matches!(self, Op::Write)
+    }
+}
+
+/// Where a path resolved to.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// Inside the workspace.
+    Workspace,
+    /// Inside the workspace, but `.git` internals or `.rein`.
+    Protected,
+    /// Outside the workspace.
+    Outside,
+}
+
+fn path(display: &str, place: Place) -> ResolvedPath {
+    let inside = !matches!(place, Place::Outside);
     ResolvedPath {
-        path,
+        path: if inside {
+            PathBuf::from("/work/proj").join(display)
+        } else {
+            PathBuf::from(display)
+        },
         display: display.to_string(),
         inside_workspace: inside,
-        protected,
+        protected: matches!(place, Place::Protected),
     }
+}
+
+/// Whether edits inside the workspace are allowed by config.
+#[derive(Clone, Copy, Debug)]
+enum Edits {
+    AskFirst,
+    AutoApprove,
 }
 
 #[test]
 fn every_built_in_rule_compiles() {
-    assert_eq!(
-        Policy::new(Vec::new(), false).rules.len(),
-        DEFAULT_BASH.len()
-    );
+    assert_eq!(defaults().rules.len(), rules::DEFAULT_BASH.len());
 }
 
 #[test]
 fn explain_names_verdict_part_and_rule() {
-    let policy = Policy::new(Vec::new(), false);
-    assert_eq!(
-        explain(&policy.check_bash("rm -rf /")),
-        "deny: rm -rf / (rule \"rm *\", defaults)"
-    );
-    assert_eq!(
-        explain(&policy.check_bash("make")),
-        "ask: make (no rule matched (default ask))"
-    );
-    assert_eq!(
-        explain(&policy.check_bash("git status")),
-        "allow: git status (rule \"git status*\", defaults)"
-    );
-    assert_eq!(explain(&policy.check_bash("")), "allow: (runs no command)");
+    let cases = [
+        ("rm -rf /", "deny: rm -rf / (rule \"rm *\", defaults)"),
+        ("make", "ask: make (no rule matched (default ask))"),
+        (
+            "git status",
+            "allow: git status (rule \"git status *\", defaults)",
+        ),
+        ("", "allow: (runs no command)"),
+    ];
+    for (command, line) in cases {
+        assert_eq!(explain(&defaults().check_bash(command)), line);
+    }
 }
 
 #[test]
 fn the_last_matching_rule_wins_and_config_follows_defaults() {
     let policy = Policy::new(
         vec![
-            user("rm -rf build*", Action::Allow),
-            user("rm -rf build/keep*", Action::Deny),
-            user("make*", Action::Allow),
+            user("rm -rf build*", Allow),
+            user("rm -rf build/keep*", Deny),
+            user("make *", Allow),
         ],
         false,
     );
-    let v = policy.check_bash("rm -rf build/out");
-    assert_eq!(v.action, Action::Allow);
-    assert_eq!(v.reason, "rule \"rm -rf build*\", user config");
-    assert_eq!(
-        policy.check_bash("rm -rf build/keep/x").action,
-        Action::Deny
-    );
-    assert_eq!(policy.check_bash("rm -rf src").action, Action::Deny);
-    assert_eq!(policy.check_bash("make -j4").action, Action::Allow);
-
+    let cases = [
+        (
+            "rm -rf build/out",
+            Allow,
+            "rule \"rm -rf build*\", user config",
+        ),
+        (
+            "rm -rf build/keep/x",
+            Deny,
+            "rule \"rm -rf build/keep*\", user config",
+        ),
+        ("rm -rf src", Deny, "rule \"rm *\", defaults"),
+        ("make -j4", Allow, "rule \"make *\", user config"),
+    ];
+    for (command, action, reason) in cases {
+        let v = policy.check_bash(command);
+        assert_eq!((v.action, v.reason.as_str()), (action, reason), "{command}");
+    }
     let project = Policy::new(
-        vec![rule(
-            "bash",
-            "cargo test*",
-            Action::Ask,
-            RuleSource::Project,
-        )],
+        vec![rule("bash", "cargo test*", Ask, RuleSource::Project)],
         false,
     );
     let v = project.check_bash("cargo test -q");
     assert_eq!(
         (v.action, v.reason.as_str()),
-        (Action::Ask, "rule \"cargo test*\", project config")
+        (Ask, "rule \"cargo test*\", project config")
     );
 }
 
 #[test]
 fn rules_for_other_tools_do_not_rate_commands() {
-    let policy = Policy::new(
-        vec![rule("read_file", "*", Action::Deny, RuleSource::User)],
-        false,
-    );
-    assert_eq!(policy.check_bash("ls").action, Action::Allow);
+    let policy = Policy::new(vec![rule("read_file", "*", Deny, RuleSource::User)], false);
+    assert_eq!(policy.check_bash("ls").action, Allow);
 }
 
 #[test]
 fn the_strictest_part_decides() {
-    let policy = Policy::new(Vec::new(), false);
-    let v = policy.check_bash("ls && make && rm x && git push");
-    assert_eq!((v.action, v.part.as_str()), (Action::Deny, "rm x"));
-    let v = policy.check_bash("ls && make && npm test");
-    assert_eq!((v.action, v.part.as_str()), (Action::Ask, "make"));
-    let v = policy.check_bash("ls | wc -l");
-    assert_eq!(v.action, Action::Allow);
+    let cases = [
+        ("ls && make && rm x && git push", Deny, "rm x"),
+        ("ls && make && npm test", Ask, "make"),
+        ("ls | wc -l", Allow, "ls"),
+    ];
+    for (command, action, part) in cases {
+        let v = defaults().check_bash(command);
+        assert_eq!((v.action, v.part.as_str()), (action, part), "{command}");
+    }
+    let v = defaults().check_bash("ls | wc -l");
     assert!(v.reason.ends_with("all 2 commands allowed"), "{}", v.reason);
 }
 
 #[test]
-fn opaque_parts_ask_even_when_a_rule_allows_them() {
-    let policy = Policy::new(vec![user("sh*", Action::Allow)], false);
+fn doubtful_parts_ask_even_when_a_rule_allows_them() {
+    let policy = Policy::new(vec![user("sh *", Allow)], false);
     let v = policy.check_bash("ls > listing.txt");
-    assert_eq!(v.action, Action::Ask);
-    assert_eq!(v.reason, "output redirection to a file: > listing.txt");
-    assert_eq!(policy.check_bash("sh -c \"$x\"").action, Action::Ask);
-    // A deny is not softened to ask by being opaque.
-    assert_eq!(policy.check_bash("rm $x").action, Action::Deny);
+    assert_eq!(
+        (v.action, v.reason.as_str()),
+        (Ask, "output redirection to a file: > listing.txt")
+    );
+    assert_eq!(policy.check_bash("sh -c \"$x\"").action, Ask);
+    // A deny is not softened to ask by being doubtful.
+    assert_eq!(policy.check_bash("rm $x").action, Deny);
 }
 
 #[test]
-fn deny_rules_see_through_paths_outside_system_dirs() {
-    let policy = Policy::new(Vec::new(), false);
-    let v = policy.check_bash("./rm -rf x");
-    assert_eq!(v.action, Action::Deny);
-    assert!(v.reason.contains("as `rm -rf x`"), "{}", v.reason);
-    assert_eq!(
-        policy.check_bash("~/bin/curl https://x").action,
-        Action::Deny
-    );
-    // ...but an allow rule does not: `./ls` is some other program.
-    assert_eq!(policy.check_bash("/tmp/evil/ls").action, Action::Ask);
+fn deny_rules_see_through_paths_and_patterns_but_allow_rules_do_not() {
+    let cases = [
+        ("./rm -rf x", Deny),
+        ("~/bin/curl https://x", Deny),
+        ("/bin/r? -rf x", Deny),
+        ("/usr/bin/[c]url x", Deny),
+        ("x=rm; $x -rf y", Deny),
+        ("$'rm\\0 ok' -rf x", Deny),
+        ("git --shallow-file status push origin main", Deny),
+        ("env --unse echo rm -rf x", Deny),
+        ("timeout --sig KILL 5 rm -rf x", Deny),
+        ("nice --adj 5 rm -rf x", Deny),
+        ("taskset 1 rm -rf x", Deny),
+        ("script -qc 'rm -rf x' /dev/null", Deny),
+        ("x=${y:-`rm -rf ~`}", Deny),
+        // `./ls` is some other program, whatever `ls *` allows.
+        ("/tmp/evil/ls", Ask),
+        ("lsb/../../../bin/sh -c 'id'", Ask),
+        ("pytest/../../bin/sh", Ask),
+    ];
+    for (command, action) in cases {
+        let v = defaults().check_bash(command);
+        assert_eq!(v.action, action, "{command}: {}", explain(&v));
+    }
 }
 
 #[test]
 fn session_rules_allow_but_never_soften_a_deny() {
-    let mut policy = Policy::new(vec![user("make install*", Action::Deny)], false);
-    assert_eq!(policy.check_bash("make test").action, Action::Ask);
-    policy.add_session_rule(rule("bash", "make*", Action::Allow, RuleSource::Session));
+    let mut policy = Policy::new(vec![user("make install*", Deny)], false);
+    assert_eq!(policy.check_bash("make test").action, Ask);
+    policy.add_session_rule(rule("bash", "make *", Allow, RuleSource::Session));
     let v = policy.check_bash("make test");
     assert_eq!(
         (v.action, v.reason.as_str()),
-        (Action::Allow, "rule \"make*\", this session")
+        (Allow, "rule \"make *\", this session")
     );
-    assert_eq!(policy.check_bash("make install").action, Action::Deny);
-    policy.add_session_rule(rule("bash", "rm*", Action::Allow, RuleSource::Session));
-    assert_eq!(policy.check_bash("rm -rf x").action, Action::Deny);
-    policy.add_session_rule(rule("bash", "*", Action::Allow, RuleSource::Session));
-    assert_eq!(policy.check_bash("ls > out").action, Action::Ask);
+    assert_eq!(policy.check_bash("make install").action, Deny);
+    policy.add_session_rule(rule("bash", "rm *", Allow, RuleSource::Session));
+    assert_eq!(policy.check_bash("rm -rf x").action, Deny);
+    policy.add_session_rule(rule("bash", "*", Allow, RuleSource::Session));
+    assert_eq!(policy.check_bash("ls > out").action, Ask);
 }
 
 #[test]
-fn always_rule_is_the_command_prefix_of_the_asking_part() {
-    let pattern = |cmd: &str| Policy::always_rule("bash", cmd).map(|r| r.pattern);
-    assert_eq!(pattern("cargo test -q").as_deref(), Some("cargo test*"));
-    assert_eq!(pattern("cargo run -q").as_deref(), Some("cargo run*"));
-    assert_eq!(pattern("npm run build").as_deref(), Some("npm run build*"));
-    assert_eq!(pattern("make").as_deref(), Some("make*"));
+fn rules_in_force_are_listed_with_their_source_and_session_ones_can_be_dropped() {
+    let mut policy = Policy::new(
+        vec![
+            user("make *", Allow),
+            rule("bash", "npm *", Ask, RuleSource::Project),
+        ],
+        false,
+    );
+    let added = rule("bash", "cargo run *", Allow, RuleSource::Session);
+    policy.add_session_rule(added.clone());
+    policy.add_session_rule(added.clone());
+    let sources: Vec<RuleSource> = policy.rules().map(|r| r.source.clone()).collect();
+    let count = |s: RuleSource| sources.iter().filter(|x| **x == s).count();
+    assert_eq!(count(RuleSource::Default), rules::DEFAULT_BASH.len());
     assert_eq!(
-        pattern("git commit -m 'fix: x'").as_deref(),
-        Some("git commit*")
+        (
+            count(RuleSource::User),
+            count(RuleSource::Project),
+            count(RuleSource::Session)
+        ),
+        (1, 1, 1),
+        "the same session rule is kept once"
     );
     assert_eq!(
-        pattern("ls && make -j4 && npm test").as_deref(),
-        Some("make*")
+        policy.rules().last(),
+        Some(&added),
+        "session rules come last"
     );
-    assert_eq!(
-        pattern("python3 x[1].py").as_deref(),
-        Some("python3 x[[]1[]].py*")
+    assert_eq!(policy.check_bash("cargo run").action, Allow);
+    assert!(policy.remove_session_rule(&added));
+    assert!(!policy.remove_session_rule(&added));
+    assert!(
+        !policy.remove_session_rule(&user("make *", Allow)),
+        "config rules stay"
     );
-    // Denied, opaque or nothing to ask about: no rule.
-    assert_eq!(pattern("rm -rf x"), None);
-    assert_eq!(pattern("make && rm x"), None);
-    assert_eq!(pattern("ls > out"), None);
-    assert_eq!(pattern("$CMD x"), None);
-    assert_eq!(pattern(""), None);
+    assert_eq!(policy.check_bash("cargo run").action, Ask);
+}
 
-    let r = Policy::always_rule("bash", "cargo run -q").expect("rule");
-    assert_eq!(
-        (r.tool.as_str(), r.action, r.source.clone()),
-        ("bash", Action::Allow, RuleSource::Session)
-    );
-    assert!(r.matches("cargo run --release"));
-    assert!(!r.matches("cargo publish"));
+/// What "always" gives for a command: the pattern and what the dialog shows, or nothing.
+#[derive(Debug, PartialEq, Eq)]
+enum Always {
+    Rule(&'static str, &'static str),
+    Nothing,
 }
 
 #[test]
-fn always_rule_for_a_compound_command_stops_asking_for_that_part() {
-    let command = "make build && ./scripts/deploy.sh";
-    let mut policy = Policy::new(Vec::new(), false);
-    assert_eq!(policy.check_bash(command).part, "make build");
-    policy.add_session_rule(Policy::always_rule("bash", command).expect("rule"));
-    let v = policy.check_bash(command);
-    assert_eq!(
-        (v.action, v.part.as_str()),
-        (Action::Ask, "./scripts/deploy.sh")
-    );
+fn always_is_exact_or_name_and_subcommand() {
+    let cases = [
+        ("cargo run -q", Always::Rule("cargo run *", "cargo run …")),
+        (
+            "npm run build -- --watch",
+            Always::Rule("npm run build *", "npm run build …"),
+        ),
+        (
+            "git commit -m 'fix: x'",
+            Always::Rule("git commit *", "git commit …"),
+        ),
+        (
+            "git -C sub commit -m x",
+            Always::Rule("git commit *", "git commit …"),
+        ),
+        ("make", Always::Rule("make", "make")),
+        ("make test", Always::Rule("make test *", "make test …")),
+        (
+            "ls && make -j4 && cat x",
+            Always::Rule("make -j4", "make -j4"),
+        ),
+        // Interpreters, editors, sed, shells and unknown tools: the exact command.
+        (
+            "python3 -c 'print(1)'",
+            Always::Rule("python3 -c 'print(1)'", "python3 -c 'print(1)'"),
+        ),
+        (
+            "sed -n '1,2p' f",
+            Always::Rule("sed -n 1,2p f", "sed -n 1,2p f"),
+        ),
+        (
+            "awk '{print $1}' f",
+            Always::Rule("awk '[{]print $1[}]' f", "awk '{print $1}' f"),
+        ),
+        (
+            "python3 x[1].py",
+            Always::Rule("python3 x[[]1[]].py", "python3 x[1].py"),
+        ),
+        (
+            "npx cowsay hi",
+            Always::Rule("npx cowsay hi", "npx cowsay hi"),
+        ),
+        (
+            "npm exec cowsay",
+            Always::Rule("npm exec cowsay", "npm exec cowsay"),
+        ),
+        (
+            "./scripts/test.sh --fast",
+            Always::Rule("./scripts/test.sh --fast", "./scripts/test.sh --fast"),
+        ),
+        // Denied, doubtful, nothing to ask about, or two different things: no rule.
+        ("rm -rf x", Always::Nothing),
+        ("make && rm x", Always::Nothing),
+        ("ls > out", Always::Nothing),
+        ("$CMD x", Always::Nothing),
+        ("make build && ./scripts/deploy.sh", Always::Nothing),
+        ("ls", Always::Nothing),
+        ("", Always::Nothing),
+    ];
+    for (command, expected) in cases {
+        let got = match defaults().always("bash", command) {
+            Ok(a) => format!("{:?}", (a.rule.pattern.as_str(), a.shown.as_str())),
+            Err(_) => "Nothing".into(),
+        };
+        let want = match expected {
+            Always::Rule(p, s) => format!("{:?}", (p, s)),
+            Always::Nothing => "Nothing".into(),
+        };
+        assert_eq!(got, want, "{command}");
+    }
+}
+
+#[test]
+fn an_always_rule_allows_what_was_shown_and_nothing_broader() {
+    // (approved command, later command, allowed afterwards)
+    let cases = [
+        ("sed -n '1,2p' f", "sed -n '1,2p' f", true),
+        ("sed -n '1,2p' f", "sed -i 's/a/b/' f", false),
+        ("sed -n '1,2p' f", "sed '1e id' f", false),
+        ("python3 -c 'print(1)'", "python3 -c 'import os'", false),
+        ("python3 -c 'print(1)'", "python3 '-c print(1)'", false),
+        ("git commit -m x", "git commit -m y", true),
+        ("git commit -m x", "git commit-tree x", false),
+        ("git commit -m x", "git push", false),
+        ("npm run build", "npm run build -- --prod", true),
+        ("npm run build", "npm run deploy", false),
+        ("cargo run -q", "cargo run --release", true),
+        ("cargo run -q", "cargo publish", false),
+    ];
+    for (approved, later, allowed) in cases {
+        let mut policy = defaults();
+        let rule = Policy::always_rule("bash", approved).expect("a rule");
+        assert_eq!(
+            (rule.tool.as_str(), rule.action, rule.source.clone()),
+            ("bash", Allow, RuleSource::Session)
+        );
+        policy.add_session_rule(rule);
+        let v = policy.check_bash(later);
+        assert_eq!(
+            v.action == Allow,
+            allowed,
+            "{approved} then {later}: {}",
+            explain(&v)
+        );
+    }
+}
+
+#[test]
+fn why_no_always_rule_is_said() {
+    let cases = [
+        ("rm -rf x", "is denied"),
+        ("ls > out", "needs approval each time"),
+        ("make && npm test", "more than one command"),
+        ("ls", "nothing in it needs approval"),
+    ];
+    for (command, why) in cases {
+        let err = defaults().always("bash", command).expect_err(command);
+        assert!(err.contains(why), "{command}: {err}");
+    }
+    assert!(defaults().always("todo_write", "x").is_err());
 }
 
 #[test]
 fn path_defaults() {
-    let policy = Policy::new(Vec::new(), false);
-    let auto = Policy::new(Vec::new(), true);
-    let src = path("src/main.rs", true, false);
-    let etc = path("/etc/hosts", false, false);
-    let hook = path(".git/hooks/pre-commit", true, true);
-    assert_eq!(
-        policy.check_path("write_file", true, &src).action,
-        Action::Ask
-    );
-    assert_eq!(
-        auto.check_path("write_file", true, &src).action,
-        Action::Allow
-    );
-    assert_eq!(
-        auto.check_path("str_replace", true, &hook).action,
-        Action::Ask
-    );
-    assert_eq!(
-        auto.check_path("write_file", true, &etc).action,
-        Action::Deny
-    );
-    assert_eq!(
-        policy.check_path("read_file", false, &src).action,
-        Action::Allow
-    );
-    assert_eq!(
-        policy.check_path("read_file", false, &hook).action,
-        Action::Allow
-    );
-    assert_eq!(
-        policy.check_path("read_file", false, &etc).action,
-        Action::Ask
-    );
-    let v = policy.check_path("write_file", true, &etc);
+    // (edits config, tool, op, path, place, verdict)
+    let cases = [
+        (
+            Edits::AskFirst,
+            "write_file",
+            Op::Write,
+            "src/main.rs",
+            Place::Workspace,
+            Ask,
+        ),
+        (
+            Edits::AutoApprove,
+            "write_file",
+            Op::Write,
+            "src/main.rs",
+            Place::Workspace,
+            Allow,
+        ),
+        (
+            Edits::AutoApprove,
+            "str_replace",
+            Op::Write,
+            ".git/hooks/pre-commit",
+            Place::Protected,
+            Ask,
+        ),
+        (
+            Edits::AutoApprove,
+            "write_file",
+            Op::Write,
+            "/etc/hosts",
+            Place::Outside,
+            Deny,
+        ),
+        (
+            Edits::AskFirst,
+            "read_file",
+            Op::Read,
+            "src/main.rs",
+            Place::Workspace,
+            Allow,
+        ),
+        (
+            Edits::AskFirst,
+            "read_file",
+            Op::Read,
+            ".git/hooks/pre-commit",
+            Place::Protected,
+            Allow,
+        ),
+        (
+            Edits::AskFirst,
+            "read_file",
+            Op::Read,
+            "/etc/hosts",
+            Place::Outside,
+            Ask,
+        ),
+    ];
+    for (edits, tool, op, display, place, action) in cases {
+        let policy = Policy::new(Vec::new(), matches!(edits, Edits::AutoApprove));
+        let v = policy.check_path(tool, op.writes(), &path(display, place));
+        assert_eq!(v.action, action, "{edits:?} {tool} {display}");
+    }
+    let v = defaults().check_path("write_file", true, &path("/etc/hosts", Place::Outside));
     assert_eq!(
         explain(&v),
         "deny: /etc/hosts (writes outside the workspace are never allowed)"
@@ -244,91 +445,87 @@ fn path_defaults() {
 fn path_rules_override_defaults_except_outside_writes() {
     let policy = Policy::new(
         vec![
-            rule("read_file", "*.env", Action::Deny, RuleSource::Project),
-            rule("edit", "docs/*", Action::Allow, RuleSource::User),
-            rule("write_file", "/etc/*", Action::Allow, RuleSource::User),
-            rule("read_file", "/usr/share/*", Action::Allow, RuleSource::User),
+            rule("read_file", "*.env", Deny, RuleSource::Project),
+            rule("edit", "docs/*", Allow, RuleSource::User),
+            rule("write_file", "/etc/*", Allow, RuleSource::User),
+            rule("read_file", "/usr/share/*", Allow, RuleSource::User),
         ],
         false,
     );
-    let v = policy.check_path("read_file", false, &path("config/.env", true, false));
-    assert_eq!(
-        (v.action, v.reason.as_str()),
-        (Action::Deny, "rule \"*.env\", project config")
-    );
-    // `edit` covers both edit tools, not reads.
-    assert_eq!(
-        policy
-            .check_path("write_file", true, &path("docs/a.md", true, false))
-            .action,
-        Action::Allow
-    );
-    assert_eq!(
-        policy
-            .check_path("str_replace", true, &path("docs/a.md", true, false))
-            .action,
-        Action::Allow
-    );
-    assert_eq!(
-        policy
-            .check_path("write_file", true, &path("src/a.rs", true, false))
-            .action,
-        Action::Ask
-    );
+    // (tool, op, path, place, verdict); `edit` covers both edit tools, not reads.
+    let cases = [
+        ("read_file", Op::Read, "config/.env", Place::Workspace, Deny),
+        (
+            "write_file",
+            Op::Write,
+            "docs/a.md",
+            Place::Workspace,
+            Allow,
+        ),
+        (
+            "str_replace",
+            Op::Write,
+            "docs/a.md",
+            Place::Workspace,
+            Allow,
+        ),
+        ("write_file", Op::Write, "src/a.rs", Place::Workspace, Ask),
+        ("write_file", Op::Write, "/etc/hosts", Place::Outside, Deny),
+        (
+            "read_file",
+            Op::Read,
+            "/usr/share/dict",
+            Place::Outside,
+            Allow,
+        ),
+    ];
+    for (tool, op, display, place, action) in cases {
+        let v = policy.check_path(tool, op.writes(), &path(display, place));
+        assert_eq!(v.action, action, "{tool} {display}");
+    }
+    let v = policy.check_path("read_file", false, &path("config/.env", Place::Workspace));
+    assert_eq!(v.reason, "rule \"*.env\", project config");
     // Globs also match the absolute path.
-    let abs = rule("edit", "/work/proj/src/*", Action::Allow, RuleSource::User);
-    let by_abs = Policy::new(vec![abs], false);
-    assert_eq!(
-        by_abs
-            .check_path("str_replace", true, &path("src/a.rs", true, false))
-            .action,
-        Action::Allow
+    let by_abs = Policy::new(
+        vec![rule("edit", "/work/proj/src/*", Allow, RuleSource::User)],
+        false,
     );
-    assert_eq!(
-        policy
-            .check_path("write_file", true, &path("/etc/hosts", false, false))
-            .action,
-        Action::Deny
-    );
-    assert_eq!(
-        policy
-            .check_path("read_file", false, &path("/usr/share/dict", false, false))
-            .action,
-        Action::Allow
-    );
+    let v = by_abs.check_path("str_replace", true, &path("src/a.rs", Place::Workspace));
+    assert_eq!(v.action, Allow);
 }
 
 #[test]
 fn always_rule_for_edits_allows_exactly_that_file() {
-    let mut policy = Policy::new(Vec::new(), false);
-    let rule = Policy::always_rule("write_file", "src/[id]*.rs").expect("rule");
-    assert_eq!(rule.tool, "edit");
-    policy.add_session_rule(rule);
-    let exact = path("src/[id]*.rs", true, false);
-    let other = path("src/i.rs", true, false);
+    let mut policy = defaults();
+    let always = policy.always("write_file", "src/[id]*.rs").expect("rule");
     assert_eq!(
-        policy.check_path("str_replace", true, &exact).action,
-        Action::Allow
+        (always.rule.tool.as_str(), always.shown.as_str()),
+        ("edit", "src/[id]*.rs")
     );
-    assert_eq!(
-        policy.check_path("write_file", true, &other).action,
-        Action::Ask
-    );
+    policy.add_session_rule(always.rule);
+    // (tool, op, path, place, verdict)
+    let cases = [
+        (
+            "str_replace",
+            Op::Write,
+            "src/[id]*.rs",
+            Place::Workspace,
+            Allow,
+        ),
+        ("write_file", Op::Write, "src/i.rs", Place::Workspace, Ask),
+    ];
+    for (tool, op, display, place, action) in cases {
+        let v = policy.check_path(tool, op.writes(), &path(display, place));
+        assert_eq!(v.action, action, "{tool} {display}");
+    }
     // A session rule cannot open a write outside the workspace.
     policy.add_session_rule(Policy::always_rule("edit", "/etc/hosts").expect("rule"));
+    let outside = path("/etc/hosts", Place::Outside);
+    assert_eq!(policy.check_path("write_file", true, &outside).action, Deny);
+    policy.add_session_rule(Policy::always_rule("read_file", "/etc/hosts").expect("rule"));
     assert_eq!(
-        policy
-            .check_path("write_file", true, &path("/etc/hosts", false, false))
-            .action,
-        Action::Deny
-    );
-    let read = Policy::always_rule("read_file", "/etc/hosts").expect("rule");
-    policy.add_session_rule(read);
-    assert_eq!(
-        policy
-            .check_path("read_file", false, &path("/etc/hosts", false, false))
-            .action,
-        Action::Allow
+        policy.check_path("read_file", false, &outside).action,
+        Allow
     );
     assert!(Policy::always_rule("todo_write", "x").is_none());
 }

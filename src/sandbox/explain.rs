@@ -80,7 +80,8 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
              `network = true` under `[sandbox]` in config.toml."
             .to_string(),
         Blocked::Protected(p) => format!(
-            "[sandbox] {p} is read-only in the sandbox: .git/hooks, .git/config and .rein/ are protected. \
+            "[sandbox] {p} is read-only in the sandbox: git's configuration and hooks (everything in .git \
+             but objects, refs, logs, the index, HEAD and git's other state files) and .rein/ are protected. \
              Ask the user to make this change themselves."
         ),
         Blocked::Outside(p) => format!(
@@ -172,9 +173,9 @@ impl Roots {
             return None;
         }
         if let Ok(rel) = path.strip_prefix(&self.workspace) {
-            let protected = rel.starts_with(".git/hooks")
-                || rel == Path::new(".git/config")
-                || rel.starts_with(".rein");
+            // Inside the workspace only the sandbox's read-only binds answer EROFS: in .git
+            // everything but the data and state files git writes, and .rein.
+            let protected = rel.starts_with(".git") || rel.starts_with(".rein");
             return match mode {
                 SandboxMode::ReadOnly => Some(Blocked::ReadOnlyWorkspace(raw.to_string())),
                 _ if protected && erofs => Some(Blocked::Protected(raw.to_string())),

@@ -1,11 +1,15 @@
-//! The Linux sandbox: Landlock for the filesystem, a seccomp filter for the network, and a
-//! private mount namespace for the read-only holes Landlock cannot express.
+//! The Linux sandbox: Landlock for the filesystem, a seccomp filter for the network, a private
+//! mount namespace for the read-only holes Landlock cannot express, and a PID namespace (or a
+//! subreaper) so that nothing outlives the command.
 //!
 //! Everything that allocates (paths, the Landlock ruleset, the BPF program) is prepared in
 //! rein before the fork; the child only makes system calls before it executes the command.
+//! Between rein and the command sit one or two processes of rein's (see `supervise`).
 
-use super::mounts::{self, MountPlan, NsSupport};
+use super::mounts::{self, GitPlan, MountPlan, Mounted, NsSupport};
+use super::readable::{self, Grant};
 use super::seccomp::Filter;
+use super::supervise::{self, Reaping};
 use crate::config::SandboxMode;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
@@ -13,7 +17,7 @@ use landlock::{
 };
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -35,21 +39,22 @@ pub(crate) struct Kernel {
     pub(crate) ns: NsSupport,
 }
 
-/// The kernel's capabilities (probed on first use: one syscall and two short forks).
+/// The kernel's capabilities (probed on first use: one syscall and a few short forks).
 pub(crate) fn kernel() -> &'static Kernel {
     static KERNEL: OnceLock<Kernel> = OnceLock::new();
     KERNEL.get_or_init(|| {
         let abi = landlock_abi();
-        let ns = NsSupport {
-            plain: probe_namespace(NsSupport {
-                plain: true,
-                user: false,
-            }),
-            user: probe_namespace(NsSupport {
-                plain: false,
-                user: true,
-            }),
+        let only = |plain, user| NsSupport {
+            plain,
+            user,
+            pid: false,
         };
+        let mut ns = NsSupport {
+            plain: probe_namespace(only(true, false)),
+            user: probe_namespace(only(false, true)),
+            pid: false,
+        };
+        ns.pid = ns.any() && probe_namespace(NsSupport { pid: true, ..ns });
         tracing::debug!(abi, ?ns, "sandbox: kernel probed");
         Kernel { abi, ns }
     })
@@ -70,11 +75,7 @@ fn landlock_abi() -> i32 {
 }
 
 /// Why the kernel cannot confine commands as `mode` asks, if it cannot.
-pub(crate) fn missing_support(
-    mode: SandboxMode,
-    network: bool,
-    simulate_no_landlock: bool,
-) -> Option<String> {
+pub(crate) fn missing_support(network: bool, simulate_no_landlock: bool) -> Option<String> {
     let k = kernel();
     if simulate_no_landlock {
         return Some("REIN_SANDBOX_UNAVAILABLE=1 simulates a kernel without Landlock".into());
@@ -94,13 +95,6 @@ pub(crate) fn missing_support(
     if !network && !super::seccomp::supported() {
         return Some("rein has no network filter for this CPU architecture".into());
     }
-    if mode == SandboxMode::WorkspaceWrite && !k.ns.any() {
-        return Some(
-            "no private mount namespace is available (unprivileged user namespaces are disabled), so \
-             .git/hooks, .git/config and .rein cannot be kept read-only"
-                .into(),
-        );
-    }
     None
 }
 
@@ -109,9 +103,19 @@ pub(crate) struct Confinement {
     mounts: Option<MountPlan>,
     /// The Landlock ruleset; `None` when Landlock is unavailable.
     ruleset: Option<OwnedFd>,
-    /// Rights to grant on a private `/dev/shm` (raw Landlock bits).
-    shm_access: u64,
+    /// Rights to grant on mounts made in the child (raw Landlock bits).
+    late: LateGrants,
     seccomp: Option<Filter>,
+    /// The write end of the report pipe (owned by the caller's `Supervision`).
+    report: RawFd,
+}
+
+/// Landlock rights for what only exists once the child has mounted it.
+#[derive(Clone, Copy, Default)]
+struct LateGrants {
+    shm: u64,
+    pts: u64,
+    proc: u64,
 }
 
 /// Settings for [`Confinement::prepare`].
@@ -124,6 +128,14 @@ pub(crate) struct Request<'a> {
     pub(crate) extra_writable: &'a [PathBuf],
     pub(crate) cwd: &'a Path,
     pub(crate) use_landlock: bool,
+    /// Private namespaces (false: the fallback, Landlock and seccomp only).
+    pub(crate) use_namespaces: bool,
+    /// Secret paths to hide (canonical, existing).
+    pub(crate) secrets: &'a [PathBuf],
+    /// How `.git` is presented (namespaces only).
+    pub(crate) git: GitPlan,
+    /// The write end of the report pipe.
+    pub(crate) report: RawFd,
 }
 
 fn cstring(p: &Path) -> Result<CString, String> {
@@ -139,8 +151,19 @@ fn writable_dir(dir: &Path) -> Result<PathBuf, String> {
 }
 
 impl Confinement {
+    /// No confinement, only the supervision (sandbox off, or unavailable).
+    pub(crate) fn unconfined(report: RawFd) -> Confinement {
+        Confinement {
+            mounts: None,
+            ruleset: None,
+            late: LateGrants::default(),
+            seccomp: None,
+            report,
+        }
+    }
+
     /// Prepares the confinement for one command.
-    pub(crate) fn prepare(req: &Request<'_>) -> Result<Confinement, String> {
+    pub(crate) fn prepare(req: Request<'_>) -> Result<Confinement, String> {
         let workspace = std::fs::canonicalize(req.workspace).map_err(|e| {
             let ws = req.workspace.display();
             format!("The sandbox cannot use the workspace {ws}: {e}.")
@@ -158,28 +181,40 @@ impl Confinement {
         writable.dedup();
 
         let k = kernel();
-        let mounts = match k.ns.any() {
+        let namespaces = req.use_namespaces && k.ns.any();
+        let cstrings = |paths: &[PathBuf]| -> Result<Vec<CString>, String> {
+            paths.iter().map(|p| cstring(p)).collect()
+        };
+        let mounts = match namespaces {
             true => Some(MountPlan {
                 ns: k.ns,
-                writable: writable
-                    .iter()
-                    .map(|p| cstring(p))
-                    .collect::<Result<_, _>>()?,
+                writable: cstrings(&writable)?,
                 protect_in: if write_ws {
                     Some(cstring(&workspace)?)
                 } else {
                     None
                 },
+                git: if write_ws { req.git } else { GitPlan::Leave },
+                hidden: cstrings(req.secrets)?,
                 cwd: cstring(req.cwd)?,
             }),
             false => None,
         };
-        let (ruleset, shm_access) = if req.use_landlock && k.abi >= MIN_ABI {
+        let (ruleset, late) = if req.use_landlock && k.abi >= MIN_ABI {
             let abi = ABI::from(k.abi.min(TESTED_ABI));
-            build_ruleset(abi, req.network, &writable)
+            // Without namespaces the secrets can only be kept out of the read rules.
+            let unreadable = if namespaces { &[][..] } else { req.secrets };
+            let rules = Rules {
+                abi,
+                network: req.network,
+                writable: &writable,
+                unreadable,
+                private_terminals: namespaces,
+            };
+            build_ruleset(&rules)
                 .map_err(|e| format!("The sandbox could not build its Landlock rules: {e}."))?
         } else {
-            (None, 0)
+            (None, LateGrants::default())
         };
         let seccomp = Filter::build(!req.network);
         if seccomp.is_none() && !req.network {
@@ -192,18 +227,74 @@ impl Confinement {
         Ok(Confinement {
             mounts,
             ruleset,
-            shm_access,
+            late,
             seccomp,
+            report: req.report,
         })
     }
 
-    /// Confines the calling process. Runs in the child between fork and exec, so it only makes
-    /// system calls (async-signal-safe); errors carry only an errno.
+    /// Runs in the child between fork and exec: sets up the namespaces and mounts, forks the
+    /// supervising processes (which never return from here), and confines the process that
+    /// goes on to exec the command. System calls only (async-signal-safe); errors carry only
+    /// an errno.
     pub(crate) fn enter(&self) -> io::Result<()> {
-        let shm = match &self.mounts {
-            Some(plan) => plan.enter()?,
-            None => false,
-        };
+        supervise::block_signals()?;
+        let mut mounted = Mounted::default();
+        let mut pid_ns = false;
+        if let Some(plan) = &self.mounts {
+            pid_ns = plan.enter_namespaces()?;
+            mounted = plan.arrange()?;
+        }
+        if !pid_ns {
+            supervise::become_subreaper()?;
+        }
+        let pid = supervise::fork()?;
+        if pid > 0 {
+            match pid_ns {
+                true => supervise::forward(pid, self.report),
+                false => supervise::reap(pid, Reaping::Subreaper, self.report),
+            }
+        }
+        if pid_ns {
+            // The namespace's init: it dies with the supervisor, and the namespace with it.
+            // SAFETY: plain prctl.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+            mounted.proc = mounts::fresh_proc();
+            match supervise::fork() {
+                Ok(0) => {}
+                Ok(pid) => supervise::reap(pid, Reaping::PidNamespace, self.report),
+                Err(e) => supervise::fail(self.report, &e),
+            }
+        }
+        self.confine_command(mounted)
+    }
+
+    /// The last steps in the process that becomes the command.
+    fn confine_command(&self, mounted: Mounted) -> io::Result<()> {
+        // Dies with its reaper; a session of its own: no controlling terminal, so it can
+        // neither read the person's keys nor take over the terminal's foreground.
+        // SAFETY: plain calls.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        supervise::unblock_signals()?;
+        if let Some(plan) = &self.mounts {
+            plan.finish()?;
+        }
+        let confined = self.ruleset.is_some() || self.seccomp.is_some();
+        // Root (or uid 0 of a user namespace) keeps no capability that could undo the mounts
+        // after exec or read other processes' memory and environment (CAP_SYS_PTRACE
+        // overrides "not dumpable"). Others have none to drop.
+        // SAFETY: geteuid cannot fail.
+        if self.mounts.is_some() || (confined && unsafe { libc::geteuid() } == 0) {
+            mounts::drop_capabilities()?;
+        }
+        if !confined {
+            return Ok(());
+        }
         // Required for Landlock and seccomp without privileges; also stops setuid binaries
         // from gaining rights the sandbox does not have.
         // SAFETY: plain prctl.
@@ -211,8 +302,14 @@ impl Confinement {
             return Err(io::Error::last_os_error());
         }
         if let Some(ruleset) = &self.ruleset {
-            if shm && self.shm_access != 0 {
-                grant_dev_shm(ruleset, self.shm_access)?;
+            for (done, path, access) in [
+                (mounted.shm, mounts::dev_shm(), self.late.shm),
+                (mounted.pts, mounts::dev_pts(), self.late.pts),
+                (mounted.proc, mounts::proc(), self.late.proc),
+            ] {
+                if done && access != 0 {
+                    grant_path(ruleset, path, access)?;
+                }
             }
             // SAFETY: plain syscall on a valid ruleset descriptor.
             if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) }
@@ -235,11 +332,10 @@ struct PathBeneathAttr {
     parent_fd: i32,
 }
 
-/// Adds a rule for the child's own tmpfs on `/dev/shm`, which did not exist when the ruleset
-/// was built.
-fn grant_dev_shm(ruleset: &OwnedFd, access: u64) -> io::Result<()> {
+/// Adds a rule for a mount the child made (`/dev/shm`, `/dev/pts`, `/proc`), which did not
+/// exist when the ruleset was built.
+fn grant_path(ruleset: &OwnedFd, path: &std::ffi::CStr, access: u64) -> io::Result<()> {
     const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
-    let path = mounts::dev_shm();
     // SAFETY: valid NUL-terminated path.
     let fd = unsafe {
         libc::open(
@@ -270,28 +366,38 @@ fn grant_dev_shm(ruleset: &OwnedFd, access: u64) -> io::Result<()> {
     if rc == 0 { Ok(()) } else { Err(err) }
 }
 
-/// Builds the ruleset: read and execute everywhere; write in `writable`; a few device files.
-fn build_ruleset(
+/// What the Landlock rules allow.
+struct Rules<'a> {
     abi: ABI,
     network: bool,
-    writable: &[PathBuf],
-) -> Result<(Option<OwnedFd>, u64), String> {
+    writable: &'a [PathBuf],
+    /// Paths left out of the read rules (canonical).
+    unreadable: &'a [PathBuf],
+    /// The child mounts its own `/dev/pts`: `/dev/ptmx` may open terminals there.
+    private_terminals: bool,
+}
+
+/// Builds the ruleset: read and execute everywhere but `/dev` and the unreadable paths; write
+/// in the writable trees; a few device files.
+fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String> {
     let e = |e: landlock::RulesetError| e.to_string();
+    let abi = r.abi;
     let read = AccessFs::from_read(abi);
     let all = AccessFs::from_all(abi);
+    let file_only = AccessFs::from_file(abi);
     // Device nodes are never created or driven from the writable trees: a root command could
     // otherwise make a block device for the disk and write to it.
     let tree = all & !make_bitflags!(AccessFs::{MakeChar | MakeBlock | IoctlDev});
     let device: BitFlags<AccessFs> = all & make_bitflags!(AccessFs::{ReadFile | WriteFile});
-    // Terminals: prompts and pty-based tools (script, expect, pty test suites) need their
-    // ioctls; TIOCSTI/TIOCLINUX, the ones that inject input, are refused by seccomp.
+    // Terminals the command opens itself (script, expect, pty test suites) need their ioctls;
+    // TIOCSTI/TIOCLINUX, the ones that inject input, are refused by seccomp.
     let terminal = all & make_bitflags!(AccessFs::{ReadFile | WriteFile | IoctlDev});
 
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(all)
         .map_err(e)?;
-    if !network && abi >= ABI::V4 {
+    if !r.network && abi >= ABI::V4 {
         // No rule for any port: every TCP bind and connect is refused (seccomp already stops
         // socket creation; this is the second lock on the same door).
         ruleset = ruleset.handle_access(AccessNet::from_all(abi)).map_err(e)?;
@@ -299,40 +405,58 @@ fn build_ruleset(
     if abi >= ABI::V6 {
         // Signals only to processes inside the sandbox; abstract unix sockets only to
         // listeners inside it.
-        let scopes = if network {
+        let scopes = if r.network {
             BitFlags::from(Scope::Signal)
         } else {
             Scope::from_all(abi)
         };
         ruleset = ruleset.scope(scopes).map_err(e)?;
     }
-    let fd = |p: &Path| PathFd::new(p).map_err(|err| format!("{}: {err}", p.display()));
     let mut created = ruleset.create().map_err(e)?;
-    created = created
-        .add_rule(PathBeneath::new(fd(Path::new("/"))?, read))
-        .map_err(e)?;
-    for dir in writable {
+    for grant in readable::grants(r.unreadable) {
+        let rule = match grant {
+            Grant::List(fd) => PathBeneath::new(fd, AccessFs::ReadDir),
+            Grant::Tree(fd) => PathBeneath::new(fd, read),
+            Grant::File(fd) => PathBeneath::new(fd, read & file_only),
+        };
+        created = created.add_rule(rule).map_err(e)?;
+    }
+    let fd = |p: &Path| PathFd::new(p).map_err(|err| format!("{}: {err}", p.display()));
+    for dir in r.writable {
         created = created
             .add_rule(PathBeneath::new(fd(dir)?, tree))
             .map_err(e)?;
     }
-    for (path, access) in [
-        ("/dev/null", device),
-        ("/dev/zero", device),
-        ("/dev/tty", terminal),
-        ("/dev/ptmx", terminal),
-        ("/dev/pts", terminal),
-    ] {
+    let ptmx: &[&str] = if r.private_terminals {
+        &["/dev/ptmx"]
+    } else {
+        &[]
+    };
+    let devices = readable::DATA_DEVICES
+        .iter()
+        .map(|p| (*p, device))
+        .chain(
+            readable::RANDOM_DEVICES
+                .iter()
+                .map(|p| (*p, read & file_only)),
+        )
+        .chain(ptmx.iter().map(|p| (*p, terminal)));
+    for (path, access) in devices {
         // Missing device files (minimal containers) are simply not granted.
         if let Ok(fd) = PathFd::new(path) {
             created = created.add_rule(PathBeneath::new(fd, access)).map_err(e)?;
         }
     }
-    Ok((created.into(), tree.bits()))
+    let late = LateGrants {
+        shm: tree.bits(),
+        pts: (terminal | AccessFs::ReadDir).bits(),
+        proc: read.bits(),
+    };
+    Ok((created.into(), late))
 }
 
-/// Whether a child can set up a private mount namespace the way `ns` allows (forks once; the
-/// child only makes system calls and exits).
+/// Whether a child can set up private namespaces the way `ns` allows (forks once, twice with
+/// a PID namespace; the children only make system calls and exit).
 fn probe_namespace(ns: NsSupport) -> bool {
     let temp = std::env::temp_dir()
         .canonicalize()
@@ -342,18 +466,35 @@ fn probe_namespace(ns: NsSupport) -> bool {
         ns,
         writable: temp.into_iter().collect(),
         protect_in: None,
+        git: GitPlan::Leave,
+        hidden: Vec::new(),
         cwd: c"/".into(),
     };
-    // SAFETY: the child only runs async-signal-safe code (`MountPlan::enter`) and `_exit`s.
+    let child = || -> io::Result<()> {
+        if plan.enter_namespaces()? {
+            // The first process forked is the PID namespace's init.
+            if supervise::fork()? == 0 {
+                // SAFETY: leaving the forked child.
+                unsafe { libc::_exit(0) };
+            }
+        }
+        plan.arrange().map(|_| ())
+    };
+    // SAFETY: the child only runs async-signal-safe code and `_exit`s.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        let code = if plan.enter().is_ok() { 0 } else { 1 };
+        let code = if child().is_ok() { 0 } else { 1 };
         // SAFETY: leaving the forked child without running destructors or atexit handlers.
         unsafe { libc::_exit(code) };
     }
     if pid < 0 {
         return false;
     }
+    wait_ok(pid)
+}
+
+/// Waits for `pid` and tells whether it exited with 0.
+fn wait_ok(pid: libc::pid_t) -> bool {
     let mut status = 0;
     loop {
         // SAFETY: waiting for our own child.

@@ -1,24 +1,50 @@
-//! OS-level confinement for bash (Linux: Landlock, a seccomp network filter and a private
-//! mount namespace) and path checks for file tools.
+//! OS-level confinement for bash (Linux: Landlock, a seccomp network filter, private mount and
+//! PID namespaces) and path checks for file tools.
 //!
 //! The confinement is applied in the child between fork and exec, so rein itself is never
-//! confined and every process the command starts inherits it. See `docs/sandbox.md`.
+//! confined and every process the command starts inherits it. Between rein and the command
+//! sits a supervisor of rein's that makes sure nothing the command starts outlives it. See
+//! `docs/sandbox.md`.
 
+#[cfg(target_os = "linux")]
+mod command;
 mod explain;
+pub mod git;
+#[cfg(target_os = "linux")]
+mod gitview;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 mod mounts;
 pub mod paths;
+mod private;
+#[cfg(target_os = "linux")]
+mod readable;
+mod run;
 #[cfg(target_os = "linux")]
 mod seccomp;
+pub mod secrets;
+#[cfg(target_os = "linux")]
+mod supervise;
+mod tripwire;
+mod trusted;
+
+pub use run::{Finished, Supervised, Supervision};
+pub use secrets::{SecretSettings, Secrets, is_secret_env_name};
+pub use trusted::trusted_program;
 
 use crate::config::SandboxMode;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The environment variable that simulates a kernel without Landlock (for tests of the
-/// fallback); read once, when a [`Sandbox`] is built.
+/// unavailable path); read once, when a [`Sandbox`] is built.
 pub const UNAVAILABLE_SWITCH: &str = "REIN_SANDBOX_UNAVAILABLE";
+
+/// The environment variable that forces the fallback without namespaces (Landlock, seccomp and
+/// the tripwire only), as on kernels that restrict user namespaces; read when a [`Sandbox`] is
+/// built.
+pub const FALLBACK_SWITCH: &str = "REIN_SANDBOX_FALLBACK";
 
 /// Whether bash commands are really confined.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +66,16 @@ impl SandboxStatus {
     }
 }
 
+/// How the confinement is built on this machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mechanism {
+    /// Private mount and PID namespaces plus Landlock and seccomp.
+    Namespaces,
+    /// Landlock and seccomp only (no namespaces here, or forced): what mounts would protect in
+    /// the workspace is checked and restored after each command instead.
+    LandlockOnly,
+}
+
 /// How child processes of the bash tool are confined.
 #[derive(Clone, Debug)]
 pub struct Sandbox {
@@ -54,16 +90,23 @@ pub struct Sandbox {
     /// More directories bash may write (see [`Sandbox::with_writable_dirs`]).
     extra_writable: Vec<PathBuf>,
     status: SandboxStatus,
+    mechanism: Mechanism,
     /// Set by the test switch: behave as if the kernel had no Landlock.
     simulate_no_landlock: bool,
+    secrets: Arc<Secrets>,
+    /// rein's own directory for per-command views of `.git` (created on first use).
+    private: Arc<private::PrivateDir>,
 }
 
 impl Sandbox {
     /// A sandbox for the given settings. Probes the kernel on first use in a process (one
-    /// syscall and a short fork), and reads [`UNAVAILABLE_SWITCH`].
+    /// syscall and a few short forks), and reads [`UNAVAILABLE_SWITCH`] and
+    /// [`FALLBACK_SWITCH`]. Secrets are those of the current user with default settings
+    /// (see [`Sandbox::with_secrets`]).
     pub fn new(mode: SandboxMode, network: bool, workspace: PathBuf, temp_dir: PathBuf) -> Sandbox {
         let simulate = switch_is_set(std::env::var_os(UNAVAILABLE_SWITCH).as_deref());
-        Sandbox::build(mode, network, workspace, temp_dir, simulate)
+        let fallback = switch_is_set(std::env::var_os(FALLBACK_SWITCH).as_deref());
+        Sandbox::build(mode, network, workspace, temp_dir, simulate, fallback)
     }
 
     /// A sandbox that behaves as if the kernel lacked Landlock: what `REIN_SANDBOX_UNAVAILABLE=1`
@@ -74,12 +117,23 @@ impl Sandbox {
         workspace: PathBuf,
         temp_dir: PathBuf,
     ) -> Sandbox {
-        Sandbox::build(mode, network, workspace, temp_dir, true)
+        Sandbox::build(mode, network, workspace, temp_dir, true, false)
+    }
+
+    /// A sandbox without namespaces even where the kernel has them: what
+    /// `REIN_SANDBOX_FALLBACK=1` selects, without touching the environment (for tests).
+    pub fn without_namespaces(
+        mode: SandboxMode,
+        network: bool,
+        workspace: PathBuf,
+        temp_dir: PathBuf,
+    ) -> Sandbox {
+        Sandbox::build(mode, network, workspace, temp_dir, false, true)
     }
 
     /// No confinement at all (tests of other parts, `sandbox = "off"`).
     pub fn off(workspace: PathBuf, temp_dir: PathBuf) -> Sandbox {
-        Sandbox::build(SandboxMode::Off, true, workspace, temp_dir, false)
+        Sandbox::build(SandboxMode::Off, true, workspace, temp_dir, false, false)
     }
 
     fn build(
@@ -88,15 +142,22 @@ impl Sandbox {
         workspace: PathBuf,
         temp_dir: PathBuf,
         simulate: bool,
+        fallback: bool,
     ) -> Sandbox {
         let status = if mode == SandboxMode::Off {
             SandboxStatus::Off
         } else {
-            match missing_support(mode, network, simulate) {
+            match missing_support(network, simulate) {
                 Some(reason) => SandboxStatus::Unavailable(reason),
                 None => SandboxStatus::Enforced,
             }
         };
+        let mechanism = if fallback || !namespaces_available() {
+            Mechanism::LandlockOnly
+        } else {
+            Mechanism::Namespaces
+        };
+        let private = Arc::new(private::PrivateDir::next_to(&temp_dir));
         Sandbox {
             mode,
             network,
@@ -104,7 +165,10 @@ impl Sandbox {
             temp_dir,
             extra_writable: Vec::new(),
             status,
+            mechanism,
             simulate_no_landlock: simulate,
+            secrets: Arc::new(Secrets::for_current_user()),
+            private,
         }
     }
 
@@ -113,6 +177,28 @@ impl Sandbox {
     pub fn with_writable_dirs(mut self, dirs: Vec<PathBuf>) -> Sandbox {
         self.extra_writable = dirs;
         self
+    }
+
+    /// Uses these secrets (paths hidden from commands, variables not passed to them).
+    pub fn with_secrets(mut self, secrets: Secrets) -> Sandbox {
+        self.secrets = Arc::new(secrets);
+        self
+    }
+
+    /// The secrets this sandbox hides (for the file tools: refuse to read them, mask values).
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
+    /// Where to find a program rein starts itself (bash): on `PATH`, but never from a relative
+    /// entry or a directory commands may write. Falls back to the bare name.
+    pub fn program(&self, name: &str) -> PathBuf {
+        let untrusted: Vec<PathBuf> = std::iter::once(&self.workspace)
+            .chain(self.writable_dirs())
+            .cloned()
+            .collect();
+        trusted_program(name, std::env::var_os("PATH").as_deref(), &untrusted)
+            .unwrap_or_else(|| PathBuf::from(name))
     }
 
     /// The directories bash may write besides the workspace: the temp dir and any added.
@@ -125,71 +211,81 @@ impl Sandbox {
         &self.status
     }
 
-    /// One line for the status bar and `rein config`, e.g. `workspace-write, no network`.
+    /// How the confinement is built here.
+    pub fn mechanism(&self) -> Mechanism {
+        self.mechanism
+    }
+
+    /// One line for the status bar, `rein config` and `rein sandbox`, e.g.
+    /// `workspace-write, no network`.
     pub fn describe(&self) -> String {
         let net = if self.network {
             "network allowed"
         } else {
             "no network"
         };
+        let how = match self.mechanism {
+            Mechanism::Namespaces => "",
+            Mechanism::LandlockOnly => {
+                " (Landlock only; .git and .rein checked after each command)"
+            }
+        };
         match &self.status {
             SandboxStatus::Off => "off".into(),
-            SandboxStatus::Enforced => format!("{}, {net}", self.mode.as_str()),
+            SandboxStatus::Enforced => format!("{}{how}, {net}", self.mode.as_str()),
             SandboxStatus::Unavailable(why) => {
                 format!("unavailable ({why}); every bash command needs approval")
             }
         }
     }
 
-    /// Prepares `cmd` so that the child confines itself before exec. Call right before
-    /// spawning; the work that allocates happens here, in rein.
-    pub fn apply(&self, cmd: &mut tokio::process::Command) -> Result<(), String> {
-        self.apply_std(cmd.as_std_mut())
+    /// Prepares `cmd` so that the child confines itself before exec, and returns what rein
+    /// needs afterwards. Removes secret variables from the child's environment. Call right
+    /// before spawning; the work that allocates happens here, in rein.
+    pub fn prepare(&self, cmd: &mut std::process::Command) -> Result<Supervision, String> {
+        for name in self.secrets.env_to_remove() {
+            cmd.env_remove(name);
+        }
+        self.prepare_platform(cmd)
     }
 
-    /// [`Sandbox::apply`] for a `std::process::Command`.
-    pub fn apply_std(&self, cmd: &mut std::process::Command) -> Result<(), String> {
-        if self.mode == SandboxMode::Off {
-            return Ok(());
-        }
-        self.apply_platform(cmd)
+    /// Spawns `cmd` (tokio) confined, in a process group of its own.
+    pub fn spawn(&self, cmd: &mut tokio::process::Command) -> Result<Supervised, SpawnError> {
+        let supervision = self
+            .prepare(cmd.as_std_mut())
+            .map_err(SpawnError::Sandbox)?;
+        cmd.process_group(0).kill_on_drop(false);
+        let child = cmd.spawn().map_err(SpawnError::Start)?;
+        Ok(Supervised::new(child, supervision))
     }
 
     #[cfg(target_os = "linux")]
-    fn apply_platform(&self, cmd: &mut std::process::Command) -> Result<(), String> {
+    fn prepare_platform(&self, cmd: &mut std::process::Command) -> Result<Supervision, String> {
         use std::os::unix::process::CommandExt;
-        let here = std::env::current_dir()
-            .map_err(|e| format!("The sandbox cannot read the current directory: {e}."))?;
-        let cwd = cmd
-            .get_current_dir()
-            .map_or_else(|| here.clone(), |d| here.join(d));
-        let prepared = linux::Confinement::prepare(&linux::Request {
-            mode: self.mode,
-            network: self.network,
-            workspace: &self.workspace,
-            temp_dir: &self.temp_dir,
-            extra_writable: &self.extra_writable,
-            cwd: &cwd,
-            use_landlock: !self.simulate_no_landlock,
-        });
-        let confinement = match prepared {
-            Ok(c) => c,
-            // Already reported as unavailable (and every command is asked for): run without.
-            Err(e) if !self.status.is_enforced() => {
-                tracing::warn!("sandbox: running without confinement: {e}");
-                return Ok(());
+        let (mut supervision, report) = Supervision::with_pipe()
+            .map_err(|e| format!("The sandbox cannot make a pipe: {e}."))?;
+        let confinement = if self.mode == SandboxMode::Off {
+            linux::Confinement::unconfined(report)
+        } else {
+            match self.confine(cmd, report, &mut supervision) {
+                Ok(c) => c,
+                // Already reported as unavailable (and every command is asked for): run without.
+                Err(e) if !self.status.is_enforced() => {
+                    tracing::warn!("sandbox: running without confinement: {e}");
+                    linux::Confinement::unconfined(report)
+                }
+                Err(e) => return Err(e),
             }
-            Err(e) => return Err(e),
         };
         // SAFETY: `enter` only makes async-signal-safe system calls (no allocation, no locks).
         unsafe { cmd.pre_exec(move || confinement.enter()) };
-        Ok(())
+        Ok(supervision)
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn apply_platform(&self, _cmd: &mut std::process::Command) -> Result<(), String> {
+    fn prepare_platform(&self, _cmd: &mut std::process::Command) -> Result<Supervision, String> {
         // Reported as unavailable: every command is asked for, and runs unconfined.
-        Ok(())
+        Ok(Supervision::default())
     }
 
     /// When a failed command's output shows that the sandbox blocked it (a write outside the
@@ -200,24 +296,55 @@ impl Sandbox {
     }
 }
 
+/// Why a sandboxed command could not be started.
+#[derive(Debug)]
+pub enum SpawnError {
+    /// The sandbox could not be set up (the message says why).
+    Sandbox(String),
+    /// Starting the process failed.
+    Start(std::io::Error),
+}
+
+/// Makes rein's own process unreadable by the commands it starts: not dumpable, so another
+/// process of the same user cannot read its memory or `/proc/<pid>/environ` (where the key
+/// may be) or attach a debugger. Call once at start.
+pub fn protect_process() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain prctl.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
 fn switch_is_set(value: Option<&std::ffi::OsStr>) -> bool {
     value.is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 #[cfg(target_os = "linux")]
-fn missing_support(mode: SandboxMode, network: bool, simulate: bool) -> Option<String> {
-    linux::missing_support(mode, network, simulate)
+fn missing_support(network: bool, simulate: bool) -> Option<String> {
+    linux::missing_support(network, simulate)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn missing_support(_mode: SandboxMode, _network: bool, _simulate: bool) -> Option<String> {
+fn missing_support(_network: bool, _simulate: bool) -> Option<String> {
     Some("rein can only sandbox commands on Linux (Landlock)".into())
+}
+
+#[cfg(target_os = "linux")]
+fn namespaces_available() -> bool {
+    linux::kernel().ns.any()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn namespaces_available() -> bool {
+    false
 }
 
 /// Runs `argv` under `sandbox` and waits for it (`rein sandbox -- CMD ARGS...`): stdio is
 /// inherited, `TMPDIR` points at the sandbox's temp dir. Returns the exit code (128 + signal
-/// when killed by a signal).
-pub fn run_sandboxed(sandbox: &Sandbox, argv: &[String]) -> std::io::Result<i32> {
+/// when killed by a signal) and what the sandbox has to say afterwards (processes killed,
+/// changes dropped).
+pub fn run_sandboxed(sandbox: &Sandbox, argv: &[String]) -> std::io::Result<(i32, Vec<String>)> {
     let Some((program, args)) = argv.split_first() else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -226,16 +353,21 @@ pub fn run_sandboxed(sandbox: &Sandbox, argv: &[String]) -> std::io::Result<i32>
     };
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).env("TMPDIR", &sandbox.temp_dir);
-    sandbox.apply_std(&mut cmd).map_err(std::io::Error::other)?;
+    let supervision = sandbox.prepare(&mut cmd).map_err(std::io::Error::other)?;
     let status = cmd.status()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            return Ok(128 + signal);
-        }
+    let done = supervision.finish(status);
+    if let Some(e) = &done.setup_error {
+        return Err(std::io::Error::other(format!(
+            "the sandbox could not be set up: {e}"
+        )));
     }
-    Ok(status.code().unwrap_or(1))
+    let notes: Vec<String> = done.killed_note().into_iter().chain(done.notes).collect();
+    use std::os::unix::process::ExitStatusExt;
+    let code = match done.status.signal() {
+        Some(signal) => 128 + signal,
+        None => done.status.code().unwrap_or(1),
+    };
+    Ok((code, notes))
 }
 
 #[cfg(test)]

@@ -1,17 +1,28 @@
 //! A private mount namespace for the sandboxed command, set up between fork and exec.
 //!
 //! Landlock grants rights per directory tree and cannot carve read-only holes out of a writable
-//! tree, so `.git/hooks`, `.git/config` and `.rein/` inside a writable workspace are protected
-//! here instead: in a private copy of the mount table they become read-only bind mounts, and
-//! `.git` becomes a mount point (which cannot be renamed or removed, so it cannot be swapped
-//! for a repository with other hooks). The whole tree is also made read-only, except the
-//! workspace and the temp dir: that also stops `chmod`, `chown`, `touch` and extended
-//! attributes outside, which Landlock (ABI ≤ 7) does not govern.
+//! tree, so what must stay read-only inside the writable workspace is arranged here instead,
+//! in a private copy of the mount table:
+//! - `.git` (a directory) is replaced by a private *view* rein prepared for this command (see
+//!   `gitview`): the data git writes in place (`objects/`, `refs/`, `logs/`) is bound from the
+//!   real repository, writable; everything else that exists is bound read-only; the view
+//!   itself is writable, so git's lock-and-rename works and a new name (`commondir`, say)
+//!   lands in the view, never in the real `.git`. Mount points cannot be renamed or removed,
+//!   so the repository cannot be swapped either.
+//! - `.rein/`, and a `.git` file (worktrees, submodules), are read-only binds.
+//! - Secret files and directories are covered by an empty read-only file or tmpfs.
+//! - `/dev/pts` is a private instance (only the terminals the command opens itself), `/dev/shm`
+//!   a private tmpfs, and (in the init of the PID namespace) `/proc` a fresh one that shows only
+//!   the command's processes.
+//!
+//! The whole tree is also made read-only, except the workspace and the temp dir: that also
+//! stops `chmod`, `chown`, `touch` and extended attributes outside, which Landlock (ABI ≤ 7)
+//! does not govern.
 //!
 //! Everything here runs in the child after `fork`, so it only makes system calls: no
 //! allocation, no locks. Paths are prepared as `CString`s before the fork.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 
 /// How the child gets a mount namespace of its own.
@@ -29,6 +40,8 @@ pub(crate) enum NsMode {
 pub(crate) struct NsSupport {
     pub(crate) plain: bool,
     pub(crate) user: bool,
+    /// A PID namespace can be added to the mount namespace.
+    pub(crate) pid: bool,
 }
 
 impl NsSupport {
@@ -57,11 +70,39 @@ pub(crate) struct MountPlan {
     pub(crate) writable: Vec<CString>,
     /// The workspace, when it is writable and its protected entries need guarding.
     pub(crate) protect_in: Option<CString>,
+    /// How `.git` in the workspace is presented.
+    pub(crate) git: GitPlan,
+    /// Secret paths to cover (canonical; the ones that exist).
+    pub(crate) hidden: Vec<CString>,
     /// Directory to change into once the mounts are in place (the command's working dir).
     pub(crate) cwd: CString,
 }
 
+/// How the workspace's `.git` is presented to the command.
+pub(crate) enum GitPlan {
+    /// Nothing to do (no `.git`, or a symlink, which the tripwire watches).
+    Leave,
+    /// Read-only as a whole (a `.git` file).
+    ReadOnly,
+    /// The private view in `dir`, with these entries of the real `.git` bound into it
+    /// (name, writable).
+    View {
+        dir: CString,
+        binds: Vec<(CString, bool)>,
+    },
+}
+
+/// What the mounts made available, for the Landlock rules added in the command's process.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Mounted {
+    pub(crate) shm: bool,
+    pub(crate) pts: bool,
+    pub(crate) proc: bool,
+}
+
 const DEV_SHM: &std::ffi::CStr = c"/dev/shm";
+const DEV_PTS: &std::ffi::CStr = c"/dev/pts";
+const PROC: &std::ffi::CStr = c"/proc";
 
 /// `struct mount_attr` (`<linux/mount.h>`), version 0.
 #[repr(C)]
@@ -122,10 +163,10 @@ fn set_attr(fd: &Fd, flags: libc::c_int, attr: &MountAttr) -> io::Result<()> {
     check(rc).map(|_| ())
 }
 
-/// Binds the object `target` refers to onto itself, read-only or not. Working on descriptors
-/// (opened with `O_NOFOLLOW`) rather than names means a symlink swapped in at the last moment
-/// cannot redirect the mount.
-fn bind_onto_itself(target: &Fd, read_only: bool, recursive: bool) -> io::Result<()> {
+/// Binds the object `source` refers to onto `target`, read-only or not. Working on
+/// descriptors (opened with `O_NOFOLLOW`) rather than names means a symlink swapped in at the
+/// last moment cannot redirect the mount.
+fn bind(source: &Fd, target: &Fd, read_only: bool, recursive: bool) -> io::Result<()> {
     let flags = libc::OPEN_TREE_CLONE
         | libc::OPEN_TREE_CLOEXEC
         | (libc::AT_EMPTY_PATH as libc::c_uint)
@@ -137,7 +178,7 @@ fn bind_onto_itself(target: &Fd, read_only: bool, recursive: bool) -> io::Result
     // SAFETY: plain syscall on a valid descriptor and an empty path.
     let tree =
         Fd(
-            check(unsafe { libc::syscall(libc::SYS_open_tree, target.0, c"".as_ptr(), flags) })?
+            check(unsafe { libc::syscall(libc::SYS_open_tree, source.0, c"".as_ptr(), flags) })?
                 as libc::c_int,
         );
     let (attr_set, attr_clr) = if read_only {
@@ -167,6 +208,26 @@ fn bind_onto_itself(target: &Fd, read_only: bool, recursive: bool) -> io::Result
         )
     };
     check(rc).map(|_| ())
+}
+
+/// Binds the object `target` refers to onto itself.
+fn bind_onto_itself(target: &Fd, read_only: bool, recursive: bool) -> io::Result<()> {
+    bind(target, target, read_only, recursive)
+}
+
+/// `mount(2)` with C strings; `data` may be empty.
+fn mount(source: &CStr, target: &CStr, fstype: &CStr, flags: libc::c_ulong, data: &CStr) -> bool {
+    // SAFETY: valid NUL-terminated strings.
+    let rc = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            data.as_ptr().cast(),
+        )
+    };
+    rc == 0
 }
 
 /// Writes `text` to a file (the uid/gid maps of this process).
@@ -226,7 +287,7 @@ const KEPT_CAPS: [u32; 8] = [
 
 /// Removes every other capability from the bounding set, so nothing executed later can hold
 /// it. `CAP_SETPCAP` (8) goes last because dropping needs it.
-fn drop_capabilities() -> io::Result<()> {
+pub(crate) fn drop_capabilities() -> io::Result<()> {
     for cap in (0..64u32).filter(|c| *c != 8 && !KEPT_CAPS.contains(c)) {
         // SAFETY: plain prctl.
         if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) } != 0 {
@@ -242,9 +303,9 @@ fn drop_capabilities() -> io::Result<()> {
 }
 
 impl MountPlan {
-    /// Enters the namespace and arranges the mounts. Returns whether a private `/dev/shm` was
-    /// mounted (the caller then grants writes there). Async-signal-safe.
-    pub(crate) fn enter(&self) -> io::Result<bool> {
+    /// Enters the new namespaces (with a PID namespace when `self.ns.pid`: the next process
+    /// forked is its init). Returns whether a PID namespace was made. Async-signal-safe.
+    pub(crate) fn enter_namespaces(&self) -> io::Result<bool> {
         // SAFETY: getuid/getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         // SAFETY: geteuid cannot fail.
@@ -252,30 +313,41 @@ impl MountPlan {
             .ns
             .choose(unsafe { libc::geteuid() })
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EPERM))?;
+        let pid = if self.ns.pid { libc::CLONE_NEWPID } else { 0 };
         let flags = match mode {
-            NsMode::User => libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
-            NsMode::Plain => libc::CLONE_NEWNS,
+            NsMode::User => libc::CLONE_NEWUSER | libc::CLONE_NEWNS | pid,
+            NsMode::Plain => libc::CLONE_NEWNS | pid,
         };
         // SAFETY: plain syscall; the child is single-threaded.
         check(unsafe { libc::unshare(flags) } as libc::c_long)?;
         if mode == NsMode::User {
-            // A process that changed uid before (e.g. `Command::uid`) is not dumpable, which
-            // makes its /proc files root's; it needs them to write its own maps.
+            // rein is not dumpable (so commands cannot read its memory or environment), and a
+            // process that changed uid (`Command::uid`) is not either; that makes its /proc
+            // files root's, and it needs them to write its own maps. Not dumpable again
+            // afterwards: the supervisor processes keep a copy of rein's memory.
             // SAFETY: plain prctl.
             unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) };
             let mut buf = [0u8; 32];
             write_file(c"/proc/self/setgroups", b"deny")?;
             write_file(c"/proc/self/uid_map", id_map(uid, &mut buf))?;
             write_file(c"/proc/self/gid_map", id_map(gid, &mut buf))?;
+            // SAFETY: plain prctl.
+            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
         }
+        Ok(pid != 0)
+    }
+
+    /// Arranges the mounts (in the new mount namespace). Async-signal-safe.
+    pub(crate) fn arrange(&self) -> io::Result<Mounted> {
         // Nothing done here may leak back into the host's mount table.
+        let private = libc::MS_REC | libc::MS_PRIVATE;
         // SAFETY: valid strings; flags only.
         check(unsafe {
             libc::mount(
                 std::ptr::null(),
                 c"/".as_ptr(),
                 std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
+                private,
                 std::ptr::null(),
             )
         } as libc::c_long)?;
@@ -300,87 +372,135 @@ impl MountPlan {
             // Right after the workspace, so a temp dir inside it (bound next) stays writable
             // even beneath a protected path.
             if self.protect_in.as_deref() == Some(dir.as_c_str()) {
-                protect_workspace(dir)?;
+                protect_workspace(dir, &self.git)?;
             }
         }
-        let shm = private_shm();
-        // The working directory still points into the mounts as they were before; entering
-        // it again by name lands on the new ones.
+        hide(&self.hidden)?;
+        let nodev = libc::MS_NOSUID | libc::MS_NODEV;
+        Ok(Mounted {
+            shm: mount(c"tmpfs", DEV_SHM, c"tmpfs", nodev, c"mode=1777"),
+            pts: mount(
+                c"devpts",
+                DEV_PTS,
+                c"devpts",
+                libc::MS_NOSUID | libc::MS_NOEXEC,
+                c"newinstance,ptmxmode=0666,mode=0620",
+            ),
+            // Mounted by the PID namespace's init, if there is one.
+            proc: false,
+        })
+    }
+
+    /// The last step, in the command's own process: back into the working directory (which
+    /// still points into the mounts as they were).
+    pub(crate) fn finish(&self) -> io::Result<()> {
         // SAFETY: valid NUL-terminated path.
-        check(unsafe { libc::chdir(self.cwd.as_ptr()) } as libc::c_long)?;
-        // In both modes: root keeps no capability that could undo the mounts after exec
-        // (in a user namespace, uid 0 would otherwise get them all back).
-        drop_capabilities()?;
-        Ok(shm)
+        check(unsafe { libc::chdir(self.cwd.as_ptr()) } as libc::c_long).map(|_| ())
     }
 }
 
-/// Makes `.git/hooks`, `.git/config` and `.rein` read-only and pins `.git` in place.
-fn protect_workspace(ws: &std::ffi::CStr) -> io::Result<()> {
-    let ws = open_path(None, ws, false)?;
-    let optional = |r: io::Result<Fd>| match r {
+/// A fresh `/proc` for the PID namespace (call in its init): it shows only the command's
+/// processes, so nothing of rein's can even be named. Fails in containers whose `/proc` is
+/// partly covered; the old one then stays (rein is not dumpable, and Landlock keeps the
+/// command from reading other processes' memory and environment).
+pub(crate) fn fresh_proc() -> bool {
+    mount(
+        c"proc",
+        PROC,
+        c"proc",
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        c"",
+    )
+}
+
+fn optional(r: io::Result<Fd>) -> io::Result<Option<Fd>> {
+    match r {
         Ok(fd) => Ok(Some(fd)),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
         Err(e) => Err(e),
-    };
-    // A symlinked `.rein` cannot be pinned (the link itself stays replaceable); left alone.
+    }
+}
+
+/// Makes `.rein` read-only and presents `.git` as `git` says.
+fn protect_workspace(ws: &CStr, git: &GitPlan) -> io::Result<()> {
+    let ws = open_path(None, ws, false)?;
+    // A symlinked `.rein` cannot be pinned (the link itself stays replaceable); the tripwire
+    // watches it instead.
     if let Some(rein) = optional(open_path(Some(&ws), c".rein", false))?
         && file_type(&rein)? != libc::S_IFLNK
     {
         bind_onto_itself(&rein, true, true)?;
     }
-    let Some(git) = optional(open_path(Some(&ws), c".git", false))? else {
-        return Ok(());
-    };
-    match file_type(&git)? {
-        libc::S_IFDIR => {}
-        // A `gitdir:` file (worktrees, submodules): its target lies elsewhere, but the file
-        // itself must not be pointed at a repository the command made up.
-        libc::S_IFREG => return bind_onto_itself(&git, true, false),
-        _ => return Ok(()),
+    match git {
+        GitPlan::Leave => Ok(()),
+        GitPlan::ReadOnly => match optional(open_path(Some(&ws), c".git", false))? {
+            Some(git) if file_type(&git)? != libc::S_IFLNK => bind_onto_itself(&git, true, true),
+            _ => Ok(()),
+        },
+        GitPlan::View { dir, binds } => mount_view(&ws, dir, binds),
     }
-    let hooks = optional(open_path(Some(&git), c"hooks", false))?;
-    let config = optional(open_path(Some(&git), c"config", false))?;
-    let plain = |fd: &Option<Fd>, want| {
-        fd.as_ref()
-            .map_or(Ok(true), |f| file_type(f).map(|t| t == want))
-    };
-    if !plain(&hooks, libc::S_IFDIR)? || !plain(&config, libc::S_IFREG)? {
-        // Symlinked hooks or config could be re-pointed: keep the whole repository read-only.
-        return bind_onto_itself(&git, true, true);
+}
+
+/// Mounts the view over `.git`, then binds the real entries into it.
+fn mount_view(ws: &Fd, view: &CStr, binds: &[(CString, bool)]) -> io::Result<()> {
+    let real = open_path(Some(ws), c".git", false)?;
+    let view = open_path(None, view, false)?;
+    if file_type(&real)? != libc::S_IFDIR || file_type(&view)? != libc::S_IFDIR {
+        return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
     }
-    drop((hooks, config));
-    bind_onto_itself(&git, false, true)?;
-    // Re-open through the new mount so the read-only binds land on top of it.
-    let git = open_path(Some(&ws), c".git", false)?;
-    if let Some(hooks) = optional(open_path(Some(&git), c"hooks", false))? {
-        bind_onto_itself(&hooks, true, true)?;
-    }
-    if let Some(config) = optional(open_path(Some(&git), c"config", false))? {
-        bind_onto_itself(&config, true, false)?;
+    bind(&view, &real, false, false)?;
+    // `real` still refers to the repository underneath; by name, `.git` is now the view.
+    let shown = open_path(Some(ws), c".git", false)?;
+    for (name, writable) in binds {
+        let source = open_path(Some(&real), name, false)?;
+        let target = open_path(Some(&shown), name, false)?;
+        let kind = file_type(&source)?;
+        if kind != file_type(&target)? {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        bind(&source, &target, !writable, kind == libc::S_IFDIR)?;
     }
     Ok(())
 }
 
-/// A fresh tmpfs on `/dev/shm`, so POSIX shared memory and semaphores (Python
-/// multiprocessing) work without touching other programs' segments.
-fn private_shm() -> bool {
-    // SAFETY: valid NUL-terminated strings.
-    let rc = unsafe {
-        libc::mount(
-            c"tmpfs".as_ptr(),
-            DEV_SHM.as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            c"mode=1777".as_ptr().cast(),
-        )
-    };
-    rc == 0
+/// Covers each secret path: a directory with an empty read-only tmpfs, anything else with
+/// `/dev/null`, read-only (reads see an empty file). Missing paths are skipped.
+fn hide(paths: &[CString]) -> io::Result<()> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let null = open_path(None, c"/dev/null", true)?;
+    let hidden = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    for path in paths {
+        let target = match open_path(None, path, true) {
+            Ok(fd) => fd,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => continue,
+            Err(e) => return Err(e),
+        };
+        if file_type(&target)? == libc::S_IFDIR {
+            if !mount(c"tmpfs", path, c"tmpfs", hidden, c"size=4k,mode=0555") {
+                return Err(io::Error::last_os_error());
+            }
+        } else {
+            bind(&null, &target, true, false)?;
+        }
+    }
+    Ok(())
 }
 
 /// The path of the private `/dev/shm`.
-pub(crate) fn dev_shm() -> &'static std::ffi::CStr {
+pub(crate) fn dev_shm() -> &'static CStr {
     DEV_SHM
+}
+
+/// The path of the private `/dev/pts`.
+pub(crate) fn dev_pts() -> &'static CStr {
+    DEV_PTS
+}
+
+/// The path of `/proc`.
+pub(crate) fn proc() -> &'static CStr {
+    PROC
 }
 
 #[cfg(test)]
@@ -392,17 +512,20 @@ mod tests {
         let both = NsSupport {
             plain: true,
             user: true,
+            pid: false,
         };
         assert_eq!(both.choose(0), Some(NsMode::Plain));
         assert_eq!(both.choose(1000), Some(NsMode::User));
         let user = NsSupport {
             plain: false,
             user: true,
+            pid: false,
         };
         assert_eq!(user.choose(0), Some(NsMode::User));
         let plain = NsSupport {
             plain: true,
             user: false,
+            pid: false,
         };
         assert_eq!(plain.choose(1000), Some(NsMode::Plain));
         assert_eq!(NsSupport::default().choose(0), None);

@@ -52,30 +52,10 @@ impl Header {
     }
 }
 
-/// The branch checked out in the repository holding `cwd`, read from `.git/HEAD` (no `git`
-/// process). `None` outside a repository or on a detached HEAD.
+/// The current git branch of the repository holding `cwd`, read from `HEAD` without running
+/// git and without following links (see `sandbox::git`).
 pub fn git_branch(cwd: &Path) -> Option<String> {
-    let dot_git = cwd
-        .ancestors()
-        .map(|d| d.join(".git"))
-        .find(|p| p.exists())?;
-    let git_dir = if dot_git.is_file() {
-        // A worktree or submodule: `.git` is a file saying `gitdir: <path>`.
-        let text = std::fs::read_to_string(&dot_git).ok()?;
-        let target = text.trim().strip_prefix("gitdir:")?.trim();
-        let target = Path::new(target);
-        if target.is_absolute() {
-            target.to_path_buf()
-        } else {
-            dot_git.parent()?.join(target)
-        }
-    } else {
-        dot_git
-    };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
-    head.trim()
-        .strip_prefix("ref: refs/heads/")
-        .map(str::to_string)
+    crate::sandbox::git::current_branch(cwd)
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Secrets at the tool layer: the file tools refuse the places where secrets live, and any
 //! secret value that still reaches a tool result is masked before the result is stored or sent.
 //!
-//! The lists come from [`secret_list`], the one seam where the lead points this module at
-//! `sandbox::secrets` (the sandbox's canonical list, which also hides these places from bash).
+//! The places and the variable names come from `sandbox::secrets`, the one list that also
+//! hides these places from bash and keeps these variables from child processes.
 
 use crate::protocol::ToolDisplay;
 use serde_json::Value;
@@ -11,40 +11,6 @@ use std::path::{Path, PathBuf};
 
 /// Values shorter than this are not masked: they would match ordinary text.
 const MIN_MASKED_LEN: usize = 8;
-
-/// Where secrets live and which variable names hold them.
-pub struct SecretList {
-    /// Places under the home directory (files or directories).
-    pub home_paths: &'static [&'static str],
-    /// Whether an environment variable's name says it holds a secret.
-    pub is_secret_name: fn(&str) -> bool,
-}
-
-/// SEAM: the canonical list; the lead replaces the body with `sandbox::secrets`' list.
-pub fn secret_list() -> SecretList {
-    SecretList {
-        home_paths: &[
-            ".agents/env",
-            ".ssh",
-            ".aws",
-            ".gnupg",
-            ".netrc",
-            ".docker/config.json",
-            ".kube",
-            ".config/gh",
-            ".config/gcloud",
-            ".git-credentials",
-        ],
-        is_secret_name: |name| {
-            let n = name.to_ascii_uppercase();
-            ["_KEY", "_TOKEN", "_SECRET", "_CREDENTIALS"]
-                .iter()
-                .any(|s| n.ends_with(s))
-                || n.contains("PASSWORD")
-                || matches!(n.as_str(), "API_KEY" | "TOKEN" | "SECRET")
-        },
-    }
-}
 
 /// What the tools keep away from the model.
 #[derive(Debug, Default)]
@@ -56,32 +22,26 @@ pub struct Secrets {
 }
 
 impl Secrets {
-    /// The secret places under `home` and rein's own `dirs` (config, data), and the values of
-    /// `api_key` and of the variables in `env` whose names look like secrets.
+    /// The secret `places` (from `sandbox::Secrets::paths`), and the values of `api_key` and
+    /// of the variables in `env` whose names look like secrets.
     pub fn new(
-        home: Option<&Path>,
-        dirs: &[PathBuf],
+        places: &[PathBuf],
         api_key: Option<&str>,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Secrets {
-        let list = secret_list();
-        let mut locations: Vec<PathBuf> = dirs.to_vec();
-        if let Some(home) = home {
-            locations.extend(list.home_paths.iter().map(|p| home.join(p)));
-        }
         // Compare physical paths: `~/.ssh` (or the home itself) may be a symlink.
-        let locations = locations.into_iter().map(|p| physical(&p)).collect();
+        let mut locations: Vec<PathBuf> = places.iter().map(|p| physical(p)).collect();
+        locations.sort();
+        locations.dedup();
         // The configured key first: when a variable holds it too, the clearer name wins.
         let mut values: Vec<(String, String)> = api_key
             .filter(|k| k.len() >= MIN_MASKED_LEN)
             .map(|k| ("the API key".to_string(), k.to_string()))
             .into_iter()
             .collect();
-        values.extend(
-            env.into_iter().filter(|(name, value)| {
-                (list.is_secret_name)(name) && value.len() >= MIN_MASKED_LEN
-            }),
-        );
+        values.extend(env.into_iter().filter(|(name, value)| {
+            crate::sandbox::is_secret_env_name(name) && value.len() >= MIN_MASKED_LEN
+        }));
         values.sort_by_key(|v| std::cmp::Reverse(v.1.len()));
         values.dedup_by(|a, b| a.1 == b.1);
         Secrets { locations, values }
@@ -93,6 +53,14 @@ impl Secrets {
             .iter()
             .find(|l| path.starts_with(l))
             .map(PathBuf::as_path)
+    }
+
+    /// Whether `bytes` hold a secret value (such content is never copied into rein's data).
+    pub fn found_in(&self, bytes: &[u8]) -> bool {
+        self.values.iter().any(|(_, v)| {
+            let v = v.as_bytes();
+            bytes.windows(v.len()).any(|w| w == v)
+        })
     }
 
     /// `text` with every secret value replaced by `[redacted: NAME]`.
@@ -172,7 +140,7 @@ mod tests {
 
     #[test]
     fn names_that_look_like_secrets() {
-        let is_secret = secret_list().is_secret_name;
+        let is_secret = crate::sandbox::is_secret_env_name;
         let cases = [
             ("OPENAI_API_KEY", true),
             ("GITHUB_TOKEN", true),
@@ -200,7 +168,7 @@ mod tests {
             ("EDITOR", "vim-is-not-a-secret"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
-        let s = Secrets::new(None, &[], Some("sk-test-1234567890"), env);
+        let s = Secrets::new(&[], Some("sk-test-1234567890"), env);
         let text = "key sk-test-1234567890 and ghp_abcdefghijklmnop twice ghp_abcdefghijklmnop; abc; vim-is-not-a-secret";
         assert_eq!(
             s.mask(text),
@@ -221,7 +189,13 @@ mod tests {
         std::fs::create_dir_all(home.join("real-ssh")).unwrap();
         std::os::unix::fs::symlink(home.join("real-ssh"), home.join(".ssh")).unwrap();
         let rein_data = home.join(".local/share/rein");
-        let s = Secrets::new(Some(&home), std::slice::from_ref(&rein_data), None, []);
+        let places = crate::sandbox::Secrets::resolve(
+            Some(&home),
+            &home.join(".config/rein"),
+            &rein_data,
+            &crate::sandbox::SecretSettings::default(),
+        );
+        let s = Secrets::new(places.paths(), None, []);
         let cases = [
             (home.join("real-ssh/id_ed25519"), true),
             (home.join(".aws/credentials"), true),

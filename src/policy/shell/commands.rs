@@ -1,9 +1,9 @@
 //! What a simple command runs: its own name, or for wrappers (`env`, `timeout`, `xargs`,
-//! `sh -c`, `find -exec`, `git -C`, ...) the command they run in turn.
+//! `sh -c`, `find -exec`, `git -C`, ...) the command they run in turn; and the part each
+//! command becomes, with its arguments checked.
 
 use super::words::{DynKind, Word};
-use super::{Ctx, Part, Stdin, Walker};
-use crate::policy::risk;
+use super::{Ctx, MAX_PARTS, Part, Role, Stdin, Walker};
 
 /// Directories whose programs are the ones rules name (`/bin/rm` is `rm`).
 const SYSTEM_DIRS: &[&str] = &[
@@ -17,49 +17,27 @@ const SYSTEM_DIRS: &[&str] = &[
 ];
 
 /// Shells whose `-c` string and standard input are scripts.
-const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish",
+pub(super) const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash",
 ];
 
-/// Splits a command name into the name rules see and, for a path outside the system
-/// directories (`./rm`), its base name for deny rules.
-fn normalise_name(raw: &str) -> (String, Option<String>) {
+/// The name rules see for a literal command name: system directories removed (`/bin/rm` is
+/// `rm`); any other path stays a path, a different program from the bare name.
+pub(super) fn normalise_name(raw: &str) -> String {
     for dir in SYSTEM_DIRS {
         if let Some(rest) = raw.strip_prefix(dir)
             && !rest.is_empty()
             && !rest.contains('/')
         {
-            return (rest.to_string(), None);
+            return rest.to_string();
         }
     }
-    match raw.rsplit_once('/') {
-        Some((_, base)) if !base.is_empty() => (raw.to_string(), Some(base.to_string())),
-        _ => (raw.to_string(), None),
-    }
+    raw.to_string()
 }
 
-/// Index of the first operand at or after `from`: skips options, and the value of those in
-/// `with_value` (`-n 5`); stops after `--` or at anything only known at run time.
-fn skip_options(words: &[Word], from: usize, with_value: &[&str]) -> usize {
-    let mut i = from;
-    while let Some(t) = words.get(i).and_then(Word::literal) {
-        if t == "--" {
-            return i + 1;
-        }
-        if !t.starts_with('-') || t == "-" {
-            return i;
-        }
-        i += if with_value.contains(&t.as_str()) {
-            2
-        } else {
-            1
-        };
-    }
-    i
-}
-
-fn literals(words: &[Word]) -> Option<Vec<String>> {
-    words.iter().map(Word::literal).collect()
+/// The last path component of a name (`rm` for `./rm`).
+fn base_name(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
 }
 
 impl Walker {
@@ -67,252 +45,207 @@ impl Walker {
     pub(super) fn run(&mut self, words: Vec<Word>, ctx: &Ctx, stdin: Option<&Stdin>) {
         let Some(first) = words.first() else { return };
         let Some(raw) = first.literal() else {
-            let (prefix, _) = normalise_name(&first.literal_prefix());
-            let alias = (!prefix.is_empty()).then_some(prefix);
-            let ctx = ctx.with_opaque(Some("the command name is only known when it runs".into()));
-            self.emit(first.text(), &words, &ctx, alias);
-            // `$SHELL -c '...'`: whatever the shell is, look at the script.
-            if let Some(i) = words
-                .iter()
-                .position(|w| w.literal().as_deref() == Some("-c"))
-                && let Some(script) = words.get(i + 1).and_then(Word::literal)
-            {
-                self.script(&script, &ctx.with_via("-c"));
-            }
+            self.unknown_name(&words, ctx);
             return;
         };
-        let (name, alias) = normalise_name(&raw);
-        if name.is_empty() || name.contains(char::is_whitespace) {
-            let ctx = ctx.with_opaque(Some("an unusual command name".into()));
-            self.emit(name, &words, &ctx, None);
+        let name = normalise_name(&raw);
+        if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c.is_control()) {
+            let ctx = ctx.with_doubt(Some("an unusual command name".into()));
+            self.emit(name, &words, &ctx);
             return;
         }
-        match name.as_str() {
-            "env" => self.env(name, &words, ctx, stdin),
-            "timeout" => {
-                let i = skip_options(&words, 1, &["-s", "--signal", "-k", "--kill-after"]);
-                self.inner(name, &words, i + 1, ctx, stdin);
+        if name.contains('/') {
+            // `./x`, `lsb/../../bin/sh`: a program by path is not the bare name rules allow.
+            // Its base name is still searched, for deny rules.
+            let base = base_name(&name).to_string();
+            self.emit_with(
+                name.clone(),
+                &words,
+                ctx,
+                Role::Command,
+                vec![base.clone()],
+                None,
+            );
+            if is_special(&base) {
+                let mut as_base = words.clone();
+                as_base[0] = Word::lit(&base);
+                let reason = format!("`{name}` is run by its path, not as `{base}`");
+                let ctx = ctx.with_doubt(Some(reason)).with_via(&name);
+                self.dispatch(&base, &as_base, &ctx, stdin);
             }
-            "nice" => {
-                let i = skip_options(&words, 1, &["-n", "--adjustment"]);
-                self.inner(name, &words, i, ctx, stdin);
+            return;
+        }
+        self.dispatch(&name, &words, ctx, stdin);
+    }
+
+    /// A command whose name is a pattern or only known at run time: doubtful; deny rules see
+    /// what it could be (the literal start, the values assigned to the variable, the programs
+    /// a glob could match).
+    fn unknown_name(&mut self, words: &[Word], ctx: &Ctx) {
+        let first = &words[0];
+        let mut aliases = Vec::new();
+        let prefix = normalise_name(&first.literal_prefix());
+        if !prefix.is_empty() {
+            aliases.push(prefix.clone());
+            aliases.push(base_name(&prefix).to_string());
+        }
+        // `${x:-rm}`: the default is what runs when `x` is unset.
+        for (src, _) in first.dyns() {
+            let inner = src.trim_start_matches("${").trim_end_matches('}');
+            if let Some((_, default)) = inner.split_once([':', '-', '='])
+                && let Some(word) = default
+                    .trim_start_matches([':', '-', '='])
+                    .split(' ')
+                    .next()
+                && !word.is_empty()
+                && !word.contains(['$', '`'])
+            {
+                aliases.push(base_name(&normalise_name(word)).to_string());
             }
-            "nohup" | "builtin" | "setsid" | "coproc" | "busybox" => {
-                let i = skip_options(&words, 1, &[]);
-                self.inner(name, &words, i, ctx, stdin);
+        }
+        for alt in first.substitute(&|n| self.vars.get(n).cloned()) {
+            if let Some(lit) = alt.literal() {
+                let lit = normalise_name(&lit);
+                aliases.push(base_name(&lit).to_string());
+                aliases.push(lit);
             }
-            "exec" => {
-                let i = skip_options(&words, 1, &["-a"]);
-                if i < words.len() {
-                    self.run(words[i..].to_vec(), ctx, stdin);
-                } else if ctx.opaque.is_some() {
-                    // `exec > log` redirects everything that follows.
-                    self.emit(name, &words, ctx, alias);
-                }
-                // `exec 3>&1` alone runs nothing.
-            }
-            "stdbuf" => {
-                let opts = ["-i", "-o", "-e", "--input", "--output", "--error"];
-                let i = skip_options(&words, 1, &opts);
-                self.inner(name, &words, i, ctx, stdin);
-            }
-            "ionice" => {
-                let opts = [
-                    "-c",
-                    "-n",
-                    "-p",
-                    "-P",
-                    "-u",
-                    "--class",
-                    "--classdata",
-                    "--pid",
-                    "--pgid",
-                    "--uid",
-                ];
-                let i = skip_options(&words, 1, &opts);
-                self.inner(name, &words, i, ctx, stdin);
-            }
-            "time" => {
-                let i = skip_options(&words, 1, &["-f", "--format", "-o", "--output"]);
-                let writes = words[1..i.min(words.len())]
-                    .iter()
-                    .filter_map(Word::literal)
-                    .any(|t| t == "-o" || t.starts_with("--output") || t == "-a");
-                let ctx = ctx.with_opaque(writes.then(|| "time -o writes a file".to_string()));
-                self.inner(name, &words, i, &ctx, stdin);
-            }
-            "command" => {
-                let i = skip_options(&words, 1, &[]);
-                let lookup = words[1..i.min(words.len())]
-                    .iter()
-                    .filter_map(Word::literal)
-                    .any(|t| t.starts_with('-') && (t.contains('v') || t.contains('V')));
-                if lookup {
-                    self.emit(name, &words, ctx, alias);
-                } else {
-                    self.inner(name, &words, i, ctx, stdin);
-                }
-            }
-            "sudo" | "doas" | "pkexec" | "run0" => {
-                self.emit(name, &words, ctx, alias);
-                let opts = [
-                    "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group",
-                ];
-                let i = skip_options(&words, 1, &opts);
-                if i < words.len() {
-                    self.run(words[i..].to_vec(), &ctx.with_via(&words[0].text()), stdin);
-                }
-            }
-            "su" | "runuser" => {
-                self.emit(name, &words, ctx, alias);
-                self.dash_c_script(&words, ctx);
-            }
-            "xargs" => {
-                let opts = [
-                    "-a",
-                    "-d",
-                    "-E",
-                    "-I",
-                    "-L",
-                    "-n",
-                    "-P",
-                    "-s",
-                    "--arg-file",
-                    "--delimiter",
-                    "--eof",
-                    "--replace",
-                    "--max-lines",
-                    "--max-args",
-                    "--max-procs",
-                    "--max-chars",
-                    "--process-slot-var",
-                ];
-                let i = skip_options(&words, 1, &opts);
-                let inner = if i < words.len() {
-                    words[i..].to_vec()
-                } else {
-                    vec![Word::lit("echo")]
-                };
-                let ctx = ctx
-                    .with_opaque(Some("its arguments come from the xargs input".into()))
-                    .with_via("xargs");
-                self.run(inner, &ctx, None);
-            }
-            "watch" => self.watch(&words, ctx),
-            "find" => self.find(name, &words, ctx, alias),
-            "git" => self.git(&words, ctx, alias),
+        }
+        // A pattern names the programs it could match; an expansion could be anything, which
+        // is a reason to ask, not to deny.
+        let glob = (first.has_glob() && first.dyns().next().is_none()).then(|| first.to_glob());
+        let reason = if first.has_glob() && first.dyns().next().is_none() {
+            "the command name is a pattern that matches files when it runs"
+        } else {
+            "the command name is only known when it runs"
+        };
+        let ctx = ctx.with_doubt(Some(reason.into()));
+        self.emit_with(first.text(), words, &ctx, Role::Command, aliases, glob);
+        // `$SHELL -c '...'`: whatever the shell is, look at the script.
+        if let Some(i) = words
+            .iter()
+            .position(|w| w.literal().as_deref() == Some("-c"))
+            && let Some(script) = words.get(i + 1).and_then(Word::literal)
+        {
+            self.script(&script, &ctx.with_via("-c"));
+        }
+    }
+
+    /// Runs the handler for the command `name` (a bare name).
+    fn dispatch(&mut self, name: &str, words: &[Word], ctx: &Ctx, stdin: Option<&Stdin>) {
+        if self.wrapper(name, words, ctx, stdin) {
+            return;
+        }
+        match name {
+            "find" => self.find(words, ctx),
+            "git" => self.git(words, ctx),
             "eval" => {
-                let ctx = ctx.with_opaque(Some("eval runs its arguments as a command".into()));
-                self.emit(name, &words, &ctx, alias);
+                let ctx = ctx.with_doubt(Some("eval runs its arguments as a command".into()));
+                self.emit(name.into(), words, &ctx);
                 if let Some(args) = literals(&words[1..]) {
                     self.script(&args.join(" "), &ctx.with_via("eval"));
+                } else {
+                    self.may_run_unseen("eval runs a command only known when it runs");
+                    self.hidden_args(words, &ctx);
                 }
             }
             "source" | "." => {
-                let ctx = ctx.with_opaque(Some("runs the commands in a file".into()));
-                self.emit(name, &words, &ctx, alias);
+                self.may_run_unseen("source runs the commands in a file");
+                let ctx = ctx.with_doubt(Some("runs the commands in a file".into()));
+                self.emit(name.into(), words, &ctx);
             }
             "trap" => {
-                self.emit(name, &words, ctx, alias);
-                let i = skip_options(&words, 1, &[]);
-                match words.get(i).map(Word::literal) {
-                    Some(Some(action)) => self.script(&action, &ctx.with_via("trap")),
-                    Some(None) => {
-                        let reason = "trap runs a command only known when it runs";
-                        self.push_opaque(&words[i].text(), reason, ctx);
+                let ctx = ctx.with_doubt(Some("trap runs a command later".into()));
+                self.emit(name.into(), words, &ctx);
+                for action in &words[1..] {
+                    match action.literal() {
+                        Some(a) => self.script(&a, &ctx.with_via("trap")),
+                        None => self.may_run_unseen("trap runs a command only known when it runs"),
                     }
-                    None => {}
                 }
             }
             "alias" => {
-                self.emit(name, &words, ctx, alias);
+                let ctx = ctx.with_doubt(Some("an alias changes what a name runs".into()));
+                self.emit(name.into(), words, &ctx);
                 for value in words[1..].iter().filter_map(Word::literal) {
                     if let Some((_, body)) = value.split_once('=') {
                         self.script(body, &ctx.with_via("alias"));
                     }
                 }
             }
-            n if SHELLS.contains(&n) => self.shell(name, &words, ctx, stdin, alias),
-            _ => self.emit(name, &words, ctx, alias),
+            "cd" => self.cd(words, ctx),
+            n if SHELLS.contains(&n) => self.shell(name, words, ctx, stdin),
+            _ => self.emit(name.into(), words, ctx),
         }
     }
 
-    /// A transparent wrapper: rate the command at `i`, or the wrapper itself when it has none.
-    fn inner(&mut self, name: String, words: &[Word], i: usize, ctx: &Ctx, stdin: Option<&Stdin>) {
-        if i < words.len() {
-            self.run(words[i..].to_vec(), ctx, stdin);
-        } else {
-            self.emit(name, words, ctx, None);
+    /// Scripts hidden in arguments that are only partly known (`eval "$(curl ..)"`).
+    fn hidden_args(&mut self, words: &[Word], ctx: &Ctx) {
+        for w in &words[1..] {
+            for (src, kind) in w.dyns() {
+                if kind == DynKind::Complex {
+                    let src = src.to_string();
+                    self.hidden(&src, ctx);
+                }
+            }
         }
     }
 
-    fn env(&mut self, name: String, words: &[Word], ctx: &Ctx, stdin: Option<&Stdin>) {
-        let mut i = 1;
-        let mut reason = None;
-        while let Some(t) = words.get(i).and_then(Word::literal) {
-            match t.as_str() {
-                "--" => {
-                    i += 1;
-                    break;
-                }
-                "-u" | "--unset" | "-C" | "--chdir" => i += 2,
-                "-S" | "--split-string" => {
-                    reason = Some("env -S splits a string into a command".to_string());
-                    if let Some(s) = words.get(i + 1).and_then(Word::literal) {
-                        self.script(&s, &ctx.with_via("env -S"));
-                    }
-                    i += 2;
-                }
-                s if s.starts_with("-S") || s.starts_with("--split-string=") => {
-                    reason = Some("env -S splits a string into a command".to_string());
-                    let body = s
-                        .trim_start_matches("--split-string=")
-                        .trim_start_matches("-S");
-                    self.script(body, &ctx.with_via("env -S"));
-                    i += 1;
-                }
-                s if s.starts_with('-') => i += 1,
-                _ => break,
+    /// `cd DIR`: relative paths later in the line are also checked from `DIR`.
+    fn cd(&mut self, words: &[Word], ctx: &Ctx) {
+        let target = words[1..].iter().find(|w| {
+            !w.literal()
+                .is_some_and(|t| t.starts_with('-') && t.len() > 1)
+        });
+        let reason = match target {
+            None => {
+                self.dirs.push(Word::lit("~"));
+                None
             }
-        }
-        while let Some(w) = words.get(i) {
-            let prefix = w.literal_prefix();
-            if !super::is_assignment(&prefix) {
-                break;
+            Some(t) if t.literal().as_deref() == Some("-") => {
+                Some("`cd -` goes to a directory only known when it runs".to_string())
             }
-            let var = prefix.split('=').next().unwrap_or_default();
-            if let Some(r) = risk::assignment(var) {
-                reason.get_or_insert(r);
+            Some(t) if t.literal().is_some() || t.text().starts_with("$HOME") => {
+                let mut t = t.clone();
+                if t.text().starts_with('~') {
+                    t.toks[0] = super::words::Tok::Char {
+                        c: '~',
+                        quoted: false,
+                    };
+                }
+                self.dirs.push(t);
+                None
             }
-            i += 1;
-        }
-        let ctx = ctx.with_opaque(reason);
-        self.inner(name, words, i, &ctx, stdin);
+            Some(t) => Some(format!(
+                "`cd {}` goes to a directory only known when it runs",
+                t.text()
+            )),
+        };
+        self.emit("cd".into(), words, &ctx.with_doubt(reason));
     }
 
-    /// `sh -c 'script'`, `bash script.sh`, `sh <<EOF`, `... | sh`.
-    fn shell(
-        &mut self,
-        name: String,
-        words: &[Word],
-        ctx: &Ctx,
-        stdin: Option<&Stdin>,
-        alias: Option<String>,
-    ) {
+    /// `sh -c 'script'`, `bash script.sh`, `sh <<EOF`, `... | sh`. The shell is a transparent
+    /// wrapper only when it runs a script rein reads and no startup file it does not.
+    fn shell(&mut self, name: &str, words: &[Word], ctx: &Ctx, stdin: Option<&Stdin>) {
         let mut i = 1;
         let mut dash_c = false;
         let mut dash_s = false;
+        let mut risky: Option<String> = None;
         while let Some(t) = words.get(i).and_then(Word::literal) {
             if t == "--" || t == "-" {
                 i += 1;
                 break;
             }
-            if t.starts_with("--") {
-                i += if matches!(t.as_str(), "--rcfile" | "--init-file") {
-                    2
-                } else {
-                    1
-                };
+            if let Some(long) = t.strip_prefix("--") {
+                match long {
+                    "norc" | "noprofile" | "posix" | "noediting" | "restricted" | "verbose" => {}
+                    _ => {
+                        risky.get_or_insert(format!("{name} {t} reads or changes startup files"));
+                        if matches!(long, "rcfile" | "init-file") {
+                            i += 1;
+                        }
+                    }
+                }
+                i += 1;
                 continue;
             }
             if !(t.starts_with('-') || t.starts_with('+')) || t.len() < 2 {
@@ -323,90 +256,103 @@ impl Walker {
                 match c {
                     'c' => dash_c = true,
                     's' => dash_s = true,
-                    'o' | 'O' => i += 1,
-                    _ => {}
+                    'i' | 'l' | 'O' | 'D' => {
+                        risky.get_or_insert(format!(
+                            "{name} -{c} reads startup files or changes how scripts run"
+                        ));
+                        if c == 'O' {
+                            i += 1;
+                        }
+                    }
+                    'o' => {
+                        let opt = words.get(i).and_then(Word::literal).unwrap_or_default();
+                        if !matches!(
+                            opt.as_str(),
+                            "pipefail" | "errexit" | "nounset" | "xtrace" | "noglob" | "noclobber"
+                        ) {
+                            risky.get_or_insert(format!("{name} -o {opt} changes how scripts run"));
+                        }
+                        i += 1;
+                    }
+                    c if "euxvfnrahkmpBCEHPT".contains(c) => {}
+                    _ => {
+                        risky.get_or_insert(format!("{name} -{c} is an option rein does not know"));
+                    }
                 }
             }
         }
+        if words.get(i).is_some_and(|w| w.literal().is_none()) && !dash_c && risky.is_none() {
+            risky = Some(format!("{name} runs a script only known when it runs"));
+        }
+        if let Some(r) = &risky {
+            // Startup files and unknown options run what no part shows.
+            self.may_run_unseen(r);
+        }
         let via = format!("{name} -c");
+        let inner_ctx = ctx.with_doubt(risky.clone()).with_via(&via);
         if dash_c {
             match words.get(i).map(Word::literal) {
-                Some(Some(script)) => self.script(&script, &ctx.with_via(&via)),
-                Some(None) => {
-                    let ctx = ctx.with_opaque(Some(
-                        "the shell runs a script only known when it runs".into(),
-                    ));
-                    self.emit(name, words, &ctx, alias);
+                Some(Some(script)) => {
+                    self.emit_role(
+                        name.into(),
+                        words,
+                        &ctx.with_doubt(risky),
+                        Role::Wrapper,
+                        None,
+                    );
+                    self.script(&script, &inner_ctx);
                 }
-                None => {}
+                Some(None) => {
+                    self.may_run_unseen(&format!("{name} runs a script only known when it runs"));
+                    let ctx = ctx.with_doubt(Some(format!(
+                        "{name} runs a script only known when it runs"
+                    )));
+                    self.emit(name.into(), words, &ctx);
+                    self.hidden_args(words, &ctx);
+                }
+                None => self.emit(name.into(), words, &ctx.with_doubt(risky)),
             }
             return;
         }
         if i < words.len() && !dash_s {
             // A script file: rated by its own rules (`bash build.sh`).
-            self.emit(name, words, ctx, alias);
+            self.may_run_unseen(&format!("{name} runs the commands of a file"));
+            self.emit(name.into(), words, &ctx.with_doubt(risky));
             return;
         }
         match stdin {
             Some(Stdin::Script(s)) => {
                 let s = s.clone();
-                self.script(&s, &ctx.with_via(&format!("{name} stdin")));
+                self.emit_role(
+                    name.into(),
+                    words,
+                    &ctx.with_doubt(risky),
+                    Role::Wrapper,
+                    None,
+                );
+                let stdin_via = format!("{name} stdin");
+                self.script(&s, &inner_ctx.with_via(&stdin_via));
             }
             Some(Stdin::Unknown) => {
-                let ctx = ctx.with_opaque(Some(
-                    "the shell reads a script only known when it runs".into(),
-                ));
-                self.emit(name, words, &ctx, alias);
+                self.may_run_unseen(&format!("{name} reads a script only known when it runs"));
+                let ctx = ctx.with_doubt(Some(format!(
+                    "{name} reads a script only known when it runs"
+                )));
+                self.emit(name.into(), words, &ctx);
             }
-            None => self.emit(name, words, ctx, alias),
-        }
-    }
-
-    /// The script of `-c` / `--command=` (`su -c`).
-    fn dash_c_script(&mut self, words: &[Word], ctx: &Ctx) {
-        for (i, w) in words.iter().enumerate() {
-            let Some(t) = w.literal() else { continue };
-            let script = if t == "-c" || t == "--command" {
-                words.get(i + 1).map(Word::literal)
-            } else if let Some(s) = t.strip_prefix("--command=") {
-                Some(Some(s.to_string()))
-            } else {
-                continue;
-            };
-            match script {
-                Some(Some(s)) => self.script(&s, &ctx.with_via("-c")),
-                Some(None) => {
-                    self.push_opaque(&w.text(), "runs a command only known when it runs", ctx)
-                }
-                None => {}
+            None => {
+                self.may_run_unseen(&format!("{name} reads a script from its input"));
+                let ctx = ctx.with_doubt(Some(format!(
+                    "{name} reads a script from its input, which rein cannot see"
+                )));
+                self.emit(name.into(), words, &ctx);
             }
-        }
-    }
-
-    /// `watch` runs its arguments through `sh -c` (or directly with `-x`).
-    fn watch(&mut self, words: &[Word], ctx: &Ctx) {
-        let i = skip_options(words, 1, &["-n", "--interval", "-q", "--equexit"]);
-        let direct = words[1..i.min(words.len())]
-            .iter()
-            .filter_map(Word::literal)
-            .any(|t| {
-                t == "--exec" || (t.starts_with('-') && !t.starts_with("--") && t.contains('x'))
-            });
-        if i >= words.len() {
-            self.emit("watch".into(), words, ctx, None);
-        } else if direct {
-            self.run(words[i..].to_vec(), &ctx.with_via("watch"), None);
-        } else if let Some(args) = literals(&words[i..]) {
-            self.script(&args.join(" "), &ctx.with_via("watch"));
-        } else {
-            let ctx = ctx.with_opaque(Some("watch runs a command only known when it runs".into()));
-            self.run(words[i..].to_vec(), &ctx.with_via("watch"), None);
         }
     }
 
     /// `find` itself, plus what `-exec`/`-execdir`/`-ok`/`-okdir` run and `-delete` removes.
-    fn find(&mut self, name: String, words: &[Word], ctx: &Ctx, alias: Option<String>) {
-        self.emit(name, words, ctx, alias);
+    fn find(&mut self, words: &[Word], ctx: &Ctx) {
+        self.emit("find".into(), words, ctx);
         let mut i = 1;
         while i < words.len() {
             let t = words[i].literal().unwrap_or_default();
@@ -422,17 +368,23 @@ impl Walker {
                         }
                         j += 1;
                     }
-                    self.run(
-                        words[i + 1..j].to_vec(),
-                        &ctx.with_via(&format!("find {t}")),
-                        None,
-                    );
+                    let inner: Vec<Word> = words[i + 1..j]
+                        .iter()
+                        .map(|w| {
+                            if w.literal().is_some_and(|t| t.contains("{}")) {
+                                Word::unknown("{}", DynKind::Input)
+                            } else {
+                                w.clone()
+                            }
+                        })
+                        .collect();
+                    self.run(inner, &ctx.with_via(&format!("find {t}")), None);
                     i = j + 1;
                 }
                 "-delete" => {
                     // Deletes like `rm`, so rules for `rm` decide.
-                    let rm = [Word::lit("rm"), Word::lit("{}")];
-                    self.emit("rm".into(), &rm, &ctx.with_via("find -delete"), None);
+                    let rm = [Word::lit("rm"), Word::unknown("{}", DynKind::Input)];
+                    self.emit("rm".into(), &rm, &ctx.with_via("find -delete"));
                     i += 1;
                 }
                 _ => i += 1,
@@ -440,96 +392,130 @@ impl Walker {
         }
     }
 
-    /// `git`: global options are dropped so rules see `git <subcommand> ...`; those that can run
-    /// code make the part opaque.
-    fn git(&mut self, words: &[Word], ctx: &Ctx, alias: Option<String>) {
+    /// `time` the shell keyword: `-p` and `--` are its own; the rest is the command.
+    pub(super) fn time_keyword(&mut self, words: &[Word], ctx: &Ctx, stdin: Option<&Stdin>) {
         let mut i = 1;
-        let mut reason = None;
         while let Some(t) = words.get(i).and_then(Word::literal) {
-            if !t.starts_with('-') {
+            if t == "-p" || t == "--" {
+                i += 1;
+            } else {
                 break;
             }
-            let (opt, has_value) = match t.split_once('=') {
-                Some((o, _)) => (o.to_string(), true),
-                None => (t.clone(), false),
-            };
-            let dangerous = match opt.as_str() {
-                "-c" | "--config-env" => {
-                    Some("git -c/--config-env can set options that run programs")
-                }
-                "--exec-path" => Some("git --exec-path can make git run other programs"),
-                "-p" | "--paginate" => Some("git -p runs the configured pager"),
-                "--git-dir" => {
-                    Some("git --git-dir can point at a repository whose config runs programs")
-                }
-                _ => None,
-            };
-            if let Some(d) = dangerous {
-                reason.get_or_insert(d.to_string());
-            }
-            let takes_value = matches!(
-                opt.as_str(),
-                "-C" | "-c"
-                    | "--git-dir"
-                    | "--work-tree"
-                    | "--namespace"
-                    | "--config-env"
-                    | "--attr-source"
-            );
-            i += if takes_value && !has_value { 2 } else { 1 };
         }
-        let mut rest = vec![Word::lit("git")];
-        rest.extend(words.iter().skip(i).cloned());
-        let ctx = ctx.with_opaque(reason);
-        self.emit("git".into(), &rest, &ctx, alias);
+        self.emit_role("time".into(), &words[..i], ctx, Role::Wrapper, None);
+        if i < words.len() {
+            self.run(words[i..].to_vec(), ctx, stdin);
+        }
     }
 
-    /// Adds the part for `words` run under the normalised `name`; `alias` is another name it
-    /// may run as, for deny rules.
-    pub(super) fn emit(&mut self, name: String, words: &[Word], ctx: &Ctx, alias: Option<String>) {
+    /// Adds the part for `words` run under the normalised `name`.
+    pub(super) fn emit(&mut self, name: String, words: &[Word], ctx: &Ctx) {
+        self.emit_with(name, words, ctx, Role::Command, Vec::new(), None);
+    }
+
+    /// Adds a part with the given role; `inner` is the index of the wrapped command, whose
+    /// words are left out of the wrapper's own argument checks.
+    pub(super) fn emit_role(
+        &mut self,
+        name: String,
+        words: &[Word],
+        ctx: &Ctx,
+        role: Role,
+        inner: Option<usize>,
+    ) {
+        let own = &words[..inner.unwrap_or(words.len()).min(words.len())];
+        self.emit_with(name, own, ctx, role, Vec::new(), None);
+    }
+
+    /// Adds a part: the words' own doubts, the command's argument checks, secrets.
+    pub(super) fn emit_with(
+        &mut self,
+        name: String,
+        words: &[Word],
+        ctx: &Ctx,
+        role: Role,
+        aliases: Vec<String>,
+        name_glob: Option<String>,
+    ) {
+        if self.parts.len() >= MAX_PARTS {
+            if self.parts.len() == MAX_PARTS {
+                self.push_doubt("…", "too many commands to check", ctx);
+            }
+            return;
+        }
         let mut texts = Vec::with_capacity(words.len());
-        texts.push(name);
-        texts.extend(words.iter().skip(1).map(Word::text));
-        let mut reason = None;
+        let mut shown = Vec::with_capacity(words.len());
+        texts.push(name.clone());
+        shown.push(match words.first() {
+            // A name only known at run time reads as written.
+            Some(w) if w.literal().is_none() => w.shown(),
+            _ => super::words::quote(&name),
+        });
         for w in words.iter().skip(1) {
-            reason = if w.has(DynKind::Subst) {
-                Some("a command substitution becomes part of its arguments".to_string())
-            } else if w.has(DynKind::Arith) {
-                Some("arithmetic expansion in its arguments can run code".to_string())
-            } else if w.has(DynKind::Complex) {
-                Some(format!(
-                    "the expansion in `{}` is only known when it runs",
-                    w.text()
-                ))
-            } else if w.starts_unknown() || w.may_split() {
-                Some(format!(
-                    "argument `{}` is only known when it runs",
-                    w.text()
-                ))
-            } else {
-                None
-            };
-            if reason.is_some() {
-                break;
+            texts.push(w.text());
+            shown.push(w.shown());
+        }
+        let args = words.get(1..).unwrap_or_default();
+        let doubt = ctx
+            .doubt
+            .clone()
+            .or_else(|| args.iter().find_map(|w| self.word_doubt(w)))
+            .or_else(|| super::args::check(&name, args, self.left_workspace()))
+            .or_else(|| args.iter().find_map(|w| self.secret_doubt(w)));
+        let mut deny_alias: Vec<String> = Vec::new();
+        let aliases = aliases
+            .into_iter()
+            .filter(|a| !a.is_empty() && *a != name)
+            .map(|a| {
+                // A form with a space is a name and its subcommand (`git push`).
+                let mut s = if a.contains(' ') {
+                    a
+                } else {
+                    super::words::quote(&a)
+                };
+                for t in &shown[1..] {
+                    s.push(' ');
+                    s.push_str(t);
+                }
+                s
+            });
+        for a in aliases {
+            if !deny_alias.contains(&a) {
+                deny_alias.push(a);
             }
         }
-        let opaque = reason
-            .or_else(|| risk::arguments(&texts))
-            .or_else(|| ctx.opaque.clone());
-        let deny_alias = alias.map(|a| {
-            let mut s = a;
-            for t in &texts[1..] {
-                s.push(' ');
-                s.push_str(t);
-            }
-            s
-        });
+        let program = (name_glob.is_none() && words.first().is_some_and(|w| w.literal().is_some()))
+            .then(|| name.clone());
         self.parts.push(Part {
-            command: texts.join(" "),
+            command: shown.join(" "),
             words: texts,
-            opaque,
+            doubt,
             deny_alias,
+            name_glob,
             via: ctx.via.clone(),
+            role,
+            program,
         });
     }
+}
+
+impl Walker {
+    /// Whether a `cd` earlier in the line may have left the workspace.
+    fn left_workspace(&self) -> bool {
+        self.dirs.iter().any(|d| {
+            let t = d.text();
+            t.starts_with(['/', '~', '$']) || t.split('/').any(|c| c == "..")
+        })
+    }
+}
+
+/// Whether a base name has a handler that finds commands inside it.
+fn is_special(base: &str) -> bool {
+    SHELLS.contains(&base)
+        || super::wrappers::is_wrapper(base)
+        || matches!(base, "find" | "git" | "eval" | "trap" | "alias")
+}
+
+pub(super) fn literals(words: &[Word]) -> Option<Vec<String>> {
+    words.iter().map(Word::literal).collect()
 }

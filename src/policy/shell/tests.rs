@@ -1,24 +1,38 @@
-//! Parser cases: where commands hide, how they are normalised, and what is opaque.
+//! Parser cases: where commands hide, how they are normalised, and what is doubtful.
 
-use super::{Part, parse};
+use super::{Part, Role, parse};
 use proptest::prelude::*;
+
+/// Whether a line's parse has a doubtful part (it can never be allowed unasked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// Every part understood.
+    Clear,
+    /// Some part only known at run time, or not understood.
+    Doubtful,
+}
+
+use Shape::{Clear, Doubtful};
 
 fn commands(line: &str) -> Vec<String> {
     parse(line).into_iter().map(|p| p.command).collect()
 }
 
-/// The parts that are not opaque, and whether any part is.
-fn clear(line: &str) -> (Vec<String>, bool) {
-    let parts = parse(line);
-    let any_opaque = parts.iter().any(|p| p.opaque.is_some());
-    (
-        parts
-            .into_iter()
-            .filter(|p| p.opaque.is_none())
-            .map(|p| p.command)
-            .collect(),
-        any_opaque,
-    )
+/// The commands rules rate (wrappers left out).
+fn rated(line: &str) -> Vec<String> {
+    parse(line)
+        .into_iter()
+        .filter(|p| p.role == Role::Command)
+        .map(|p| p.command)
+        .collect()
+}
+
+fn shape(line: &str) -> Shape {
+    if parse(line).iter().any(|p| p.doubt.is_some()) {
+        Doubtful
+    } else {
+        Clear
+    }
 }
 
 fn part<'a>(parts: &'a [Part], command: &str) -> &'a Part {
@@ -28,20 +42,24 @@ fn part<'a>(parts: &'a [Part], command: &str) -> &'a Part {
         .unwrap_or_else(|| panic!("no part {command:?} in {parts:#?}"))
 }
 
-fn assert_opaque(line: &str) {
-    assert!(
-        parse(line).iter().any(|p| p.opaque.is_some()),
-        "{line:?} should have an opaque part: {:#?}",
-        parse(line)
-    );
+fn check_shapes(cases: &[(&str, Shape)]) {
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter(|(line, expected)| shape(line) != *expected)
+        .map(|(line, expected)| format!("{line:?}: expected {expected:?}, got {:#?}", parse(line)))
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-fn assert_clear(line: &str) {
-    let parts = parse(line);
-    assert!(
-        parts.iter().all(|p| p.opaque.is_none()),
-        "{line:?} should not be opaque: {parts:#?}"
-    );
+/// (line, a command it must run)
+fn check_runs(cases: &[(&str, &str)]) {
+    for (line, inner) in cases {
+        let cmds = commands(line);
+        assert!(
+            cmds.iter().any(|c| c == inner),
+            "{line:?} should run {inner:?}, got {cmds:?}"
+        );
+    }
 }
 
 #[test]
@@ -55,23 +73,32 @@ fn lists_pipelines_and_separators_are_split() {
 #[test]
 fn subshells_groups_and_substitutions_are_entered() {
     assert_eq!(commands("(a; b) && { c; }"), ["a", "b", "c"]);
-    let cmds = commands("echo $(a) `b` \"$(c 1)\" <(d) >(e)");
-    for inner in ["a", "b", "c 1", "d", "e"] {
-        assert!(
-            cmds.contains(&inner.to_string()),
-            "{inner} missing from {cmds:?}"
-        );
-    }
-    assert_eq!(
-        commands("x=$(a) && export Y=$(b)")
-            .iter()
-            .filter(|c| ["a", "b"].contains(&c.as_str()))
-            .count(),
-        2
-    );
-    assert!(commands("cat <<< \"$(a)\"").contains(&"a".to_string()));
-    assert!(commands("cat <<EOF\n$(a)\nEOF").contains(&"a".to_string()));
-    assert!(commands("echo ${x:-$(a)}").contains(&"a".to_string()));
+    check_runs(&[
+        ("echo $(a) `b` \"$(c 1)\" <(d) >(e)", "a"),
+        ("echo $(a) `b` \"$(c 1)\" <(d) >(e)", "b"),
+        ("echo $(a) `b` \"$(c 1)\" <(d) >(e)", "c 1"),
+        ("echo $(a) `b` \"$(c 1)\" <(d) >(e)", "d"),
+        ("echo $(a) `b` \"$(c 1)\" <(d) >(e)", "e"),
+        ("x=$(a) && export Y=$(b)", "a"),
+        ("x=$(a) && export Y=$(b)", "b"),
+        ("cat <<< \"$(a)\"", "a"),
+        ("cat <<EOF\n$(a)\nEOF", "a"),
+        ("echo ${x:-$(a)}", "a"),
+    ]);
+}
+
+#[test]
+fn commands_hidden_where_tree_sitter_keeps_text_are_found() {
+    check_runs(&[
+        ("x=${y:-`rm -rf ~`}", "rm -rf ~"),
+        ("echo \"${x:=`rm a`}\"", "rm a"),
+        ("echo ${x:+`rm b`} ${x?`rm c`}", "rm c"),
+        ("cat <<EOF\nhi `rm d`\nEOF", "rm d"),
+        ("cat <<< ${y:-`rm e`}", "rm e"),
+        ("ls > ${y:-`rm f`}", "rm f"),
+        ("echo `echo \\`rm g\\``", "rm g"),
+        ("[[ ${x:-`rm h`} == y ]]", "rm h"),
+    ]);
 }
 
 #[test]
@@ -90,74 +117,106 @@ fn control_flow_and_function_bodies_are_entered() {
 
 #[test]
 fn quoted_text_is_data() {
-    assert_eq!(
-        clear("grep -E 'foo|bar' src/app.py"),
-        (vec!["grep -E foo|bar src/app.py".to_string()], false)
-    );
-    assert_eq!(
-        clear("grep -rn '$(whoami)' ."),
-        (vec!["grep -rn $(whoami) .".to_string()], false)
-    );
-    assert_eq!(
-        clear("grep -rn \"\\$(curl\" scripts/"),
-        (vec!["grep -rn $(curl scripts/".to_string()], false)
-    );
-    assert_eq!(
-        clear("grep -n '`date`; rm x' f"),
-        (vec!["grep -n `date`; rm x f".to_string()], false)
-    );
-    assert_eq!(commands("echo ok # ; rm -rf /"), ["echo ok"]);
+    let cases = [
+        (
+            "grep -E 'foo|bar' src/app.py",
+            "grep -E 'foo|bar' src/app.py",
+        ),
+        ("grep -rn '$(whoami)' .", "grep -rn '$(whoami)' ."),
+        (
+            "grep -rn \"\\$(curl\" scripts/",
+            "grep -rn '$(curl' scripts/",
+        ),
+        ("grep -n '`date`; rm x' f", "grep -n '`date`; rm x' f"),
+        ("echo ok # ; rm -rf /", "echo ok"),
+    ];
+    for (line, normalised) in cases {
+        assert_eq!(
+            (commands(line), shape(line)),
+            (vec![normalised.to_string()], Clear),
+            "{line}"
+        );
+    }
     // ...but a substitution inside double quotes runs.
-    assert!(commands("echo \"$(curl x)\"").contains(&"curl x".to_string()));
+    check_runs(&[("echo \"$(curl x)\"", "curl x")]);
 }
 
 #[test]
 fn command_names_are_normalised() {
-    assert_eq!(
-        commands("FOO=1 /usr/bin/git   \"status\"   -s"),
-        ["git status -s"]
-    );
-    assert_eq!(commands("\\rm -rf x"), ["rm -rf x"]);
-    assert_eq!(commands("'r''m' x"), ["rm x"]);
-    assert_eq!(commands("\"rm\" x"), ["rm x"]);
+    let cases = [
+        ("FOO=1 /usr/bin/git   \"status\"   -s", "git status -s"),
+        ("\\rm -rf x", "rm -rf x"),
+        ("'r''m' x", "rm x"),
+        ("\"rm\" x", "rm x"),
+        ("$'\\x72m' x", "rm x"),
+        ("$'rm\\0 ignored' -rf x", "rm -rf x"),
+        // A backslash-newline joins words, as in bash.
+        ("r\\\nm -rf x", "rm -rf x"),
+        ("cargo test \\\n  --all", "cargo test --all"),
+        ("python3 -c 'print(1)'", "python3 -c 'print(1)'"),
+    ];
+    for (line, normalised) in cases {
+        assert_eq!(commands(line)[0], normalised, "{line}");
+    }
     assert_eq!(commands("su\\do id")[0], "sudo id");
-    assert_eq!(commands("$'\\x72m' x"), ["rm x"]);
-    assert_eq!(commands("/bin/sh -c 'ls'"), ["ls"]);
-    // A backslash-newline joins words, as in bash.
-    assert_eq!(commands("r\\\nm -rf x"), ["rm -rf x"]);
-    assert_eq!(commands("cargo test \\\n  --all"), ["cargo test --all"]);
-    // A program outside the system directories keeps its path; deny rules also see its name.
+    assert_eq!(rated("/bin/sh -c 'ls'"), ["ls"]);
+}
+
+#[test]
+fn a_program_by_path_is_not_the_bare_name() {
     let parts = parse("./rm -rf x");
     assert_eq!(parts[0].command, "./rm -rf x");
-    assert_eq!(parts[0].deny_alias.as_deref(), Some("rm -rf x"));
+    assert_eq!(parts[0].program.as_deref(), Some("./rm"));
+    assert_eq!(parts[0].deny_alias, ["rm -rf x"]);
+    // The base name is still searched for what it runs.
+    let parts = parse("lsb/../../../bin/sh -c 'rm -rf ~'");
+    assert!(parts.iter().any(|p| p.command == "rm -rf ~"), "{parts:#?}");
+    assert!(parts[1..].iter().all(|p| p.doubt.is_some()), "{parts:#?}");
 }
 
 #[test]
 fn brace_expansion_builds_words() {
-    assert!(commands("{rm,-rf,/tmp/x}").contains(&"rm -rf /tmp/x".to_string()));
-    assert_eq!(
-        commands("git diff --{output=x,stat}"),
-        ["git diff --output=x --stat"]
-    );
-    assert_eq!(commands("ls src/{a,b}.rs"), ["ls src/a.rs src/b.rs"]);
+    check_runs(&[
+        ("{rm,-rf,/tmp/x}", "rm -rf /tmp/x"),
+        ("git diff --{output=x,stat}", "git diff --output=x --stat"),
+        ("ls src/{a,b}.rs", "ls src/a.rs src/b.rs"),
+    ]);
 }
 
 #[test]
 fn wrappers_are_seen_through() {
-    for (line, inner) in [
+    check_runs(&[
         ("env -- A=1 rm x", "rm x"),
         ("env -i -u HOME rm x", "rm x"),
+        ("env --unse echo rm -rf x", "rm -rf x"),
         ("timeout 5 rm x", "rm x"),
         ("timeout -k 1 -s KILL 5s rm x", "rm x"),
+        ("timeout --sig KILL 5 rm x", "rm x"),
         ("nice rm x", "rm x"),
         ("nice -n 10 rm x", "rm x"),
+        ("nice --adj 5 rm x", "rm x"),
+        ("nice -10 rm x", "rm x"),
         ("nohup rm x", "rm x"),
         ("time rm x", "rm x"),
+        ("time -p rm x", "rm x"),
         ("command rm x", "rm x"),
         ("builtin echo x", "echo x"),
         ("exec rm x", "rm x"),
         ("stdbuf -oL -e0 rm x", "rm x"),
+        ("stdbuf --out L rm x", "rm x"),
         ("setsid -f rm x", "rm x"),
+        ("taskset 1 rm x", "rm x"),
+        ("taskset -c 0,1 rm x", "rm x"),
+        ("flock /tmp/l rm x", "rm x"),
+        ("flock /tmp/l -c 'rm x'", "rm x"),
+        ("script -qc 'rm x' /dev/null", "rm x"),
+        ("toybox rm x", "rm x"),
+        ("busybox rm x", "rm x"),
+        ("chroot / rm x", "rm x"),
+        ("setpriv --nnp rm x", "rm x"),
+        ("coproc rm x", "rm x"),
+        ("ionice -c3 rm x", "rm x"),
+        ("/usr/bin/time -ao cat ls", "ls"),
         ("bash -c 'rm x'", "rm x"),
         ("zsh -c 'rm x'", "rm x"),
         ("sh -ec 'rm x'", "rm x"),
@@ -172,158 +231,226 @@ fn wrappers_are_seen_through() {
         ("su -c 'rm x' bob", "rm x"),
         ("doas rm x", "rm x"),
         ("env -S 'rm x'", "rm x"),
-    ] {
-        let cmds = commands(line);
-        assert!(
-            cmds.contains(&inner.to_string()),
-            "{line:?} should run {inner:?}, got {cmds:?}"
-        );
-    }
-    // Transparent wrappers vanish; on their own they are the command.
-    assert_eq!(commands("timeout 5 cargo test"), ["cargo test"]);
-    assert_eq!(commands("env"), ["env"]);
+        ("env '-Srm x'", "rm x"),
+        // Unknown options: every word that could start the command is searched.
+        ("timeout --bogus 5 rm x", "rm x"),
+        ("strace -f rm x", "rm x"),
+    ]);
+    // Transparent wrappers pass; what they run is rated.
+    assert_eq!(rated("timeout 5 cargo test"), ["cargo test"]);
+    assert_eq!(rated("env RUST_BACKTRACE=1 cargo test"), ["cargo test"]);
+    assert_eq!(rated("env"), ["env"]);
 }
 
 #[test]
 fn xargs_and_find_run_commands() {
     let parts = parse("find . -name '*.tmp' | xargs -0 -n 1 rm -f");
-    let rm = part(&parts, "rm -f");
-    assert!(rm.opaque.is_some(), "xargs supplies the arguments");
+    let rm = part(&parts, "rm -f <input>");
     assert_eq!(rm.via.as_deref(), Some("xargs"));
-    assert_eq!(commands("xargs"), ["echo"]);
-
-    for (line, inner) in [
+    assert_eq!(rated("xargs"), ["echo <input>"]);
+    assert_eq!(rated("xargs -I{} grep x {}"), ["grep x <input>"]);
+    check_runs(&[
         ("find . -exec rm -f {} \\;", "rm -f {}"),
         ("find . -execdir rm {} +", "rm {}"),
         ("find . -ok rm {} ';'", "rm {}"),
         ("find . -okdir rm {} \\;", "rm {}"),
         ("find . -delete", "rm {}"),
-    ] {
-        let parts = parse(line);
-        assert_eq!(parts[0].command.split(' ').next(), Some("find"));
-        assert!(
-            parts.iter().any(|p| p.command == inner),
-            "{line:?}: {parts:#?}"
-        );
-    }
+    ]);
     // Words after the terminator are find's again.
     assert_eq!(
         commands("find . -exec wc -l {} \\; -print"),
-        ["find . -exec wc -l {} ; -print", "wc -l {}"]
+        ["find . -exec wc -l '{}' ';' -print", "wc -l {}"]
     );
 }
 
 #[test]
-fn git_global_options_are_dropped_and_dangerous_ones_are_opaque() {
+fn git_global_options_are_read_as_git_reads_them() {
+    assert_eq!(commands("git -C sub --no-pager log -n 3"), ["git log -n 3"]);
+    // The pager is a command git runs: searched too.
+    assert_eq!(commands("git -c core.pager=x push"), ["x", "git push"]);
     assert_eq!(
-        clear("git -C sub --no-pager log -n 3"),
-        (vec!["git log -n 3".to_string()], false)
+        commands("git --shallow-file status push origin main"),
+        ["git push origin main"]
     );
-    assert_eq!(commands("git -c core.pager=x push"), ["git push"]);
-    for line in [
-        "git -c core.fsmonitor=x status",
-        "git --config-env=core.pager=X log",
-        "git --exec-path=/tmp status",
-        "git -p status",
-        "git --paginate status",
-        "git --git-dir=/tmp/evil status",
-    ] {
-        assert_opaque(line);
-    }
+    assert_eq!(commands("git --git-dir .git status"), ["git status"]);
+    check_shapes(&[
+        ("git -C sub --no-pager log -n 3", Clear),
+        ("git -c core.fsmonitor=x status", Doubtful),
+        ("git --config-env=core.pager=X log", Doubtful),
+        ("git --config-env core.pager=X log", Doubtful),
+        ("git --exec-path=/tmp status", Doubtful),
+        ("git -p status", Doubtful),
+        ("git --paginate status", Doubtful),
+        ("git --git-dir=/tmp/evil status", Doubtful),
+        ("git --shallow-file x log", Doubtful),
+        ("git --no-pag status", Doubtful),
+        ("git -C /elsewhere status", Doubtful),
+        ("git $sub origin", Doubtful),
+    ]);
+    let parts = parse("git \"$x\" origin main");
+    assert!(
+        parts
+            .iter()
+            .flat_map(|p| &p.deny_alias)
+            .any(|a| a.starts_with("git push")),
+        "{parts:#?}"
+    );
 }
 
 #[test]
-fn unknowable_commands_are_opaque() {
-    for line in [
-        "$CMD args",
-        "$(echo rm) x",
-        "`echo rm` x",
-        "rm${IFS}-rf${IFS}x",
-        "eval \"$x\"",
-        "eval 'ls'",
-        "source env.sh",
-        ". ./env.sh",
-        "sh -c \"$script\"",
-        "bash <<< \"$payload\"",
-        "sh <<EOF\n$x\nEOF",
-        "git status &&& ls",
-        "ls ;; ls",
-        "ls $(whoami)",
-        "ls \"$(whoami)\"",
-        "ls `whoami`",
-        "echo $((x))",
-        "echo ${x@P}",
-        "echo $HOME",
-        "cat \"$f\"",
-        "cat *.rs",
-        "git diff *",
-        "LD_PRELOAD=x.so ls",
-        "PATH=.:$PATH ls",
-        "export GIT_DIR=x",
-        "[[ $x -eq 1 ]]",
-        "(( x++ ))",
-        "for ((i=0; i<3; i++)); do ls; done",
-        "exec > log.txt",
-    ] {
-        assert_opaque(line);
-    }
+fn unknowable_or_unsupported_commands_are_doubtful() {
+    check_shapes(&[
+        ("$CMD args", Doubtful),
+        ("$(echo rm) x", Doubtful),
+        ("`echo rm` x", Doubtful),
+        ("rm${IFS}-rf${IFS}x", Doubtful),
+        ("eval \"$x\"", Doubtful),
+        ("eval 'ls'", Doubtful),
+        ("source env.sh", Doubtful),
+        (". ./env.sh", Doubtful),
+        ("sh -c \"$script\"", Doubtful),
+        ("bash <<< \"$payload\"", Doubtful),
+        ("sh <<EOF\n$x\nEOF", Doubtful),
+        ("echo hi | sh", Doubtful),
+        ("git status &&& ls", Doubtful),
+        ("ls ;; ls", Doubtful),
+        ("ls $(whoami)", Doubtful),
+        ("ls \"$(whoami)\"", Doubtful),
+        ("ls `whoami`", Doubtful),
+        ("echo $((x))", Doubtful),
+        ("echo $((a[$(id)]))", Doubtful),
+        ("echo ${x@P}", Doubtful),
+        ("echo ${!x}", Doubtful),
+        ("echo ${a[x]}", Doubtful),
+        ("echo ${y:x}", Doubtful),
+        ("echo ${x:-y}", Doubtful),
+        ("git diff *", Doubtful),
+        ("LD_PRELOAD=x.so ls", Doubtful),
+        ("PATH=.:$PATH ls", Doubtful),
+        ("export GIT_DIR=x", Doubtful),
+        ("[[ $x -eq 1 ]]", Doubtful),
+        ("[[ 'a[$(id)]' -eq 0 ]]", Doubtful),
+        ("[[ -v 'a[$(id)]' ]]", Doubtful),
+        ("[ -v 'a[$(id)]' ]", Doubtful),
+        ("test -v 'a[$(id)]'", Doubtful),
+        ("(( x++ ))", Doubtful),
+        ("for ((i=0; i<3; i++)); do ls; done", Doubtful),
+        ("exec > log.txt", Doubtful),
+        ("declare -i x=1", Doubtful),
+        ("unset 'a[$(id)]'", Doubtful),
+        ("a[$(id)]=1", Doubtful),
+        ("echo \"$GITHUB_TOKEN\"", Doubtful),
+        ("cat ~/.agents/env", Doubtful),
+        ("cat /proc/self/envir?n", Doubtful),
+        ("cd ~/.ssh && cat id_rsa", Doubtful),
+        ("x=~/.aws; cat \"$x/credentials\"", Doubtful),
+        ("bash --rcfile evil -ic true", Doubtful),
+        ("bash -i -c true", Doubtful),
+        ("find . -delet?", Doubtful),
+        ("find . -name *", Doubtful),
+        ("sort --co=sh x", Doubtful),
+        ("sort * ", Doubtful),
+        ("tree -ao out.txt", Doubtful),
+        ("uniq *.txt", Doubtful),
+    ]);
     // The name from an expansion still shows its literal start for deny rules.
-    assert_eq!(
-        parse("rm${IFS}-rf${IFS}x")[0].deny_alias.as_deref(),
-        Some("rm")
-    );
+    assert_eq!(parse("rm${IFS}-rf${IFS}x")[0].deny_alias, ["rm"]);
 }
 
 #[test]
-fn redirections_are_opaque_only_when_they_write_a_file() {
-    for line in [
-        "ls > out",
-        "ls >> out",
-        "ls &> out",
-        "ls &>> out",
-        "ls >| out",
-        "ls 2> err.txt",
-        "ls >&out",
-        "> out",
-        "{ ls; } > out",
-        "cat <<EOF > out\nx\nEOF",
-        "ls > \"$f\"",
-        "cat < /dev/tcp/example.com/80",
-    ] {
-        assert_opaque(line);
-    }
-    for line in [
-        "ls 2>&1",
-        "ls 2>/dev/null",
-        "ls >/dev/null 2>&1",
-        "echo hi >&2",
-        "ls 2>&-",
-        "cat < in.txt",
-        "cat <&3",
-        "(ls) 2>/dev/null",
-        "exec 3>&1",
-        "ls > /dev/stderr",
-    ] {
-        assert_clear(line);
-    }
+fn plain_data_is_clear() {
+    check_shapes(&[
+        ("ls *.rs", Clear),
+        ("cat *.md", Clear),
+        ("grep -n TODO *.py", Clear),
+        ("ls -d */", Clear),
+        ("echo \"$HOME\"", Clear),
+        ("echo $HOME", Clear),
+        ("for f in src/*.rs; do wc -l \"$f\"; done", Clear),
+        ("echo $((1+2))", Clear),
+        ("find . -name '*.rs' | xargs grep -l foo", Clear),
+        ("test -d src", Clear),
+        ("[ -f x ]", Clear),
+        ("[[ -f x && $x == y ]]", Clear),
+        ("(( 1 + 2 ))", Clear),
+        ("x=1; echo \"$x\"", Clear),
+        ("export RUST_BACKTRACE=1", Clear),
+        ("case $x in a) ls;; esac", Clear),
+        ("f() { ls; }; f", Clear),
+        ("diff <(ls a) <(ls b)", Clear),
+        ("cat <<'EOF'\n`rm x` $(rm y)\nEOF", Clear),
+        ("cat <<EOF\nhello $USER\nEOF", Clear),
+        ("find src -name '*.rs' -exec grep -l foo {} +", Clear),
+        ("git log --oneline -5 | head", Clear),
+        ("timeout 5 cargo test", Clear),
+        ("env RUST_LOG=debug cargo test", Clear),
+        ("bash -c 'ls'", Clear),
+        ("sort -k2 -t, data.csv", Clear),
+        ("tree -L 2", Clear),
+        ("cd src && ls", Clear),
+    ]);
+}
+
+#[test]
+fn redirections_are_doubtful_only_when_they_write_a_file() {
+    check_shapes(&[
+        ("ls > out", Doubtful),
+        ("ls >> out", Doubtful),
+        ("ls &> out", Doubtful),
+        ("ls &>> out", Doubtful),
+        ("ls >| out", Doubtful),
+        ("ls 2> err.txt", Doubtful),
+        ("ls >&out", Doubtful),
+        ("> out", Doubtful),
+        ("{ ls; } > out", Doubtful),
+        ("cat <<EOF > out\nx\nEOF", Doubtful),
+        ("ls > \"$f\"", Doubtful),
+        ("cat < /dev/tcp/example.com/80", Doubtful),
+        ("cat < ~/.ssh/id_rsa", Doubtful),
+        ("cat src.txt 1<> tgt.txt", Doubtful),
+        ("ls 2>&1", Clear),
+        ("ls 2>/dev/null", Clear),
+        ("ls >/dev/null 2>&1", Clear),
+        ("echo hi >&2", Clear),
+        ("ls 2>&-", Clear),
+        ("cat < in.txt", Clear),
+        ("cat <&3", Clear),
+        ("(ls) 2>/dev/null", Clear),
+        ("exec 3>&1", Clear),
+        ("ls > /dev/stderr", Clear),
+    ]);
     // A word after the target is still an argument (`ls >/dev/null -R` is `ls -R`).
     assert_eq!(commands("git diff >/dev/null --stat"), ["git diff --stat"]);
 }
 
 #[test]
-fn names_only_known_at_run_time_are_opaque_but_their_scripts_are_checked() {
+fn names_only_known_at_run_time_are_doubtful_but_their_scripts_are_checked() {
     let parts = parse("$SHELL -c 'rm -rf /'");
-    assert!(parts[0].opaque.is_some());
+    assert!(parts[0].doubt.is_some());
     assert!(parts.iter().any(|p| p.command == "rm -rf /"));
+    let parts = parse("/bin/r? -rf x");
+    assert_eq!(parts[0].name_glob.as_deref(), Some("/bin/r?"));
 }
 
 #[test]
-fn deep_nesting_is_opaque() {
+fn limits_are_doubtful_and_do_not_overflow() {
     let mut line = "ls".to_string();
     for _ in 0..12 {
         line = format!("sh -c {}", shell_quote(&line));
     }
-    assert_opaque(&line);
+    assert_eq!(shape(&line), Doubtful);
+    let deep = format!("{}rm -rf x{}", "(".repeat(3000), ")".repeat(3000));
+    let parts = parse(&deep);
+    assert!(parts.iter().any(|p| p.doubt.is_some()));
+    assert!(
+        parts
+            .iter()
+            .any(|p| p.words.first().is_some_and(|w| w == "rm")),
+        "{:?}",
+        parts.iter().map(|p| &p.command).collect::<Vec<_>>()
+    );
+    let long = "ls ".repeat(30_000);
+    assert_eq!(shape(&long), Doubtful);
 }
 
 fn shell_quote(s: &str) -> String {
@@ -332,18 +459,17 @@ fn shell_quote(s: &str) -> String {
 
 #[test]
 fn nothing_to_run_gives_no_parts() {
-    assert!(parse("").is_empty());
-    assert!(parse("  # just a comment").is_empty());
-    assert!(parse("x=1").is_empty());
-    assert!(parse("[ -f x ]").is_empty());
+    for line in ["", "  # just a comment", "x=1", "[ -f x ]"] {
+        assert!(parse(line).is_empty(), "{line:?}: {:#?}", parse(line));
+    }
 }
 
 proptest! {
     /// Whatever the model sends, parsing returns (a panic would end the turn).
     #[test]
-    fn parsing_never_panics(line in r#"[a-z0-9 $(){}'"`\\|;&<>\n=*?#~!.,:@/-]{0,48}|\PC{0,32}"#) {
+    fn parsing_never_panics(line in r#"[a-z0-9 $(){}'"`\\|;&<>\n=*?#~!.,:@/\[\]-]{0,48}|\PC{0,32}"#) {
         for p in parse(&line) {
-            prop_assert_eq!(p.command.is_empty(), p.words.iter().all(String::is_empty));
+            prop_assert!(!p.words.is_empty() && !p.command.is_empty(), "{:?}", p);
         }
     }
 }

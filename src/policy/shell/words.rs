@@ -1,12 +1,12 @@
-//! Words of a simple command: quotes and escapes removed, run-time expansions kept as opaque
-//! pieces, brace expansion applied.
+//! Words of a simple command: quotes and escapes removed, run-time expansions kept as pieces
+//! whose value is unknown, brace expansion applied.
 
 use tree_sitter::Node;
 
 /// What kind of run-time expansion a piece of a word is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DynKind {
-    /// `$x`, `${x}`: a variable's value.
+    /// `$x`, `${x}`, `$1`, `$@`: a parameter's value.
     Var,
     /// `${x:-..}`, `${x@P}`, `${!x}`, arrays: an expansion with an operator.
     Complex,
@@ -16,6 +16,8 @@ pub(crate) enum DynKind {
     Arith,
     /// `<(..)` / `>(..)`: becomes a `/dev/fd/N` path.
     ProcSub,
+    /// Words that come from somewhere else at run time (the input of `xargs`).
+    Input,
 }
 
 /// One piece of a word.
@@ -34,7 +36,7 @@ pub(crate) enum Tok {
 /// A shell word as the shell would see it before run-time expansion.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Word {
-    toks: Vec<Tok>,
+    pub(crate) toks: Vec<Tok>,
 }
 
 impl Word {
@@ -45,10 +47,36 @@ impl Word {
         w
     }
 
+    /// A word only known at run time, shown as `shown`.
+    pub(crate) fn unknown(shown: &str, kind: DynKind) -> Word {
+        Word {
+            toks: vec![Tok::Dyn {
+                src: shown.to_string(),
+                quoted: false,
+                kind,
+            }],
+        }
+    }
+
     /// Builds a word from a syntax node of `src`.
     pub(crate) fn from_node(node: Node, src: &str) -> Word {
         let mut w = Word::default();
-        w.add_node(node, src);
+        w.add_node(node, src, 0);
+        w
+    }
+
+    /// The word without its first `n` pieces (`-oFILE` → `FILE` with `n` = 2).
+    pub(crate) fn tail(&self, n: usize) -> Word {
+        Word {
+            toks: self.toks.iter().skip(n).cloned().collect(),
+        }
+    }
+
+    /// Builds a word from an unquoted here-doc body: text with expansions, like a
+    /// double-quoted string without the quotes.
+    pub(crate) fn from_heredoc(node: Node, src: &str) -> Word {
+        let mut w = Word::default();
+        w.add_expanding_text(node, src, node.start_byte(), node.end_byte());
         w
     }
 
@@ -86,6 +114,61 @@ impl Word {
         s
     }
 
+    /// The word written so that it reads back as the same word: literal text quoted where
+    /// the shell would treat it specially, globs and expansions as written.
+    pub(crate) fn shown(&self) -> String {
+        if let Some(lit) = self.literal() {
+            return match (self.toks.first(), lit.strip_prefix('~')) {
+                (
+                    Some(Tok::Char {
+                        c: '~',
+                        quoted: false,
+                    }),
+                    Some(""),
+                ) => "~".into(),
+                (
+                    Some(Tok::Char {
+                        c: '~',
+                        quoted: false,
+                    }),
+                    Some(rest),
+                ) => {
+                    format!("~{}", quote(rest))
+                }
+                _ => quote(&lit),
+            };
+        }
+        let mut s = String::new();
+        let mut run = String::new();
+        let flush = |run: &mut String, s: &mut String| {
+            if !run.is_empty() {
+                s.push_str(&quote(run));
+                run.clear();
+            }
+        };
+        for t in &self.toks {
+            match t {
+                Tok::Char { c, quoted: false } if is_glob_char(*c) || *c == ']' => {
+                    flush(&mut run, &mut s);
+                    s.push(*c);
+                }
+                Tok::Char { c, .. } => run.push(*c),
+                Tok::Dyn { src, quoted, .. } => {
+                    flush(&mut run, &mut s);
+                    if *quoted {
+                        s.push('"');
+                        s.push_str(src);
+                        s.push('"');
+                    } else {
+                        s.push_str(src);
+                    }
+                }
+            }
+        }
+        flush(&mut run, &mut s);
+        s
+    }
+
     /// The literal characters before the first expansion or glob character.
     pub(crate) fn literal_prefix(&self) -> String {
         let mut s = String::new();
@@ -115,61 +198,135 @@ impl Word {
         })
     }
 
-    /// Whether the first character is only known at run time (so the word may become a flag).
-    pub(crate) fn starts_unknown(&self) -> bool {
+    /// Whether the word may start with `-` once expanded (and so be read as an option): it
+    /// does, or its first character is only known at run time.
+    pub(crate) fn may_be_option(&self) -> bool {
         match self.toks.first() {
-            Some(Tok::Dyn { kind, .. }) => *kind != DynKind::ProcSub,
+            Some(Tok::Char { c: '-', .. }) => true,
             Some(Tok::Char { c, quoted: false }) => is_glob_char(*c) && self.has_glob(),
+            Some(Tok::Dyn { src, kind, .. }) => {
+                *kind != DynKind::ProcSub && !var_name(src).is_some_and(never_an_option)
+            }
             _ => false,
         }
     }
 
-    /// Whether an unquoted expansion may split the word into several.
+    /// Whether expansion may turn this word into several (or none): an unquoted expansion
+    /// is split, a glob matches any number of files.
     pub(crate) fn may_split(&self) -> bool {
-        self.toks
-            .iter()
-            .any(|t| matches!(t, Tok::Dyn { quoted: false, kind, .. } if *kind != DynKind::ProcSub))
+        self.has_glob()
+            || self.toks.iter().any(
+                |t| matches!(t, Tok::Dyn { quoted: false, kind, .. } if *kind != DynKind::ProcSub),
+            )
     }
 
-    /// Whether any piece is of the given kind.
-    pub(crate) fn has(&self, kind: DynKind) -> bool {
-        self.toks
-            .iter()
-            .any(|t| matches!(t, Tok::Dyn { kind: k, .. } if *k == kind))
+    /// The expansions in the word, as written, with their kinds.
+    pub(crate) fn dyns(&self) -> impl Iterator<Item = (&str, DynKind)> {
+        self.toks.iter().filter_map(|t| match t {
+            Tok::Dyn { src, kind, .. } => Some((src.as_str(), *kind)),
+            Tok::Char { .. } => None,
+        })
     }
 
-    fn add_node(&mut self, node: Node, src: &str) {
+    /// Whether the word, once expanded, could be exactly `target`: a glob that matches it, an
+    /// expansion that could produce it.
+    pub(crate) fn could_be(&self, target: &str) -> bool {
+        if let Some(lit) = self.literal() {
+            return lit == target;
+        }
+        globset::GlobBuilder::new(&self.to_glob())
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map(|g| g.compile_matcher().is_match(target))
+            .unwrap_or(true)
+    }
+
+    /// The word as a glob: literal characters escaped, shell patterns kept, every expansion
+    /// `*` (it could be anything).
+    pub(crate) fn to_glob(&self) -> String {
+        let mut s = String::new();
+        for t in &self.toks {
+            match t {
+                Tok::Char { c, quoted: false } if is_glob_char(*c) || *c == ']' => s.push(*c),
+                Tok::Char { c, .. } => {
+                    if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!') {
+                        s.push('\\');
+                    }
+                    s.push(*c);
+                }
+                Tok::Dyn { .. } => s.push('*'),
+            }
+        }
+        s
+    }
+
+    /// Replaces every `$name` for which `value` knows values by them: one word per
+    /// combination of alternatives (for checks; field splitting is not applied).
+    pub(crate) fn substitute(&self, value: &dyn Fn(&str) -> Option<Vec<Word>>) -> Vec<Word> {
+        let mut out = vec![Word::default()];
+        for t in &self.toks {
+            let known = match t {
+                Tok::Dyn {
+                    src,
+                    kind: DynKind::Var,
+                    ..
+                } => var_name(src).and_then(value),
+                _ => None,
+            };
+            match known {
+                Some(alternatives) if !alternatives.is_empty() => {
+                    let mut next = Vec::new();
+                    for w in &out {
+                        for alt in &alternatives {
+                            let mut joined = w.clone();
+                            joined.toks.extend(alt.toks.iter().cloned());
+                            next.push(joined);
+                        }
+                    }
+                    out = next;
+                }
+                _ => {
+                    for w in &mut out {
+                        w.toks.push(t.clone());
+                    }
+                }
+            }
+            if out.len() > super::braces::MAX_BRACE_WORDS {
+                return vec![self.clone()];
+            }
+        }
+        out
+    }
+
+    fn add_node(&mut self, node: Node, src: &str, depth: usize) {
         let text = src.get(node.byte_range()).unwrap_or_default();
+        if depth > super::MAX_NODE_DEPTH {
+            self.push_dyn(text, false, DynKind::Complex);
+            return;
+        }
         match node.kind() {
             "word" | "number" | "extglob_pattern" | "brace_expression" => self.push_unquoted(text),
             "raw_string" => self.push_str(strip(text, 1, 1), true),
             "ansi_c_string" => self.push_str(&ansi_c(strip(text, 2, 1)), true),
             "string" => self.add_double_quoted(node, src),
+            "translated_string" => match node.named_child(0) {
+                Some(inner) if inner.kind() == "string" => self.add_double_quoted(inner, src),
+                _ => self.push_dyn(text, false, DynKind::Complex),
+            },
             "simple_expansion" => self.push_dyn(text, false, DynKind::Var),
-            "expansion" => {
-                let plain = node.named_child_count() == 1
-                    && node.child_by_field_name("operator").is_none()
-                    && node.named_child(0).is_some_and(|c| {
-                        matches!(c.kind(), "variable_name" | "special_variable_name")
-                    });
-                let kind = if plain {
-                    DynKind::Var
-                } else {
-                    DynKind::Complex
-                };
-                self.push_dyn(text, false, kind);
-            }
+            "expansion" => self.push_dyn(text, false, expansion_kind(node)),
             "command_substitution" => self.push_dyn(text, false, DynKind::Subst),
             "process_substitution" => self.push_dyn(text, false, DynKind::ProcSub),
             "arithmetic_expansion" => self.push_dyn(text, false, DynKind::Arith),
-            "concatenation" | "command_name" | "translated_string" => {
+            "concatenation" | "command_name" => {
                 let mut cursor = node.walk();
                 let children: Vec<Node> = node.children(&mut cursor).collect();
                 if children.is_empty() {
                     self.push_unquoted(text);
                 }
                 for child in children {
-                    self.add_node(child, src);
+                    self.add_node(child, src, depth + 1);
                 }
             }
             // `$` before a translated string and other lone tokens are plain text.
@@ -187,7 +344,7 @@ impl Word {
     }
 
     /// Unquoted text: a backslash quotes the next character; backslash-newline vanishes.
-    fn push_unquoted(&mut self, text: &str) {
+    pub(crate) fn push_unquoted(&mut self, text: &str) {
         let mut chars = text.chars();
         while let Some(c) = chars.next() {
             if c == '\\' {
@@ -231,7 +388,13 @@ impl Word {
             } else {
                 end
             };
-        let mut pos = (node.start_byte() + 1).min(inner_end);
+        let start = (node.start_byte() + 1).min(inner_end);
+        self.add_expanding_text(node, src, start, inner_end);
+    }
+
+    /// Text between `start` and `end` in which the node's children are expansions.
+    fn add_expanding_text(&mut self, node: Node, src: &str, start: usize, inner_end: usize) {
+        let mut pos = start;
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             if child.start_byte() < pos || child.end_byte() > inner_end {
@@ -239,21 +402,17 @@ impl Word {
             }
             self.push_double_quoted_text(src.get(pos..child.start_byte()).unwrap_or_default());
             let text = src.get(child.byte_range()).unwrap_or_default();
-            match child.kind() {
-                "string_content" => self.push_double_quoted_text(text),
-                "simple_expansion" => self.push_dyn(text, true, DynKind::Var),
-                "expansion" => {
-                    let before = self.toks.len();
-                    self.add_node(child, src);
-                    for t in &mut self.toks[before..] {
-                        if let Tok::Dyn { quoted, .. } = t {
-                            *quoted = true;
-                        }
-                    }
-                }
-                "command_substitution" => self.push_dyn(text, true, DynKind::Subst),
-                "arithmetic_expansion" => self.push_dyn(text, true, DynKind::Arith),
-                _ => self.push_dyn(text, true, DynKind::Complex),
+            let kind = match child.kind() {
+                "string_content" | "heredoc_content" => None,
+                "simple_expansion" => Some(DynKind::Var),
+                "expansion" => Some(expansion_kind(child)),
+                "command_substitution" => Some(DynKind::Subst),
+                "arithmetic_expansion" => Some(DynKind::Arith),
+                _ => Some(DynKind::Complex),
+            };
+            match kind {
+                None => self.push_double_quoted_text(text),
+                Some(kind) => self.push_dyn(text, true, kind),
             }
             pos = child.end_byte();
         }
@@ -261,8 +420,61 @@ impl Word {
     }
 }
 
+/// `${x}` is a plain parameter; anything with an operator, index or indirection is not.
+fn expansion_kind(node: Node) -> DynKind {
+    let plain = node.named_child_count() == 1
+        && node.child_by_field_name("operator").is_none()
+        && node.child_count() == 3
+        && node
+            .named_child(0)
+            .is_some_and(|c| matches!(c.kind(), "variable_name" | "special_variable_name"));
+    if plain {
+        DynKind::Var
+    } else {
+        DynKind::Complex
+    }
+}
+
+/// The parameter name of `$name`, `${name}`, `$1`, `$@`.
+pub(crate) fn var_name(src: &str) -> Option<&str> {
+    let inner = src.strip_prefix('$')?;
+    let inner = inner
+        .strip_prefix('{')
+        .and_then(|s| s.strip_suffix('}'))
+        .unwrap_or(inner);
+    let plain = !inner.is_empty()
+        && (inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || matches!(inner, "@" | "*" | "#" | "?" | "-" | "$" | "!"));
+    plain.then_some(inner)
+}
+
+/// Variables whose value never starts with `-` (paths from the environment, numbers).
+fn never_an_option(name: &str) -> bool {
+    matches!(
+        name,
+        "HOME" | "PWD" | "OLDPWD" | "TMPDIR" | "SHELL" | "?" | "$" | "#" | "!"
+    )
+}
+
 fn is_glob_char(c: char) -> bool {
     matches!(c, '*' | '?' | '[')
+}
+
+/// Quotes `s` for display when the shell would not read it back as one literal word.
+pub(crate) fn quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars().all(|c| {
+            c.is_alphanumeric()
+                || matches!(
+                    c,
+                    '-' | '_' | '.' | '/' | ',' | ':' | '=' | '+' | '@' | '%' | '^'
+                )
+        });
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
 }
 
 fn strip(text: &str, front: usize, back: usize) -> &str {
@@ -273,8 +485,9 @@ fn strip(text: &str, front: usize, back: usize) -> &str {
     }
 }
 
-/// Decodes the escapes of a `$'..'` string.
-fn ansi_c(body: &str) -> String {
+/// Decodes the escapes of a `$'..'` string. Bash ends the string at a NUL (`$'rm\0x'` is
+/// `rm`), so the text after one is dropped.
+pub(crate) fn ansi_c(body: &str) -> String {
     let mut out = String::new();
     let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {
@@ -344,155 +557,10 @@ fn ansi_c(body: &str) -> String {
             }
         }
     }
-    out
-}
-
-/// Most words one brace expansion may produce before the command is treated as opaque.
-const MAX_BRACE_WORDS: usize = 256;
-
-/// Applies bash brace expansion (`{a,b}`, `{1..3}`, `{a..c}`); `None` when it would produce
-/// more than [`MAX_BRACE_WORDS`] words.
-pub(crate) fn expand_braces(word: Word) -> Option<Vec<Word>> {
-    let mut out = Vec::new();
-    let mut todo = vec![word];
-    while let Some(w) = todo.pop() {
-        match expand_first(&w).ok()? {
-            Some(mut alts) => {
-                alts.reverse();
-                todo.extend(alts);
-            }
-            None => out.push(w),
-        }
-        if out.len() + todo.len() > MAX_BRACE_WORDS {
-            return None;
-        }
+    match out.find('\0') {
+        Some(nul) => out[..nul].to_string(),
+        None => out,
     }
-    Some(out)
-}
-
-fn is_unquoted(t: &Tok, ch: char) -> bool {
-    matches!(t, Tok::Char { c, quoted: false } if *c == ch)
-}
-
-/// A brace expansion that would produce too many words.
-struct TooLarge;
-
-/// Expands the first brace group of `w`, if it has one.
-fn expand_first(w: &Word) -> Result<Option<Vec<Word>>, TooLarge> {
-    let toks = &w.toks;
-    for open in 0..toks.len() {
-        if !is_unquoted(&toks[open], '{') {
-            continue;
-        }
-        let mut depth = 0;
-        let mut commas = Vec::new();
-        let mut close = None;
-        for (i, t) in toks.iter().enumerate().skip(open + 1) {
-            if is_unquoted(t, '{') {
-                depth += 1;
-            } else if is_unquoted(t, '}') {
-                if depth == 0 {
-                    close = Some(i);
-                    break;
-                }
-                depth -= 1;
-            } else if depth == 0 && is_unquoted(t, ',') {
-                commas.push(i);
-            }
-        }
-        let Some(close) = close else { continue };
-        let pre = &toks[..open];
-        let post = &toks[close + 1..];
-        let join = |mid: &[Tok]| Word {
-            toks: pre.iter().chain(mid).chain(post).cloned().collect(),
-        };
-        if !commas.is_empty() {
-            let mut bounds = vec![open];
-            bounds.extend(&commas);
-            bounds.push(close);
-            return Ok(Some(
-                bounds
-                    .windows(2)
-                    .map(|b| join(&toks[b[0] + 1..b[1]]))
-                    .collect(),
-            ));
-        }
-        let inner = Word {
-            toks: toks[open + 1..close].to_vec(),
-        };
-        if let Some(seq) = inner.literal().map(|s| sequence(&s)).transpose()?.flatten() {
-            return Ok(Some(
-                seq.iter()
-                    .map(|s| {
-                        join(
-                            &s.chars()
-                                .map(|c| Tok::Char { c, quoted: true })
-                                .collect::<Vec<_>>(),
-                        )
-                    })
-                    .collect(),
-            ));
-        }
-    }
-    Ok(None)
-}
-
-/// The items of a sequence expression `x..y[..step]`, if `s` is one.
-fn sequence(s: &str) -> Result<Option<Vec<String>>, TooLarge> {
-    let parts: Vec<&str> = s.split("..").collect();
-    if !(2..=3).contains(&parts.len()) {
-        return Ok(None);
-    }
-    let step: i64 = match parts
-        .get(2)
-        .map(|p| p.parse::<i64>().ok().and_then(i64::checked_abs))
-    {
-        Some(Some(n)) => n.max(1),
-        Some(None) => return Ok(None),
-        None => 1,
-    };
-    let (a, b) = (parts[0], parts[1]);
-    if let (Ok(x), Ok(y)) = (a.parse::<i64>(), b.parse::<i64>()) {
-        let steps = x.abs_diff(y) / step.unsigned_abs();
-        if steps >= MAX_BRACE_WORDS as u64 {
-            return Err(TooLarge);
-        }
-        // i128: the values lie between x and y, but `i * dir` alone may not fit an i64.
-        let (count, x) = (steps as i128 + 1, x as i128);
-        let width = if (a.trim_start_matches('-').starts_with('0') && a.len() > 1)
-            || (b.trim_start_matches('-').starts_with('0') && b.len() > 1)
-        {
-            a.len().max(b.len())
-        } else {
-            0
-        };
-        let dir = if y as i128 >= x {
-            step as i128
-        } else {
-            -(step as i128)
-        };
-        return Ok(Some(
-            (0..count)
-                .map(|i| format!("{:0width$}", x + i * dir))
-                .collect(),
-        ));
-    }
-    let (mut ca, mut cb) = (a.chars(), b.chars());
-    if let (Some(x), None, Some(y), None) = (ca.next(), ca.next(), cb.next(), cb.next())
-        && x.is_ascii_alphabetic()
-        && y.is_ascii_alphabetic()
-    {
-        let (x, y) = (x as i64, y as i64);
-        let dir = if y >= x { step } else { -step };
-        let count = x.abs_diff(y) / step.unsigned_abs() + 1;
-        return Ok(Some(
-            (0..count as i64)
-                .filter_map(|i| u32::try_from(x + i * dir).ok().and_then(char::from_u32))
-                .map(String::from)
-                .collect(),
-        ));
-    }
-    Ok(None)
 }
 
 #[cfg(test)]
@@ -505,65 +573,61 @@ mod tests {
         w
     }
 
-    fn texts(ws: Vec<Word>) -> Vec<String> {
-        ws.iter().map(Word::text).collect()
-    }
-
     #[test]
-    fn braces_expand_like_bash() {
-        assert_eq!(
-            texts(expand_braces(unquoted("{rm,-rf,/tmp/x}")).unwrap()),
-            ["rm", "-rf", "/tmp/x"]
-        );
-        assert_eq!(
-            texts(expand_braces(unquoted("--{output=a,stat}")).unwrap()),
-            ["--output=a", "--stat"]
-        );
-        assert_eq!(
-            texts(expand_braces(unquoted("a{b,c{d,e}}f")).unwrap()),
-            ["abf", "acdf", "acef"]
-        );
-        assert_eq!(
-            texts(expand_braces(unquoted("f{1..3}")).unwrap()),
-            ["f1", "f2", "f3"]
-        );
-        assert_eq!(
-            texts(expand_braces(unquoted("{01..03}")).unwrap()),
-            ["01", "02", "03"]
-        );
-        assert_eq!(
-            texts(expand_braces(unquoted("{c..a}")).unwrap()),
-            ["c", "b", "a"]
-        );
-        // Not expansions: no comma, quoted braces, `{}`.
-        assert_eq!(texts(expand_braces(unquoted("{}")).unwrap()), ["{}"]);
-        assert_eq!(texts(expand_braces(unquoted("{x}")).unwrap()), ["{x}"]);
-        assert_eq!(texts(expand_braces(Word::lit("{a,b}")).unwrap()), ["{a,b}"]);
-        assert!(expand_braces(unquoted("{1..100000}")).is_none());
-        assert!(expand_braces(unquoted("{-9223372036854775808..9223372036854775807}")).is_none());
-        let wide = "{-9223372036854775808..9223372036854775807..72340172838076673}";
-        assert_eq!(expand_braces(unquoted(wide)).map(|w| w.len()), Some(256));
-        assert!(expand_braces(unquoted("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}")).is_none());
-    }
-
-    #[test]
-    fn ansi_c_escapes_decode() {
-        assert_eq!(ansi_c(r"\x72m"), "rm");
-        assert_eq!(ansi_c(r"\162\155"), "rm");
-        assert_eq!(ansi_c(r"a\tb\n"), "a\tb\n");
-        assert_eq!(ansi_c(r"\u0072m"), "rm");
-        assert_eq!(ansi_c(r"it\'s"), "it's");
+    fn ansi_c_escapes_decode_and_stop_at_nul() {
+        let cases = [
+            (r"\x72m", "rm"),
+            (r"\162\155", "rm"),
+            (r"a\tb\n", "a\tb\n"),
+            (r"\u0072m", "rm"),
+            (r"it\'s", "it's"),
+            (r"rm\0 -rf", "rm"),
+            (r"rm\x00x", "rm"),
+            (r"rm\c@x", "rm"),
+        ];
+        for (body, decoded) in cases {
+            assert_eq!(ansi_c(body), decoded, "{body}");
+        }
     }
 
     #[test]
     fn backslashes_quote_the_next_character() {
-        let w = unquoted(r"su\do");
-        assert_eq!(w.literal().as_deref(), Some("sudo"));
-        let w = unquoted(r"\*");
-        assert!(!w.has_glob());
+        assert_eq!(unquoted(r"su\do").literal().as_deref(), Some("sudo"));
+        assert!(!unquoted(r"\*").has_glob());
         assert!(unquoted("*.rs").has_glob());
-        assert!(unquoted("*.rs").starts_unknown());
-        assert!(!unquoted("src/*.rs").starts_unknown());
         assert!(!unquoted("[").has_glob());
+    }
+
+    #[test]
+    fn words_that_may_become_options() {
+        let cases = [
+            ("*.rs", true),
+            ("-delet?", true),
+            ("src/*.rs", false),
+            ("[-]x", true),
+            ("plain", false),
+        ];
+        for (word, may) in cases {
+            assert_eq!(unquoted(word).may_be_option(), may, "{word}");
+        }
+        assert!(Word::unknown("$x", DynKind::Var).may_be_option());
+    }
+
+    #[test]
+    fn globs_are_matched_against_names() {
+        assert!(unquoted("/bin/r?").could_be("/bin/rm"));
+        assert!(unquoted("-delet?").could_be("-delete"));
+        assert!(!unquoted("*.rs").could_be("-delete"));
+        assert!(Word::unknown("$x", DynKind::Var).could_be("-exec"));
+        assert!(!Word::lit("*").could_be("-exec"));
+    }
+
+    #[test]
+    fn shown_words_read_back_as_the_same_word() {
+        assert_eq!(Word::lit("print(1)").shown(), "'print(1)'");
+        assert_eq!(Word::lit("it's").shown(), r"'it'\''s'");
+        assert_eq!(Word::lit("src/main.rs").shown(), "src/main.rs");
+        assert_eq!(unquoted("*.rs").shown(), "*.rs");
+        assert_eq!(Word::lit("*.rs").shown(), "'*.rs'");
     }
 }

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::llm::ToolSpec;
 use crate::protocol::{Event, ToolDisplay};
+use crate::sandbox::{Finished, SpawnError, Supervised};
 use output::Output;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -20,9 +21,10 @@ use tokio::time::Instant;
 
 /// Longest timeout a call may ask for, in seconds.
 const MAX_TIMEOUT_SECS: u64 = 600;
-/// How long to keep reading after the shell exits while a background process holds the output.
+/// How long to keep reading after the command ended (its processes are gone by then; this
+/// only bounds the unforeseen).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
-/// How long to wait for a killed process to be reaped.
+/// How long to wait for a stopped command's supervisor to exit.
 const REAP_WAIT: Duration = Duration::from_secs(2);
 const NAME: &str = "bash";
 
@@ -102,53 +104,24 @@ fn exit_code(status: ExitStatus) -> i32 {
     }
 }
 
-/// Sends `sig` to every process in the group `pgid`.
-fn kill_group(pgid: i32, sig: i32) {
-    if pgid > 0 {
-        // SAFETY: kill(2) has no memory-safety preconditions; a stale group only yields ESRCH.
-        unsafe {
-            libc::kill(-pgid, sig);
-        }
-    }
-}
-
-/// Kills the process group when dropped while armed, so a call abandoned mid-run (its future
-/// dropped) leaves nothing running.
-struct GroupGuard {
-    pgid: i32,
-    armed: bool,
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            kill_group(self.pgid, libc::SIGKILL);
-        }
-    }
-}
-
 /// How the wait for the command ended.
 enum End {
-    /// The shell exited; `stragglers` when background processes still held the output.
-    Exited {
-        status: ExitStatus,
-        stragglers: bool,
-    },
+    /// The command and everything it started are gone.
+    Exited(ExitStatus),
     TimedOut,
     Cancelled,
 }
 
-/// Builds the `bash -c` command for `command` in the workspace.
-fn build_command(ctx: &ToolCtx, command: &str) -> Result<tokio::process::Command, ToolError> {
-    let mut cmd = tokio::process::Command::new("bash");
+/// Builds the `bash -c` command for `command` in the workspace (bash from a trusted place:
+/// never a relative `PATH` entry or a directory commands may write).
+fn build_command(ctx: &ToolCtx, command: &str) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(ctx.sandbox.program("bash"));
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.workspace)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true)
         .env("TMPDIR", &ctx.temp_dir);
     for name in &ctx.env_remove {
         cmd.env_remove(name);
@@ -163,12 +136,36 @@ fn build_command(ctx: &ToolCtx, command: &str) -> Result<tokio::process::Command
             Ok(())
         });
     }
-    ctx.sandbox.apply(&mut cmd).map_err(|e| {
-        ToolError(format!(
-            "the sandbox could not be set up for this command: {e}"
-        ))
-    })?;
-    Ok(cmd)
+    cmd
+}
+
+/// Starts `command` under the sandbox.
+fn start(ctx: &ToolCtx, command: &str) -> Result<Supervised, ToolError> {
+    ctx.sandbox
+        .spawn(&mut build_command(ctx, command))
+        .map_err(|e| match e {
+            SpawnError::Sandbox(e) => ToolError(format!(
+                "the sandbox could not be set up for this command: {e}"
+            )),
+            SpawnError::Start(e) => ToolError(format!(
+                "could not start bash in {}: {e}",
+                ctx.workspace.display()
+            )),
+        })
+}
+
+/// Stops a command that is still running: the supervisor kills everything it started; if
+/// it does not exit in time, it is killed too.
+async fn stop(running: &mut Supervised) -> ExitStatus {
+    running.stop();
+    if let Ok(Ok(status)) = tokio::time::timeout(REAP_WAIT, running.child.wait()).await {
+        return status;
+    }
+    running.kill();
+    match tokio::time::timeout(REAP_WAIT, running.child.wait()).await {
+        Ok(Ok(status)) => status,
+        _ => ExitStatus::from_raw(libc::SIGKILL),
+    }
 }
 
 /// Runs `command` and turns what happened into the tool result.
@@ -184,18 +181,8 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
                 ctx.temp_dir.display()
             ))
         })?;
-    let mut child = build_command(ctx, command)?.spawn().map_err(|e| {
-        ToolError(format!(
-            "could not start bash in {}: {e}",
-            ctx.workspace.display()
-        ))
-    })?;
-    let pgid = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .unwrap_or(0);
-    let mut guard = GroupGuard { pgid, armed: true };
-    let Some(mut stdout) = child.stdout.take() else {
+    let mut running = start(ctx, command)?;
+    let Some(mut stdout) = running.child.stdout.take() else {
         return Err(ToolError::new("could not capture the command's output."));
     };
 
@@ -211,13 +198,14 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
     tokio::pin!(deadline);
     let mut status: Option<ExitStatus> = None;
     let mut eof = false;
+    // The supervisor exits only once every process of the command is gone, so the output
+    // reaches end-of-file right after; the limit guards against the unforeseen.
     let mut drain_until: Option<Instant> = None;
     let end = loop {
-        if eof && let Some(status) = status {
-            break End::Exited {
-                status,
-                stragglers: false,
-            };
+        if let Some(status) = status
+            && (eof || drain_until.is_some_and(|t| Instant::now() >= t))
+        {
+            break End::Exited(status);
         }
         let drain = async {
             match drain_until {
@@ -227,8 +215,8 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
         };
         tokio::select! {
             biased;
-            _ = ctx.cancel.cancelled() => break End::Cancelled,
-            _ = &mut deadline => break End::TimedOut,
+            _ = ctx.cancel.cancelled(), if status.is_none() => break End::Cancelled,
+            _ = &mut deadline, if status.is_none() => break End::TimedOut,
             read = stdout.read(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
                 Ok(n) => {
@@ -237,29 +225,23 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
                     }
                 }
             },
-            waited = child.wait(), if status.is_none() => match waited {
+            waited = running.child.wait(), if status.is_none() => match waited {
                 Ok(s) => {
                     status = Some(s);
                     drain_until = Some(Instant::now() + DRAIN_AFTER_EXIT);
                 }
                 Err(e) => return Err(ToolError(format!("waiting for the command failed: {e}"))),
             },
-            _ = drain => {
-                if let Some(status) = status {
-                    break End::Exited { status, stragglers: true };
-                }
-            }
+            _ = drain => {}
         }
     };
 
-    match &end {
-        End::Exited {
-            stragglers: false, ..
-        } => {}
+    let status = match end {
+        End::Exited(status) => status,
         _ => {
-            kill_group(pgid, libc::SIGKILL);
-            // Collect what was written before the kill; EOF comes once the whole group is gone.
-            // An interrupt returns at once: its output is not shown to the model.
+            let status = stop(&mut running).await;
+            // Collect what was written before the stop. An interrupt returns at once: its
+            // output is not shown to the model.
             if !eof && !matches!(end, End::Cancelled) {
                 let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, async {
                     while let Ok(n) = stdout.read(&mut buf).await {
@@ -273,59 +255,61 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
                 })
                 .await;
             }
-            if status.is_none() {
-                let _ = tokio::time::timeout(REAP_WAIT, child.wait()).await;
-            }
+            status
         }
-    }
-    guard.armed = false;
+    };
+    let finished = running.finish(status);
     if let Some(chunk) = out.flush_stream() {
         send(chunk);
     }
+    if let Some(e) = &finished.setup_error {
+        return Err(ToolError(format!(
+            "the sandbox could not be set up for this command: {e}"
+        )));
+    }
+    result(ctx, out, &end, &finished, timeout)
+}
 
+/// The tool result for a command that ran.
+fn result(
+    ctx: &ToolCtx,
+    out: Output,
+    end: &End,
+    finished: &Finished,
+    timeout: u64,
+) -> Result<ToolOutput, ToolError> {
     let body = out.finish();
     let mut text = body
         .as_deref()
         .unwrap_or("(no output)")
         .trim_end_matches('\n')
         .to_string();
-    // A command the sandbox stopped gets a note, so the model doesn't flail.
-    let sandbox_note = match &end {
-        End::Exited { status, .. } => ctx.sandbox.explain_failure(&text, status.code()),
-        _ => None,
-    };
-    let mut push_line = |line: &str| {
-        text.push('\n');
-        text.push_str(line);
-    };
+    let mut lines: Vec<String> = Vec::new();
     match end {
-        End::Cancelled => Err(ToolError::new("Interrupted by the user.")),
-        End::TimedOut => {
-            push_line(&format!(
-                "[timed out after {timeout}s; the command and all its child processes were killed. \
-                 Narrow the command (e.g. run one test, limit the input), run long jobs in the \
-                 background with output to a file, or raise timeout_secs (max {MAX_TIMEOUT_SECS}).]"
-            ));
-            Ok(ToolOutput::error(text))
-        }
-        End::Exited { status, stragglers } => {
-            if let Some(line) = status_line(status) {
-                push_line(&line);
-            }
-            if let Some(note) = sandbox_note {
-                push_line(&note);
-            }
-            if stragglers {
-                push_line(
-                    "[background processes that kept the output open were stopped; to keep one \
-                     running, redirect its output, e.g. `cmd > log 2>&1 &`]",
-                );
-            }
-            Ok(ToolOutput::ok(text).with(Effect::Exited {
-                code: exit_code(status),
-            }))
+        End::Cancelled => return Err(ToolError::new("Interrupted by the user.")),
+        End::TimedOut => lines.push(format!(
+            "[timed out after {timeout}s; the command and all its child processes were killed. \
+             Narrow the command (e.g. run one test, limit the input), run long jobs in the \
+             background with output to a file, or raise timeout_secs (max {MAX_TIMEOUT_SECS}).]"
+        )),
+        End::Exited(_) => {
+            lines.extend(status_line(finished.status));
+            // A command the sandbox stopped gets a note, so the model doesn't flail.
+            lines.extend(ctx.sandbox.explain_failure(&text, finished.status.code()));
+            lines.extend(finished.killed_note());
         }
     }
+    lines.extend(finished.notes.iter().cloned());
+    for line in lines {
+        text.push('\n');
+        text.push_str(&line);
+    }
+    Ok(match end {
+        End::TimedOut => ToolOutput::error(text),
+        _ => ToolOutput::ok(text).with(Effect::Exited {
+            code: exit_code(finished.status),
+        }),
+    })
 }
 
 impl Tool for Bash {

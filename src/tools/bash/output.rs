@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -155,7 +156,12 @@ impl Output {
     /// Creates the file holding the full output and writes the head to it.
     fn open_spill(&self) -> Result<(PathBuf, BufWriter<File>), String> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        std::fs::create_dir_all(&self.temp_dir).map_err(|e| e.to_string())?;
+        // Private to the user: a command's output may hold anything it printed.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.temp_dir)
+            .map_err(|e| e.to_string())?;
         let mut last = String::new();
         for _ in 0..16 {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -164,7 +170,14 @@ impl Output {
                 self.label,
                 std::process::id()
             ));
-            match File::options().write(true).create_new(true).open(&path) {
+            // create_new never follows a link a command may have planted under this name.
+            let opened = File::options()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path);
+            match opened {
                 Ok(file) => {
                     let mut w = BufWriter::new(file);
                     w.write_all(&self.head).map_err(|e| e.to_string())?;
@@ -313,6 +326,38 @@ mod tests {
             .to_string_lossy()
             .into_owned();
         assert!(name.starts_with("bash-output-call1-"), "{name}");
+    }
+
+    #[test]
+    fn saved_outputs_are_private_and_never_written_through_a_planted_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let (d, _) = collector();
+        // The session temp dir is writable by commands: one may plant links under the names
+        // rein is about to use.
+        let dir = d.path().join("fresh-session-tmp");
+        std::fs::create_dir(&dir).unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        for n in 0..8 {
+            let name = format!("bash-output-call1-{}-{n}.log", std::process::id());
+            std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
+        }
+        let mut out = Output::new(dir.clone(), "call1");
+        out.push(&vec![b'x'; HEAD_KEEP + 10]);
+        let result = out.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let saved = saved_path(&result);
+        assert!(
+            std::fs::symlink_metadata(&saved).unwrap().is_file(),
+            "{result}"
+        );
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&saved), 0o600);
+        let nested = d.path().join("a/b");
+        let mut out = Output::new(nested.clone(), "call1");
+        out.push(&vec![b'y'; HEAD_KEEP + 10]);
+        let _ = out.finish().unwrap();
+        assert_eq!(mode(&nested), 0o700);
     }
 
     #[test]

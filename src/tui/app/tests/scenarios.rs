@@ -87,7 +87,7 @@ fn an_edit_dialog_shows_the_change_and_y_answers_it() {
         approval_with_rule(
             "1",
             edit("src/a.rs", "one\ntwo\n", "one\n2\n"),
-            Some("edit(src/a.rs)"),
+            Some("edits of src/a.rs"),
         ),
     ];
     let mut app = scenario(events.clone(), "");
@@ -98,7 +98,8 @@ fn an_edit_dialog_shows_the_change_and_y_answers_it() {
         "{screen}"
     );
     assert!(
-        screen.contains("a always allow edit(src/a.rs) this session"),
+        screen.contains("a don't ask again this session for: edits of")
+            && screen.contains("src/a.rs"),
         "{screen}"
     );
     let mut app = scenario(events, "y");
@@ -120,7 +121,7 @@ fn an_other_tools_dialog_shows_its_arguments() {
     assert!(screen.contains("Allow mcp__tickets__close?"), "{screen}");
     assert!(screen.contains("\"ticket\": 42"), "{screen}");
     assert!(
-        !screen.contains("always allow"),
+        !screen.contains("ask again"),
         "`a` offered without a rule: {screen}"
     );
 }

@@ -1,0 +1,262 @@
+//! Places whose contents are secrets (keys, tokens, rein's own settings, process
+//! environments): a command that names one, or a glob that could match one, is never
+//! allowed unasked. The sandbox hides them from bash too; this keeps the policy from calling
+//! such a read harmless.
+
+use super::shell::words::{Tok, Word};
+
+/// Paths under the home directory that hold secrets, as path components.
+const HOME_SECRETS: &[&[&str]] = &[
+    &[".ssh"],
+    &[".aws"],
+    &[".gnupg"],
+    &[".netrc"],
+    &[".docker", "config.json"],
+    &[".kube"],
+    &[".config", "gh"],
+    &[".config", "gcloud"],
+    &[".config", "hub"],
+    &[".config", "rein"],
+    &[".local", "share", "rein"],
+    &["Library", "Application Support", "rein"],
+    &[".git-credentials"],
+    &[".agents", "env"],
+    &[".npmrc"],
+    &[".pypirc"],
+    &[".cargo", "credentials"],
+    &[".cargo", "credentials.toml"],
+    &[".pgpass"],
+    &[".vault-token"],
+    &[".password-store"],
+    &[".terraform.d"],
+];
+
+/// Secret files under `/proc/<pid>/` (`*` is any component).
+const PROC_SECRETS: &[&[&str]] = &[
+    &["proc", "*", "environ"],
+    &["proc", "*", "task", "*", "environ"],
+    &["proc", "*", "cmdline"],
+    &["proc", "*", "mem"],
+    &["proc", "*", "auxv"],
+];
+
+/// Other system files that hold secrets.
+const SYSTEM_SECRETS: &[&[&str]] = &[&["etc", "shadow"], &["etc", "gshadow"]];
+
+/// One path component of a word: known text, a glob, or only known at run time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Comp {
+    Lit(String),
+    Glob(String),
+    Unknown,
+}
+
+/// A word read as a path.
+struct PathShape {
+    comps: Vec<Comp>,
+    /// Starts at `/`.
+    absolute: bool,
+    /// Starts at the home directory (`~`, `$HOME`).
+    home: bool,
+}
+
+fn shape(word: &Word) -> PathShape {
+    let mut comps = Vec::new();
+    let mut cur = String::new();
+    let mut glob = false;
+    let mut unknown = false;
+    let mut home = false;
+    let push = |cur: &mut String, glob: &mut bool, unknown: &mut bool, comps: &mut Vec<Comp>| {
+        let c = if *unknown && cur.is_empty() {
+            Comp::Unknown
+        } else if *glob || *unknown {
+            Comp::Glob(std::mem::take(cur))
+        } else {
+            Comp::Lit(std::mem::take(cur))
+        };
+        cur.clear();
+        comps.push(c);
+        *glob = false;
+        *unknown = false;
+    };
+    for (i, t) in word.toks.iter().enumerate() {
+        match t {
+            Tok::Char { c: '/', .. } => push(&mut cur, &mut glob, &mut unknown, &mut comps),
+            Tok::Char {
+                c: '~',
+                quoted: false,
+            } if i == 0 => home = true,
+            Tok::Char { c, quoted } => {
+                let special = !quoted && matches!(c, '*' | '?' | '[' | ']');
+                if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') && !special {
+                    cur.push('\\');
+                }
+                glob |= special;
+                cur.push(*c);
+            }
+            Tok::Dyn { src, .. } if i == 0 && matches!(src.as_str(), "$HOME" | "${HOME}") => {
+                home = true
+            }
+            Tok::Dyn { .. } => {
+                if !cur.is_empty() || glob {
+                    cur.push('*');
+                    glob = true;
+                } else {
+                    unknown = true;
+                }
+            }
+        }
+    }
+    push(&mut cur, &mut glob, &mut unknown, &mut comps);
+    let absolute = comps.first() == Some(&Comp::Lit(String::new())) && !home;
+    comps.retain(|c| !matches!(c, Comp::Lit(s) if s.is_empty() || s == "."));
+    PathShape {
+        comps,
+        absolute,
+        home,
+    }
+}
+
+/// Whether component `c` of a word could be the secret component `spec` (`*`: any).
+fn comp_could_be(c: &Comp, spec: &str) -> bool {
+    if spec == "*" {
+        return true;
+    }
+    match c {
+        Comp::Lit(s) => s == spec,
+        // A glob only matches a dot-name when it starts with a dot itself.
+        Comp::Glob(g) => {
+            (g.starts_with('.') || !spec.starts_with('.'))
+                && globset::GlobBuilder::new(g)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                    .map(|g| g.compile_matcher().is_match(spec))
+                    .unwrap_or(true)
+        }
+        Comp::Unknown => false,
+    }
+}
+
+fn all_specs() -> impl Iterator<Item = &'static [&'static str]> {
+    HOME_SECRETS
+        .iter()
+        .chain(PROC_SECRETS)
+        .chain(SYSTEM_SECRETS)
+        .copied()
+}
+
+/// Why `word` names (or could name) a secret location, if it does. The secret's components
+/// are looked for anywhere in the word, so `../../.ssh/id_rsa` and `x=~/.aws` count too.
+pub(crate) fn names_secret(word: &Word) -> Option<String> {
+    let s = shape(word);
+    let hit = all_specs().find(|spec| {
+        s.comps.len() >= spec.len()
+            && s.comps
+                .windows(spec.len())
+                .any(|w| w.iter().zip(spec.iter()).all(|(c, p)| comp_could_be(c, p)))
+    })?;
+    Some(format!(
+        "`{}` may be a secret ({}), which is never read unasked",
+        word.text(),
+        hit.join("/")
+    ))
+}
+
+/// Why reading `word` recursively (`grep -r`, `rg`) would reach a secret location, if it
+/// would: it names one, or a directory above one (`~`, `/`, `/home/me`, `..`).
+pub(crate) fn contains_secret(word: &Word) -> Option<String> {
+    if let Some(why) = names_secret(word) {
+        return Some(why);
+    }
+    let s = shape(word);
+    let up = s.comps.iter().any(|c| *c == Comp::Lit("..".into()));
+    let above = |spec: &[&str], comps: &[Comp]| {
+        comps.len() < spec.len() && comps.iter().zip(spec).all(|(c, p)| comp_could_be(c, p))
+    };
+    let homes: [&[&str]; 3] = [&["home", "*"], &["root"], &["Users", "*"]];
+    let reaches = if s.home {
+        HOME_SECRETS.iter().any(|spec| above(spec, &s.comps))
+    } else if s.absolute {
+        let mut roots: Vec<Vec<&str>> = PROC_SECRETS
+            .iter()
+            .chain(SYSTEM_SECRETS)
+            .map(|s| s.to_vec())
+            .collect();
+        for h in homes {
+            for spec in HOME_SECRETS {
+                roots.push(h.iter().chain(spec.iter()).copied().collect());
+            }
+        }
+        roots.iter().any(|spec| above(spec, &s.comps))
+    } else {
+        false
+    };
+    (up || reaches).then(|| {
+        format!(
+            "reading `{}` recursively would reach secret files, which are never read unasked",
+            word.text()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(s: &str) -> Word {
+        let mut w = Word::default();
+        w.push_unquoted(s);
+        w
+    }
+
+    #[test]
+    fn secret_locations_are_recognised() {
+        let cases = [
+            ("~/.agents/env", true),
+            ("/proc/self/envir?n", true),
+            ("/proc/1234/environ", true),
+            ("/proc/*/environ", true),
+            ("~/.ssh/id_rsa", true),
+            ("../../.ssh/id_rsa", true),
+            ("/home/me/.aws/credentials", true),
+            ("--file=~/.netrc", true),
+            ("~/.config/gh/hosts.yml", true),
+            ("~/.docker/config.json", true),
+            ("~/.s?h/id_rsa", true),
+            ("~/.*/id_rsa", true),
+            ("~/*/id_rsa", false),
+            ("~/.agents/skills/x/SKILL.md", false),
+            ("src/main.rs", false),
+            ("/proc/cpuinfo", false),
+            ("ssh/config", false),
+        ];
+        for (path, secret) in cases {
+            assert_eq!(names_secret(&word(path)).is_some(), secret, "{path}");
+        }
+        let mut home = Word::unknown("$HOME", super::super::shell::words::DynKind::Var);
+        home.toks
+            .extend(Word::lit("/.ssh/id_rsa").toks.iter().cloned());
+        assert!(names_secret(&home).is_some());
+    }
+
+    #[test]
+    fn directories_above_secrets_are_recognised() {
+        let cases = [
+            ("~", true),
+            ("/", true),
+            ("/home/me", true),
+            ("/root", true),
+            ("~/.config", true),
+            ("..", true),
+            ("/proc", true),
+            ("src", false),
+            (".", false),
+            ("/usr/include", false),
+            ("~/projects", false),
+        ];
+        for (path, reaches) in cases {
+            assert_eq!(contains_secret(&word(path)).is_some(), reaches, "{path}");
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! `git`: global options read exactly as git reads them (which take a value, which take it
+//! only after `=`; git accepts no abbreviations there), so the subcommand rules see is the
+//! one git runs; and the subcommand options that write files or run programs.
+
+use super::words::Word;
+use super::{Ctx, Walker};
+
+/// Global options that take the next word as their value.
+const WITH_VALUE: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--attr-source",
+    "--shallow-file",
+];
+
+/// Global options that take a value only after `=`.
+const WITH_ATTACHED: &[&str] = &[
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--attr-source",
+    "--exec-path",
+    "--list-cmds",
+];
+
+/// Global options without a value that change nothing about what git runs or reads as
+/// configuration (`-p`, `--paginate` are the others: they run the pager).
+const HARMLESS: &[&str] = &[
+    "-P",
+    "--no-pager",
+    "--no-replace-objects",
+    "--no-lazy-fetch",
+    "--no-optional-locks",
+    "--no-advice",
+    "--literal-pathspecs",
+    "--no-literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--version",
+    "-v",
+    "--help",
+    "-h",
+    "--html-path",
+    "--man-path",
+    "--info-path",
+    "--exec-path",
+    "--bare",
+];
+
+/// Configuration keys (or their last part) whose value is a command git runs.
+const RUNS_COMMAND: &[&str] = &[
+    "core.pager",
+    "core.editor",
+    "core.fsmonitor",
+    "core.sshcommand",
+    "core.askpass",
+    "diff.external",
+    ".textconv",
+    ".command",
+    ".driver",
+    ".clean",
+    ".smudge",
+    ".process",
+    "credential.helper",
+    "sequence.editor",
+    "gpg.program",
+    "uploadpack.packobjectshook",
+    "pager.log",
+    "pager.diff",
+    "pager.show",
+    "pager.status",
+];
+
+/// Subcommands deny rules commonly name, for a subcommand only known at run time.
+const RISKY_SUBCOMMANDS: &[&str] = &[
+    "push",
+    "reset",
+    "clean",
+    "rm",
+    "checkout",
+    "restore",
+    "switch",
+    "commit",
+    "rebase",
+    "merge",
+    "branch",
+    "tag",
+    "stash",
+    "gc",
+    "prune",
+    "filter-branch",
+    "config",
+    "remote",
+    "submodule",
+    "worktree",
+    "update-ref",
+    "reflog",
+    "am",
+    "apply",
+    "cherry-pick",
+    "revert",
+];
+
+impl Walker {
+    /// `git`: global options are dropped so rules see `git <subcommand> ...`; those that can
+    /// change what runs make the part doubtful.
+    pub(super) fn git(&mut self, words: &[Word], ctx: &Ctx) {
+        let mut i = 1;
+        let mut reason = None;
+        while let Some(w) = words.get(i) {
+            let Some(t) = w.literal() else {
+                if w.may_be_option() {
+                    reason.get_or_insert(format!(
+                        "`{}` may become a git option when it runs",
+                        w.text()
+                    ));
+                    // Any later word could be the subcommand too.
+                    for j in i + 1..words.len() {
+                        let mut rest = vec![Word::lit("git")];
+                        rest.extend(words[j..].iter().cloned());
+                        let ctx = ctx.with_doubt(reason.clone());
+                        self.emit("git".into(), &rest, &ctx);
+                    }
+                }
+                // It may be the subcommand itself.
+                break;
+            };
+            if !t.starts_with('-') {
+                break;
+            }
+            let (opt, attached) = match t.split_once('=') {
+                Some((o, _)) if WITH_ATTACHED.contains(&o) => (o.to_string(), true),
+                _ => (t.clone(), false),
+            };
+            let known = attached
+                || HARMLESS.contains(&opt.as_str())
+                || matches!(opt.as_str(), "-p" | "--paginate")
+                || WITH_VALUE.contains(&opt.as_str());
+            let takes_next = !attached && WITH_VALUE.contains(&opt.as_str());
+            let value = takes_next.then(|| words.get(i + 1)).flatten();
+            let r = if !known {
+                Some(format!("`{t}` is not a git option rein knows"))
+            } else if opt == "-C" {
+                value.and_then(|v| self.git_dir_doubt(v))
+            } else if HARMLESS.contains(&opt.as_str()) && !attached {
+                None
+            } else {
+                Some(format!(
+                    "git {opt} can change what git runs or reads as configuration"
+                ))
+            };
+            if let Some(r) = r {
+                reason.get_or_insert(r);
+            }
+            if opt == "-c"
+                && let Some(setting) = value.and_then(Word::literal)
+            {
+                self.git_setting(&setting, ctx);
+            }
+            i += if takes_next { 2 } else { 1 };
+        }
+        let mut rest = vec![Word::lit("git")];
+        rest.extend(words.iter().skip(i).cloned());
+        let ctx = ctx.with_doubt(reason);
+        let Some(sub) = words.get(i) else {
+            self.emit("git".into(), &rest, &ctx);
+            return;
+        };
+        if sub.literal().is_none() {
+            let ctx = ctx.with_doubt(Some(format!(
+                "the git subcommand `{}` is only known when it runs",
+                sub.text()
+            )));
+            let aliases = RISKY_SUBCOMMANDS
+                .iter()
+                .filter(|s| sub.could_be(s))
+                .map(|s| format!("git {s}"))
+                .collect();
+            self.emit_with(
+                "git".into(),
+                &rest,
+                &ctx,
+                super::Role::Command,
+                aliases,
+                None,
+            );
+            return;
+        }
+        self.emit("git".into(), &rest, &ctx);
+    }
+
+    /// `git -c KEY=VALUE` where the value is a command git runs (`core.pager`, an alias with
+    /// `!`, ...): its script is searched for deny rules; an alias to a subcommand is rated as
+    /// that subcommand.
+    fn git_setting(&mut self, setting: &str, ctx: &Ctx) {
+        let Some((key, value)) = setting.split_once('=') else {
+            return;
+        };
+        let key = key.to_ascii_lowercase();
+        let ctx = ctx
+            .with_doubt(Some(format!("git -c {key} sets a command git may run")))
+            .with_via("git -c");
+        if key.starts_with("alias.") {
+            match value.strip_prefix('!') {
+                Some(script) => self.script(script, &ctx),
+                None => self.script(&format!("git {value}"), &ctx),
+            }
+        } else if RUNS_COMMAND.iter().any(|k| key == *k || key.ends_with(k)) {
+            self.script(value, &ctx);
+        }
+    }
+
+    /// `git -C DIR`: a directory inside the workspace is another place in the same project;
+    /// one elsewhere is another repository, with its own configuration.
+    fn git_dir_doubt(&self, dir: &Word) -> Option<String> {
+        let t = dir.literal()?;
+        let outside = t.starts_with(['/', '~']) || t.split('/').any(|c| c == "..");
+        outside
+            .then(|| format!("git -C {t} works in another repository, with its own configuration"))
+    }
+}
+
+/// Options of the diff family (`diff`, `log`, `show`, ...) that write a file or run
+/// programs from the configuration. git accepts unique abbreviations, so prefixes count.
+const DIFF_DANGEROUS: &[&str] = &["--output", "--ext-diff", "--textconv"];
+
+/// Options starting like a dangerous one but harmless.
+const DIFF_SAFE: &[&str] = &[
+    "--output-indicator-new",
+    "--output-indicator-old",
+    "--output-indicator-context",
+    "--no-ext-diff",
+    "--no-textconv",
+];
+
+const DIFF_FAMILY: &[&str] = &[
+    "diff",
+    "log",
+    "show",
+    "whatchanged",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+    "format-patch",
+    "range-diff",
+    "stash",
+    "reflog",
+    "shortlog",
+    "cherry",
+];
+
+/// Why the subcommand and options `args` (`log`, `--oneline`, ...) write or run, if so.
+pub(super) fn check(args: &[Word]) -> Option<String> {
+    let (sub, rest) = args.split_first()?;
+    let sub = sub.literal()?;
+    match sub.as_str() {
+        "difftool" | "mergetool" | "filter-branch" => {
+            return Some(format!("git {sub} runs external programs"));
+        }
+        "submodule"
+            if rest
+                .iter()
+                .any(|w| w.literal().as_deref() == Some("foreach")) =>
+        {
+            return Some("git submodule foreach runs a command".into());
+        }
+        "bisect" if rest.first().and_then(Word::literal).as_deref() == Some("run") => {
+            return Some("git bisect run runs a command".into());
+        }
+        _ => {}
+    }
+    for w in rest {
+        if w.literal().as_deref() == Some("--") {
+            break;
+        }
+        let prefix = w.literal_prefix();
+        let name = prefix.split('=').next().unwrap_or_default();
+        if DIFF_FAMILY.contains(&sub.as_str()) {
+            if w.literal().is_none() && w.may_be_option() && !name.contains('=') {
+                return Some(format!(
+                    "`{}` may become an option of git {sub} when it runs (a file named like an option)",
+                    w.text()
+                ));
+            }
+            if name.starts_with("--")
+                && name.len() > 3
+                && !DIFF_SAFE.contains(&name)
+                && let Some(d) = DIFF_DANGEROUS.iter().find(|d| d.starts_with(name))
+            {
+                return Some(format!(
+                    "git {sub} {d} writes a file or runs configured programs"
+                ));
+            }
+        }
+        match sub.as_str() {
+            "grep" if name.starts_with("--op") && "--open-files-in-pager".starts_with(name) => {
+                return Some("git grep --open-files-in-pager runs a program".into());
+            }
+            "grep"
+                if name.starts_with("-O")
+                    || (name.starts_with('-') && !name.starts_with("--") && name.contains('O')) =>
+            {
+                return Some("git grep -O runs a program".into());
+            }
+            "rebase"
+                if name == "-x" || (name.starts_with("--ex") && "--exec".starts_with(name)) =>
+            {
+                return Some("git rebase --exec runs a command".into());
+            }
+            _ => {}
+        }
+    }
+    None
+}

@@ -1,0 +1,277 @@
+//! What rein knows about a workspace's git repository without running git: which entries of
+//! `.git` a command may change, and the current branch (read from `HEAD`, never following a
+//! link).
+//!
+//! rein never runs git itself: a repository's configuration can start programs
+//! (`core.fsmonitor`, filters, pagers, hooks, aliases, …), and a command may have planted one.
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// How the sandbox treats one top-level entry of `.git` (the allow-list).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GitEntry {
+    /// Data git writes in place (objects, refs, logs): shared with the real repository.
+    SharedDir,
+    /// Small state git replaces by lock file and rename (`index`, `HEAD`, `MERGE_MSG`, …):
+    /// the command works on a copy; changes are copied back after it.
+    CopiedFile,
+    /// State directories git creates and removes whole (rebase, sequencer): copied both ways.
+    CopiedDir,
+    /// A lock file left behind: never copied back, not worth a report.
+    Lock,
+    /// Everything else (`config`, `hooks/`, `info/`, `commondir`, `modules/`, `worktrees/`,
+    /// names nobody knows yet): read-only; new ones are dropped.
+    Protected,
+}
+
+const SHARED_DIRS: [&str; 5] = ["objects", "refs", "logs", "reftable", "rr-cache"];
+const COPIED_DIRS: [&str; 3] = ["rebase-merge", "rebase-apply", "sequencer"];
+const COPIED_FILES: [&str; 5] = ["index", "packed-refs", "shallow", "gc.pid", "gc.log"];
+
+/// Pseudo-refs and git's state files are all-caps (`HEAD`, `ORIG_HEAD`, `MERGE_MSG`,
+/// `COMMIT_EDITMSG`, `BISECT_LOG`, …); no configuration file is.
+fn is_all_caps(name: &[u8]) -> bool {
+    name.first().is_some_and(u8::is_ascii_uppercase)
+        && name
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+}
+
+/// Classifies a top-level entry of `.git` by name and kind.
+pub(crate) fn classify(name: &OsStr, is_dir: bool) -> GitEntry {
+    let bytes = name.as_bytes();
+    let Some(name) = name.to_str() else {
+        return GitEntry::Protected;
+    };
+    if is_dir {
+        if SHARED_DIRS.contains(&name) {
+            return GitEntry::SharedDir;
+        }
+        if COPIED_DIRS.contains(&name) {
+            return GitEntry::CopiedDir;
+        }
+        return GitEntry::Protected;
+    }
+    if name.ends_with(".lock") {
+        return GitEntry::Lock;
+    }
+    let shared_index = name
+        .strip_prefix("sharedindex.")
+        .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()));
+    if COPIED_FILES.contains(&name) || shared_index || is_all_caps(bytes) {
+        GitEntry::CopiedFile
+    } else {
+        GitEntry::Protected
+    }
+}
+
+/// Longest `HEAD` or `.git` file read.
+const SMALL_FILE: u64 = 4096;
+
+/// Reads a small regular file without following a final symlink and without blocking on a
+/// FIFO; `None` for anything else.
+fn read_small(path: &Path) -> Option<String> {
+    let f = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() || meta.len() > SMALL_FILE {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(SMALL_FILE).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// The git directory of the repository holding `dir`: the nearest `.git` directory above it,
+/// or where a `.git` file (`gitdir: …`, worktrees and submodules) points. A symlinked `.git`
+/// is not followed.
+pub(crate) fn git_dir(dir: &Path) -> Option<PathBuf> {
+    for d in dir.ancestors() {
+        let dot_git = d.join(".git");
+        let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+            continue;
+        };
+        if meta.is_dir() {
+            return Some(dot_git);
+        }
+        if !meta.is_file() {
+            return None;
+        }
+        let text = read_small(&dot_git)?;
+        let target = text.trim_end().strip_prefix("gitdir:")?.trim();
+        let target = d.join(target);
+        return std::fs::metadata(&target)
+            .ok()
+            .filter(|m| m.is_dir())
+            .map(|_| target);
+    }
+    None
+}
+
+/// Whether `name` is a valid branch name by git's rules (`git check-ref-format`), and
+/// printable: it goes into the model's context.
+fn valid_branch(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && name != "@"
+        && !name.contains("..")
+        && !name.contains("@{")
+        && !name.contains("//")
+        && !name.ends_with('/')
+        && !name.ends_with('.')
+        && !name
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c))
+        && name
+            .split('/')
+            .all(|part| !part.starts_with('.') && !part.ends_with(".lock"))
+}
+
+/// The current branch of the repository holding `dir`, read from `HEAD` (no git process);
+/// `None` when detached, not a repository, or anything looks off.
+pub fn current_branch(dir: &Path) -> Option<String> {
+    let head = read_small(&git_dir(dir)?.join("HEAD"))?;
+    let name = head.strip_suffix('\n').unwrap_or(&head);
+    let name = name.strip_prefix("ref: refs/heads/")?;
+    valid_branch(name).then(|| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_allow_list() {
+        let c = |n: &str, d| classify(OsStr::new(n), d);
+        for n in SHARED_DIRS {
+            assert_eq!(c(n, true), GitEntry::SharedDir, "{n}");
+        }
+        for n in ["rebase-merge", "sequencer"] {
+            assert_eq!(c(n, true), GitEntry::CopiedDir, "{n}");
+        }
+        for n in [
+            "HEAD",
+            "ORIG_HEAD",
+            "FETCH_HEAD",
+            "MERGE_HEAD",
+            "MERGE_MSG",
+            "COMMIT_EDITMSG",
+            "CHERRY_PICK_HEAD",
+            "BISECT_LOG",
+            "AUTO_MERGE",
+            "index",
+            "packed-refs",
+            "sharedindex.0123abcd",
+        ] {
+            assert_eq!(c(n, false), GitEntry::CopiedFile, "{n}");
+        }
+        for (n, d) in [
+            ("config", false),
+            ("config.worktree", false),
+            ("commondir", false),
+            ("gitdir", false),
+            ("description", false),
+            ("hooks", true),
+            ("info", true),
+            ("modules", true),
+            ("worktrees", true),
+            ("remotes", true),
+            ("branches", true),
+            ("HEAD", true),
+            ("objects", false),
+            ("index", true),
+            ("sharedindex.", false),
+            ("sharedindex.x", false),
+            ("Head", false),
+            ("_X", false),
+            ("new-thing", false),
+        ] {
+            assert_eq!(c(n, d), GitEntry::Protected, "{n} dir={d}");
+        }
+        assert_eq!(c("index.lock", false), GitEntry::Lock);
+        assert_eq!(c("config.lock", false), GitEntry::Lock);
+        assert_eq!(
+            classify(OsStr::from_bytes(b"\xffHEAD"), false),
+            GitEntry::Protected
+        );
+    }
+
+    #[test]
+    fn branch_names_are_checked() {
+        for ok in ["main", "feature/x", "v1.2-fix", "ü"] {
+            assert!(valid_branch(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "a..b",
+            "a b",
+            "a\nb",
+            "x.lock",
+            "a/.hidden",
+            "end/",
+            "end.",
+            "a@{1}",
+            "@",
+            "a//b",
+            "x:y",
+            "ignore\u{7}",
+        ] {
+            assert!(!valid_branch(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn branch_from_head_files_worktrees_and_not_through_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let repo = root.join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
+        assert_eq!(
+            current_branch(&repo.join("sub")).as_deref(),
+            Some("feature/x")
+        );
+        std::fs::write(repo.join(".git/HEAD"), "0123456789abcdef\n").unwrap();
+        assert_eq!(current_branch(&repo), None);
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/a b\n").unwrap();
+        assert_eq!(current_branch(&repo), None);
+
+        // A worktree's `.git` file points elsewhere.
+        let wt = root.join("wt");
+        std::fs::create_dir_all(root.join("gitdirs/wt")).unwrap();
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".git"), "gitdir: ../gitdirs/wt\n").unwrap();
+        std::fs::write(root.join("gitdirs/wt/HEAD"), "ref: refs/heads/memory\n").unwrap();
+        assert_eq!(current_branch(&wt).as_deref(), Some("memory"));
+
+        // A HEAD that is a link (to a secret, say) is not read; a symlinked .git is not
+        // followed.
+        let secret = root.join("secret");
+        std::fs::write(&secret, "ref: refs/heads/leaked\n").unwrap();
+        std::fs::remove_file(repo.join(".git/HEAD")).unwrap();
+        std::os::unix::fs::symlink(&secret, repo.join(".git/HEAD")).unwrap();
+        assert_eq!(current_branch(&repo), None);
+        let linked = root.join("linked");
+        std::fs::create_dir_all(&linked).unwrap();
+        std::os::unix::fs::symlink(root.join("gitdirs/wt"), linked.join(".git")).unwrap();
+        assert_eq!(current_branch(&linked), None);
+
+        // A FIFO as HEAD does not hang.
+        let fifo_repo = root.join("fifo");
+        std::fs::create_dir_all(fifo_repo.join(".git")).unwrap();
+        let path =
+            std::ffi::CString::new(fifo_repo.join(".git/HEAD").as_os_str().as_bytes().to_vec())
+                .unwrap();
+        // SAFETY: valid path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        assert_eq!(current_branch(&fifo_repo), None);
+    }
+}

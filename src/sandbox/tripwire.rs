@@ -1,0 +1,500 @@
+//! What rein checks after every command in the workspace, for what mounts cannot protect.
+//!
+//! - Always: a `.rein` that did not exist before the command is removed before anything can
+//!   read it (rein reads `.rein/config.toml` when it starts; no process of the command is left
+//!   once this runs), a symlinked `.git` that was re-pointed is put back, and a `.git` the
+//!   command created is reported (it is protected from the next command on).
+//! - Without namespaces (the fallback), also a snapshot of everything in `.git` that is not
+//!   on the allow-list (`config`, `hooks/`, `info/`, `commondir`, `modules/*/config`, …) and of
+//!   `.rein/`: after the command, what changed is restored and what is new is removed, and the
+//!   model and the person are told.
+
+use super::git::{GitEntry, classify};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Files above this size are remembered by size and time only (they cannot be restored).
+const KEEP_LIMIT: u64 = 1 << 20;
+
+/// State files above this size are not remembered (an index can be large; it is read anew
+/// for every command).
+const STATE_LIMIT: u64 = 64 << 10;
+
+/// One remembered entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Node {
+    Dir {
+        mode: u32,
+        children: BTreeMap<OsString, Node>,
+    },
+    File {
+        mode: u32,
+        content: Content,
+    },
+    Link(PathBuf),
+    /// A FIFO, socket or device: only its kind is remembered.
+    Special,
+    /// An allow-listed state file of git (`HEAD`, `index`, …): its content may change, it may
+    /// go, but it must stay a regular file (never a link git would follow). Small ones are
+    /// remembered, to be put back.
+    State(Option<(u32, Vec<u8>)>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Content {
+    Bytes(Vec<u8>),
+    /// Too large to keep: size and modification time.
+    Large(u64, i64, i64),
+}
+
+/// What a subtree selection keeps: all of it, or (a git dir) only what is protected.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Select {
+    All,
+    GitDir,
+}
+
+fn read_node(path: &Path, select: Select) -> Option<Node> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let mode = meta.permissions().mode() & 0o7777;
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        return std::fs::read_link(path).ok().map(Node::Link);
+    }
+    if kind.is_file() {
+        let content = if meta.len() > KEEP_LIMIT {
+            Content::Large(meta.len(), meta.mtime(), meta.mtime_nsec())
+        } else {
+            Content::Bytes(std::fs::read(path).unwrap_or_default())
+        };
+        return Some(Node::File { mode, content });
+    }
+    if !kind.is_dir() {
+        return Some(Node::Special);
+    }
+    let mut children = BTreeMap::new();
+    for entry in std::fs::read_dir(path).ok()?.flatten() {
+        let name = entry.file_name();
+        let is_dir = entry.file_type().is_ok_and(|k| k.is_dir());
+        let child = path.join(&name);
+        let node = match select {
+            Select::All => read_node(&child, Select::All),
+            Select::GitDir => match classify(&name, is_dir) {
+                GitEntry::Protected if is_dir && (name == "modules" || name == "worktrees") => {
+                    read_git_dirs(&child)
+                }
+                GitEntry::Protected => read_node(&child, Select::All),
+                GitEntry::CopiedFile => read_state(&child),
+                _ => continue,
+            },
+        };
+        if let Some(node) = node {
+            children.insert(name, node);
+        }
+    }
+    Some(Node::Dir { mode, children })
+}
+
+/// An allow-listed state file: a regular file is remembered as such, anything else as itself.
+fn read_state(path: &Path) -> Option<Node> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return read_node(path, Select::All);
+    }
+    let content = (meta.len() <= STATE_LIMIT).then(|| {
+        let mode = meta.permissions().mode() & 0o7777;
+        (mode, std::fs::read(path).unwrap_or_default())
+    });
+    Some(Node::State(content))
+}
+
+/// `modules/` and `worktrees/`: each entry is a git directory of its own (nested modules too).
+fn read_git_dirs(path: &Path) -> Option<Node> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_dir() {
+        return read_node(path, Select::All);
+    }
+    let mut children = BTreeMap::new();
+    for entry in std::fs::read_dir(path).ok()?.flatten() {
+        let child = path.join(entry.file_name());
+        // A module name may contain slashes: a directory without HEAD holds more modules.
+        let select = if child.join("HEAD").exists() || !entry.file_type().is_ok_and(|k| k.is_dir())
+        {
+            read_node(&child, Select::GitDir)
+        } else {
+            read_git_dirs(&child)
+        };
+        if let Some(node) = select {
+            children.insert(entry.file_name(), node);
+        }
+    }
+    Some(Node::Dir {
+        mode: meta.permissions().mode() & 0o7777,
+        children,
+    })
+}
+
+/// Removes whatever is at `path` without following links.
+fn remove(path: &Path) {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let _ = std::fs::remove_dir_all(path);
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+}
+
+/// Writes `node` at `path` (which must not exist).
+fn create(path: &Path, node: &Node) -> bool {
+    match node {
+        Node::Dir { mode, children } => {
+            if std::fs::create_dir(path).is_err() {
+                return false;
+            }
+            let mut ok = true;
+            for (name, child) in children {
+                ok &= create(&path.join(name), child);
+            }
+            ok && std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode)).is_ok()
+        }
+        Node::File {
+            mode,
+            content: Content::Bytes(bytes),
+        } => {
+            std::fs::write(path, bytes).is_ok()
+                && std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode)).is_ok()
+        }
+        Node::Link(target) => std::os::unix::fs::symlink(target, path).is_ok(),
+        Node::State(Some((mode, bytes))) => create(
+            path,
+            &Node::File {
+                mode: *mode,
+                content: Content::Bytes(bytes.clone()),
+            },
+        ),
+        Node::File {
+            content: Content::Large(..),
+            ..
+        }
+        | Node::State(None)
+        | Node::Special => false,
+    }
+}
+
+/// Makes `path` look like `want` again (`None`: absent), where `now` is what is there.
+/// Records the paths it changed and those it could not restore.
+fn restore(path: &Path, want: Option<&Node>, now: Option<&Node>, out: &mut Restored) {
+    match (want, now) {
+        (None, None) => {}
+        (Some(w), Some(n)) if w == n => {}
+        // Allowed changes to git's state files: new content, a new file, a removed one.
+        (Some(Node::State(_)) | None, Some(Node::State(_))) | (Some(Node::State(_)), None) => {}
+        (
+            Some(Node::Dir {
+                mode,
+                children: want,
+            }),
+            Some(Node::Dir { children: now, .. }),
+        ) => {
+            for name in want
+                .keys()
+                .chain(now.keys().filter(|k| !want.contains_key(*k)))
+            {
+                restore(&path.join(name), want.get(name), now.get(name), out);
+            }
+            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode));
+        }
+        (want, Some(_)) => {
+            remove(path);
+            out.changed.push(path.to_path_buf());
+            if let Some(w) = want
+                && !create(path, w)
+            {
+                out.failed.push(path.to_path_buf());
+            }
+        }
+        (Some(w), None) => {
+            out.changed.push(path.to_path_buf());
+            if !create(path, w) {
+                out.failed.push(path.to_path_buf());
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Restored {
+    changed: Vec<PathBuf>,
+    failed: Vec<PathBuf>,
+}
+
+/// The workspace's protected state before a command.
+pub(crate) struct Tripwire {
+    ws: PathBuf,
+    /// `.git` as it was (only its protected parts when `full`); `None`: absent.
+    git: Option<Node>,
+    /// `.rein` as it was (all of it when `full`, else only whether it existed).
+    rein: Option<Node>,
+    full: bool,
+}
+
+impl Tripwire {
+    /// Remembers the state of `ws`: everything protected when `full` (no mount namespace),
+    /// otherwise only what the mounts cannot cover.
+    pub(crate) fn arm(ws: &Path, full: bool) -> Tripwire {
+        let top = |name: &str, select| {
+            let path = ws.join(name);
+            if full {
+                read_node(&path, select)
+            } else {
+                // Existence, and a link's target: enough to notice a new or re-pointed entry.
+                std::fs::symlink_metadata(&path)
+                    .ok()
+                    .map(|m| match m.is_symlink() {
+                        true => std::fs::read_link(&path).map_or(Node::Special, Node::Link),
+                        false => Node::Special,
+                    })
+            }
+        };
+        Tripwire {
+            ws: ws.to_path_buf(),
+            git: top(".git", Select::GitDir),
+            rein: top(".rein", Select::All),
+            full,
+        }
+    }
+
+    /// After the command: undoes what must not have changed and says what it did.
+    pub(crate) fn check(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let rein = self.ws.join(".rein");
+        match &self.rein {
+            None if std::fs::symlink_metadata(&rein).is_ok() => {
+                remove(&rein);
+                notes.push(
+                    "[sandbox] The command created .rein/, rein's project settings; rein removed it. \
+                     Ask the user to make such changes themselves."
+                        .to_string(),
+                );
+            }
+            Some(before) if self.full => {
+                let mut r = Restored::default();
+                restore(
+                    &rein,
+                    Some(before),
+                    read_node(&rein, Select::All).as_ref(),
+                    &mut r,
+                );
+                notes.extend(self.note(&r));
+            }
+            _ => {}
+        }
+        let git = self.ws.join(".git");
+        match &self.git {
+            None if std::fs::symlink_metadata(&git).is_ok() => notes.push(
+                "[sandbox] The command created a git repository (.git); its configuration and hooks \
+                 are protected from the next command on."
+                    .to_string(),
+            ),
+            Some(Node::Link(target)) if std::fs::read_link(&git).ok().as_ref() != Some(target) => {
+                let mut r = Restored::default();
+                restore(&git, self.git.as_ref(), read_node(&git, Select::All).as_ref(), &mut r);
+                notes.extend(self.note(&r));
+            }
+            Some(Node::Link(_)) => {}
+            Some(before) if self.full => {
+                let now = read_node(&git, Select::GitDir);
+                let mut r = Restored::default();
+                // A `.git` directory swapped for a file or link is moved aside, not deleted.
+                if let (Node::Dir { .. }, Some(n)) = (before, &now)
+                    && !matches!(n, Node::Dir { .. })
+                {
+                    let aside = self.ws.join(format!(".git.rein-moved-{}", rand::random::<u32>()));
+                    let _ = std::fs::rename(&git, &aside);
+                    r.changed.push(git.clone());
+                    r.failed.push(git.clone());
+                } else {
+                    restore(&git, Some(before), now.as_ref(), &mut r);
+                }
+                notes.extend(self.note(&r));
+            }
+            _ => {}
+        }
+        notes
+    }
+
+    fn note(&self, r: &Restored) -> Option<String> {
+        if r.changed.is_empty() {
+            return None;
+        }
+        let rel = |p: &PathBuf| p.strip_prefix(&self.ws).unwrap_or(p).display().to_string();
+        let list: Vec<String> = r.changed.iter().map(rel).collect();
+        let mut note = format!(
+            "[sandbox] The command changed {}, which the sandbox protects (git and rein read them \
+             as configuration); rein put them back as they were. Ask the user to make such \
+             changes themselves.",
+            list.join(", ")
+        );
+        if !r.failed.is_empty() {
+            let failed: Vec<String> = r.failed.iter().map(rel).collect();
+            note.push_str(&format!(
+                " Could not restore {}: the user should check them.",
+                failed.join(", ")
+            ));
+        }
+        Some(note)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspace() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        for d in [
+            ".git/hooks",
+            ".git/objects",
+            ".git/modules/sub/hooks",
+            ".rein",
+        ] {
+            std::fs::create_dir_all(ws.join(d)).unwrap();
+        }
+        for (f, t) in [
+            (".git/config", "[core]\n"),
+            (".git/HEAD", "ref: refs/heads/main\n"),
+            (".git/hooks/pre-commit.sample", "#!/bin/sh\n"),
+            (".git/modules/sub/HEAD", "ref: refs/heads/main\n"),
+            (".git/modules/sub/config", "[core]\n"),
+            (".rein/config.toml", "sandbox = \"read-only\"\n"),
+        ] {
+            std::fs::write(ws.join(f), t).unwrap();
+        }
+        (dir, ws)
+    }
+
+    #[test]
+    fn protected_changes_are_undone_and_allowed_ones_kept() {
+        let (_d, ws) = workspace();
+        let t = Tripwire::arm(&ws, true);
+        std::fs::write(ws.join(".git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        std::fs::write(ws.join(".git/commondir"), "/tmp/evil").unwrap();
+        std::fs::write(ws.join(".git/hooks/pre-commit"), "evil").unwrap();
+        std::fs::remove_file(ws.join(".git/hooks/pre-commit.sample")).unwrap();
+        std::fs::write(ws.join(".git/modules/sub/config"), "[core]\nhooksPath=/x\n").unwrap();
+        std::fs::write(ws.join(".git/modules/sub/commondir"), "/tmp/evil").unwrap();
+        std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/other\n").unwrap();
+        std::fs::write(ws.join(".git/objects/new"), "obj").unwrap();
+        std::fs::write(ws.join(".rein/config.toml"), "sandbox = \"off\"\n").unwrap();
+        let notes = t.check();
+        let read = |p: &str| std::fs::read_to_string(ws.join(p)).ok();
+        assert_eq!(read(".git/config").as_deref(), Some("[core]\n"));
+        assert_eq!(read(".git/modules/sub/config").as_deref(), Some("[core]\n"));
+        assert_eq!(
+            read(".git/hooks/pre-commit.sample").as_deref(),
+            Some("#!/bin/sh\n")
+        );
+        assert_eq!(
+            read(".rein/config.toml").as_deref(),
+            Some("sandbox = \"read-only\"\n")
+        );
+        for gone in [
+            ".git/commondir",
+            ".git/hooks/pre-commit",
+            ".git/modules/sub/commondir",
+        ] {
+            assert!(!ws.join(gone).exists(), "{gone}");
+        }
+        assert_eq!(
+            read(".git/HEAD").as_deref(),
+            Some("ref: refs/heads/other\n")
+        );
+        assert_eq!(read(".git/objects/new").as_deref(), Some("obj"));
+        let all = notes.join("\n");
+        for p in [".git/config", ".git/commondir", ".rein/config.toml"] {
+            assert!(all.contains(p), "{all}");
+        }
+        assert!(!all.contains("HEAD") && !all.contains("objects"), "{all}");
+        // Nothing changed: nothing to say.
+        assert!(Tripwire::arm(&ws, true).check().is_empty());
+    }
+
+    #[test]
+    fn state_files_may_change_but_not_become_links() {
+        let (_d, ws) = workspace();
+        let t = Tripwire::arm(&ws, true);
+        std::fs::remove_file(ws.join(".git/HEAD")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", ws.join(".git/HEAD")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", ws.join(".git/ORIG_HEAD")).unwrap();
+        std::fs::write(ws.join(".git/MERGE_MSG"), "allowed").unwrap();
+        let all = t.check().join("\n");
+        let head = ws.join(".git/HEAD");
+        assert!(std::fs::symlink_metadata(&head).unwrap().is_file());
+        assert_eq!(
+            std::fs::read_to_string(&head).unwrap(),
+            "ref: refs/heads/main\n"
+        );
+        assert!(std::fs::symlink_metadata(ws.join(".git/ORIG_HEAD")).is_err());
+        assert_eq!(
+            std::fs::read_to_string(ws.join(".git/MERGE_MSG")).unwrap(),
+            "allowed"
+        );
+        assert!(
+            all.contains(".git/HEAD") && all.contains(".git/ORIG_HEAD"),
+            "{all}"
+        );
+        assert!(!all.contains("MERGE_MSG"), "{all}");
+    }
+
+    #[test]
+    fn a_new_rein_dir_is_removed_and_a_new_repository_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().to_path_buf();
+        for full in [false, true] {
+            let t = Tripwire::arm(&ws, full);
+            std::fs::create_dir_all(ws.join(".rein")).unwrap();
+            std::fs::write(ws.join(".rein/config.toml"), "x").unwrap();
+            std::fs::create_dir_all(ws.join(".git")).unwrap();
+            let notes = t.check().join("\n");
+            assert!(!ws.join(".rein").exists());
+            assert!(
+                notes.contains(".rein") && notes.contains("git repository"),
+                "{notes}"
+            );
+            std::fs::remove_dir_all(ws.join(".git")).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_repointed_git_link_is_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().to_path_buf();
+        std::os::unix::fs::symlink("/real/repo", ws.join(".git")).unwrap();
+        let t = Tripwire::arm(&ws, false);
+        std::fs::remove_file(ws.join(".git")).unwrap();
+        std::os::unix::fs::symlink("/tmp/planted", ws.join(".git")).unwrap();
+        let notes = t.check();
+        assert_eq!(
+            std::fs::read_link(ws.join(".git")).unwrap(),
+            Path::new("/real/repo")
+        );
+        assert_eq!(notes.len(), 1, "{notes:?}");
+    }
+
+    #[test]
+    fn a_swapped_repository_is_moved_aside() {
+        let (_d, ws) = workspace();
+        let t = Tripwire::arm(&ws, true);
+        std::fs::rename(ws.join(".git"), ws.join("old")).unwrap();
+        std::fs::write(ws.join(".git"), "gitdir: /tmp/evil\n").unwrap();
+        let notes = t.check().join("\n");
+        assert!(!ws.join(".git").exists());
+        assert!(notes.contains("Could not restore .git"), "{notes}");
+    }
+}

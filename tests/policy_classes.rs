@@ -1,0 +1,180 @@
+//! The attack classes of issue #10, one row each in `tests/fixtures/commands-classes.tsv`
+//! (same columns as the shared table; `\n` in a command is a newline), the figures of the
+//! shared table, and exact "always" rules through the public API.
+
+use rein::policy::{Action, Policy, explain};
+
+/// A table row: the command line, what it must get, and why.
+struct Row {
+    line: usize,
+    command: String,
+    expected: String,
+    why: String,
+}
+
+fn rows(path: &str) -> Vec<Row> {
+    let table = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    table
+        .lines()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, l)| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            assert!(cols.len() >= 3, "{path}:{}: {l:?}", n + 1);
+            Row {
+                line: n + 1,
+                command: cols[0].replace("\\n", "\n"),
+                expected: cols[1].to_string(),
+                why: cols[2].to_string(),
+            }
+        })
+        .collect()
+}
+
+fn meets(expected: &str, action: Action) -> bool {
+    match expected {
+        "allow" => action == Action::Allow,
+        "deny" => action == Action::Deny,
+        "not-allow" => action != Action::Allow,
+        other => panic!("unknown expectation {other:?}"),
+    }
+}
+
+#[test]
+fn every_class_row_gets_its_verdict() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/commands-classes.tsv"
+    );
+    let policy = Policy::new(Vec::new(), false);
+    let rows = rows(path);
+    assert!(
+        rows.len() >= 120,
+        "the class table has only {} rows",
+        rows.len()
+    );
+    let failures: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let v = policy.check_bash(&r.command);
+            (!meets(&r.expected, v.action)).then(|| {
+                format!(
+                    "line {}: {:?}\n    expected {}, got {}\n    why: {}",
+                    r.line,
+                    r.command,
+                    r.expected,
+                    explain(&v),
+                    r.why
+                )
+            })
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} rows failed:\n{}",
+        failures.len(),
+        rows.len(),
+        failures.join("\n")
+    );
+}
+
+/// The figures the issue asks for, over the shared table: no allow among the rows that
+/// must not be allowed, deny kept deny for at least 95%, allow rows allowed for at least 90%.
+#[test]
+fn shared_table_figures() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/commands.tsv");
+    let policy = Policy::new(Vec::new(), false);
+    let (mut allowed_bad, mut bad, mut denied, mut deny_rows, mut allowed, mut allow_rows) =
+        (0, 0, 0, 0, 0, 0);
+    for r in rows(path) {
+        let action = policy.check_bash(&r.command).action;
+        match r.expected.as_str() {
+            "allow" => {
+                allow_rows += 1;
+                allowed += usize::from(action == Action::Allow);
+            }
+            expected => {
+                bad += 1;
+                allowed_bad += usize::from(action == Action::Allow);
+                if expected == "deny" {
+                    deny_rows += 1;
+                    denied += usize::from(action == Action::Deny);
+                }
+            }
+        }
+    }
+    eprintln!(
+        "shared table: {allowed_bad} allowed of {bad} deny/not-allow rows; \
+         {denied}/{deny_rows} deny rows denied; {allowed}/{allow_rows} allow rows allowed"
+    );
+    assert_eq!(allowed_bad, 0);
+    assert!(
+        denied * 100 >= deny_rows * 95,
+        "{denied}/{deny_rows} denied"
+    );
+    assert!(
+        allowed * 100 >= allow_rows * 90,
+        "{allowed}/{allow_rows} allowed"
+    );
+}
+
+/// "Always" on one command, then another: allowed only if the rule covers no more than
+/// what was shown (name + subcommand for multi-level tools, the exact command otherwise).
+#[test]
+fn always_rules_are_never_broader_than_what_was_shown() {
+    let cases = [
+        ("sed -n '1,2p' f", "sed -i 's/a/b/' f", false),
+        ("sed -n '1,2p' f", "sed '1e touch PWNED' f", false),
+        ("sed -n '1,2p' f", "sed -n '1,2p' f", true),
+        ("awk '{print $1}' f", "awk 'BEGIN{system(\"id\")}'", false),
+        (
+            "python3 -c 'print(1)'",
+            "python3 -c 'import os; os.system(\"id\")'",
+            false,
+        ),
+        (
+            "node -e 'console.log(1)'",
+            "node -e 'require(\"fs\")'",
+            false,
+        ),
+        ("perl -e 'print 1'", "perl -e 'unlink \"x\"'", false),
+        ("bash -c 'make'", "bash -c 'make install'", false),
+        ("vim -u NONE -c q f", "vim f", false),
+        ("git commit -m x", "git commit --amend", true),
+        ("git commit -m x", "git push", false),
+        ("cargo run -q", "cargo run --release", true),
+        ("cargo run -q", "cargo publish", false),
+        ("npm run build", "npm run build -- --watch", true),
+        ("npm run build", "npm run postinstall", false),
+        ("npm test", "npm install evil", false),
+        ("make check", "make install", false),
+        ("./scripts/lint.sh", "./scripts/lint.sh --fix", false),
+    ];
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|(approved, later, allowed)| {
+            let mut policy = Policy::new(Vec::new(), false);
+            let always = policy.always("bash", approved).ok()?;
+            policy.add_session_rule(always.rule.clone());
+            let v = policy.check_bash(later);
+            ((v.action == Action::Allow) != *allowed).then(|| {
+                format!(
+                    "`a` on {approved:?} (shown {:?}), then {later:?}: {}",
+                    always.shown,
+                    explain(&v)
+                )
+            })
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Every approved command above does get a rule.
+    for (approved, ..) in cases {
+        assert!(
+            Policy::new(Vec::new(), false)
+                .always("bash", approved)
+                .is_ok(),
+            "{approved}"
+        );
+    }
+}

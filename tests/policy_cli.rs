@@ -1,0 +1,118 @@
+//! `rein policy check` through the real binary: verdict lines, exit status, `--always`, a
+//! closed pipe, and command lines built to overflow a recursive parser.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `rein policy check ARGS` in a world of its own (no user config); returns the exit
+/// status and stdout.
+fn check(args: &[&str]) -> (i32, String) {
+    let home = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(["policy", "check"])
+        .args(args)
+        .env_clear()
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(home.path())
+        .output()
+        .expect("rein runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn the_exit_status_is_the_verdict() {
+    let cases = [
+        ("git log --oneline -5", 0, "allow: git log --oneline -5"),
+        ("make", 1, "ask: make"),
+        ("x=${y:-`rm -rf ~`}", 2, "deny: rm -rf ~"),
+        ("env --bogus x rm -rf /", 2, "deny: rm -rf /"),
+    ];
+    for (command, status, start) in cases {
+        let (code, out) = check(&[command]);
+        assert_eq!(code, status, "{command}: {out}");
+        assert!(out.starts_with(start), "{command}: {out}");
+    }
+}
+
+#[test]
+fn always_prints_the_rule_an_answer_would_add() {
+    let cases = [
+        (
+            "git status && git commit -m wip",
+            "always: git commit … (rule \"git commit *\")",
+        ),
+        (
+            "python3 -c 'print(1)'",
+            "always: python3 -c 'print(1)' (rule \"python3 -c 'print(1)'\")",
+        ),
+        (
+            "npm run build && rm -rf dist",
+            "always: none (`rm -rf dist` is denied",
+        ),
+        ("ls > out", "always: none (`ls` needs approval each time"),
+    ];
+    for (command, line) in cases {
+        let (_, out) = check(&["--always", command]);
+        let second = out.lines().nth(1).unwrap_or_default();
+        assert!(second.starts_with(line), "{command}: {out}");
+    }
+}
+
+#[test]
+fn a_closed_pipe_is_not_a_crash() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(["policy", "check", "--always", "git log"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rein runs");
+    // Close the reading end before rein writes (like `| head -0`).
+    drop(child.stdout.take());
+    let status = child.wait().expect("rein exits");
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut stderr);
+    }
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// 3,000 nested `$(`, subshells, expansions: a recursive walk overflowed the stack on these
+/// and aborted rein. They must get an answer (at best ask), quickly, deny kept where the
+/// denied program is there.
+#[test]
+fn deep_nesting_is_answered_not_a_stack_overflow() {
+    let n = 3000;
+    let cases = [
+        (format!("{}ls{}", "$(".repeat(n), ")".repeat(n)), 1),
+        (format!("{}rm -rf x{}", "$(".repeat(n), ")".repeat(n)), 2),
+        (format!("{}ls{}", "(".repeat(n), ")".repeat(n)), 1),
+        (format!("{}x{}", "${x:-".repeat(n), "}".repeat(n)), 1),
+        (format!("echo {}", "\"$(echo ".repeat(n)), 1),
+        ("a=(".repeat(n), 1),
+        (format!("[[ {}1{} ]]", "(".repeat(n), ")".repeat(n)), 1),
+        (format!("{}ls{}", "{ ".repeat(n), "; }".repeat(n)), 1),
+    ];
+    for (command, status) in cases {
+        let started = Instant::now();
+        let (code, out) = check(&[&command]);
+        let short: String = command.chars().take(24).collect();
+        assert_eq!(
+            code,
+            status,
+            "{short}…: {}",
+            out.chars().take(200).collect::<String>()
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{short}… took {:?}",
+            started.elapsed()
+        );
+    }
+}

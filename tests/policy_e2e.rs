@@ -1,0 +1,96 @@
+//! End to end through `rein exec` (no `--yes`: what asks is refused): the model sends one
+//! command of each attack class of issue #10; none of them may run, while the read-only
+//! commands that used to ask run unasked.
+
+#[macro_use]
+mod support;
+
+use rein::llm::ProviderKind;
+use serde_json::json;
+use support::rein::{World, assert_ok, last_result};
+use support::{Reply, ScriptedServer};
+
+both!(attacks_do_not_run_and_read_only_commands_do);
+
+/// (command, a file it would create or the file it would delete)
+const ATTACKS: &[(&str, &str)] = &[
+    ("x=${y:-`touch m1`}", "m1"),
+    ("env --unse echo touch m2", "m2"),
+    ("/usr/bin/time -ao m3 ls", "m3"),
+    (
+        "lsb/../../../../../../../../../../../bin/sh -c 'touch m4'",
+        "m4",
+    ),
+    ("a='a[$(touch m5)]'; echo $((a))", "m5"),
+    ("[ -v 'a[$(touch m6)]' ]", "m6"),
+    ("sort -uo m7 notes.txt", "m7"),
+    ("cat <<EOF\n`touch m8`\nEOF", "m8"),
+    ("bash --rcfile evil.rc -ic true", "m9"),
+    ("timeout --sig KILL 5 touch m10", "m10"),
+    ("x='\\140touch m11\\140'; echo ${x@P}", "m11"),
+];
+
+/// (read-only command, text its output contains)
+const READ_ONLY: &[(&str, &str)] = &[
+    ("ls *.rs", "a.rs"),
+    ("for f in *.rs; do wc -l \"$f\"; done", "1 a.rs"),
+    ("echo $((1+2))", "3"),
+    ("[ -f a.rs ] && echo yes", "yes"),
+    ("find . -name '*.rs' | xargs grep -l main", "a.rs"),
+];
+
+fn attacks_do_not_run_and_read_only_commands_do(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    let mut calls: Vec<&str> = ATTACKS.iter().map(|(c, _)| *c).collect();
+    calls.push("cat ~/.agents/env");
+    calls.extend(READ_ONLY.iter().map(|(c, _)| *c));
+    // Last: on a policy that allows it, it deletes the workspace.
+    calls.push("find . -delet?");
+    for c in &calls {
+        s.push(Reply::tool_call("bash", json!({ "command": c })));
+    }
+    s.push(Reply::text("done"));
+    let w = World::new(&s);
+    w.write("notes.txt", "b\na\n");
+    w.write("a.rs", "fn main() {}\n");
+    w.write("evil.rc", "touch m9\n");
+    w.write("lsb/keep", "");
+    w.write("-delete", "");
+    w.write("victim", "keep me\n");
+    std::fs::create_dir_all(w.home.join(".agents")).unwrap();
+    std::fs::write(w.home.join(".agents/env"), "# oracle-secret-e2e\n").unwrap();
+    let o = w.exec(&["go"]);
+    assert_ok(&o);
+    let mut wrong = Vec::new();
+    for (cmd, marker) in ATTACKS {
+        if w.ws.join(marker).exists() {
+            wrong.push(format!("{cmd:?} ran: {marker} exists"));
+        }
+    }
+    if w.read("victim").as_deref() != Some("keep me\n") {
+        wrong.push("find . -delet? deleted victim".into());
+    }
+    // Older results are compacted in later requests: read each right after its call.
+    let results: Vec<_> = (1..=calls.len())
+        .map(|i| last_result(&s.request(i)))
+        .collect();
+    let attack_count = ATTACKS.len() + 1;
+    let attacks = calls.iter().zip(&results).take(attack_count);
+    for (cmd, r) in attacks.chain(calls.iter().zip(&results).skip(calls.len() - 1)) {
+        if !r.content.starts_with("The user denied this tool call.") {
+            wrong.push(format!("{cmd:?} was not refused: {}", r.content));
+        }
+        if r.content.contains("oracle-secret-e2e") {
+            wrong.push(format!("{cmd:?} leaked a secret"));
+        }
+    }
+    for ((cmd, expected), r) in READ_ONLY.iter().zip(&results[attack_count..]) {
+        if !r.content.contains(expected) {
+            wrong.push(format!(
+                "{cmd:?} should run unasked and print {expected:?}: {}",
+                r.content
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -1,0 +1,638 @@
+//! Attacks on the sandbox through the real binary: `rein exec --yes` against the scripted
+//! model server, where the model asks for the attack command. `--yes` approves everything, so
+//! what is tested is the sandbox, not the approval. Each class runs in both mechanisms (with
+//! namespaces: `sandbox_escape.rs`; forced fallback without them: `sandbox_fallback.rs`).
+//!
+//! The oracles are what must never happen: a payload outside the workspace that runs, a secret
+//! value in anything sent to the model or stored, a process alive after the call, a write
+//! outside, a terminal reached.
+
+use crate::support::rein::{SentResult, World, assert_ok, last_result, run_with_timeout};
+use crate::support::{Reply, ScriptedServer};
+use rein::config::SandboxMode;
+use rein::sandbox::{Mechanism, Sandbox, SandboxStatus};
+use serde_json::json;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+/// Which confinement rein is made to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Private namespaces (what the kernel offers here).
+    Namespaces,
+    /// `REIN_SANDBOX_FALLBACK=1`: Landlock, seccomp and the tripwire only.
+    Fallback,
+}
+
+impl Mode {
+    /// Whether this machine can run the mode; prints why not (the test then returns) unless
+    /// `REIN_SANDBOX_TESTS_REQUIRED` is set, which makes it a failure.
+    fn ready(self) -> bool {
+        let dir = std::env::temp_dir();
+        let sb = match self {
+            Mode::Namespaces => Sandbox::new(SandboxMode::WorkspaceWrite, false, dir.clone(), dir),
+            Mode::Fallback => {
+                Sandbox::without_namespaces(SandboxMode::WorkspaceWrite, false, dir.clone(), dir)
+            }
+        };
+        let want = match self {
+            Mode::Namespaces => Mechanism::Namespaces,
+            Mode::Fallback => Mechanism::LandlockOnly,
+        };
+        if sb.status() == &SandboxStatus::Enforced && sb.mechanism() == want {
+            return true;
+        }
+        assert!(
+            std::env::var_os("REIN_SANDBOX_TESTS_REQUIRED").is_none(),
+            "{self:?} is not available here: {:?} {:?}",
+            sb.status(),
+            sb.mechanism()
+        );
+        eprintln!("SKIPPED: {self:?} is not available here: {:?}", sb.status());
+        false
+    }
+
+    /// The scripted server and a temp world, when the mode is available here.
+    fn world(self) -> Option<(ScriptedServer, World)> {
+        if !self.ready() {
+            return None;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        Some((s, w))
+    }
+
+    fn env(self, c: &mut Command) {
+        if self == Mode::Fallback {
+            c.env("REIN_SANDBOX_FALLBACK", "1");
+        }
+    }
+}
+
+/// The rein binary (`REIN_TEST_BIN` overrides it, for the run as an unprivileged user, where
+/// the build directory may not be reachable).
+pub fn rein_bin() -> PathBuf {
+    std::env::var_os("REIN_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_rein")))
+}
+
+/// `rein` in `w` with its clean environment, in `mode`.
+fn rein(w: &World, mode: Mode) -> Command {
+    let mut c = Command::new(rein_bin());
+    c.env_clear()
+        .current_dir(&w.ws)
+        .envs(w.env_vars())
+        .stdin(Stdio::null());
+    mode.env(&mut c);
+    c
+}
+
+/// `rein exec --yes <prompt>` to completion.
+fn exec(mut c: Command) -> Output {
+    c.args(["exec", "--yes", "go"]);
+    let o = run_with_timeout(c, Duration::from_secs(90));
+    assert_ok(&o);
+    o
+}
+
+fn bash(command: &str) -> Reply {
+    Reply::tool_call("bash", json!({ "command": command }))
+}
+
+/// The last line every attack script prints, to tell that it really ran.
+const DONE: &str = "attack-script-done";
+
+/// A tool call running `body` as a script file: what the permission layer makes of a command
+/// line is not under test here (it refuses `rm` and `chmod` outright), the sandbox is.
+fn script(w: &World, body: &str) -> Reply {
+    let dir = w.dir.path().join("attacks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{:016x}.sh", rand_u64()));
+    std::fs::write(&path, format!("{body}\necho {DONE}\n")).unwrap();
+    bash(&format!("bash {}", path.display()))
+}
+
+/// The result of call `i`, which must be an attack script that ran to its end.
+fn attacked(s: &ScriptedServer, i: usize) -> String {
+    let r = results(s, i).content;
+    assert!(r.contains(DONE), "the attack did not run: {r}");
+    r
+}
+
+/// The person's own git in the workspace, outside any sandbox.
+fn git(w: &World, args: &[&str]) -> Output {
+    let o = Command::new("git")
+        .args(["-c", "user.name=p", "-c", "user.email=p@example.com"])
+        .args(args)
+        .current_dir(&w.ws)
+        .env("HOME", &w.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// A repository in the workspace with one commit, made by the person.
+fn repo(w: &World) {
+    std::fs::write(
+        w.home.join(".gitconfig"),
+        "[user]\n\tname = p\n\temail = p@example.com\n",
+    )
+    .unwrap();
+    git(w, &["init", "-q"]);
+    w.write("README", "hi\n");
+    git(w, &["add", "README"]);
+    git(w, &["commit", "-qm", "first"]);
+}
+
+/// A script outside the workspace that records, by creating `<marker>-<what>`, that it ran.
+fn payload(w: &World) -> (PathBuf, PathBuf) {
+    let marker = w.dir.path().join("payload-ran");
+    let script = w.dir.path().join("payload.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ntouch '{}'-\"$1\"\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, marker)
+}
+
+/// The markers the payload left (it must never have run).
+fn ran(marker: &Path) -> Vec<String> {
+    let name = marker.file_name().unwrap().to_string_lossy().into_owned();
+    let mut out: Vec<String> = std::fs::read_dir(marker.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&name))
+        .collect();
+    out.sort();
+    out
+}
+
+fn results(s: &ScriptedServer, i: usize) -> SentResult {
+    last_result(&s.request(i))
+}
+
+fn unique(tag: &str) -> String {
+    format!("{tag}-{:016x}", rand_u64())
+}
+
+fn rand_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    h.write_u128(now.map_or(0, |d| d.as_nanos()));
+    h.finish()
+}
+
+/// Class 1: rein's own processes. A hostile repository's config, a relative `PATH` entry and
+/// programs planted there: nothing of it runs outside the sandbox when rein builds its next
+/// request (the changed-files reminder), and rein's bash is not the planted one.
+pub fn rein_runs_no_code_from_the_repository(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    // A hostile checkout: its config starts programs on `git status`.
+    git(
+        &w,
+        &[
+            "config",
+            "core.fsmonitor",
+            &format!("{} fsmonitor", payload_script.display()),
+        ],
+    );
+    let plant = format!(
+        "mkdir -p bin && printf '#!/bin/sh\\n{s} git\\n' > bin/git && \
+         printf '#!/bin/sh\\ntouch \"$PWD/bash-planted-ran\"\\nexec /bin/bash \"$@\"\\n' > bin/bash && \
+         chmod +x bin/git bin/bash && echo planted > changed.txt",
+        s = payload_script.display()
+    );
+    s.push(script(&w, &plant))
+        .push(bash("echo second"))
+        .push(Reply::text("done"));
+    let mut c = rein(&w, mode);
+    // A relative entry first: it means the workspace, where the command planted `bin/`.
+    let path = format!("bin:{}", std::env::var("PATH").unwrap_or_default());
+    c.env("PATH", path);
+    exec(c);
+    assert_eq!(ran(&marker), Vec::<String>::new(), "a payload ran");
+    assert!(
+        !w.ws.join("bash-planted-ran").exists(),
+        "the planted bash ran"
+    );
+    attacked(&s, 1);
+    assert_eq!(results(&s, 2).content, "second");
+    // The attack was staged.
+    assert!(w.ws.join("bin/git").exists() && w.ws.join("bin/bash").exists());
+}
+
+/// Plants what would make the person's git run a payload: a common dir with its own config
+/// and hooks, a hook in a `hooks/` that does not exist yet, `config.worktree`, attributes, and
+/// config edits.
+fn plant_git_payload(script: &Path) -> String {
+    format!(
+        "mkdir -p evil/hooks; printf '#!/bin/sh\\n{s} hook\\n' > evil/hooks/pre-commit; \
+         chmod +x evil/hooks/pre-commit; cp -r .git/objects .git/refs .git/HEAD evil/ 2>/dev/null; \
+         printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = {s} common-fsmonitor\\n\\thooksPath = %s/evil/hooks\\n' \"$PWD\" > evil/config; \
+         echo \"$PWD/evil\" > .git/commondir; \
+         mkdir -p .git/hooks; cp evil/hooks/pre-commit .git/hooks/pre-commit; \
+         printf '[core]\\n\\thooksPath = %s/evil/hooks\\n' \"$PWD\" > .git/config.worktree; \
+         git config extensions.worktreeConfig true; \
+         printf '[core]\\n\\tfsmonitor = {s} fsmonitor\\n' >> .git/config; \
+         git config core.hooksPath \"$PWD/evil/hooks\"; \
+         mkdir -p .git/info && echo '* filter=evil' > .git/info/attributes; \
+         git config filter.evil.clean '{s} filter'; \
+         echo attempted",
+        s = script.display()
+    )
+}
+
+/// The person's own git after the session: status, add and commit run none of it.
+fn persons_git_runs_nothing(w: &World, marker: &Path) {
+    git(w, &["status", "--short"]);
+    w.write("after.txt", "x\n");
+    git(w, &["add", "after.txt"]);
+    git(w, &["commit", "-qm", "after the session"]);
+    git(w, &["log", "-1", "-p"]);
+    assert_eq!(
+        ran(marker),
+        Vec::<String>::new(),
+        "a payload ran in the person's git"
+    );
+}
+
+/// Class 1 (the allow-list): configuration git reads, including names that do not exist yet,
+/// never reaches the real `.git`; the person's later `git commit` runs no planted hook.
+pub fn planted_git_configuration_never_reaches_the_persons_git(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    std::fs::remove_dir_all(w.ws.join(".git/hooks")).unwrap();
+    let config_before = std::fs::read(w.ws.join(".git/config")).unwrap();
+    s.push(script(&w, &plant_git_payload(&payload_script)))
+        .push(bash("echo b > b.txt && git add b.txt && git commit -qm by-the-model && git log --oneline | wc -l"))
+        .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let git_dir = w.ws.join(".git");
+    for name in ["commondir", "config.worktree", "hooks", "info/attributes"] {
+        assert!(
+            !git_dir.join(name).exists(),
+            ".git/{name} reached the repository"
+        );
+    }
+    assert_eq!(
+        std::fs::read(git_dir.join("config")).unwrap(),
+        config_before
+    );
+    let planted = attacked(&s, 1);
+    assert!(planted.contains(".git/commondir"), "{planted}");
+    // git itself still works in the protected repository, and its commits are kept.
+    let committed = results(&s, 2).content;
+    assert_eq!(committed.trim(), "2", "{committed}");
+    let log = git(&w, &["log", "--oneline"]);
+    assert!(String::from_utf8_lossy(&log.stdout).contains("by-the-model"));
+    persons_git_runs_nothing(&w, &marker);
+}
+
+/// Class 1 for a repository the session made: from the command after `git init` on, it is
+/// protected like any other.
+pub fn a_repository_made_in_the_session_is_protected_from_then_on(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    s.push(bash("git init -q && echo made"))
+        .push(script(&w, &plant_git_payload(&payload_script)))
+        .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    assert!(results(&s, 1).content.contains("git repository"));
+    attacked(&s, 2);
+    assert!(!w.ws.join(".git/commondir").exists());
+    assert!(!w.ws.join(".git/hooks/pre-commit").exists());
+    git(&w, &["config", "user.name", "p"]);
+    persons_git_runs_nothing(&w, &marker);
+}
+
+/// Class 1 (`.rein`): a command cannot plant rein's project settings for the next run.
+pub fn a_planted_rein_dir_is_gone_before_the_next_run(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    s.push(script(
+        &w,
+        "mkdir -p .rein && printf 'edits = \"allow\"\\n' > .rein/config.toml",
+    ))
+    .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    assert!(!w.ws.join(".rein").exists(), ".rein survived the command");
+    let r = attacked(&s, 1);
+    assert!(r.contains(".rein") && r.contains("removed"), "{r}");
+    let mut c = rein(&w, mode);
+    c.arg("config");
+    let o = run_with_timeout(c, Duration::from_secs(30));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains(".rein/config.toml"));
+}
+
+/// Class 4: secrets. Secret files, rein's config and data, secret-named variables and the
+/// key in rein's own environment: none reaches the model or any file rein writes.
+pub fn secrets_never_reach_the_model_or_the_session(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    // A key of this test's own: other processes on the machine may hold the shared test key.
+    let key = unique("sk-test-KEY");
+    let key = key.as_str();
+    let mut secrets = vec![key.to_string()];
+    let mut planted = Vec::new();
+    for rel in [
+        ".agents/env",
+        ".ssh/id_ed25519",
+        ".aws/credentials",
+        ".netrc",
+        ".git-credentials",
+        ".docker/config.json",
+        ".kube/config",
+        ".config/gh/hosts.yml",
+        ".config/gcloud/credentials.db",
+        ".gnupg/private-keys-v1.d/key",
+    ] {
+        let secret = unique("FILE-SECRET");
+        let path = w.home.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let text = if rel == ".agents/env" {
+            format!("API_KEY={key}\nOTHER={secret}\n")
+        } else {
+            format!("{secret}\n")
+        };
+        std::fs::write(&path, text).unwrap();
+        planted.push(path);
+        secrets.push(secret);
+    }
+    let config_secret = unique("CONFIG-SECRET");
+    w.user_config(&format!(
+        "retry_backoff_ms = 20\nidle_timeout_secs = 3\n# {config_secret}\n"
+    ));
+    planted.push(w.config_home.join("rein/config.toml"));
+    secrets.push(config_secret);
+    let env_secrets: Vec<(&str, String)> = [
+        "GITHUB_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "MY_DB_PASSWORD",
+        "SERVICE_CREDENTIALS",
+    ]
+    .into_iter()
+    .map(|k| (k, unique("ENV-SECRET")))
+    .collect();
+    secrets.extend(env_secrets.iter().map(|(_, v)| v.clone()));
+    let attack = "cat ~/.agents/env ~/.ssh/id_ed25519 ~/.aws/credentials ~/.netrc ~/.git-credentials \
+        ~/.docker/config.json ~/.kube/config ~/.config/gh/hosts.yml ~/.config/gcloud/* \
+        ~/.gnupg/private-keys-v1.d/* \"$XDG_CONFIG_HOME/rein/config.toml\"; \
+        env; echo \"plain=$PLAIN_VAR\"; tr '\\0' '\\n' < /proc/self/environ; \
+        for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ; done; \
+        grep -ra SECRET \"$HOME\" \"$XDG_CONFIG_HOME\" \"$XDG_DATA_HOME\"; \
+        cat \"$XDG_DATA_HOME\"/rein/sessions/* \"$XDG_DATA_HOME\"/rein/*/* ; true";
+    s.push(script(&w, attack)).push(Reply::text("done"));
+    let mut c = rein(&w, mode);
+    c.env("API_KEY", key).env("PLAIN_VAR", "visible-123");
+    for (k, v) in &env_secrets {
+        c.env(k, v);
+    }
+    exec(c);
+    let result = attacked(&s, 1);
+    assert!(result.contains("plain=visible-123"), "{result}");
+    for req in s.requests() {
+        for secret in &secrets {
+            if let Some(at) = req.body_text.find(secret.as_str()) {
+                let from = req.body_text[..at]
+                    .char_indices()
+                    .rev()
+                    .nth(300)
+                    .map_or(0, |(i, _)| i);
+                panic!("{secret} reached the model: …{}", &req.body_text[from..at]);
+            }
+        }
+    }
+    let planted: Vec<PathBuf> = planted
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    for file in w.all_files() {
+        if file.canonicalize().is_ok_and(|f| planted.contains(&f)) {
+            continue;
+        }
+        let text = std::fs::read(&file).unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
+        for secret in &secrets {
+            assert!(
+                !text.contains(secret.as_str()),
+                "{secret} is in {}",
+                file.display()
+            );
+        }
+    }
+}
+
+/// Class 5: terminals. rein runs in a terminal; the command has none (no controlling
+/// terminal, so it cannot become the terminal's foreground either; `/dev/tty` refused),
+/// cannot paint on rein's screen, and cannot read what is typed in another terminal.
+pub fn commands_have_no_terminal(mode: Mode) {
+    use portable_pty::{PtySize, native_pty_system};
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    // Another terminal where the person types a secret.
+    let other = native_pty_system()
+        .openpty(PtySize {
+            rows: 24,
+            cols: 80,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("a second terminal");
+    let typed = unique("TYPED-SECRET");
+    let mut keys = other.master.take_writer().unwrap();
+    std::io::Write::write_all(&mut keys, format!("{typed}\n").as_bytes()).unwrap();
+    let other_tty = other
+        .master
+        .tty_name()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "/dev/pts/0".into());
+    let attack = format!(
+        "awk '{{print \"tty_nr=\" $7}}' /proc/self/stat; echo PAINT$((1+1)) > /dev/tty; \
+         timeout 2 cat {other_tty}; for f in /dev/pts/[0-9]*; do timeout 1 cat $f; done; \
+         python3 -c 'import os; m, s = os.openpty(); os.write(m, b\"ok\\n\"); print(\"own pty\", os.read(s, 3))'; true"
+    );
+    s.push(script(&w, &attack)).push(Reply::text("done"));
+    let mut cmd = portable_pty::CommandBuilder::new(rein_bin());
+    cmd.args(["exec", "--yes", "go"]);
+    cmd.env_clear();
+    for (k, v) in w.env_vars() {
+        cmd.env(k, v);
+    }
+    if mode == Mode::Fallback {
+        cmd.env("REIN_SANDBOX_FALLBACK", "1");
+    }
+    cmd.env("TERM", "xterm-256color");
+    cmd.cwd(&w.ws);
+    let mut pty = crate::support::pty::Pty::spawn(cmd, 120, 40);
+    assert!(
+        pty.wait_exit(Duration::from_secs(90)).is_some(),
+        "rein did not finish"
+    );
+    let screen = pty.raw_output();
+    assert!(
+        !crate::support::pty::contains(&screen, b"PAINT2"),
+        "the command painted on rein's terminal"
+    );
+    let r = attacked(&s, 1);
+    assert!(
+        r.contains("tty_nr=0\n"),
+        "the command has a controlling terminal: {r}"
+    );
+    assert!(
+        !r.contains(&typed),
+        "the command read another terminal: {r}"
+    );
+    if mode == Mode::Namespaces {
+        // Its own terminals work (a private /dev/pts).
+        assert!(r.contains("own pty b'ok"), "{r}");
+    }
+    drop(keys);
+}
+
+/// Processes whose command line holds `tag`.
+fn processes_with(tag: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(tag))
+        .collect()
+}
+
+/// Class 6: nothing outlives the call, however it detaches, and the result says what was
+/// killed; a delayed write after the call never lands.
+pub fn nothing_outlives_the_call(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let tag = format!("{}.{}", 1000 + rand_u64() % 1000, std::process::id());
+    let attack = format!(
+        "nohup sleep {tag}1 > /dev/null 2>&1 & \
+         setsid sleep {tag}2 > /dev/null 2>&1 & \
+         ( (sleep {tag}3 > /dev/null 2>&1 &) & ); \
+         (trap '' TERM HUP INT; exec sleep {tag}4) > /dev/null 2>&1 & \
+         (sleep 2; touch late-write) > /dev/null 2>&1 & disown -a; sleep 0.3"
+    );
+    s.push(script(&w, &attack)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let r = attacked(&s, 1);
+    assert!(r.contains("killed when it ended"), "{r}");
+    assert_eq!(
+        processes_with(&format!("sleep {tag}")),
+        Vec::<String>::new()
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !w.ws.join("late-write").exists(),
+        "a write landed after the call"
+    );
+    assert_eq!(
+        processes_with(&format!("sleep {tag}")),
+        Vec::<String>::new()
+    );
+}
+
+/// Class 2/7: no write lands outside, not through links planted in `.git` for rein to follow
+/// when it copies the command's changes back, nor anywhere else.
+pub fn no_write_lands_outside(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    repo(&w);
+    std::fs::write(w.home.join(".bashrc"), "keep\n").unwrap();
+    let attack = "ln -sf \"$HOME/.bashrc\" .git/ORIG_HEAD; \
+        rm -f .git/index && ln -s \"$HOME/.bashrc\" .git/index; \
+        mkdir -p .git/rebase-merge && ln -s \"$HOME\" .git/rebase-merge/home; \
+        echo pwned > .git/rebase-merge/home/pwned; echo x > ../outside.txt; \
+        echo x > \"$HOME/direct\"; echo payload >> .git/rebase-merge/home/.bashrc; true";
+    s.push(script(&w, attack)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    attacked(&s, 1);
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".bashrc")).unwrap(),
+        "keep\n"
+    );
+    for p in [
+        w.home.join("pwned"),
+        w.home.join("direct"),
+        w.ws.parent().unwrap().join("outside.txt"),
+    ] {
+        assert!(!p.exists(), "{} was written", p.display());
+    }
+    // The repository is still sound for the person.
+    git(&w, &["status", "--short"]);
+}
+
+/// Class 7: a long output saved in full is readable by the user only. (Checked while rein
+/// still runs: it removes its temp dir when it exits.)
+pub fn saved_outputs_are_private(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let gate = crate::support::Gate::new();
+    s.push(bash("seq 1 100000"))
+        .push(Reply::text("done").pause_after(0, &gate));
+    let mut c = rein(&w, mode);
+    c.args(["exec", "--yes", "go"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    assert!(s.wait_for_requests(2, Duration::from_secs(60)));
+    let r = results(&s, 1).content;
+    let start = r.find("is saved in ").expect("a saved output") + "is saved in ".len();
+    let end = r[start..].find(". Read it").unwrap() + start;
+    let saved = PathBuf::from(&r[start..end]);
+    let mode_of = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let modes = (mode_of(&saved), mode_of(saved.parent().unwrap()));
+    gate.release();
+    let status = child.wait().unwrap();
+    assert_eq!(modes, (0o600, 0o700), "{}", saved.display());
+    assert!(status.success());
+}
+
+/// One `#[test]` per class for `mode`.
+#[macro_export]
+macro_rules! sandbox_classes {
+    ($mode:expr) => {
+        $crate::sandbox_classes!(@each $mode;
+            rein_runs_no_code_from_the_repository,
+            planted_git_configuration_never_reaches_the_persons_git,
+            a_repository_made_in_the_session_is_protected_from_then_on,
+            a_planted_rein_dir_is_gone_before_the_next_run,
+            secrets_never_reach_the_model_or_the_session,
+            commands_have_no_terminal,
+            nothing_outlives_the_call,
+            no_write_lands_outside,
+            saved_outputs_are_private,
+        );
+    };
+    (@each $mode:expr; $($name:ident),* $(,)?) => {
+        $(#[test] fn $name() { sandbox_e2e::$name($mode) })*
+    };
+}
