@@ -7,6 +7,7 @@ pub mod budget;
 pub mod compact;
 pub mod context;
 pub mod dispatch;
+mod flow_ops;
 pub mod journal;
 pub mod listing;
 pub mod mode;
@@ -22,7 +23,7 @@ use crate::config::Config;
 use crate::llm::{Client, ClientOptions, Message};
 use crate::policy::Policy;
 use crate::protocol::EventSink;
-use crate::protocol::{Event, Op, RuleInfo, SessionInfo, Todo, TurnOutcome};
+use crate::protocol::{Event, Op, SessionInfo, Todo, TurnOutcome};
 use crate::sandbox::Sandbox;
 use crate::tools::{Registry, ToolCtx};
 use dispatch::{Approver, Dispatcher, PendingApprovals};
@@ -316,9 +317,13 @@ impl Agent {
         let model = self.model.clone();
         let events = self.events.clone();
         let journal = self.journal.clone();
-        let mode = self.mode.clone();
-        let policy = self.dispatcher.policy.clone();
-        let client = self.client.clone();
+        let flow = flow_ops::FlowOps {
+            mode: self.mode.clone(),
+            policy: self.dispatcher.policy.clone(),
+            client: self.client.clone(),
+            journal: self.journal.clone(),
+            events: self.events.clone(),
+        };
         let listings = listing::Listings {
             skills: self.skills.clone(),
             memory: self.memory.clone(),
@@ -331,7 +336,7 @@ impl Agent {
         };
         tokio::spawn(async move {
             while let Some(op) = ops.recv().await {
-                if listings.answer(&op) {
+                if listings.answer(&op) || flow.answer(&op) {
                     continue;
                 }
                 match op {
@@ -349,35 +354,6 @@ impl Agent {
                         *crate::sync::write(&model) = name.clone();
                         journal.record(crate::session_store::Entry::model_change(name.clone()));
                         events.send(Event::ModelChanged { model: name });
-                    }
-                    Op::SetMode { mode: m } => {
-                        if mode.get() != m {
-                            mode.set(m);
-                            journal.record(crate::session_store::Entry::mode_change(m));
-                        }
-                        events.send(Event::ModeChanged { mode: m });
-                    }
-                    Op::ListPermissions => events.send(Event::Permissions {
-                        rules: rules_in_force(&policy),
-                    }),
-                    Op::DropSessionRule { tool, pattern } => {
-                        drop_session_rule(&policy, &events, &tool, &pattern);
-                    }
-                    Op::ListModels => {
-                        let (client, events) = (client.clone(), events.clone());
-                        tokio::spawn(async move {
-                            let event = match client.list_models().await {
-                                Ok(models) => Event::Models {
-                                    models,
-                                    error: None,
-                                },
-                                Err(e) => Event::Models {
-                                    models: Vec::new(),
-                                    error: Some(e),
-                                },
-                            };
-                            events.send(event);
-                        });
                     }
                     Op::Shutdown => {
                         cancel_current();
@@ -588,41 +564,4 @@ impl Agent {
         let _ = tokio::task::spawn_blocking(move || checkpoints.end_turn()).await;
         self.events.send(Event::TurnFinished { outcome });
     }
-}
-
-/// The rules in force, as `/permissions` lists them.
-fn rules_in_force(policy: &RwLock<Policy>) -> Vec<RuleInfo> {
-    crate::sync::read(policy)
-        .rules()
-        .map(|r| RuleInfo {
-            tool: r.tool.clone(),
-            pattern: r.pattern.clone(),
-            action: r.action.as_str().to_string(),
-            source: r.source.to_string(),
-            session: r.source == crate::policy::RuleSource::Session,
-        })
-        .collect()
-}
-
-/// Drops a session rule and says what happened.
-fn drop_session_rule(policy: &RwLock<Policy>, events: &EventSink, tool: &str, pattern: &str) {
-    let dropped = {
-        let mut p = crate::sync::write(policy);
-        let rule = p
-            .rules()
-            .find(|r| {
-                r.source == crate::policy::RuleSource::Session
-                    && r.tool == tool
-                    && r.pattern == pattern
-            })
-            .cloned();
-        rule.is_some_and(|r| p.remove_session_rule(&r))
-    };
-    events.send(Event::Notice {
-        text: if dropped {
-            format!("Dropped the session rule {tool}({pattern}): it asks again.")
-        } else {
-            format!("There is no session rule {tool}({pattern}); /permissions lists them.")
-        },
-    });
 }
