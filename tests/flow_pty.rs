@@ -6,8 +6,8 @@
 mod support;
 
 use serde_json::json;
-use std::time::{Duration, Instant};
-use support::pty::{Pty, keys};
+use std::time::Duration;
+use support::pty::{Pty, idle, keys, wait_until};
 use support::rein::{World, last_result, user_texts};
 use support::{Reply, ScriptedServer};
 
@@ -15,32 +15,6 @@ use support::{Reply, ScriptedServer};
 const WAIT: Duration = Duration::from_secs(20);
 /// Shift+Tab as a terminal sends it.
 const SHIFT_TAB: &[u8] = b"\x1b[Z";
-
-fn ready(t: &Pty) -> String {
-    t.expect(
-        "the first full frame",
-        |s| s.contains("scripted-model") && s.contains("enter send"),
-        WAIT,
-    )
-}
-
-/// The hint line reads "enter send" only while no turn runs.
-fn idle(s: &str) -> bool {
-    s.lines().last().is_some_and(|l| l.contains("enter send"))
-}
-
-fn type_line(t: &mut Pty, text: &str) {
-    t.send_keys(text);
-    t.send_raw(keys::ENTER);
-}
-
-fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
-    let end = Instant::now() + timeout;
-    while !cond() {
-        assert!(Instant::now() < end, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 /// A question is fully drawn: its key line and the hint line below it.
 fn question(s: &str) -> bool {
@@ -78,9 +52,9 @@ fn a_question_in_the_bottom_pane_keeps_the_reason_in_view_and_always_names_its_r
     let w = World::new(&s);
     w.write("calc.py", "# math\ndef subtract(a, b):\n    return a + b\n");
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
+    t.ready(WAIT);
 
-    type_line(&mut t, "fix subtract");
+    t.type_line("fix subtract");
     let screen = t.expect(
         "the question with the assistant text above it",
         |s| s.contains("Allow edit calc.py") && s.contains("I'll make subtract") && question(s),
@@ -134,7 +108,7 @@ fn a_question_in_the_bottom_pane_keeps_the_reason_in_view_and_always_names_its_r
         Some("# arithmetic\ndef subtract(a, b):\n    return a - b\n")
     );
 
-    type_line(&mut t, "/permissions");
+    t.type_line("/permissions");
     let screen = t.expect(
         "the rules with their sources",
         |s| s.contains("Permissions") && s.contains("this session"),
@@ -142,7 +116,7 @@ fn a_question_in_the_bottom_pane_keeps_the_reason_in_view_and_always_names_its_r
     );
     assert!(screen.contains("defaults"), "{screen}");
     assert!(screen.contains(&format!("1. allow {rule}")), "{screen}");
-    type_line(&mut t, "/permissions drop 1");
+    t.type_line("/permissions drop 1");
     t.expect(
         "the rule dropped",
         |s| s.contains("Dropped the session rule"),
@@ -168,9 +142,9 @@ fn esc_refuses_and_goes_on_a_second_esc_stops_the_turn() {
     .push(Reply::text("never sent").delay(Duration::from_secs(30)));
     let w = World::new(&s);
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
+    t.ready(WAIT);
 
-    type_line(&mut t, "print 42");
+    t.type_line("print 42");
     let screen = t.expect(
         "the python question",
         |s| s.contains("Allow bash") && s.contains("print(42)") && question(s),
@@ -253,14 +227,14 @@ fn shift_tab_cycles_the_modes_plan_mode_refuses_an_edit_and_approving_the_plan_s
     .push(Reply::text("Done."));
     let w = World::new(&s);
     let mut t = w.spawn_tui(100, 30);
-    let screen = ready(&t);
+    let screen = t.ready(WAIT);
     assert!(screen.contains("mode ask"), "{screen}");
     t.send_raw(SHIFT_TAB);
     t.expect("accept edits", |s| s.contains("accept edits"), WAIT);
     t.send_raw(SHIFT_TAB);
     t.expect("plan mode", |s| s.contains("plan mode"), WAIT);
 
-    type_line(&mut t, "create notes.txt");
+    t.type_line("create notes.txt");
     let screen = t.expect(
         "the plan and the offer",
         |s| s.contains("Create notes.txt with alpha") && s.contains("plan ready"),
@@ -347,7 +321,7 @@ fn a_resumed_session_shows_the_diff_denied_and_its_context_usage() {
         "the meter starts at 0%: {status}"
     );
 
-    type_line(&mut t, "/diff");
+    t.type_line("/diff");
     let screen = t.expect(
         "the session's changes",
         |s| s.matches("+ bravo").count() >= 2,
@@ -371,10 +345,10 @@ fn a_resumed_session_never_starts_more_permissive_than_the_config() {
         .push(Reply::text("Tried."));
     let w = World::new(&s);
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
+    t.ready(WAIT);
     t.send_raw(SHIFT_TAB);
     t.expect("accept edits", |s| s.contains("accept edits"), WAIT);
-    type_line(&mut t, "hello");
+    t.type_line("hello");
     t.expect("the answer", |s| s.contains("Ready.") && idle(s), WAIT);
     t.quit_app(WAIT);
 
@@ -405,9 +379,9 @@ fn bang_runs_a_command_for_the_next_message_and_model_opens_a_picker() {
     let w = World::new(&s);
     w.write("marker.txt", "marker-7f3a\n");
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
+    t.ready(WAIT);
 
-    type_line(&mut t, "!cat marker.txt");
+    t.type_line("!cat marker.txt");
     let screen = t.expect(
         "the command's output",
         |s| s.contains("marker-7f3a") && idle(s),
@@ -415,17 +389,17 @@ fn bang_runs_a_command_for_the_next_message_and_model_opens_a_picker() {
     );
     assert!(!screen.contains("Allow bash"), "{screen}");
     assert_eq!(s.request_count(), 0, "the model was asked for a !cmd");
-    type_line(&mut t, "!sudo rm -rf /");
+    t.type_line("!sudo rm -rf /");
     t.expect("the deny", |s| s.contains("blocked") && idle(s), WAIT);
 
-    type_line(&mut t, "/model");
+    t.type_line("/model");
     let screen = t.expect("the picker", |s| s.contains("scripted-large"), WAIT);
     assert!(screen.contains("current"), "{screen}");
     t.send_raw(keys::DOWN);
     t.send_raw(keys::ENTER);
     t.expect("the switch", |s| s.contains("model: scripted-large"), WAIT);
 
-    type_line(&mut t, "what did it print?");
+    t.type_line("what did it print?");
     t.expect(
         "the answer",
         |s| s.contains("It printed the marker.") && idle(s),
@@ -455,7 +429,7 @@ fn ctrl_g_edits_the_message_in_the_editor_and_ctrl_z_comes_back() {
     let mut c = w.pty_command(&[]);
     c.env("EDITOR", "sed -i s/draft/final/");
     let mut t = Pty::spawn(c, 100, 30);
-    ready(&t);
+    t.ready(WAIT);
     t.send_keys("a draft message");
     t.expect("the draft", |s| s.contains("a draft message"), WAIT);
     t.send_raw(b"\x07");
