@@ -94,6 +94,8 @@ struct Ended {
     status: ToolStatus,
     output: String,
     effect: Effect,
+    /// Time spent waiting for the person's answer: not part of the call's duration.
+    waited: std::time::Duration,
 }
 
 impl Ended {
@@ -102,7 +104,13 @@ impl Ended {
             status,
             output: output.into(),
             effect: Effect::None,
+            waited: std::time::Duration::ZERO,
         }
+    }
+
+    fn after_wait(mut self, waited: std::time::Duration) -> Ended {
+        self.waited = waited;
+        self
     }
 
     fn error(output: impl AsRef<str>) -> Ended {
@@ -123,6 +131,7 @@ impl Ended {
             status,
             output: out.text,
             effect: out.effect,
+            waited: std::time::Duration::ZERO,
         }
     }
 }
@@ -200,7 +209,8 @@ impl Dispatcher {
             Effect::Exited { code } => Some(code),
             _ => None,
         };
-        let elapsed_ms = started.elapsed().as_millis() as u64;
+        // Only the run is timed; the wait for an answer shows as "waiting for you".
+        let elapsed_ms = started.elapsed().saturating_sub(ended.waited).as_millis() as u64;
         ctx.events.send(Event::ToolCallFinished {
             call_id: call.id.clone(),
             status: ended.status,
@@ -294,6 +304,7 @@ impl Dispatcher {
             Origin::Person => {}
         }
         let mut note_for_model = None;
+        let mut waited = std::time::Duration::ZERO;
         match verdict.action {
             Action::Deny => {
                 return Ended::new(
@@ -312,10 +323,15 @@ impl Dispatcher {
                     display,
                     verdict: &verdict,
                 };
-                match self.ask(question, ctx).await {
+                let asked = Instant::now();
+                let outcome = self.ask(question, ctx).await;
+                waited = asked.elapsed();
+                match outcome {
                     AskOutcome::Approved(note) => note_for_model = note,
-                    AskOutcome::Refused(text) => return Ended::new(ToolStatus::Denied, text),
-                    AskOutcome::Interrupted => return Ended::interrupted(),
+                    AskOutcome::Refused(text) => {
+                        return Ended::new(ToolStatus::Denied, text).after_wait(waited);
+                    }
+                    AskOutcome::Interrupted => return Ended::interrupted().after_wait(waited),
                 }
             }
             Action::Allow => {}
@@ -324,6 +340,7 @@ impl Dispatcher {
             super::rewind::before_tool(self.checkpoints.as_ref(), prepared.access(), &self.journal)
                 .await;
         let mut ended = self.run(name, prepared, ctx).await;
+        ended.waited = waited;
         // Whatever the outcome: an interrupted command may have written.
         if let Some(w) = watch {
             w.finish(&self.journal, &ctx.events, &call.id).await;

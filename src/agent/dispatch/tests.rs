@@ -440,3 +440,26 @@ async fn results_carry_exit_codes_and_todo_lists() {
         "the tool does not touch the list; the agent applies it"
     );
 }
+
+#[tokio::test]
+async fn the_wait_for_an_answer_is_not_the_calls_duration() {
+    let (d, mut t) = setup(Approver::Interactive);
+    let make = call("fake", "{\"text\": \"x\", \"command\": \"make build\"}");
+    let wait = Duration::from_millis(400);
+    for decision in [Decision::Yes, Decision::No] {
+        let (r, _) = tokio::join!(
+            d.dispatch(&make, &t.ctx, false),
+            answer(d.pending.clone(), decision, || std::thread::sleep(wait))
+        );
+        assert!(
+            r.elapsed_ms < 300,
+            "{decision:?}: {} ms counts the wait",
+            r.elapsed_ms
+        );
+        let reported = drain(&mut t).into_iter().find_map(|e| match e {
+            Event::ToolCallFinished { elapsed_ms, .. } => Some(elapsed_ms),
+            _ => None,
+        });
+        assert_eq!(reported, Some(r.elapsed_ms));
+    }
+}
