@@ -87,6 +87,7 @@ async fn main() -> anyhow::Result<()> {
                             reason: "no rule matched (default ask)".into(),
                             subagent: None,
                             always: None,
+                            no_always: None,
                         }));
                         continue;
                     }

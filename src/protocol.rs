@@ -290,6 +290,9 @@ pub struct ApprovalRequest {
     /// (the asking part is opaque, a redirect, an interpreter): then `a` is not offered.
     #[serde(default)]
     pub always: Option<String>,
+    /// Why `a` is not offered, when it is not (`ls` needs approval each time: …).
+    #[serde(default)]
+    pub no_always: Option<String>,
 }
 
 /// An item of a resumed conversation, for rebuilding the view.

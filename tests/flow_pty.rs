@@ -158,6 +158,10 @@ fn esc_refuses_and_goes_on_a_second_esc_stops_the_turn() {
         !screen.contains("ask again this session"),
         "`a` offered where no rule can be made:\n{screen}"
     );
+    assert!(
+        screen.contains("(no \"always\": "),
+        "no word on why there is no `a`:\n{screen}"
+    );
     // `a` is not an answer here.
     t.send_keys("a");
     std::thread::sleep(Duration::from_millis(300));

@@ -115,6 +115,7 @@ fn approval() -> impl Strategy<Value = ApprovalRequest> {
             reason: "no rule matched (default ask)".into(),
             subagent: sub,
             always: None,
+            no_always: None,
         })
 }
 

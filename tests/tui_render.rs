@@ -200,6 +200,7 @@ fn bash_approval(id: &str) -> ApprovalRequest {
         reason: "rule ask bash(git push *) in .rein/config.toml".into(),
         subagent: None,
         always: Some("git push origin …".into()),
+        no_always: None,
     }
 }
 
@@ -239,6 +240,7 @@ fn edit_approval_with_diff() {
         reason: "no rule matched (default ask)".into(),
         subagent: Some("find the flag parser".into()),
         always: None,
+        no_always: None,
     }));
     insta::assert_snapshot!(screen(&mut app, 90, 26));
 }

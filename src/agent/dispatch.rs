@@ -456,6 +456,9 @@ impl Dispatcher {
             return AskOutcome::Approved(None);
         }
         let id = format!("approval-{}", q.call.id);
+        let always = self
+            .always(q.call.name.as_str(), q.access)
+            .map(|a| always_shown(q.access, a.shown));
         let (tx, rx) = oneshot::channel();
         crate::sync::lock(&self.pending).insert(id.clone(), tx);
         ctx.events.send(Event::ApprovalRequested(ApprovalRequest {
@@ -466,9 +469,8 @@ impl Dispatcher {
             part: q.verdict.part.clone(),
             reason: q.verdict.reason.clone(),
             subagent: ctx.events.subagent().map(str::to_string),
-            always: self
-                .always(q.call.name.as_str(), q.access)
-                .map(|a| always_shown(q.access, a.shown)),
+            always: always.as_ref().ok().cloned(),
+            no_always: always.err(),
         }));
         let answer = tokio::select! {
             a = rx => a.ok(),
@@ -500,7 +502,7 @@ impl Dispatcher {
 
     /// Adds the session rule behind "yes, and don't ask again" and says which it is.
     fn remember(&self, tool: &str, access: &Access, ctx: &ToolCtx) {
-        let Some(always) = self.always(tool, access) else {
+        let Ok(always) = self.always(tool, access) else {
             return;
         };
         let rule = always.rule;
@@ -516,16 +518,16 @@ impl Dispatcher {
     }
 
     /// What "always" would add for a call, judged by the rules in force (bash rules are keyed
-    /// by "bash" whichever tool ran the command); `None` when no rule can be made.
-    fn always(&self, tool: &str, access: &Access) -> Option<AlwaysRule> {
+    /// by "bash" whichever tool ran the command), or why no rule can be made.
+    fn always(&self, tool: &str, access: &Access) -> Result<AlwaysRule, String> {
         let (tool, subject) = match access {
             Access::Bash { command } => ("bash", command.clone()),
             Access::Write { path } | Access::Read { path } => {
                 (tool, path.path.display().to_string())
             }
-            Access::None => return None,
+            Access::None => return Err(format!("`{tool}` calls are approved one at a time")),
         };
-        crate::sync::read(&self.policy).always(tool, &subject).ok()
+        crate::sync::read(&self.policy).always(tool, &subject)
     }
 }
 

@@ -432,6 +432,12 @@ fn key_lines(req: &ApprovalRequest, view: &ApprovalView, theme: &Theme) -> Vec<V
         ]];
     }
     let mut first = vec![key("y"), Span::raw(" yes  ")];
+    if let (None, Some(why)) = (&req.always, &req.no_always) {
+        first.push(Span::styled(
+            format!("(no \"always\": {})", sanitize(why)),
+            theme.dim(),
+        ));
+    }
     if let Some(rule) = &req.always {
         first.push(key("a"));
         first.push(Span::raw(" don't ask again this session for: "));
@@ -503,6 +509,7 @@ mod tests {
             reason: "default ask".into(),
             subagent: None,
             always: Some("rm x".into()),
+            no_always: None,
         }
     }
 

@@ -218,6 +218,7 @@ fn bash_request(id: &str) -> crate::protocol::ApprovalRequest {
         reason: "no rule matched (default ask)".into(),
         subagent: None,
         always: Some("bash(cargo test*)".into()),
+        no_always: None,
     }
 }
 

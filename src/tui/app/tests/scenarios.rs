@@ -62,6 +62,7 @@ fn approval_with_rule(id: &str, display: ToolDisplay, always: Option<&str>) -> E
         reason: "no rule matched (default ask)".into(),
         subagent: None,
         always: always.map(str::to_string),
+        no_always: None,
     })
 }
 
