@@ -211,6 +211,17 @@ mod tests {
     }
 
     #[test]
+    fn every_place_the_sandbox_hides_is_a_secret_to_the_policy() {
+        for place in crate::sandbox::secrets::DEFAULT_HOME_SECRETS {
+            let comps: Vec<&str> = place.split('/').collect();
+            assert!(
+                HOME_SECRETS.contains(&comps.as_slice()),
+                "{place} is hidden by the sandbox but not known to the policy"
+            );
+        }
+    }
+
+    #[test]
     fn secret_locations_are_recognised() {
         let cases = [
             ("~/.agents/env", true),

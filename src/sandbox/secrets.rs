@@ -1,6 +1,5 @@
-//! What bash must never see: secret files and directories (hidden by the sandbox), secret
-//! environment variables (not passed to child processes), and the secret values that must be
-//! masked wherever they still show up in a tool result.
+//! What bash must never see: secret files and directories (hidden by the sandbox) and secret
+//! environment variables (not passed to child processes). `tools::secrets` masks the values.
 //!
 //! One list, used by the sandbox (mounts and Landlock rules), by the environment filter for
 //! child processes, and by the file tools (refusing to read a secret, masking values).
@@ -9,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// Secret locations under the home directory, hidden by default.
-pub const DEFAULT_HOME_SECRETS: [&str; 11] = [
+pub const DEFAULT_HOME_SECRETS: [&str; 19] = [
     ".agents/env",
     ".ssh",
     ".aws",
@@ -21,6 +20,14 @@ pub const DEFAULT_HOME_SECRETS: [&str; 11] = [
     ".config/gcloud",
     ".git-credentials",
     ".config/rein",
+    ".config/hub",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".vault-token",
+    ".password-store",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
 ];
 
 /// Variables that always hold a key, whatever their name looks like.
@@ -44,9 +51,6 @@ const SECRET_SUFFIXES: [&str; 7] = [
 
 /// Name parts that mark a variable as secret wherever they appear (compared upper-case).
 const SECRET_PARTS: [&str; 5] = ["PASSWORD", "SECRET", "_TOKEN_", "PRIVATE_KEY", "ACCESS_KEY"];
-
-/// Values shorter than this are not masked: masking `1` or `true` would garble every result.
-const MIN_MASKED_LEN: usize = 8;
 
 /// The user's choices about secrets (`[sandbox]` in config.toml).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -179,26 +183,6 @@ impl Secrets {
             .map(|(k, _)| k)
             .collect()
     }
-
-    /// The values to mask in anything shown to the model or stored: `api_key` and the values
-    /// of secret-looking variables in this process's environment (long enough to be keys),
-    /// longest first so a value that contains another is masked whole.
-    pub fn values_to_mask(&self, api_key: Option<&str>) -> Vec<String> {
-        let env = std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .filter(|(k, _)| is_secret_env_name(k))
-            .map(|(_, v)| v);
-        let mut values: Vec<String> = api_key
-            .map(str::to_string)
-            .into_iter()
-            .chain(env)
-            .map(|v| v.trim().to_string())
-            .filter(|v| v.chars().count() >= MIN_MASKED_LEN)
-            .collect();
-        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        values.dedup();
-        values
-    }
 }
 
 #[cfg(test)]
@@ -320,15 +304,5 @@ mod tests {
         assert!(!s.hides_env("NPM_TOKEN"));
         assert!(s.hides_env("GITHUB_TOKEN"));
         assert!(!s.hides_env("PATH"));
-    }
-
-    #[test]
-    fn masked_values_are_long_enough_and_longest_first() {
-        let s = Secrets::default();
-        let v = s.values_to_mask(Some("sk-short"));
-        assert!(v.contains(&"sk-short".to_string()));
-        assert!(s.values_to_mask(Some("abc")).iter().all(|x| x != "abc"));
-        let v = s.values_to_mask(Some("sk-0123456789-long-key"));
-        assert!(v.windows(2).all(|w| w[0].len() >= w[1].len()), "{v:?}");
     }
 }
