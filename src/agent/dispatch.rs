@@ -512,7 +512,7 @@ impl Dispatcher {
             text: format!(
                 "Added for this session: allow {text}, i.e. {} (/permissions lists the rules \
                  and can drop it).",
-                always.shown
+                always_shown(access, always.shown)
             ),
         });
     }
