@@ -24,6 +24,7 @@ fn configured_app() -> App {
         cwd: PathBuf::from("/work/project"),
         context_window: 128_000,
         approval_mode: "ask".into(),
+        mode: Default::default(),
         sandbox_mode: "workspace-write".into(),
         history: Vec::new(),
         keep_view: false,

@@ -65,6 +65,7 @@ fn main() {
         cwd: resumed.header.cwd,
         context_window: 128_000,
         approval_mode: "ask".into(),
+        mode: Default::default(),
         sandbox_mode: "workspace-write".into(),
         history: resumed.view,
         keep_view: false,

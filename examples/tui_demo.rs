@@ -20,6 +20,7 @@ async fn main() -> anyhow::Result<()> {
             cwd: std::env::current_dir().unwrap_or_default(),
             context_window: 128_000,
             approval_mode: "ask".into(),
+            mode: Default::default(),
             sandbox_mode: "workspace-write".into(),
             history: Vec::new(),
             keep_view: false,
@@ -85,6 +86,8 @@ async fn main() -> anyhow::Result<()> {
                             part: "hello.rs".into(),
                             reason: "no rule matched (default ask)".into(),
                             subagent: None,
+                            always: None,
+                            no_always: None,
                         }));
                         continue;
                     }

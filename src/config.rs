@@ -116,8 +116,11 @@ pub struct Config {
     pub sandbox_network: bool,
     /// Secret paths and variables (`[sandbox] hide`, `unhide`, `pass_env`).
     pub sandbox_secrets: crate::sandbox::SecretSettings,
-    /// Whether edits inside the workspace are allowed without asking.
+    /// Whether edits inside the workspace are allowed without asking (`edits = "allow"`).
     pub auto_approve_edits: bool,
+    /// The approval mode a session starts in (`--mode`, `mode = …`; `edits = "allow"` means
+    /// accept-edits).
+    pub mode: crate::protocol::ApprovalMode,
     /// Rules from config files (after the built-in ones).
     pub rules: Vec<Rule>,
     /// Every MCP server: the user's, then the project's (`.rein/config.toml`, `.mcp.json`)
@@ -175,6 +178,8 @@ pub struct Flags {
     pub trust: bool,
     /// Items the person approved in this run (they apply even if saving the approval failed).
     pub approved: Vec<TrustItem>,
+    /// `--mode`.
+    pub mode: Option<String>,
 }
 
 /// Everything loading reads from the outside world, so tests can supply it.

@@ -170,7 +170,8 @@ impl PlainPrinter {
 /// How a finished call is summed up: `ok`, `exit 1`, `error: …` (with the output's first line).
 /// `unattended`: without `--yes` a refusal means nobody was asked, and says so.
 fn verdict(status: ToolStatus, exit_code: Option<i32>, output: &str, unattended: bool) -> String {
-    let first = headline(output.lines().next().unwrap_or(""), 160);
+    // The first line, marked `…` when it was cut or more lines follow.
+    let first = headline(output, 160);
     match (status, exit_code) {
         (ToolStatus::Ok, None | Some(0)) => "ok".to_string(),
         (ToolStatus::Ok, Some(code)) => format!("exit {code}"),

@@ -42,7 +42,14 @@ struct SettingsFlags {
     /// Trust this project for this run: its .rein/config.toml may set where requests go.
     #[arg(long)]
     trust: bool,
+    /// Approval mode to start in (Shift+Tab cycles it in the TUI): ask, accept-edits (edits
+    /// run without asking) or plan (read-only).
+    #[arg(long, value_parser = MODES)]
+    mode: Option<String>,
 }
+
+/// The spellings of `--mode`.
+const MODES: [&str; 3] = ["ask", "accept-edits", "plan"];
 
 impl SettingsFlags {
     fn flags(&self) -> Flags {
@@ -52,6 +59,7 @@ impl SettingsFlags {
             model: self.model.clone(),
             trust: self.trust,
             approved: Vec::new(),
+            mode: self.mode.clone(),
         }
     }
 }

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 mod display;
+mod mode;
 pub use display::{DIFF_CONTEXT, DiffHunk, EditDiff, LineRange, SUBJECT_CHARS, ToolDisplay};
+pub use mode::{ApprovalMode, RuleInfo};
 
 /// Status of one todo item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,8 +28,9 @@ pub enum TodoStatus {
 pub struct Todo {
     /// Imperative description ("Run the tests").
     pub content: String,
-    /// Present continuous form shown while in progress ("Running the tests").
-    #[serde(rename = "activeForm")]
+    /// Present continuous form shown while in progress ("Running the tests"); may be empty,
+    /// then `content` is shown.
+    #[serde(rename = "activeForm", default)]
     pub active_form: String,
     /// Where the item stands.
     pub status: TodoStatus,
@@ -100,6 +103,29 @@ pub enum Op {
     },
     /// Report the MCP servers' state (`/mcp`); answered with `Event::McpStatus`.
     McpStatus,
+    /// Switch the approval mode (Shift+Tab); answered with `Event::ModeChanged`.
+    SetMode {
+        /// The new mode.
+        mode: ApprovalMode,
+    },
+    /// List the permission rules in force (`/permissions`); answered with `Event::Permissions`.
+    ListPermissions,
+    /// Drop a rule added this session (`/permissions drop N`).
+    DropSessionRule {
+        /// The rule's tool.
+        tool: String,
+        /// The rule's pattern.
+        pattern: String,
+    },
+    /// Ask the server which models it offers (`/model` without a name); answered with
+    /// `Event::Models`.
+    ListModels,
+    /// Run a command the person typed (`!cmd`): same rules (deny holds) and sandbox; what it
+    /// printed goes into the conversation as context for the next message.
+    RunShell {
+        /// The command line.
+        command: String,
+    },
     /// List the user messages one can rewind to (answered with `Event::RewindPoints`).
     ListRewindPoints,
     /// Go back to before user message `to` (`/rewind`). Restoring code is two steps: without
@@ -261,6 +287,14 @@ pub struct ApprovalRequest {
     pub reason: String,
     /// The subagent asking, if it is not the main agent.
     pub subagent: Option<String>,
+    /// What "always" (`a`) would allow for the rest of the session, from the permission
+    /// layer's exact rule (`git log …`, `edits of src/a.rs`); `None` when no rule can be made
+    /// (the asking part is opaque, a redirect, an interpreter): then `a` is not offered.
+    #[serde(default)]
+    pub always: Option<String>,
+    /// Why `a` is not offered, when it is not (`ls` needs approval each time: …).
+    #[serde(default)]
+    pub no_always: Option<String>,
 }
 
 /// An item of a resumed conversation, for rebuilding the view.
@@ -302,6 +336,15 @@ pub enum HistoryItem {
         /// The text.
         text: String,
     },
+    /// A file tool wrote a file (for `/diff`), as recorded.
+    FileChange {
+        /// The file, as displayed.
+        path: String,
+        /// Content before (`None`: created, or too large to keep).
+        old: Option<String>,
+        /// Content after (`None`: too large to keep).
+        new: Option<String>,
+    },
 }
 
 /// Facts about the session, sent once at start (and after `/clear` or a resume).
@@ -317,8 +360,11 @@ pub struct SessionInfo {
     pub cwd: PathBuf,
     /// Context window in tokens.
     pub context_window: u64,
-    /// Approval mode, for the status line.
+    /// Who answers questions, for the status line (`ask`, `yes (headless)` …).
     pub approval_mode: String,
+    /// The approval mode the session starts in.
+    #[serde(default)]
+    pub mode: ApprovalMode,
     /// Sandbox mode, for the status line.
     pub sandbox_mode: String,
     /// The past conversation when resumed (empty for a new one).
@@ -471,6 +517,23 @@ pub enum Event {
     McpStatus {
         /// One entry per configured server.
         servers: Vec<McpServerStatus>,
+    },
+    /// The approval mode changed (or was confirmed).
+    ModeChanged {
+        /// The mode now in force.
+        mode: ApprovalMode,
+    },
+    /// The permission rules in force, for `/permissions`, in the order they are checked.
+    Permissions {
+        /// The rules.
+        rules: Vec<RuleInfo>,
+    },
+    /// The models the server offers, for the `/model` picker.
+    Models {
+        /// Model ids (empty when the server could not say).
+        models: Vec<String>,
+        /// Why the list is missing, if it is.
+        error: Option<String>,
     },
     /// The user messages one can rewind to, oldest first.
     RewindPoints {

@@ -160,13 +160,15 @@ fn the_resume_picker_opens_a_session_and_resume_switches_to_another() {
         WAIT,
     );
 
-    // /resume inside the app: the same picker; Enter switches the conversation.
+    // /resume inside the app: the same picker, without the open session (nothing to switch
+    // to); Enter switches the conversation.
     type_line(&mut t, "/resume");
-    t.expect(
+    let picker = t.expect(
         "the picker over the conversation",
-        |s| s.contains("Resume a session") && s.contains("(current)"),
+        |s| s.contains("Resume a session") && s.contains("tell me about HERONS"),
         WAIT,
     );
+    assert!(!picker.contains("tell me about OTTERS"), "{picker}");
     t.send_keys("herons");
     t.expect(
         "the herons session alone",

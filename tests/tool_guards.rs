@@ -138,7 +138,13 @@ fn secret_places_are_refused_and_secret_values_are_masked() {
                 json!({"path": "leak/.ssh-link/id_ed25519"}),
             )
             .call_with_id("c4", "read_file", json!({"path": "notes.txt"}))
-            .call_with_id("c5", "bash", json!({"command": "cat notes.txt"})),
+            .call_with_id("c5", "bash", json!({"command": "cat notes.txt"}))
+            // An edit of a file holding the key: the session keeps no copy of its contents.
+            .call_with_id(
+                "c6",
+                "str_replace",
+                json!({"path": "notes.txt", "old_str": "here", "new_str": "there"}),
+            ),
     )
     .push(Reply::text("done"));
     let w = World::new(&s);
@@ -156,7 +162,7 @@ fn secret_places_are_refused_and_secret_values_are_masked() {
     let o = w.exec(&["--yes", "look around"]);
     assert_ok(&o);
     let results = tool_results(&s.request(1));
-    assert_eq!(results.len(), 5);
+    assert_eq!(results.len(), 6);
     for r in &results[..3] {
         assert!(
             r.content.contains("where secrets are kept"),
@@ -166,7 +172,7 @@ fn secret_places_are_refused_and_secret_values_are_masked() {
         );
         assert!(!r.content.contains("PRIVATE KEY MATERIAL"), "{}", r.content);
     }
-    for r in &results[3..] {
+    for r in &results[3..5] {
         assert!(!r.content.contains(TEST_KEY), "{}: {}", r.id, r.content);
         assert!(
             r.content

@@ -17,6 +17,8 @@ use rein::tui::view;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+// Generated test steps: their size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 enum Step {
     Term(TermEvent),
@@ -112,6 +114,8 @@ fn approval() -> impl Strategy<Value = ApprovalRequest> {
             part,
             reason: "no rule matched (default ask)".into(),
             subagent: sub,
+            always: None,
+            no_always: None,
         })
 }
 
@@ -192,6 +196,7 @@ fn agent_event() -> impl Strategy<Value = Event> {
                 cwd: PathBuf::from("/w"),
                 context_window: 1000,
                 approval_mode: "ask".into(),
+                mode: Default::default(),
                 sandbox_mode: "off".into(),
                 history: vec![
                     HistoryItem::User { text: "hi".into() },

@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::json;
 use std::time::{Duration, Instant};
-use support::pty::{self, Pty, keys};
+use support::pty::{self, Pty, idle, keys, wait_until};
 use support::rein::{World, last_result, user_texts};
 use support::{Reply, ScriptedServer};
 
@@ -14,32 +14,6 @@ use support::{Reply, ScriptedServer};
 const WAIT: Duration = Duration::from_secs(20);
 
 /// The app is up: the session is configured and the composer waits for input.
-fn ready(t: &Pty) -> String {
-    t.expect(
-        "the first full frame",
-        |s| s.contains("scripted-model") && s.contains("enter send"),
-        WAIT,
-    )
-}
-
-/// The hint line reads "enter send" only while no turn runs.
-fn idle(s: &str) -> bool {
-    s.lines().last().is_some_and(|l| l.contains("enter send"))
-}
-
-fn type_line(t: &mut Pty, text: &str) {
-    t.send_keys(text);
-    t.send_raw(keys::ENTER);
-}
-
-fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
-    let end = Instant::now() + timeout;
-    while !cond() {
-        assert!(Instant::now() < end, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn write_is_approved_edit_is_refused_and_the_model_is_told() {
     let s = ScriptedServer::openai();
@@ -54,9 +28,9 @@ fn write_is_approved_edit_is_refused_and_the_model_is_told() {
     .push(Reply::text("Understood: notes.txt stays as it is."));
     let w = World::new(&s);
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
+    t.ready(WAIT);
 
-    type_line(&mut t, "create notes.txt");
+    t.type_line("create notes.txt");
     let modal = t.expect(
         "the write approval with the new content",
         |s| s.contains("Allow write notes.txt") && s.contains("gamma"),
@@ -128,9 +102,9 @@ fn an_edit_whose_file_changed_while_asking_is_refused_and_the_model_is_told() {
     let w = World::new(&s);
     w.write("notes.txt", "alpha\nbeta\n");
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
+    t.ready(WAIT);
 
-    type_line(&mut t, "shout beta");
+    t.type_line("shout beta");
     t.expect(
         "the edit approval with its diff",
         |s| s.contains("Allow edit notes.txt") && s.contains("BETA"),
@@ -158,7 +132,7 @@ fn an_edit_whose_file_changed_while_asking_is_refused_and_the_model_is_told() {
         told.content
     );
     t.expect("idle again", idle, WAIT);
-    type_line(&mut t, "/diff");
+    t.type_line("/diff");
     t.expect(
         "/diff with nothing written",
         |s| s.contains("no file changes in this session yet"),
@@ -177,9 +151,9 @@ fn esc_stops_a_long_command_within_a_second_and_the_next_prompt_works() {
          [[rules]]\npattern = \"sleep *\"\naction = \"allow\"\n",
     );
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
+    t.ready(WAIT);
 
-    type_line(&mut t, "wait a while");
+    t.type_line("wait a while");
     let sleeping = || {
         pty::processes_in(&w.ws)
             .into_iter()
@@ -212,7 +186,7 @@ fn esc_stops_a_long_command_within_a_second_and_the_next_prompt_works() {
     }
     assert_eq!(sleeping(), Vec::new(), "the command outlived the turn");
 
-    type_line(&mut t, "try again");
+    t.type_line("try again");
     t.expect(
         "the second answer",
         |s| s.contains("Second answer arrived.") && idle(s),
@@ -264,7 +238,7 @@ fn ctrl_c_twice_quits_and_restores_the_terminal() {
     let s = ScriptedServer::openai();
     let w = World::new(&s);
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
+    t.ready(WAIT);
     t.send_raw(keys::CTRL_C);
     t.expect(
         "the quit hint",
@@ -282,9 +256,9 @@ fn quit_command_restores_the_terminal() {
     let s = ScriptedServer::openai();
     let w = World::new(&s);
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
+    t.ready(WAIT);
     // The popup completes `/quit`; Enter runs it.
-    type_line(&mut t, "/quit");
+    t.type_line("/quit");
     assert_restored(&mut t);
     assert_eq!(s.request_count(), 0);
 }
@@ -295,8 +269,8 @@ fn too_small_then_back_redraws_the_conversation() {
     s.push(Reply::text("The answer is forty-two."));
     let w = World::new(&s);
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
-    type_line(&mut t, "what is the answer?");
+    t.ready(WAIT);
+    t.type_line("what is the answer?");
     t.expect(
         "the answer",
         |s| s.contains("The answer is forty-two.") && idle(s),
@@ -323,7 +297,7 @@ fn too_small_then_back_redraws_the_conversation() {
     assert!(!pty::contains(&t.raw_output(), b"panicked"));
 
     // Still responsive after the resizes.
-    type_line(&mut t, "/quit");
+    t.type_line("/quit");
     assert_eq!(t.wait_exit(WAIT), Some(0));
 }
 
@@ -337,8 +311,8 @@ fn streamed_text_shows_before_the_stream_ends() {
     );
     let w = World::new(&s);
     let mut t = w.spawn_tui(100, 30);
-    ready(&t);
-    type_line(&mut t, "stream please");
+    t.ready(WAIT);
+    t.type_line("stream please");
     let partial = t.expect(
         "part of the answer",
         |s| s.contains("Streaming") && !s.contains("finally the end."),
@@ -363,7 +337,7 @@ fn idle_uses_no_cpu() {
     let s = ScriptedServer::openai();
     let w = World::new(&s);
     let t = w.spawn_tui(100, 30);
-    ready(&t);
+    t.ready(WAIT);
     // Start-up work (syntax sets load in the background after the first frame) settles first.
     let mut last = pty::cpu_ticks(t.pid()).expect("cpu ticks");
     let end = Instant::now() + WAIT;

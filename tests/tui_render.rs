@@ -24,6 +24,7 @@ fn session() -> Event {
         cwd: PathBuf::from("/home/dev/src/rein"),
         context_window: 128_000,
         approval_mode: "ask".into(),
+        mode: Default::default(),
         sandbox_mode: "workspace-write".into(),
         history: Vec::new(),
         keep_view: false,
@@ -198,6 +199,8 @@ fn bash_approval(id: &str) -> ApprovalRequest {
         part: "git push origin main".into(),
         reason: "rule ask bash(git push *) in .rein/config.toml".into(),
         subagent: None,
+        always: Some("git push origin …".into()),
+        no_always: None,
     }
 }
 
@@ -236,6 +239,8 @@ fn edit_approval_with_diff() {
         part: "src/main.rs".into(),
         reason: "no rule matched (default ask)".into(),
         subagent: Some("find the flag parser".into()),
+        always: None,
+        no_always: None,
     }));
     insta::assert_snapshot!(screen(&mut app, 90, 26));
 }

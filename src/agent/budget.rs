@@ -25,6 +25,8 @@ pub struct ContextState {
     pub compacted_to: Option<u64>,
     /// Whether the "window nearly full, auto_compact is off" warning was shown.
     pub warned_full: bool,
+    /// Whether the "full, but not of conversation: nothing to compact" notice was shown.
+    pub warned_overhead: bool,
     /// Messages before this index are a compaction summary and are never rewritten.
     pub frozen: usize,
     /// Changed-files tracking for the reminder.
@@ -194,7 +196,14 @@ impl Compactor {
         }
         // The conversation itself is small (the system prompt and tools fill the window):
         // a summary would not make it smaller.
-        if context::estimate_sent(history, state.keep, state.frozen) < self.window / 10 {
+        let conversation = context::estimate_sent(history, state.keep, state.frozen);
+        if conversation < self.window / 10 {
+            if !state.warned_overhead {
+                state.warned_overhead = true;
+                self.events.send(Event::Notice {
+                    text: overhead_notice(used, self.window, conversation),
+                });
+            }
             return false;
         }
         // No second compaction without new growth (5% of the window).
@@ -203,6 +212,17 @@ impl Compactor {
             None => true,
         }
     }
+}
+
+/// Why a nearly full window is not compacted: the conversation is a small part of it.
+fn overhead_notice(used: u64, window: u64, conversation: u64) -> String {
+    let percent = used.saturating_mul(100) / window.max(1);
+    format!(
+        "The context is at {percent}% of the {window}-token window, but the conversation is only \
+         about {conversation} tokens of it: the rest is the system prompt, instructions and tool \
+         definitions, which compaction cannot shrink, so nothing is compacted. Use a model with a \
+         larger window (or set context_window if it is larger than rein assumes)."
+    )
 }
 
 /// The main agent's hooks for one turn.
@@ -215,6 +235,8 @@ pub struct MainHooks<'a> {
     pub todos: &'a mut Vec<Todo>,
     /// Workspace, for git facts in the reminder.
     pub cwd: PathBuf,
+    /// The approval mode (plan mode is explained in the reminder).
+    pub mode: super::mode::ModeSwitch,
     /// Called for each appended message and each compaction (the session file).
     pub record: &'a mut (dyn FnMut(Record<'_>) + Send),
 }
@@ -265,7 +287,11 @@ impl TurnHooks for MainHooks<'_> {
 
     fn reminder(&mut self) -> Option<String> {
         let changed = self.state.files.changed(&self.cwd);
-        Some(context::reminder(&self.cwd, self.todos, &changed))
+        let plan = (self.mode.get() == crate::protocol::ApprovalMode::Plan)
+            .then_some(super::mode::PLAN_REMINDER);
+        Some(context::reminder_with(
+            &self.cwd, self.todos, &changed, plan,
+        ))
     }
 
     fn after_tools(&mut self) {
@@ -379,6 +405,7 @@ mod tests {
             compactor: c,
             todos: &mut todos,
             cwd: std::env::temp_dir(),
+            mode: crate::agent::mode::ModeSwitch::default(),
             record: &mut record,
         };
         hooks.usage(0, 1, 3);

@@ -285,6 +285,16 @@ impl FileWatch {
 /// The late reminder: built fresh for every request, never stored. Its first line says it is
 /// not part of the conversation (small models answered it, or repeated it as their answer).
 pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String]) -> String {
+    reminder_with(cwd, todos, changed, None)
+}
+
+/// [`reminder`] with a last paragraph (the plan-mode instructions).
+pub fn reminder_with(
+    cwd: &Path,
+    todos: &[crate::protocol::Todo],
+    changed: &[String],
+    last: Option<&str>,
+) -> String {
     use super::repair::{REMINDER_CLOSE, REMINDER_NOTE, REMINDER_OPEN};
     let mut s = format!("{REMINDER_OPEN}\n{REMINDER_NOTE}\n");
     s.push_str(&format!(
@@ -308,6 +318,10 @@ pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String])
         for path in changed.iter().take(50) {
             s.push_str(&format!("- {path}\n"));
         }
+    }
+    if let Some(last) = last {
+        s.push_str(last);
+        s.push('\n');
     }
     s.push_str(REMINDER_CLOSE);
     s

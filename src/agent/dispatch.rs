@@ -2,9 +2,12 @@
 //! Every failure becomes a short result the model can act on; nothing here panics.
 
 use super::journal::Journal;
+use super::mode::{ModeSwitch, plan_refusal};
 use crate::llm::ToolCall;
-use crate::policy::{Action, Policy, Verdict};
-use crate::protocol::{ApprovalRequest, Decision, Event, Todo, ToolDisplay, ToolStatus};
+use crate::policy::{Action, AlwaysRule, Policy, Verdict};
+use crate::protocol::{
+    ApprovalMode, ApprovalRequest, Decision, Event, Todo, ToolDisplay, ToolStatus,
+};
 use crate::session_store::Entry;
 use crate::tools::{Access, Effect, Prepared, Registry, Tool, ToolCtx, ToolOutput, ToolSource};
 use futures::FutureExt;
@@ -52,11 +55,24 @@ pub struct Dispatcher {
     pub sandbox_enforced: bool,
     /// Where approval decisions are recorded (the session file).
     pub journal: Journal,
+    /// The approval mode in force (plan refuses, accept-edits allows edits).
+    pub mode: ModeSwitch,
     /// Records what calls change in the workspace (`None`: nothing is kept).
     pub checkpoints: Option<crate::checkpoint::Checkpoints>,
     /// Tools that come and go (MCP servers), offered besides the allowed registry tools.
     pub extra: Option<Arc<dyn ToolSource>>,
 }
+
+/// Who asked for a call: the model, or the person typing `!cmd`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    Model,
+    Person,
+}
+
+/// File contents above this size (old and new together) are not kept in the session file for
+/// `/diff`; the change is recorded without them.
+pub const FILE_CHANGE_KEEP_BYTES: usize = 1 << 20;
 
 /// The outcome of one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +96,8 @@ struct Ended {
     status: ToolStatus,
     output: String,
     effect: Effect,
+    /// Time spent waiting for the person's answer: not part of the call's duration.
+    waited: std::time::Duration,
 }
 
 impl Ended {
@@ -88,7 +106,13 @@ impl Ended {
             status,
             output: output.into(),
             effect: Effect::None,
+            waited: std::time::Duration::ZERO,
         }
+    }
+
+    fn after_wait(mut self, waited: std::time::Duration) -> Ended {
+        self.waited = waited;
+        self
     }
 
     fn error(output: impl AsRef<str>) -> Ended {
@@ -109,6 +133,7 @@ impl Ended {
             status,
             output: out.text,
             effect: out.effect,
+            waited: std::time::Duration::ZERO,
         }
     }
 }
@@ -169,6 +194,23 @@ impl Dispatcher {
     /// Runs one call end to end, emitting its events. `truncated` says the response was cut
     /// off by the output token limit (so broken arguments get a precise explanation).
     pub async fn dispatch(&self, call: &ToolCall, ctx: &ToolCtx, truncated: bool) -> CallResult {
+        self.dispatch_from(call, ctx, truncated, Origin::Model)
+            .await
+    }
+
+    /// Runs a call the person asked for themselves (`!cmd`): deny rules and the sandbox hold,
+    /// what would be asked runs (typing it was the answer), the mode does not apply.
+    pub async fn dispatch_for_person(&self, call: &ToolCall, ctx: &ToolCtx) -> CallResult {
+        self.dispatch_from(call, ctx, false, Origin::Person).await
+    }
+
+    async fn dispatch_from(
+        &self,
+        call: &ToolCall,
+        ctx: &ToolCtx,
+        truncated: bool,
+        origin: Origin,
+    ) -> CallResult {
         let started = Instant::now();
         let prepared = self.prepare(call, ctx, truncated);
         let display = ctx.secrets.mask_display(match &prepared {
@@ -180,7 +222,7 @@ impl Dispatcher {
             display: display.clone(),
         });
         let mut ended = match prepared {
-            Ok(p) => self.check_and_run(call, p, &display, ctx).await,
+            Ok(p) => self.check_and_run(call, p, &display, ctx, origin).await,
             Err(ended) => ended,
         };
         // A secret that reached the result goes no further: not to the model, the session
@@ -192,7 +234,8 @@ impl Dispatcher {
             Effect::Exited { code } => Some(code),
             _ => None,
         };
-        let elapsed_ms = started.elapsed().as_millis() as u64;
+        // Only the run is timed; the wait for an answer shows as "waiting for you".
+        let elapsed_ms = started.elapsed().saturating_sub(ended.waited).as_millis() as u64;
         ctx.events.send(Event::ToolCallFinished {
             call_id: call.id.clone(),
             status: ended.status,
@@ -270,13 +313,24 @@ impl Dispatcher {
         prepared: Box<dyn Prepared>,
         display: &ToolDisplay,
         ctx: &ToolCtx,
+        origin: Origin,
     ) -> Ended {
         let name = call.name.as_str();
         if ctx.cancel.is_cancelled() {
             return Ended::interrupted();
         }
-        let verdict = self.verdict(name, prepared.access());
+        let mut verdict = self.verdict(name, prepared.access());
+        match origin {
+            Origin::Model => {
+                if let Some(refusal) = self.refused_by_mode(prepared.access(), &verdict) {
+                    return Ended::new(ToolStatus::Denied, refusal);
+                }
+            }
+            Origin::Person if verdict.action == Action::Ask => verdict.action = Action::Allow,
+            Origin::Person => {}
+        }
         let mut note_for_model = None;
+        let mut waited = std::time::Duration::ZERO;
         match verdict.action {
             Action::Deny => {
                 return Ended::new(
@@ -295,10 +349,15 @@ impl Dispatcher {
                     display,
                     verdict: &verdict,
                 };
-                match self.ask(question, ctx).await {
+                let asked = Instant::now();
+                let outcome = self.ask(question, ctx).await;
+                waited = asked.elapsed();
+                match outcome {
                     AskOutcome::Approved(note) => note_for_model = note,
-                    AskOutcome::Refused(text) => return Ended::new(ToolStatus::Denied, text),
-                    AskOutcome::Interrupted => return Ended::interrupted(),
+                    AskOutcome::Refused(text) => {
+                        return Ended::new(ToolStatus::Denied, text).after_wait(waited);
+                    }
+                    AskOutcome::Interrupted => return Ended::interrupted().after_wait(waited),
                 }
             }
             Action::Allow => {}
@@ -307,11 +366,13 @@ impl Dispatcher {
             super::rewind::before_tool(self.checkpoints.as_ref(), prepared.access(), &self.journal)
                 .await;
         let mut ended = self.run(name, prepared, ctx).await;
+        ended.waited = waited;
         // Whatever the outcome: an interrupted command may have written.
         if let Some(w) = watch {
             w.finish(&self.journal, &ctx.events, &call.id).await;
         }
         if let Effect::FileWritten(w) = &ended.effect {
+            self.record_file_change(&w.path, w.old.as_deref(), &w.new, ctx);
             ctx.events.send(Event::FileChanged {
                 call_id: call.id.clone(),
                 path: w.path.clone(),
@@ -351,6 +412,43 @@ impl Dispatcher {
         }
     }
 
+    /// Keeps a written file's contents in the session file, so a resumed `/diff` covers it.
+    fn record_file_change(&self, path: &str, old: Option<&str>, new: &str, ctx: &ToolCtx) {
+        let size = old.map_or(0, str::len) + new.len();
+        // A file holding a secret value is recorded without its contents (no key in a session).
+        let secret = [old.unwrap_or(""), new]
+            .iter()
+            .any(|t| ctx.secrets.found_in(t.as_bytes()));
+        let entry = if size <= FILE_CHANGE_KEEP_BYTES && !secret {
+            Entry::file_change(path, old.map(str::to_string), Some(new.to_string()))
+        } else {
+            Entry::file_change(path, None, None)
+        };
+        self.journal.record(match ctx.events.subagent() {
+            Some(task) => Entry::subagent(task, entry),
+            None => entry,
+        });
+    }
+
+    /// Plan mode's refusal, when it applies: edits, and commands the rules don't allow. A deny
+    /// stays a deny (it says so itself).
+    fn refused_by_mode(&self, access: &Access, verdict: &Verdict) -> Option<String> {
+        if self.mode.get() != ApprovalMode::Plan || verdict.action == Action::Deny {
+            return None;
+        }
+        match access {
+            Access::Write { path } => Some(plan_refusal(&format!("editing {}", path.display))),
+            Access::Bash { .. } if verdict.action != Action::Allow => {
+                Some(plan_refusal(&format!("`{}`", verdict.part)))
+            }
+            // An MCP tool may write anywhere its server can: only a rule that allows it runs.
+            Access::Mcp { server, tool, .. } if verdict.action != Action::Allow => Some(
+                plan_refusal(&format!("the MCP tool `{tool}` of `{server}`")),
+            ),
+            _ => None,
+        }
+    }
+
     fn verdict(&self, tool: &str, access: &Access) -> Verdict {
         let policy = crate::sync::read(&self.policy);
         match access {
@@ -368,7 +466,10 @@ impl Dispatcher {
                 v
             }
             Access::Read { path } => policy.check_path(tool, false, path),
-            Access::Write { path } => policy.check_path(tool, true, path),
+            Access::Write { path } => {
+                let accept = self.mode.get() == ApprovalMode::AcceptEdits;
+                policy.check_path_with(tool, true, path, accept)
+            }
             Access::Mcp { args, .. } => policy.check_tool(tool, args),
         }
     }
@@ -390,6 +491,9 @@ impl Dispatcher {
             return AskOutcome::Approved(None);
         }
         let id = format!("approval-{}", q.call.id);
+        let always = self
+            .always(q.call.name.as_str(), q.access)
+            .map(|a| always_shown(q.access, a.shown));
         let (tx, rx) = oneshot::channel();
         crate::sync::lock(&self.pending).insert(id.clone(), tx);
         ctx.events.send(Event::ApprovalRequested(ApprovalRequest {
@@ -400,6 +504,8 @@ impl Dispatcher {
             part: q.verdict.part.clone(),
             reason: q.verdict.reason.clone(),
             subagent: ctx.events.subagent().map(str::to_string),
+            always: always.as_ref().ok().cloned(),
+            no_always: always.err(),
         }));
         let answer = tokio::select! {
             a = rx => a.ok(),
@@ -423,25 +529,51 @@ impl Dispatcher {
                 AskOutcome::Approved(note.filter(|n| !n.trim().is_empty()))
             }
             Some((Decision::Always, note)) => {
-                self.remember(q.call.name.as_str(), q.access);
+                self.remember(q.call.name.as_str(), q.access, ctx);
                 AskOutcome::Approved(note.filter(|n| !n.trim().is_empty()))
             }
         }
     }
 
-    /// Adds the session rule behind "yes, and don't ask again".
-    fn remember(&self, tool: &str, access: &Access) {
-        // Bash rules are keyed by "bash" whichever tool ran the command.
+    /// Adds the session rule behind "yes, and don't ask again" and says which it is.
+    fn remember(&self, tool: &str, access: &Access, ctx: &ToolCtx) {
+        let Ok(always) = self.always(tool, access) else {
+            return;
+        };
+        let rule = always.rule;
+        let text = format!("{}({})", rule.tool, rule.pattern);
+        crate::sync::write(&self.policy).add_session_rule(rule);
+        ctx.events.send(Event::Notice {
+            text: format!(
+                "Added for this session: allow {text}, i.e. {} (/permissions lists the rules \
+                 and can drop it).",
+                always_shown(access, always.shown)
+            ),
+        });
+    }
+
+    /// What "always" would add for a call, judged by the rules in force (bash rules are keyed
+    /// by "bash" whichever tool ran the command), or why no rule can be made.
+    fn always(&self, tool: &str, access: &Access) -> Result<AlwaysRule, String> {
         let (tool, subject) = match access {
             Access::Bash { command } => ("bash", command.clone()),
             Access::Write { path } | Access::Read { path } => {
                 (tool, path.path.display().to_string())
             }
-            Access::None | Access::Mcp { .. } => (tool, String::new()),
+            Access::Mcp { .. } => (tool, String::new()),
+            Access::None => return Err(format!("`{tool}` calls are approved one at a time")),
         };
-        if let Some(rule) = Policy::always_rule(tool, &subject) {
-            crate::sync::write(&self.policy).add_session_rule(rule);
-        }
+        crate::sync::read(&self.policy).always(tool, &subject)
+    }
+}
+
+/// What `a` allows, for the question: the command (`git log …`), or which file's edits or
+/// reads.
+fn always_shown(access: &Access, shown: String) -> String {
+    match access {
+        Access::Write { path } => format!("edits of {}", path.display),
+        Access::Read { path } => format!("reads of {}", path.display),
+        Access::Bash { .. } | Access::None | Access::Mcp { .. } => shown,
     }
 }
 

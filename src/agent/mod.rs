@@ -7,13 +7,16 @@ pub mod budget;
 pub mod compact;
 pub mod context;
 pub mod dispatch;
+mod flow_ops;
 pub mod journal;
 pub mod listing;
 mod mcp_tools;
+pub mod mode;
 pub mod prompt;
 pub mod repair;
 mod rewind;
 mod session_switch;
+mod shell;
 pub mod subagent;
 pub mod turn;
 
@@ -111,6 +114,8 @@ struct Agent {
     config: Config,
     client: Client,
     model: Arc<RwLock<String>>,
+    /// The approval mode; the router is its only writer.
+    mode: mode::ModeSwitch,
     dispatcher: Arc<Dispatcher>,
     pending: PendingApprovals,
     history: Vec<Message>,
@@ -206,10 +211,11 @@ impl Agent {
                 opened.rewind.clone(),
             );
         }
-        let policy = Arc::new(RwLock::new(Policy::new(
-            config.rules.clone(),
-            config.auto_approve_edits,
-        )));
+        // Edits inside the workspace are allowed by the accept-edits mode, not by the policy.
+        let policy = Arc::new(RwLock::new(Policy::new(config.rules.clone(), false)));
+        // A resumed session never starts more permissive than the config says.
+        let mode =
+            mode::ModeSwitch::new(opened.mode.map_or(config.mode, |m| m.at_most(config.mode)));
         let sandbox_enforced = !matches!(
             sandbox.status(),
             crate::sandbox::SandboxStatus::Unavailable(_)
@@ -222,6 +228,7 @@ impl Agent {
             pending: pending.clone(),
             sandbox_enforced,
             journal: journal.clone(),
+            mode: mode.clone(),
             checkpoints: Some(checkpoints.clone()),
             extra: None,
         };
@@ -268,6 +275,7 @@ impl Agent {
         })));
         Ok(Agent {
             model,
+            mode,
             memory,
             secrets,
             subagents,
@@ -303,12 +311,12 @@ impl Agent {
             cwd: self.config.cwd.clone(),
             context_window: self.config.context_window,
             approval_mode: match self.dispatcher.approver {
-                Approver::Interactive if self.config.auto_approve_edits => "auto-edit".into(),
                 Approver::Interactive => "ask".into(),
                 Approver::RefuseAll => "never (headless)".into(),
                 Approver::ApproveAll => "yes (headless)".into(),
             },
             sandbox_mode: self.sandbox.describe(),
+            mode: self.mode.get(),
             history: std::mem::take(&mut self.resumed_view),
             keep_view: false,
         }
@@ -327,6 +335,13 @@ impl Agent {
         let model = self.model.clone();
         let events = self.events.clone();
         let journal = self.journal.clone();
+        let flow = flow_ops::FlowOps {
+            mode: self.mode.clone(),
+            policy: self.dispatcher.policy.clone(),
+            client: self.client.clone(),
+            journal: self.journal.clone(),
+            events: self.events.clone(),
+        };
         let listings = listing::Listings {
             skills: self.skills.clone(),
             memory: self.memory.clone(),
@@ -340,7 +355,7 @@ impl Agent {
         };
         tokio::spawn(async move {
             while let Some(op) = ops.recv().await {
-                if listings.answer(&op) {
+                if listings.answer(&op) || flow.answer(&op) {
                     continue;
                 }
                 match op {
@@ -391,6 +406,7 @@ impl Agent {
                 Op::Fork => self.fork(),
                 Op::Resume { id } => self.switch_to(&id),
                 Op::Compact { focus } => self.compact_now(focus).await,
+                Op::RunShell { command } => self.run_shell(command).await,
                 Op::ListRewindPoints => self.rewind_points(),
                 Op::Rewind {
                     to,
@@ -408,6 +424,10 @@ impl Agent {
                 Op::Interrupt
                 | Op::Approval { .. }
                 | Op::SetModel { .. }
+                | Op::SetMode { .. }
+                | Op::ListPermissions
+                | Op::DropSessionRule { .. }
+                | Op::ListModels
                 | Op::ListSessions
                 | Op::ListSkills
                 | Op::ListMemory
@@ -527,6 +547,7 @@ impl Agent {
             state: &mut self.context,
             todos: &mut self.todos,
             cwd: self.config.cwd.clone(),
+            mode: self.mode.clone(),
             record: &mut record,
         };
         let outcome = match env.run(&mut self.history, &mut hooks).await {

@@ -19,6 +19,8 @@ pub(super) struct Opened {
     pub todos: Vec<Todo>,
     pub view: Vec<HistoryItem>,
     pub notices: Vec<String>,
+    /// The approval mode a resumed session ended in.
+    pub mode: Option<crate::protocol::ApprovalMode>,
     pub rewind: crate::checkpoint::RewindLog,
 }
 
@@ -60,6 +62,7 @@ pub(super) fn open(
         todos: Vec::new(),
         view: Vec::new(),
         notices: Vec::new(),
+        mode: None,
         rewind: Default::default(),
     };
     Ok(match start {
@@ -82,6 +85,7 @@ pub(super) fn open(
                 todos: r.todos,
                 view: r.view,
                 notices: r.notices,
+                mode: r.mode,
                 rewind: r.rewind,
             }
         }
@@ -146,6 +150,17 @@ impl Agent {
         }
         for text in std::mem::take(&mut self.resume_notices) {
             self.events.send(Event::Notice { text });
+        }
+        self.announce_usage();
+    }
+
+    /// What the context holds now (after a resume: not 0% until the first request).
+    fn announce_usage(&self) {
+        if !self.history.is_empty() {
+            self.events.send(Event::Usage {
+                used_tokens: self.used_tokens(),
+                context_window: self.config.context_window,
+            });
         }
     }
 
@@ -268,6 +283,7 @@ impl Agent {
                 for text in r.notices {
                     self.events.send(Event::Notice { text });
                 }
+                self.announce_usage();
             }
             Err(e) => self.events.send(Event::Error {
                 message: format!("Cannot resume {id}: {e}"),

@@ -6,6 +6,7 @@ use super::raw::{RawConfig, Sourced, UserAndProject};
 use super::window::choose_context_window;
 use super::{Config, ConfigError, IgnoredSetting, Inputs, SandboxMode, Source, is_loopback_url};
 use crate::policy::{Action, Rule, RuleSource};
+use crate::protocol::ApprovalMode;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -76,6 +77,7 @@ impl Config {
         let subagent_max_requests =
             s.or_default("subagent_max_requests", raw.subagent_max_requests, 12);
         let auto_approve_edits = derive_edits(raw.edits, s, &mut ignored)?;
+        let mode = derive_mode(raw.mode_flag, raw.mode, auto_approve_edits, s, &mut ignored)?;
         if !(0.1..=1.0).contains(&compact_threshold) {
             return Err(ConfigError::Invalid(
                 "compact_threshold must be between 0.1 and 1.0.".into(),
@@ -109,6 +111,7 @@ impl Config {
             sandbox_network,
             sandbox_secrets: raw.sandbox_secrets,
             auto_approve_edits,
+            mode,
             rules,
             mcp_servers,
             auto_compact,
@@ -197,6 +200,55 @@ fn derive_edits(
             "edits = \"{other}\" is not valid; use \"ask\" or \"allow\"."
         ))),
     }
+}
+
+/// The approval mode: `--mode`, else the user's file (or accept-edits when `edits = "allow"`),
+/// which the project's file may only make stricter: a repository must not loosen it.
+fn derive_mode(
+    flag: Option<Sourced<String>>,
+    files: UserAndProject<String>,
+    edits_allowed: bool,
+    sources: &mut Sources,
+    ignored: &mut Vec<IgnoredSetting>,
+) -> Result<ApprovalMode, ConfigError> {
+    let parse = |s: &Sourced<String>| {
+        ApprovalMode::parse(&s.value).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "mode \"{}\" is not valid; use \"ask\", \"accept-edits\" or \"plan\".",
+                s.value
+            ))
+        })
+    };
+    if let Some(f) = flag {
+        let mode = parse(&f)?;
+        sources.push("mode", f.source);
+        return Ok(mode);
+    }
+    let fallback = if edits_allowed {
+        ApprovalMode::AcceptEdits
+    } else {
+        ApprovalMode::Ask
+    };
+    let mut mode = match &files.user {
+        Some(u) => parse(u)?,
+        None => fallback,
+    };
+    let mut source = files.user.map(|u| u.source);
+    if let Some(p) = &files.project {
+        let tighter = parse(p)?;
+        if tighter.permissiveness() < mode.permissiveness() {
+            mode = tighter;
+            source = Some(p.source.clone());
+        } else if tighter.permissiveness() > mode.permissiveness() {
+            ignored.push(only_stricter(
+                p,
+                format!("mode = {:?}", p.value),
+                "the mode",
+            ));
+        }
+    }
+    sources.push("mode", source.unwrap_or(Source::Default));
+    Ok(mode)
 }
 
 /// Sandbox mode and network: the user's file, then the project's only where it is stricter,

@@ -28,6 +28,7 @@ pub(super) struct FileConfig {
     pub(super) theme: Option<String>,
     pub(super) sandbox: Option<SandboxSetting>,
     pub(super) edits: Option<String>,
+    pub(super) mode: Option<String>,
     pub(super) auto_compact: Option<bool>,
     pub(super) compact_threshold: Option<f64>,
     pub(super) keep_tool_results: Option<usize>,

@@ -6,7 +6,7 @@ use crate::trust::{ProjectTrust, TrustItem};
 use std::path::Path;
 
 /// Keys a project file may set without trust: they change how rein works here, not where data
-/// goes. `sandbox`, `edits` and `rules` are here because a project may only make them stricter
+/// goes. `sandbox`, `edits`, `mode` and `rules` are here because a project may only make them stricter
 /// (derive.rs enforces that). Any key not listed waits for trust (fail closed): when you add a
 /// key to `FileConfig`, list it here only if a hostile repository setting it is harmless.
 const SAFE_KEYS: &[&str] = &[
@@ -28,6 +28,7 @@ const SAFE_KEYS: &[&str] = &[
     "subagent_max_turns",
     "sandbox",
     "edits",
+    "mode",
     "rules",
 ];
 

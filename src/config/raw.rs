@@ -24,7 +24,7 @@ pub struct Sourced<T> {
 }
 
 impl<T> Sourced<T> {
-    fn new(value: T, source: Source) -> Sourced<T> {
+    pub(super) fn new(value: T, source: Source) -> Sourced<T> {
         Sourced { value, source }
     }
 
@@ -222,6 +222,9 @@ pub(super) struct RawConfig {
     pub(super) keep_tool_results: Option<Sourced<usize>>,
     pub(super) subagent_max_requests: Option<Sourced<u32>>,
     pub(super) edits: UserAndProject<String>,
+    /// `--mode`.
+    pub(super) mode_flag: Option<Sourced<String>>,
+    pub(super) mode: UserAndProject<String>,
     pub(super) sandbox_mode: UserAndProject<SandboxMode>,
     pub(super) sandbox_network: UserAndProject<bool>,
     /// `REIN_SANDBOX`.
@@ -297,6 +300,11 @@ impl RawConfig {
             keep_tool_results: layers.file(|f| f.keep_tool_results),
             subagent_max_requests: layers.file(|f| f.subagent_max_requests),
             edits: layers.both(|f| f.edits.clone()),
+            mode_flag: flags
+                .mode
+                .clone()
+                .map(|m| Sourced::new(m, Source::Flag("--mode"))),
+            mode: layers.both(|f| f.mode.clone()),
             sandbox_mode: layers.both(sandbox_mode),
             sandbox_network: layers.both(sandbox_network),
             sandbox_env: layers.env("REIN_SANDBOX"),

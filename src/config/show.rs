@@ -94,6 +94,7 @@ impl Config {
             }
             .into(),
         );
+        line("mode", self.mode.as_str().into());
         line("auto_compact", self.auto_compact.to_string());
         line("compact_threshold", self.compact_threshold.to_string());
         line("keep_tool_results", self.keep_tool_results.to_string());

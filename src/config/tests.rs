@@ -198,4 +198,5 @@ fn loopback_detection() {
 }
 
 mod endpoint;
+mod mode;
 mod trust;

@@ -319,6 +319,46 @@ impl Client {
         }
     }
 
+    /// The model ids the server lists (`GET …/models`, OpenAI and Anthropic alike), sorted; an
+    /// error says why in one line (redacted).
+    pub async fn list_models(&self) -> Result<Vec<String>, String> {
+        let base = self
+            .url
+            .strip_suffix("/chat/completions")
+            .or_else(|| self.url.strip_suffix("/messages"))
+            .unwrap_or(&self.url);
+        let mut headers = self.headers();
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        let resp = self
+            .http
+            .get(format!("{base}/models"))
+            .headers(headers)
+            .timeout(Duration::from_secs(15))
+            .send()
+            .await
+            .map_err(|e| self.redact(LlmError::Network(root_cause(&e))).to_string())?;
+        let status = resp.status();
+        if !status.is_success() {
+            return Err(format!("the server answered {status} to GET {base}/models"));
+        }
+        let body: serde_json::Value = resp
+            .json()
+            .await
+            .map_err(|e| format!("the model list was not JSON: {}", root_cause(&e)))?;
+        let mut ids: Vec<String> = body
+            .get("data")
+            .and_then(|d| d.as_array())
+            .map(|list| {
+                list.iter()
+                    .filter_map(|m| m.get("id")?.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
+    }
+
     /// The wait before the retry that follows failed attempt number `attempt`.
     fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
         let max = self.opts.max_backoff;

@@ -243,6 +243,18 @@ impl Policy {
     /// denied; otherwise path rules (tool name, or `edit` for both edit tools; glob over the
     /// workspace-relative or absolute path) override the defaults.
     pub fn check_path(&self, tool: &str, write: bool, path: &ResolvedPath) -> Verdict {
+        self.check_path_with(tool, write, path, self.auto_approve_edits)
+    }
+
+    /// [`Policy::check_path`] with edits inside the workspace allowed or not by the caller
+    /// (the accept-edits mode) instead of the config.
+    pub fn check_path_with(
+        &self,
+        tool: &str,
+        write: bool,
+        path: &ResolvedPath,
+        accept_edits: bool,
+    ) -> Verdict {
         let verdict = |action, reason: &str| Verdict {
             action,
             part: path.display.clone(),
@@ -259,9 +271,9 @@ impl Policy {
                 Action::Ask,
                 "protected path (.git internals, .rein) always asks",
             ),
-            (true, true) if self.auto_approve_edits => verdict(
+            (true, true) if accept_edits => verdict(
                 Action::Allow,
-                "edits inside the workspace allowed by config",
+                "edits inside the workspace are accepted (accept-edits mode)",
             ),
             (true, true) => verdict(Action::Ask, "edits inside the workspace ask by default"),
             (false, true) => verdict(Action::Allow, "reads inside the workspace are allowed"),

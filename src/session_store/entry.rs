@@ -5,7 +5,7 @@
 
 use crate::checkpoint::Change;
 use crate::llm::{AssistantPart, Message};
-use crate::protocol::{Decision, QuirkKind, Todo, ToolDisplay, ToolStatus};
+use crate::protocol::{ApprovalMode, Decision, QuirkKind, Todo, ToolDisplay, ToolStatus};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -40,12 +40,42 @@ pub enum Entry {
     ModelChange(ModelChangeEntry),
     /// An entry of a subagent's side chain; never part of the main context.
     Subagent(SubagentEntry),
+    /// A file tool wrote a file: its contents before and after (for a resumed `/diff`).
+    FileChange(FileChangeEntry),
+    /// The approval mode was switched.
+    ModeChange(ModeChangeEntry),
     /// The harness handled something the model got wrong (a recovered text call, an echo).
     ModelQuirk(ModelQuirkEntry),
     /// Files one tool call changed (the state before and after each).
     Checkpoint(CheckpointEntry),
     /// The person went back to before a user message (`/rewind`, `/undo`).
     Rewind(RewindEntry),
+}
+
+/// `{"type":"file_change"}`: what a file tool wrote.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChangeEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The file, as displayed (workspace-relative when inside).
+    pub path: String,
+    /// Content before (`None`: the file was created, or the contents were too large to keep).
+    #[serde(default)]
+    pub old: Option<String>,
+    /// Content after (`None`: too large to keep).
+    #[serde(default)]
+    pub new: Option<String>,
+}
+
+/// `{"type":"mode_change"}`: the approval mode from here on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModeChangeEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// The new mode.
+    pub mode: ApprovalMode,
 }
 
 /// `{"type":"user"}`: the person's message.
@@ -414,6 +444,24 @@ impl Entry {
         })
     }
 
+    /// A written file, stamped now (`old` and `new` left out when too large).
+    pub fn file_change(path: impl Into<String>, old: Option<String>, new: Option<String>) -> Entry {
+        Entry::FileChange(FileChangeEntry {
+            ts: Timestamp::now(),
+            path: path.into(),
+            old,
+            new,
+        })
+    }
+
+    /// An approval mode switch, stamped now.
+    pub fn mode_change(mode: ApprovalMode) -> Entry {
+        Entry::ModeChange(ModeChangeEntry {
+            ts: Timestamp::now(),
+            mode,
+        })
+    }
+
     /// Wraps `entry` as part of subagent `task_id`'s side chain, stamped now.
     pub fn subagent(task_id: impl Into<String>, entry: Entry) -> Entry {
         Entry::Subagent(SubagentEntry {
@@ -466,6 +514,8 @@ impl Entry {
             Entry::Rename(e) => e.ts,
             Entry::ModelChange(e) => e.ts,
             Entry::Subagent(e) => e.ts,
+            Entry::FileChange(e) => e.ts,
+            Entry::ModeChange(e) => e.ts,
             Entry::ModelQuirk(e) => e.ts,
             Entry::Checkpoint(e) => e.ts,
             Entry::Rewind(e) => e.ts,
@@ -487,6 +537,8 @@ impl Entry {
             Entry::Rename(_) => "rename",
             Entry::ModelChange(_) => "model_change",
             Entry::Subagent(_) => "subagent",
+            Entry::FileChange(_) => "file_change",
+            Entry::ModeChange(_) => "mode_change",
             Entry::ModelQuirk(_) => "model_quirk",
             Entry::Checkpoint(_) => "checkpoint",
             Entry::Rewind(_) => "rewind",

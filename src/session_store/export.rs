@@ -168,6 +168,12 @@ fn write_entry(out: &mut String, entry: &Entry, level: &str) {
         Entry::ModelChange(e) => {
             let _ = writeln!(out, "*Model switched to `{}`.*\n", e.model);
         }
+        Entry::FileChange(e) => {
+            let _ = writeln!(out, "*Wrote `{}`.*\n", e.path);
+        }
+        Entry::ModeChange(e) => {
+            let _ = writeln!(out, "*Mode switched to {}.*\n", e.mode.label());
+        }
         Entry::Checkpoint(e) => {
             let paths: Vec<String> = e.changes.iter().map(|c| format!("`{}`", c.path)).collect();
             let _ = writeln!(out, "*Files changed: {}.*\n", paths.join(", "));
@@ -211,7 +217,21 @@ pub fn export_markdown(session: &LoadedSession) -> String {
     let mut out = format!("# {title}\n\n");
     let _ = writeln!(out, "- id: `{}`", h.id);
     let _ = writeln!(out, "- directory: `{}`", h.cwd.display());
-    let _ = writeln!(out, "- model: `{}` ({})", h.model, h.provider);
+    // The model in use at the end, as `sessions list` shows it; where it started, if not that.
+    let last_model = session
+        .entries
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Entry::ModelChange(m) => Some(m.model.as_str()),
+            _ => None,
+        })
+        .unwrap_or(&h.model);
+    let _ = write!(out, "- model: `{last_model}` ({})", h.provider);
+    if last_model != h.model {
+        let _ = write!(out, ", started with `{}`", h.model);
+    }
+    out.push('\n');
     let _ = writeln!(out, "- started: {}", h.created_at);
     if let Some(b) = &h.git_branch {
         let _ = writeln!(out, "- branch: `{b}`");

@@ -7,7 +7,7 @@ use super::header::Header;
 use super::load::{LoadedSession, read_entries};
 use crate::checkpoint::RewindLog;
 use crate::llm::{AssistantPart, Message, Usage};
-use crate::protocol::{HistoryItem, Todo, ToolStatus};
+use crate::protocol::{ApprovalMode, HistoryItem, Todo, ToolStatus};
 use crate::tools::Registry;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -37,8 +37,18 @@ pub struct Resumed {
     pub usage: Option<Usage>,
     /// What loading skipped and what was repaired, for the person.
     pub notices: Vec<String>,
+    /// The approval mode at the end, when it was ever switched.
+    pub mode: Option<ApprovalMode>,
     /// The user messages and file changes, for `/rewind`.
     pub rewind: RewindLog,
+}
+
+fn file_change_item(e: super::entry::FileChangeEntry) -> HistoryItem {
+    HistoryItem::FileChange {
+        path: e.path,
+        old: e.old,
+        new: e.new,
+    }
 }
 
 /// Turns a loaded session into the model context and the view. Takes the session by value
@@ -140,6 +150,9 @@ struct Rebuilder {
     title: Option<String>,
     model: String,
     usage: Option<Usage>,
+    mode: Option<ApprovalMode>,
+    /// Calls the person refused whose result has not come yet.
+    refused: HashSet<String>,
     /// Bound on the context's text bytes (`None`: keep everything).
     max_bytes: Option<usize>,
     /// Text bytes in `messages`.
@@ -212,6 +225,8 @@ impl Rebuilder {
             open_calls: HashMap::new(),
             todos: Vec::new(),
             usage: None,
+            mode: None,
+            refused: HashSet::new(),
             max_bytes: None,
             bytes: 0,
             first_prompt: None,
@@ -253,10 +268,13 @@ impl Rebuilder {
                     is_error: e.is_error,
                 });
                 let view = &mut self.view;
-                let status = e.status.unwrap_or(if e.is_error {
-                    ToolStatus::Error
-                } else {
-                    ToolStatus::Ok
+                // Files from before statuses were recorded: a refused call was "denied", not
+                // "failed".
+                let refused = self.refused.remove(&e.call_id);
+                let status = e.status.unwrap_or(match (e.is_error, refused) {
+                    (true, true) => ToolStatus::Denied,
+                    (true, false) => ToolStatus::Error,
+                    (false, _) => ToolStatus::Ok,
                 });
                 match self.open_calls.remove(&e.call_id) {
                     Some(at) => {
@@ -329,11 +347,24 @@ impl Rebuilder {
                 });
                 self.model = e.model;
             }
+            Entry::FileChange(e) => view.push(file_change_item(e)),
+            Entry::ModeChange(e) => self.mode = Some(e.mode),
+            // A subagent's writes count for `/diff` too; the rest of its chain stays its own.
+            Entry::Subagent(e) => {
+                if let Entry::FileChange(change) = *e.entry {
+                    view.push(file_change_item(change));
+                }
+            }
             Entry::Checkpoint(e) => self.rewind.record(e.changes),
             Entry::Rewind(e) => self.rewound(e),
-            // Approvals show in the tool's status; subagents keep their own chain.
             // Quirks are for the eval and the transcript; the repaired messages carry the state.
-            Entry::Approval(_) | Entry::Subagent(_) | Entry::ModelQuirk(_) => {}
+            Entry::ModelQuirk(_) => {}
+            // Approvals show in the tool's status.
+            Entry::Approval(e) => {
+                if e.decision == crate::protocol::Decision::No {
+                    self.refused.insert(e.call_id);
+                }
+            }
         }
     }
 
@@ -397,6 +428,7 @@ impl Rebuilder {
             model: self.model,
             usage: self.usage,
             notices,
+            mode: self.mode,
             rewind: self.rewind,
         }
     }

@@ -61,13 +61,6 @@ fn validate(todos: &[Todo]) -> Result<(), ToolError> {
                 i + 1
             )));
         }
-        if t.active_form.trim().is_empty() {
-            return Err(ToolError::new(format!(
-                "item {} has an empty `activeForm` (e.g. \"Running the tests\"). Send the whole \
-                 list again. The previous list is kept.",
-                i + 1
-            )));
-        }
     }
     Ok(())
 }
@@ -95,7 +88,7 @@ impl Tool for WriteTodos {
                                 "activeForm": {"type": "string", "description": "Present continuous form shown while in progress (\"Running the tests\")."},
                                 "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
                             },
-                            "required": ["content", "activeForm", "status"]
+                            "required": ["content", "status"]
                         }
                     }
                 },

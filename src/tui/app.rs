@@ -4,13 +4,14 @@
 
 mod commands;
 mod events;
+mod flow;
 mod found;
 mod keys;
 mod rewind;
 
 pub use commands::{COMMANDS, SlashCommand};
 
-use crate::protocol::{ApprovalRequest, Op, Todo};
+use crate::protocol::{ApprovalMode, ApprovalRequest, Op, RuleInfo, Todo};
 use crate::tui::theme::Theme;
 use crate::tui::view::approval::ApprovalView;
 use crate::tui::view::cell::{Cell, CellKind, Level, RenderCtx};
@@ -24,6 +25,9 @@ use std::time::{Duration, Instant};
 
 /// Two Ctrl+C within this interval quit.
 pub const DOUBLE_PRESS: Duration = Duration::from_secs(1);
+/// An Esc this soon after an Esc that refused a question refuses and stops the turn (later
+/// ones just refuse the next question: the person may be refusing them one by one).
+pub const DOUBLE_ESC: Duration = Duration::from_millis(400);
 /// When a modal appears while the person is typing a message, letters keep being ignored
 /// until they pause this long: the keys were meant for the composer, not as an answer to a
 /// question they have not read yet.
@@ -42,6 +46,10 @@ pub enum Effect {
     Copy(String),
     /// List the files under this directory for `@` completion.
     IndexFiles(PathBuf),
+    /// Edit this text in `$EDITOR` (Ctrl+G) and hand the result to `App::edited`.
+    EditInEditor(String),
+    /// Suspend rein like a shell job (Ctrl+Z); the terminal is restored until it resumes.
+    Suspend,
     /// Leave the app.
     Quit,
 }
@@ -61,8 +69,10 @@ pub struct StatusInfo {
     pub used_tokens: u64,
     /// The model's window.
     pub context_window: u64,
-    /// Approval mode.
+    /// Who answers questions (`ask`, `yes (headless)` …).
     pub approval_mode: String,
+    /// The approval mode in force (Shift+Tab cycles it).
+    pub mode: ApprovalMode,
     /// Sandbox mode.
     pub sandbox_mode: String,
     /// Whether `SessionConfigured` arrived.
@@ -85,6 +95,18 @@ pub(crate) struct Popup {
     pub(crate) picker: Picker,
 }
 
+/// What `/diff` knows about one file.
+#[derive(Debug, Clone)]
+pub(crate) struct FileChange {
+    pub(crate) path: String,
+    /// Content before the session's first change (`None`: created).
+    pub(crate) old: Option<String>,
+    /// Content after the last change (`None`: too large to keep).
+    pub(crate) new: Option<String>,
+    /// Every change was kept whole (else the diff can't be shown).
+    pub(crate) complete: bool,
+}
+
 /// Cells of the model response being streamed.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Response {
@@ -105,6 +127,24 @@ pub struct App {
     pub(crate) approvals: VecDeque<ApprovalRequest>,
     pub(crate) approvals_answered: usize,
     pub(crate) approval_view: ApprovalView,
+    /// When Esc was pressed in a question: the refusal goes out [`DOUBLE_ESC`] later, unless a
+    /// second Esc comes first and stops the turn. (Sending it at once would let the model be
+    /// asked again before the second Esc could stop it.)
+    pub(crate) esc_refusing: Option<Instant>,
+    /// Since when the turn waits for an answer (its timer pauses meanwhile).
+    pub(crate) waiting_since: Option<Instant>,
+    /// Time this turn spent waiting for answers.
+    pub(crate) waited: Duration,
+    /// The turn that ended was planned in plan mode: offer to approve the plan.
+    pub(crate) plan_offer: bool,
+    /// The running turn is a `!cmd` (no plan to approve after it).
+    pub(crate) shell_turn: bool,
+    /// The rules `/permissions` listed last (numbers for `/permissions drop N`).
+    pub(crate) permissions: Vec<RuleInfo>,
+    /// The `/model` picker: `Some` while open (empty and loading until the list arrives).
+    pub(crate) model_picker: Option<Picker>,
+    /// The transient "retrying…" line of the current request.
+    pub(crate) retry_cell: Option<usize>,
     /// The modal appeared while a message was being typed: letters are ignored until a pause.
     pub(crate) approval_guard: bool,
     /// When the previous key was pressed.
@@ -122,9 +162,8 @@ pub struct App {
     pub(crate) interrupting: bool,
     pub(crate) turn_started: Option<Instant>,
     pub(crate) expand_all: bool,
-    /// Per changed file, in order of first change: (path, content before the session's
-    /// first change, content after the last).
-    pub(crate) file_changes: Vec<(String, Option<String>, String)>,
+    /// Per changed file, in order of first change (for `/diff`).
+    pub(crate) file_changes: Vec<FileChange>,
     pub(crate) files: Option<Vec<String>>,
     pub(crate) files_requested: bool,
     pub(crate) response: Response,
@@ -155,6 +194,14 @@ impl App {
             approvals: VecDeque::new(),
             approvals_answered: 0,
             approval_view: ApprovalView::default(),
+            esc_refusing: None,
+            waiting_since: None,
+            waited: Duration::ZERO,
+            plan_offer: false,
+            shell_turn: false,
+            permissions: Vec::new(),
+            model_picker: None,
+            retry_cell: None,
             approval_guard: false,
             last_key: None,
             popup: None,
@@ -285,6 +332,10 @@ impl App {
                 next = Some(expiry);
             }
         }
+        if let Some(t) = self.esc_refusing {
+            let due = t + DOUBLE_ESC;
+            next = Some(next.map_or(due, |n| n.min(due)));
+        }
         if self.is_animating() {
             let period = SPINNER_PERIOD.as_millis();
             let since = self.now.saturating_duration_since(self.epoch).as_millis();
@@ -311,6 +362,13 @@ impl App {
     /// The time-dependent part of a frame: a wake-up with nothing else to do just redraws.
     pub fn on_tick(&mut self) {
         if self.is_animating() {
+            self.dirty = true;
+        }
+        if self
+            .esc_refusing
+            .is_some_and(|t| self.now >= t + DOUBLE_ESC)
+        {
+            self.send_esc_refusal();
             self.dirty = true;
         }
         if self
@@ -378,11 +436,37 @@ impl App {
 
     pub(crate) fn start_turn(&mut self, text: String) {
         self.push_cell(CellKind::User(text.clone()));
+        self.begin_turn();
+        self.shell_turn = text.trim_start().starts_with('!');
+        match text.trim_start().strip_prefix('!') {
+            Some(command) => self.send(Op::RunShell {
+                command: command.trim().to_string(),
+            }),
+            None => self.send(Op::UserInput { text }),
+        }
+    }
+
+    fn begin_turn(&mut self) {
         self.conversation.to_bottom();
         self.busy = true;
         self.interrupting = false;
+        self.plan_offer = false;
         self.turn_started = Some(self.now);
-        self.send(Op::UserInput { text });
+        self.waited = Duration::ZERO;
+        self.waiting_since = None;
+    }
+
+    /// How long the turn has run, not counting the time it waited for answers.
+    pub(crate) fn run_time(&self) -> Duration {
+        let Some(start) = self.turn_started else {
+            return Duration::ZERO;
+        };
+        let waiting = self
+            .waiting_since
+            .map_or(Duration::ZERO, |w| self.now.saturating_duration_since(w));
+        self.now
+            .saturating_duration_since(start)
+            .saturating_sub(self.waited + waiting)
     }
 
     pub(crate) fn interrupt(&mut self) {
@@ -402,7 +486,11 @@ impl App {
         };
         self.tool_cells.retain(|_, v| *v != i);
         self.tool_cells.values_mut().for_each(fix);
-        for slot in [&mut self.response.reasoning, &mut self.response.text] {
+        for slot in [
+            &mut self.response.reasoning,
+            &mut self.response.text,
+            &mut self.retry_cell,
+        ] {
             match slot {
                 Some(x) if *x == i => *slot = None,
                 Some(x) => fix(x),

@@ -8,6 +8,7 @@
 pub mod app;
 pub mod files;
 pub mod history;
+pub mod outside;
 pub mod sanitize;
 pub mod terminal;
 pub mod theme;
@@ -202,10 +203,47 @@ async fn event_loop(
                         let _ = tx.send(files::index(&root));
                     });
                 }
+                Effect::EditInEditor(text) => {
+                    let editor = outside::editor_command();
+                    let workspace = app.workspace();
+                    let result = outside_tui(term, &mut keys, || {
+                        outside::edit(&text, &editor, &workspace)
+                    })?;
+                    app.edited(result);
+                }
+                Effect::Suspend => {
+                    outside_tui(term, &mut keys, outside::stop_self)?;
+                    app.mark_dirty();
+                }
                 Effect::Quit => return Ok(()),
             }
         }
     }
+}
+
+/// Leaves the full-screen mode, runs `f` with the terminal as the shell had it, and comes
+/// back with a full redraw. The key reader is replaced first: the old one would otherwise
+/// read keys meant for what `f` runs.
+fn outside_tui<R>(
+    term: &mut Term,
+    keys: &mut EventStream,
+    f: impl FnOnce() -> R,
+) -> anyhow::Result<R> {
+    drop(std::mem::replace(keys, EventStream::new()));
+    // Let the old reader's thread see it is done before anything else reads the terminal.
+    std::thread::sleep(Duration::from_millis(20));
+    terminal::suspend();
+    let result = f();
+    terminal::resume().context("could not set up the terminal again")?;
+    // The screen is cleared, and so is what ratatui believes is on it (a blank frame), so the
+    // next frame is drawn whole. `Terminal::clear` would ask the terminal for the cursor
+    // position, which some terminals never answer.
+    execute!(
+        term.backend_mut(),
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    )?;
+    term.draw(|f| f.render_widget(ratatui::widgets::Clear, f.area()))?;
+    Ok(result)
 }
 
 /// Draws one frame as a synchronized update, so the terminal shows it all at once.

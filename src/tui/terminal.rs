@@ -51,9 +51,26 @@ pub fn enter() -> io::Result<Guard> {
             previous(info);
         }));
     });
+    // Built before switching, so a failure below still restores what was set.
+    let guard = Guard(());
+    activate()?;
+    Ok(guard)
+}
+
+/// Back to full-screen mode after [`suspend`] (the guard from [`enter`] still restores it).
+pub fn resume() -> io::Result<()> {
+    activate()
+}
+
+/// Leaves full-screen mode for a while (an editor runs, the job is stopped); [`resume`]
+/// comes back.
+pub fn suspend() {
+    restore();
+}
+
+fn activate() -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
-    let guard = Guard(());
     let mut out = io::stdout();
     execute!(
         out,
@@ -69,7 +86,7 @@ pub fn enter() -> io::Result<Guard> {
         out,
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
     );
-    Ok(guard)
+    Ok(())
 }
 
 /// Whether the terminal is in full-screen mode (a panic hook may have restored it).

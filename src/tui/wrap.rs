@@ -241,14 +241,28 @@ pub fn wrap_spans(
     };
     match mode {
         Wrap::Cut => {
-            for span in spans {
+            // What is cut off ends in `…`, so a cut line never looks complete.
+            let cut = spans_width(spans) > b.avail();
+            let room = if cut {
+                b.avail().saturating_sub(1)
+            } else {
+                b.avail()
+            };
+            let mut used = 0;
+            let mut last_style = Style::default();
+            'spans: for span in spans {
                 for g in span.content.graphemes(true) {
                     let gw = grapheme_width(g);
-                    if gw > b.avail() {
-                        break;
+                    if used + gw > room {
+                        break 'spans;
                     }
+                    used += gw;
+                    last_style = span.style;
                     b.push_str(g, gw, span.style);
                 }
+            }
+            if cut && b.avail() >= 1 {
+                b.push_str("…", 1, last_style);
             }
         }
         Wrap::Char => {
@@ -405,7 +419,8 @@ mod tests {
         for l in &lines {
             assert!(str_width(l) <= 7, "{lines:?}");
         }
-        assert_eq!(wrap("abcdefgh", 5, Wrap::Cut), vec!["- abc"]);
+        assert_eq!(wrap("abcdefgh", 5, Wrap::Cut), vec!["- ab…"]);
+        assert_eq!(wrap("abc", 5, Wrap::Cut), vec!["- abc"]);
     }
 
     #[test]

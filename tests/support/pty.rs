@@ -283,6 +283,21 @@ impl Pty {
         self.exit
     }
 
+    /// Types `text` and presses Enter.
+    pub fn type_line(&mut self, text: &str) {
+        self.send_keys(text);
+        self.send_raw(keys::ENTER);
+    }
+
+    /// Waits for the app's first full frame (the model in the status line, the idle hints).
+    pub fn ready(&self, timeout: Duration) -> String {
+        self.expect(
+            "the first full frame",
+            |s| s.contains("scripted-model") && s.contains("enter send"),
+            timeout,
+        )
+    }
+
     /// Quits the full-screen app as a person does (Ctrl+C, the hint, Ctrl+C again) and
     /// returns its exit code.
     pub fn quit_app(&mut self, timeout: Duration) -> Option<u32> {
@@ -409,5 +424,22 @@ impl World {
     /// The full-screen app (`rein` with no subcommand) in a `cols`×`rows` terminal.
     pub fn spawn_tui(&self, cols: u16, rows: u16) -> Pty {
         Pty::spawn(self.pty_command(&[]), cols, rows)
+    }
+}
+
+/// Whether no turn runs and no dialog is open: the hint line then reads "enter send".
+pub fn idle(screen: &str) -> bool {
+    screen
+        .lines()
+        .last()
+        .is_some_and(|l| l.contains("enter send"))
+}
+
+/// Polls `cond` every 10 ms until it holds; panics naming `what` after `timeout`.
+pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+    let end = Instant::now() + timeout;
+    while !cond() {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
     }
 }

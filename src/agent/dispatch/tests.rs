@@ -119,6 +119,7 @@ fn setup(approver: Approver) -> (Dispatcher, TestCtx) {
         pending: Arc::default(),
         sandbox_enforced: true,
         journal: Journal::ephemeral(EventSink::new(tx)),
+        mode: crate::agent::mode::ModeSwitch::default(),
         checkpoints: None,
         extra: None,
     };
@@ -610,5 +611,28 @@ async fn secret_values_in_mcp_arguments_and_results_are_masked() {
             !text.contains("sk-live") && !text.contains("ghp_"),
             "{text}"
         );
+    }
+}
+
+#[tokio::test]
+async fn the_wait_for_an_answer_is_not_the_calls_duration() {
+    let (d, mut t) = setup(Approver::Interactive);
+    let make = call("fake", "{\"text\": \"x\", \"command\": \"make build\"}");
+    let wait = Duration::from_millis(400);
+    for decision in [Decision::Yes, Decision::No] {
+        let (r, _) = tokio::join!(
+            d.dispatch(&make, &t.ctx, false),
+            answer(d.pending.clone(), decision, || std::thread::sleep(wait))
+        );
+        assert!(
+            r.elapsed_ms < 300,
+            "{decision:?}: {} ms counts the wait",
+            r.elapsed_ms
+        );
+        let reported = drain(&mut t).into_iter().find_map(|e| match e {
+            Event::ToolCallFinished { elapsed_ms, .. } => Some(elapsed_ms),
+            _ => None,
+        });
+        assert_eq!(reported, Some(r.elapsed_ms));
     }
 }

@@ -41,7 +41,17 @@ pub const COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "model",
         args: "[NAME]",
-        about: "switch the model (no name: show it)",
+        about: "switch the model (no name: pick from the server's list)",
+    },
+    SlashCommand {
+        name: "mode",
+        args: "[MODE]",
+        about: "ask, accept-edits or plan (shift+tab cycles)",
+    },
+    SlashCommand {
+        name: "permissions",
+        args: "[drop N]",
+        about: "the permission rules in force; drop a session rule",
     },
     SlashCommand {
         name: "resume",
@@ -114,16 +124,43 @@ const KEYS: &[(&str, &str)] = &[
     ("esc esc on an empty composer", "rewind (/rewind)"),
     ("ctrl+c", "clear the composer or interrupt; twice quits"),
     ("ctrl+d on an empty composer", "quit"),
+    ("shift+tab", "cycle the mode: ask → accept edits → plan"),
+    ("!command", "run a command yourself; its output is context"),
+    ("ctrl+g", "edit the message in $EDITOR"),
+    ("ctrl+z", "suspend rein (fg resumes it)"),
     (
         "pgup pgdn · wheel · ctrl+home ctrl+end",
         "scroll (ctrl+home: the first message)",
     ),
-    ("ctrl+o · click a tool call", "expand output and reasoning"),
+    ("ctrl+o", "expand or fold every tool output and reasoning"),
+    ("click a tool call", "expand or fold that one"),
     ("ctrl+t", "show or hide the todo list"),
-    ("@", "complete a file path"),
+    ("@", "complete a file path (inserts the path)"),
     ("//text", "send a message that starts with /"),
-    ("shift+drag", "select text natively"),
+    ("shift+drag", "select text (the mouse wheel scrolls)"),
+    (
+        "in a question",
+        "y yes · a always (the rule shown) · n/esc no, go on · ctrl+c or esc esc no, stop",
+    ),
 ];
+
+/// `/name ARGS`: how the popup and `/help` write a command.
+pub(crate) fn usage(c: &SlashCommand) -> String {
+    if c.args.is_empty() {
+        format!("/{}", c.name)
+    } else {
+        format!("/{} {}", c.name, c.args)
+    }
+}
+
+/// Columns the usage column takes in the popup and in `/help`.
+pub(crate) fn usage_width() -> usize {
+    COMMANDS
+        .iter()
+        .map(|c| crate::tui::wrap::str_width(&usage(c)))
+        .max()
+        .unwrap_or(0)
+}
 
 impl App {
     /// Commands whose name starts with (or contains) `prefix`, best first.
@@ -151,7 +188,8 @@ impl App {
             None => (body, ""),
         };
         let touches_agent = matches!(name, "clear" | "compact" | "model" | "fork" | "resume")
-            && !(name == "model" && args.is_empty());
+            && !(name == "model" && args.is_empty())
+            || (name == "permissions" && !args.is_empty());
         if touches_agent && self.busy {
             self.notice(
                 format!("/{name} has to wait until the turn ends (esc interrupts it)"),
@@ -173,21 +211,13 @@ impl App {
                 self.status.used_tokens = 0;
             }
             "compact" => {
+                // The agent says "Compacting…" itself, then how much it freed.
                 let focus = (!args.is_empty()).then(|| args.to_string());
                 self.send(Op::Compact { focus });
-                self.notice("compacting the conversation…", Level::Info);
             }
-            "model" if args.is_empty() => {
-                let model = if self.status.model.is_empty() {
-                    "unknown"
-                } else {
-                    &self.status.model
-                };
-                self.notice(
-                    format!("model: {model} · /model NAME switches"),
-                    Level::Info,
-                );
-            }
+            "model" if args.is_empty() => self.open_model_picker(),
+            "mode" => self.mode_command(args),
+            "permissions" => self.permissions_command(args),
             "model" => self.send(Op::SetModel {
                 model: args.to_string(),
             }),
@@ -238,6 +268,15 @@ impl App {
         }
     }
 
+    /// The workspace directory (the agent's, once configured).
+    pub(crate) fn workspace(&self) -> std::path::PathBuf {
+        if self.status.cwd.as_os_str().is_empty() {
+            std::path::PathBuf::from(".")
+        } else {
+            self.status.cwd.clone()
+        }
+    }
+
     /// Whether `/name` needs its argument (the popup then waits for it instead of running).
     pub(crate) fn needs_args(name: &str) -> bool {
         COMMANDS
@@ -249,39 +288,60 @@ impl App {
         let t = &self.theme;
         let bold = t.fg(t.accent).add_modifier(Modifier::BOLD);
         let mut lines = vec![RichLine::new(vec![Span::styled("Commands", bold)])];
+        let w = usage_width();
         for c in COMMANDS {
-            let name = if c.args.is_empty() {
-                format!("/{}", c.name)
-            } else {
-                format!("/{} {}", c.name, c.args)
-            };
+            let name = usage(c);
             lines.push(
                 RichLine::new(vec![
-                    Span::styled(format!("  {name:<18}"), t.fg(t.accent)),
+                    Span::styled(format!("  {name:<w$}  "), t.fg(t.accent)),
                     Span::raw(c.about),
                 ])
-                .prefixed(vec![], vec![Span::raw(" ".repeat(20))]),
+                .prefixed(vec![], vec![Span::raw(" ".repeat(w + 4))]),
             );
         }
         lines.push(RichLine::blank());
         lines.push(RichLine::new(vec![Span::styled("Keys", bold)]));
+        // Long key names get their own width; the rest line up with the commands.
         for (k, what) in KEYS {
-            lines.push(RichLine::new(vec![
-                Span::styled(format!("  {k}"), t.fg(t.accent)),
-                Span::styled("  ", t.dim()),
-                Span::raw(*what),
-            ]));
+            let kw = w.max(crate::tui::wrap::str_width(k));
+            lines.push(
+                RichLine::new(vec![
+                    Span::styled(format!("  {k:<kw$}  "), t.fg(t.accent)),
+                    Span::raw(*what),
+                ])
+                .prefixed(vec![], vec![Span::raw(" ".repeat(w + 4))]),
+            );
         }
         self.push_cell(CellKind::Info(lines));
     }
 
     /// All changes of the session as one diff per file: first old content → last new content.
     fn diff(&mut self) {
-        let diffs: Vec<FileDiff> = self
-            .file_changes
-            .iter()
-            .map(|(path, old, new)| FileDiff::new(path, old.as_deref(), new, &self.theme))
-            .collect();
-        self.push_cell(CellKind::Diff(diffs));
+        let mut too_large = Vec::new();
+        let mut diffs = Vec::new();
+        for c in &self.file_changes {
+            match (&c.new, c.complete) {
+                (Some(new), true) => {
+                    diffs.push(FileDiff::new(&c.path, c.old.as_deref(), new, &self.theme))
+                }
+                _ => too_large.push(c.path.clone()),
+            }
+        }
+        if diffs.is_empty() && too_large.is_empty() {
+            self.push_cell(CellKind::Diff(diffs));
+            return;
+        }
+        if !diffs.is_empty() {
+            self.push_cell(CellKind::Diff(diffs));
+        }
+        if !too_large.is_empty() {
+            self.notice(
+                format!(
+                    "also changed, too large to keep for /diff: {}",
+                    too_large.join(", ")
+                ),
+                Level::Info,
+            );
+        }
     }
 }

@@ -1,7 +1,9 @@
 //! Applying agent events to the view state.
 
 use super::{App, Response};
-use crate::protocol::{Event, HistoryItem, SessionInfo, ToolStatus, TurnOutcome};
+use crate::protocol::{
+    ApprovalMode, Event, HistoryItem, SessionInfo, ToolDisplay, ToolStatus, TurnOutcome,
+};
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
 use crate::tui::view::stream::MarkdownStream;
@@ -19,6 +21,7 @@ impl App {
                 self.turn_started.get_or_insert(self.now);
             }
             Event::ReasoningDelta { text } => {
+                self.clear_retry();
                 let i = match self.response.reasoning {
                     Some(i) => i,
                     None => {
@@ -38,6 +41,7 @@ impl App {
                 }
             }
             Event::AssistantDelta { text } => {
+                self.clear_retry();
                 self.end_reasoning();
                 let i = match self.response.text {
                     Some(i) => i,
@@ -53,10 +57,15 @@ impl App {
                     stream.push(&text);
                 }
             }
-            Event::AssistantMessage { text } => self.assistant_message(text),
+            Event::AssistantMessage { text } => {
+                self.clear_retry();
+                self.assistant_message(text);
+            }
             Event::ToolCallStarted { call_id, display } => {
+                self.clear_retry();
                 self.end_response();
-                let cell = ToolCell::new(call_id.clone(), display, self.now);
+                let mut cell = ToolCell::new(call_id.clone(), display, self.now);
+                cell.proposed = self.proposed_diff(&cell.display);
                 let i = self.push_cell(CellKind::Tool(Box::new(cell)));
                 self.tool_cells.insert(call_id, i);
             }
@@ -144,19 +153,7 @@ impl App {
                 max_attempts,
                 delay_ms,
                 reason,
-            } => {
-                // The partial response is superseded by the retry: take it off the screen.
-                let Response { reasoning, text } = self.response;
-                let mut partial: Vec<usize> = [reasoning, text].into_iter().flatten().collect();
-                partial.sort_unstable_by(|a, b| b.cmp(a));
-                for i in partial {
-                    self.remove_cell(i);
-                }
-                self.response = Response::default();
-                let notice =
-                    crate::protocol::retry_notice(attempt, max_attempts, delay_ms, &reason);
-                self.notice(notice, Level::Warn);
-            }
+            } => self.retrying(attempt, max_attempts, delay_ms, &reason),
             Event::Notice { text } => self.notice(text, Level::Info),
             Event::ModelQuirk { text, .. } => self.notice(text, Level::Warn),
             Event::Error { message } => self.notice(message, Level::Error),
@@ -170,6 +167,9 @@ impl App {
                     .to_string(),
                 Level::Info,
             ),
+            Event::ModeChanged { mode } => self.status.mode = mode,
+            Event::Permissions { rules } => self.show_permissions(rules),
+            Event::Models { models, error } => self.models_listed(models, error),
             Event::TurnFinished { outcome } => self.turn_finished(outcome),
             Event::SessionsListed {
                 sessions,
@@ -181,11 +181,71 @@ impl App {
         }
     }
 
+    /// A request failed and is tried again: one line says so, updated in place, and goes away
+    /// when the retry works.
+    fn retrying(&mut self, attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) {
+        // The partial response is superseded by the retry: take it off the screen.
+        let Response { reasoning, text } = self.response;
+        let mut partial: Vec<usize> = [reasoning, text].into_iter().flatten().collect();
+        partial.sort_unstable_by(|a, b| b.cmp(a));
+        for i in partial {
+            self.remove_cell(i);
+        }
+        self.response = Response::default();
+        let text = crate::protocol::retry_notice(attempt, max_attempts, delay_ms, reason);
+        let kind = CellKind::Notice {
+            text,
+            level: Level::Warn,
+        };
+        match self.retry_cell.and_then(|i| self.conversation.get_mut(i)) {
+            Some(cell) => {
+                cell.kind = kind;
+                cell.invalidate();
+            }
+            None => self.retry_cell = Some(self.push_cell(kind)),
+        }
+    }
+
+    /// The retried request went through (or the turn ended): the transient line goes.
+    fn clear_retry(&mut self) {
+        if let Some(i) = self.retry_cell.take() {
+            self.remove_cell(i);
+        }
+    }
+
+    /// The diff an edit proposes, laid out once (kept to show a refused edit, folded).
+    fn proposed_diff(&self, display: &ToolDisplay) -> Option<Box<FileDiff>> {
+        match display {
+            ToolDisplay::Edit {
+                path,
+                diff: Some(d),
+            } => Some(Box::new(FileDiff::from_edit(path, d, &self.theme))),
+            _ => None,
+        }
+    }
+
     fn enqueue_approval(&mut self, req: crate::protocol::ApprovalRequest) {
         if self.approvals.is_empty() {
             self.approval_guard = !self.composer.is_empty();
+            // The question is about the call at the bottom: show it and what led to it.
+            self.conversation.to_bottom();
+        }
+        self.waiting_since.get_or_insert(self.now);
+        if req.subagent.is_none()
+            && let Some(tool) = self.tool_mut(&req.call_id)
+        {
+            tool.waiting = true;
+            self.invalidate_tool(&req.call_id);
         }
         self.approvals.push_back(req);
+    }
+
+    pub(crate) fn invalidate_tool(&mut self, call_id: &str) {
+        if let Some(&i) = self.tool_cells.get(call_id)
+            && let Some(cell) = self.conversation.get_mut(i)
+        {
+            cell.invalidate();
+        }
     }
 
     fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCell> {
@@ -205,9 +265,11 @@ impl App {
             context_window,
             approval_mode,
             sandbox_mode,
+            mode,
             history,
             keep_view,
         } = info;
+        self.status.mode = mode;
         let first = !self.status.configured;
         self.status.model = one_line(&model);
         self.status.provider = one_line(&provider);
@@ -299,7 +361,12 @@ impl App {
                         ) => Some(Box::new(FileDiff::from_edit(path, d, &self.theme))),
                         _ => None,
                     };
+                    let proposed = match status {
+                        ToolStatus::Ok => None,
+                        _ => self.proposed_diff(&display),
+                    };
                     let mut cell = ToolCell::new(call_id, display, self.now);
+                    cell.proposed = proposed;
                     cell.finish(status, output, 0);
                     cell.elapsed_ms = None;
                     cell.exit_code = exit_code;
@@ -308,6 +375,9 @@ impl App {
                 }
                 HistoryItem::Todos { todos } => {
                     last_todos = Some(self.push_cell(CellKind::Todos(todos)));
+                }
+                HistoryItem::FileChange { path, old, new } => {
+                    self.record_file_change(path, old, new);
                 }
                 HistoryItem::Notice { text } => {
                     let level = if text.starts_with("Error:") {
@@ -385,11 +455,7 @@ impl App {
     /// A file was written: `/diff` learns it, and the call that wrote it shows the change.
     fn file_changed(&mut self, call_id: &str, path: String, old: Option<String>, new: String) {
         let diff = FileDiff::new(&path, old.as_deref(), &new, &self.theme);
-        // Only the first old and the last new content per file matter (for /diff).
-        match self.file_changes.iter_mut().find(|(p, _, _)| *p == path) {
-            Some(entry) => entry.2 = new,
-            None => self.file_changes.push((path, old, new)),
-        }
+        self.record_file_change(path, old, Some(new));
         match self.tool_mut(call_id) {
             Some(tool) => {
                 tool.diff = Some(Box::new(diff));
@@ -402,6 +468,24 @@ impl App {
             None => {
                 self.push_cell(CellKind::Diff(vec![diff]));
             }
+        }
+    }
+
+    /// Keeps what `/diff` needs: per file, the content before its first change and after its
+    /// last (`None`: not kept, too large).
+    fn record_file_change(&mut self, path: String, old: Option<String>, new: Option<String>) {
+        let complete = new.is_some();
+        match self.file_changes.iter_mut().find(|c| c.path == path) {
+            Some(c) => {
+                c.complete &= complete;
+                c.new = new;
+            }
+            None => self.file_changes.push(super::FileChange {
+                path,
+                old,
+                new,
+                complete,
+            }),
         }
     }
 
@@ -436,6 +520,9 @@ impl App {
             Event::Error { message } => {
                 self.notice(format!("{}: {message}", first_line(&label)), Level::Error);
             }
+            Event::Notice { text } => {
+                self.notice(format!("{}: {text}", first_line(&label)), Level::Info);
+            }
             // A subagent's write counts for /diff like any other.
             changed @ Event::FileChanged { .. } => self.on_agent_event(changed),
             _ => {}
@@ -462,6 +549,16 @@ impl App {
                 cell.invalidate();
             }
         }
+        // A retry line stays only when the request failed in the end.
+        let failed = matches!(outcome, TurnOutcome::Failed { .. });
+        if failed {
+            self.retry_cell = None;
+        } else {
+            self.clear_retry();
+        }
+        self.plan_offer = outcome == TurnOutcome::Completed
+            && self.status.mode == ApprovalMode::Plan
+            && !self.shell_turn;
         match outcome {
             TurnOutcome::Completed => {}
             TurnOutcome::Interrupted => self.notice("interrupted", Level::Warn),
@@ -470,6 +567,8 @@ impl App {
             }
         }
         self.busy = false;
+        self.shell_turn = false;
+        self.waiting_since = None;
         self.interrupting = false;
         self.turn_started = None;
         self.approvals.clear();

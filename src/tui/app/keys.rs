@@ -69,6 +69,26 @@ impl App {
             self.approval_key(key);
             return;
         }
+        if self.model_picker.is_some() {
+            self.model_picker_key(&key);
+            return;
+        }
+        if self.plan_offer && !self.busy && self.composer.is_empty() && self.plan_offer_key(&key) {
+            return;
+        }
+        // A recalled entry walks on with Up/Down even when it looks like a command or an @path.
+        let plain = !ctrl && !alt;
+        if plain && self.composer.is_recalled() {
+            let walked = match key.code {
+                KeyCode::Up => Some(self.composer.history_prev()),
+                KeyCode::Down => Some(self.composer.history_next()),
+                _ => None,
+            };
+            if walked.is_some() {
+                self.popup = None;
+                return;
+            }
+        }
         if self.popup.is_some() && self.popup_key(key) {
             return;
         }
@@ -85,6 +105,8 @@ impl App {
             KeyCode::Char('j') if ctrl => self.composer.newline(),
             KeyCode::Char('d') if ctrl && self.composer.is_empty() => self.request_quit(),
             KeyCode::Char('t') if ctrl => self.todos_hidden = !self.todos_hidden,
+            KeyCode::Char('g') if ctrl => self.effect(Effect::EditInEditor(self.composer.text())),
+            KeyCode::Char('z') if ctrl => self.effect(Effect::Suspend),
             KeyCode::Char('o') if ctrl => {
                 self.expand_all = !self.expand_all;
             }
@@ -99,7 +121,9 @@ impl App {
             KeyCode::Down if !ctrl && !alt && self.composer.walks_history() => {
                 self.composer.history_next();
             }
-            KeyCode::Tab | KeyCode::BackTab => {}
+            KeyCode::BackTab => self.cycle_mode(),
+            KeyCode::Tab if shift => self.cycle_mode(),
+            KeyCode::Tab => {}
             _ => self.composer.input(Input::from(key)),
         }
         self.update_popup();
@@ -127,16 +151,28 @@ impl App {
         }
         self.last_ctrl_c = Some(self.now);
         if !self.approvals.is_empty() {
-            // Stop means stop: refuse everything asked and end the turn.
-            while !self.approvals.is_empty() {
-                self.answer(Decision::No);
-            }
-            self.interrupt();
+            self.refuse_all_and_stop();
         } else if !self.composer.is_empty() {
             self.composer.clear();
             self.popup = None;
         } else {
             self.interrupt();
+        }
+    }
+
+    /// Stop means stop: refuse everything asked and end the turn.
+    fn refuse_all_and_stop(&mut self) {
+        self.esc_refusing = None;
+        while !self.approvals.is_empty() {
+            self.answer(Decision::No);
+        }
+        self.interrupt();
+    }
+
+    /// The refusal of a first Esc, once no second Esc came.
+    pub(crate) fn send_esc_refusal(&mut self) {
+        if self.esc_refusing.take().is_some() {
+            self.answer(Decision::No);
         }
     }
 
@@ -179,11 +215,27 @@ impl App {
             }
             return;
         }
+        if self.esc_refusing.is_some() {
+            if key.code == KeyCode::Esc {
+                // A second Esc: refuse and stop, as Ctrl+C does.
+                self.refuse_all_and_stop();
+            } else {
+                // Another key means no second Esc is coming; it is not meant for the next
+                // question, which the person has not seen yet.
+                self.send_esc_refusal();
+            }
+            return;
+        }
         let page = view.body_rows.max(1) as i64;
+        let always = self.approvals.front().is_some_and(|r| r.always.is_some());
         match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => self.answer(Decision::Yes),
-            KeyCode::Char('a') | KeyCode::Char('A') => self.answer(Decision::Always),
-            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => self.answer(Decision::No),
+            KeyCode::Char('a') | KeyCode::Char('A') if always => self.answer(Decision::Always),
+            KeyCode::Char('n') | KeyCode::Char('N') => self.answer(Decision::No),
+            KeyCode::Esc => {
+                self.esc_refusing = Some(self.now);
+                self.approval_view.refusing = true;
+            }
             KeyCode::Tab => view.editing_note = true,
             KeyCode::Up | KeyCode::Char('k') => view.scroll_by(-1),
             KeyCode::Down | KeyCode::Char('j') => view.scroll_by(1),
@@ -203,14 +255,26 @@ impl App {
         let note = std::mem::take(&mut self.approval_view.note);
         let note = (!note.trim().is_empty()).then(|| note.trim().to_string());
         self.send(Op::Approval {
-            id: req.id,
+            id: req.id.clone(),
             decision,
             note,
         });
         self.approval_view.reset();
         self.approvals_answered += 1;
+        if req.subagent.is_none()
+            && let Some(&i) = self.tool_cells.get(&req.call_id)
+            && let Some(cell) = self.conversation.get_mut(i)
+        {
+            if let crate::tui::view::cell::CellKind::Tool(t) = &mut cell.kind {
+                t.answered(self.now);
+            }
+            cell.invalidate();
+        }
         if self.approvals.is_empty() {
             self.approvals_answered = 0;
+            if let Some(since) = self.waiting_since.take() {
+                self.waited += self.now.saturating_duration_since(since);
+            }
         }
     }
 
@@ -247,7 +311,14 @@ impl App {
         };
         match popup.kind {
             PopupKind::Slash => {
-                let name = item.label.trim_start_matches('/').to_string();
+                // The label is `/name ARGS`.
+                let name = item
+                    .label
+                    .trim_start_matches('/')
+                    .split(' ')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
                 let takes_args = super::COMMANDS
                     .iter()
                     .any(|c| c.name == name && !c.args.is_empty());
@@ -273,6 +344,11 @@ impl App {
 
     /// Opens, refreshes or closes the completion popup after the composer changed.
     pub(crate) fn update_popup(&mut self) {
+        if self.composer.is_recalled() {
+            // A recalled entry is sent as it is: no completion until it is edited.
+            self.popup = None;
+            return;
+        }
         let text = self.composer.text();
         let (row, start, word) = self.composer.word_at_cursor();
         if self.popup_dismissed.as_ref().is_some_and(|d| *d == word) {
@@ -283,14 +359,7 @@ impl App {
         if text.starts_with('/') && !text.contains(char::is_whitespace) {
             let items: Vec<PickerItem> = Self::matching_commands(&text[1..])
                 .into_iter()
-                .map(|c| {
-                    let detail = if c.args.is_empty() {
-                        c.about.to_string()
-                    } else {
-                        format!("{} · {}", c.args, c.about)
-                    };
-                    PickerItem::new(format!("/{}", c.name), detail)
-                })
+                .map(|c| PickerItem::new(super::commands::usage(&c), c.about))
                 .collect();
             if items.is_empty() {
                 self.popup = None;

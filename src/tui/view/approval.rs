@@ -19,6 +19,8 @@ pub struct ApprovalView {
     pub note: String,
     /// Whether keys go to the note.
     pub editing_note: bool,
+    /// Esc was pressed: refused unless a second Esc stops the turn.
+    pub refusing: bool,
     /// First body row shown.
     pub scroll: usize,
     /// Body rows that fit in the last frame (for paging).
@@ -26,6 +28,10 @@ pub struct ApprovalView {
     /// Body rows in all in the last frame (to clamp scrolling).
     pub body_total: usize,
     cache: Option<(String, Vec<RichLine>, String)>,
+    /// The body laid out: (request id, width, lines).
+    layout: Option<(String, usize, Vec<Line<'static>>)>,
+    /// The scroll position was set for this request (an edit starts at its first change).
+    placed: bool,
 }
 
 impl ApprovalView {
@@ -41,6 +47,33 @@ impl ApprovalView {
         self.scroll = next.min(max);
     }
 
+    /// The body's lines at `width`, laid out once per request and width. The first time, an
+    /// edit is scrolled to its first change (a small window may not show it otherwise).
+    fn laid_out(&mut self, req: &ApprovalRequest, width: usize, theme: &Theme) -> &[Line<'static>] {
+        let fresh = matches!(&self.layout, Some((id, w, _)) if *id == req.id && *w == width);
+        if !fresh {
+            let (body, _) = self.body(req, theme);
+            let mut lines = Vec::new();
+            let mut first_change = None;
+            for (i, l) in body.iter().enumerate() {
+                if first_change.is_none() && i == change_index(req).unwrap_or(usize::MAX) {
+                    first_change = Some(lines.len());
+                }
+                l.layout(width, &mut lines);
+            }
+            if !self.placed {
+                self.placed = true;
+                // One line of context above the change.
+                self.scroll = first_change.map_or(0, |r| r.saturating_sub(1));
+            }
+            self.layout = Some((req.id.clone(), width, lines));
+        }
+        match &self.layout {
+            Some((_, _, lines)) => lines,
+            None => &[],
+        }
+    }
+
     fn body(&mut self, req: &ApprovalRequest, theme: &Theme) -> (&[RichLine], &str) {
         let fresh = matches!(&self.cache, Some((id, _, _)) if *id == req.id);
         if !fresh {
@@ -54,17 +87,44 @@ impl ApprovalView {
     }
 }
 
+/// The body line of an edit's first added or removed line (hunk separators count as lines).
+fn change_index(req: &ApprovalRequest) -> Option<usize> {
+    let diff = req.display.diff()?;
+    let mut index = 0;
+    for (h, hunk) in diff.hunks.iter().enumerate() {
+        if h > 0 {
+            index += 1;
+        }
+        for line in &hunk.lines {
+            if line.starts_with('+') || line.starts_with('-') {
+                return Some(index);
+            }
+            index += 1;
+        }
+    }
+    None
+}
+
 fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
     let label = sanitize(req.display.label()).into_owned();
     match &req.display {
         ToolDisplay::Exec { command } => {
             let command = sanitize(command);
+            let found = locate_part(&command, &req.part);
             let mut lines = Vec::new();
+            let mut offset = 0;
             for (i, spans) in highlight::highlight_shell(&command, &theme.syntax_theme)
                 .into_iter()
                 .enumerate()
             {
-                let spans = mark(spans, &req.part);
+                // The range is in the whole command; each line gets its own part of it.
+                let len: usize = spans.iter().map(|s| s.content.len()).sum();
+                let here = found.clone().and_then(|r| {
+                    let (a, b) = (r.start.max(offset), r.end.min(offset + len));
+                    (a < b).then(|| a - offset..b - offset)
+                });
+                offset += len + 1;
+                let spans = mark(spans, here);
                 let first = if i == 0 { "$ " } else { "  " };
                 lines.push(
                     RichLine::new(spans)
@@ -143,17 +203,60 @@ fn mcp_header(server: &str, tool: &str, theme: &Theme) -> RichLine {
     ])
 }
 
-/// Underlines the first occurrence of `part` so the person sees what triggered the question.
-fn mark(spans: Vec<Span<'static>>, part: &str) -> Vec<Span<'static>> {
-    let part = part.trim();
+/// Where `part` (a normalised simple command: words joined by single spaces, quotes removed)
+/// appears in `command` as written: quotes and backslashes in the command are skipped while
+/// matching, and a space matches any run of blanks. A byte range of `command`.
+pub fn locate_part(command: &str, part: &str) -> Option<std::ops::Range<usize>> {
+    let part: Vec<char> = part.trim().chars().collect();
     if part.is_empty() {
-        return spans;
+        return None;
     }
-    let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
-    let Some(start) = text.find(part) else {
+    let chars: Vec<(usize, char)> = command.char_indices().collect();
+    let quote = |c: char| matches!(c, '\'' | '"' | '\\');
+    for start in 0..chars.len() {
+        if chars[start].1 != part[0] && !quote(chars[start].1) {
+            continue;
+        }
+        if let Some(end) = match_from(&chars, start, &part) {
+            let end = chars.get(end).map_or(command.len(), |(b, _)| *b);
+            return Some(chars[start].0..end);
+        }
+    }
+    None
+}
+
+/// The char index where `part` ends when it matches `chars` from `start`.
+fn match_from(chars: &[(usize, char)], start: usize, part: &[char]) -> Option<usize> {
+    let quote = |c: char| matches!(c, '\'' | '"' | '\\');
+    let (mut i, mut j) = (start, 0);
+    while j < part.len() {
+        let c = chars.get(i)?.1;
+        if part[j] == ' ' && c.is_whitespace() {
+            while chars.get(i).is_some_and(|(_, c)| c.is_whitespace()) {
+                i += 1;
+            }
+            j += 1;
+        } else if c == part[j] {
+            i += 1;
+            j += 1;
+        } else if quote(c) {
+            i += 1;
+        } else {
+            return None;
+        }
+    }
+    // Take a closing quote of the last word along.
+    while chars.get(i).is_some_and(|(_, c)| matches!(c, '\'' | '"')) {
+        i += 1;
+    }
+    Some(i)
+}
+
+/// Underlines `range` of the spans' text so the person sees what triggered the question.
+fn mark(spans: Vec<Span<'static>>, range: Option<std::ops::Range<usize>>) -> Vec<Span<'static>> {
+    let Some(std::ops::Range { start, end }) = range else {
         return spans;
     };
-    let end = start + part.len();
     let mut out = Vec::with_capacity(spans.len() + 2);
     let mut pos = 0;
     for span in spans {
@@ -182,7 +285,21 @@ fn mark(spans: Vec<Span<'static>>, part: &str) -> Vec<Span<'static>> {
     out
 }
 
-/// Draws the modal for `req` (`pos` of `total` pending) centred in `area`.
+/// Rows the pane would like at `width` for `req` (borders, body, footer), before any cap.
+pub fn wanted_height(
+    req: &ApprovalRequest,
+    view: &mut ApprovalView,
+    width: u16,
+    theme: &Theme,
+) -> u16 {
+    let inner_w = usize::from(width.saturating_sub(4)).max(1);
+    let body = view.laid_out(req, inner_w, theme).len();
+    let footer = footer_lines(req, view, theme, inner_w).len();
+    (2 + body + footer) as u16
+}
+
+/// Draws the question for `req` (`pos` of `total` pending) in the bottom pane `area`: what
+/// would run, scrollable inside, then who asks and why, then the keys.
 pub fn render(
     req: &ApprovalRequest,
     pos: usize,
@@ -192,29 +309,21 @@ pub fn render(
     buf: &mut Buffer,
     theme: &Theme,
 ) {
-    let width = area.width.saturating_sub(4).min(110);
-    let max_height = area.height.saturating_sub(2);
-    if width < 10 || max_height < 6 {
+    if area.width < 10 || area.height < 4 {
         return;
     }
-    let inner_w = usize::from(width - 4);
-    let (body, title) = view.body(req, theme);
-    let title = title.to_string();
-    let mut body_lines = Vec::new();
-    crate::tui::wrap::layout_all(body, inner_w, &mut body_lines);
-
+    let inner_w = usize::from(area.width - 4);
     let footer = footer_lines(req, view, theme, inner_w);
-    let chrome = 2 + footer.len() + 1;
-    let body_room = usize::from(max_height).saturating_sub(chrome).max(1);
-    let body_rows = body_lines.len().min(body_room);
+    let title = view.body(req, theme).1.to_string();
+    let body_lines = view.laid_out(req, inner_w, theme).to_vec();
+    let chrome = 2 + footer.len();
+    let body_rows = usize::from(area.height)
+        .saturating_sub(chrome)
+        .min(body_lines.len());
     view.body_rows = body_rows;
     view.body_total = body_lines.len();
     view.scroll = view.scroll.min(body_lines.len().saturating_sub(body_rows));
-    let height = (chrome + body_rows) as u16;
-    let x = area.x + (area.width - width) / 2;
-    let y = area.y + (area.height.saturating_sub(height)) / 2;
-    let rect = Rect::new(x, y, width, height.min(area.height));
-    Clear.render(rect, buf);
+    Clear.render(area, buf);
 
     let mut title_spans = vec![Span::styled(
         format!(" {} ", truncate(&title, inner_w.saturating_sub(12))),
@@ -249,8 +358,8 @@ pub fn render(
             .right_aligned(),
         );
     }
-    let inner = block.inner(rect);
-    block.render(rect, buf);
+    let inner = block.inner(area);
+    block.render(area, buf);
     // One column of padding inside the border.
     let inner = Rect::new(
         inner.x + 1,
@@ -258,13 +367,11 @@ pub fn render(
         inner.width.saturating_sub(2),
         inner.height,
     );
-
     let mut row = inner.y;
     for line in body_lines.iter().skip(view.scroll).take(body_rows) {
         buf.set_line(inner.x, row, line, inner.width);
         row += 1;
     }
-    row += 1;
     for line in &footer {
         if row >= inner.y + inner.height {
             break;
@@ -287,10 +394,14 @@ fn footer_lines(
             .prefixed(vec![label(k)], vec![Span::raw(" ".repeat(8))])
             .layout(width, &mut out);
     };
-    if let ToolDisplay::Exec { .. } = &req.display {
+    if let ToolDisplay::Exec { command } = &req.display {
         let part = req.part.trim();
         if !part.is_empty() {
-            info("asks", format!("for `{}`", sanitize(part)));
+            // The part as written in the command (quotes kept), else as the rules saw it.
+            let command = sanitize(command);
+            let shown = locate_part(&command, part)
+                .map_or_else(|| sanitize(part).into_owned(), |r| command[r].to_string());
+            info("asks", format!("for `{shown}`"));
         }
         info("why", sanitize(&req.reason).into_owned());
         info("cwd", req.cwd.display().to_string());
@@ -309,42 +420,63 @@ fn footer_lines(
         )
         .layout(width, &mut out);
     }
+    for keys in key_lines(req, view, theme) {
+        RichLine::new(keys).layout(width, &mut out);
+    }
+    out
+}
+
+/// The keys: what `a` allows exactly (when a rule can be made), and both ways of saying no.
+fn key_lines(req: &ApprovalRequest, view: &ApprovalView, theme: &Theme) -> Vec<Vec<Span<'static>>> {
     let key = |k: &str| {
         Span::styled(
             k.to_string(),
             theme.fg(theme.accent).add_modifier(Modifier::BOLD),
         )
     };
-    let always = match req.display {
-        ToolDisplay::Edit { .. } => " always for this file  ",
-        ToolDisplay::Read { .. } => " always for this path  ",
-        ToolDisplay::Exec { .. } => " always for this command  ",
-        _ => " always for this tool  ",
-    };
-    let keys = if view.editing_note {
-        vec![
+    if view.refusing {
+        return vec![vec![
+            Span::styled("refused · ", theme.fg(theme.warning)),
+            key("esc"),
+            Span::raw(" again stops the turn"),
+        ]];
+    }
+    if view.editing_note {
+        return vec![vec![
             key("enter"),
             Span::raw(" keep note  "),
             key("esc"),
             Span::raw(" drop note"),
-        ]
-    } else {
-        vec![
-            key("y"),
-            Span::raw(" yes  "),
-            key("a"),
-            Span::raw(always),
-            key("n"),
-            Span::raw(" no  "),
-            key("tab"),
-            Span::raw(" note  "),
-            key("esc"),
-            Span::raw(" no"),
-        ]
-    };
-    out.push(Line::default());
-    RichLine::new(keys).layout(width, &mut out);
-    out
+        ]];
+    }
+    let mut first = vec![key("y"), Span::raw(" yes  ")];
+    if let (None, Some(why)) = (&req.always, &req.no_always) {
+        first.push(Span::styled(
+            format!("(no \"always\": {})", sanitize(why)),
+            theme.dim(),
+        ));
+    }
+    if let Some(rule) = &req.always {
+        first.push(key("a"));
+        first.push(Span::raw(" don't ask again this session for: "));
+        first.push(Span::styled(
+            sanitize(rule).into_owned(),
+            Style::new().add_modifier(Modifier::BOLD),
+        ));
+    }
+    let second = vec![
+        key("n"),
+        Span::raw("/"),
+        key("esc"),
+        Span::raw(" no, go on  "),
+        key("esc esc"),
+        Span::raw("/"),
+        key("ctrl+c"),
+        Span::raw(" no, stop  "),
+        key("tab"),
+        Span::raw(" note"),
+    ];
+    vec![first, second]
 }
 
 #[cfg(test)]
@@ -354,10 +486,35 @@ mod tests {
     #[test]
     fn the_triggering_part_is_underlined() {
         let spans = vec![Span::raw("cargo test && "), Span::raw("git push origin")];
-        let out = mark(spans, "git push");
+        let out = mark(
+            spans,
+            locate_part("cargo test && git push origin", "git push"),
+        );
         let text: Vec<&str> = out.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(text, vec!["cargo test && ", "git push", " origin"]);
         assert!(out[1].style.add_modifier.contains(Modifier::UNDERLINED));
+    }
+
+    #[test]
+    fn the_part_is_found_as_written_with_its_quotes() {
+        let cases = [
+            (
+                "python3 -c 'print(42)'",
+                "python3 -c print(42)",
+                Some("python3 -c 'print(42)'"),
+            ),
+            (
+                "ls && rm  -rf \"a b\"",
+                "rm -rf a b",
+                Some("rm  -rf \"a b\""),
+            ),
+            ("echo hi", "git push", None),
+            ("git log", "", None),
+        ];
+        for (command, part, want) in cases {
+            let got = locate_part(command, part).map(|r| &command[r]);
+            assert_eq!(got, want, "{command:?} / {part:?}");
+        }
     }
 
     fn request(display: ToolDisplay, part: &str) -> ApprovalRequest {
@@ -369,10 +526,12 @@ mod tests {
             part: part.into(),
             reason: "default ask".into(),
             subagent: None,
+            always: Some("rm x".into()),
+            no_always: None,
         }
     }
 
-    /// The modal as rows of text, trailing spaces dropped.
+    /// The pane as rows of text, trailing spaces dropped.
     fn drawn(req: &ApprovalRequest, w: u16, h: u16) -> Vec<String> {
         let area = Rect::new(0, 0, w, h);
         let mut buf = Buffer::empty(area);
@@ -403,12 +562,21 @@ mod tests {
             "rm x",
         );
         let rows = drawn(&req, 44, 14);
-        assert_eq!(rows[0], "  ╭ Allow bash? ─────────────────────────╮");
-        assert_eq!(rows[1], "  │ $ ls && rm x                         │");
+        assert_eq!(rows[0], "╭ Allow bash? ─────────────────────────────╮");
+        assert_eq!(rows[1], "│ $ ls && rm x                             │");
         for want in ["asks    for `rm x`", "why     default ask", "cwd     /w"] {
             assert!(rows.iter().any(|r| r.contains(want)), "{want}: {rows:#?}");
         }
-        assert!(rows.iter().any(|r| r.contains("always for this command")));
+        // The key line wraps at this width: read the pane's text as one.
+        let text: Vec<&str> = rows
+            .iter()
+            .map(|r| r.trim_matches(|c| c == '│' || c == ' '))
+            .collect();
+        assert!(
+            text.join(" ")
+                .contains("a don't ask again this session for: rm x"),
+            "{rows:#?}"
+        );
     }
 
     #[test]
@@ -422,10 +590,10 @@ mod tests {
             "f.txt",
         );
         let rows = drawn(&req, 44, 14);
-        assert_eq!(rows[0], "  ╭ Allow edit f.txt? +1 −1 ─────────────╮");
-        assert_eq!(rows[1], "  │ 1 1   a                              │");
-        assert_eq!(rows[2], "  │ 2   - b                              │");
-        assert_eq!(rows[3], "  │   2 + c                              │");
+        assert_eq!(rows[0], "╭ Allow edit f.txt? +1 −1 ─────────────────╮");
+        assert_eq!(rows[1], "│ 1 1   a                                  │");
+        assert_eq!(rows[2], "│ 2   - b                                  │");
+        assert_eq!(rows[3], "│   2 + c                                  │");
         let binary = request(
             ToolDisplay::Edit {
                 path: "logo.png".into(),

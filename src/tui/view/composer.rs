@@ -155,6 +155,13 @@ impl Composer {
         }
     }
 
+    /// Whether the text is a recalled history entry, unchanged.
+    pub fn is_recalled(&self) -> bool {
+        self.walk
+            .and_then(|i| self.history.get(i))
+            .is_some_and(|h| *h == self.text())
+    }
+
     /// Recalls the previous (older) history entry.
     pub fn history_prev(&mut self) -> bool {
         let next = match self.walk {

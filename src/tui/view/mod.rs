@@ -1,7 +1,9 @@
 //! Drawing: one widget per file; `draw` lays the screen out.
 //!
 //! Top to bottom: conversation, queued messages, todo panel, composer, status line, key hints.
-//! Popups float above the composer; the approval modal floats over everything.
+//! Popups float over the bottom of the conversation. A question (approval) takes the bottom
+//! pane instead of the composer and grows upward to at most [`APPROVAL_SHARE`] of the screen,
+//! so the conversation above, which led to the call, stays in view.
 
 pub mod approval;
 pub mod cell;
@@ -29,6 +31,8 @@ use ratatui::text::{Line, Span};
 
 /// Below this size only a "terminal too small" notice is drawn.
 pub const MIN_WIDTH: u16 = 40;
+/// Percent of the screen's height a question may take at most (it scrolls inside).
+pub const APPROVAL_SHARE: u16 = 60;
 /// Below this size only a "terminal too small" notice is drawn.
 pub const MIN_HEIGHT: u16 = 10;
 
@@ -50,11 +54,16 @@ pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
         picker.render(area, buf, &app.theme);
         return;
     }
+    if !app.approvals.is_empty() {
+        draw_with_question(area, buf, app);
+        return;
+    }
     let w = area.width;
     // Fixed rows at the bottom; the conversation keeps at least 3 rows.
     let hints_h = 1u16;
     let status_h = 1u16;
-    let mut composer_h = app.composer.height(w);
+    let offer_h = u16::from(app.plan_offer && !app.busy) * 2;
+    let mut composer_h = app.composer.height(w) + offer_h;
     let mut todo_h = todos::height(&app.todos, app.todos_hidden);
     let mut queued_h = app.queued.len().min(3) as u16;
     let budget = area.height.saturating_sub(hints_h + status_h + 3);
@@ -70,7 +79,13 @@ pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
     y += queued_h;
     let todo_area = Rect::new(area.x, y, w, todo_h);
     y += todo_h;
-    let composer = Rect::new(area.x, y, w, composer_h);
+    let offer = Rect::new(area.x, y, w, offer_h.min(composer_h));
+    let composer = Rect::new(
+        area.x,
+        y + offer.height,
+        w,
+        composer_h.saturating_sub(offer.height),
+    );
     y += composer_h;
     let status_area = Rect::new(area.x, y, w, status_h);
     let hints_area = Rect::new(area.x, y + status_h, w, hints_h);
@@ -83,6 +98,7 @@ pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
         conversation.render(conv, buf, &ctx);
     }
     draw_queued(app, queued, buf);
+    draw_plan_offer(app, offer, buf);
     let spinner = app.busy.then(|| app.spinner_index());
     todos::render(&app.todos, todo_area, buf, &app.theme, spinner);
     let title = (!app.queued.is_empty()).then(|| {
@@ -97,32 +113,83 @@ pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
     status::render_status(app, status_area, buf);
     status::render_hints(app, hints_area, buf);
 
-    if let Some(popup) = &mut app.popup {
-        let rows = App::popup_rows();
-        let h = popup.picker.height(rows).min(conv_h + queued_h + todo_h);
-        let top = composer.y.saturating_sub(h);
-        let rect = Rect::new(area.x, top, w.min(72), h);
-        popup.picker.render(rect, buf, &app.theme);
+    // Popups float over the bottom of the conversation, never over the todo panel.
+    let rows = App::popup_rows();
+    let popup = match (&mut app.model_picker, &mut app.popup) {
+        (Some(picker), _) => Some(picker),
+        (None, Some(popup)) => Some(&mut popup.picker),
+        (None, None) => None,
+    };
+    if let Some(picker) = popup {
+        let h = picker.height(rows).min(conv_h);
+        let rect = Rect::new(area.x, conv.y + conv_h - h, w.min(72), h);
+        picker.render(rect, buf, &app.theme);
     }
-    if app.approvals.is_empty()
-        && let Some(dialog) = &mut app.rewind
-    {
+    if let Some(dialog) = &mut app.rewind {
         let modal_area = Rect::new(area.x, area.y, w, area.height - hints_h - status_h);
         rewind::render(dialog, modal_area, buf, &app.theme);
     }
+}
+
+/// The screen while a question waits: the conversation, then the question in the bottom pane
+/// (as tall as it needs, at most [`APPROVAL_SHARE`] percent), then the status and key lines.
+fn draw_with_question(area: Rect, buf: &mut Buffer, app: &mut App) {
+    let Some(req) = app.approvals.front() else {
+        return;
+    };
+    let w = area.width;
+    let fixed = 2u16;
+    let wanted = approval::wanted_height(req, &mut app.approval_view, w, &app.theme);
+    let cap = (area.height * APPROVAL_SHARE / 100).max(6);
+    let pane_h = wanted.min(cap).min(area.height.saturating_sub(fixed + 3));
+    let conv_h = area.height - fixed - pane_h;
+    let conv = Rect::new(area.x, area.y, w, conv_h);
+    let pane = Rect::new(area.x, area.y + conv_h, w, pane_h);
+    {
+        let (ctx, conversation) = app.render_parts();
+        conversation.render(conv, buf, &ctx);
+    }
+    let pos = app.approvals_answered + 1;
+    let total = app.approvals_answered + app.approvals.len();
     if let Some(req) = app.approvals.front() {
-        let pos = app.approvals_answered + 1;
-        let total = app.approvals_answered + app.approvals.len();
-        let modal_area = Rect::new(area.x, area.y, w, area.height - hints_h - status_h);
         approval::render(
             req,
             pos,
             total,
             &mut app.approval_view,
-            modal_area,
+            pane,
             buf,
             &app.theme,
         );
+    }
+    let status_area = Rect::new(area.x, pane.y + pane_h, w, 1);
+    status::render_status(app, status_area, buf);
+    status::render_hints(app, Rect::new(area.x, status_area.y + 1, w, 1), buf);
+}
+
+/// After a turn planned in plan mode: approve the plan with one key.
+fn draw_plan_offer(app: &App, area: Rect, buf: &mut Buffer) {
+    if area.height == 0 {
+        return;
+    }
+    let t = &app.theme;
+    let key = |k: &str| Span::styled(k.to_string(), t.fg(t.accent).add_modifier(Modifier::BOLD));
+    let line = RichLine::new(vec![
+        Span::styled(
+            "plan ready · ",
+            t.fg(t.warning).add_modifier(Modifier::BOLD),
+        ),
+        key("y"),
+        Span::raw(" approve and switch to ask  "),
+        key("e"),
+        Span::raw(" approve and switch to accept edits  "),
+        key("esc"),
+        Span::styled(" keep planning (or type to answer)", t.dim()),
+    ]);
+    let mut lines = Vec::new();
+    line.layout(usize::from(area.width), &mut lines);
+    for (i, l) in lines.iter().take(usize::from(area.height)).enumerate() {
+        buf.set_line(area.x, area.y + i as u16, l, area.width);
     }
 }
 
@@ -180,8 +247,11 @@ fn welcome(area: Rect, buf: &mut Buffer, app: &App) {
     for (k, what) in [
         ("enter", "send a message"),
         ("/", "commands (/help lists everything)"),
-        ("@", "attach a file path"),
+        ("@", "mention a file (inserts its path)"),
+        ("!", "run a command yourself"),
+        ("⇧tab", "mode: ask → accept edits → plan"),
         ("esc", "interrupt · ctrl+c twice quits"),
+        ("⇧drag", "select text (the wheel scrolls)"),
     ] {
         lines.push(Line::from(vec![
             Span::styled(format!("{k:>6}  "), t.fg(t.accent)),

@@ -117,6 +117,14 @@ impl Picker {
             self.offset = self.selected + 1 - rows;
         }
         let width = usize::from(inner.width);
+        // Details start in one column, after the widest label (within reason).
+        let label_w = self
+            .items
+            .iter()
+            .map(|i| str_width(&crate::tui::wrap::one_line(&i.label)))
+            .max()
+            .unwrap_or(0)
+            .min(width / 2);
         for (row, (i, item)) in self
             .items
             .iter()
@@ -146,11 +154,12 @@ impl Picker {
                 };
                 crate::tui::wrap::push_span(&mut spans, ch.encode_utf8(&mut [0u8; 4]), style);
             }
-            let used = str_width(&label);
+            let used = str_width(&label).max(label_w);
             let room = width.saturating_sub(used + 3);
             if !item.detail.is_empty() && room > 4 {
                 let detail_style = if selected { base } else { theme.dim() };
-                spans.push(Span::styled("  ", base));
+                let pad = used - str_width(&label);
+                spans.push(Span::styled(" ".repeat(pad + 2), base));
                 spans.push(Span::styled(
                     truncate(&item.detail, room).into_owned(),
                     detail_style,

@@ -68,22 +68,34 @@ pub struct SessionPicker {
     rows: usize,
     now: Timestamp,
     home: Option<PathBuf>,
-    current: Option<String>,
     loading: bool,
 }
 
 impl SessionPicker {
     /// A picker over `sessions` (newest first). `here` are the spellings of the current
     /// directory (as given and canonical): it starts with that directory's sessions when
-    /// there are any, else with all. `current` is the open session's id, if any.
+    /// there are any, else with all. `current` is the open session's id, if any: it is not
+    /// listed (resuming it would change nothing).
     pub fn new(
-        sessions: Vec<SessionSummary>,
+        mut sessions: Vec<SessionSummary>,
         here: &[PathBuf],
         now: Timestamp,
         home: Option<PathBuf>,
         current: Option<String>,
     ) -> SessionPicker {
-        let titles: Vec<String> = sessions.iter().map(|s| one_line(&s.title)).collect();
+        sessions.retain(|s| current.as_deref() != Some(s.id.as_str()));
+        // A fork says so: it starts as a copy of its origin and would look the same.
+        let titles: Vec<String> = sessions
+            .iter()
+            .map(|s| match &s.parent {
+                Some(p) => format!(
+                    "{} · fork of {}",
+                    one_line(&s.title),
+                    p.chars().take(8).collect::<String>()
+                ),
+                None => one_line(&s.title),
+            })
+            .collect();
         let fields = sessions
             .iter()
             .map(|s| [s.model.clone(), s.cwd.display().to_string(), s.id.clone()])
@@ -103,7 +115,6 @@ impl SessionPicker {
             rows: 10,
             now,
             home,
-            current,
             loading: false,
         };
         p.refilter();
@@ -281,9 +292,9 @@ impl SessionPicker {
         // Title.
         let total_here = self.here.iter().filter(|h| **h).count();
         let scope = if self.all_dirs {
-            format!("all directories · {} sessions", self.sessions.len())
+            format!("all directories · {}", sessions_count(self.sessions.len()))
         } else {
-            format!("this directory · {total_here} sessions")
+            format!("this directory · {}", sessions_count(total_here))
         };
         let title = Line::from(vec![
             Span::styled(
@@ -438,11 +449,7 @@ impl SessionPicker {
             tail.push(Span::styled(format!("  {cwd}"), dim));
         }
         let title_w = width.saturating_sub(spans_width(&spans) + spans_width(&tail));
-        let mut title = self.titles[shown.index].clone();
-        if self.current.as_deref() == Some(s.id.as_str()) {
-            title = format!("{title} (current)");
-        }
-        let title = truncate(&title, title_w);
+        let title = truncate(&self.titles[shown.index], title_w);
         let hit = base.add_modifier(Modifier::BOLD).fg(if selected {
             theme.selection_fg
         } else {
@@ -474,6 +481,11 @@ impl SessionPicker {
 struct Columns {
     model: usize,
     cwd: usize,
+}
+
+/// `1 session`, `3 sessions`.
+fn sessions_count(n: usize) -> String {
+    format!("{n} session{}", if n == 1 { "" } else { "s" })
 }
 
 #[cfg(test)]

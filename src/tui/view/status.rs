@@ -1,6 +1,7 @@
 //! The status line (model, provider, cwd, session, context use, modes) and the key hint line.
 
 use super::cell::{SPINNER, format_tokens};
+use crate::protocol::ApprovalMode;
 use crate::tui::app::App;
 use crate::tui::wrap::{spans_width, str_width, truncate};
 use ratatui::buffer::Buffer;
@@ -61,13 +62,29 @@ fn right_side(app: &App, labels: bool, modes: bool) -> Vec<Span<'static>> {
             style,
         ));
     }
-    for (label, value) in [("approval", &s.approval_mode), ("sandbox", &s.sandbox_mode)] {
+    // The approval mode shows (Shift+Tab changes it); plan and accept edits stand out and
+    // stay even when there is no room for the rest.
+    if !modes && s.mode == ApprovalMode::Ask {
+        return right;
+    }
+    if !right.is_empty() {
+        right.push(sep.clone());
+    }
+    let mode_style = match s.mode {
+        ApprovalMode::Ask => base,
+        ApprovalMode::AcceptEdits => t.fg(t.accent).add_modifier(Modifier::BOLD),
+        ApprovalMode::Plan => t.fg(t.warning).add_modifier(Modifier::BOLD),
+    };
+    let mode = match (labels, s.mode) {
+        (true, ApprovalMode::Ask) => "mode ask".to_string(),
+        (_, m) => m.label().to_string(),
+    };
+    right.push(Span::styled(mode, mode_style));
+    for (label, value) in [("sandbox", &s.sandbox_mode)] {
         if value.is_empty() || !modes {
             continue;
         }
-        if !right.is_empty() {
-            right.push(sep.clone());
-        }
+        right.push(sep.clone());
         let text = if labels {
             format!("{label} {value}")
         } else {
@@ -159,16 +176,19 @@ pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
     if app.last_ctrl_c.is_some() {
         hint(&mut spans, "ctrl+c", "again to quit");
     } else if !app.approvals.is_empty() {
+        // The clock stops while rein waits for the person; the turn's run time is kept.
+        spans.push(Span::styled("waiting for you", t.fg(t.warning)));
         if app.approval_view.editing_note {
             hint(&mut spans, "enter", "keep note");
             hint(&mut spans, "esc", "drop note");
         } else {
-            hint(&mut spans, "y", "yes");
-            hint(&mut spans, "a", "always");
-            hint(&mut spans, "n", "no");
-            hint(&mut spans, "tab", "note");
             hint(&mut spans, "↑↓", "scroll");
+            hint(&mut spans, "shift+tab", "mode");
         }
+    } else if app.model_picker.is_some() {
+        hint(&mut spans, "↑↓", "select");
+        hint(&mut spans, "enter", "switch");
+        hint(&mut spans, "esc", "close");
     } else if app.popup.is_some() {
         hint(&mut spans, "↑↓", "select");
         hint(&mut spans, "tab", "complete");
@@ -178,9 +198,7 @@ pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
         let scrolled = !app.conversation.is_following();
         if app.busy {
             let glyph = SPINNER[app.spinner_index() % SPINNER.len()];
-            let secs = app
-                .turn_started
-                .map_or(0, |s| app.now.saturating_duration_since(s).as_secs());
+            let secs = app.run_time().as_secs();
             let label = if app.interrupting {
                 "stopping"
             } else {
@@ -204,18 +222,35 @@ pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
             hint(&mut spans, "shift+enter", "newline");
             hint(&mut spans, "/", "commands");
             hint(&mut spans, "@", "files");
+            hint(&mut spans, "shift+tab", "mode");
         }
         hint(
             &mut spans,
             "ctrl+o",
-            if app.expand_all { "collapse" } else { "expand" },
+            if app.expand_all {
+                "fold all"
+            } else {
+                "expand all"
+            },
         );
         if !app.todos.is_empty() {
             hint(&mut spans, "ctrl+t", "todos");
         }
     }
-    let spans = cut_spans(spans, usize::from(area.width));
+    let spans = whole_hints(spans, usize::from(area.width));
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// Drops the hints that don't fit whole (a key without its meaning helps nobody); hints are
+/// separated by a two-space span.
+fn whole_hints(mut spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    while spans_width(&spans) > width {
+        match spans.iter().rposition(|s| s.content == "  ") {
+            Some(i) if i > 0 => spans.truncate(i),
+            _ => return cut_spans(spans, width),
+        }
+    }
+    spans
 }
 
 /// `7s`, `2m 03s`.

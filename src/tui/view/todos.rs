@@ -120,7 +120,7 @@ mod tests {
                 "─ Todos 1/3 ────────────────",
                 "  ☑ Read the parser         ",
                 &format!("  {STILL} Fixing the loop         "),
-                "  ☐ Run a very long test sui",
+                "  ☐ Run a very long test su…",
             ]
         );
         // The done item is struck through, the active one bold in the accent colour.

@@ -47,6 +47,10 @@ pub struct ToolCell {
     pub elapsed_ms: Option<u64>,
     /// The change an edit made (what was written, never what was proposed).
     pub diff: Option<Box<FileDiff>>,
+    /// The change an edit proposed; shown (folded) when it was not written.
+    pub proposed: Option<Box<FileDiff>>,
+    /// The call waits for the person's answer (its clock starts when it runs).
+    pub waiting: bool,
     /// A subagent's description, when this is a `task` call.
     pub subagent: Option<String>,
     /// The subagent's tool calls.
@@ -70,6 +74,8 @@ impl ToolCell {
             started: now,
             elapsed_ms: None,
             diff: None,
+            proposed: None,
+            waiting: false,
             subagent: None,
             children: Vec::new(),
             dropped_lines: 0,
@@ -101,9 +107,17 @@ impl ToolCell {
         self.dropped_lines = 0;
     }
 
-    /// Whether it still runs.
+    /// Whether it still runs (or waits to).
     pub fn is_running(&self) -> bool {
         self.status.is_none()
+    }
+
+    /// The person answered: the call runs from `now` on.
+    pub fn answered(&mut self, now: Instant) {
+        if self.waiting {
+            self.waiting = false;
+            self.started = now;
+        }
     }
 
     /// The one-line summary a list of calls shows (`bash  cargo test`).
@@ -119,6 +133,7 @@ impl ToolCell {
     /// The status icon (a spinner frame while running).
     pub fn marker(&self, theme: &Theme, spinner: &str) -> Span<'static> {
         let (icon, color) = match self.status {
+            None if self.waiting => ("?".to_string(), theme.warning),
             None => (spinner.to_string(), theme.accent),
             Some(ToolStatus::Ok) => ("✓".to_string(), theme.success),
             Some(ToolStatus::Error) => ("✗".to_string(), theme.error),
@@ -178,6 +193,23 @@ impl ToolCell {
             }
             return out;
         }
+        if let (Some(proposed), Some(status)) = (&self.proposed, self.status)
+            && status != ToolStatus::Ok
+            && self.diff.is_none()
+        {
+            self.layout_refused_diff(proposed, width, expanded, theme, &mut out);
+        }
+        if let (ToolDisplay::Todos { todos }, true) = (&self.display, expanded)
+            && !self.status.is_some_and(ToolStatus::is_error)
+        {
+            for todo in todos {
+                let mut line = super::cell::todo_line(todo, theme, super::cell::STILL);
+                line.first.insert(0, bar.clone());
+                line.rest.insert(0, bar.clone());
+                line.layout(width, &mut out);
+            }
+            return out;
+        }
         let output = self.output.trim_end_matches('\n');
         if output.is_empty() {
             return out;
@@ -204,7 +236,7 @@ impl ToolCell {
             if earlier > 0 {
                 out.push(Line::from(vec![
                     bar.clone(),
-                    Span::styled(format!("… {earlier} earlier lines"), theme.dim()),
+                    Span::styled(self::earlier(earlier), theme.dim()),
                 ]));
             }
             for l in tail {
@@ -212,21 +244,64 @@ impl ToolCell {
             }
             return out;
         }
-        let all: Vec<&str> = output.split('\n').collect();
+        let (all, spill) = split_spill_note(output);
         if expanded {
             for l in &all {
                 line(l, Wrap::Char, &mut out);
             }
-        } else {
-            let n = self.preview_lines().min(all.len());
-            for l in &all[..n] {
+            return out;
+        }
+        if let Some(note) = spill {
+            out.push(Line::from(vec![
+                bar.clone(),
+                Span::styled(note, theme.fg(theme.warning)),
+            ]));
+        }
+        // One hidden line takes the row its "… 1 line" marker would.
+        let n = match self.preview_lines() {
+            n if n + 1 >= all.len() => all.len(),
+            n => n,
+        };
+        if all.len() > n && matches!(self.display, ToolDisplay::Exec { .. }) && n > 0 {
+            // A command's last lines carry its summary and its errors: show the tail.
+            out.push(Line::from(vec![
+                bar.clone(),
+                Span::styled(earlier(all.len() - n), theme.dim()),
+            ]));
+            for l in &all[all.len() - n..] {
                 line(l, Wrap::Cut, &mut out);
             }
-            if all.len() > n {
-                out.push(more_line(all.len() - n, n > 0, theme));
-            }
+            return out;
+        }
+        for l in &all[..n] {
+            line(l, Wrap::Cut, &mut out);
+        }
+        if all.len() > n {
+            out.push(more_line(all.len() - n, n > 0, theme));
         }
         out
+    }
+
+    /// A refused edit keeps what it proposed: folded to one line, the diff when expanded.
+    fn layout_refused_diff(
+        &self,
+        proposed: &FileDiff,
+        width: usize,
+        expanded: bool,
+        theme: &Theme,
+        out: &mut Vec<Line<'static>>,
+    ) {
+        if expanded {
+            proposed.layout(width, out);
+            return;
+        }
+        let mut spans = vec![Span::styled("▸ proposed change (", theme.dim())];
+        spans.extend(proposed.count_spans(theme));
+        spans.push(Span::styled(
+            "), not written · click or ctrl+o shows it",
+            theme.dim(),
+        ));
+        RichLine::new(spans).wrapped(Wrap::Cut).layout(width, out);
     }
 
     fn header(&self, theme: &Theme, now: Instant) -> RichLine {
@@ -239,7 +314,10 @@ impl ToolCell {
         if !subject.is_empty() {
             spans.push(Span::raw(format!("  {subject}")));
         }
-        if let Some(diff) = &self.diff {
+        // A refused or failed edit wrote nothing: its folded line names the proposed counts.
+        let unwritten = self.status.is_some_and(|s| s != ToolStatus::Ok);
+        let proposed = self.proposed.as_ref().filter(|_| !unwritten);
+        if let Some(diff) = self.diff.as_ref().or(proposed) {
             spans.push(Span::raw(" ("));
             spans.extend(diff.count_spans(theme));
             spans.push(Span::raw(")"));
@@ -251,6 +329,10 @@ impl ToolCell {
             ));
         }
         // A call from a resumed session has no recorded duration: none is shown.
+        if self.waiting && self.status.is_none() {
+            spans.push(Span::styled("  waiting for you", theme.fg(theme.warning)));
+            return RichLine::new(spans).wrapped(Wrap::Word);
+        }
         let elapsed = match (self.elapsed_ms, self.status) {
             (Some(ms), _) => Some(ms),
             (None, None) => Some(now.saturating_duration_since(self.started).as_millis() as u64),
@@ -294,10 +376,15 @@ impl ToolCell {
         };
         let hidden = self.children.len() - shown.len();
         if hidden > 0 {
-            let what = if self.is_running() {
-                "earlier tool calls"
+            let calls = if hidden == 1 {
+                "tool call"
             } else {
                 "tool calls"
+            };
+            let what = if self.is_running() {
+                format!("earlier {calls}")
+            } else {
+                calls.to_string()
             };
             out.push(Line::from(vec![
                 bar.clone(),
@@ -320,6 +407,34 @@ impl ToolCell {
             .layout(width, out);
         }
     }
+}
+
+/// `… 12 earlier lines` above the tail of a command's output.
+fn earlier(n: usize) -> String {
+    let noun = if n == 1 { "line" } else { "lines" };
+    format!("… {n} earlier {noun}")
+}
+
+/// The lines of a result without bash's "[... N characters cut; the full output … is saved in
+/// PATH …]" marker, and a short note saying so when it was there.
+fn split_spill_note(output: &str) -> (Vec<&str>, Option<String>) {
+    let mut note = None;
+    let mut lines = Vec::new();
+    for l in output.split('\n') {
+        let marker = l.starts_with("[... ") && l.contains(" characters cut; ");
+        if marker && note.is_none() {
+            let saved = l
+                .split_once("is saved in ")
+                .and_then(|(_, rest)| rest.split_once(". Read it").map(|(p, _)| p));
+            note = Some(match saved {
+                Some(path) => format!("output cut; the full output is saved in {path}"),
+                None => "output cut; the full output could not be saved".to_string(),
+            });
+            continue;
+        }
+        lines.push(l);
+    }
+    (lines, note)
 }
 
 /// `… 12 more lines` under a preview, `… 200 lines` when nothing is previewed.
@@ -391,11 +506,189 @@ mod tests {
         c.elapsed_ms = Some(1_250);
         c.output = (1..=9).map(|i| format!("out {i}\n")).collect();
         let theme = Theme::dark();
+        // A command's preview is its tail: the summary and the errors are at the end.
         let short = text(&c.layout(40, t0, false, &theme));
-        assert_eq!(short.len(), 7);
-        assert_eq!(short[0], "bash  cargo test  1.2s");
-        assert_eq!(short[6], "… 4 more lines");
+        assert_eq!(
+            short,
+            [
+                "bash  cargo test  1.2s",
+                "│ … 4 earlier lines",
+                "│ out 5",
+                "│ out 6",
+                "│ out 7",
+                "│ out 8",
+                "│ out 9"
+            ]
+        );
         assert_eq!(text(&c.layout(40, t0, true, &theme)).len(), 10);
+        // Other tools preview their head.
+        let mut other = ToolCell::new(
+            "o".into(),
+            ToolDisplay::Other {
+                name: "mcp__q".into(),
+                args: serde_json::Value::Null,
+            },
+            t0,
+        );
+        other.finish(ToolStatus::Ok, c.output.clone(), 5);
+        let short = text(&other.layout(40, t0, false, &theme));
+        assert_eq!(short[1], "│ out 1");
+        assert_eq!(short.last().map(String::as_str), Some("… 4 more lines"));
+    }
+
+    #[test]
+    fn one_hidden_line_is_shown_instead_of_a_marker() {
+        let t0 = Instant::now();
+        let theme = Theme::dark();
+        let read = ToolDisplay::Read {
+            path: "a.rs".into(),
+            lines: None,
+        };
+        let mut c = ToolCell::new("r".into(), read, t0);
+        c.finish(ToolStatus::Ok, "just one line".into(), 3);
+        assert_eq!(
+            text(&c.layout(40, t0, false, &theme)),
+            ["read  a.rs  3ms", "│ just one line"]
+        );
+        let mut c = cell(t0);
+        c.finish(
+            ToolStatus::Ok,
+            (1..=6).map(|i| format!("{i}\n")).collect(),
+            3,
+        );
+        let lines = text(&c.layout(40, t0, false, &theme));
+        assert!(
+            !lines.iter().any(|l| l.contains("1 earlier line")),
+            "{lines:?}"
+        );
+        assert_eq!(lines.len(), 7);
+    }
+
+    #[test]
+    fn a_long_one_line_error_is_cut_with_an_ellipsis() {
+        let t0 = Instant::now();
+        let mut c = cell(t0);
+        c.finish(ToolStatus::Error, format!("Error: {}", "x".repeat(100)), 3);
+        let lines = text(&c.layout(40, t0, false, &Theme::dark()));
+        assert_eq!(lines[1].chars().count(), 40, "{lines:?}");
+        assert!(lines[1].ends_with('…'), "{lines:?}");
+    }
+
+    #[test]
+    fn a_cut_and_saved_output_says_where_the_rest_is() {
+        let t0 = Instant::now();
+        let mut c = cell(t0);
+        let out = "head 1\n[... 5000 characters cut; the full output (9000 bytes) is saved in \
+                   /tmp/rein-x/out.txt. Read it with read_file (offset) or grep.]\ntail 1\ntail 2";
+        c.finish(ToolStatus::Ok, out.into(), 3);
+        let lines = text(&c.layout(80, t0, false, &Theme::dark()));
+        assert_eq!(
+            lines[1],
+            "│ output cut; the full output is saved in /tmp/rein-x/out.txt"
+        );
+        assert!(
+            !lines.iter().any(|l| l.contains("characters cut")),
+            "{lines:?}"
+        );
+        assert_eq!(lines.last().map(String::as_str), Some("│ tail 2"));
+    }
+
+    #[test]
+    fn a_call_waiting_for_an_answer_says_so_and_is_timed_from_the_answer() {
+        let t0 = Instant::now();
+        let theme = Theme::dark();
+        let mut c = cell(t0);
+        c.waiting = true;
+        let later = t0 + Duration::from_secs(30);
+        assert_eq!(
+            text(&c.layout(60, later, false, &theme))[0],
+            "bash  cargo test  waiting for you"
+        );
+        assert_eq!(c.marker(&theme, "⠋").content, "?");
+        c.answered(later);
+        assert_eq!(
+            text(&c.layout(60, later + Duration::from_millis(200), false, &theme))[0],
+            "bash  cargo test  200ms"
+        );
+    }
+
+    #[test]
+    fn a_refused_edit_keeps_its_diff_folded() {
+        let t0 = Instant::now();
+        let theme = Theme::dark();
+        let diff = crate::protocol::EditDiff::between(Some("a\nb\n"), "a\nB\n");
+        let display = ToolDisplay::Edit {
+            path: "x.txt".into(),
+            diff: Some(diff.clone()),
+        };
+        let mut c = ToolCell::new("e".into(), display, t0);
+        c.proposed = Some(Box::new(FileDiff::from_edit("x.txt", &diff, &theme)));
+        c.finish(
+            ToolStatus::Denied,
+            "The user denied this tool call.".into(),
+            0,
+        );
+        let folded = text(&c.layout(80, t0, false, &theme));
+        // The count is given once, on the line that says it was not written.
+        assert_eq!(folded[0], "edit  x.txt  denied");
+        assert!(
+            folded[1].contains("proposed change (+1 −1), not written"),
+            "{folded:?}"
+        );
+        let open = text(&c.layout(80, t0, true, &theme));
+        assert!(open.iter().any(|l| l.contains("+ B")), "{open:?}");
+        assert!(open.iter().any(|l| l.contains("- b")), "{open:?}");
+    }
+
+    #[test]
+    fn todos_expand_with_the_panel_markers() {
+        let t0 = Instant::now();
+        let theme = Theme::dark();
+        let todo = |content: &str, status| crate::protocol::Todo {
+            content: content.into(),
+            active_form: String::new(),
+            status,
+        };
+        let display = ToolDisplay::Todos {
+            todos: vec![
+                todo("Write it", crate::protocol::TodoStatus::Completed),
+                todo("Test it", crate::protocol::TodoStatus::InProgress),
+                todo("Ship it", crate::protocol::TodoStatus::Pending),
+            ],
+        };
+        let mut c = ToolCell::new("t".into(), display, t0);
+        c.finish(
+            ToolStatus::Ok,
+            "[x] Write it\n[~] Test it\n[ ] Ship it".into(),
+            1,
+        );
+        let open = text(&c.layout(60, t0, true, &theme));
+        assert_eq!(
+            &open[1..],
+            ["│ ☑ Write it", "│ ▸ Test it", "│ ☐ Ship it"],
+            "no activeForm: the content is shown"
+        );
+    }
+
+    #[test]
+    fn one_subagent_call_is_one_tool_call() {
+        let t0 = Instant::now();
+        let mut c = ToolCell::new(
+            "t".into(),
+            ToolDisplay::Task {
+                description: "look".into(),
+            },
+            t0,
+        );
+        c.subagent = Some("look".into());
+        c.children.push(ChildCall {
+            call_id: "x".into(),
+            summary: "read  a".into(),
+            status: Some(ToolStatus::Ok),
+        });
+        c.finish(ToolStatus::Ok, "found".into(), 1);
+        let lines = text(&c.layout(60, t0, false, &Theme::dark()));
+        assert!(lines.contains(&"│ ↳ 1 tool call".to_string()), "{lines:?}");
     }
 
     #[test]

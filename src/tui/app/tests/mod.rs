@@ -24,6 +24,7 @@ pub(super) fn app() -> App {
         cwd: PathBuf::from("/w"),
         context_window: 1000,
         approval_mode: "ask".into(),
+        mode: Default::default(),
         sandbox_mode: "workspace-write".into(),
         history: Vec::new(),
         keep_view: false,
@@ -216,6 +217,8 @@ fn bash_request(id: &str) -> crate::protocol::ApprovalRequest {
         part: "make deploy".into(),
         reason: "no rule matched (default ask)".into(),
         subagent: None,
+        always: Some("bash(cargo test*)".into()),
+        no_always: None,
     }
 }
 
@@ -236,6 +239,10 @@ fn approval_keys_answer_in_order_with_notes() {
     key(&mut app, KeyCode::Enter);
     key(&mut app, KeyCode::Char('n'));
     key(&mut app, KeyCode::Esc);
+    // Esc's refusal goes out once no second Esc came.
+    let later = app.now + super::DOUBLE_ESC;
+    app.set_now(later);
+    app.on_tick();
     let answers: Vec<(String, Decision, Option<String>)> = ops(&mut app)
         .into_iter()
         .filter_map(|op| match op {
@@ -360,11 +367,18 @@ fn slash_commands_run_locally() {
     assert!(
         matches!(&run(&mut app, "/model gpt-5")[..], [Op::SetModel { model }] if model == "gpt-5")
     );
-    assert!(run(&mut app, "/model").is_empty());
+    // Without a name: the picker asks the agent for the server's list.
+    assert!(matches!(&run(&mut app, "/model")[..], [Op::ListModels]));
+    assert!(app.model_picker.is_some());
+    app.on_agent_event(Event::Models {
+        models: vec![],
+        error: Some("HTTP 404".into()),
+    });
+    assert!(app.model_picker.is_none());
     assert!(
         cell_texts(&app)
             .last()
-            .is_some_and(|t| t.contains("model: m"))
+            .is_some_and(|t| t.contains("model: m") && t.contains("HTTP 404"))
     );
     assert!(
         run(&mut app, "/frobnicate").is_empty(),
@@ -424,7 +438,7 @@ fn the_slash_popup_filters_completes_and_runs() {
         .as_ref()
         .map(|p| p.picker.items.iter().map(|i| i.label.clone()).collect())
         .unwrap_or_default();
-    assert_eq!(labels, vec!["/compact", "/copy"]);
+    assert_eq!(labels, vec!["/compact [focus]", "/copy"]);
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Tab);
     assert_eq!(app.composer_text(), "/copy ");

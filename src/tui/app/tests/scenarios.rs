@@ -48,6 +48,11 @@ fn named_key(app: &mut App, name: &str) {
 }
 
 fn approval(id: &str, display: ToolDisplay) -> Event {
+    approval_with_rule(id, display, None)
+}
+
+/// A question whose `a` would add `always` (`None`: no rule can be made, `a` is not offered).
+fn approval_with_rule(id: &str, display: ToolDisplay, always: Option<&str>) -> Event {
     Event::ApprovalRequested(ApprovalRequest {
         id: id.into(),
         call_id: format!("c{id}"),
@@ -56,6 +61,8 @@ fn approval(id: &str, display: ToolDisplay) -> Event {
         part: String::new(),
         reason: "no rule matched (default ask)".into(),
         subagent: None,
+        always: always.map(str::to_string),
+        no_always: None,
     })
 }
 
@@ -78,7 +85,11 @@ fn a_typed_message_is_sent_and_shown() {
 fn an_edit_dialog_shows_the_change_and_y_answers_it() {
     let events = vec![
         Event::TurnStarted,
-        approval("1", edit("src/a.rs", "one\ntwo\n", "one\n2\n")),
+        approval_with_rule(
+            "1",
+            edit("src/a.rs", "one\ntwo\n", "one\n2\n"),
+            Some("edits of src/a.rs"),
+        ),
     ];
     let mut app = scenario(events.clone(), "");
     let screen = frame(&mut app);
@@ -87,7 +98,11 @@ fn an_edit_dialog_shows_the_change_and_y_answers_it() {
         screen.contains("- two") && screen.contains("+ 2"),
         "{screen}"
     );
-    assert!(screen.contains("always for this file"), "{screen}");
+    assert!(
+        screen.contains("a don't ask again this session for: edits of")
+            && screen.contains("src/a.rs"),
+        "{screen}"
+    );
     let mut app = scenario(events, "y");
     assert!(matches!(
         &ops(&mut app)[..],
@@ -111,7 +126,10 @@ fn an_other_tools_dialog_shows_its_arguments() {
     );
     assert!(screen.contains("server tickets  tool close"), "{screen}");
     assert!(screen.contains("\"ticket\": 42"), "{screen}");
-    assert!(screen.contains("always for this tool"), "{screen}");
+    assert!(
+        !screen.contains("ask again"),
+        "`a` offered without a rule: {screen}"
+    );
     let other = ToolDisplay::Other {
         name: "custom".into(),
         args: serde_json::json!({"x": 1}),
@@ -166,8 +184,12 @@ fn diff_with_nothing_written_says_so_even_after_a_refused_edit() {
         "{screen}"
     );
     assert!(
-        !screen.contains("(+1 −1)"),
-        "a refused edit shows no diff in its cell: {screen}"
+        !screen.contains("a.txt (+1 −1)"),
+        "a failed edit's line counts a change it did not make: {screen}"
+    );
+    assert!(
+        screen.contains("proposed change (+1 −1), not written"),
+        "{screen}"
     );
 }
 
@@ -199,6 +221,7 @@ fn a_resumed_edit_shows_the_diff_it_wrote_and_a_command_its_exit_code() {
         context_window: 1000,
         approval_mode: "ask".into(),
         sandbox_mode: "off".into(),
+        mode: crate::protocol::ApprovalMode::Ask,
         history,
         keep_view: false,
     });
@@ -210,4 +233,45 @@ fn a_resumed_edit_shows_the_diff_it_wrote_and_a_command_its_exit_code() {
         "{screen}"
     );
     assert!(screen.contains("bash  cargo test  exit 101"), "{screen}");
+}
+
+#[test]
+fn esc_refuses_after_a_pause_and_a_second_esc_refuses_and_stops() {
+    let command = |c: &str| ToolDisplay::Exec { command: c.into() };
+    let events = vec![Event::TurnStarted, approval("1", command("make deploy"))];
+    // One Esc: nothing goes out at once (a second may follow), then the refusal alone.
+    let mut app = scenario(events.clone(), "<esc>");
+    assert!(ops(&mut app).is_empty());
+    assert!(frame(&mut app).contains("esc again stops the turn"));
+    let later = app.now + crate::tui::app::DOUBLE_ESC;
+    app.set_now(later);
+    app.on_tick();
+    assert!(matches!(
+        &ops(&mut app)[..],
+        [Op::Approval { id, decision: Decision::No, .. }] if id == "1"
+    ));
+    assert_eq!(app.pending_approvals(), 0);
+    // Esc Esc: refused and stopped, nothing left to answer.
+    let mut events = events;
+    events.push(approval("2", command("make release")));
+    let mut app = scenario(events, "<esc><esc>");
+    let sent = ops(&mut app);
+    assert!(
+        matches!(
+            &sent[..],
+            [
+                Op::Approval {
+                    decision: Decision::No,
+                    ..
+                },
+                Op::Approval {
+                    decision: Decision::No,
+                    ..
+                },
+                Op::Interrupt
+            ]
+        ),
+        "{sent:?}"
+    );
+    assert_eq!(app.pending_approvals(), 0);
 }

@@ -1,0 +1,110 @@
+//! The approval modes through the real `rein exec` against the scripted model server. Plan
+//! mode refuses edits and every command that is not allowed, even with `--yes` (what `--yes`
+//! would approve is exactly what plan mode must not run); accept edits runs edits inside the
+//! workspace without `--yes` but nothing more: protected paths, paths outside the workspace,
+//! commands and deny rules still hold.
+
+mod support;
+
+use serde_json::json;
+use support::rein::{World, last_result, stderr, tool_results};
+use support::{Reply, ScriptedServer};
+
+/// `rein exec --yes --mode plan`: the edit and the asking command are refused with "plan
+/// mode", the allowed command runs, and the model is told it is planning.
+#[test]
+fn plan_mode_refuses_edits_and_asking_commands_even_with_yes() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "plan.txt", "content": "x\n"}),
+    ))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "touch made.txt"}),
+    ))
+    .push(Reply::tool_call("bash", json!({"command": "ls"})))
+    .push(Reply::text("Plan: 1. create plan.txt"));
+    let w = World::new(&s);
+    w.write("seen.txt", "here\n");
+    let o = w.exec(&["--yes", "--mode", "plan", "make the files"]);
+    assert!(w.read("plan.txt").is_none(), "plan mode wrote a file");
+    assert!(
+        w.read("made.txt").is_none(),
+        "plan mode ran a command that asks"
+    );
+    for i in [1, 2] {
+        let refused = last_result(&s.request(i)).content;
+        assert!(refused.contains("plan mode"), "{refused}\n{}", stderr(&o));
+    }
+    let listed = last_result(&s.request(3)).content;
+    assert!(
+        listed.contains("seen.txt"),
+        "an allowed command did not run: {listed}"
+    );
+    assert!(s.request(0).body_text.contains("You are in plan mode"));
+}
+
+/// `rein exec --mode accept-edits` without `--yes`: an edit inside the workspace runs; an edit
+/// of a protected path and a command that asks are refused (nobody to ask); a write outside
+/// the workspace and a denied command are blocked as ever.
+#[test]
+fn accept_edits_runs_workspace_edits_and_nothing_more() {
+    let s = ScriptedServer::openai();
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = outside.path().join("out.txt");
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "in.txt", "content": "inside\n"}),
+    ))
+    .push(Reply::tool_call(
+        "write_file",
+        json!({"path": ".git/hooks/pre-commit", "content": "evil\n"}),
+    ))
+    .push(Reply::tool_call(
+        "write_file",
+        json!({"path": outside_file.display().to_string(), "content": "out\n"}),
+    ))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "touch made.txt"}),
+    ))
+    .push(Reply::tool_call("bash", json!({"command": "sudo true"})))
+    .push(Reply::text("Done what I could."));
+    let w = World::new(&s);
+    let o = w.exec(&["--mode", "accept-edits", "edit"]);
+    assert_eq!(
+        w.read("in.txt").as_deref(),
+        Some("inside\n"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        w.read(".git/hooks/pre-commit").is_none(),
+        "a protected path was written"
+    );
+    assert!(
+        !outside_file.exists(),
+        "a file outside the workspace was written"
+    );
+    assert!(
+        w.read("made.txt").is_none(),
+        "a command ran without approval"
+    );
+    let results: Vec<String> = (2..=5)
+        .map(|i| {
+            tool_results(&s.request(i))
+                .last()
+                .map(|r| r.content.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    // The protected path and the command ask (refused: nobody to ask); outside the workspace
+    // and `sudo` are denied outright.
+    for i in [0, 2] {
+        assert!(results[i].contains("denied"), "{}", results[i]);
+    }
+    for i in [1, 3] {
+        assert!(results[i].contains("Blocked by policy"), "{}", results[i]);
+    }
+}
