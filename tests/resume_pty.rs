@@ -7,7 +7,7 @@ mod support;
 
 use serde_json::json;
 use std::time::Duration;
-use support::pty::{Pty, keys};
+use support::pty::{Pty, idle, keys};
 use support::rein::{World, stderr, stdout, tool_results, user_texts};
 use support::{Reply, ScriptedServer};
 
@@ -22,16 +22,6 @@ fn exec_ok(w: &World, args: &[&str]) {
         stdout(&o),
         stderr(&o)
     );
-}
-
-fn type_line(t: &mut Pty, text: &str) {
-    t.send_keys(text);
-    t.send_raw(keys::ENTER);
-}
-
-/// The hint line reads "enter send" only while no turn runs and no picker is open.
-fn idle(s: &str) -> bool {
-    s.lines().last().is_some_and(|l| l.contains("enter send"))
 }
 
 #[test]
@@ -90,7 +80,7 @@ fn continue_shows_the_past_conversation_scrolls_to_its_start_and_carries_its_con
 
     // A new prompt: the view follows again, and the model gets the old context.
     s.push(Reply::text("The word was PELICAN."));
-    type_line(&mut t, "what was the word?");
+    t.type_line("what was the word?");
     let screen = t.expect(
         "the new answer at the bottom",
         |s| s.contains("The word was PELICAN.") && idle(s),
@@ -162,7 +152,7 @@ fn the_resume_picker_opens_a_session_and_resume_switches_to_another() {
 
     // /resume inside the app: the same picker, without the open session (nothing to switch
     // to); Enter switches the conversation.
-    type_line(&mut t, "/resume");
+    t.type_line("/resume");
     let picker = t.expect(
         "the picker over the conversation",
         |s| s.contains("Resume a session") && s.contains("tell me about HERONS"),
@@ -184,7 +174,7 @@ fn the_resume_picker_opens_a_session_and_resume_switches_to_another() {
     assert!(!screen.contains("Otters hold hands"), "{screen}");
 
     s.push(Reply::text("Yes, herons."));
-    type_line(&mut t, "which bird was it?");
+    t.type_line("which bird was it?");
     t.expect("the answer", |s| s.contains("Yes, herons."), WAIT);
     let texts = user_texts(&s.request(2));
     assert!(texts[0].contains("HERONS"), "{texts:?}");

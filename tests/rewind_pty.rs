@@ -6,8 +6,8 @@
 mod support;
 
 use serde_json::json;
-use std::time::{Duration, Instant};
-use support::pty::{Pty, keys};
+use std::time::Duration;
+use support::pty::{Pty, idle, keys, wait_until};
 use support::rein::{World, stderr, stdout, user_texts};
 use support::{Reply, ScriptedServer};
 
@@ -22,24 +22,6 @@ fn exec_ok(w: &World, args: &[&str]) {
         stdout(&o),
         stderr(&o)
     );
-}
-
-fn type_line(t: &mut Pty, text: &str) {
-    t.send_keys(text);
-    t.send_raw(keys::ENTER);
-}
-
-/// The hint line reads "enter send" only while no turn runs and no dialog is open.
-fn idle(s: &str) -> bool {
-    s.lines().last().is_some_and(|l| l.contains("enter send"))
-}
-
-fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
-    let end = Instant::now() + WAIT;
-    while !ok() {
-        assert!(Instant::now() < end, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// The turn that changes four files: one by write_file, three by one bash command (one
@@ -109,7 +91,7 @@ fn rewind_restores_write_file_and_bash_changes_and_the_conversation_which_stays_
     let mut t = w.spawn_tui(100, 40);
     t.expect("the app", idle, WAIT);
 
-    type_line(&mut t, "change both files");
+    t.type_line("change both files");
     t.expect(
         "the write approval",
         |s| s.contains("Allow ") && s.contains("a.txt?"),
@@ -130,7 +112,7 @@ fn rewind_restores_write_file_and_bash_changes_and_the_conversation_which_stays_
     assert_eq!(w.read("b.txt").as_deref(), Some("bravo v2\n"));
     assert_eq!(w.read("gone.txt"), None);
 
-    type_line(&mut t, "/rewind");
+    t.type_line("/rewind");
     let list = t.expect("the message", |s| s.contains("4 files changed"), WAIT);
     assert!(list.contains("change both files"), "{list}");
     let plan = rewind_to_plan(&mut t, "change both files", 0);
@@ -151,7 +133,7 @@ fn rewind_restores_write_file_and_bash_changes_and_the_conversation_which_stays_
         "nothing before the answer"
     );
     t.send_keys("y");
-    wait_until("the files restored", || w.read("gone.txt").is_some());
+    wait_until("the files restored", WAIT, || w.read("gone.txt").is_some());
     assert_three_restored(&w);
     let screen = t.expect(
         "the conversation before the message, the message back in the composer",
@@ -167,7 +149,7 @@ fn rewind_restores_write_file_and_bash_changes_and_the_conversation_which_stays_
     // The model no longer sees the rewound message.
     t.send_raw(keys::CTRL_C);
     s.push(Reply::text("Fresh start."));
-    type_line(&mut t, "what now?");
+    t.type_line("what now?");
     t.expect(
         "the answer",
         |s| s.contains("Fresh start.") && idle(s),
@@ -191,7 +173,7 @@ fn rewind_restores_write_file_and_bash_changes_and_the_conversation_which_stays_
     );
     assert!(!screen.contains("Both files changed."), "{screen}");
     s.push(Reply::text("Still fresh."));
-    type_line(&mut t, "and again");
+    t.type_line("and again");
     t.expect("the answer", |s| s.contains("Still fresh."), WAIT);
     let texts = user_texts(&s.request(s.request_count() - 1));
     assert!(
@@ -227,7 +209,7 @@ fn after_a_resume_esc_esc_restores_the_code_only() {
         "{plan}"
     );
     t.send_keys("y");
-    wait_until("the files restored", || w.read("gone.txt").is_some());
+    wait_until("the files restored", WAIT, || w.read("gone.txt").is_some());
     assert_three_restored(&w);
     let screen = t.expect(
         "the notice",
@@ -269,7 +251,7 @@ fn undo_walks_back_turn_by_turn_and_asks_about_files_changed_outside_rein() {
         |s| s.contains("two") && idle(s),
         WAIT,
     );
-    type_line(&mut t, "/undo");
+    t.type_line("/undo");
     let plan = t.expect("the plan", |s| s.contains(" Restore 2 files"), WAIT);
     for shown in [
         "restore a.txt",
@@ -281,7 +263,7 @@ fn undo_walks_back_turn_by_turn_and_asks_about_files_changed_outside_rein() {
         assert!(plan.contains(shown), "`{shown}` missing:\n{plan}");
     }
     t.send_keys("s");
-    wait_until("a.txt back", || {
+    wait_until("a.txt back", WAIT, || {
         w.read("a.txt").as_deref() == Some("alpha v2\n")
     });
     t.expect(
@@ -292,17 +274,17 @@ fn undo_walks_back_turn_by_turn_and_asks_about_files_changed_outside_rein() {
     assert_eq!(w.read("c.txt").as_deref(), Some("hand edit\n"));
 
     // Asked again about c.txt alone; this time it is overwritten.
-    type_line(&mut t, "/undo");
+    t.type_line("/undo");
     t.expect(
         "the plan for c.txt",
         |s| s.contains(" Restore 1 file to before “second turn”"),
         WAIT,
     );
     t.send_keys("y");
-    wait_until("c.txt deleted", || w.read("c.txt").is_none());
+    wait_until("c.txt deleted", WAIT, || w.read("c.txt").is_none());
 
     // Then the turn before.
-    type_line(&mut t, "/undo");
+    t.type_line("/undo");
     let plan = t.expect(
         "the plan for the first turn",
         |s| s.contains("to before “first turn”"),
@@ -310,10 +292,10 @@ fn undo_walks_back_turn_by_turn_and_asks_about_files_changed_outside_rein() {
     );
     assert!(plan.contains("alpha v1"), "{plan}");
     t.send_keys("y");
-    wait_until("a.txt at v1", || {
+    wait_until("a.txt at v1", WAIT, || {
         w.read("a.txt").as_deref() == Some("alpha v1\n")
     });
-    type_line(&mut t, "/undo");
+    t.type_line("/undo");
     t.expect("nothing left", |s| s.contains("Nothing to undo"), WAIT);
     t.send_raw(keys::CTRL_D);
     assert_eq!(t.wait_exit(WAIT), Some(0));
@@ -351,14 +333,14 @@ fn a_restore_never_writes_through_a_link_planted_since() {
         |s| s.contains("done") && idle(s),
         WAIT,
     );
-    type_line(&mut t, "/undo");
+    t.type_line("/undo");
     let plan = t.expect("the plan", |s| s.contains("cannot restore"), WAIT);
     assert!(
         plan.contains("dir/f.txt") && plan.contains("symbolic link"),
         "{plan}"
     );
     t.send_keys("y");
-    wait_until("ok.txt back", || {
+    wait_until("ok.txt back", WAIT, || {
         w.read("ok.txt").as_deref() == Some("ok v1\n")
     });
     t.expect(
