@@ -111,7 +111,6 @@ fn swapping_a_directory_for_a_symlink_never_lands_a_write_outside() {
     assert_ok(&o);
     assert!(flips > 5, "the swapper barely ran ({flips} flips)");
 
-
     assert_eq!(
         names(&outside),
         ["f.txt"],

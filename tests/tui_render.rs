@@ -428,7 +428,10 @@ fn wide_clusters_wrap_inside_the_terminal() {
             .filter(|c| !c.is_whitespace() && *c != '│')
             .collect();
         for token in &tokens {
-            let shown = squashed.matches(token.as_str()).count();
+            // Drawn as the terminal draws it: without the selectors and joiners terminals
+            // disagree on.
+            let token = rein::tui::sanitize::sanitize(token);
+            let shown = squashed.matches(token.as_ref()).count();
             assert!(
                 shown >= 3,
                 "at {width} columns `{token}` is shown {shown} times instead of 3 (cut at the \

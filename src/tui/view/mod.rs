@@ -44,6 +44,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
 
 /// Draws the app into `buf` (what `draw` does, without a `Frame`).
 pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
+    draw_screen(area, buf, app);
+    // Whatever a widget drew, every cell must be one the terminal lays out as ratatui does.
+    crate::tui::sanitize::settle_cells(buf);
+}
+
+fn draw_screen(area: Rect, buf: &mut Buffer, app: &mut App) {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         too_small(area, buf, app);
         return;

@@ -1,6 +1,7 @@
 //! Behaviour of the app: keys and agent events in, effects and view state out.
 
 mod events;
+mod popups;
 mod scenarios;
 
 use super::*;
