@@ -38,6 +38,7 @@ async fn main() -> std::process::ExitCode {
         workspace: temp.clone(),
         env_remove: Vec::new(),
         notify: Arc::new(|n| eprintln!("{n}")),
+        announced: Vec::new(),
     });
     manager.start_all();
     let cancel = Default::default();

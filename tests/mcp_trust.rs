@@ -105,6 +105,8 @@ fn exec_starts_a_project_server_only_with_trust() {
         err.contains("not trusted") && err.contains("MCP server proj ") && err.contains("proj2"),
         "{err}"
     );
+    // Said once: the trust warning names the servers, no second notice repeats the refusal.
+    assert!(!err.contains("was not started"), "announced twice: {err}");
     let r = last_result(&s.request(1));
     assert!(
         r.content.starts_with("Error:") && r.content.contains("not approved"),

@@ -120,3 +120,33 @@ fn fork_carries_the_blobs_and_rm_deletes_them() {
     session_store::remove(&copy_path).unwrap();
     assert!(!dir_for(&copy_path).exists());
 }
+
+/// The output of a `!command` is context for the person's next message, not a message to
+/// rewind to: points and cuts count the person's messages only, as the live session does.
+#[test]
+fn shell_output_is_not_a_point_to_rewind_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = Header::new("0123456789ac", std::path::Path::new("/w"), "m", "openai");
+    let mut w = SessionWriter::create(dir.path(), header).unwrap();
+    for e in [
+        Entry::user("one"),
+        Entry::assistant(text("answer one")),
+        Entry::shell_context("I ran a command myself\n$ ls"),
+        Entry::user("two"),
+        Entry::assistant(text("answer two")),
+    ] {
+        w.append(&e).unwrap();
+    }
+    w.sync().unwrap();
+    let path = w.path().to_path_buf();
+    let r = session_store::resume(&path).unwrap();
+    let points: Vec<&str> = r.rewind.points().iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(points, ["one", "two"]);
+    let before = session_store::resume_before(&path, 1, None).unwrap();
+    let last = before.messages.last().unwrap();
+    assert!(
+        matches!(last, Message::User { content } if content.contains("$ ls")),
+        "the cut keeps the shell output before `two`: {:#?}",
+        before.messages
+    );
+}

@@ -510,6 +510,7 @@ fn dated_session(
     w.append(&Entry::User(UserEntry {
         ts: Timestamp::from_second(updated).unwrap(),
         content: prompt.into(),
+        from: None,
     }))
     .unwrap();
     w

@@ -229,3 +229,60 @@ fn torn_empty_and_future_session_files() {
     );
     assert!(!stderr(&o).contains("panicked"));
 }
+
+/// Messages rein writes in the person's place (a nudge after an empty answer) are context for
+/// the model, not the person's words: a resume shows them as rein's notice, and only the
+/// person's messages are points to rewind to, so a rewind cuts where the person chose.
+#[test]
+fn rein_s_nudges_are_not_the_person_s_messages_on_resume_or_rewind() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call("bash", json!({"command": "echo hi"})))
+        .push(Reply::text(""))
+        .push(Reply::text("First done."))
+        .push(Reply::text("Second done."));
+    let w = World::new(&s);
+    assert_ok(&w.exec(&["--yes", "first task"]));
+    assert!(
+        user_texts(&s.request(2))
+            .iter()
+            .any(|t| t.contains("[rein]")),
+        "the empty answer was nudged"
+    );
+    assert_ok(&w.exec(&["--continue", "second task"]));
+    let path = session_files(&w).pop().expect("a session file");
+
+    let r = rein::session_store::resume(&path).expect("the session resumes");
+    let points: Vec<&str> = r.rewind.points().iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(points, ["first task", "second task"]);
+    let users: Vec<&str> = r
+        .view
+        .iter()
+        .filter_map(|i| match i {
+            rein::protocol::HistoryItem::User { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, ["first task", "second task"]);
+    assert!(
+        r.view.iter().any(|i| matches!(i,
+            rein::protocol::HistoryItem::Notice { text } if text.contains("rein told the model"))),
+        "{:#?}",
+        r.view
+    );
+    assert!(
+        r.messages.iter().any(
+            |m| matches!(m, rein::llm::Message::User { content } if content.starts_with("[rein]"))
+        ),
+        "the nudge stays in the model's context"
+    );
+
+    // Rewinding to before the second task keeps the whole first turn, nudge and answer.
+    let before = rein::session_store::resume_before(&path, 1, None).expect("rewind");
+    let last = before.messages.last().expect("messages");
+    assert!(
+        matches!(last, rein::llm::Message::Assistant { parts }
+            if format!("{parts:?}").contains("First done.")),
+        "{:#?}",
+        before.messages
+    );
+}

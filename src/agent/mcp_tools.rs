@@ -16,7 +16,19 @@ pub(super) fn manager(config: &Config, events: EventSink) -> McpManager {
         workspace: config.cwd.clone(),
         env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
         notify: Arc::new(move |text| events.send(Event::Notice { text })),
+        announced: announced_refusals(config),
     })
+}
+
+/// The project servers the startup notice about an untrusted project already names.
+fn announced_refusals(config: &Config) -> Vec<String> {
+    let waiting = config.untrusted_items();
+    config
+        .mcp_servers
+        .iter()
+        .filter(|s| s.origin.is_project() && waiting.contains(&crate::mcp::trust::trust_item(s)))
+        .map(|s| s.name.clone())
+        .collect()
 }
 
 /// The MCP tools of a loop (`None` when no server is configured).

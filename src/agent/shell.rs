@@ -22,7 +22,7 @@ impl Agent {
         ctx.call_id = call.id.clone();
         let result = self.dispatcher.dispatch_for_person(&call, &ctx).await;
         let text = shell_context(&command, &result);
-        self.journal.record(Entry::user(text.clone()));
+        self.journal.record(Entry::shell_context(text.clone()));
         self.history.push(Message::User { content: text });
         self.journal.sync();
         self.events.send(Event::Usage {

@@ -84,6 +84,7 @@ async fn list(config: &crate::config::Config) -> Result<String, String> {
             .collect(),
         // The list shows every failure itself.
         notify: Arc::new(|_| {}),
+        announced: Vec::new(),
     });
     manager.start_all();
     manager.wait_started(&Default::default()).await;

@@ -47,6 +47,7 @@ struct Inner {
     workspace: PathBuf,
     env_remove: Vec<String>,
     notify: Notify,
+    announced: Vec<String>,
     /// Bumped whenever any server's tools change, so the offered list is rebuilt.
     generation: AtomicU64,
     offered: Mutex<(u64, Vec<OfferedTool>)>,
@@ -70,6 +71,9 @@ pub struct McpSetup {
     pub env_remove: Vec<String>,
     /// Where notices go.
     pub notify: Notify,
+    /// Servers whose refusal rein's startup notices already name (an untrusted project's):
+    /// not announced a second time.
+    pub announced: Vec<String>,
 }
 
 impl McpManager {
@@ -103,6 +107,7 @@ impl McpManager {
                 workspace: setup.workspace,
                 env_remove: setup.env_remove,
                 notify: setup.notify,
+                announced: setup.announced,
                 generation: AtomicU64::new(1),
                 offered: Mutex::new((0, Vec::new())),
             }),
@@ -131,10 +136,14 @@ impl McpManager {
                         }
                     });
                 }
-                McpState::NotApproved { reason } => (self.inner.notify)(format!(
-                    "MCP server {} was not started: {reason}",
-                    slot.config.name
-                )),
+                McpState::NotApproved { reason }
+                    if !self.inner.announced.contains(&slot.config.name) =>
+                {
+                    (self.inner.notify)(format!(
+                        "MCP server {} was not started: {reason}",
+                        slot.config.name
+                    ))
+                }
                 _ => {}
             }
         }

@@ -78,7 +78,7 @@ pub struct ModeChangeEntry {
     pub mode: ApprovalMode,
 }
 
-/// `{"type":"user"}`: the person's message.
+/// `{"type":"user"}`: a user-role message: the person's, or one rein wrote in their place.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UserEntry {
     /// When it was recorded.
@@ -86,6 +86,27 @@ pub struct UserEntry {
     pub ts: Timestamp,
     /// The text.
     pub content: String,
+    /// Who wrote it when not the person (absent: the person, as in older files). Only the
+    /// person's messages are points to rewind to, live and on resume alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<UserFrom>,
+}
+
+/// Who wrote a user-role message the person did not type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UserFrom {
+    /// rein's turn loop (a nudge after an empty answer or a call written as text).
+    Rein,
+    /// The output of a `!command` the person ran, as context for their next message.
+    Shell,
+}
+
+impl UserEntry {
+    /// Whether the person typed it (a point to rewind to).
+    pub fn by_person(&self) -> bool {
+        self.from.is_none()
+    }
 }
 
 /// `{"type":"assistant"}`: a model answer.
@@ -283,9 +304,12 @@ impl Entry {
     pub fn from_message(msg: &Message) -> Entry {
         let ts = Timestamp::now();
         match msg {
+            // The person's messages are recorded by `Entry::user`; the loop appends only its
+            // own (nudges).
             Message::User { content } => Entry::User(UserEntry {
                 ts,
                 content: content.clone(),
+                from: Some(UserFrom::Rein),
             }),
             Message::Assistant { parts } => Entry::Assistant(AssistantEntry {
                 ts,
@@ -315,6 +339,16 @@ impl Entry {
         Entry::User(UserEntry {
             ts: Timestamp::now(),
             content: content.into(),
+            from: None,
+        })
+    }
+
+    /// What the model reads about a `!command` the person ran, stamped now.
+    pub fn shell_context(content: impl Into<String>) -> Entry {
+        Entry::User(UserEntry {
+            ts: Timestamp::now(),
+            content: content.into(),
+            from: Some(UserFrom::Shell),
         })
     }
 

@@ -79,6 +79,7 @@ impl Meta {
                 self.message_count += 1;
                 if self.first_prompt.is_none()
                     && let Ok(e) = serde_json::from_str::<UserEntry>(line)
+                    && e.by_person()
                 {
                     self.first_prompt = Some(short_title(&e.content));
                 }

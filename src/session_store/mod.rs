@@ -18,7 +18,7 @@ mod writer;
 pub use entry::{
     ApprovalEntry, AssistantEntry, CheckpointEntry, CompactionEntry, Entry, ErrorEntry,
     InterruptedEntry, KNOWN_TYPES, ModelChangeEntry, RenameEntry, RewindEntry, SCHEMA,
-    SubagentEntry, TodosEntry, ToolResultEntry, UsageEntry, UserEntry, rfc3339,
+    SubagentEntry, TodosEntry, ToolResultEntry, UsageEntry, UserEntry, UserFrom, rfc3339,
 };
 pub use export::{ExportedSession, export_json, export_markdown, parse_export_json};
 pub use header::{Header, git_branch};

@@ -244,6 +244,18 @@ impl Rebuilder {
         }
         let view = &mut self.view;
         match entry {
+            Entry::User(e) if !e.by_person() => {
+                // Not a point to rewind to (live, only the person's messages are).
+                view.push(match e.from {
+                    Some(super::UserFrom::Rein) => HistoryItem::Notice {
+                        text: format!("rein told the model: {}", nudge_gist(&e.content)),
+                    },
+                    _ => HistoryItem::User {
+                        text: e.content.clone(),
+                    },
+                });
+                self.push_message(Message::User { content: e.content });
+            }
             Entry::User(e) => {
                 if self.stop_at == Some(self.user_marks.len()) {
                     self.stopped = true;
@@ -552,4 +564,13 @@ pub(crate) fn repair(messages: &mut Vec<Message>) -> Vec<String> {
         ));
     }
     notices
+}
+
+/// The first sentence of a nudge, without its `[rein]` mark.
+fn nudge_gist(text: &str) -> &str {
+    let text = text.trim_start_matches("[rein]").trim_start();
+    match text.find(". ") {
+        Some(end) => &text[..=end],
+        None => text,
+    }
 }

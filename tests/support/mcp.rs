@@ -94,6 +94,7 @@ pub fn manager(
         workspace: workspace.to_path_buf(),
         env_remove: vec!["API_KEY".into()],
         notify: Arc::new(move |n| sink.lock().unwrap().push(n)),
+        announced: Vec::new(),
     });
     (m, notices)
 }
