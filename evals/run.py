@@ -94,7 +94,7 @@ def looks_like_echo(text):
 def metrics(entries):
     m = {"requests": 0, "tokens_in": 0, "tokens_out": 0, "tool_errors": 0,
          "recovered_calls": 0, "reminder_echoes": 0, "first_request_tokens": None,
-         "empty_answers": 0, "tools": {}}
+         "empty_answers": 0, "invented_results": 0, "tools": {}}
     for e in entries:
         kind = e.get("type")
         if kind == "assistant":
@@ -120,6 +120,8 @@ def metrics(entries):
                 m["reminder_echoes"] += 1
             elif q == "empty_answer":
                 m["empty_answers"] += 1
+            elif q == "invented_tool_result":
+                m["invented_results"] += 1
     return m
 
 

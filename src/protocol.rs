@@ -253,6 +253,9 @@ pub enum QuirkKind {
     ReminderEcho,
     /// The final answer was empty.
     EmptyAnswer,
+    /// The answer wrote a tool's result itself (`<tool_response>`); it and what followed
+    /// were dropped.
+    InventedToolResult,
 }
 
 /// How a turn ended.

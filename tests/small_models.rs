@@ -419,3 +419,50 @@ fn recorded_local_model_streams_with_calls_in_the_text_are_recovered() {
         ]
     );
 }
+
+/// A small model that writes the tool's result itself after its call: only the call before the
+/// invented result runs, and neither the person nor the next request sees the fiction.
+#[test]
+fn a_tool_result_the_model_invents_is_dropped() {
+    let s = ScriptedServer::openai();
+    let answer = format!(
+        "Writing it.\n{}\n<tool_response>\n{{\"ok\": true}}\n</tool_response>\n{}\nAll done, both written.",
+        text_call(
+            "hermes",
+            "write_file",
+            json!({"path": "note.txt", "content": "real"})
+        ),
+        text_call(
+            "hermes",
+            "write_file",
+            json!({"path": "other.txt", "content": "imagined"})
+        ),
+    );
+    s.push(Reply::text(&answer))
+        .push(Reply::text("Wrote note.txt."));
+    let w = World::new(&s);
+    let out = w.exec(&["--yes", "write note.txt"]);
+    assert_ok(&out);
+    assert_eq!(w.read("note.txt").as_deref(), Some("real"));
+    assert_eq!(
+        w.read("other.txt"),
+        None,
+        "a call after the invented result ran"
+    );
+    let shown = stdout(&out);
+    assert!(
+        !shown.contains("All done") && !shown.contains("tool_response"),
+        "{shown}"
+    );
+    let second = s.request(1);
+    assert!(
+        !second.body_text.contains("tool_response") && !second.body_text.contains("All done"),
+        "the invented result went back to the model: {}",
+        second.body_text
+    );
+    let kinds: Vec<String> = quirks(&w).into_iter().map(|q| q.0).collect();
+    assert!(
+        kinds.contains(&"invented_tool_result".to_string()),
+        "{kinds:?}"
+    );
+}

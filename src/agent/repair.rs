@@ -71,6 +71,7 @@ pub fn repair(parts: Vec<AssistantPart>, offered: &[&str], may_nudge: bool) -> R
             other => out.parts.push(other),
         }
     }
+    drop_invented_results(&mut out);
     if !echoed.is_empty() {
         out.quirks.push(Quirk {
             kind: QuirkKind::ReminderEcho,
@@ -89,6 +90,41 @@ pub fn repair(parts: Vec<AssistantPart>, offered: &[&str], may_nudge: bool) -> R
         && out.nudge.is_none()
         && out.text().trim().is_empty();
     out
+}
+
+/// Where a model starts writing a tool's result itself (chat templates' tags for results).
+const RESULT_TAGS: [&str; 3] = ["<tool_response>", "<tool_result>", "<|im_start|>tool"];
+
+/// Cuts the answer's text where the model starts inventing a tool's result: that text and
+/// everything after it (further calls, conclusions) rest on results no tool produced. The
+/// calls before it still run and bring the real results.
+fn drop_invented_results(out: &mut Repaired) {
+    let mut cut: Option<String> = None;
+    out.parts.retain_mut(|part| {
+        let AssistantPart::Text { text } = part else {
+            return true;
+        };
+        if let Some(dropped) = cut.as_mut() {
+            dropped.push_str(text);
+            return false;
+        }
+        let Some(at) = RESULT_TAGS.iter().filter_map(|t| text.find(t)).min() else {
+            return true;
+        };
+        cut = Some(text[at..].to_string());
+        text.truncate(at);
+        !text.trim().is_empty()
+    });
+    if let Some(dropped) = cut {
+        out.quirks.push(Quirk {
+            kind: QuirkKind::InventedToolResult,
+            call_id: None,
+            detail: shorten(&dropped, 300),
+            text: "The model wrote a tool's result itself; that text and what followed it were \
+                   dropped."
+                .into(),
+        });
+    }
 }
 
 /// Turns text calls into real ones when every tool they name is offered; otherwise prepares

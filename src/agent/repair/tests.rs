@@ -114,3 +114,35 @@ fn reminder_echoes_are_stripped_and_the_rest_kept() {
     assert_eq!(strip_reminder_echo("Current time: noon\nFixed.  "), None);
     assert_eq!(strip_reminder_echo("The tests pass."), None);
 }
+
+#[test]
+fn a_result_the_model_wrote_itself_is_dropped_with_everything_after_it() {
+    let text = "Let me look.\n<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}</tool_call>\n\
+                <tool_response>\nmain.rs\n</tool_response>\n\
+                <tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"rm main.rs\"}}</tool_call>\n\
+                Done: I removed main.rs.";
+    let parts = vec![AssistantPart::Text { text: text.into() }];
+    let r = repair(parts, &["bash"], true);
+    // Only the call before the invented result runs; the rest rested on fiction.
+    let commands: Vec<&str> = r.calls.iter().map(|c| c.arguments.as_str()).collect();
+    assert_eq!(commands, ["{\"command\":\"ls\"}"]);
+    assert_eq!(r.text(), "Let me look.");
+    let kinds: Vec<QuirkKind> = r.quirks.iter().map(|q| q.kind).collect();
+    assert_eq!(
+        kinds,
+        [QuirkKind::InventedToolResult, QuirkKind::RecoveredToolCall]
+    );
+    // Each template's tag; text without one is left alone.
+    for tag in ["<tool_response>", "<tool_result>", "<|im_start|>tool"] {
+        let parts = vec![AssistantPart::Text {
+            text: format!("Answer.{tag} invented"),
+        }];
+        assert_eq!(repair(parts, &["bash"], true).text(), "Answer.", "{tag}");
+    }
+    let plain = vec![AssistantPart::Text {
+        text: "The tool_response field holds it.".into(),
+    }];
+    let r = repair(plain, &["bash"], true);
+    assert!(r.quirks.is_empty());
+    assert_eq!(r.text(), "The tool_response field holds it.");
+}
