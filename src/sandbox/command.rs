@@ -26,8 +26,16 @@ impl Sandbox {
         } else {
             mounts::GitPlan::Leave
         };
+        // Nested repositories (found once, before the first command) are read-only as a
+        // whole: a hook or config planted there would run when the person uses git there.
+        let nested: &[PathBuf] = if write_ws {
+            self.nested_git
+                .get_or_init(|| super::git::nested_git_entries(&ws))
+        } else {
+            &[]
+        };
         if write_ws {
-            supervision.tripwire = Some(tripwire::Tripwire::arm(&ws, !namespaces));
+            supervision.tripwire = Some(tripwire::Tripwire::arm(&ws, !namespaces, nested));
         }
         let keep_visible: Vec<PathBuf> = std::iter::once(ws.clone())
             .chain(std::iter::once(cwd.clone()))
@@ -45,6 +53,7 @@ impl Sandbox {
             use_namespaces: namespaces,
             secrets: &secrets,
             git,
+            nested_git: if namespaces { nested } else { &[] },
             report,
         })
     }

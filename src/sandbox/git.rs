@@ -143,9 +143,77 @@ pub fn current_branch(dir: &Path) -> Option<String> {
     valid_branch(name).then(|| name.to_string())
 }
 
+/// Entries a walk for nested repositories visits at most: beyond, the rest of a huge tree
+/// goes unsearched (logged) rather than slowing every command.
+const NESTED_WALK_LIMIT: usize = 200_000;
+
+/// The `.git` entries (directories and files, never links) below the workspace root, as
+/// paths relative to it: nested repositories and submodule checkouts, whose configuration and
+/// hooks a git the person runs there would obey. The root's own `.git` and `.rein` are not
+/// searched; links are not followed.
+pub(crate) fn nested_git_entries(ws: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![PathBuf::new()];
+    let mut visited = 0usize;
+    while let Some(rel) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(ws.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            visited += 1;
+            if visited > NESTED_WALK_LIMIT {
+                tracing::warn!(
+                    "sandbox: stopped looking for nested repositories after {NESTED_WALK_LIMIT} \
+                     entries of {}",
+                    ws.display()
+                );
+                return found;
+            }
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let top = rel.as_os_str().is_empty();
+            if name == ".git" {
+                if !top && (kind.is_dir() || kind.is_file()) {
+                    found.push(rel.join(&name));
+                }
+            } else if kind.is_dir() && !(top && name == ".rein") {
+                dirs.push(rel.join(&name));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_repositories_are_found_without_following_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        for d in [
+            ".git/modules/m",
+            "sub/.git/hooks",
+            "a/b",
+            ".rein/x/.git",
+            "real/.git",
+        ] {
+            std::fs::create_dir_all(ws.join(d)).unwrap();
+        }
+        std::fs::write(ws.join("a/b/.git"), "gitdir: ../../.git/modules/m\n").unwrap();
+        std::os::unix::fs::symlink(ws.join("real"), ws.join("linked")).unwrap();
+        std::os::unix::fs::symlink(ws.join("real/.git"), ws.join("a/.git")).unwrap();
+        let found = nested_git_entries(ws);
+        let want: Vec<PathBuf> = ["a/b/.git", "real/.git", "sub/.git"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(found, want);
+    }
 
     #[test]
     fn the_allow_list() {

@@ -134,6 +134,8 @@ pub(crate) struct Request<'a> {
     pub(crate) secrets: &'a [PathBuf],
     /// How `.git` is presented (namespaces only).
     pub(crate) git: GitPlan,
+    /// Nested `.git` entries to make read-only, relative to the workspace (namespaces only).
+    pub(crate) nested_git: &'a [PathBuf],
     /// The write end of the report pipe.
     pub(crate) report: RawFd,
 }
@@ -195,6 +197,7 @@ impl Confinement {
                     None
                 },
                 git: if write_ws { req.git } else { GitPlan::Leave },
+                nested_git: cstrings(req.nested_git)?,
                 hidden: cstrings(req.secrets)?,
                 cwd: cstring(req.cwd)?,
             }),
@@ -467,6 +470,7 @@ fn probe_namespace(ns: NsSupport) -> bool {
         writable: temp.into_iter().collect(),
         protect_in: None,
         git: GitPlan::Leave,
+        nested_git: Vec::new(),
         hidden: Vec::new(),
         cwd: c"/".into(),
     };

@@ -96,6 +96,8 @@ pub struct Sandbox {
     secrets: Arc<Secrets>,
     /// rein's own directory for per-command views of `.git` (created on first use).
     private: Arc<private::PrivateDir>,
+    /// The workspace's nested `.git` entries, found before the first command.
+    nested_git: Arc<std::sync::OnceLock<Vec<PathBuf>>>,
 }
 
 impl Sandbox {
@@ -169,6 +171,7 @@ impl Sandbox {
             simulate_no_landlock: simulate,
             secrets: Arc::new(Secrets::for_current_user()),
             private,
+            nested_git: Arc::default(),
         }
     }
 

@@ -72,6 +72,8 @@ pub(crate) struct MountPlan {
     pub(crate) protect_in: Option<CString>,
     /// How `.git` in the workspace is presented.
     pub(crate) git: GitPlan,
+    /// Nested `.git` entries, relative to the workspace: bound read-only as a whole.
+    pub(crate) nested_git: Vec<CString>,
     /// Secret paths to cover (canonical; the ones that exist).
     pub(crate) hidden: Vec<CString>,
     /// Directory to change into once the mounts are in place (the command's working dir).
@@ -372,7 +374,7 @@ impl MountPlan {
             // Right after the workspace, so a temp dir inside it (bound next) stays writable
             // even beneath a protected path.
             if self.protect_in.as_deref() == Some(dir.as_c_str()) {
-                protect_workspace(dir, &self.git)?;
+                protect_workspace(dir, &self.git, &self.nested_git)?;
             }
         }
         hide(&self.hidden)?;
@@ -421,9 +423,18 @@ fn optional(r: io::Result<Fd>) -> io::Result<Option<Fd>> {
     }
 }
 
-/// Makes `.rein` read-only and presents `.git` as `git` says.
-fn protect_workspace(ws: &CStr, git: &GitPlan) -> io::Result<()> {
+/// Makes `.rein` and nested `.git` entries read-only and presents `.git` as `git` says.
+fn protect_workspace(ws: &CStr, git: &GitPlan, nested_git: &[CString]) -> io::Result<()> {
     let ws = open_path(None, ws, false)?;
+    for rel in nested_git {
+        // Gone or moved since it was found: nothing to protect there.
+        match open_path(Some(&ws), rel, false) {
+            Ok(fd) if file_type(&fd)? != libc::S_IFLNK => bind_onto_itself(&fd, true, true)?,
+            Ok(_) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
+            Err(e) => return Err(e),
+        }
+    }
     // A symlinked `.rein` cannot be pinned (the link itself stays replaceable); the tripwire
     // watches it instead.
     if let Some(rein) = optional(open_path(Some(&ws), c".rein", false))?

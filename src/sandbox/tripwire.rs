@@ -240,13 +240,16 @@ pub(crate) struct Tripwire {
     git: Option<Node>,
     /// `.rein` as it was (all of it when `full`, else only whether it existed).
     rein: Option<Node>,
+    /// Nested `.git` entries (relative) and their protected parts, when `full` (with
+    /// namespaces they are read-only mounts instead).
+    nested: Vec<(PathBuf, Node)>,
     full: bool,
 }
 
 impl Tripwire {
     /// Remembers the state of `ws`: everything protected when `full` (no mount namespace),
     /// otherwise only what the mounts cannot cover.
-    pub(crate) fn arm(ws: &Path, full: bool) -> Tripwire {
+    pub(crate) fn arm(ws: &Path, full: bool, nested_git: &[PathBuf]) -> Tripwire {
         let top = |name: &str, select| {
             let path = ws.join(name);
             if full {
@@ -261,10 +264,19 @@ impl Tripwire {
                     })
             }
         };
+        let nested = match full {
+            true => nested_git
+                .iter()
+                .filter_map(|rel| Some((rel.clone(), read_node(&ws.join(rel), Select::GitDir)?)))
+                .filter(|(_, node)| !matches!(node, Node::Link(_)))
+                .collect(),
+            false => Vec::new(),
+        };
         Tripwire {
             ws: ws.to_path_buf(),
             git: top(".git", Select::GitDir),
             rein: top(".rein", Select::All),
+            nested,
             full,
         }
     }
@@ -307,25 +319,31 @@ impl Tripwire {
                 notes.extend(self.note(&r));
             }
             Some(Node::Link(_)) => {}
-            Some(before) if self.full => {
-                let now = read_node(&git, Select::GitDir);
-                let mut r = Restored::default();
-                // A `.git` directory swapped for a file or link is moved aside, not deleted.
-                if let (Node::Dir { .. }, Some(n)) = (before, &now)
-                    && !matches!(n, Node::Dir { .. })
-                {
-                    let aside = self.ws.join(format!(".git.rein-moved-{}", rand::random::<u32>()));
-                    let _ = std::fs::rename(&git, &aside);
-                    r.changed.push(git.clone());
-                    r.failed.push(git.clone());
-                } else {
-                    restore(&git, Some(before), now.as_ref(), &mut r);
-                }
-                notes.extend(self.note(&r));
-            }
+            Some(before) if self.full => notes.extend(self.restore_git(&git, before)),
             _ => {}
         }
+        for (rel, before) in &self.nested {
+            notes.extend(self.restore_git(&self.ws.join(rel), before));
+        }
         notes
+    }
+
+    /// Puts the protected parts of the git directory (or `.git` file) at `git` back as they
+    /// were; a directory swapped for a file or link is moved aside, not deleted.
+    fn restore_git(&self, git: &Path, before: &Node) -> Option<String> {
+        let now = read_node(git, Select::GitDir);
+        let mut r = Restored::default();
+        if let (Node::Dir { .. }, Some(n)) = (before, &now)
+            && !matches!(n, Node::Dir { .. })
+        {
+            let aside = git.with_file_name(format!(".git.rein-moved-{}", rand::random::<u32>()));
+            let _ = std::fs::rename(git, &aside);
+            r.changed.push(git.to_path_buf());
+            r.failed.push(git.to_path_buf());
+        } else {
+            restore(git, Some(before), now.as_ref(), &mut r);
+        }
+        self.note(&r)
     }
 
     fn note(&self, r: &Restored) -> Option<String> {
@@ -382,7 +400,7 @@ mod tests {
     #[test]
     fn protected_changes_are_undone_and_allowed_ones_kept() {
         let (_d, ws) = workspace();
-        let t = Tripwire::arm(&ws, true);
+        let t = Tripwire::arm(&ws, true, &[]);
         std::fs::write(ws.join(".git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
         std::fs::write(ws.join(".git/commondir"), "/tmp/evil").unwrap();
         std::fs::write(ws.join(".git/hooks/pre-commit"), "evil").unwrap();
@@ -422,13 +440,13 @@ mod tests {
         }
         assert!(!all.contains("HEAD") && !all.contains("objects"), "{all}");
         // Nothing changed: nothing to say.
-        assert!(Tripwire::arm(&ws, true).check().is_empty());
+        assert!(Tripwire::arm(&ws, true, &[]).check().is_empty());
     }
 
     #[test]
     fn state_files_may_change_but_not_become_links() {
         let (_d, ws) = workspace();
-        let t = Tripwire::arm(&ws, true);
+        let t = Tripwire::arm(&ws, true, &[]);
         std::fs::remove_file(ws.join(".git/HEAD")).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", ws.join(".git/HEAD")).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", ws.join(".git/ORIG_HEAD")).unwrap();
@@ -457,7 +475,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().to_path_buf();
         for full in [false, true] {
-            let t = Tripwire::arm(&ws, full);
+            let t = Tripwire::arm(&ws, full, &[]);
             std::fs::create_dir_all(ws.join(".rein")).unwrap();
             std::fs::write(ws.join(".rein/config.toml"), "x").unwrap();
             std::fs::create_dir_all(ws.join(".git")).unwrap();
@@ -476,7 +494,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().to_path_buf();
         std::os::unix::fs::symlink("/real/repo", ws.join(".git")).unwrap();
-        let t = Tripwire::arm(&ws, false);
+        let t = Tripwire::arm(&ws, false, &[]);
         std::fs::remove_file(ws.join(".git")).unwrap();
         std::os::unix::fs::symlink("/tmp/planted", ws.join(".git")).unwrap();
         let notes = t.check();
@@ -490,7 +508,7 @@ mod tests {
     #[test]
     fn a_swapped_repository_is_moved_aside() {
         let (_d, ws) = workspace();
-        let t = Tripwire::arm(&ws, true);
+        let t = Tripwire::arm(&ws, true, &[]);
         std::fs::rename(ws.join(".git"), ws.join("old")).unwrap();
         std::fs::write(ws.join(".git"), "gitdir: /tmp/evil\n").unwrap();
         let notes = t.check().join("\n");

@@ -327,6 +327,59 @@ pub fn a_repository_made_in_the_session_is_protected_from_then_on(mode: Mode) {
     persons_git_runs_nothing(&w, &marker);
 }
 
+/// Class 1 for nested repositories (a vendored checkout, a repository inside the workspace):
+/// what a command plants in their `.git` never reaches the person's git there either.
+pub fn nested_repositories_are_protected_too(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    let nested = ["vendor/lib", "deep/er/still/repo"];
+    for dir in nested {
+        std::fs::create_dir_all(w.ws.join(dir)).unwrap();
+        git(&w, &["-C", dir, "init", "-q"]);
+        w.write(&format!("{dir}/file.txt"), "x\n");
+        git(&w, &["-C", dir, "add", "file.txt"]);
+        git(&w, &["-C", dir, "commit", "-qm", "first"]);
+    }
+    let configs: Vec<Vec<u8>> = nested
+        .iter()
+        .map(|d| std::fs::read(w.ws.join(d).join(".git/config")).unwrap())
+        .collect();
+    let plant: String = nested
+        .iter()
+        .map(|d| format!("(cd {d} && {})\n", plant_git_payload(&payload_script)))
+        .collect();
+    s.push(script(&w, &plant)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    attacked(&s, 1);
+    for (dir, config) in nested.iter().zip(&configs) {
+        let git_dir = w.ws.join(dir).join(".git");
+        for name in [
+            "commondir",
+            "config.worktree",
+            "hooks/pre-commit",
+            "info/attributes",
+        ] {
+            assert!(
+                !git_dir.join(name).exists(),
+                "{dir}/.git/{name} reached the repository"
+            );
+        }
+        assert_eq!(
+            &std::fs::read(git_dir.join("config")).unwrap(),
+            config,
+            "{dir}"
+        );
+        git(&w, &["-C", dir, "status", "--short"]);
+        w.write(&format!("{dir}/after.txt"), "x\n");
+        git(&w, &["-C", dir, "add", "after.txt"]);
+        git(&w, &["-C", dir, "commit", "-qm", "after the session"]);
+    }
+    persons_git_runs_nothing(&w, &marker);
+}
+
 /// Class 1 (`.rein`): a command cannot plant rein's project settings for the next run.
 pub fn a_planted_rein_dir_is_gone_before_the_next_run(mode: Mode) {
     let Some((s, w)) = mode.world() else {
@@ -624,6 +677,7 @@ macro_rules! sandbox_classes {
             rein_runs_no_code_from_the_repository,
             planted_git_configuration_never_reaches_the_persons_git,
             a_repository_made_in_the_session_is_protected_from_then_on,
+            nested_repositories_are_protected_too,
             a_planted_rein_dir_is_gone_before_the_next_run,
             secrets_never_reach_the_model_or_the_session,
             commands_have_no_terminal,
