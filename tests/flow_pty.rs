@@ -7,7 +7,7 @@ mod support;
 
 use serde_json::json;
 use std::time::Duration;
-use support::pty::{Pty, idle, keys, wait_until};
+use support::pty::{ENTER_ALT_SCREEN, Pty, idle, keys, wait_until};
 use support::rein::{World, last_result, user_texts};
 use support::{Reply, ScriptedServer};
 
@@ -441,7 +441,14 @@ fn ctrl_g_edits_the_message_in_the_editor_and_ctrl_z_comes_back() {
         |s| s.contains("a final message") && s.contains("enter send"),
         WAIT,
     );
+    // Without job control the stop returns at once; rein leaves the alternate screen and
+    // comes back. Keys are sent only after it is back (the pre-stop screen looks the same).
+    let entered = |t: &Pty| count(&t.raw_output(), ENTER_ALT_SCREEN);
+    let before = entered(&t);
     t.send_raw(b"\x1a");
+    wait_until("rein back on the alternate screen", WAIT, || {
+        entered(&t) > before
+    });
     t.expect(
         "the screen back after the stop",
         |s| s.contains("a final message") && s.contains("scripted-model") && idle(s),
@@ -459,4 +466,12 @@ fn ctrl_g_edits_the_message_in_the_editor_and_ctrl_z_comes_back() {
             .any(|m| m.contains("a final message")),
         "the edited text was not sent"
     );
+}
+
+/// How often `needle` occurs in `haystack`.
+fn count(haystack: &[u8], needle: &[u8]) -> usize {
+    haystack
+        .windows(needle.len())
+        .filter(|w| *w == needle)
+        .count()
 }
