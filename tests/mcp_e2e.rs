@@ -199,10 +199,12 @@ fn project_servers_never_start_untrusted() {
     let out = w.exec(&["--yes", "go"]);
     assert_ok(&out);
     let err = stderr(&out);
+    // The trust warning names both servers, once; no second notice repeats the refusal.
     assert!(
-        err.contains("MCP server proj was not started") && err.contains("proj2"),
+        err.contains("not trusted") && err.contains("MCP server proj ") && err.contains("proj2"),
         "{err}"
     );
+    assert!(!err.contains("was not started"), "announced twice: {err}");
     assert!(
         !tool_names(&s.request(0))
             .iter()
