@@ -116,3 +116,16 @@ fn deep_nesting_is_answered_not_a_stack_overflow() {
         );
     }
 }
+
+/// A character above U+00FF right after `{` made the bash grammar's scanner read past a C
+/// table and crash rein (SIGSEGV); a model can send any such command. Answered instead, and a
+/// deny elsewhere in the line still holds.
+#[test]
+fn a_brace_before_any_character_is_answered_not_a_crash() {
+    for c in ['\u{E01D7}', '\u{31860}', '\u{10FFFF}', '\u{4E00}'] {
+        let (code, out) = check(&[&format!("echo {{{c}")]);
+        assert!(matches!(code, 0 | 1), "echo {{{c}: status {code}: {out}");
+        let (code, out) = check(&[&format!("rm -rf ~ {{{c}")]);
+        assert_eq!(code, 2, "rm -rf ~ {{{c}: {out}");
+    }
+}

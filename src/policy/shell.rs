@@ -103,6 +103,33 @@ const MAX_PARTS: usize = 400;
 const MAX_WORK: usize = 256 * 1024;
 const TOO_LONG: &str = "part of a command line too long to check";
 
+/// UTF-8 as tree-sitter-bash may safely see it: ASCII as it is, every other character as one
+/// stand-in (U+00C0). The grammar's lexer treats all characters from `~` up alike, and the C
+/// library's classes (rein never sets a locale) call none of them letters, digits or space,
+/// so the parse is the same; but the grammar's scanner passes the character to `isdigit`,
+/// whose table a character above U+00FF overruns: `{` and such a character crashed rein
+/// (tree-sitter-bash issue 337). Byte offsets are those of the real text.
+struct AsciiOrOther;
+
+impl tree_sitter::Decode for AsciiOrOther {
+    fn decode(bytes: &[u8]) -> (i32, u32) {
+        let Some(&first) = bytes.first() else {
+            return (-1, 0);
+        };
+        if first < 0x80 {
+            return (i32::from(first), 1);
+        }
+        // The text is a `str`, so this is the length of a valid sequence; a cut chunk (never
+        // made here: each read returns the rest of the text) counts as one byte.
+        let len = match first {
+            0xF0.. => 4,
+            0xE0.. => 3,
+            _ => 2,
+        };
+        (0xC0, len.min(bytes.len()) as u32)
+    }
+}
+
 thread_local! {
     // Creating a parser and loading the grammar costs more than parsing a short command.
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
@@ -132,7 +159,7 @@ fn parse_tree(text: &str) -> Option<Tree> {
         let options = tree_sitter::ParseOptions::new().progress_callback(&mut give_up);
         let bytes = text.as_bytes();
         let parser = slot.as_mut()?;
-        let tree = parser.parse_with_options(
+        let tree = parser.parse_custom_encoding::<AsciiOrOther, _, _>(
             &mut |i, _| bytes.get(i..).unwrap_or_default(),
             None,
             Some(options),

@@ -473,3 +473,32 @@ proptest! {
         }
     }
 }
+
+/// tree-sitter-bash's scanner indexed `isdigit`'s table with any character after `{`: one
+/// above U+00FF crashed rein (SIGSEGV) on a model's command. Every plane, both spots.
+#[test]
+fn no_character_after_a_brace_crashes_the_parser() {
+    let chars = (0x80u32..=0x10FFFF)
+        .step_by(997)
+        .chain([0xE01D7, 0x31860, 0x10FFFF])
+        .filter_map(char::from_u32);
+    for c in chars {
+        for line in [
+            format!("{{{c}"),
+            format!("echo {{1..{c}"),
+            format!("{{{c}..2}}"),
+        ] {
+            let _ = parse(&line);
+        }
+    }
+    // Non-ASCII text still parses into the words bash sees, as written.
+    let parts = parse("echo héllo 'wörld' | grep -c ü日本");
+    let words: Vec<Vec<&str>> = parts
+        .iter()
+        .map(|p| p.words.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        words,
+        [vec!["echo", "héllo", "wörld"], vec!["grep", "-c", "ü日本"]]
+    );
+}
