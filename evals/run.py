@@ -280,7 +280,10 @@ def main():
     names = sorted(os.listdir(TASKS)) if not args.only else args.only.split(",")
     if args.selftest:
         return selftest(names)
-    run = {"label": args.label, "rein": os.path.abspath(args.rein) if os.path.exists(args.rein) else args.rein,
+    # Tasks run in their own workspaces: a relative path to the binary must not depend on that.
+    if os.path.exists(args.rein):
+        args.rein = os.path.abspath(args.rein)
+    run = {"label": args.label, "rein": args.rein,
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "loadavg_start": os.getloadavg(), "tasks": []}
     for name in names:
