@@ -244,8 +244,16 @@ impl Rebuilder {
         }
         let view = &mut self.view;
         match entry {
-            Entry::User(e) if !e.by_person() => {
-                // Not a point to rewind to (live, only the person's messages are).
+            Entry::User(e) => {
+                // Only the person's messages are points to rewind to, as live.
+                if e.by_person() {
+                    if self.stop_at == Some(self.user_marks.len()) {
+                        self.stopped = true;
+                        return;
+                    }
+                    self.user_marks.push(view.len());
+                    self.rewind.user_message(&e.content);
+                }
                 view.push(match e.from {
                     Some(super::UserFrom::Rein) => HistoryItem::Notice {
                         text: format!("rein told the model: {}", nudge_gist(&e.content)),
@@ -253,18 +261,6 @@ impl Rebuilder {
                     _ => HistoryItem::User {
                         text: e.content.clone(),
                     },
-                });
-                self.push_message(Message::User { content: e.content });
-            }
-            Entry::User(e) => {
-                if self.stop_at == Some(self.user_marks.len()) {
-                    self.stopped = true;
-                    return;
-                }
-                self.user_marks.push(view.len());
-                self.rewind.user_message(&e.content);
-                view.push(HistoryItem::User {
-                    text: e.content.clone(),
                 });
                 self.push_message(Message::User { content: e.content });
             }

@@ -41,6 +41,7 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Halfwidth katakana sound marks, drawn as their fullwidth forms (see `sanitize`).
 fn halfwidth_mark(c: char) -> bool {
     matches!(c, '\u{ff9e}' | '\u{ff9f}')
 }
