@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod discover;
 pub mod exec;
+pub mod launch;
 pub mod llm;
 pub mod mcp;
 pub mod policy;
