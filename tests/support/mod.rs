@@ -57,3 +57,4 @@ pub use server::{Gate, RecordedRequest, ScriptedServer};
 pub mod mcp;
 pub mod pty;
 pub mod rein;
+pub mod skips;

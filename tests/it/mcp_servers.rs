@@ -1,7 +1,7 @@
 //! The MCP client against real servers nobody here wrote: `server-everything` (stdio and
 //! streamable HTTP) and `server-filesystem` from npm (installed by `.ci/setup-mcp.sh`).
 
-mod support;
+use crate::support;
 
 use rein::agent::dispatch::INTERRUPTED;
 use std::time::{Duration, Instant};

@@ -2,8 +2,7 @@
 //! command of each attack class of issue #10; none of them may run, while the read-only
 //! commands that used to ask run unasked.
 
-#[macro_use]
-mod support;
+use crate::support;
 
 use rein::llm::ProviderKind;
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! mid-call, a hang (timeout and interrupt both send `notifications/cancelled`), a malformed
 //! message, a huge result, a slow start, a failing start, and a tool list that changes.
 
-mod support;
+use crate::support;
 
 use rein::agent::dispatch::INTERRUPTED;
 use rein::protocol::McpState;

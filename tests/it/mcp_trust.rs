@@ -5,7 +5,7 @@
 //! command line is a new question. The fault server counts its starts in `$FAULT_DIR/starts`,
 //! which is the oracle: it only grows when rein really ran the project's program.
 
-mod support;
+use crate::support;
 
 use rein::llm::ProviderKind;
 use serde_json::json;

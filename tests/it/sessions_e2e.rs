@@ -1,7 +1,7 @@
 //! Sessions end to end through the real binary: saved as they happen, continued after a
 //! `kill -9`, resumed by id prefix, listed, shown, exported and removed.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::time::Duration;

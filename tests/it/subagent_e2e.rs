@@ -2,8 +2,7 @@
 //! scripted model server, for both wire formats. The server is one FIFO shared by the parent
 //! and its subagents, so tests with parallel subagents give them interchangeable replies.
 
-#[macro_use]
-mod support;
+use crate::support;
 
 use rein::llm::ProviderKind;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! Context management through the library, for what `rein exec` (one prompt, no slash
 //! commands) cannot drive: `/compact` (`Op::Compact`) and files changed between turns.
 
-mod support;
+use crate::support;
 
 use rein::agent::dispatch::Approver;
 use rein::agent::{AgentHandle, AgentOptions};

@@ -4,7 +4,7 @@
 //! workspace without `--yes` but nothing more: protected paths, paths outside the workspace,
 //! commands and deny rules still hold.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::rein::{World, last_result, stderr, tool_results};

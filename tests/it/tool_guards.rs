@@ -2,7 +2,7 @@
 //! approval, are what is tested): directories swapped for symlinks while writes run, and
 //! secrets the model tries to read or that reach a tool result.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::path::{Path, PathBuf};

@@ -188,13 +188,17 @@ fn check(w: &World, out: &Output, tool: &str, file_ok: impl Fn(&Path) -> bool) {
 #[test]
 fn a_real_model_calls_tools_and_changes_files() {
     if std::env::var("REIN_REAL_MODEL_TESTS").as_deref() == Ok("0") {
-        eprintln!("skipped: REIN_REAL_MODEL_TESTS=0");
+        crate::support::skips::skip("real_model", "REIN_REAL_MODEL_TESTS=0");
         return;
     }
     let _server = match start() {
         Ok(s) => s,
         Err(why) if std::env::var_os("REIN_REAL_MODEL_TESTS_REQUIRED").is_none() => {
-            eprintln!("skipped: the local model could not be installed or started:\n{why}");
+            eprintln!("{why}");
+            crate::support::skips::skip(
+                "real_model",
+                "the local model could not be installed or started (see its output)",
+            );
             return;
         }
         Err(why) => panic!("REIN_REAL_MODEL_TESTS_REQUIRED is set but the model failed:\n{why}"),

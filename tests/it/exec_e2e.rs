@@ -1,8 +1,7 @@
 //! End to end through the real `rein exec` binary against the scripted model server, for both
 //! wire formats: multi-step work, bad calls, permissions, parallel calls, faults, exit codes.
 
-#[macro_use]
-mod support;
+use crate::support;
 
 use rein::llm::ProviderKind;
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! server. Keys go in as a terminal sends them; assertions read the screen a terminal emulator
 //! would show, the files on disk and the requests the model received.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::time::{Duration, Instant};

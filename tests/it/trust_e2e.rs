@@ -3,7 +3,7 @@
 //! conversation) must never reach that server unless the person trusted the project, through
 //! `rein exec` and through the TUI's trust prompt in a pseudo-terminal.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 use support::pty::{Pty, keys};

@@ -3,8 +3,7 @@
 //! resumes without the server; permissions; project servers never start untrusted; secrets
 //! stay out of servers, session files and logs.
 
-#[macro_use]
-mod support;
+use crate::support;
 
 use rein::llm::ProviderKind;
 use serde_json::json;

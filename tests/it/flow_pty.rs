@@ -3,7 +3,7 @@
 //! "always" rules that say what they allow, the modes, `!cmd`, the `/model` picker, the
 //! composer in `$EDITOR`, and a resumed session that looks like the live one.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::time::Duration;

@@ -3,8 +3,7 @@
 //! token accounting. Subagents are in `subagent_e2e.rs`; `/compact` and changes between turns
 //! (which need several turns) go through the library in `context_lib.rs`.
 
-#[macro_use]
-mod support;
+use crate::support;
 
 use rein::llm::ProviderKind;
 use serde_json::{Value, json};

@@ -2,8 +2,7 @@
 //! end-to-end test per class through the real `rein exec --yes`. See `sandbox_e2e`.
 #![cfg(target_os = "linux")]
 
-mod sandbox_e2e;
-mod support;
+use crate::sandbox_e2e;
 
 use sandbox_e2e::Mode;
 

@@ -2,7 +2,7 @@
 //! formats: streaming, tool calls, every fault kind recovered by retry, errors that must not
 //! be retried, timeouts and cancellation.
 
-mod support;
+use crate::support;
 
 use rein::llm::{
     AssistantPart, Client, ClientOptions, LlmError, ProviderKind, Response, StreamNotice,

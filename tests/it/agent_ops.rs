@@ -1,7 +1,7 @@
 //! The agent driven through its channels, as the TUI drives it: interrupts, approvals with
 //! notes, "always", model switch, request cap, /clear, /fork.
 
-mod support;
+use crate::support;
 
 use rein::agent::dispatch::Approver;
 use rein::agent::journal::SessionStart;

@@ -3,7 +3,7 @@
 //! resume; the conversation goes back too (and stays so when resumed); files changed outside
 //! rein are listed and asked about; a link planted since is never followed.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::time::Duration;

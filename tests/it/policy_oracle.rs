@@ -12,11 +12,11 @@
 //! Needs strace and an enforced sandbox: without them it skips with a message, or fails when
 //! `REIN_SANDBOX_TESTS_REQUIRED=1` (CI).
 
-#[path = "policy_oracle/grammar.rs"]
+#[path = "../policy_oracle/grammar.rs"]
 mod grammar;
-#[path = "policy_oracle/harness.rs"]
+#[path = "../policy_oracle/harness.rs"]
 mod harness;
-#[path = "policy_oracle/trace.rs"]
+#[path = "../policy_oracle/trace.rs"]
 mod trace;
 
 use proptest::strategy::{Strategy, ValueTree};

@@ -3,8 +3,7 @@
 //! same lines. See `sandbox_e2e`.
 #![cfg(target_os = "linux")]
 
-mod sandbox_e2e;
-mod support;
+use crate::sandbox_e2e;
 
 use sandbox_e2e::Mode;
 

@@ -3,7 +3,7 @@
 //! picker and `/resume`. Assertions read the screen a terminal would show and the requests the
 //! model received.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The `rein` command line through the real binary: exit codes, output into a closed pipe,
 //! startup errors, which flags each command offers, and what the TUI prints on exit.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::process::Stdio;

@@ -4,8 +4,7 @@
 //! how to call tools), an empty answer is reported, an identical server error is retried once,
 //! and the context window comes from the server.
 
-#[macro_use]
-mod support;
+use crate::support;
 
 use rein::agent::repair::{REMINDER_NOTE, REMINDER_OPEN};
 use rein::llm::ProviderKind;

@@ -1,0 +1,48 @@
+//! The integration tests: one binary, so the library links once and all suites share
+//! the two cores (tests/tui_lazy.rs keeps a process of its own).
+
+#[macro_use]
+#[path = "../support/mod.rs"]
+mod support;
+#[cfg(target_os = "linux")]
+#[macro_use]
+#[path = "../sandbox_e2e/mod.rs"]
+mod sandbox_e2e;
+
+mod agent_ops;
+mod checkpoint_scan;
+mod cli_e2e;
+mod context_e2e;
+mod context_lib;
+mod exec_e2e;
+mod flow_modes;
+mod flow_pty;
+mod mcp_e2e;
+mod mcp_faults;
+mod mcp_servers;
+mod mcp_trust;
+mod policy_classes;
+mod policy_cli;
+mod policy_commands;
+mod policy_e2e;
+mod policy_oracle;
+mod real_model;
+mod resume_pty;
+mod rewind_pty;
+mod rewind_session;
+mod sandbox;
+mod sandbox_escape;
+mod sandbox_fallback;
+mod scripted_server;
+mod session_store;
+mod sessions_e2e;
+mod skills;
+mod small_models;
+mod sse_fixtures;
+mod subagent_e2e;
+mod tool_guards;
+mod trust_e2e;
+mod tui_proptest;
+mod tui_pty;
+mod tui_render;
+mod tui_resume;
