@@ -712,9 +712,8 @@ fn an_exact_option_name_wins_over_an_abbreviation() {
         "pytest --co",
     ] {
         let v = defaults().check_bash(command);
-        assert_ne!(
-            v.reason.contains("writes") || v.reason.contains("changes"),
-            true,
+        assert!(
+            !(v.reason.contains("writes") || v.reason.contains("changes")),
             "{command}: {}",
             explain(&v)
         );
