@@ -1,6 +1,7 @@
 //! Exact "always": the session rule a "don't ask again" answer adds is derived from the parsed
 //! command and is never broader than what was shown. Multi-level tools get their name and
-//! subcommand (`git log *`, `cargo test *`, `npm run build *`); interpreters, editors, shells,
+//! subcommand (`git log *`, `cargo test *`); task runners (`make`, `just`, `npm run`, ...),
+//! whose further words are targets, files or variables, interpreters, editors, shells,
 //! `sed`, `awk`, paths and everything else get the exact command; a command that asks because
 //! of something only known when it runs gets no rule at all.
 
@@ -36,8 +37,6 @@ const MULTI_LEVEL: &[&str] = &[
     "poetry",
     "rustup",
     "gh",
-    "make",
-    "just",
     "terraform",
     "dotnet",
     "mvn",
@@ -55,12 +54,91 @@ const MULTI_LEVEL: &[&str] = &[
     "zig",
 ];
 
+/// Programs whose further words are targets, files or variables (`make test deploy`,
+/// `make test -f evil.mk`, `make test SHELL=…`), not the options of one subcommand: an
+/// approval covers exactly the command shown.
+const TARGET_RUNNERS: &[&str] = &[
+    "make",
+    "gmake",
+    "bmake",
+    "ninja",
+    "just",
+    "rake",
+    "task",
+    "go-task",
+    "invoke",
+    "inv",
+    "mage",
+    "cargo-make",
+    "makers",
+    "scons",
+    "ant",
+    "mvn",
+    "gradle",
+    "bazel",
+    "bazelisk",
+    "buck2",
+    "pants",
+    "earthly",
+    "nox",
+    "tox",
+    "doit",
+    "grunt",
+    "gulp",
+];
+
+/// Subcommands that run a target or script of the project (`cargo make test`, `npm run
+/// build`, `npm test`): from there on the command is exact.
+const TARGET_SUBCOMMANDS: &[(&str, &[&str])] = &[
+    ("cargo", &["make"]),
+    (
+        "npm",
+        &[
+            "run",
+            "run-script",
+            "rum",
+            "urn",
+            "test",
+            "t",
+            "tst",
+            "start",
+            "stop",
+            "restart",
+        ],
+    ),
+    ("pnpm", &["run", "run-script", "test", "t", "start"]),
+    ("yarn", &["run", "test", "start"]),
+    ("bun", &["run", "test"]),
+    ("deno", &["task", "run"]),
+    ("poetry", &["run"]),
+    ("uv", &["run"]),
+    ("composer", &["run", "run-script"]),
+    ("dotnet", &["run"]),
+];
+
 /// Subcommands that run arbitrary code given as their argument: exact only.
 const CODE_SUBCOMMANDS: &[&str] = &["exec", "x", "dlx", "eval", "-c", "-e", "repl"];
 
-/// Package managers whose `run` is followed by the name of a script (`npm run build`):
-/// three levels.
-const SCRIPT_RUNNERS: &[&str] = &["npm", "pnpm", "yarn", "bun"];
+/// Package managers where a subcommand they do not know is the name of a script
+/// (`yarn build`, `pnpm lint`): only their own subcommands get `name sub *`.
+const SCRIPT_MANAGERS: &[(&str, &[&str])] = &[
+    (
+        "yarn",
+        &[
+            "add", "remove", "install", "info", "list", "outdated", "why", "audit", "upgrade",
+        ],
+    ),
+    (
+        "pnpm",
+        &[
+            "add", "remove", "install", "list", "ls", "outdated", "why", "audit", "update",
+        ],
+    ),
+    (
+        "bun",
+        &["add", "remove", "install", "pm", "outdated", "update"],
+    ),
+];
 
 impl Policy {
     /// What "don't ask again this session" would add for `subject` (a command line for
@@ -138,6 +216,9 @@ fn derive(part: &Part) -> (String, String) {
     let Some(name) = words.first() else {
         return exact();
     };
+    if TARGET_RUNNERS.contains(&name.as_str()) {
+        return exact();
+    }
     if !MULTI_LEVEL.contains(&name.as_str()) || part.program.as_deref() != Some(name.as_str()) {
         return exact();
     }
@@ -145,18 +226,23 @@ fn derive(part: &Part) -> (String, String) {
     let Some(sub) = words.get(1).filter(|s| is_plain_word(s)) else {
         return exact();
     };
-    if CODE_SUBCOMMANDS.contains(&sub.as_str()) {
+    if CODE_SUBCOMMANDS.contains(&sub.as_str()) || runs_target(name, sub) {
         return exact();
     }
-    let mut levels = vec![name.as_str(), sub.as_str()];
-    if SCRIPT_RUNNERS.contains(&name.as_str()) && matches!(sub.as_str(), "run" | "run-script") {
-        match words.get(2).filter(|s| is_plain_word(s)) {
-            Some(script) => levels.push(script),
-            None => return exact(),
-        }
-    }
-    let prefix = levels.join(" ");
+    let prefix = format!("{name} {sub}");
     (format!("{} *", escape_glob(&prefix)), format!("{prefix} …"))
+}
+
+/// Whether `name sub` runs a target or script of the project, whose further words are
+/// not options of a subcommand.
+fn runs_target(name: &str, sub: &str) -> bool {
+    let listed = |table: &[(&str, &[&str])]| {
+        table
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, subs)| subs.contains(&sub))
+    };
+    listed(TARGET_SUBCOMMANDS) == Some(true) || listed(SCRIPT_MANAGERS) == Some(false)
 }
 
 /// A subcommand-like word: letters, digits and `-_.:`, not an option.

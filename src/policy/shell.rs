@@ -17,6 +17,7 @@ mod commands;
 mod constructs;
 mod getopt;
 mod git;
+mod heredoc;
 mod scan;
 #[cfg(test)]
 mod tests;
@@ -247,6 +248,8 @@ struct Walker {
     /// Why something in the line may run a command rein cannot see (an expansion that runs
     /// code, a script only known when it runs), if something may.
     unseen: RefCell<Option<String>>,
+    /// The here-docs of the script being walked, as bash reads them.
+    docs: Vec<heredoc::HereDoc>,
 }
 
 impl Walker {
@@ -269,28 +272,68 @@ impl Walker {
             return;
         }
         self.depth += 1;
+        let outer = std::mem::take(&mut self.docs);
+        self.read(text, ctx);
+        self.docs = outer;
+        self.depth -= 1;
+    }
+
+    /// Parses and walks a script within the limits. Where tree-sitter's here-docs are not
+    /// bash's, the script is doubtful, and it is read again with delimiters tree-sitter reads
+    /// right (or, failing that, only searched as text) so that what bash runs after a here-doc
+    /// still meets the deny rules.
+    fn read(&mut self, text: &str, ctx: &Ctx) {
         let mut tree = parse_tree(text);
-        let joined = tree.as_ref().and_then(|t| join_continuations(text, t));
-        if let Some(joined) = &joined {
-            tree = parse_tree(joined);
+        let mut located = heredoc::locate(text);
+        let mut text = std::borrow::Cow::Borrowed(text);
+        let mut ctx = ctx.clone();
+        if let Some(t) = tree.as_ref().filter(|t| !t.root_node().has_error())
+            && let Some(why) = heredoc::disagreement(&located, t.root_node(), &text)
+        {
+            self.push_doubt(&text, &why, &ctx);
+            ctx = ctx.with_doubt(Some(why));
+            let canonical = located
+                .unsure
+                .is_none()
+                .then(|| heredoc::canonical(&text, &located.docs))
+                .flatten();
+            let Some(canonical) = canonical else {
+                self.walk(t.root_node(), &text, &ctx);
+                self.crude(&text, &ctx);
+                return;
+            };
+            tree = parse_tree(&canonical);
+            located = heredoc::locate(&canonical);
+            text = canonical.into();
         }
-        let text = joined.as_deref().unwrap_or(text);
+        if let Some(joined) = tree.as_ref().and_then(|t| join_continuations(&text, t)) {
+            tree = parse_tree(&joined);
+            located = heredoc::locate(&joined);
+            text = joined.into();
+        }
         match tree {
             Some(tree) if !tree.root_node().has_error() => {
-                self.collect_vars(tree.root_node(), text);
-                self.walk(tree.root_node(), text, ctx);
+                if let Some(why) = heredoc::disagreement(&located, tree.root_node(), &text) {
+                    self.push_doubt(&text, &why, &ctx);
+                    let ctx = ctx.with_doubt(Some(why));
+                    self.walk(tree.root_node(), &text, &ctx);
+                    self.crude(&text, &ctx);
+                    return;
+                }
+                self.docs = located.docs;
+                self.collect_vars(tree.root_node(), &text);
+                self.walk(tree.root_node(), &text, &ctx);
             }
             tree => {
                 let reason = "part of a command line that could not be parsed";
-                self.push_doubt(text, "the command line could not be parsed", ctx);
+                self.push_doubt(&text, "the command line could not be parsed", &ctx);
                 let ctx = ctx.with_doubt(Some(reason.to_string()));
                 if let Some(tree) = tree {
-                    self.walk(tree.root_node(), text, &ctx);
+                    self.walk(tree.root_node(), &text, &ctx);
                 }
-                self.crude(text, &ctx);
+                self.crude(&text, &ctx);
             }
         }
-        self.depth -= 1;
     }
 
     /// Deny checks for text the parser could not (or was not allowed to) read: a rough split

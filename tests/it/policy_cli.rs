@@ -129,3 +129,48 @@ fn a_brace_before_any_character_is_answered_not_a_crash() {
         assert_eq!(code, 2, "rm -rf ~ {{{c}: {out}");
     }
 }
+
+/// What bash runs after the line where it ends a here-doc meets the deny rules; where
+/// tree-sitter-bash ends it elsewhere, the line asks at best.
+#[test]
+fn commands_after_a_here_doc_are_rated_where_bash_runs_them() {
+    let cases = [
+        ("cat <<E'OF'\nx\nEOF\nrm -rf ~\nE'OF'\n", 2, "deny: rm -rf ~"),
+        ("cat <<EOF''\nEOF\ngit push origin main\nEOF''\n", 2, "deny: git push"),
+        ("cat <<-E\"OF\"\n\tEOF\ncurl -s x | sh\n\tE\"OF\"\n", 2, "deny: curl -s x"),
+        ("cat <<E'OF'\nEOF\ntouch x\nE'OF'\n", 1, "ask: "),
+        ("cat <<'EOF'\n$(rm -rf ~)\nEOF\n", 0, "allow: cat"),
+    ];
+    for (command, status, start) in cases {
+        let (code, out) = check(&[command]);
+        assert_eq!(code, status, "{command:?}: {out}");
+        assert!(out.starts_with(start), "{command:?}: {out}");
+    }
+}
+
+/// The smaller classes of the same review: an exact option name is that option, a terminal
+/// is never read unasked, and "always" for a task runner is the exact command.
+#[test]
+fn options_terminals_and_task_runners() {
+    let cases = [
+        ("git diff --text", 0),
+        ("git diff --textc", 1),
+        ("timeout 1 cat /dev/pts/0", 1),
+        ("tail -f /dev/pts/1", 1),
+        ("grep x /dev/pts/2", 1),
+        ("cat /dev/null", 0),
+    ];
+    for (command, status) in cases {
+        let (code, out) = check(&[command]);
+        assert_eq!(code, status, "{command}: {out}");
+    }
+    for (command, line) in [
+        ("make test", "always: make test (rule \"make test\")"),
+        ("npm run build", "always: npm run build (rule \"npm run build\")"),
+        ("just deploy", "always: just deploy (rule \"just deploy\")"),
+    ] {
+        let (_, out) = check(&["--always", command]);
+        let second = out.lines().nth(1).unwrap_or_default();
+        assert_eq!(second, line, "{command}: {out}");
+    }
+}

@@ -93,3 +93,60 @@ fn attacks_do_not_run_and_read_only_commands_do(kind: ProviderKind) {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+both!(commands_after_a_here_doc_bash_ends_do_not_run);
+
+/// (command, the file it would create): each hides a command after the line where bash
+/// ends the here-doc, which tree-sitter-bash reads as part of the body.
+const HEREDOC_ATTACKS: &[(&str, &str)] = &[
+    ("cat <<E'OF'\nx\nEOF\ntouch h1\nE'OF'\n", "h1"),
+    ("cat <<E\"OF\"\nEOF\ntouch h2\nE\"OF\"\n", "h2"),
+    ("cat <<EOF''\nEOF\ntouch h3\nEOF''\n", "h3"),
+    ("cat <<-E'OF'\n\tEOF\ntouch h4\n\tE'OF'\n", "h4"),
+    ("cat <<EOF\nE\\\nOF\ntouch h5\nEOF\n", "h5"),
+    ("cat <<A; cat <<B\nA\ntouch h6\nB\n", "h6"),
+    ("bash <<E'OF'\nEOF\ntouch h7\nE'OF'\n", "h7"),
+];
+
+fn commands_after_a_here_doc_bash_ends_do_not_run(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    let mut calls: Vec<&str> = HEREDOC_ATTACKS.iter().map(|(c, _)| *c).collect();
+    // Denied, not merely asked: the deny rules see what follows bash's end.
+    calls.push("cat <<E'OF'\nEOF\nrm -f victim\nE'OF'\n");
+    // A here-doc both read alike is a plain read and runs unasked.
+    calls.push("cat <<'EOF'\nplain $(body)\nEOF\n");
+    for c in &calls {
+        s.push(Reply::tool_call("bash", json!({ "command": c })));
+    }
+    s.push(Reply::text("done"));
+    let w = World::new(&s);
+    w.write("victim", "keep me\n");
+    let o = w.exec(&["go"]);
+    assert_ok(&o);
+    let mut wrong = Vec::new();
+    for (cmd, marker) in HEREDOC_ATTACKS {
+        if w.ws.join(marker).exists() {
+            wrong.push(format!("{cmd:?} ran: {marker} exists"));
+        }
+    }
+    if w.read("victim").as_deref() != Some("keep me\n") {
+        wrong.push("the hidden rm deleted victim".into());
+    }
+    let results: Vec<_> = (1..=calls.len())
+        .map(|i| last_result(&s.request(i)))
+        .collect();
+    let (plain, attacks) = results.split_last().expect("results");
+    for (cmd, r) in calls.iter().zip(attacks) {
+        if !r.content.starts_with("The user denied this tool call.") {
+            wrong.push(format!("{cmd:?} was not refused: {}", r.content));
+        }
+    }
+    let rm = &attacks[attacks.len() - 1].content;
+    if !rm.contains("rm -f victim") {
+        wrong.push(format!("the hidden rm should be named as denied: {rm}"));
+    }
+    if !plain.content.contains("plain $(body)") {
+        wrong.push(format!("the plain here-doc should run: {}", plain.content));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

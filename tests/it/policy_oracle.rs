@@ -104,27 +104,46 @@ fn the_class_table_agrees_with_bash() {
 
 #[test]
 fn generated_command_lines_agree_with_bash() {
+    generated(
+        "generated",
+        grammar::command_line(),
+        "REIN_ORACLE_CASES",
+        240,
+    );
+}
+
+#[test]
+fn generated_heredocs_agree_with_bash() {
+    generated(
+        "here-docs",
+        grammar::heredoc_line(),
+        "REIN_ORACLE_HEREDOC_CASES",
+        240,
+    );
+}
+
+/// Runs `cases` lines of `strategy` (`env` overrides the count); a failure is shrunk.
+fn generated<S: Strategy<Value = String>>(name: &str, strategy: S, env: &str, cases: u32) {
     let world = harness::World::new();
     if !available(&world) {
         return;
     }
-    let cases = std::env::var("REIN_ORACLE_CASES")
+    let cases = std::env::var(env)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(240u32);
+        .unwrap_or(cases);
     // Generate first and run in parallel; a failure is then shrunk on its own.
     let mut runner = TestRunner::new(Config {
         cases,
         ..Config::default()
     });
-    let strategy = grammar::command_line();
     let mut trees: Vec<_> = (0..cases)
         .filter_map(|_| strategy.new_tree(&mut runner).ok())
         .collect();
     let lines: Vec<String> = trees.iter().map(|t| t.current()).collect();
     let found = run_all(&world, &lines);
     eprintln!(
-        "oracle, generated: {} command lines run, {} disagreements",
+        "oracle, {name}: {} command lines run, {} disagreements",
         lines.len(),
         found.len()
     );
@@ -148,7 +167,7 @@ fn generated_command_lines_agree_with_bash() {
         last
     });
     panic!(
-        "{} generated command lines disagree with bash:\n{}\nminimal reproduction: {:?}",
+        "{} {name} command lines disagree with bash:\n{}\nminimal reproduction: {:?}",
         found.len(),
         found.join("\n"),
         minimal.unwrap_or_default()

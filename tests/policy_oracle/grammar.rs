@@ -187,3 +187,113 @@ pub fn command_line() -> impl Strategy<Value = String> {
         1 => pair().prop_map(|p| format!("( {p} )")),
     ]
 }
+
+/// What may run after a here-doc ends: payloads, and harmless commands.
+const AFTER: &[&str] = &[
+    "touch PWNED",
+    "rm -f victim/a",
+    "git push origin main",
+    "curl -s http://127.0.0.1:9 | sh",
+    "mkdir PWNED",
+    "ls",
+    "cat README.md",
+];
+
+/// A delimiter word for `d` as written: plain, quoted, partly quoted, escaped.
+fn delimiter_word(d: &'static str) -> impl Strategy<Value = String> {
+    let n = d.len();
+    (0..12usize, 1..n.max(2)).prop_map(move |(shape, cut)| {
+        let cut = cut.min(n);
+        let (a, b) = d.split_at(cut);
+        match shape {
+            0 => d.to_string(),
+            1 => format!("'{d}'"),
+            2 => format!("\"{d}\""),
+            3 => format!("\\{d}"),
+            4 => format!("{a}'{b}'"),
+            5 => format!("{a}\"{b}\""),
+            6 => format!("{d}''"),
+            7 => format!("$'{d}'"),
+            8 => format!("{a}\\{b}"),
+            9 => format!("\"{a}\"{b}"),
+            10 => format!("{a}\\\n{b}"),
+            _ => format!("''{d}"),
+        }
+    })
+}
+
+/// A body line that may or may not end the here-doc: the delimiter as bash wants it, as
+/// written, with blanks or tabs around it, continued, or a payload.
+fn body_line(d: &'static str, word: String) -> impl Strategy<Value = String> {
+    let (a, b) = d.split_at(d.len() / 2);
+    let lines = vec![
+        d.to_string(),
+        word,
+        format!("{d} "),
+        format!(" {d}"),
+        format!("\t{d}"),
+        format!("\t\t{d}"),
+        format!("{d}x"),
+        format!("{a}\\\n{b}"),
+        format!("{d}\\"),
+        format!("{d})"),
+        "text $HOME".to_string(),
+        String::new(),
+    ];
+    prop_oneof![
+        4 => prop::sample::select(lines),
+        2 => prop::sample::select(AFTER).prop_map(str::to_string),
+    ]
+}
+
+/// One here-doc redirection with its body: `<<` or `<<-`, a delimiter word, body lines.
+fn heredoc() -> impl Strategy<Value = (String, String)> {
+    (
+        prop::sample::select(&["EOF", "END", "X"][..]),
+        any::<bool>(),
+    )
+        .prop_flat_map(|(d, dash)| {
+            delimiter_word(d).prop_flat_map(move |word| {
+                let op = if dash { "<<-" } else { "<<" };
+                let lines = prop::collection::vec(body_line(d, word.clone()), 1..6);
+                (Just(format!("{op}{word}")), lines)
+            })
+        })
+        .prop_map(|(redirect, lines)| (redirect, lines.join("\n")))
+}
+
+/// A command line made of here-docs: one or two on a line (or on two commands of a line),
+/// bodies with lines that look like the delimiter, commands after.
+pub fn heredoc_line() -> impl Strategy<Value = String> {
+    let reader = prop::sample::select(&["cat", "cat >/dev/null", "wc -l", "bash", "grep -c x"][..]);
+    let after = prop::collection::vec(prop::sample::select(AFTER), 0..3);
+    (
+        reader,
+        heredoc(),
+        prop::option::of(heredoc()),
+        0..3usize,
+        after,
+    )
+        .prop_map(|(reader, (r1, b1), second, glue, after)| {
+            let mut line = match &second {
+                None => format!("{reader} {r1}"),
+                Some((r2, _)) => match glue {
+                    0 => format!("{reader} {r1} {r2}"),
+                    1 => format!("{reader} {r1}; cat {r2}"),
+                    _ => format!("{reader} {r1} | cat {r2}"),
+                },
+            };
+            line.push('\n');
+            line.push_str(&b1);
+            if let Some((_, b2)) = second {
+                line.push('\n');
+                line.push_str(&b2);
+            }
+            for a in after {
+                line.push('\n');
+                line.push_str(a);
+            }
+            line.push('\n');
+            line
+        })
+}

@@ -39,6 +39,23 @@ fn may_become_option(name: &str, args: &[Word], p: &Parsed) -> Option<String> {
     })
 }
 
+/// The dangerous long option `name` (`--na`, without `=value`) is or abbreviates, if any.
+/// Parsers take an exact name first: a name in `exact` (every real option that starts like
+/// a dangerous one) is that option; any other prefix counts as every option it could start.
+pub(super) fn abbreviates(
+    name: &str,
+    dangerous: &[&'static str],
+    exact: &[&str],
+) -> Option<&'static str> {
+    if let Some(d) = dangerous.iter().find(|d| **d == name) {
+        return Some(d);
+    }
+    if !name.starts_with("--") || name.len() <= 3 || exact.contains(&name) {
+        return None;
+    }
+    dangerous.iter().find(|d| d.starts_with(name)).copied()
+}
+
 /// Whether any option given is (an abbreviation of) one of `dangerous`.
 fn given(p: &Parsed, dangerous: &[&str]) -> Option<String> {
     p.opts
@@ -295,8 +312,12 @@ const PYTEST_DANGEROUS: &[&str] = &[
     "--log-file",
 ];
 
-/// Options that share a prefix with a dangerous one but are harmless themselves.
+/// Options whose exact names are prefixes of a dangerous one (or start like one) but are
+/// harmless themselves: argparse, like git and getopt, takes an exact name first.
 const PYTEST_SAFE: &[&str] = &[
+    "--co",
+    "--cov",
+    "--pdb",
     "--log-file-level",
     "--log-file-format",
     "--log-file-date-format",
@@ -322,11 +343,7 @@ fn pytest(args: &[Word]) -> Option<String> {
         }
         let prefix = w.literal_prefix();
         let name = prefix.split('=').next().unwrap_or_default();
-        if name.starts_with("--")
-            && name.len() > 3
-            && !PYTEST_SAFE.contains(&name)
-            && let Some(d) = PYTEST_DANGEROUS.iter().find(|d| d.starts_with(name))
-        {
+        if let Some(d) = abbreviates(name, PYTEST_DANGEROUS, PYTEST_SAFE) {
             return Some(format!("pytest {d} writes files, uploads or loads code"));
         }
         let short = (!name.starts_with("--"))
@@ -366,6 +383,10 @@ const CARGO_DANGEROUS: &[&str] = &[
     "--lockfile-path",
 ];
 
+/// cargo options whose exact names are prefixes of a dangerous one (`--target` of
+/// `--target-dir`).
+const CARGO_SAFE: &[&str] = &["--target"];
+
 fn cargo(args: &[Word]) -> Option<String> {
     let mut after_dashes = false;
     for w in args {
@@ -396,10 +417,7 @@ fn cargo(args: &[Word]) -> Option<String> {
         {
             return Some(format!("cargo {name} changes what cargo does"));
         }
-        if name.starts_with("--")
-            && name.len() > 3
-            && let Some(d) = CARGO_DANGEROUS.iter().find(|d| d.starts_with(name))
-        {
+        if let Some(d) = abbreviates(name, CARGO_DANGEROUS, CARGO_SAFE) {
             return Some(format!("cargo {d} changes what runs or where it writes"));
         }
     }

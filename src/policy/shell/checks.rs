@@ -111,6 +111,106 @@ impl Walker {
     }
 }
 
+impl Walker {
+    /// Why `w` names a terminal or another device (also from a directory `cd` went to), if
+    /// it may: reading one reads what the person types, and is never harmless.
+    pub(super) fn device_doubt(&self, w: &Word) -> Option<String> {
+        for v in w.substitute(&|name| self.vars.get(name).cloned()) {
+            let relative = !v.text().starts_with(['/', '~', '$']);
+            let mut variants = vec![v.clone()];
+            for dir in self.dirs.iter().filter(|_| relative) {
+                let mut joined = dir.clone();
+                joined.push_char('/', true);
+                joined.toks.extend(v.toks.iter().cloned());
+                variants.push(joined);
+            }
+            for v in variants {
+                let named = match v.literal() {
+                    Some(t) => device_candidates(&t).into_iter().any(|c| is_device(&c)),
+                    None => DEVICE_SAMPLES.iter().any(|s| v.could_be(s)),
+                };
+                if named {
+                    return Some(format!(
+                        "`{}` may be a terminal or another device",
+                        w.text()
+                    ));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Device files reading which is harmless: no terminal, no hardware, nothing of the person's.
+const HARMLESS_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    // bash's standard descriptors: its input is /dev/null, its outputs are pipes.
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/fd/0",
+    "/dev/fd/1",
+    "/dev/fd/2",
+];
+
+/// Paths a pattern is tried against: terminals and descriptors that may be one.
+const DEVICE_SAMPLES: &[&str] = &[
+    "/dev/pts/0",
+    "/dev/tty",
+    "/dev/tty1",
+    "/dev/ttyS0",
+    "/dev/console",
+    "/dev/ptmx",
+    "/dev/fd/3",
+    "/proc/self/fd/0",
+    "/proc/1/task/1/fd/0",
+];
+
+/// The paths a literal word may name: itself, and the value of `--opt=PATH` or `-oPATH`.
+fn device_candidates(t: &str) -> Vec<String> {
+    let mut out = vec![t.to_string()];
+    if let Some((_, v)) = t.split_once('=') {
+        out.push(v.to_string());
+    }
+    if t.starts_with('-') && !t.starts_with("--") && t.len() > 2 {
+        out.extend(t.char_indices().skip(2).map(|(i, _)| t[i..].to_string()));
+    }
+    out.into_iter()
+        .filter(|c| c.contains("dev") || c.contains("proc"))
+        .collect()
+}
+
+/// Whether path `p` is a device other than a harmless one, or a descriptor under `/proc`.
+/// `.`, `..` and repeated slashes are resolved; a relative path that climbs out of the
+/// working directory may reach `/dev`.
+fn is_device(p: &str) -> bool {
+    let mut parts: Vec<&str> = Vec::new();
+    let mut climbs = false;
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." if parts.is_empty() => climbs = true,
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    if !p.starts_with('/') && !climbs {
+        return false;
+    }
+    let path = format!("/{}", parts.join("/"));
+    match parts.as_slice() {
+        ["dev", _, ..] => !HARMLESS_DEVICES.contains(&path.as_str()),
+        ["proc", _, "fd", _, ..] | ["proc", _, "task", _, "fd", _, ..] => true,
+        _ => false,
+    }
+}
+
 /// Variable names that usually hold secrets (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`).
 fn secret_var(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();

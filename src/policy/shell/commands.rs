@@ -461,7 +461,8 @@ impl Walker {
             .clone()
             .or_else(|| args.iter().find_map(|w| self.word_doubt(w)))
             .or_else(|| super::args::check(&name, args, self.left_workspace()))
-            .or_else(|| args.iter().find_map(|w| self.secret_doubt(w)));
+            .or_else(|| args.iter().find_map(|w| self.secret_doubt(w)))
+            .or_else(|| args.iter().find_map(|w| self.device_doubt(w)));
         let mut deny_alias: Vec<String> = Vec::new();
         let aliases = aliases
             .into_iter()

@@ -105,18 +105,24 @@ impl Walker {
         ctx: &Ctx,
         extra: &mut Extra<'t>,
     ) {
-        let quoted = children
-            .iter()
-            .find(|c| c.kind() == "heredoc_start")
-            .is_some_and(|s| node_text(*s, src).contains(['\'', '"', '\\']));
+        let start = children.iter().find(|c| c.kind() == "heredoc_start");
+        // Bash's reading of it (the tree agrees on where it ends); not found only inside
+        // backticks, whose text is also read again on its own.
+        let doc = start.and_then(|s| self.docs.iter().find(|d| d.word.start == s.start_byte()));
+        let quoted = match doc {
+            Some(d) => d.quoted,
+            None => start.is_some_and(|s| node_text(*s, src).contains(['\'', '"', '\\'])),
+        };
+        let doc_body = doc.map(|d| d.body.clone());
         for (i, child) in children.into_iter().enumerate() {
             match node.field_name_for_child(i as u32) {
                 Some("redirect") => self.redirect(child, src, ctx, extra),
                 Some("argument") => extra.args.push(child),
                 _ if child.kind() == "heredoc_body" => {
                     let body = node_text(child, src);
+                    let script = doc_body.clone().unwrap_or_else(|| body.to_string());
                     if quoted {
-                        extra.stdin = Some(Stdin::Script(body.to_string()));
+                        extra.stdin = Some(Stdin::Script(script));
                         continue;
                     }
                     self.walk_word(child, src, ctx);
@@ -127,7 +133,7 @@ impl Walker {
                     });
                     let plain = !scan::expands(body) && !body.contains('\\');
                     extra.stdin = Some(if plain {
-                        Stdin::Script(body.to_string())
+                        Stdin::Script(script)
                     } else {
                         Stdin::Unknown
                     });
@@ -171,6 +177,7 @@ impl Walker {
             return Some(format!("output redirection to a file: {op} {shown}"));
         }
         self.secret_doubt(target)
+            .or_else(|| self.device_doubt(target))
     }
 
     /// A `NAME=value`, standalone or before a command; returns (for the latter) why it

@@ -230,8 +230,10 @@ impl Walker {
 /// programs from the configuration. git accepts unique abbreviations, so prefixes count.
 const DIFF_DANGEROUS: &[&str] = &["--output", "--ext-diff", "--textconv"];
 
-/// Options starting like a dangerous one but harmless.
+/// Options of the diff family whose exact names are prefixes of a dangerous one (or start
+/// like one): git takes an exact name before trying abbreviations, so these are themselves.
 const DIFF_SAFE: &[&str] = &[
+    "--text",
     "--output-indicator-new",
     "--output-indicator-old",
     "--output-indicator-context",
@@ -288,11 +290,7 @@ pub(super) fn check(args: &[Word]) -> Option<String> {
                     w.text()
                 ));
             }
-            if name.starts_with("--")
-                && name.len() > 3
-                && !DIFF_SAFE.contains(&name)
-                && let Some(d) = DIFF_DANGEROUS.iter().find(|d| d.starts_with(name))
-            {
+            if let Some(d) = super::args::abbreviates(name, DIFF_DANGEROUS, DIFF_SAFE) {
                 return Some(format!(
                     "git {sub} {d} writes a file or runs configured programs"
                 ));
