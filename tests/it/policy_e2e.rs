@@ -9,7 +9,10 @@ use serde_json::json;
 use support::rein::{World, assert_ok, last_result};
 use support::{Reply, ScriptedServer};
 
-both!(attacks_do_not_run_and_read_only_commands_do);
+both!(
+    attacks_do_not_run_and_read_only_commands_do,
+    commands_after_a_here_doc_bash_ends_do_not_run
+);
 
 /// (command, a file it would create or the file it would delete)
 const ATTACKS: &[(&str, &str)] = &[
@@ -94,7 +97,6 @@ fn attacks_do_not_run_and_read_only_commands_do(kind: ProviderKind) {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-both!(commands_after_a_here_doc_bash_ends_do_not_run);
 
 /// (command, the file it would create): each hides a command after the line where bash
 /// ends the here-doc, which tree-sitter-bash reads as part of the body.
@@ -135,15 +137,16 @@ fn commands_after_a_here_doc_bash_ends_do_not_run(kind: ProviderKind) {
     let results: Vec<_> = (1..=calls.len())
         .map(|i| last_result(&s.request(i)))
         .collect();
-    let (plain, attacks) = results.split_last().expect("results");
-    for (cmd, r) in calls.iter().zip(attacks) {
+    let [asked @ .., rm, plain] = results.as_slice() else {
+        panic!("one result per call");
+    };
+    for (cmd, r) in calls.iter().zip(asked) {
         if !r.content.starts_with("The user denied this tool call.") {
             wrong.push(format!("{cmd:?} was not refused: {}", r.content));
         }
     }
-    let rm = &attacks[attacks.len() - 1].content;
-    if !rm.contains("rm -f victim") {
-        wrong.push(format!("the hidden rm should be named as denied: {rm}"));
+    if !rm.content.starts_with("Blocked by policy: rm -f victim") {
+        wrong.push(format!("the hidden rm should be denied: {}", rm.content));
     }
     if !plain.content.contains("plain $(body)") {
         wrong.push(format!("the plain here-doc should run: {}", plain.content));
