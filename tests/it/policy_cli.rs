@@ -135,9 +135,21 @@ fn a_brace_before_any_character_is_answered_not_a_crash() {
 #[test]
 fn commands_after_a_here_doc_are_rated_where_bash_runs_them() {
     let cases = [
-        ("cat <<E'OF'\nx\nEOF\nrm -rf ~\nE'OF'\n", 2, "deny: rm -rf ~"),
-        ("cat <<EOF''\nEOF\ngit push origin main\nEOF''\n", 2, "deny: git push"),
-        ("cat <<-E\"OF\"\n\tEOF\ncurl -s x | sh\n\tE\"OF\"\n", 2, "deny: curl -s x"),
+        (
+            "cat <<E'OF'\nx\nEOF\nrm -rf ~\nE'OF'\n",
+            2,
+            "deny: rm -rf ~",
+        ),
+        (
+            "cat <<EOF''\nEOF\ngit push origin main\nEOF''\n",
+            2,
+            "deny: git push",
+        ),
+        (
+            "cat <<-E\"OF\"\n\tEOF\ncurl -s x | sh\n\tE\"OF\"\n",
+            2,
+            "deny: curl -s x",
+        ),
         ("cat <<E'OF'\nEOF\ntouch x\nE'OF'\n", 1, "ask: "),
         ("cat <<'EOF'\n$(rm -rf ~)\nEOF\n", 0, "allow: cat"),
     ];
@@ -166,7 +178,10 @@ fn options_terminals_and_task_runners() {
     }
     for (command, line) in [
         ("make test", "always: make test (rule \"make test\")"),
-        ("npm run build", "always: npm run build (rule \"npm run build\")"),
+        (
+            "npm run build",
+            "always: npm run build (rule \"npm run build\")",
+        ),
         ("just deploy", "always: just deploy (rule \"just deploy\")"),
     ] {
         let (_, out) = check(&["--always", command]);

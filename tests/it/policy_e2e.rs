@@ -97,7 +97,6 @@ fn attacks_do_not_run_and_read_only_commands_do(kind: ProviderKind) {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-
 /// (command, the file it would create): each hides a command after the line where bash
 /// ends the here-doc, which tree-sitter-bash reads as part of the body.
 const HEREDOC_ATTACKS: &[(&str, &str)] = &[
