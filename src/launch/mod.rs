@@ -29,7 +29,7 @@ pub enum Purpose {
 
 /// Variables an editor also gets: how to reach the person's display, session bus and terminal
 /// multiplexer, and their own editor settings. None holds a credential.
-const EDITOR_PASS: &[&str] = &[
+pub const EDITOR_PASS: &[&str] = &[
     "DISPLAY",
     "WAYLAND_DISPLAY",
     "XDG_RUNTIME_DIR",

@@ -89,6 +89,31 @@ mod tests {
     }
 
     #[test]
+    fn the_editor_gets_the_allow_list_and_display_variables_only() {
+        let ws = tempfile::tempdir().unwrap();
+        let log = ws.path().join("env.txt");
+        // The test process's environment is full of names no allow-list knows (CARGO_*, ...).
+        let editor = format!("sh -c 'env > {}'", log.display());
+        edit("x", &editor, ws.path()).unwrap();
+        let seen = std::fs::read_to_string(&log).unwrap();
+        // What sh itself sets.
+        let shell = ["PWD", "OLDPWD", "SHLVL", "_"];
+        for name in seen
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, _)| k)
+        {
+            assert!(
+                crate::launch::env::is_allowed(name)
+                    || crate::launch::EDITOR_PASS.contains(&name)
+                    || shell.contains(&name),
+                "{name} reached the editor"
+            );
+        }
+        assert!(seen.contains("PATH="), "{seen}");
+    }
+
+    #[test]
     fn a_failing_editor_keeps_the_message() {
         let ws = tempfile::tempdir().unwrap();
         let err = edit("draft", "false", ws.path()).unwrap_err();
