@@ -36,7 +36,6 @@ async fn main() -> std::process::ExitCode {
         servers: vec![server],
         gate: Arc::new(|_| Ok(())),
         workspace: temp.clone(),
-        env_remove: Vec::new(),
         notify: Arc::new(|n| eprintln!("{n}")),
         announced: Vec::new(),
     });

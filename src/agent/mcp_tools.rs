@@ -1,7 +1,7 @@
 //! The MCP servers of a session and the tools they add to each loop: the user's servers, and
-//! the project's that the project's trust lets start (`mcp::trust::gate`).
+//! those the project's trust lets start (`mcp::trust::gate`): the project's own, and the
+//! user's that would run in or from the workspace.
 
-use super::SECRET_ENV_VARS;
 use crate::config::Config;
 use crate::mcp::{McpManager, McpSetup, McpToolSource};
 use crate::protocol::{Event, EventSink};
@@ -14,19 +14,18 @@ pub(super) fn manager(config: &Config, events: EventSink) -> McpManager {
         servers: config.mcp_servers.clone(),
         gate: crate::mcp::trust::gate(config.trust.clone()),
         workspace: config.cwd.clone(),
-        env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
         notify: Arc::new(move |text| events.send(Event::Notice { text })),
         announced: announced_refusals(config),
     })
 }
 
-/// The project servers the startup notice about an untrusted project already names.
+/// The servers the startup notice about an untrusted project already names.
 fn announced_refusals(config: &Config) -> Vec<String> {
     let waiting = config.untrusted_items();
     config
         .mcp_servers
         .iter()
-        .filter(|s| s.origin.is_project() && waiting.contains(&crate::mcp::trust::trust_item(s)))
+        .filter(|s| waiting.contains(&crate::mcp::trust::trust_item(s)))
         .map(|s| s.name.clone())
         .collect()
 }

@@ -9,8 +9,9 @@ use crate::trust::ProjectTrust;
 use std::path::{Path, PathBuf};
 
 /// Every configured server. A broken user entry is an error; a broken project file only
-/// loses its servers (with a notice). Project servers the project's trust does not allow are
-/// listed as ignored with their trust item, so the one trust prompt shows each command line.
+/// loses its servers (with a notice). Servers that need the project's trust (the project's, and
+/// the user's that would use the workspace: `mcp::trust::needs_trust`) and that it does not
+/// allow are listed as ignored with their trust item, so the one trust prompt shows each.
 pub(super) fn derive_mcp_servers(
     tables: UserAndProject<McpTables>,
     cwd: &Path,
@@ -45,7 +46,7 @@ pub(super) fn derive_mcp_servers(
     let servers = merge(user, project);
     for s in servers
         .iter()
-        .filter(|s| s.origin.is_project() && s.enabled)
+        .filter(|s| s.enabled && crate::mcp::trust::needs_trust(s, cwd).is_some())
     {
         let item = crate::mcp::trust::trust_item(s);
         if !trust.allows(&item) {

@@ -78,10 +78,6 @@ async fn list(config: &crate::config::Config) -> Result<String, String> {
         servers,
         gate: super::trust::gate(config.trust.clone()),
         workspace: config.cwd.clone(),
-        env_remove: crate::agent::SECRET_ENV_VARS
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
         // The list shows every failure itself.
         notify: Arc::new(|_| {}),
         announced: Vec::new(),

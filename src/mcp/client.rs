@@ -79,6 +79,8 @@ pub(super) struct Connection {
     /// Its current tools.
     pub tools: SharedTools,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// A stdio server's neutral working directory, removed once the connection is gone.
+    _dir: Option<crate::launch::NeutralDir>,
 }
 
 /// How a call ended when it did not return a result.
@@ -154,11 +156,12 @@ fn stderr_tail(lines: &Mutex<VecDeque<String>>) -> Vec<String> {
 }
 
 /// Starts `server` and lists its tools, within its startup timeout. `on_change` is called
-/// whenever the server changes its tool list later. Errors are one line for the person.
+/// whenever the server changes its tool list later. `in_project`: the project's trust approved
+/// its use of the workspace. Errors are one line for the person.
 pub(super) async fn connect(
     server: &ServerConfig,
     workspace: &Path,
-    env_remove: &[String],
+    in_project: bool,
     on_change: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<Connection, String> {
     let stderr: Arc<Mutex<VecDeque<String>>> = Arc::default();
@@ -167,10 +170,13 @@ pub(super) async fn connect(
         tools: tools.clone(),
         on_change,
     };
+    let mut dir = None;
     let start = async {
         let service = match &server.transport {
             Transport::Stdio { .. } => {
-                let transport = spawn_child(server, workspace, env_remove, stderr.clone())?;
+                let (transport, neutral) =
+                    spawn_child(server, workspace, in_project, stderr.clone())?;
+                dir = neutral;
                 handler.clone().serve(transport).await
             }
             Transport::Http { url, headers } => {
@@ -201,6 +207,7 @@ pub(super) async fn connect(
             service,
             tools,
             stderr,
+            _dir: dir,
         }),
         Err(e) => {
             // Give the stderr reader a moment to catch the server's last words.
@@ -213,12 +220,15 @@ pub(super) async fn connect(
     }
 }
 
+/// Starts a stdio server through the launch gate (`crate::launch`): a neutral directory unless
+/// its `cwd` or an approved project decision says otherwise, the environment allow-list plus
+/// its own `env`, its program from the trusted `PATH`, a process group of its own.
 fn spawn_child(
     server: &ServerConfig,
     workspace: &Path,
-    env_remove: &[String],
+    in_project: bool,
     stderr_lines: Arc<Mutex<VecDeque<String>>>,
-) -> Result<rmcp::transport::TokioChildProcess, String> {
+) -> Result<ChildAndDir, String> {
     let Transport::Stdio {
         command,
         args,
@@ -230,22 +240,22 @@ fn spawn_child(
     };
     let lookup = |v: &str| env_lookup(v);
     let program = expand(command, &lookup)?;
-    let mut cmd = tokio::process::Command::new(&program);
+    let env = env
+        .iter()
+        .map(|(k, v)| Ok((k.clone(), expand(v, &lookup)?)))
+        .collect::<Result<Vec<_>, String>>()?;
+    let mut prepared = crate::launch::prepare(&crate::launch::Request {
+        program: &program,
+        cwd: cwd.as_deref(),
+        env: &env,
+        workspace,
+        in_project,
+        purpose: crate::launch::Purpose::Server,
+    })?;
+    let mut cmd = tokio::process::Command::from(prepared.command());
     for arg in args {
         cmd.arg(expand(arg, &lookup)?);
     }
-    for var in env_remove {
-        cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd.env(k, expand(v, &lookup)?);
-    }
-    let dir = match cwd {
-        Some(d) if d.is_absolute() => d.clone(),
-        Some(d) => workspace.join(d),
-        None => workspace.to_path_buf(),
-    };
-    cmd.current_dir(dir);
     // Its own process group: the terminal's Ctrl+C is rein's to handle, not the server's.
     #[cfg(unix)]
     cmd.process_group(0);
@@ -256,8 +266,14 @@ fn spawn_child(
     if let Some(stderr) = stderr {
         tokio::spawn(keep_stderr(stderr, stderr_lines));
     }
-    Ok(child)
+    Ok((child, prepared.take_dir()))
 }
+
+/// A started stdio child and the neutral directory it runs in (if it does).
+type ChildAndDir = (
+    rmcp::transport::TokioChildProcess,
+    Option<crate::launch::NeutralDir>,
+);
 
 /// Keeps the last lines of a server's stderr (never shown on the terminal, never logged: a
 /// server may print what it was given).

@@ -25,7 +25,8 @@ pub enum Transport {
         args: Vec<String>,
         /// Extra environment variables (values may hold `${VAR}`).
         env: BTreeMap<String, String>,
-        /// Working directory (default: the workspace).
+        /// Working directory (default: a fresh directory outside the workspace, or the workspace
+        /// for an approved project decision: `crate::launch`).
         cwd: Option<PathBuf>,
     },
     /// Streamable HTTP.

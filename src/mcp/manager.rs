@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
-/// Decides whether a project server may start: `Err(reason)` keeps it stopped.
+/// Decides whether a server that needs the project's trust (`trust::needs_trust`) may start:
+/// `Err(reason)` keeps it stopped.
 pub type ProjectGate = Arc<dyn Fn(&ServerConfig) -> Result<(), String> + Send + Sync>;
 
 /// Where one-line notices for the person go (a server failed to start, ...).
@@ -35,6 +36,9 @@ pub struct OfferedTool {
 
 struct Slot {
     config: ServerConfig,
+    /// Approved to use the workspace (a project decision the project's trust allowed): then
+    /// it starts in the workspace unless it names another `cwd`.
+    in_project: bool,
     state: Mutex<McpState>,
     /// Held while (re)connecting, so calls wait for a start in progress.
     conn: Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>,
@@ -45,7 +49,6 @@ struct Slot {
 struct Inner {
     slots: Vec<Slot>,
     workspace: PathBuf,
-    env_remove: Vec<String>,
     notify: Notify,
     announced: Vec<String>,
     /// Bumped whenever any server's tools change, so the offered list is rebuilt.
@@ -63,12 +66,10 @@ pub struct McpManager {
 pub struct McpSetup {
     /// The configured servers (user and project).
     pub servers: Vec<ServerConfig>,
-    /// Whether a project server may start.
+    /// Whether a server that needs the project's trust may start.
     pub gate: ProjectGate,
-    /// The workspace (a stdio server's default working directory).
+    /// The workspace: no stdio server starts in it or from it unless `gate` allowed that.
     pub workspace: PathBuf,
-    /// Variables never passed to servers (API keys).
-    pub env_remove: Vec<String>,
     /// Where notices go.
     pub notify: Notify,
     /// Servers whose refusal rein's startup notices already name (an untrusted project's):
@@ -83,9 +84,10 @@ impl McpManager {
             .servers
             .into_iter()
             .map(|config| {
+                let in_project = super::trust::needs_trust(&config, &setup.workspace).is_some();
                 let state = if !config.enabled {
                     McpState::Disabled
-                } else if config.origin.is_project() {
+                } else if in_project {
                     match (setup.gate)(&config) {
                         Ok(()) => McpState::Starting,
                         Err(reason) => McpState::NotApproved { reason },
@@ -95,6 +97,7 @@ impl McpManager {
                 };
                 Slot {
                     config,
+                    in_project,
                     state: Mutex::new(state),
                     conn: Arc::new(tokio::sync::Mutex::new(None)),
                     tools: Mutex::new(Vec::new()),
@@ -105,7 +108,6 @@ impl McpManager {
             inner: Arc::new(Inner {
                 slots,
                 workspace: setup.workspace,
-                env_remove: setup.env_remove,
                 notify: setup.notify,
                 announced: setup.announced,
                 generation: AtomicU64::new(1),
@@ -176,7 +178,7 @@ impl McpManager {
         match connect(
             &slot.config,
             &self.inner.workspace,
-            &self.inner.env_remove,
+            slot.in_project,
             on_change,
         )
         .await

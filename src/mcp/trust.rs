@@ -1,19 +1,41 @@
 //! Project servers (`.mcp.json`, `.rein/config.toml`) are code from the repository: none starts
 //! until the person has trusted the project and approved that server's exact command line.
+//! The same holds for a server of the person's own config that would use the repository: a
+//! working directory inside it or a relative command (`launch::project_decision`).
 //!
-//! Each project server is one [`TrustItem`] (id `mcp.<name>`) whose fingerprint covers
+//! Each such server is one [`TrustItem`] (id `mcp.<name>`) whose fingerprint covers
 //! everything that decides what runs: the program, its arguments, the working directory and
 //! the environment as written (names and values, `${VAR}` unexpanded), or the URL and headers.
 //! The config layer lists the items that wait in the one trust prompt; [`gate`] turns the
 //! project's trust decision into the manager's start check, so a changed command line is a
 //! new fingerprint and stays stopped until approved again.
 
-use super::config::ServerConfig;
+use super::config::{ServerConfig, Transport, env_lookup, expand};
 use super::manager::ProjectGate;
 use crate::trust::{ProjectTrust, TrustItem};
+use std::path::Path;
 use std::sync::Arc;
 
-/// The trust item of a project server: its full command line shown, fingerprinted whole.
+/// Why `server` needs this project's trust to start, if it does: it comes from the project,
+/// or it would run in or from the workspace. `None`: it starts outside the workspace, unasked.
+pub fn needs_trust(server: &ServerConfig, workspace: &Path) -> Option<String> {
+    if server.origin.is_project() {
+        return Some(format!(
+            "it is defined by the project ({})",
+            server.origin.path().display()
+        ));
+    }
+    let Transport::Stdio { command, cwd, .. } = &server.transport else {
+        return None;
+    };
+    // Expanded only to judge it; an unset variable fails at start with its own message.
+    let lookup = |v: &str| env_lookup(v);
+    let program = expand(command, &lookup).unwrap_or_else(|_| command.clone());
+    crate::launch::project_decision(&program, cwd.as_deref(), workspace)
+}
+
+/// The trust item of a server that needs trust: its full command line shown, fingerprinted
+/// whole.
 pub fn trust_item(server: &ServerConfig) -> TrustItem {
     let line = server.describe();
     let file = server
@@ -25,8 +47,13 @@ pub fn trust_item(server: &ServerConfig) -> TrustItem {
     TrustItem::new(
         format!("mcp.{}", server.name),
         format!(
-            "MCP server {} (from {file}) runs: {}",
+            "MCP server {} (from {file}) runs{}: {}",
             server.name,
+            if server.origin.is_project() {
+                ""
+            } else {
+                " in this project"
+            },
             visible(&line)
         ),
         &format!("mcp-server-v1\0{}\0{line}", server.name),
@@ -48,17 +75,20 @@ fn visible(text: &str) -> String {
         .collect()
 }
 
-/// The start check for this project: a project server starts only when `trust` allows its
-/// item (the whole project trusted, or this exact command line approved).
+/// The start check for this project: a server that needs trust ([`needs_trust`]) starts only
+/// when `trust` allows its item (the whole project trusted, or this exact command line
+/// approved).
 pub fn gate(trust: ProjectTrust) -> ProjectGate {
     Arc::new(move |server: &ServerConfig| {
-        if !server.origin.is_project() || trust.allows(&trust_item(server)) {
+        let Some(why) = needs_trust(server, &trust.project) else {
+            return Ok(());
+        };
+        if trust.allows(&trust_item(server)) {
             return Ok(());
         }
         Err(format!(
-            "it is defined by the project ({}) and its command line ({}) is not approved for \
-             this project; start `rein` here and trust it when asked, or run with --trust",
-            server.origin.path().display(),
+            "{why} and its command line ({}) is not approved for this project; start `rein` \
+             here and trust it when asked, or run with --trust",
             visible(&server.describe())
         ))
     })

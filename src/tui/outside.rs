@@ -3,10 +3,10 @@
 //!
 //! The editor gets a scratch file in a fresh private directory outside the workspace and runs
 //! there, so a hostile repository's editor settings (`.exrc`, `.editorconfig`,
-//! `.dir-locals.el`, a workspace `.vscode`) are never read for it.
+//! `.dir-locals.el`, a workspace `.vscode`) are never read for it; it does not get rein's
+//! secrets either (the launch gate's allow-list).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 /// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`.
 pub fn editor_command() -> String {
@@ -18,60 +18,38 @@ pub fn editor_command() -> String {
 }
 
 /// Edits `text` in `editor` (a shell command line, e.g. `code -w`) and returns the result.
-/// The scratch file and its directory are outside `workspace` and removed afterwards.
+/// Started through the launch gate (`crate::launch`): in a neutral directory outside
+/// `workspace` (removed afterwards) that holds only the scratch file, with the environment
+/// allow-list plus what reaches the person's display, `sh` from a trusted `PATH` entry.
 pub fn edit(text: &str, editor: &str, workspace: &Path) -> Result<String, String> {
-    let dir = scratch_dir(workspace)?;
-    let file = dir.join("message.md");
-    let result = (|| {
-        std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-        // `$1` keeps the file name out of the command line's parsing.
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!("{editor} \"$1\""))
-            .arg("rein-editor")
-            .arg(&file)
-            .current_dir(&dir);
-        // The API key never reaches a child process.
-        for var in crate::agent::SECRET_ENV_VARS {
-            cmd.env_remove(var);
-        }
-        let status = cmd
-            .status()
-            .map_err(|e| format!("cannot start {editor}: {e}"))?;
-        if !status.success() {
-            return Err(format!(
-                "{editor} exited with {status}; the message is unchanged"
-            ));
-        }
-        std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))
-    })();
-    let _ = std::fs::remove_dir_all(&dir);
-    result
-}
-
-/// A new private directory for the scratch file: under the temp dir, else the home dir,
-/// whichever is not inside the workspace.
-fn scratch_dir(workspace: &Path) -> Result<PathBuf, String> {
-    let workspace = workspace
-        .canonicalize()
-        .unwrap_or_else(|_| workspace.to_path_buf());
-    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
-    let candidates = std::iter::once(std::env::temp_dir()).chain(home);
-    for base in candidates {
-        let Ok(base) = base.canonicalize() else {
-            continue;
-        };
-        if base.starts_with(&workspace) {
-            continue;
-        }
-        let dir = base.join(format!("rein-edit-{}", crate::agent::new_session_id()));
-        let mut builder = std::fs::DirBuilder::new();
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        if builder.create(&dir).is_ok() {
-            return Ok(dir);
-        }
+    let mut prepared = crate::launch::prepare(&crate::launch::Request {
+        program: "sh",
+        cwd: None,
+        env: &[],
+        workspace,
+        in_project: false,
+        purpose: crate::launch::Purpose::Editor,
+    })
+    .map_err(|e| format!("cannot start {editor}: {e}"))?;
+    // Dropped (and removed) when this returns.
+    let _dir = prepared.take_dir();
+    let file = prepared.dir.join("message.md");
+    std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    // `$1` keeps the file name out of the command line's parsing.
+    let mut cmd = prepared.command();
+    cmd.arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("rein-editor")
+        .arg(&file);
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start {editor}: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "{editor} exited with {status}; the message is unchanged"
+        ));
     }
-    Err("there is no directory outside the workspace for the scratch file".into())
+    std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))
 }
 
 /// Stops rein as a shell job (SIGTSTP) and returns once it is continued. Without job
@@ -108,6 +86,31 @@ mod tests {
         }
         let file = seen.lines().nth(1).unwrap();
         assert!(!Path::new(file).exists(), "the scratch file is left behind");
+    }
+
+    #[test]
+    fn the_editor_gets_the_allow_list_and_display_variables_only() {
+        let ws = tempfile::tempdir().unwrap();
+        let log = ws.path().join("env.txt");
+        // The test process's environment is full of names no allow-list knows (CARGO_*, ...).
+        let editor = format!("sh -c 'env > {}'", log.display());
+        edit("x", &editor, ws.path()).unwrap();
+        let seen = std::fs::read_to_string(&log).unwrap();
+        // What sh itself sets.
+        let shell = ["PWD", "OLDPWD", "SHLVL", "_"];
+        for name in seen
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, _)| k)
+        {
+            assert!(
+                crate::launch::env::is_allowed(name)
+                    || crate::launch::EDITOR_PASS.contains(&name)
+                    || shell.contains(&name),
+                "{name} reached the editor"
+            );
+        }
+        assert!(seen.contains("PATH="), "{seen}");
     }
 
     #[test]

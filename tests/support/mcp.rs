@@ -92,7 +92,6 @@ pub fn manager(
         servers,
         gate: Arc::new(|_| Err("project servers are refused in these tests".into())),
         workspace: workspace.to_path_buf(),
-        env_remove: vec!["API_KEY".into()],
         notify: Arc::new(move |n| sink.lock().unwrap().push(n)),
         announced: Vec::new(),
     });
