@@ -85,8 +85,8 @@ fn plan_code_only(t: &mut Pty, message: &str, ups: usize) -> String {
 
 /// A bash command of the model swaps what the first turn wrote for links: `conf/` becomes a
 /// link to `$HOME` (where files of the same names live), `hooks/` a link to `.git/hooks`,
-/// `tolink.txt` a link to a file in `$HOME`. Going back to before the first turn would write
-/// `conf/settings.txt`, delete `conf/made.txt` and `hooks/pre-commit`, and write `tolink.txt`:
+/// `tolink.txt` a link to a file in `$HOME`. Undoing the swap would write the three files
+/// back, going back to before the first turn would write `conf/settings.txt` and `tolink.txt`:
 /// through the links, each would land outside the workspace or in `.git`.
 #[test]
 fn a_turn_that_swaps_restored_paths_for_links_cannot_make_a_restore_leave_the_workspace() {
@@ -139,13 +139,23 @@ fn a_turn_that_swaps_restored_paths_for_links_cannot_make_a_restore_leave_the_wo
         |s| s.contains("second done") && idle(s),
         WAIT,
     );
+    // The swap's own turn: its scan saw the files behind the links go (a name that resolves
+    // through a link to a file of the same name is not the workspace's file).
+    t.type_line("/undo");
+    let plan = t.expect("the plan of the swap", |s| s.contains(" Restore "), WAIT);
+    for path in ["conf/settings.txt", "conf/made.txt", "hooks/pre-commit"] {
+        assert!(
+            plan.lines()
+                .any(|l| l.contains(path) && l.contains("cannot restore")),
+            "{path} is not in the plan of the swap:\n{plan}"
+        );
+    }
+    t.send_raw(keys::ESC);
+    t.expect("the plan closed", |s| !s.contains("╭ Restore ") && idle(s), WAIT);
+    // Before the first turn: what it created is gone from the workspace (nothing to delete),
+    // what it changed is behind links now.
     let plan = plan_code_only(&mut t, "first turn", 1);
-    for path in [
-        "conf/settings.txt",
-        "conf/made.txt",
-        "hooks/pre-commit",
-        "tolink.txt",
-    ] {
+    for path in ["conf/settings.txt", "tolink.txt"] {
         assert!(
             plan.lines()
                 .any(|l| l.contains(path) && l.contains("cannot restore")),
@@ -158,15 +168,10 @@ fn a_turn_that_swaps_restored_paths_for_links_cannot_make_a_restore_leave_the_wo
     });
     let screen = t.expect(
         "the refusals",
-        |s| s.matches("Not restored: ").count() >= 4 && idle(s),
+        |s| s.matches("Not restored: ").count() >= 2 && idle(s),
         WAIT,
     );
-    for path in [
-        "conf/settings.txt",
-        "conf/made.txt",
-        "hooks/pre-commit",
-        "tolink.txt",
-    ] {
+    for path in ["conf/settings.txt", "tolink.txt"] {
         assert!(
             screen.contains(&format!("Not restored: {path}")),
             "{path}:\n{screen}"
@@ -181,7 +186,8 @@ fn a_turn_that_swaps_restored_paths_for_links_cannot_make_a_restore_leave_the_wo
 
 /// The plan is shown; before the person confirms, another process swaps `dir/` for a link to
 /// a directory outside the workspace, `new.txt` (to be deleted) for a link to a file in
-/// `$HOME`, and `hard.txt` for a hard link to a file in `$HOME`. Confirming shows the new plan;
+/// `$HOME`, `sub/` (its file to be deleted) for a link to `$HOME`, holding a file of that name,
+/// and `hard.txt` for a hard link to a file in `$HOME`. Confirming shows the new plan;
 /// confirming that one writes and deletes inside the workspace only.
 #[test]
 fn links_swapped_in_between_the_plan_and_the_confirmation_are_refused() {
@@ -194,20 +200,22 @@ fn links_swapped_in_between_the_plan_and_the_confirmation_are_refused() {
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("f.txt"), "outside, keep me\n").unwrap();
     std::fs::write(w.home.join("keep.txt"), "home, keep me\n").unwrap();
+    std::fs::write(w.home.join("created.txt"), "home's own, keep me\n").unwrap();
     std::fs::write(w.home.join("hard-target"), "home hard target, keep me\n").unwrap();
     s.push(write_calls(&[
         ("dir/f.txt", "f v2\n"),
         ("new.txt", "created by rein\n"),
+        ("sub/created.txt", "created by rein\n"),
         ("hard.txt", "hard v2\n"),
         ("ok.txt", "ok v2\n"),
     ]))
     .push(Reply::text("edited"));
     exec_ok(&w, &["--yes", "edit files"]);
 
-    let mut t = Pty::spawn(w.pty_command(&["--continue"]), 100, 40);
+    let mut t = Pty::spawn(w.pty_command(&["--continue"]), 100, 60);
     t.expect("the resumed session", |s| s.contains("edited") && idle(s), WAIT);
     t.type_line("/undo");
-    let plan = t.expect("the plan", |s| s.contains(" Restore 4 files"), WAIT);
+    let plan = t.expect("the plan", |s| s.contains(" Restore 5 files"), WAIT);
     assert!(!plan.contains("cannot restore"), "{plan}");
 
     // The swap, while the plan is open.
@@ -215,6 +223,8 @@ fn links_swapped_in_between_the_plan_and_the_confirmation_are_refused() {
     std::os::unix::fs::symlink(&outside, w.ws.join("dir")).unwrap();
     std::fs::remove_file(w.ws.join("new.txt")).unwrap();
     std::os::unix::fs::symlink(w.home.join("keep.txt"), w.ws.join("new.txt")).unwrap();
+    std::fs::remove_dir_all(w.ws.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&w.home, w.ws.join("sub")).unwrap();
     std::fs::remove_file(w.ws.join("hard.txt")).unwrap();
     std::fs::hard_link(w.home.join("hard-target"), w.ws.join("hard.txt")).unwrap();
     let home_before = snapshot(&w.home);
@@ -226,7 +236,7 @@ fn links_swapped_in_between_the_plan_and_the_confirmation_are_refused() {
         |s| s.contains("restore hard.txt") && s.contains("cannot restore"),
         WAIT,
     );
-    for path in ["dir/f.txt", "new.txt"] {
+    for path in ["dir/f.txt", "new.txt", "sub/created.txt"] {
         assert!(
             plan.lines()
                 .any(|l| l.contains(path) && l.contains("cannot restore")),
@@ -244,10 +254,10 @@ fn links_swapped_in_between_the_plan_and_the_confirmation_are_refused() {
     });
     let screen = t.expect(
         "the refusals",
-        |s| s.matches("Not restored: ").count() >= 2 && idle(s),
+        |s| s.matches("Not restored: ").count() >= 3 && idle(s),
         WAIT,
     );
-    for path in ["dir/f.txt", "new.txt"] {
+    for path in ["dir/f.txt", "new.txt", "sub/created.txt"] {
         assert!(
             screen.contains(&format!("Not restored: {path}")),
             "{path}:\n{screen}"
