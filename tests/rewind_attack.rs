@@ -92,7 +92,10 @@ fn plan_code_only(t: &mut Pty, message: &str, ups: usize) -> String {
 fn a_turn_that_swaps_restored_paths_for_links_cannot_make_a_restore_leave_the_workspace() {
     let s = ScriptedServer::openai();
     let w = World::new(&s);
-    w.write(".git/hooks/pre-commit", "#!/bin/sh\necho the person's own hook\n");
+    w.write(
+        ".git/hooks/pre-commit",
+        "#!/bin/sh\necho the person's own hook\n",
+    );
     w.write("conf/settings.txt", "settings v1\n");
     w.write("tolink.txt", "tolink v1\n");
     w.write("ok.txt", "ok v1\n");
@@ -151,7 +154,11 @@ fn a_turn_that_swaps_restored_paths_for_links_cannot_make_a_restore_leave_the_wo
         );
     }
     t.send_raw(keys::ESC);
-    t.expect("the plan closed", |s| !s.contains("╭ Restore ") && idle(s), WAIT);
+    t.expect(
+        "the plan closed",
+        |s| !s.contains("╭ Restore ") && idle(s),
+        WAIT,
+    );
     // Before the first turn: what it created is gone from the workspace (nothing to delete),
     // what it changed is behind links now.
     let plan = plan_code_only(&mut t, "first turn", 1);
@@ -213,7 +220,11 @@ fn links_swapped_in_between_the_plan_and_the_confirmation_are_refused() {
     exec_ok(&w, &["--yes", "edit files"]);
 
     let mut t = Pty::spawn(w.pty_command(&["--continue"]), 100, 60);
-    t.expect("the resumed session", |s| s.contains("edited") && idle(s), WAIT);
+    t.expect(
+        "the resumed session",
+        |s| s.contains("edited") && idle(s),
+        WAIT,
+    );
     t.type_line("/undo");
     let plan = t.expect("the plan", |s| s.contains(" Restore 5 files"), WAIT);
     assert!(!plan.contains("cannot restore"), "{plan}");
@@ -267,6 +278,53 @@ fn links_swapped_in_between_the_plan_and_the_confirmation_are_refused() {
     assert_eq!(snapshot(&outside), outside_before, "outside untouched");
     // The hard link's name now holds the restored file; the file it shared stays as it was.
     assert_eq!(w.read("hard.txt").as_deref(), Some("hard v1\n"));
+    t.send_raw(keys::CTRL_D);
+    assert_eq!(t.wait_exit(WAIT), Some(0));
+}
+
+/// The checkpoints' first scan runs in the background from the start (the status line says
+/// so) and a command that changes a file while it runs is still undoable.
+#[test]
+fn the_first_scan_runs_in_the_background_and_what_bash_changes_meanwhile_is_undoable() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    // Enough distinct files that the scan is seen running (each is read, hashed and kept).
+    for d in 0..20 {
+        for f in 0..250 {
+            w.write(&format!("big/d{d}/f{f}.txt"), &format!("file {d} {f}\n"));
+        }
+    }
+    w.write("a.txt", "a v1\n");
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "printf 'a v2\\n' > a.txt"}),
+    ))
+    .push(Reply::text("changed a"));
+    let mut t = w.spawn_tui(100, 40);
+    t.expect(
+        "the scan running",
+        |s| s.contains("indexing workspace…"),
+        WAIT,
+    );
+    t.type_line("change a");
+    t.expect("the bash approval", |s| s.contains("Allow "), WAIT);
+    t.send_keys("y");
+    // The command waits for the scan: what it changes must be compared with a whole shadow.
+    let slow = Duration::from_secs(120);
+    t.expect("the answer", |s| s.contains("changed a") && idle(s), slow);
+    assert_eq!(w.read("a.txt").as_deref(), Some("a v2\n"));
+    t.expect(
+        "the scan over",
+        |s| !s.contains("indexing workspace…"),
+        slow,
+    );
+    t.type_line("/undo");
+    let plan = t.expect("the plan", |s| s.contains(" Restore 1 file"), WAIT);
+    assert!(plan.contains("restore a.txt"), "{plan}");
+    t.send_keys("y");
+    wait_until("a.txt back", WAIT, || {
+        w.read("a.txt").as_deref() == Some("a v1\n")
+    });
     t.send_raw(keys::CTRL_D);
     assert_eq!(t.wait_exit(WAIT), Some(0));
 }

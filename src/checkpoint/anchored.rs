@@ -9,7 +9,6 @@ use crate::tools::files::anchor::Dir;
 use rustix::fs::FileType;
 use rustix::io::Errno;
 use std::ffi::OsStr;
-use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
