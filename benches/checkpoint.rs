@@ -1,7 +1,9 @@
 //! Checkpoint scan cost on a 10,000-file workspace (100 directories of 100 files, 2 KB each,
 //! plus 1,000 ignored build files): the scan pair around every shell command when nothing
-//! changed (stat only) and when 10 files changed (stat, then read and hash those), and the
-//! first scan of a session, which reads, hashes and keeps every file once.
+//! changed (stat only) and when 10 files changed (stat, then read and hash those). And the
+//! first scan of a session, which reads, hashes and keeps every file once, on 10,000 and
+//! 100,000 files (`checkpoint_first_scan`; the 100k workspace is built only when that bench
+//! runs: `cargo bench --bench checkpoint -- first_scan`).
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rein::checkpoint::{Caps, Checkpoints, Scope};
@@ -12,10 +14,15 @@ const DIRS: usize = 100;
 const FILES: usize = 100;
 
 fn workspace(root: &Path) {
+    workspace_of(root, DIRS);
+}
+
+/// `dirs` directories of 100 files of 2 KB, a .gitignore and 1,000 ignored files.
+fn workspace_of(root: &Path, dirs: usize) {
     let line = "let value = compute(input, 42); // a line of source code\n";
     let body = line.repeat(2048 / line.len());
-    for d in 0..DIRS {
-        let dir = root.join(format!("src/mod{d:03}"));
+    for d in 0..dirs {
+        let dir = root.join(format!("src/mod{d:04}"));
         std::fs::create_dir_all(&dir).expect("dir");
         for f in 0..FILES {
             std::fs::write(
@@ -63,7 +70,7 @@ fn scans(c: &mut Criterion) {
             || {
                 round += 1;
                 for i in 0..10 {
-                    let p = ws.join(format!("src/mod{i:03}/file000.rs"));
+                    let p = ws.join(format!("src/mod{i:04}/file000.rs"));
                     std::fs::write(p, format!("changed {round}\n")).expect("write");
                 }
             },
@@ -76,13 +83,26 @@ fn scans(c: &mut Criterion) {
     });
     g.bench_function("scan_one_path", |b| {
         b.iter(|| {
-            ck.before(Scope::Path("src/mod050/file050.rs"));
-            black_box(ck.after(Scope::Path("src/mod050/file050.rs")))
+            ck.before(Scope::Path("src/mod0050/file050.rs"));
+            black_box(ck.after(Scope::Path("src/mod0050/file050.rs")))
         })
     });
-    g.sample_size(10);
+    g.finish();
+}
+
+/// The first scan of a session on `dirs` × 100 files, from an empty store each time.
+fn first_scan(
+    c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    dirs: usize,
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().join("ws");
     let fresh = dir.path().join("fresh");
-    g.bench_function("first_scan_keeps_every_file", |b| {
+    let mut built = false;
+    c.bench_function(format!("{}k_files", dirs / 10), |b| {
+        if !std::mem::replace(&mut built, true) {
+            workspace_of(&ws, dirs);
+        }
         b.iter_batched(
             || {
                 // Each run starts with an empty store (and does not fill the disk).
@@ -93,8 +113,15 @@ fn scans(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+}
+
+fn first_scans(c: &mut Criterion) {
+    let mut g = c.benchmark_group("checkpoint_first_scan");
+    g.sample_size(10);
+    first_scan(&mut g, 100);
+    first_scan(&mut g, 1000);
     g.finish();
 }
 
-criterion_group!(benches, scans);
+criterion_group!(benches, scans, first_scans);
 criterion_main!(benches);

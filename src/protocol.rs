@@ -583,6 +583,11 @@ pub enum Event {
         /// The files.
         files: Vec<Instructions>,
     },
+    /// The checkpoints' first scan of the workspace started (`true`) or ended (`false`).
+    Indexing {
+        /// Whether it is running.
+        active: bool,
+    },
 }
 
 /// How both front ends announce `Event::Retrying`: `retrying in 1.5 s (attempt 2 of 5): why`

@@ -203,6 +203,7 @@ impl Agent {
         };
         let main_tools = offered(opts.registry.names());
         let sub_tools = offered(subagent::SUBAGENT_TOOLS.to_vec());
+        let saved = !matches!(opts.session, journal::SessionStart::Ephemeral);
         let opened = session_switch::open(&config, opts.session, events.clone())?;
         let journal = opened.journal.clone();
         if let Some(path) = journal.path() {
@@ -273,6 +274,9 @@ impl Agent {
         checkpoints.withhold(crate::checkpoint::Withhold(Arc::new(move |b| {
             found.found_in(b)
         })));
+        if saved {
+            rewind::start_first_scan(&checkpoints, &config.data_dir, &events);
+        }
         Ok(Agent {
             model,
             mode,

@@ -82,6 +82,20 @@ impl Watch {
     }
 }
 
+/// Starts the checkpoints' first scan in the background (the status line says so while it
+/// runs), so the first command that may write seldom waits for it.
+pub(crate) fn start_first_scan(
+    checkpoints: &Checkpoints,
+    data_dir: &std::path::Path,
+    events: &EventSink,
+) {
+    let events = events.clone();
+    checkpoints.start_first_scan(
+        session_store::sessions_dir(data_dir),
+        std::sync::Arc::new(move |active| events.send(Event::Indexing { active })),
+    );
+}
+
 /// The conversation as it was before a message: context, view and todos.
 struct Before {
     messages: Vec<Message>,

@@ -5,10 +5,11 @@
 //! renaming a new file over the name, which replaces a link itself rather than writing
 //! through it. `.git` and `.rein` are never entered.
 
-use std::ffi::CString;
-use std::fs::File;
+use crate::tools::files::anchor::Dir;
+use rustix::fs::FileType;
+use rustix::io::Errno;
+use std::ffi::OsStr;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
 /// Directories a restore never writes into (what git and rein read as configuration).
@@ -38,21 +39,18 @@ pub enum Found {
 }
 
 /// The workspace, held open.
-#[derive(Debug)]
 pub struct Anchor {
-    root: OwnedFd,
+    root: Dir,
 }
 
-fn cstr(name: &str) -> io::Result<CString> {
-    CString::new(name).map_err(|_| invalid("a path with a NUL byte"))
+impl std::fmt::Debug for Anchor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Anchor")
+    }
 }
 
 fn invalid(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg.into())
-}
-
-fn last_error() -> io::Error {
-    io::Error::last_os_error()
 }
 
 /// The components of a workspace-relative path, refusing anything that could leave the
@@ -61,6 +59,9 @@ pub fn components(rel: &str) -> io::Result<Vec<&str>> {
     let parts: Vec<&str> = rel.split('/').collect();
     if rel.is_empty() || rel.starts_with('/') {
         return Err(invalid(format!("{rel:?} is not a workspace-relative path")));
+    }
+    if rel.contains('\0') {
+        return Err(invalid("a path with a NUL byte"));
     }
     for p in &parts {
         if p.is_empty() || *p == "." || *p == ".." {
@@ -75,96 +76,53 @@ pub fn components(rel: &str) -> io::Result<Vec<&str>> {
     Ok(parts)
 }
 
-fn kind_name(mode: libc::mode_t) -> &'static str {
-    match mode & libc::S_IFMT {
-        libc::S_IFDIR => "a directory",
-        libc::S_IFLNK => "a symbolic link",
-        libc::S_IFREG => "a file",
+fn kind_name(mode: u32) -> &'static str {
+    match FileType::from_raw_mode(mode) {
+        FileType::Directory => "a directory",
+        FileType::Symlink => "a symbolic link",
+        FileType::RegularFile => "a file",
         _ => "a special file",
     }
 }
 
-fn fstatat(dir: RawFd, name: &CString) -> io::Result<Option<libc::stat>> {
-    // SAFETY: an all-zero `stat` is a valid value; fstatat fills it.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid descriptor, NUL-terminated name, valid out-pointer.
-    let rc = unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
-    if rc == 0 {
-        return Ok(Some(st));
-    }
-    let e = last_error();
-    match e.raw_os_error() {
-        Some(libc::ENOENT) => Ok(None),
-        _ => Err(e),
-    }
-}
-
-fn openat(
-    dir: RawFd,
-    name: &CString,
-    flags: libc::c_int,
-    mode: libc::mode_t,
-) -> io::Result<OwnedFd> {
-    // SAFETY: valid descriptor and NUL-terminated name.
-    let fd = unsafe {
-        libc::openat(
-            dir,
-            name.as_ptr(),
-            flags | libc::O_CLOEXEC,
-            mode as libc::c_uint,
-        )
-    };
-    if fd < 0 {
-        return Err(last_error());
-    }
-    // SAFETY: `fd` was just opened and is owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+fn is_dir(st: &rustix::fs::Stat) -> bool {
+    FileType::from_raw_mode(st.st_mode) == FileType::Directory
 }
 
 impl Anchor {
     /// Opens the workspace root (the root itself may be reached through links: it is where the
     /// person works).
     pub fn open(root: &Path) -> io::Result<Anchor> {
-        let dir = File::open(root)?;
-        if !dir.metadata()?.is_dir() {
-            return Err(invalid(format!("{} is not a directory", root.display())));
+        match Dir::open_root(root) {
+            Ok(root) => Ok(Anchor { root }),
+            Err(e) if e.raw_os_error() == Some(Errno::NOTDIR.raw_os_error()) => {
+                Err(invalid(format!("{} is not a directory", root.display())))
+            }
+            Err(e) => Err(e),
         }
-        Ok(Anchor { root: dir.into() })
     }
 
     /// Opens the directory holding `parts`' last component; `None` when a directory on the
     /// way is missing and `create` is false.
-    fn parent(&self, rel: &str, parts: &[&str], create: bool) -> io::Result<Option<OwnedFd>> {
+    fn parent(&self, rel: &str, parts: &[&str], create: bool) -> io::Result<Option<Dir>> {
         let mut dir = self.root.try_clone()?;
         let dirs = &parts[..parts.len().saturating_sub(1)];
         for (i, part) in dirs.iter().enumerate() {
-            let name = cstr(part)?;
-            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
-            let next = match openat(dir.as_raw_fd(), &name, flags, 0) {
-                Ok(fd) => fd,
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) && !create => return Ok(None),
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                    // SAFETY: valid descriptor and NUL-terminated name.
-                    if unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o755) } != 0 {
-                        let e = last_error();
-                        if e.raw_os_error() != Some(libc::EEXIST) {
-                            return Err(e);
-                        }
-                    }
-                    // Opened without following: a link raced in after mkdir fails here.
-                    openat(dir.as_raw_fd(), &name, flags, 0)?
-                }
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
-                    let what = fstatat(dir.as_raw_fd(), &name)?
+            let name = OsStr::new(part);
+            dir = match dir.subdir(name, create.then_some(0o755)) {
+                Ok(next) => next,
+                Err(Errno::NOENT) if !create => return Ok(None),
+                Err(Errno::LOOP | Errno::NOTDIR) => {
+                    let what = dir
+                        .stat(name)?
                         .map_or("not a directory", |st| kind_name(st.st_mode));
                     let at = parts[..=i].join("/");
                     return Err(invalid(format!(
                         "{at} is {what}, so rein does not restore {rel} through it"
                     )));
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             };
-            dir = next;
         }
         Ok(Some(dir))
     }
@@ -181,25 +139,23 @@ impl Anchor {
             }
             Err(e) => return Err(e),
         };
-        let name = cstr(parts[parts.len() - 1])?;
-        let Some(st) = fstatat(dir.as_raw_fd(), &name)? else {
+        let name = OsStr::new(parts[parts.len() - 1]);
+        let Some(st) = dir.stat(name)? else {
             return Ok(Found::Missing);
         };
-        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
             return Ok(Found::Other(kind_name(st.st_mode)));
         }
         // Non-blocking and not following: a FIFO or a link swapped in cannot hang or redirect
         // the read; fstat then checks what was really opened.
-        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-        let fd = match openat(dir.as_raw_fd(), &name, flags, 0) {
-            Ok(fd) => fd,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Found::Missing),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        let mut file = match dir.open(name) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Ok(Found::Missing),
+            Err(e) if e.raw_os_error() == Some(Errno::LOOP.raw_os_error()) => {
                 return Ok(Found::Other("a symbolic link"));
             }
             Err(e) => return Err(e),
         };
-        let mut file = File::from(fd);
         let meta = file.metadata()?;
         let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
         if !meta.is_file() {
@@ -231,39 +187,24 @@ impl Anchor {
         let dir = self
             .parent(rel, &parts, true)?
             .ok_or_else(|| invalid("cannot create the parent directory"))?;
-        let name = cstr(parts[parts.len() - 1])?;
-        if let Some(st) = fstatat(dir.as_raw_fd(), &name)?
-            && st.st_mode & libc::S_IFMT == libc::S_IFDIR
-        {
+        let name = OsStr::new(parts[parts.len() - 1]);
+        if dir.stat(name)?.is_some_and(|st| is_dir(&st)) {
             return Err(invalid(format!(
                 "{rel} is a directory now; rein does not replace a directory"
             )));
         }
-        let tmp = cstr(&format!(".rein-restore-{:08x}.tmp", rand::random::<u32>()))?;
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-        let fd = openat(dir.as_raw_fd(), &tmp, flags, 0o600)?;
+        let tmp = format!(".rein-restore-{:08x}.tmp", rand::random::<u32>());
+        let tmp = OsStr::new(&tmp);
+        let mut file = dir.create_new_with(tmp, 0o600)?;
+        // Renaming over the name replaces a link (or a hard link) itself, never its target.
         let result = (|| {
-            let mut file = File::from(fd);
             file.write_all(bytes)?;
             file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode & 0o7777))?;
             file.sync_all()?;
-            // SAFETY: valid descriptors and NUL-terminated names.
-            let rc = unsafe {
-                libc::renameat(
-                    dir.as_raw_fd(),
-                    tmp.as_ptr(),
-                    dir.as_raw_fd(),
-                    name.as_ptr(),
-                )
-            };
-            if rc != 0 {
-                return Err(last_error());
-            }
-            Ok(())
+            dir.rename(tmp, name)
         })();
         if result.is_err() {
-            // SAFETY: valid descriptor and NUL-terminated name.
-            unsafe { libc::unlinkat(dir.as_raw_fd(), tmp.as_ptr(), 0) };
+            let _ = dir.remove(tmp);
         }
         result
     }
@@ -274,24 +215,35 @@ impl Anchor {
         let Some(dir) = self.parent(rel, &parts, false)? else {
             return Ok(());
         };
-        let name = cstr(parts[parts.len() - 1])?;
-        match fstatat(dir.as_raw_fd(), &name)? {
+        let name = OsStr::new(parts[parts.len() - 1]);
+        match dir.stat(name)? {
             None => return Ok(()),
-            Some(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
+            Some(st) if is_dir(&st) => {
                 return Err(invalid(format!(
                     "{rel} is a directory now; rein does not remove a directory"
                 )));
             }
             Some(_) => {}
         }
-        // SAFETY: valid descriptor and NUL-terminated name.
-        if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } != 0 {
-            let e = last_error();
-            if e.raw_os_error() != Some(libc::ENOENT) {
-                return Err(e);
-            }
+        match dir.remove(name) {
+            Err(e) if e.raw_os_error() == Some(Errno::NOENT.raw_os_error()) => Ok(()),
+            other => other,
         }
-        Ok(())
+    }
+
+    /// Whether a regular file is at `rel`, reached without following any link (a file behind
+    /// a link swapped in for a directory is not a workspace file).
+    pub fn is_file(&self, rel: &str) -> bool {
+        let Ok(parts) = components(rel) else {
+            return false;
+        };
+        let Ok(Some(dir)) = self.parent(rel, &parts, false) else {
+            return false;
+        };
+        dir.stat(OsStr::new(parts[parts.len() - 1]))
+            .ok()
+            .flatten()
+            .is_some_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
     }
 }
 

@@ -25,7 +25,7 @@ pub use state::{Caps, Change, FileState, human_bytes};
 use crate::protocol::{RewindPlan, RewindPoint};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use store::Store;
 
 #[derive(Debug)]
@@ -41,6 +41,36 @@ struct Engine {
     warned: HashSet<String>,
     /// The file limit was reported (once per engine: it holds for every scan).
     told_truncated: bool,
+    /// Where and how first scans run in the background (see [`Checkpoints::start_first_scan`]).
+    background: Option<Background>,
+    /// A background first scan is running (it has the store's shadow).
+    scanning: bool,
+    /// Counts session switches.
+    generation: u64,
+    /// The session directory given while the first scan ran in a staging store.
+    pending_dir: Option<PathBuf>,
+}
+
+/// What a background first scan needs: the sessions directory (for a staging store) and whom
+/// to tell that it runs.
+#[derive(Clone)]
+struct Background {
+    sessions: PathBuf,
+    notify: Arc<dyn Fn(bool) + Send + Sync>,
+}
+
+impl std::fmt::Debug for Background {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Background")
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Some(s) = &self.store {
+            s.discard();
+        }
+    }
 }
 
 /// What a scan after a command found.
@@ -77,6 +107,19 @@ pub struct Restored {
 #[derive(Clone, Debug)]
 pub struct Checkpoints {
     inner: Arc<Mutex<Engine>>,
+    /// Signalled when a background first scan ends.
+    scanned: Arc<Condvar>,
+}
+
+/// A first scan running in the background, outside the engine's lock.
+struct Job {
+    /// The engine's generation when it started (a switch to another session makes it moot).
+    generation: u64,
+    scanner: Scanner,
+    dir: PathBuf,
+    staged: bool,
+    blobs: BlobStore,
+    shadow: Shadow,
 }
 
 /// The checkpoint directory of a session file (`<name>.checkpoints/`).
@@ -100,13 +143,28 @@ impl Checkpoints {
                 budget: caps.turn_bytes,
                 warned: HashSet::new(),
                 told_truncated: false,
+                background: None,
+                scanning: false,
+                generation: 0,
+                pending_dir: None,
             })),
+            scanned: Arc::new(Condvar::new()),
         }
     }
 
     /// Files whose content `withhold` flags (a secret value) are tracked but never copied.
     pub fn withhold(&self, withhold: Withhold) {
         self.lock().scanner.set_withhold(withhold);
+    }
+
+    /// The engine once no first scan runs in the background: what a command changes, or what
+    /// a restore writes, must be compared with a shadow that is complete.
+    fn lock_scanned(&self) -> MutexGuard<'_, Engine> {
+        let guard = self.lock();
+        match self.scanned.wait_while(guard, |e| e.scanning) {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Engine> {
@@ -117,22 +175,80 @@ impl Checkpoints {
     }
 
     /// Switches to another session: its directory (`None`: keep nothing) and its log. The
-    /// current shadow is saved first.
+    /// current shadow is saved first. With background first scans on, the new session's
+    /// first scan starts now.
     pub fn switch(&self, dir: Option<PathBuf>, log: RewindLog) {
-        let mut e = self.lock();
-        let root = e.scanner.root().to_path_buf();
-        if let Some(s) = e.store.as_mut() {
-            s.save(&root);
+        {
+            let mut e = self.lock();
+            let root = e.scanner.root().to_path_buf();
+            if let Some(s) = e.store.as_mut() {
+                if s.staged {
+                    s.discard();
+                } else {
+                    s.save(&root);
+                }
+            }
+            e.store = dir.map(Store::open);
+            e.log = log;
+            e.generation += 1;
+            e.pending_dir = None;
         }
-        e.store = dir.map(Store::open);
-        e.log = log;
+        self.spawn_first_scan();
     }
 
-    /// Gives a new session its directory once its file exists (no-op when it has one).
+    /// Gives a new session its directory once its file exists (no-op when it has one); a
+    /// staging store moves there.
     pub fn attach(&self, dir: PathBuf) {
         let mut e = self.lock();
-        if e.store.is_none() {
-            e.store = Some(Store::open(dir));
+        if e.scanning {
+            // The scan is still writing into the staging store: it moves when the scan ends.
+            e.pending_dir = Some(dir);
+            return;
+        }
+        match e.store.as_mut() {
+            None => e.store = Some(Store::open(dir)),
+            Some(s) => s.promote(dir),
+        }
+    }
+
+    /// Runs the first scan of every session in the background from now on, beginning with
+    /// this one's: a new session's store is staged in `sessions` until its file exists.
+    /// `notify(true)` and `notify(false)` say when a scan starts and ends. A command that
+    /// may write waits for a scan that is still running (what it changes must be undoable),
+    /// so starting early means it rarely has to.
+    pub fn start_first_scan(&self, sessions: PathBuf, notify: Arc<dyn Fn(bool) + Send + Sync>) {
+        self.lock().background = Some(Background { sessions, notify });
+        self.spawn_first_scan();
+    }
+
+    fn spawn_first_scan(&self) {
+        let ck = self.clone();
+        let Some(bg) = self.lock().background.clone() else {
+            return;
+        };
+        let run = move || {
+            let Some(mut job) = ck.begin_first_scan(&bg.sessions) else {
+                return;
+            };
+            (bg.notify)(true);
+            let root = job.scanner.root().to_path_buf();
+            store::seed_into(&job.dir, &root, &mut job.shadow, &job.blobs);
+            let mut budget = job.scanner.caps().baseline_bytes;
+            let done = job
+                .shadow
+                .scan(&job.scanner, Scope::Workspace, &job.blobs, &mut budget);
+            if let Err(err) = &done {
+                tracing::warn!("checkpoint: the first scan failed: {err}");
+            }
+            ck.end_first_scan(job, done.is_ok());
+            (bg.notify)(false);
+        };
+        let spawned = std::thread::Builder::new()
+            .name("rein-first-scan".into())
+            .spawn(run);
+        if let Err(err) = spawned {
+            // The first writing command scans instead.
+            tracing::warn!("checkpoint: cannot start the first scan: {err}");
         }
     }
 
@@ -149,6 +265,53 @@ impl Checkpoints {
         }
     }
 
+    /// Takes the store's shadow for a background first scan, if one is needed.
+    fn begin_first_scan(&self, sessions: &Path) -> Option<Job> {
+        let mut guard = self.lock();
+        let e = &mut *guard;
+        if e.scanning {
+            return None;
+        }
+        let store = e.store.get_or_insert_with(|| Store::staging(sessions));
+        if store.ready {
+            return None;
+        }
+        e.scanning = true;
+        Some(Job {
+            generation: e.generation,
+            scanner: e.scanner.clone(),
+            dir: store.dir.clone(),
+            staged: store.staged,
+            blobs: store.blobs.clone(),
+            shadow: std::mem::take(&mut store.shadow),
+        })
+    }
+
+    /// Gives the store the scanned shadow (unless the session changed meanwhile) and wakes
+    /// the commands waiting for it.
+    fn end_first_scan(&self, job: Job, ok: bool) {
+        let mut guard = self.lock();
+        let e = &mut *guard;
+        e.scanning = false;
+        match e.store.as_mut() {
+            Some(store) if e.generation == job.generation => {
+                store.shadow = job.shadow;
+                store.ready = ok;
+                store.dirty = true;
+                if let Some(dir) = e.pending_dir.take() {
+                    store.promote(dir);
+                }
+            }
+            // Another session now: this one's staging store is nobody's.
+            _ if job.staged => {
+                let _ = std::fs::remove_dir_all(&job.dir);
+            }
+            _ => {}
+        }
+        drop(guard);
+        self.scanned.notify_all();
+    }
+
     /// A user message was recorded: a new turn starts. Returns the message's index.
     pub fn user_message(&self, text: &str) -> usize {
         let mut e = self.lock();
@@ -160,23 +323,12 @@ impl Checkpoints {
     /// Before a command that may write within `scope`: takes in what changed outside rein.
     /// Returns changes to record only when other commands are running (theirs, then).
     pub fn before(&self, scope: Scope<'_>) -> Vec<Change> {
-        let mut guard = self.lock();
+        let mut guard = self.lock_scanned();
         let e = &mut *guard;
-        let Some(store) = e.store.as_mut() else {
+        if e.store.is_none() {
             return Vec::new();
-        };
-        if !store.ready {
-            store.seed(e.scanner.root());
-            let mut budget = e.scanner.caps().baseline_bytes;
-            match store
-                .shadow
-                .scan(&e.scanner, Scope::Workspace, &store.blobs, &mut budget)
-            {
-                Ok(_) => store.ready = true,
-                Err(err) => tracing::warn!("checkpoint: the first scan failed: {err}"),
-            }
-            store.dirty = true;
         }
+        e.first_scan();
         let found = e.scan(scope);
         e.running += 1;
         if e.running > 1 {
@@ -289,7 +441,7 @@ impl Checkpoints {
         overwrite_changed: bool,
         conversation: bool,
     ) -> Result<Restored, RestoreError> {
-        let mut guard = self.lock();
+        let mut guard = self.lock_scanned();
         let (cands, now) = guard.survey(to).map_err(RestoreError::Failed)?;
         if now != id {
             let message = guard.log.points().get(to).map(|p| p.text.clone());
@@ -328,6 +480,27 @@ impl Checkpoints {
 }
 
 impl Engine {
+    /// The session's first scan, when its shadow is not known yet: every file read, hashed
+    /// and kept (what a later change can go back to).
+    fn first_scan(&mut self) {
+        let Some(store) = self.store.as_mut() else {
+            return;
+        };
+        if store.ready {
+            return;
+        }
+        store.seed(self.scanner.root());
+        let mut budget = self.scanner.caps().baseline_bytes;
+        match store
+            .shadow
+            .scan(&self.scanner, Scope::Workspace, &store.blobs, &mut budget)
+        {
+            Ok(_) => store.ready = true,
+            Err(err) => tracing::warn!("checkpoint: the first scan failed: {err}"),
+        }
+        store.dirty = true;
+    }
+
     fn scan(&mut self, scope: Scope<'_>) -> Scan {
         let Some(store) = self.store.as_mut() else {
             return Scan::default();

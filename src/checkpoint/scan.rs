@@ -206,9 +206,11 @@ impl Shadow {
         let mut out = Scan::default();
         match scope {
             Scope::Path(rel) => {
+                // A file behind a link swapped in for one of its directories is no workspace
+                // file (the name alone would follow the link).
                 let stat = std::fs::symlink_metadata(scanner.root.join(rel))
                     .ok()
-                    .filter(|m| m.is_file())
+                    .filter(|m| m.is_file() && anchor.is_file(rel))
                     .map(|m| Stat::of(&m));
                 self.look(&anchor, scanner, rel, stat, blobs, budget, &mut out);
             }
@@ -249,8 +251,9 @@ impl Shadow {
         for rel in gone {
             // Not walked: deleted, or only out of the walk's sight (ignored now, past the
             // limit). Only a file that is really gone is a change.
-            let exists =
-                std::fs::symlink_metadata(scanner.root.join(&rel)).is_ok_and(|m| m.is_file());
+            // Looked up without following links: `src/` swapped for a link to a directory
+            // holding a file of the same name has still lost its file.
+            let exists = anchor.is_file(&rel);
             if !exists {
                 self.look(anchor, scanner, &rel, None, blobs, budget, out);
             }

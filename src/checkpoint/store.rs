@@ -29,7 +29,14 @@ pub(super) struct Store {
     /// The shadow describes the workspace (loaded, or the first scan is done).
     pub ready: bool,
     pub dirty: bool,
+    /// A store for a session whose file does not exist yet (a staging directory beside the
+    /// sessions): the first scan runs before the first message, and the store moves to the
+    /// session's directory when there is one ([`Store::promote`]).
+    pub staged: bool,
 }
+
+/// The prefix of staging directories (`.staging-<pid>-<random>` in the sessions directory).
+const STAGING: &str = ".staging-";
 
 fn read_shadow(dir: &Path) -> Option<ShadowFile> {
     let bytes = std::fs::read(dir.join(SHADOW_FILE)).ok()?;
@@ -47,13 +54,69 @@ impl Store {
             ready: saved.is_some(),
             shadow: saved.map(|f| f.shadow).unwrap_or_default(),
             dirty: false,
+            staged: false,
             dir,
+        }
+    }
+
+    /// A staging store in `sessions` for a session not saved yet. Staging directories of
+    /// rein processes that are gone are removed first (what a killed rein left).
+    pub fn staging(sessions: &Path) -> Store {
+        if let Ok(entries) = std::fs::read_dir(sessions) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let Some(pid) = name
+                    .to_str()
+                    .and_then(|n| n.strip_prefix(STAGING))
+                    .and_then(|n| n.split('-').next())
+                else {
+                    continue;
+                };
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let name = format!(
+            "{STAGING}{}-{:08x}",
+            std::process::id(),
+            rand::random::<u32>()
+        );
+        Store {
+            staged: true,
+            ..Store::open(sessions.join(name))
+        }
+    }
+
+    /// Moves a staging store to its session's directory `dir` (a rename; blob by blob when
+    /// that fails).
+    pub fn promote(&mut self, dir: PathBuf) {
+        if !self.staged {
+            return;
+        }
+        self.staged = false;
+        self.dirty = true;
+        let old = std::mem::replace(&mut self.dir, dir);
+        let from = std::mem::replace(&mut self.blobs, BlobStore::new(self.dir.join("blobs")));
+        if !old.exists() || std::fs::rename(&old, &self.dir).is_ok() {
+            return;
+        }
+        let mut moved = Shadow::default();
+        moved.adopt(std::mem::take(&mut self.shadow), &from, &self.blobs);
+        self.shadow = moved;
+        let _ = std::fs::remove_dir_all(&old);
+    }
+
+    /// Removes a staging store's directory (its session was never saved).
+    pub fn discard(&self) {
+        if self.staged {
+            let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
 
     /// Saves the shadow if it changed (write, then rename).
     pub fn save(&mut self, root: &Path) {
-        if !self.dirty {
+        if !self.dirty || self.staged {
             return;
         }
         let file = ShadowFile {
@@ -79,31 +142,37 @@ impl Store {
     /// Before the first scan: adopts the newest shadow another session saved of `root`, with
     /// its blobs linked in, so that scan reads only what changed since.
     pub fn seed(&mut self, root: &Path) {
-        let Some(sessions) = self.dir.parent() else {
+        seed_into(&self.dir, root, &mut self.shadow, &self.blobs);
+    }
+}
+
+/// [`Store::seed`] for the store in `dir` with `shadow` and `blobs` (a background scan holds
+/// them outside the store).
+pub(super) fn seed_into(dir: &Path, root: &Path, shadow: &mut Shadow, blobs: &BlobStore) {
+    let Some(sessions) = dir.parent() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(sessions) else {
+        return;
+    };
+    let mut candidates: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p != dir && p.extension().is_some_and(|x| x == "checkpoints"))
+        .filter_map(|p| {
+            let modified = std::fs::metadata(p.join(SHADOW_FILE))
+                .ok()?
+                .modified()
+                .ok()?;
+            Some((modified, p))
+        })
+        .collect();
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
+    for (_, dir) in candidates.into_iter().take(SEED_CANDIDATES) {
+        if let Some(f) = read_shadow(&dir).filter(|f| f.root == root) {
+            let from = BlobStore::new(dir.join("blobs"));
+            shadow.adopt(f.shadow, &from, blobs);
             return;
-        };
-        let Ok(entries) = std::fs::read_dir(sessions) else {
-            return;
-        };
-        let mut candidates: Vec<(std::time::SystemTime, PathBuf)> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| *p != self.dir && p.extension().is_some_and(|x| x == "checkpoints"))
-            .filter_map(|p| {
-                let modified = std::fs::metadata(p.join(SHADOW_FILE))
-                    .ok()?
-                    .modified()
-                    .ok()?;
-                Some((modified, p))
-            })
-            .collect();
-        candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
-        for (_, dir) in candidates.into_iter().take(SEED_CANDIDATES) {
-            if let Some(f) = read_shadow(&dir).filter(|f| f.root == root) {
-                let from = BlobStore::new(dir.join("blobs"));
-                self.shadow.adopt(f.shadow, &from, &self.blobs);
-                return;
-            }
         }
     }
 }

@@ -77,6 +77,8 @@ pub struct StatusInfo {
     pub sandbox_mode: String,
     /// Whether `SessionConfigured` arrived.
     pub configured: bool,
+    /// The checkpoints' first scan of the workspace is running.
+    pub indexing: bool,
 }
 
 /// Which completion popup is open.

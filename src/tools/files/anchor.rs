@@ -85,17 +85,49 @@ pub(crate) fn split(path: &Path) -> io::Result<(&Path, &OsStr)> {
 }
 
 impl Dir {
+    /// Opens the directory `path` itself, following links on the way: for a root the person
+    /// chose (the workspace), below which every walk then follows none.
+    pub(crate) fn open_root(path: &Path) -> io::Result<Dir> {
+        let flags = DIR_FLAGS.difference(OFlags::NOFOLLOW);
+        Ok(Dir {
+            fd: rustix::fs::open(path, flags, Mode::empty())?,
+        })
+    }
+
+    /// Another handle on the same directory.
+    pub(crate) fn try_clone(&self) -> io::Result<Dir> {
+        Ok(Dir {
+            fd: self.fd.try_clone()?,
+        })
+    }
+
     /// The subdirectory `name`, made first when missing and `create` is set.
     fn child(&self, name: &OsStr, create: bool) -> io::Result<Dir> {
-        match self.open_dir_at(name) {
-            Err(Errno::NOENT) if create => {
-                match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
+        Ok(self.subdir(name, create.then_some(0o777))?)
+    }
+
+    /// The subdirectory `name`, never through a link (`ELOOP`); when it is missing and
+    /// `create` gives permission bits, it is made with them first.
+    pub(crate) fn subdir(&self, name: &OsStr, create: Option<u32>) -> Result<Dir, Errno> {
+        match (self.open_dir_at(name), create) {
+            (Err(Errno::NOENT), Some(mode)) => {
+                match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(mode)) {
                     Ok(()) | Err(Errno::EXIST) => {}
-                    Err(e) => return Err(e.into()),
+                    Err(e) => return Err(e),
                 }
-                Ok(self.open_dir_at(name)?)
+                // Opened without following: a link raced in after mkdir fails here.
+                self.open_dir_at(name)
             }
-            other => Ok(other?),
+            (other, _) => other,
+        }
+    }
+
+    /// What `name` is, without following a link; `None` when nothing has that name.
+    pub(crate) fn stat(&self, name: &OsStr) -> io::Result<Option<rustix::fs::Stat>> {
+        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(st)),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -128,9 +160,14 @@ impl Dir {
 
     /// Creates a new file `name` here for writing (fails if anything has that name).
     pub(crate) fn create_new(&self, name: &OsStr) -> io::Result<File> {
+        self.create_new_with(name, 0o666)
+    }
+
+    /// [`Dir::create_new`] with the permission bits `mode` (before the umask).
+    pub(crate) fn create_new_with(&self, name: &OsStr, mode: u32) -> io::Result<File> {
         let flags =
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o666))?;
+        let fd = rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode))?;
         Ok(File::from(fd))
     }
 

@@ -2,7 +2,7 @@
 //! path resolution, race-free opening ([`anchor`]), writes guarded by what was shown
 //! ([`guarded`]), text detection, line numbering.
 
-mod anchor;
+pub(crate) mod anchor;
 mod guarded;
 mod read;
 mod write;

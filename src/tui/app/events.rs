@@ -178,6 +178,7 @@ impl App {
             } => self.sessions_listed(sessions, &here, now),
             Event::SkillsListed { catalog } => self.skills_listed(&catalog),
             Event::MemoryListed { files } => self.memory_listed(&files),
+            Event::Indexing { active } => self.status.indexing = active,
         }
     }
 

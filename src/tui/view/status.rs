@@ -105,6 +105,13 @@ fn left_side(app: &App, room: usize) -> Vec<Span<'static>> {
     let sep = Span::styled(" · ", t.fg(t.border));
     let model = truncate(&s.model, room.max(1)).into_owned();
     let mut used = str_width(&model);
+    // Said while it runs (before the rest: it is what changes): the first writing command
+    // waits for it.
+    const INDEXING: &str = "indexing workspace…";
+    let indexing = s.indexing && used + 3 + str_width(INDEXING) <= room;
+    if indexing {
+        used += 3 + str_width(INDEXING);
+    }
     // Decide what fits by priority (cwd, provider, session), then show in reading order.
     let mut cwd = None;
     let mut provider = None;
@@ -127,6 +134,10 @@ fn left_side(app: &App, room: usize) -> Vec<Span<'static>> {
         model,
         t.fg(t.accent).add_modifier(Modifier::BOLD),
     )];
+    if indexing {
+        left.push(sep.clone());
+        left.push(Span::styled(INDEXING, t.fg(t.warning)));
+    }
     for part in [provider, cwd, session].into_iter().flatten() {
         left.push(sep.clone());
         left.push(Span::styled(part, base));

@@ -287,3 +287,14 @@ fn a_resumed_session_rebuilds_the_view_and_early_warnings_stay() {
     assert!(app.cells().is_empty());
     assert!(app.todos.is_empty());
 }
+
+#[test]
+fn the_status_line_says_while_the_first_scan_runs() {
+    let mut app = app();
+    assert!(!frame(&mut app).contains("indexing workspace…"));
+    app.on_agent_event(Event::Indexing { active: true });
+    let shown = frame(&mut app);
+    assert!(shown.contains("m · indexing workspace…"), "{shown}");
+    app.on_agent_event(Event::Indexing { active: false });
+    assert!(!frame(&mut app).contains("indexing workspace…"));
+}
