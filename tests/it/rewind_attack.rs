@@ -4,7 +4,7 @@
 //! confirmation. A restore never writes or deletes outside the workspace nor in `.git`, and it
 //! names every file it refused.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 //! code writes. A server's environment is the allow-list plus its own `env`; a working
 //! directory in the workspace or a relative command is a project decision that waits for trust.
 
-mod support;
+use crate::support;
 
 use rein::llm::ProviderKind;
 use serde_json::Value;
