@@ -70,10 +70,7 @@ impl World {
 
     /// The whole environment rein runs with: a clean one pointing at the server.
     pub fn env_vars(&self) -> Vec<(&'static str, std::ffi::OsString)> {
-        let provider = match self.kind {
-            ProviderKind::OpenAi => "openai",
-            ProviderKind::Anthropic => "anthropic",
-        };
+        let provider = self.kind.as_str();
         vec![
             ("PATH", std::env::var_os("PATH").unwrap_or_default()),
             ("HOME", self.home.clone().into()),
