@@ -253,6 +253,16 @@ async fn a_tool_call_from_a_broken_stream_is_never_returned() {
         "{:?}",
         r.result
     );
+    // A clean end of the body before response.completed is a cut-off stream too.
+    let whole = Reply::tool_call("bash", json!({"command": "rm -rf x"})).events(RESPONSES);
+    let cut = whole[..whole.len() - 1].concat();
+    s.push(Reply::raw_sse(&cut));
+    let r = run_once(&client).await;
+    assert!(
+        matches!(&r.result, Err(rein::llm::LlmError::Network(m)) if m.contains("response.completed")),
+        "{:?}",
+        r.result
+    );
 }
 
 #[test]
