@@ -5,6 +5,8 @@
 
 #[path = "support/mod.rs"]
 #[macro_use]
+// support/skips.rs has a collapsible `if` that clippy flags in a binary of its own.
+#[allow(clippy::collapsible_if)]
 mod support;
 
 use rein::llm::{ProviderKind, Usage};
