@@ -94,6 +94,8 @@ pub struct Config {
     pub context_window: u64,
     /// Max output tokens per request.
     pub max_output_tokens: u32,
+    /// Reasoning effort and summaries (`reasoning = { effort, summary }`; Responses API).
+    pub reasoning: crate::llm::Reasoning,
     /// TCP connect timeout.
     pub connect_timeout: Duration,
     /// Longest wait for the first bytes of an answer (an uncached prompt on a CPU server).

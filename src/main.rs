@@ -30,7 +30,7 @@ struct Cli {
 /// The flags that change the settings; only on the commands that use them.
 #[derive(Args, Debug, Clone, Default)]
 struct SettingsFlags {
-    /// Wire format: openai (any OpenAI-compatible server) or anthropic.
+    /// Wire format: openai (any OpenAI-compatible server), openai-responses or anthropic.
     #[arg(long)]
     provider: Option<String>,
     /// Base URL of the model server (OpenAI: including /v1).

@@ -158,6 +158,7 @@ fn client_options(config: &Config) -> ClientOptions {
         max_attempts: config.max_attempts,
         initial_backoff: config.retry_backoff,
         max_backoff: std::time::Duration::from_secs(30),
+        reasoning: config.reasoning.clone(),
     }
 }
 

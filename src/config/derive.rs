@@ -52,6 +52,7 @@ impl Config {
         let context_window = derive_context_window(&raw, &endpoint.model, &mut sources)?;
         let s = &mut sources;
         let max_output_tokens = s.or_default("max_output_tokens", raw.max_output_tokens, 8192);
+        let reasoning = derive_reasoning(raw.reasoning_effort, raw.reasoning_summary, s)?;
         let connect_timeout = s.or_default("connect_timeout_secs", raw.connect_timeout_secs, 10);
         // A local server may spend minutes on an uncached prompt before its first byte; a
         // remote API that silent is more likely stuck.
@@ -99,6 +100,7 @@ impl Config {
             model: endpoint.model,
             context_window,
             max_output_tokens,
+            reasoning,
             connect_timeout: Duration::from_secs(connect_timeout),
             first_byte_timeout: Duration::from_secs(first_byte_timeout),
             idle_timeout: Duration::from_secs(idle_timeout),
@@ -128,6 +130,36 @@ impl Config {
             deprecated: raw.deprecated,
         })
     }
+}
+
+/// `reasoning.effort` and `reasoning.summary`, checked against the values the API knows.
+fn derive_reasoning(
+    effort: Option<Sourced<String>>,
+    summary: Option<Sourced<String>>,
+    s: &mut Sources,
+) -> Result<crate::llm::Reasoning, ConfigError> {
+    const EFFORTS: &[&str] = &["none", "minimal", "low", "medium", "high", "xhigh"];
+    const SUMMARIES: &[&str] = &["auto", "concise", "detailed", "none"];
+    let mut check = |name: &'static str, v: Option<Sourced<String>>, known: &[&str]| {
+        let Some(v) = v else {
+            s.push(name, Source::Default);
+            return Ok(None);
+        };
+        let value = v.value.trim().to_ascii_lowercase();
+        if !known.contains(&value.as_str()) {
+            return Err(ConfigError::Invalid(format!(
+                "{name} = \"{value}\" (from {}) is not known. Use one of: {}.",
+                v.source,
+                known.join(", ")
+            )));
+        }
+        s.push(name, v.source);
+        Ok(Some(value))
+    };
+    Ok(crate::llm::Reasoning {
+        effort: check("reasoning.effort", effort, EFFORTS)?,
+        summary: check("reasoning.summary", summary, SUMMARIES)?,
+    })
 }
 
 /// A project value that would loosen what the person set.

@@ -29,9 +29,11 @@ fn parse_provider(value: &str, origin: &Source) -> Result<ProviderKind, ConfigEr
     match value.trim().to_ascii_lowercase().as_str() {
         "openai" | "openai-compatible" | "chat" => Ok(ProviderKind::OpenAi),
         "anthropic" | "claude" => Ok(ProviderKind::Anthropic),
+        "openai-responses" | "responses" => Ok(ProviderKind::OpenAiResponses),
         other => Err(ConfigError::Invalid(format!(
             "Unknown provider \"{other}\" (from {origin}). Use \"openai\" (any OpenAI-compatible \
-             Chat Completions server) or \"anthropic\"."
+             Chat Completions server), \"openai-responses\" (OpenAI's Responses API) or \
+             \"anthropic\"."
         ))),
     }
 }
@@ -67,7 +69,7 @@ fn choose_provider(raw: &RawConfig) -> Result<(ProviderKind, Source), ConfigErro
 
 fn default_base_url(provider: ProviderKind) -> &'static str {
     match provider {
-        ProviderKind::OpenAi => "https://api.openai.com/v1",
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => "https://api.openai.com/v1",
         ProviderKind::Anthropic => "https://api.anthropic.com",
     }
 }
@@ -75,7 +77,7 @@ fn default_base_url(provider: ProviderKind) -> &'static str {
 /// The provider's own key variable.
 fn key_variable(provider: ProviderKind) -> &'static str {
     match provider {
-        ProviderKind::OpenAi => "OPENAI_API_KEY",
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => "OPENAI_API_KEY",
         ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
     }
 }
@@ -101,7 +103,7 @@ pub(super) fn derive_endpoint(
         }
     };
     let fallback = match provider {
-        ProviderKind::OpenAi => &raw.openai_key,
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => &raw.openai_key,
         ProviderKind::Anthropic => &raw.anthropic_key,
     };
     let api_key = raw.api_key.as_ref().or(fallback.as_ref());
@@ -184,10 +186,12 @@ impl Missing<'_> {
             return String::new();
         }
         match self.provider {
-            ProviderKind::OpenAi => " For Anthropic, set ANTHROPIC_API_KEY instead (rein picks \
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
+                " For Anthropic, set ANTHROPIC_API_KEY instead (rein picks \
                                      Anthropic when that is the only key, or with --provider \
                                      anthropic or a claude-* model)."
-                .into(),
+                    .into()
+            }
             ProviderKind::Anthropic => {
                 " For OpenAI, set OPENAI_API_KEY and --provider openai.".into()
             }

@@ -17,6 +17,8 @@ pub(super) struct FileConfig {
     pub(super) model: Option<String>,
     pub(super) context_window: Option<u64>,
     pub(super) max_output_tokens: Option<u32>,
+    /// `reasoning = { effort = "...", summary = "..." }` (the Responses API).
+    pub(super) reasoning: Option<FileReasoning>,
     pub(super) connect_timeout_secs: Option<u64>,
     pub(super) first_byte_timeout_secs: Option<u64>,
     pub(super) idle_timeout_secs: Option<u64>,
@@ -41,6 +43,14 @@ pub(super) struct FileConfig {
     /// `[mcp_servers.NAME]`. A project's servers are not screened with the other keys: each
     /// one is its own trust item (`mcp::trust`), so a changed command line asks again.
     pub(super) mcp_servers: Option<BTreeMap<String, crate::mcp::config::ServerEntry>>,
+}
+
+/// The `reasoning` table.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileReasoning {
+    pub(super) effort: Option<String>,
+    pub(super) summary: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -13,6 +13,7 @@ const SAFE_KEYS: &[&str] = &[
     "model",
     "context_window",
     "max_output_tokens",
+    "reasoning",
     "connect_timeout_secs",
     "first_byte_timeout_secs",
     "idle_timeout_secs",

@@ -209,6 +209,9 @@ pub(super) struct RawConfig {
     pub(super) context_window_env: Option<Sourced<String>>,
     pub(super) context_window: Option<Sourced<u64>>,
     pub(super) max_output_tokens: Option<Sourced<u32>>,
+    /// `reasoning.effort` and `reasoning.summary`.
+    pub(super) reasoning_effort: Option<Sourced<String>>,
+    pub(super) reasoning_summary: Option<Sourced<String>>,
     pub(super) connect_timeout_secs: Option<Sourced<u64>>,
     pub(super) first_byte_timeout_secs: Option<Sourced<u64>>,
     pub(super) idle_timeout_secs: Option<Sourced<u64>>,
@@ -287,6 +290,8 @@ impl RawConfig {
             context_window_env: layers.var("REIN_CONTEXT_WINDOW"),
             context_window: layers.file(|f| f.context_window),
             max_output_tokens: layers.file(|f| f.max_output_tokens),
+            reasoning_effort: layers.file(|f| f.reasoning.as_ref()?.effort.clone()),
+            reasoning_summary: layers.file(|f| f.reasoning.as_ref()?.summary.clone()),
             connect_timeout_secs: layers.file(|f| f.connect_timeout_secs),
             first_byte_timeout_secs: layers.file(|f| f.first_byte_timeout_secs),
             idle_timeout_secs: layers.file(|f| f.idle_timeout_secs),

@@ -57,6 +57,25 @@ impl Config {
         line("api_key", self.masked_key());
         line("context_window", self.context_window.to_string());
         line("max_output_tokens", self.max_output_tokens.to_string());
+        if self.provider == crate::llm::ProviderKind::OpenAiResponses {
+            let shown = |v: &Option<String>, default: &str| match v {
+                Some(v) => v.clone(),
+                None => format!("(not set: {default})"),
+            };
+            let summary_default = if crate::llm::responses::is_reasoning_model(&self.model) {
+                "auto for this model"
+            } else {
+                "none for this model"
+            };
+            line(
+                "reasoning.effort",
+                shown(&self.reasoning.effort, "the model's default"),
+            );
+            line(
+                "reasoning.summary",
+                shown(&self.reasoning.summary, summary_default),
+            );
+        }
         line(
             "connect_timeout_secs",
             self.connect_timeout.as_secs().to_string(),

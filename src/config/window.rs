@@ -17,7 +17,11 @@ pub fn family_context_window(model: &str) -> Option<u64> {
         ("claude-instant", 100_000),
         ("claude", 200_000),
         ("gpt-4.1", 1_047_576),
+        // gpt-5-chat-latest has a 128k window; every other GPT-5 model (gpt-5.1, gpt-5.2,
+        // gpt-5-codex, -mini, -nano, -pro) takes 272k input tokens of its 400k.
+        ("gpt-5-chat", 128_000),
         ("gpt-5", 272_000),
+        ("codex-mini", 200_000),
         ("gpt-4o", 128_000),
         ("gpt-4-turbo", 128_000),
         ("gpt-3.5-turbo", 16_385),

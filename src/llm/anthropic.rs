@@ -489,6 +489,7 @@ fn usage_of(u: WireUsage) -> Usage {
             + u.cache_read_input_tokens.unwrap_or(0)
             + u.cache_creation_input_tokens.unwrap_or(0),
         output_tokens: u.output_tokens.unwrap_or(0),
+        cached_input_tokens: u.cache_read_input_tokens.unwrap_or(0),
     }
 }
 

@@ -1,4 +1,4 @@
-//! HTTP transport shared by both wire formats: request, SSE stream, retries with backoff.
+//! HTTP transport shared by every wire format: request, SSE stream, retries with backoff.
 //!
 //! One call to [`Client::stream`] is one model request. Each attempt streams deltas to the
 //! caller; when an attempt fails in a retryable way (connect error, timeout, 408/409/429/5xx,
@@ -10,7 +10,10 @@
 mod errors;
 
 use super::sse::{SseEvent, SseParser};
-use super::{LlmError, ProviderKind, Request, Response, StreamNotice, anthropic, openai};
+use super::{
+    LlmError, ProviderKind, Reasoning, Request, Response, StreamNotice, anthropic, openai,
+    responses,
+};
 use bytes::Bytes;
 use errors::{error_message, retry_after, root_cause};
 use reqwest::header::{self, HeaderMap, HeaderValue};
@@ -39,6 +42,8 @@ pub struct ClientOptions {
     pub initial_backoff: Duration,
     /// Upper bound for one backoff delay (also caps Retry-After).
     pub max_backoff: Duration,
+    /// Reasoning effort and summaries (the Responses API only).
+    pub reasoning: Reasoning,
 }
 
 impl ClientOptions {
@@ -56,6 +61,7 @@ impl ClientOptions {
             max_attempts: 5,
             initial_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(30),
+            reasoning: Reasoning::default(),
         }
     }
 }
@@ -73,6 +79,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("max_attempts", &self.max_attempts)
             .field("initial_backoff", &self.initial_backoff)
             .field("max_backoff", &self.max_backoff)
+            .field("reasoning", &self.reasoning)
             .finish()
     }
 }
@@ -169,6 +176,7 @@ pub fn retryable_status(status: u16) -> bool {
 enum Assembler {
     OpenAi(openai::Assembler),
     Anthropic(anthropic::Assembler),
+    Responses(responses::Assembler),
 }
 
 impl Assembler {
@@ -176,18 +184,21 @@ impl Assembler {
         match self {
             Assembler::OpenAi(a) => a.push(ev, on),
             Assembler::Anthropic(a) => a.push(ev, on),
+            Assembler::Responses(a) => a.push(ev, on),
         }
     }
     fn is_done(&self) -> bool {
         match self {
             Assembler::OpenAi(a) => a.is_done(),
             Assembler::Anthropic(a) => a.is_done(),
+            Assembler::Responses(a) => a.is_done(),
         }
     }
     fn finish(self) -> Result<Response, LlmError> {
         match self {
             Assembler::OpenAi(a) => a.finish(),
             Assembler::Anthropic(a) => a.finish(),
+            Assembler::Responses(a) => a.finish(),
         }
     }
 }
@@ -220,6 +231,7 @@ impl Client {
             // Tolerate a base URL that already ends in /v1.
             ProviderKind::Anthropic if base.ends_with("/v1") => format!("{base}/messages"),
             ProviderKind::Anthropic => format!("{base}/v1/messages"),
+            ProviderKind::OpenAiResponses => format!("{base}/responses"),
         };
         let host = parsed.host_str().unwrap_or_default();
         let loopback = host == "localhost"
@@ -267,6 +279,7 @@ impl Client {
                 body
             }
             ProviderKind::Anthropic => anthropic::build_body(req),
+            ProviderKind::OpenAiResponses => responses::build_body(req, &self.opts.reasoning),
         }
     }
 
@@ -326,6 +339,7 @@ impl Client {
             .url
             .strip_suffix("/chat/completions")
             .or_else(|| self.url.strip_suffix("/messages"))
+            .or_else(|| self.url.strip_suffix("/responses"))
             .unwrap_or(&self.url);
         let mut headers = self.headers();
         headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
@@ -388,7 +402,7 @@ impl Client {
             .map(str::trim)
             .filter(|k| !k.is_empty());
         match self.opts.kind {
-            ProviderKind::OpenAi => {
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
                 if let Some(mut v) =
                     key.and_then(|k| HeaderValue::from_str(&format!("Bearer {k}")).ok())
                 {
@@ -444,6 +458,7 @@ impl Client {
         let mut asm = match self.opts.kind {
             ProviderKind::OpenAi => Assembler::OpenAi(openai::Assembler::new()),
             ProviderKind::Anthropic => Assembler::Anthropic(anthropic::Assembler::new()),
+            ProviderKind::OpenAiResponses => Assembler::Responses(responses::Assembler::new()),
         };
         let json_body = resp
             .headers()
@@ -458,7 +473,7 @@ impl Client {
             {
                 return Err(anthropic::error_of(v.get("error")).into());
             }
-            if self.opts.kind == ProviderKind::Anthropic {
+            if self.opts.kind != ProviderKind::OpenAi {
                 return Err(LlmError::Malformed(
                     "expected an event stream but got a JSON document".into(),
                 )

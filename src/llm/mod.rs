@@ -1,4 +1,4 @@
-//! Model providers: one neutral message model, two wire formats, shared HTTP + SSE + retries.
+//! Model providers: one neutral message model, three wire formats, shared HTTP + SSE + retries.
 //!
 //! The agent builds a [`Request`] from provider-neutral [`Message`]s; a [`Client`] turns it into
 //! an HTTP request in the configured wire format, streams the answer, reports deltas as they
@@ -7,6 +7,7 @@
 pub mod anthropic;
 pub mod client;
 pub mod openai;
+pub mod responses;
 pub mod sse;
 
 pub use client::{Client, ClientOptions};
@@ -21,6 +22,9 @@ pub enum ProviderKind {
     OpenAi,
     /// Anthropic Messages (`POST {base}/v1/messages`).
     Anthropic,
+    /// OpenAI Responses (`POST {base}/responses`).
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
 }
 
 impl ProviderKind {
@@ -29,6 +33,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenAiResponses => "openai-responses",
         }
     }
 }
@@ -55,9 +60,9 @@ pub enum AssistantPart {
     },
     /// Reasoning; Anthropic thinking blocks carry a signature that must be sent back.
     Thinking {
-        /// The reasoning text.
+        /// The reasoning text (for the Responses API: its summary).
         text: String,
-        /// Anthropic's signature for the block, if any.
+        /// Anthropic's signature for the block, or the Responses API's `encrypted_content`.
         signature: Option<String>,
     },
     /// An Anthropic redacted thinking block (opaque, sent back as is).
@@ -161,6 +166,18 @@ pub struct Usage {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// Of the prompt tokens, those read from the provider's prompt cache.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+}
+
+/// Reasoning settings for models that take them (the Responses API's `reasoning` object).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// `effort`: e.g. `minimal`, `low`, `medium`, `high` (`None`: the server's default).
+    pub effort: Option<String>,
+    /// `summary`: `auto`, `concise` or `detailed` (`None`: no summaries asked for).
+    pub summary: Option<String>,
 }
 
 /// The assembled answer of one streamed request.

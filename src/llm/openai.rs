@@ -441,6 +441,7 @@ fn usage_of(u: wire::WireUsage) -> Usage {
     Usage {
         input_tokens: u.prompt_tokens.and_then(|v| v.0).unwrap_or(0),
         output_tokens: u.completion_tokens.and_then(|v| v.0).unwrap_or(0),
+        cached_input_tokens: 0,
     }
 }
 

@@ -340,6 +340,7 @@ impl Rebuilder {
                 self.usage = Some(Usage {
                     input_tokens: e.input_tokens,
                     output_tokens: e.output_tokens,
+                    ..Usage::default()
                 });
             }
             Entry::Error(e) => view.push(HistoryItem::Notice {

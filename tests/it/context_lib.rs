@@ -34,13 +34,7 @@ fn config(server: &ScriptedServer, root: &Path, ws: &Path, env: &[(&str, &str)])
         ("BASE_URL", server.base_url()),
         ("MODEL", "scripted-model".into()),
         ("API_KEY", "sk-test".into()),
-        (
-            "REIN_PROVIDER",
-            match server.format() {
-                ProviderKind::OpenAi => "openai".into(),
-                ProviderKind::Anthropic => "anthropic".into(),
-            },
-        ),
+        ("REIN_PROVIDER", server.format().as_str().into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

@@ -14,6 +14,12 @@ use tokio_util::sync::CancellationToken;
 pub const KEY: &str = "sk-scripted-secret-4242";
 /// Both wire formats, for tests that run once per format.
 pub const FORMATS: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Anthropic];
+/// Every wire format, the Responses API included.
+pub const ALL_FORMATS: [ProviderKind; 3] = [
+    ProviderKind::OpenAi,
+    ProviderKind::Anthropic,
+    ProviderKind::OpenAiResponses,
+];
 
 /// A scripted server for `kind`.
 pub fn server(kind: ProviderKind) -> ScriptedServer {

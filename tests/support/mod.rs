@@ -48,6 +48,17 @@ macro_rules! both {
     };
 }
 
+/// Like [`both!`], with a third test per function for the OpenAI Responses format.
+#[allow(unused_macros)]
+macro_rules! all_formats {
+    ($($name:ident),* $(,)?) => {
+        both!($($name),*);
+        mod openai_responses {
+            $(#[test] fn $name() { super::$name(rein::llm::ProviderKind::OpenAiResponses) })*
+        }
+    };
+}
+
 pub mod client;
 pub mod reply;
 pub mod server;

@@ -70,10 +70,7 @@ impl World {
 
     /// The whole environment rein runs with: a clean one pointing at the server.
     pub fn env_vars(&self) -> Vec<(&'static str, std::ffi::OsString)> {
-        let provider = match self.kind {
-            ProviderKind::OpenAi => "openai",
-            ProviderKind::Anthropic => "anthropic",
-        };
+        let provider = self.kind.as_str();
         vec![
             ("PATH", std::env::var_os("PATH").unwrap_or_default()),
             ("HOME", self.home.clone().into()),
@@ -198,6 +195,16 @@ pub fn without_reminder(content: &str) -> String {
 /// The tool results in a request, in order, for either wire format (without the reminder).
 pub fn tool_results(req: &RecordedRequest) -> Vec<SentResult> {
     let mut out = Vec::new();
+    // Responses: `function_call_output` input items.
+    for item in req.input() {
+        if item["type"] == "function_call_output" {
+            out.push(SentResult {
+                id: item["call_id"].as_str().unwrap_or("").into(),
+                content: without_reminder(&block_text(&item["output"])),
+                is_error: false,
+            });
+        }
+    }
     for m in req.messages() {
         if m["role"] == "tool" {
             out.push(SentResult {
@@ -229,14 +236,20 @@ pub fn last_result(req: &RecordedRequest) -> SentResult {
 
 /// All text of user messages (string content or text blocks), in order.
 pub fn user_texts(req: &RecordedRequest) -> Vec<String> {
-    req.messages()
+    let input = req.input();
+    let items = if input.is_empty() {
+        req.messages()
+    } else {
+        input
+    };
+    items
         .iter()
         .filter(|m| m["role"] == "user")
         .map(|m| match &m["content"] {
             Value::String(s) => s.clone(),
             Value::Array(blocks) => blocks
                 .iter()
-                .filter(|b| b["type"] == "text")
+                .filter(|b| b["type"] == "text" || b["type"] == "input_text")
                 .filter_map(|b| b["text"].as_str())
                 .collect::<Vec<_>>()
                 .join("\n"),
@@ -265,6 +278,9 @@ pub fn tool_names(req: &RecordedRequest) -> Vec<String> {
 
 /// The system prompt of a request, for either format.
 pub fn system_prompt(req: &RecordedRequest) -> String {
+    if let Some(s) = req.body["instructions"].as_str() {
+        return s.to_string();
+    }
     if let Some(s) = req.body["system"].as_str() {
         return s.to_string();
     }

@@ -12,6 +12,11 @@
 //! - Anthropic: `message_start`, `ping`, per item a block (`content_block_start`, deltas —
 //!   tool input begins with an empty `partial_json` —, thinking ends with a `signature_delta`,
 //!   `content_block_stop`), `message_delta`, `message_stop`.
+//! - Responses: `response.created`, per item `response.output_item.added`, its deltas
+//!   (`reasoning_summary_text`, `output_text`, `function_call_arguments` followed by
+//!   `function_call_arguments.done`), `response.output_item.done` (a reasoning item carries
+//!   `encrypted_content` = [`encrypted`] of its text), then `response.completed` (or
+//!   `response.incomplete` for the finish reason `length`).
 
 use super::Gate;
 use rein::llm::ProviderKind;
@@ -80,6 +85,7 @@ pub enum Fault {
 pub struct Reply {
     pub(super) items: Vec<Item>,
     pub(super) usage: Option<(u64, u64)>,
+    pub(super) cached: u64,
     pub(super) finish_reason: Option<String>,
     pub(super) fragments: usize,
     pub(super) status: Option<(u16, String)>,
@@ -104,6 +110,7 @@ impl Reply {
         Reply {
             items: Vec::new(),
             usage: None,
+            cached: 0,
             finish_reason: None,
             fragments: 3,
             status: None,
@@ -187,6 +194,13 @@ impl Reply {
     /// Reports usage (input, output tokens).
     pub fn usage(mut self, input: u64, output: u64) -> Reply {
         self.usage = Some((input, output));
+        self
+    }
+
+    /// Reports `n` of the input tokens as read from the prompt cache (Responses:
+    /// `input_tokens_details.cached_tokens`).
+    pub fn cached(mut self, n: u64) -> Reply {
+        self.cached = n;
         self
     }
 
@@ -283,6 +297,7 @@ impl Reply {
         match format {
             ProviderKind::OpenAi => self.openai_events(),
             ProviderKind::Anthropic => self.anthropic_events(),
+            ProviderKind::OpenAiResponses => self.responses_events(),
         }
     }
 
@@ -427,6 +442,109 @@ impl Reply {
     }
 }
 
+impl Reply {
+    fn responses_events(&self) -> Vec<String> {
+        let ev = |v: Value| format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or(""));
+        let id = fresh_id("resp");
+        let mut out = vec![ev(json!({"type": "response.created", "sequence_number": 0,
+            "response": {"id": id, "object": "response", "status": "in_progress", "output": []}}))];
+        for (index, item) in self.items.iter().enumerate() {
+            let item_id = fresh_id("item");
+            let (added, deltas, done) = match item {
+                Item::Reasoning(t) => {
+                    let deltas = split(t, self.fragments)
+                        .into_iter()
+                        .map(|p| {
+                            json!({
+                        "type": "response.reasoning_summary_text.delta", "item_id": item_id,
+                        "output_index": index, "summary_index": 0, "delta": p})
+                        })
+                        .collect();
+                    (
+                        json!({"type": "reasoning", "id": item_id, "summary": []}),
+                        deltas,
+                        json!({"type": "reasoning", "id": item_id,
+                            "summary": [{"type": "summary_text", "text": t}],
+                            "encrypted_content": encrypted(t)}),
+                    )
+                }
+                Item::Text(t) => {
+                    let deltas = split(t, self.fragments)
+                        .into_iter()
+                        .map(|p| {
+                            json!({
+                        "type": "response.output_text.delta", "item_id": item_id,
+                        "output_index": index, "content_index": 0, "delta": p})
+                        })
+                        .collect();
+                    (
+                        json!({"type": "message", "id": item_id, "role": "assistant",
+                            "status": "in_progress", "content": []}),
+                        deltas,
+                        json!({"type": "message", "id": item_id, "role": "assistant",
+                            "status": "completed",
+                            "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+                    )
+                }
+                Item::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    let call_id = id.clone().unwrap_or_else(|| fresh_id("call"));
+                    let mut deltas: Vec<Value> = split(arguments, self.fragments)
+                        .into_iter()
+                        .map(|p| {
+                            json!({
+                        "type": "response.function_call_arguments.delta", "item_id": item_id,
+                        "output_index": index, "delta": p})
+                        })
+                        .collect();
+                    deltas.push(json!({"type": "response.function_call_arguments.done",
+                        "item_id": item_id, "output_index": index, "arguments": arguments}));
+                    let call = |args: &str| {
+                        json!({"type": "function_call", "id": item_id,
+                        "call_id": call_id, "name": name, "arguments": args})
+                    };
+                    (call(""), deltas, call(arguments))
+                }
+            };
+            out.push(ev(
+                json!({"type": "response.output_item.added", "output_index": index, "item": added}),
+            ));
+            out.extend(deltas.into_iter().map(ev));
+            out.push(ev(
+                json!({"type": "response.output_item.done", "output_index": index, "item": done}),
+            ));
+        }
+        let (input, output) = self.usage.unwrap_or((0, 0));
+        let usage = json!({"input_tokens": input,
+            "input_tokens_details": {"cached_tokens": self.cached},
+            "output_tokens": output, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input + output});
+        let truncated = matches!(
+            self.finish_reason.as_deref(),
+            Some("length" | "max_output_tokens")
+        );
+        let last = if truncated {
+            json!({"type": "response.incomplete", "response": {"id": id, "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"}, "usage": usage}})
+        } else {
+            json!({"type": "response.completed", "response": {"id": id, "status": "completed",
+                "usage": if self.usage.is_some() { usage } else { Value::Null }}})
+        };
+        out.push(ev(last));
+        out
+    }
+}
+
+/// The `encrypted_content` the scripted Responses server sends for a reasoning item with
+/// summary `text` (a client must send it back as is).
+pub fn encrypted(text: &str) -> String {
+    let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("gAAAA-scripted-{hex}")
+}
+
 /// The JSON body of an HTTP error reply in the given format.
 pub(super) fn error_body(format: ProviderKind, status: u16, message: &str) -> Value {
     let kind = match status {
@@ -436,7 +554,7 @@ pub(super) fn error_body(format: ProviderKind, status: u16, message: &str) -> Va
         _ => "invalid_request_error",
     };
     match format {
-        ProviderKind::OpenAi => {
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
             json!({"error": {"message": message, "type": kind, "code": status}})
         }
         ProviderKind::Anthropic => {
@@ -455,6 +573,15 @@ pub(super) fn error_event(format: ProviderKind, message: &str, retryable: bool) 
                 ("invalid_request_error", "invalid_request")
             };
             let v = json!({"error": {"message": message, "type": kind, "code": code}});
+            format!("event: error\ndata: {v}\n\n")
+        }
+        ProviderKind::OpenAiResponses => {
+            let code = if retryable {
+                "server_is_overloaded"
+            } else {
+                "invalid_prompt"
+            };
+            let v = json!({"type": "error", "code": code, "message": message, "param": null});
             format!("event: error\ndata: {v}\n\n")
         }
         ProviderKind::Anthropic => {

@@ -44,6 +44,11 @@ impl RecordedRequest {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The `input` array of a Responses body (empty when absent).
+    pub fn input(&self) -> Vec<Value> {
+        self.body["input"].as_array().cloned().unwrap_or_default()
+    }
+
     /// The `messages` array of the body (empty when absent).
     pub fn messages(&self) -> Vec<Value> {
         self.body["messages"]
@@ -143,6 +148,11 @@ impl ScriptedServer {
         ScriptedServer::start(ProviderKind::OpenAi)
     }
 
+    /// A server speaking OpenAI Responses at `POST /v1/responses`.
+    pub fn responses() -> ScriptedServer {
+        ScriptedServer::start(ProviderKind::OpenAiResponses)
+    }
+
     /// A server speaking Anthropic Messages at `POST /v1/messages`.
     pub fn anthropic() -> ScriptedServer {
         ScriptedServer::start(ProviderKind::Anthropic)
@@ -203,6 +213,7 @@ impl ScriptedServer {
         match self.shared.format {
             ProviderKind::OpenAi => format!("http://{}/v1", self.addr),
             ProviderKind::Anthropic => format!("http://{}", self.addr),
+            ProviderKind::OpenAiResponses => format!("http://{}/v1", self.addr),
         }
     }
 
@@ -331,6 +342,7 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
     let expected = match format {
         ProviderKind::OpenAi => "/v1/chat/completions",
         ProviderKind::Anthropic => "/v1/messages",
+        ProviderKind::OpenAiResponses => "/v1/responses",
     };
     if parts.method != axum::http::Method::POST || parts.uri.path() != expected {
         shared.others.lock().unwrap().push(recorded);

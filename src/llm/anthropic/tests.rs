@@ -163,7 +163,8 @@ fn usage_adds_cache_tokens_and_later_fields_win() {
         r.usage,
         Some(Usage {
             input_tokens: 115,
-            output_tokens: 42
+            output_tokens: 42,
+            cached_input_tokens: 100,
         })
     );
     assert_eq!(r.finish_reason.as_deref(), Some("end_turn"));

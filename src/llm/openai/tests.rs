@@ -264,7 +264,8 @@ fn only_the_first_choice_counts_and_choice_usage_is_read() {
         r.usage,
         Some(Usage {
             input_tokens: 5,
-            output_tokens: 2
+            output_tokens: 2,
+            cached_input_tokens: 0,
         })
     );
 }
