@@ -28,6 +28,7 @@ mod policy_commands;
 mod policy_e2e;
 mod policy_oracle;
 mod real_model;
+mod responses;
 mod resume_pty;
 mod rewind_attack;
 mod rewind_pty;

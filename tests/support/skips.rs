@@ -10,10 +10,10 @@ static AT_EXIT: Once = Once::new();
 pub fn skip(suite: &str, why: &str) {
     eprintln!("skipping {suite}: {why}");
     let line = format!("{suite} ({why})");
-    if let Ok(mut s) = SKIPS.lock() {
-        if !s.contains(&line) {
-            s.push(line);
-        }
+    if let Ok(mut s) = SKIPS.lock()
+        && !s.contains(&line)
+    {
+        s.push(line);
     }
     // SAFETY: registering a plain `extern "C" fn` with the C library's atexit.
     AT_EXIT.call_once(|| unsafe {

@@ -3,11 +3,10 @@
 //! reasoning summaries shown and encrypted reasoning carried statelessly, usage with cached
 //! tokens, and the fault matrix of the other providers.
 
-#[path = "support/mod.rs"]
 #[macro_use]
 // support/skips.rs has a collapsible `if` that clippy flags in a binary of its own.
 #[allow(clippy::collapsible_if)]
-mod support;
+use crate::support;
 
 use rein::llm::{ProviderKind, Usage};
 use serde_json::{Value, json};
