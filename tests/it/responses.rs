@@ -3,9 +3,6 @@
 //! reasoning summaries shown and encrypted reasoning carried statelessly, usage with cached
 //! tokens, and the fault matrix of the other providers.
 
-#[macro_use]
-// support/skips.rs has a collapsible `if` that clippy flags in a binary of its own.
-#[allow(clippy::collapsible_if)]
 use crate::support;
 
 use rein::llm::{ProviderKind, Usage};
