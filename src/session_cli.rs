@@ -2,7 +2,7 @@
 
 use crate::session_store::{self, SessionSummary};
 use jiff::Timestamp;
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::Path;
 
 /// "3 min ago", "yesterday", "12 days ago": how long before `now` the time `then` was.
@@ -75,8 +75,11 @@ pub fn remove(data_dir: &Path, id: &str, yes: bool) -> Result<String, String> {
     let path = session_store::find(data_dir, id).map_err(|e| e.to_string())?;
     let header = session_store::read_header(&path).map_err(|e| e.to_string())?;
     if !yes {
-        eprint!("Delete session {} ({})? [y/N] ", header.id, path.display());
-        let _ = std::io::stderr().flush();
+        crate::cli::print_stderr(&format!(
+            "Delete session {} ({})? [y/N] ",
+            header.id,
+            path.display()
+        ));
         let mut answer = String::new();
         std::io::stdin()
             .lock()
