@@ -22,7 +22,8 @@ pub fn list(data_dir: &Path, cwd: &Path, all: bool, json: bool) -> String {
     let sessions: Vec<SessionSummary> =
         session_store::list(data_dir, if all { None } else { Some(cwd) });
     if json {
-        return serde_json::to_string_pretty(&sessions).unwrap_or_else(|_| "[]".into()) + "\n";
+        let text = serde_json::to_string_pretty(&sessions).unwrap_or_else(|_| "[]".into());
+        return crate::sanitize::json_safe(&text).into_owned() + "\n";
     }
     if sessions.is_empty() {
         return if all {
@@ -60,13 +61,17 @@ pub enum Format {
     Json,
 }
 
-/// `rein sessions show` / `export`.
+/// `rein sessions show` / `export`. Both are printed through the one sanitizer: Markdown with
+/// control characters made visible (also when written to a file), JSON with them escaped.
 pub fn export(data_dir: &Path, id: &str, format: Format) -> Result<String, String> {
     let path = session_store::find(data_dir, id).map_err(|e| e.to_string())?;
     let loaded = session_store::load(&path).map_err(|e| e.to_string())?;
     Ok(match format {
         Format::Markdown => session_store::export_markdown(&loaded),
-        Format::Json => session_store::export_json(&loaded),
+        // JSON keeps the text exactly: what it does not escape itself becomes `\uXXXX`.
+        Format::Json => {
+            crate::sanitize::json_safe(&session_store::export_json(&loaded)).into_owned()
+        }
     })
 }
 

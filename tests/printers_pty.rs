@@ -19,11 +19,14 @@ use support::{Reply, ScriptedServer};
 const WAIT: Duration = Duration::from_secs(60);
 
 /// OSC 52 (clipboard), OSC 0 (title), clear screen, 8-bit CSI and OSC with ST, BS, DEL, a
-/// bidi override, a lone CR; `PWNED` marks that the text itself got through.
+/// bidi override, a lone CR; `evil` marks that the text itself got through.
 const H: &str = "\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;PWNED\u{7}\u{1b}[2J\u{9b}1m\u{9d}0;t\u{9c}\u{8}\u{7f}\u{202e}evil\r";
 
-/// What each output must contain: the hostile title, made visible.
-const SHOWN: &str = "PWNED";
+/// Whether an output shows the hostile text: its end, or an ESC made visible (`␛`; where the
+/// text is cut short, as in a table column).
+fn shows_hostile_text(text: &str) -> bool {
+    text.contains("evil") || text.contains('\u{241b}')
+}
 
 /// Control characters in `out` that are not `\n`, `\r`, `\t`, with some context: C0, DEL,
 /// C1 (as characters, or as stray bytes 0x80–0x9F of invalid UTF-8), bidi controls.
@@ -63,7 +66,7 @@ fn context(out: &[u8], at: usize) -> String {
 fn assert_safe(what: &str, out: &[u8]) {
     let text = String::from_utf8_lossy(out);
     assert!(
-        text.contains(SHOWN),
+        shows_hostile_text(&text),
         "{what}: the hostile text should be shown (made visible); output:\n{text}"
     );
     let found = foreign_controls(out);
@@ -166,13 +169,7 @@ fn exec_and_sessions_print_hostile_model_output_visibly_in_a_terminal() {
     let out = in_pty(&w, &["exec", "--yes", prompt], &w.ws, &[("MODEL", H)]);
     assert_safe("rein exec (terminal)", &out);
     let text = String::from_utf8_lossy(&out);
-    for part in [
-        "text ",
-        "final answer ",
-        "todo ",
-        "cat notes.txt",
-        "missing-",
-    ] {
+    for part in ["text ", "final answer ", "cat notes.txt", "missing-"] {
         assert!(text.contains(part), "exec should print {part:?}:\n{text}");
     }
 
@@ -228,26 +225,28 @@ fn subcommands_and_errors_quote_hostile_names_visibly() {
     std::fs::create_dir_all(&hostile_dir).unwrap_or_default();
     let server = json!({"mcpServers": {
         "proj": {"command": H, "args": [H, "--flag"], "env": {H: "v"}},
-        H: {"command": "true"},
     }});
     w.write(".mcp.json", &server.to_string());
     w.user_config(&format!(
-        "retry_backoff_ms = 20\nmodel = {}\n\n[mcp_servers.mine]\ncommand = {}\nargs = [{}]\n",
-        toml_str(&format!("model-{H}")),
+        "retry_backoff_ms = 20\ntheme = {}\n\n[mcp_servers.mine]\ncommand = {}\nargs = [{}]\n",
+        toml_str(&format!("theme-{H}")),
         toml_str(&format!("/nonexistent/{H}")),
         toml_str(H),
     ));
     let hostile_dir = hostile_dir.as_path();
     let ws = w.ws.as_path();
     let (echo, make, missing) = (
-        format!("echo {H}; rm -rf {H}"),
-        format!("make {H}"),
+        format!("rm -rf \"{H}\""),
+        format!("make \"{H}\""),
         format!("/nonexistent/{H}"),
     );
     let cases: Vec<(Vec<&str>, &Path)> = vec![
         (vec!["mcp", "list"], ws),
         (vec!["mcp", "add", H, "--", "true"], ws),
-        (vec!["mcp", "add", "fine", "--env", H, "--", "true"], ws),
+        (
+            vec!["mcp", "add", "web", "--url", "http://x", "--header", H],
+            ws,
+        ),
         (vec!["mcp", "remove", H], ws),
         (vec!["config"], ws),
         (vec!["policy", "check", &echo], ws),
@@ -263,6 +262,20 @@ fn subcommands_and_errors_quote_hostile_names_visibly() {
     for (args, cwd) in &cases {
         let out = in_pty(&w, args, cwd, &[]);
         assert_safe(&format!("rein {args:?} (terminal)"), &out);
+    }
+    let listed = String::from_utf8_lossy(&in_pty(&w, &["mcp", "list"], ws, &[])).into_owned();
+    assert!(
+        listed.contains("proj") && listed.contains("mine"),
+        "{listed}"
+    );
+    // A project server's name is hostile: the notice that ignores it quotes it.
+    let named = json!({"mcpServers": {H: {"command": "true"}}});
+    w.write(".mcp.json", &named.to_string());
+    for args in [vec!["config"], vec!["mcp", "list"]] {
+        assert_safe(
+            &format!("rein {args:?} (terminal)"),
+            &in_pty(&w, &args, ws, &[]),
+        );
     }
     // Help and version: rein's own text, checked through a pipe (no colours).
     for args in [vec!["--help"], vec!["--version"], vec!["mcp", "--help"]] {
