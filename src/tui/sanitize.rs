@@ -14,12 +14,26 @@ use unicode_width::UnicodeWidthChar;
 /// out over the same cells, so nothing around it moves.
 pub fn settle_cells(buf: &mut Buffer) {
     let area = buf.area;
-    for y in area.top()..area.bottom() {
-        let mut x = area.left();
+    let width = usize::from(area.width);
+    for (row, y) in (area.top()..area.bottom()).enumerate() {
+        // Fast path: a cell of one byte (ASCII, or blank) is one cell wide for everyone, so a
+        // row of them needs nothing, and the clusters to look at start at the first other one.
+        let cells = buf
+            .content
+            .get(row * width..(row + 1) * width)
+            .unwrap_or_default();
+        let Some(first) = cells.iter().position(|c| c.symbol().len() > 1) else {
+            continue;
+        };
+        let mut x = area.left() + first as u16;
         while x < area.right() {
             let symbol = buf[(x, y)].symbol();
+            if symbol.len() <= 1 {
+                x += 1;
+                continue;
+            }
             let width = symbol.cell_width().max(1);
-            if symbol.len() > 1 && !drawn_alike(symbol) {
+            if !drawn_alike(symbol) {
                 let cells = settled(symbol, usize::from(width));
                 for (i, piece) in cells.iter().enumerate() {
                     let cx = x + i as u16;
@@ -105,6 +119,12 @@ mod tests {
         for g in ["e\u{301}", "\u{1100}\u{1161}", "\u{8868}", "\u{2705}"] {
             assert!(drawn_alike(g), "{g:?}");
         }
+        // Plain rows and rows with clusters after plain text alike.
+        let mut buf = Buffer::with_lines(["plain ascii", "ab\u{26a0}\u{fe0f}c"]);
+        settle_cells(&mut buf);
+        let row: Vec<&str> = (0..6).map(|x| buf[(x, 1)].symbol()).collect();
+        assert_eq!(row, ["a", "b", "\u{26a0}", " ", "c", " "]);
+        assert_eq!(buf[(4, 0)].symbol(), "n");
         let mut buf = Buffer::with_lines(["a\u{915}\u{93e}b"]);
         settle_cells(&mut buf);
         let row: Vec<&str> = (0..4).map(|x| buf[(x, 0)].symbol()).collect();
