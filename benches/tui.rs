@@ -1,6 +1,8 @@
 //! TUI speed targets (issue 3):
 //! - one frame of a 10,000-cell conversation at 200×60, scrolled to the middle: ≤ 2 ms median;
-//! - 100,000 small streamed deltas with a frame every 16 ms: ≤ 20 µs per delta amortized.
+//! - 100,000 small streamed deltas with a frame every 16 ms: ≤ 20 µs per delta amortized;
+//! - `settle_cells` over one 200×60 frame, plain (ASCII) and mixed (CJK, emoji, marks) text
+//!   (issue 19: plain cells take a fast path).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ratatui::Terminal;
@@ -148,5 +150,37 @@ fn streaming(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, frame_10k, streaming);
+/// One 200×60 buffer of `line` repeated, as a drawn frame would hold it.
+fn filled(line: &str) -> ratatui::buffer::Buffer {
+    let area = ratatui::layout::Rect::new(0, 0, 200, 60);
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    let text = line.repeat(40);
+    for y in 0..60 {
+        buf.set_stringn(0, y, &text, 200, ratatui::style::Style::default());
+    }
+    buf
+}
+
+fn settle(c: &mut Criterion) {
+    let mut group = c.benchmark_group("settle_cells_200x60");
+    let plain = filled("fn main() { println!(\"hello\"); } // plain ASCII code ");
+    group.bench_function("plain", |b| {
+        b.iter_batched_ref(
+            || plain.clone(),
+            |buf| rein::tui::sanitize::settle_cells(black_box(buf)),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    let mixed = filled("Résumé 表格 ✅ done, का 🇺🇸 e\u{301} plain words here ");
+    group.bench_function("mixed", |b| {
+        b.iter_batched_ref(
+            || mixed.clone(),
+            |buf| rein::tui::sanitize::settle_cells(black_box(buf)),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, frame_10k, streaming, settle);
 criterion_main!(benches);

@@ -1,9 +1,9 @@
-//! Helpers of the `rein` command line: output that survives a closed pipe, startup errors
-//! worded and wrapped for a terminal, and the summary printed when the TUI exits.
+//! Helpers of the `rein` command line: the one output path for everything printed outside
+//! the TUI (sanitized, and surviving a closed pipe), startup errors worded and wrapped for a
+//! terminal, and the summary printed when the TUI exits.
 
 use crate::session_store::{self, Entry};
 use crate::tui::view::cell::format_tokens;
-use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 /// A problem found before anything ran (settings, usage): exit code 2.
@@ -11,23 +11,23 @@ use std::path::Path;
 #[error("{0}")]
 pub struct StartupError(pub String);
 
-/// Writes `text` to stdout. A reader that went away (`rein config | head -1`) is not an error:
-/// there is just nobody left to print for.
+/// Writes `text` to stdout through the one sanitizer (control characters shown, not
+/// obeyed). A reader that went away (`rein config | head -1`) is not an error: there is just
+/// nobody left to print for.
 pub fn print_stdout(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    let written = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-    match written {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
+    raw::write(raw::Stream::Out, &crate::sanitize::visible(text))
+}
+
+/// Writes `text` to stderr through the one sanitizer; a closed stderr is ignored.
+pub fn print_stderr(text: &str) {
+    let _ = raw::write(raw::Stream::Err, &crate::sanitize::visible(text));
 }
 
 /// Prints `rein: <message>` on stderr, word-wrapped to the terminal when stderr is one. Never
 /// panics, even with stderr closed.
 pub fn print_error(message: &str) {
-    let text = format!("rein: {message}");
-    let width = std::io::stderr()
-        .is_terminal()
+    let text = format!("rein: {}", crate::sanitize::visible(message));
+    let width = stderr_is_terminal()
         .then(|| crossterm::terminal::size().ok())
         .flatten()
         .map(|(cols, _)| usize::from(cols));
@@ -35,7 +35,85 @@ pub fn print_error(message: &str) {
         Some(w) if w > 20 => wrap_words(&text, w, "      "),
         _ => text,
     };
-    let _ = writeln!(std::io::stderr().lock(), "{text}");
+    print_stderr(&format!("{text}\n"));
+}
+
+/// Writes text rein composed itself, escapes included (clap's coloured help): never text
+/// that holds anything from a model, a file, a server or the command line.
+pub fn print_own_styled(text: &str, to_stderr: bool) {
+    let stream = if to_stderr {
+        raw::Stream::Err
+    } else {
+        raw::Stream::Out
+    };
+    let _ = raw::write(stream, text);
+}
+
+/// Whether stdout is a terminal.
+pub fn stdout_is_terminal() -> bool {
+    raw::is_terminal(raw::Stream::Out)
+}
+
+/// Whether stderr is a terminal.
+pub fn stderr_is_terminal() -> bool {
+    raw::is_terminal(raw::Stream::Err)
+}
+
+/// `println!` through the one sanitizer (the raw macros are disallowed in `src/`).
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        let _ = $crate::cli::print_stdout(&format!("{}\n", format_args!($($arg)*)));
+    }};
+}
+
+/// `eprintln!` through the one sanitizer (the raw macros are disallowed in `src/`).
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::cli::print_stderr(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// The only place outside the TUI that touches stdout and stderr (clippy.toml forbids
+/// `std::io::stdout`/`stderr` and the print macros everywhere else), so no print site can
+/// skip the sanitizer.
+#[allow(clippy::disallowed_methods)]
+mod raw {
+    use std::io::{IsTerminal, Write};
+
+    /// Which standard stream.
+    #[derive(Clone, Copy)]
+    pub enum Stream {
+        Out,
+        Err,
+    }
+
+    /// Writes and flushes; a reader that went away is not an error.
+    pub fn write(stream: Stream, text: &str) -> std::io::Result<()> {
+        let written = match stream {
+            Stream::Out => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(text.as_bytes()).and_then(|()| out.flush())
+            }
+            Stream::Err => {
+                let mut err = std::io::stderr().lock();
+                err.write_all(text.as_bytes()).and_then(|()| err.flush())
+            }
+        };
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Whether `stream` is a terminal.
+    pub fn is_terminal(stream: Stream) -> bool {
+        match stream {
+            Stream::Out => std::io::stdout().is_terminal(),
+            Stream::Err => std::io::stderr().is_terminal(),
+        }
+    }
 }
 
 /// Greedy word wrap at `width` columns; lines after the first of each paragraph start with

@@ -6,11 +6,11 @@
 
 use crate::agent::dispatch::Approver;
 use crate::agent::{self, AgentOptions};
+use crate::cli::{print_error, print_stderr, print_stdout};
 use crate::config::Config;
 use crate::protocol::{Event, Op, ToolDisplay, ToolStatus, TurnOutcome, retry_notice};
 use crate::text::headline;
 use std::collections::HashMap;
-use std::io::{IsTerminal, Write};
 
 /// What `rein exec` was asked to do.
 #[derive(Clone, Debug)]
@@ -76,7 +76,7 @@ struct PlainPrinter {
 impl PlainPrinter {
     fn new(unattended: bool) -> PlainPrinter {
         PlainPrinter {
-            stream_text: std::io::stdout().is_terminal(),
+            stream_text: crate::cli::stdout_is_terminal(),
             unattended,
             calls: HashMap::new(),
             open_line: false,
@@ -84,10 +84,10 @@ impl PlainPrinter {
         }
     }
 
+    /// Everything goes through the one sanitizer, a piece at a time (it needs no state, so an
+    /// escape split over two deltas is shown like a whole one).
     fn out(&mut self, text: &str) {
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(text.as_bytes());
-        let _ = stdout.flush();
+        let _ = print_stdout(text);
         if !text.is_empty() {
             self.open_line = !text.ends_with('\n');
         }
@@ -97,7 +97,7 @@ impl PlainPrinter {
         if self.open_line {
             self.out("\n");
         }
-        eprintln!("{line}");
+        print_stderr(&format!("{line}\n"));
     }
 
     fn event(&mut self, ev: &Event, indent: &str) {
@@ -210,7 +210,7 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
     let mut handle = match agent::spawn(agent_opts) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("rein: cannot start: {e:#}");
+            print_error(&format!("cannot start: {e:#}"));
             return ExecEnd::Failed;
         }
     };
@@ -221,7 +221,7 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
         })
         .is_err()
     {
-        eprintln!("rein: the agent stopped before it could start");
+        print_error("the agent stopped before it could start");
         return ExecEnd::Failed;
     }
     let mut printer = PlainPrinter::new(!opts.yes);
@@ -239,17 +239,16 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
         };
         let Some(event) = event else {
             if !printer.saw_error {
-                eprintln!("rein: the agent stopped unexpectedly");
+                print_error("the agent stopped unexpectedly");
             }
             return ExecEnd::Failed;
         };
         tally.observe(&event);
         if opts.json {
             match serde_json::to_string(&event) {
+                // JSON escapes C0 but not DEL, C1 or bidi overrides: those become `\uXXXX`.
                 Ok(line) => {
-                    let mut stdout = std::io::stdout().lock();
-                    let _ = writeln!(stdout, "{line}");
-                    let _ = stdout.flush();
+                    let _ = print_stdout(&format!("{}\n", crate::sanitize::json_safe(&line)));
                 }
                 Err(e) => tracing::error!("cannot serialise event: {e}"),
             }
@@ -262,8 +261,8 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
             let drain = async { while handle.events.recv().await.is_some() {} };
             let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
             if tally.refused > 0 && !opts.yes {
-                eprintln!(
-                    "rein: {} action{} refused: {} approval and nobody was asked (no --yes).",
+                print_error(&format!(
+                    "{} action{} refused: {} approval and nobody was asked (no --yes).",
                     tally.refused,
                     if tally.refused == 1 { " was" } else { "s were" },
                     if tally.refused == 1 {
@@ -271,7 +270,7 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
                     } else {
                         "they need"
                     },
-                );
+                ));
             }
             return match outcome {
                 _ if interrupted_by_signal => ExecEnd::Interrupted,
@@ -281,7 +280,7 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
                 TurnOutcome::Completed => ExecEnd::Completed,
                 TurnOutcome::Interrupted => ExecEnd::Interrupted,
                 TurnOutcome::Failed { reason } => {
-                    eprintln!("rein: {reason}");
+                    print_error(&reason);
                     ExecEnd::Failed
                 }
             };

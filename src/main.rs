@@ -1,5 +1,8 @@
 //! The `rein` command.
 
+// Every byte printed outside the TUI goes through `cli` and the one sanitizer (clippy.toml).
+#![deny(clippy::disallowed_macros, clippy::disallowed_methods)]
+
 use clap::{Args, Parser, Subcommand};
 use rein::agent::dispatch::Approver;
 use rein::agent::journal::SessionStart;
@@ -214,7 +217,7 @@ fn run() -> anyhow::Result<ExitCode> {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
+            print_clap(&e);
             return Ok(ExitCode::from(if e.use_stderr() {
                 exit::STARTUP
             } else {
@@ -259,11 +262,10 @@ fn run_mcp(flags: Flags, command: rein::mcp::cli::McpCommand) -> anyhow::Result<
 /// 0 allow, 1 ask, 2 deny, 3 when the settings cannot be read.
 fn policy_check(command: &str, always: bool) -> ExitCode {
     use rein::policy::{Action, Policy, explain};
-    use std::io::Write;
     let config = match Config::load_lenient(Flags::default()) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("rein: {e}");
+            print_error(&e.to_string());
             return ExitCode::from(3);
         }
     };
@@ -276,13 +278,40 @@ fn policy_check(command: &str, always: bool) -> ExitCode {
             Err(why) => format!("always: none ({why})\n"),
         });
     }
-    // A reader that went away (`| head -0`) is not an error worth a panic.
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    // The verdict quotes the command line: it is printed through the sanitizer like the rest.
+    let _ = print_stdout(&out);
     ExitCode::from(match verdict.action {
         Action::Allow => 0,
         Action::Ask => 1,
         Action::Deny => 2,
     })
+}
+
+/// Prints a clap error, help or version. Help and version are rein's own text, coloured
+/// when the stream is a terminal; an error quotes the command line, so it goes plain through
+/// the sanitizer.
+fn print_clap(e: &clap::Error) {
+    use clap::error::ErrorKind;
+    let to_stderr = e.use_stderr();
+    let own = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    let terminal = if to_stderr {
+        rein::cli::stderr_is_terminal()
+    } else {
+        rein::cli::stdout_is_terminal()
+    };
+    let rendered = e.render();
+    if own && terminal {
+        rein::cli::print_own_styled(&rendered.ansi().to_string(), to_stderr);
+    } else if to_stderr {
+        rein::cli::print_stderr(&rendered.to_string());
+    } else {
+        let _ = print_stdout(&rendered.to_string());
+    }
 }
 
 /// Settings for a run: a missing model or key is a startup error.

@@ -2,7 +2,7 @@
 
 use crate::session_store::{self, SessionSummary};
 use jiff::Timestamp;
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::Path;
 
 /// "3 min ago", "yesterday", "12 days ago": how long before `now` the time `then` was.
@@ -22,7 +22,8 @@ pub fn list(data_dir: &Path, cwd: &Path, all: bool, json: bool) -> String {
     let sessions: Vec<SessionSummary> =
         session_store::list(data_dir, if all { None } else { Some(cwd) });
     if json {
-        return serde_json::to_string_pretty(&sessions).unwrap_or_else(|_| "[]".into()) + "\n";
+        let text = serde_json::to_string_pretty(&sessions).unwrap_or_else(|_| "[]".into());
+        return crate::sanitize::json_safe(&text).into_owned() + "\n";
     }
     if sessions.is_empty() {
         return if all {
@@ -60,13 +61,17 @@ pub enum Format {
     Json,
 }
 
-/// `rein sessions show` / `export`.
+/// `rein sessions show` / `export`. Both are printed through the one sanitizer: Markdown with
+/// control characters made visible (also when written to a file), JSON with them escaped.
 pub fn export(data_dir: &Path, id: &str, format: Format) -> Result<String, String> {
     let path = session_store::find(data_dir, id).map_err(|e| e.to_string())?;
     let loaded = session_store::load(&path).map_err(|e| e.to_string())?;
     Ok(match format {
         Format::Markdown => session_store::export_markdown(&loaded),
-        Format::Json => session_store::export_json(&loaded),
+        // JSON keeps the text exactly: what it does not escape itself becomes `\uXXXX`.
+        Format::Json => {
+            crate::sanitize::json_safe(&session_store::export_json(&loaded)).into_owned()
+        }
     })
 }
 
@@ -75,8 +80,11 @@ pub fn remove(data_dir: &Path, id: &str, yes: bool) -> Result<String, String> {
     let path = session_store::find(data_dir, id).map_err(|e| e.to_string())?;
     let header = session_store::read_header(&path).map_err(|e| e.to_string())?;
     if !yes {
-        eprint!("Delete session {} ({})? [y/N] ", header.id, path.display());
-        let _ = std::io::stderr().flush();
+        crate::cli::print_stderr(&format!(
+            "Delete session {} ({})? [y/N] ",
+            header.id,
+            path.display()
+        ));
         let mut answer = String::new();
         std::io::stdin()
             .lock()

@@ -58,6 +58,7 @@ type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 
 /// Runs the full-screen app until the person quits. Sends `Op::Shutdown` on the way out and
 /// restores the terminal on every path.
+#[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
 pub async fn run(
     opts: UiOptions,
     ops: UnboundedSender<Op>,
@@ -264,6 +265,7 @@ fn draw(term: &mut Term, app: &mut App) -> anyhow::Result<()> {
 /// The full-screen session picker of `rein --resume` (before the agent starts): every saved
 /// session, this directory's first. Returns the chosen session file, or `None` when the person
 /// leaves with Esc.
+#[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
 pub fn pick_session(data_dir: &Path, cwd: &Path) -> anyhow::Result<Option<PathBuf>> {
     let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
     let sessions = crate::session_store::list(data_dir, None);
@@ -341,6 +343,7 @@ pub fn ask_trust(project: &Path, items: &[crate::trust::TrustItem]) -> anyhow::R
     )
 }
 
+#[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
 fn ask_yes_no(title: &str, message: &str, keys: &str, enter_is_yes: bool) -> anyhow::Result<bool> {
     let guard = terminal::enter().context("could not set up the terminal")?;
     let theme = theme::Theme::dark();
@@ -379,6 +382,7 @@ fn ask_yes_no(title: &str, message: &str, keys: &str, enter_is_yes: bool) -> any
 
 /// Shows a full-screen "what to set" message (no model configured) and returns when the
 /// person presses any key.
+#[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
 pub fn show_setup_error(message: &str) -> anyhow::Result<()> {
     let guard = terminal::enter().context("could not set up the terminal")?;
     let theme = theme::Theme::dark();

@@ -68,6 +68,7 @@ pub fn suspend() {
     restore();
 }
 
+#[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
 fn activate() -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
@@ -95,6 +96,7 @@ pub fn is_active() -> bool {
 }
 
 /// Restores the terminal if it is in full-screen mode (idempotent; safe from a panic hook).
+#[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
 pub fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {
         return;
@@ -113,6 +115,7 @@ pub fn restore() {
 }
 
 /// Writes `text` to the system clipboard through the terminal (OSC 52).
+#[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
 pub fn copy_osc52(text: &str) -> io::Result<()> {
     execute!(
         io::stdout(),
