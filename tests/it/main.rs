@@ -27,6 +27,7 @@ mod policy_cli;
 mod policy_commands;
 mod policy_e2e;
 mod policy_oracle;
+mod printers_pty;
 mod real_model;
 mod responses;
 mod resume_pty;

@@ -6,7 +6,7 @@
 //! write itself (it writes none outside the TUI and clap's coloured help), and must still show
 //! the hostile text, made visible, so the check cannot pass on an empty output.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::path::Path;
