@@ -180,12 +180,14 @@ fn in_home_view(rest: &[Comp], whole: bool) -> bool {
         Comp::Lit(l) => l.clone(),
         _ => String::new(),
     };
-    crate::sandbox::home::DEFAULT_HOME_ALLOW.iter().any(|allowed| {
-        let a: Vec<&str> = allowed.split('/').collect();
-        let n = a.len().min(rest.len());
-        let prefix = rest[..n].iter().zip(&a).all(|(c, p)| lit(c) == *p);
-        prefix && (rest.len() >= a.len() || !whole)
-    })
+    crate::sandbox::home::DEFAULT_HOME_ALLOW
+        .iter()
+        .any(|allowed| {
+            let a: Vec<&str> = allowed.split('/').collect();
+            let n = a.len().min(rest.len());
+            let prefix = rest[..n].iter().zip(&a).all(|(c, p)| lit(c) == *p);
+            prefix && (rest.len() >= a.len() || !whole)
+        })
 }
 
 /// Why a word that starts at home reads outside the sandbox's view of it, if it does.
@@ -304,7 +306,10 @@ mod tests {
         assert!(contains_secret(&word("~/.cargo")).is_some());
         assert!(contains_secret(&word("~/.cargo/registry")).is_none());
         for place in crate::sandbox::home::DEFAULT_HOME_ALLOW {
-            assert!(names_secret(&word(&format!("~/{place}/f"))).is_none(), "{place}");
+            assert!(
+                names_secret(&word(&format!("~/{place}/f"))).is_none(),
+                "{place}"
+            );
         }
     }
 

@@ -209,7 +209,10 @@ impl HomeView {
                     return;
                 };
                 if let Ok(inside) = real.strip_prefix(&home) {
-                    let rest: PathBuf = inside.iter().chain(comps[i + 1..].iter().copied()).collect();
+                    let rest: PathBuf = inside
+                        .iter()
+                        .chain(comps[i + 1..].iter().copied())
+                        .collect();
                     if rest.components().next().is_some() {
                         self.expose(&rest, depth + 1);
                     }
@@ -239,7 +242,10 @@ impl HomeView {
             if matches!(n, Node::Show(_)) {
                 count += 1;
                 if count > MAX_SHOWN {
-                    tracing::warn!("sandbox: too many places to show in home; {} is not", p.display());
+                    tracing::warn!(
+                        "sandbox: too many places to show in home; {} is not",
+                        p.display()
+                    );
                     return false;
                 }
             }
@@ -318,7 +324,8 @@ impl HomeView {
 /// Whether an entry of home is one the view hides when home lies in the workspace: a dot
 /// entry (configuration, credentials, histories), but not the workspace's own `.git`/`.rein`.
 fn hidden_in_workspace(name: &std::ffi::OsStr) -> bool {
-    name.to_str().is_none_or(|n| n.starts_with('.') && n != ".git" && n != ".rein")
+    name.to_str()
+        .is_none_or(|n| n.starts_with('.') && n != ".git" && n != ".rein")
 }
 
 /// `path` itself when nothing shown lies in it; else its entries that lead to nothing shown.
@@ -350,7 +357,13 @@ mod tests {
     fn home() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().canonicalize().unwrap().join("home");
-        for d in [".cargo/bin", ".cargo/registry", ".config/git", "proj/src", "dot/rustup"] {
+        for d in [
+            ".cargo/bin",
+            ".cargo/registry",
+            ".config/git",
+            "proj/src",
+            "dot/rustup",
+        ] {
             std::fs::create_dir_all(home.join(d)).unwrap();
         }
         std::fs::write(home.join(".cargo/credentials.toml"), "t").unwrap();
@@ -368,15 +381,32 @@ mod tests {
         let (_d, home) = home();
         let ws = home.join("proj");
         let v = HomeView::new(Some(&home), Some(&ws), &allow(DEFAULT_HOME_ALLOW));
-        for p in [".cargo/bin/cargo", ".cargo/registry/x", "proj/src/main.rs", "dot/rustup/settings.toml", ".cargo", ""] {
+        for p in [
+            ".cargo/bin/cargo",
+            ".cargo/registry/x",
+            "proj/src/main.rs",
+            "dot/rustup/settings.toml",
+            ".cargo",
+            "",
+        ] {
             assert!(!v.hides(&home.join(p)), "{p} hidden");
         }
-        for p in [".cargo/credentials.toml", ".config/git/credentials", ".config", "dot/other", ".ssh/id_rsa", ".env"] {
+        for p in [
+            ".cargo/credentials.toml",
+            ".config/git/credentials",
+            ".config",
+            "dot/other",
+            ".ssh/id_rsa",
+            ".env",
+        ] {
             assert!(v.hides(&home.join(p)), "{p} visible");
         }
         assert!(!v.hides(Path::new("/usr/bin/ls")));
         // The link on the way is recreated, its target inside home shown.
-        assert_eq!(v.nodes()[&home.join(".rustup")], Node::Link(home.join("dot/rustup")));
+        assert_eq!(
+            v.nodes()[&home.join(".rustup")],
+            Node::Link(home.join("dot/rustup"))
+        );
         assert_eq!(v.nodes()[&home.join("dot/rustup")], Node::Show(true));
         assert_eq!(v.nodes()[&home.join(".cargo")], Node::Dir);
     }
@@ -384,13 +414,21 @@ mod tests {
     #[test]
     fn entries_that_leave_home_or_show_it_whole_are_ignored() {
         let (_d, home) = home();
-        let v = HomeView::new(Some(&home), None, &allow(&["~", "..", "~/../x", "/etc", "~/.cargo/../.config"]));
+        let v = HomeView::new(
+            Some(&home),
+            None,
+            &allow(&["~", "..", "~/../x", "/etc", "~/.cargo/../.config"]),
+        );
         assert!(v.allowed().is_empty());
         assert!(v.hides(&home.join(".config/git/credentials")));
         let abs = home.join(".config/git").to_string_lossy().into_owned();
         let v = HomeView::new(Some(&home), None, &[abs]);
         assert!(!v.hides(&home.join(".config/git/credentials")));
-        assert!(HomeView::new(Some(Path::new("/")), None, &[]).home().is_none());
+        assert!(
+            HomeView::new(Some(Path::new("/")), None, &[])
+                .home()
+                .is_none()
+        );
         assert!(!HomeView::new(None, None, &[]).hides(&home.join(".ssh")));
     }
 
@@ -407,7 +445,11 @@ mod tests {
         hidden.sort();
         assert_eq!(
             hidden,
-            [home.join(".cargo/credentials.toml"), home.join(".cargo/registry"), home.join(".config")]
+            [
+                home.join(".cargo/credentials.toml"),
+                home.join(".cargo/registry"),
+                home.join(".config")
+            ]
         );
     }
 }

@@ -138,7 +138,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path();
         std::fs::create_dir_all(home.join(".config/git")).unwrap();
-        std::fs::write(home.join(".config/git/config"), "[user]\nname = X\nemail = x@x\n").unwrap();
+        std::fs::write(
+            home.join(".config/git/config"),
+            "[user]\nname = X\nemail = x@x\n",
+        )
+        .unwrap();
         std::fs::write(home.join(".gitconfig"), "[user]\nemail = g@g\n").unwrap();
         // The test process's XDG_CONFIG_HOME may point elsewhere; read the file directly.
         let (mut n, mut e) = (None, None);

@@ -134,7 +134,7 @@ pub(crate) struct Request<'a> {
     pub(crate) secrets: &'a [PathBuf],
     /// The home view's mounts (namespaces; `None`: nothing to cover).
     pub(crate) home: Option<std::sync::Arc<mounts::HomeMounts>>,
-    /// Without namespaces: the home directory, left out of the read rules but for `shown`.
+    /// The home directory when it is covered: left out of the read rules but for `shown`.
     pub(crate) home_dir: Option<&'a Path>,
     /// The places of home that stay readable (canonical).
     pub(crate) home_shown: &'a [PathBuf],
@@ -213,10 +213,11 @@ impl Confinement {
         let (ruleset, late) = if req.use_landlock && k.abi >= MIN_ABI {
             let abi = ABI::from(k.abi.min(TESTED_ABI));
             // Without namespaces the secrets and home can only be kept out of the read rules.
-            let (unreadable, home) = match namespaces {
-                true => (&[][..], None),
-                false => (req.secrets, req.home_dir.map(|h| (h, req.home_shown))),
-            };
+            // Home is left out in both: without namespaces that hides it; with them, the
+            // shown places are mounts in an empty tmpfs, and Landlock looks for a rule on a
+            // mount's own root, not on the directory it covers, so they need rules of their own.
+            let unreadable = if namespaces { &[][..] } else { req.secrets };
+            let home = req.home_dir.map(|h| (h, req.home_shown));
             let rules = Rules {
                 abi,
                 network: req.network,

@@ -31,7 +31,9 @@ enum State {
     #[default]
     NotStarted,
     /// Walking on in the background after `limit` entries.
-    Running { limit: usize },
+    Running {
+        limit: usize,
+    },
     Done(Arc<Vec<PathBuf>>),
 }
 
@@ -106,7 +108,9 @@ impl NestedScan {
                  (a hook planted in one would run when the user uses git there). Try again in a \
                  moment, or work with the file tools meanwhile."
             )),
-            State::NotStarted => Err("the search for nested git repositories did not start.".into()),
+            State::NotStarted => {
+                Err("the search for nested git repositories did not start.".into())
+            }
         }
     }
 }
@@ -140,7 +144,9 @@ mod tests {
         assert!(note.is_none());
         // Within the limit: no note at all.
         let small = Arc::new(NestedScan::default());
-        let (_, note) = small.entries_within(dir.path(), 1_000, Duration::ZERO).unwrap();
+        let (_, note) = small
+            .entries_within(dir.path(), 1_000, Duration::ZERO)
+            .unwrap();
         assert!(note.is_none());
     }
 
@@ -151,6 +157,9 @@ mod tests {
         let err = scan
             .entries_within(Path::new("/nonexistent"), 7, Duration::from_millis(10))
             .unwrap_err();
-        assert!(err.contains("more than 7 entries") && err.contains("Try again"), "{err}");
+        assert!(
+            err.contains("more than 7 entries") && err.contains("Try again"),
+            "{err}"
+        );
     }
 }

@@ -53,7 +53,10 @@ pub(crate) fn grants(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>) ->
     let Some((home, shown)) = home else {
         return out;
     };
-    for place in shown.iter().filter(|p| p.starts_with(home) && p.as_path() != home) {
+    for place in shown
+        .iter()
+        .filter(|p| p.starts_with(home) && p.as_path() != home)
+    {
         if excluded.iter().any(|e| *e != home && place.starts_with(e)) {
             continue;
         }
@@ -181,7 +184,12 @@ mod tests {
         }
         std::fs::write(home.join(".cargo/env"), "x").unwrap();
         let hidden = [home.join(".cargo/registry/keys")];
-        let shown = [home.join(".cargo/bin"), home.join(".cargo/env"), home.join(".cargo/registry"), home.join("gone")];
+        let shown = [
+            home.join(".cargo/bin"),
+            home.join(".cargo/env"),
+            home.join(".cargo/registry"),
+            home.join("gone"),
+        ];
         let (mut lists, mut full) = (Vec::new(), Vec::new());
         for g in &grants(&hidden, Some((&home, &shown))) {
             match g {
@@ -193,7 +201,10 @@ mod tests {
         assert!(lists.contains(&home.join(".cargo/registry")));
         assert!(!lists.contains(&home) && !lists.contains(&home.join(".cargo")));
         for p in &full {
-            assert!(!p.starts_with(home.join(".ssh")) && !p.starts_with(home.join("proj")), "{p:?}");
+            assert!(
+                !p.starts_with(home.join(".ssh")) && !p.starts_with(home.join("proj")),
+                "{p:?}"
+            );
             assert!(!p.starts_with(&hidden[0]) && !home.starts_with(p), "{p:?}");
         }
     }

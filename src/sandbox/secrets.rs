@@ -133,7 +133,10 @@ impl Secrets {
             .chain(settings.unhide.iter().cloned())
             .collect();
         let view = HomeView::new(home, workspace, &allowed);
-        let mut wanted: Vec<PathBuf> = [config_dir, data_dir].iter().map(|p| normalize(p)).collect();
+        let mut wanted: Vec<PathBuf> = [config_dir, data_dir]
+            .iter()
+            .map(|p| normalize(p))
+            .collect();
         wanted.extend(outside_home_places(home));
         wanted.extend(settings.hide.iter().filter_map(|raw| expand(raw, home)));
         let shown: Vec<PathBuf> = settings
@@ -243,7 +246,15 @@ mod tests {
         ] {
             assert!(is_secret_env_name(name), "{name}");
         }
-        for name in ["PATH", "HOME", "TERM", "KEYMAP", "MONKEY", "LANG", "TOKENIZERS_PARALLELISM"] {
+        for name in [
+            "PATH",
+            "HOME",
+            "TERM",
+            "KEYMAP",
+            "MONKEY",
+            "LANG",
+            "TOKENIZERS_PARALLELISM",
+        ] {
             assert!(!is_secret_env_name(name), "{name}");
         }
     }
@@ -257,12 +268,22 @@ mod tests {
             std::fs::create_dir_all(home.join(d)).unwrap();
         }
         let settings = SecretSettings {
-            hide: vec!["~/proj/keys".into(), "/srv/keys/../vault".into(), "rel".into()],
+            hide: vec![
+                "~/proj/keys".into(),
+                "/srv/keys/../vault".into(),
+                "rel".into(),
+            ],
             home_allow: vec!["~/.kube".into()],
             ..SecretSettings::default()
         };
         let ws = home.join("proj");
-        let s = Secrets::resolve(Some(&home), Some(&ws), &root.join("cfg/rein"), &root.join("data/rein"), &settings);
+        let s = Secrets::resolve(
+            Some(&home),
+            Some(&ws),
+            &root.join("cfg/rein"),
+            &root.join("data/rein"),
+            &settings,
+        );
         for p in [
             home.join(".ssh/id_ed25519"),
             home.join(".config/op/token"),
@@ -274,13 +295,28 @@ mod tests {
         ] {
             assert!(s.is_secret_path(&p), "{p:?}");
         }
-        for p in [home.join(".kube/config"), home.join(".cargo/bin/cargo"), home.join("proj/src/a.rs"), PathBuf::from("/usr/bin/ls"), PathBuf::from("rel")] {
+        for p in [
+            home.join(".kube/config"),
+            home.join(".cargo/bin/cargo"),
+            home.join("proj/src/a.rs"),
+            PathBuf::from("/usr/bin/ls"),
+            PathBuf::from("rel"),
+        ] {
             assert!(!s.is_secret_path(&p), "{p:?}");
         }
         assert_eq!(s.hidden_place(&home.join(".ssh/x")), Some(home.clone()));
         // No home: only what is absolute.
-        let s = Secrets::resolve(None, None, Path::new("/c/rein"), Path::new("/d/rein"), &SecretSettings::default());
-        assert!(s.paths().contains(&PathBuf::from("/c/rein")) && s.paths().contains(&PathBuf::from("/d/rein")));
+        let s = Secrets::resolve(
+            None,
+            None,
+            Path::new("/c/rein"),
+            Path::new("/d/rein"),
+            &SecretSettings::default(),
+        );
+        assert!(
+            s.paths().contains(&PathBuf::from("/c/rein"))
+                && s.paths().contains(&PathBuf::from("/d/rein"))
+        );
         assert!(!s.is_secret_path(Path::new("/home/u/x")));
     }
 }
