@@ -275,11 +275,13 @@ impl Config {
 }
 
 impl Config {
-    /// The secrets to keep from commands: the defaults for this user's home and rein's own
-    /// dirs, with `[sandbox] hide`, `unhide` and `pass_env` applied.
+    /// What commands cannot see: home outside the allow-list (the defaults and `[sandbox]
+    /// home_allow`; the workspace stays visible), rein's own dirs and `hide`; and the
+    /// variables they get besides the allow-list (`pass_env`).
     pub fn secrets(&self) -> crate::sandbox::Secrets {
         crate::sandbox::Secrets::resolve(
             self.home_dir.as_deref(),
+            Some(&self.cwd),
             &self.config_dir,
             &self.data_dir,
             &self.sandbox_secrets,

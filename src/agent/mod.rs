@@ -266,7 +266,7 @@ impl Agent {
             journal: journal.clone(),
         });
         let secrets = Arc::new(crate::tools::secrets::Secrets::new(
-            config.secrets().paths(),
+            sandbox.secrets(),
             config.api_key.as_deref(),
             std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),

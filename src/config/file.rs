@@ -62,10 +62,12 @@ pub(super) enum SandboxSetting {
         network: Option<bool>,
         /// More secret paths to hide from commands.
         hide: Option<Vec<String>>,
-        /// Default secret paths to show after all (user file only).
+        /// Older spelling of `home_allow` (user file only).
         unhide: Option<Vec<String>>,
-        /// Secret-looking variables commands still get (user file only).
+        /// Variables commands get besides the allow-list (user file only).
         pass_env: Option<Vec<String>>,
+        /// More places under home commands may read (user file only).
+        home_allow: Option<Vec<String>>,
     },
 }
 

@@ -326,7 +326,8 @@ impl RawConfig {
     }
 }
 
-/// `[sandbox] hide`, `unhide` and `pass_env`: a project may hide more, never show more.
+/// `[sandbox] hide`, `home_allow` (`unhide`) and `pass_env`: a project may hide more, never
+/// show more.
 pub(super) fn secret_settings(
     user: Option<&FileConfig>,
     project: Option<(&std::path::Path, &FileConfig)>,
@@ -336,25 +337,28 @@ pub(super) fn secret_settings(
         hide,
         unhide,
         pass_env,
+        home_allow,
         ..
     })) = user.map(|f| &f.sandbox)
     {
         s.hide.extend(hide.iter().flatten().cloned());
         s.unhide.extend(unhide.iter().flatten().cloned());
         s.pass_env.extend(pass_env.iter().flatten().cloned());
+        s.home_allow.extend(home_allow.iter().flatten().cloned());
     }
     if let Some((path, f)) = project
         && let Some(SandboxSetting::Table {
             hide,
             unhide,
             pass_env,
+            home_allow,
             ..
         }) = &f.sandbox
     {
         s.hide.extend(hide.iter().flatten().cloned());
-        if unhide.is_some() || pass_env.is_some() {
+        if unhide.is_some() || pass_env.is_some() || home_allow.is_some() {
             tracing::warn!(
-                "ignoring sandbox.unhide and sandbox.pass_env from project file {}: a project may only hide more",
+                "ignoring sandbox.home_allow, sandbox.unhide and sandbox.pass_env from project file {}: a project may only hide more",
                 path.display()
             );
         }

@@ -99,6 +99,7 @@ impl Config {
             ("sandbox.hide", &self.sandbox_secrets.hide),
             ("sandbox.unhide", &self.sandbox_secrets.unhide),
             ("sandbox.pass_env", &self.sandbox_secrets.pass_env),
+            ("sandbox.home_allow", &self.sandbox_secrets.home_allow),
         ] {
             if !list.is_empty() {
                 line(key, list.join(", "));

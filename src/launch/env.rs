@@ -1,6 +1,9 @@
 //! The environment a child process gets: an allow-list of what programs and builds need,
 //! never rein's whole environment. A variable not named here (or by the person's
 //! `[sandbox] pass_env`) is absent, so a secret under a name no list knows never leaks.
+//! Left out on purpose: proxies (`HTTPS_PROXY` may carry a password), `SSH_AUTH_SOCK` and
+//! other agents' sockets, `GOPROXY`/registry URLs, `BASH_ENV`/`ENV` (they would run a file
+//! in every shell), and anything whose value could be a credential.
 
 use std::ffi::{OsStr, OsString};
 
@@ -42,16 +45,41 @@ pub const ALLOWED: &[&str] = &[
     "UV_CACHE_DIR",
     "PIP_CACHE_DIR",
     "npm_config_cache",
+    "RBENV_ROOT",
+    "ASDF_DIR",
+    "ASDF_DATA_DIR",
+    "SDKMAN_DIR",
+    "GEM_HOME",
+    "GEM_PATH",
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
     // Build knobs the person set for their machine.
     "CC",
     "CXX",
+    "AR",
+    "LD",
+    "CFLAGS",
+    "CXXFLAGS",
+    "CPPFLAGS",
+    "LDFLAGS",
+    "MAKEFLAGS",
+    "RUSTFLAGS",
+    "RUSTDOCFLAGS",
+    "RUSTC_WRAPPER",
     "PKG_CONFIG_PATH",
     "LD_LIBRARY_PATH",
+    "LIBRARY_PATH",
+    "CPATH",
     "CI",
     "RUST_BACKTRACE",
+    "SOURCE_DATE_EPOCH",
+    // Where the machine's CA certificates are (paths, not keys).
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
 ];
 
 /// Name prefixes allowed as a family (the locale's `LC_*`).
@@ -114,5 +142,13 @@ mod tests {
             .map(|(k, _)| k.to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, ["PATH", "LC_ALL", "MY_OWN"]);
+    }
+
+    #[test]
+    fn no_allowed_name_looks_like_it_holds_a_secret() {
+        for name in ALLOWED {
+            assert!(!crate::sandbox::is_secret_env_name(name), "{name}");
+            assert!(!name.contains("PROXY") && !name.contains("SOCK"), "{name}");
+        }
     }
 }

@@ -2,6 +2,11 @@
 //! environments): a command that names one, or a glob that could match one, is never
 //! allowed unasked. The sandbox hides them from bash too; this keeps the policy from calling
 //! such a read harmless.
+//!
+//! Under the home directory the rule is the sandbox's own allow-list
+//! (`sandbox::home::DEFAULT_HOME_ALLOW`): a path there outside it is never `allow` to read,
+//! whatever its name. The list of known secret places below is a second net that also catches
+//! them where home is not spelled out (`../../.ssh/id_rsa`).
 
 use super::shell::words::{Tok, Word};
 
@@ -146,10 +151,65 @@ fn all_specs() -> impl Iterator<Item = &'static [&'static str]> {
         .copied()
 }
 
-/// Why `word` names (or could name) a secret location, if it does. The secret's components
-/// are looked for anywhere in the word, so `../../.ssh/id_rsa` and `x=~/.aws` count too.
+/// The components of a word after the home directory (`~`, `$HOME`, `/home/*`, `/root`,
+/// `/Users/*`), when it starts there.
+fn under_home(s: &PathShape) -> Option<&[Comp]> {
+    if s.home {
+        return Some(&s.comps);
+    }
+    if !s.absolute {
+        return None;
+    }
+    let first = s.comps.first()?;
+    if comp_could_be(first, "root") {
+        return Some(&s.comps[1..]);
+    }
+    if (comp_could_be(first, "home") || comp_could_be(first, "Users")) && s.comps.len() >= 2 {
+        return Some(&s.comps[2..]);
+    }
+    None
+}
+
+/// Whether the home-relative components `rest` lie provably in the sandbox's view of home:
+/// beneath an allowed place (or, unless `whole`, on the way to one), spelled literally.
+fn in_home_view(rest: &[Comp], whole: bool) -> bool {
+    if rest.iter().any(|c| !matches!(c, Comp::Lit(l) if l != "..")) {
+        return false;
+    }
+    let lit = |c: &Comp| match c {
+        Comp::Lit(l) => l.clone(),
+        _ => String::new(),
+    };
+    crate::sandbox::home::DEFAULT_HOME_ALLOW
+        .iter()
+        .any(|allowed| {
+            let a: Vec<&str> = allowed.split('/').collect();
+            let n = a.len().min(rest.len());
+            let prefix = rest[..n].iter().zip(&a).all(|(c, p)| lit(c) == *p);
+            prefix && (rest.len() >= a.len() || !whole)
+        })
+}
+
+/// Why a word that starts at home reads outside the sandbox's view of it, if it does.
+fn outside_home_view(word: &Word, s: &PathShape, whole: bool) -> Option<String> {
+    let rest = under_home(s)?;
+    (!in_home_view(rest, whole)).then(|| {
+        format!(
+            "`{}` is in the home directory outside what bash may see there (toolchains and \
+             build caches), where secrets live; it is never read unasked",
+            word.text()
+        )
+    })
+}
+
+/// Why `word` names (or could name) a secret location, if it does: a place in home outside
+/// the sandbox's view of it, or a known secret place, whose components are looked for
+/// anywhere in the word (so `../../.ssh/id_rsa` and `x=~/.aws` count too).
 pub(crate) fn names_secret(word: &Word) -> Option<String> {
     let s = shape(word);
+    if let Some(why) = outside_home_view(word, &s, false) {
+        return Some(why);
+    }
     let hit = all_specs().find(|spec| {
         s.comps.len() >= spec.len()
             && s.comps
@@ -170,6 +230,9 @@ pub(crate) fn contains_secret(word: &Word) -> Option<String> {
         return Some(why);
     }
     let s = shape(word);
+    if let Some(why) = outside_home_view(word, &s, true) {
+        return Some(why);
+    }
     let up = s.comps.iter().any(|c| *c == Comp::Lit("..".into()));
     let above = |spec: &[&str], comps: &[Comp]| {
         comps.len() < spec.len() && comps.iter().zip(spec).all(|(c, p)| comp_could_be(c, p))
@@ -211,12 +274,41 @@ mod tests {
     }
 
     #[test]
-    fn every_place_the_sandbox_hides_is_a_secret_to_the_policy() {
-        for place in crate::sandbox::secrets::DEFAULT_HOME_SECRETS {
-            let comps: Vec<&str> = place.split('/').collect();
+    fn home_outside_the_sandboxs_view_is_a_secret_whatever_its_name() {
+        let name = format!(".x{:08x}", rand::random::<u32>());
+        for path in [
+            format!("~/{name}/creds"),
+            format!("/home/me/{name}"),
+            format!("/root/{name}/a"),
+            "~/.config/git/credentials".into(),
+            "~/.codex/auth.json".into(),
+            "~/.claude/.credentials.json".into(),
+            "~/.env".into(),
+            "~/.bash_history".into(),
+            "~/.cargo/credentials.toml".into(),
+            "~/.cargo/bin/../../.ssh/id_rsa".into(),
+            "~/.c*/bin/x".into(),
+            "~/notes.txt".into(),
+        ] {
+            assert!(names_secret(&word(&path)).is_some(), "{path}");
+        }
+        for path in [
+            "~/.cargo/bin/cargo",
+            "~/.rustup/toolchains",
+            "/root/.cargo/registry/src/x/lib.rs",
+            "~/.cargo",
+            "~",
+            "/home/me",
+        ] {
+            assert!(names_secret(&word(path)).is_none(), "{path}");
+        }
+        // A recursive read must stay beneath an allowed place.
+        assert!(contains_secret(&word("~/.cargo")).is_some());
+        assert!(contains_secret(&word("~/.cargo/registry")).is_none());
+        for place in crate::sandbox::home::DEFAULT_HOME_ALLOW {
             assert!(
-                HOME_SECRETS.contains(&comps.as_slice()),
-                "{place} is hidden by the sandbox but not known to the policy"
+                names_secret(&word(&format!("~/{place}/f"))).is_none(),
+                "{place}"
             );
         }
     }
@@ -236,7 +328,8 @@ mod tests {
             ("~/.docker/config.json", true),
             ("~/.s?h/id_rsa", true),
             ("~/.*/id_rsa", true),
-            ("~/*/id_rsa", false),
+            // Home outside the sandbox's view, whatever the name.
+            ("~/*/id_rsa", true),
             ("~/.agents/skills/x/SKILL.md", false),
             ("src/main.rs", false),
             ("/proc/cpuinfo", false),
@@ -264,7 +357,8 @@ mod tests {
             ("src", false),
             (".", false),
             ("/usr/include", false),
-            ("~/projects", false),
+            ("~/projects", true),
+            ("~/.cargo/registry/src", false),
         ];
         for (path, reaches) in cases {
             assert_eq!(contains_secret(&word(path)).is_some(), reaches, "{path}");

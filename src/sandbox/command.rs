@@ -1,9 +1,82 @@
 //! Preparing one command on Linux: the confinement, the private view of `.git`, the secret
 //! paths to hide, and the checks to run after it.
 
-use super::{Mechanism, Sandbox, Secrets, Supervision, gitview, linux, mounts, tripwire};
+use super::home::{HomeView, Node};
+use super::{Mechanism, Sandbox, Secrets, Supervision, gitview, identity, linux, mounts, tripwire};
 use crate::config::SandboxMode;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The home view as commands get it, built once per session: the session's view plus rein's
+/// private dir and the generated git identity, and (with namespaces) its mounts.
+#[derive(Debug)]
+pub(crate) struct CommandHome {
+    view: HomeView,
+    /// The generated global git config (only `user.name`/`user.email`).
+    pub(crate) gitconfig: Option<PathBuf>,
+    mounts: Option<Arc<mounts::HomeMounts>>,
+    /// The places of home that stay readable (canonical), for the Landlock rules.
+    shown: Vec<PathBuf>,
+}
+
+impl Sandbox {
+    /// The home view for commands (built on first use).
+    pub(crate) fn command_home(&self) -> Arc<CommandHome> {
+        self.home
+            .get_or_init(|| Arc::new(self.build_home()))
+            .clone()
+    }
+
+    fn build_home(&self) -> CommandHome {
+        let mut view = self.secrets.view().clone();
+        let gitconfig = self
+            .private
+            .new_entry("gitconfig")
+            .and_then(|p| {
+                identity::write(&p, view.home())
+                    .map(|()| p)
+                    .map_err(|e| e.to_string())
+            })
+            .inspect_err(|e| tracing::warn!("sandbox: no git identity for commands: {e}"))
+            .ok();
+        let places: Vec<PathBuf> = std::iter::once(self.private.path.clone())
+            .chain(gitconfig.clone())
+            .collect();
+        view.also(&places);
+        let mounts = match self.mechanism {
+            Mechanism::Namespaces if !view.in_workspace() => home_mounts(&view).map(Arc::new),
+            _ => None,
+        };
+        let shown = view.shown().map(Path::to_path_buf).collect();
+        CommandHome {
+            view,
+            gitconfig,
+            mounts,
+            shown,
+        }
+    }
+}
+
+/// The mounts that present `view` (`None` when there is no home, or a path holds a NUL).
+fn home_mounts(view: &HomeView) -> Option<mounts::HomeMounts> {
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
+    let dir = c(view.home()?)?;
+    let nodes = view
+        .nodes()
+        .iter()
+        .map(|(path, node)| {
+            let kind = match node {
+                Node::Dir => mounts::HomeNode::Dir,
+                Node::Link(target) => mounts::HomeNode::Link(c(target)?),
+                Node::Show(dir) => mounts::HomeNode::Show(*dir),
+            };
+            Some((c(path)?, kind))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(mounts::HomeMounts { dir, nodes })
+}
 
 impl Sandbox {
     /// The confinement for one command, and the checks to run after it.
@@ -26,14 +99,17 @@ impl Sandbox {
         } else {
             mounts::GitPlan::Leave
         };
-        // Nested repositories (found once, before the first command) are read-only as a
-        // whole: a hook or config planted there would run when the person uses git there.
-        let nested: &[PathBuf] = if write_ws {
-            self.nested_git
-                .get_or_init(|| super::git::nested_git_entries(&ws))
-        } else {
-            &[]
+        // Nested repositories (all found before a command runs) are read-only as a whole: a
+        // hook or config planted there would run when the person uses git there.
+        let found = match write_ws {
+            true => {
+                let (found, note) = self.nested_git.entries(&ws)?;
+                supervision.notes.extend(note);
+                found
+            }
+            false => Arc::default(),
         };
+        let nested: &[PathBuf] = &found;
         if write_ws {
             supervision.tripwire = Some(tripwire::Tripwire::arm(&ws, !namespaces, nested));
         }
@@ -41,7 +117,13 @@ impl Sandbox {
             .chain(std::iter::once(cwd.clone()))
             .chain(self.writable_dirs().cloned())
             .collect();
-        let secrets = hidden_paths(&self.secrets, &keep_visible);
+        let home = self.command_home();
+        let mut secrets = hidden_paths(&self.secrets, &keep_visible);
+        // Home inside the workspace cannot be emptied: its dot entries outside the view are
+        // covered one by one (looked up now: what was made since is covered too).
+        if namespaces && home.view.in_workspace() {
+            secrets.extend(home.view.hidden_in_workspace_now());
+        }
         linux::Confinement::prepare(linux::Request {
             mode: self.mode,
             network: self.network,
@@ -52,6 +134,9 @@ impl Sandbox {
             use_landlock: !self.simulate_no_landlock,
             use_namespaces: namespaces,
             secrets: &secrets,
+            home: home.mounts.clone(),
+            home_dir: home.view.home().filter(|_| !home.view.in_workspace()),
+            home_shown: &home.shown,
             git,
             nested_git: if namespaces { nested } else { &[] },
             report,

@@ -145,46 +145,72 @@ pub fn current_branch(dir: &Path) -> Option<String> {
 
 /// Entries a walk for nested repositories visits at most: beyond, the rest of a huge tree
 /// goes unsearched (logged) rather than slowing every command.
-const NESTED_WALK_LIMIT: usize = 200_000;
-
 /// The `.git` entries (directories and files, never links) below the workspace root, as
 /// paths relative to it: nested repositories and submodule checkouts, whose configuration and
 /// hooks a git the person runs there would obey. The root's own `.git` and `.rein` are not
-/// searched; links are not followed.
+/// searched; links are not followed. (The whole walk; see `NestedWalk` for one in steps.)
+#[cfg(test)]
 pub(crate) fn nested_git_entries(ws: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut dirs = vec![PathBuf::new()];
-    let mut visited = 0usize;
-    while let Some(rel) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(ws.join(&rel)) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            visited += 1;
-            if visited > NESTED_WALK_LIMIT {
-                tracing::warn!(
-                    "sandbox: stopped looking for nested repositories after {NESTED_WALK_LIMIT} \
-                     entries of {}",
-                    ws.display()
-                );
-                return found;
-            }
-            let name = entry.file_name();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let top = rel.as_os_str().is_empty();
-            if name == ".git" {
-                if !top && (kind.is_dir() || kind.is_file()) {
-                    found.push(rel.join(&name));
-                }
-            } else if kind.is_dir() && !(top && name == ".rein") {
-                dirs.push(rel.join(&name));
-            }
+    let mut walk = NestedWalk::default();
+    walk.run(ws, usize::MAX);
+    walk.finish()
+}
+
+/// A walk for nested `.git` entries that can stop after some entries and go on later.
+#[derive(Debug)]
+pub(crate) struct NestedWalk {
+    dirs: Vec<PathBuf>,
+    found: Vec<PathBuf>,
+    /// Entries looked at so far.
+    pub(crate) visited: usize,
+}
+
+impl Default for NestedWalk {
+    fn default() -> NestedWalk {
+        NestedWalk {
+            dirs: vec![PathBuf::new()],
+            found: Vec::new(),
+            visited: 0,
         }
     }
-    found.sort();
-    found
+}
+
+impl NestedWalk {
+    /// Walks on until the walk is complete (`true`) or `budget` more entries were looked at.
+    pub(crate) fn run(&mut self, ws: &Path, budget: usize) -> bool {
+        let stop = self.visited.saturating_add(budget);
+        while let Some(rel) = self.dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(ws.join(&rel)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                self.visited += 1;
+                let name = entry.file_name();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let top = rel.as_os_str().is_empty();
+                if name == ".git" {
+                    if !top && (kind.is_dir() || kind.is_file()) {
+                        self.found.push(rel.join(&name));
+                    }
+                } else if kind.is_dir() && !(top && name == ".rein") {
+                    self.dirs.push(rel.join(&name));
+                }
+            }
+            // Checked between directories, so a directory is never half read.
+            if self.visited >= stop && !self.dirs.is_empty() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The entries found, sorted.
+    pub(crate) fn finish(mut self) -> Vec<PathBuf> {
+        self.found.sort();
+        self.found
+    }
 }
 
 #[cfg(test)]

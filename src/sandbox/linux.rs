@@ -132,6 +132,12 @@ pub(crate) struct Request<'a> {
     pub(crate) use_namespaces: bool,
     /// Secret paths to hide (canonical, existing).
     pub(crate) secrets: &'a [PathBuf],
+    /// The home view's mounts (namespaces; `None`: nothing to cover).
+    pub(crate) home: Option<std::sync::Arc<mounts::HomeMounts>>,
+    /// The home directory when it is covered: left out of the read rules but for `shown`.
+    pub(crate) home_dir: Option<&'a Path>,
+    /// The places of home that stay readable (canonical).
+    pub(crate) home_shown: &'a [PathBuf],
     /// How `.git` is presented (namespaces only).
     pub(crate) git: GitPlan,
     /// Nested `.git` entries to make read-only, relative to the workspace (namespaces only).
@@ -198,6 +204,7 @@ impl Confinement {
                 },
                 git: if write_ws { req.git } else { GitPlan::Leave },
                 nested_git: cstrings(req.nested_git)?,
+                home: req.home.clone(),
                 hidden: cstrings(req.secrets)?,
                 cwd: cstring(req.cwd)?,
             }),
@@ -205,13 +212,18 @@ impl Confinement {
         };
         let (ruleset, late) = if req.use_landlock && k.abi >= MIN_ABI {
             let abi = ABI::from(k.abi.min(TESTED_ABI));
-            // Without namespaces the secrets can only be kept out of the read rules.
+            // Without namespaces the secrets and home can only be kept out of the read rules.
+            // Home is left out in both: without namespaces that hides it; with them, the
+            // shown places are mounts in an empty tmpfs, and Landlock looks for a rule on a
+            // mount's own root, not on the directory it covers, so they need rules of their own.
             let unreadable = if namespaces { &[][..] } else { req.secrets };
+            let home = req.home_dir.map(|h| (h, req.home_shown));
             let rules = Rules {
                 abi,
                 network: req.network,
                 writable: &writable,
                 unreadable,
+                home,
                 private_terminals: namespaces,
             };
             build_ruleset(&rules)
@@ -376,6 +388,8 @@ struct Rules<'a> {
     writable: &'a [PathBuf],
     /// Paths left out of the read rules (canonical).
     unreadable: &'a [PathBuf],
+    /// The home directory, left out of the read rules but for its shown places (canonical).
+    home: Option<(&'a Path, &'a [PathBuf])>,
     /// The child mounts its own `/dev/pts`: `/dev/ptmx` may open terminals there.
     private_terminals: bool,
 }
@@ -416,7 +430,7 @@ fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String>
         ruleset = ruleset.scope(scopes).map_err(e)?;
     }
     let mut created = ruleset.create().map_err(e)?;
-    for grant in readable::grants(r.unreadable) {
+    for grant in readable::grants(r.unreadable, r.home) {
         let rule = match grant {
             Grant::List(fd) => PathBeneath::new(fd, AccessFs::ReadDir),
             Grant::Tree(fd) => PathBeneath::new(fd, read),
@@ -471,6 +485,7 @@ fn probe_namespace(ns: NsSupport) -> bool {
         protect_in: None,
         git: GitPlan::Leave,
         nested_git: Vec::new(),
+        home: None,
         hidden: Vec::new(),
         cwd: c"/".into(),
     };

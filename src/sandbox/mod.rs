@@ -12,10 +12,13 @@ mod explain;
 pub mod git;
 #[cfg(target_os = "linux")]
 mod gitview;
+pub mod home;
+mod identity;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 mod mounts;
+pub mod nested;
 pub mod paths;
 mod private;
 #[cfg(target_os = "linux")]
@@ -97,7 +100,10 @@ pub struct Sandbox {
     /// rein's own directory for per-command views of `.git` (created on first use).
     private: Arc<private::PrivateDir>,
     /// The workspace's nested `.git` entries, found before the first command.
-    nested_git: Arc<std::sync::OnceLock<Vec<PathBuf>>>,
+    nested_git: Arc<nested::NestedScan>,
+    /// The home view as commands get it, built on the first command.
+    #[cfg(target_os = "linux")]
+    home: Arc<std::sync::OnceLock<Arc<command::CommandHome>>>,
 }
 
 impl Sandbox {
@@ -160,7 +166,7 @@ impl Sandbox {
             Mechanism::Namespaces
         };
         let private = Arc::new(private::PrivateDir::next_to(&temp_dir));
-        Sandbox {
+        let sandbox = Sandbox {
             mode,
             network,
             workspace,
@@ -169,22 +175,37 @@ impl Sandbox {
             status,
             mechanism,
             simulate_no_landlock: simulate,
-            secrets: Arc::new(Secrets::for_current_user()),
+            secrets: Arc::default(),
             private,
             nested_git: Arc::default(),
-        }
+            #[cfg(target_os = "linux")]
+            home: Arc::default(),
+        };
+        sandbox.with_secrets(Secrets::for_current_user())
     }
 
     /// Also lets bash write in `dirs` (created when missing), e.g. build caches such as
     /// `~/.cache/go-build` that tools insist on. Everything else stays as configured.
     pub fn with_writable_dirs(mut self, dirs: Vec<PathBuf>) -> Sandbox {
         self.extra_writable = dirs;
-        self
+        let secrets = (*self.secrets).clone();
+        self.with_secrets(secrets)
     }
 
-    /// Uses these secrets (paths hidden from commands, variables not passed to them).
-    pub fn with_secrets(mut self, secrets: Secrets) -> Sandbox {
+    /// Uses these secrets (what commands cannot see, the variables they get besides the
+    /// allow-list). The workspace and the dirs bash may write stay visible where they lie in
+    /// home.
+    pub fn with_secrets(mut self, mut secrets: Secrets) -> Sandbox {
+        let places: Vec<PathBuf> = std::iter::once(&self.workspace)
+            .chain(self.writable_dirs())
+            .cloned()
+            .collect();
+        secrets.show_also(&places);
         self.secrets = Arc::new(secrets);
+        #[cfg(target_os = "linux")]
+        {
+            self.home = Arc::default();
+        }
         self
     }
 
@@ -243,11 +264,27 @@ impl Sandbox {
     }
 
     /// Prepares `cmd` so that the child confines itself before exec, and returns what rein
-    /// needs afterwards. Removes secret variables from the child's environment. Call right
-    /// before spawning; the work that allocates happens here, in rein.
+    /// needs afterwards. The child's environment becomes the allow-list (`launch::env`, plus
+    /// `[sandbox] pass_env`) and what the caller set on `cmd`; with the sandbox on, git finds
+    /// only the person's identity. Call right before spawning; the work that allocates
+    /// happens here, in rein.
     pub fn prepare(&self, cmd: &mut std::process::Command) -> Result<Supervision, String> {
-        for name in self.secrets.env_to_remove() {
-            cmd.env_remove(name);
+        let own: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = cmd
+            .get_envs()
+            .map(|(k, v)| (k.to_owned(), v.map(std::ffi::OsStr::to_owned)))
+            .collect();
+        crate::launch::env::apply(cmd, self.secrets.pass_env());
+        for (k, v) in own {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        #[cfg(target_os = "linux")]
+        if self.mode != SandboxMode::Off
+            && let Some(identity) = &self.command_home().gitconfig
+        {
+            cmd.env("GIT_CONFIG_GLOBAL", identity);
         }
         self.prepare_platform(cmd)
     }

@@ -74,10 +74,33 @@ pub(crate) struct MountPlan {
     pub(crate) git: GitPlan,
     /// Nested `.git` entries, relative to the workspace: bound read-only as a whole.
     pub(crate) nested_git: Vec<CString>,
+    /// The home directory's view: covered by an empty tmpfs with the allowed places bound
+    /// back in (`None`: no home to cover, or home lies inside the workspace).
+    pub(crate) home: Option<std::sync::Arc<HomeMounts>>,
     /// Secret paths to cover (canonical; the ones that exist).
     pub(crate) hidden: Vec<CString>,
     /// Directory to change into once the mounts are in place (the command's working dir).
     pub(crate) cwd: CString,
+}
+
+/// The home directory as the command sees it, prepared once per session.
+#[derive(Debug)]
+pub(crate) struct HomeMounts {
+    /// The home directory (canonical).
+    pub(crate) dir: CString,
+    /// Every path of the view under it, parents before children.
+    pub(crate) nodes: Vec<(CString, HomeNode)>,
+}
+
+/// One path of the home view.
+#[derive(Debug)]
+pub(crate) enum HomeNode {
+    /// A directory on the way.
+    Dir,
+    /// A link, recreated with this target.
+    Link(CString),
+    /// A place shown as it is: a directory tree (`true`) or a file.
+    Show(bool),
 }
 
 /// How the workspace's `.git` is presented to the command.
@@ -362,6 +385,11 @@ impl MountPlan {
         };
         set_attr(&root, libc::AT_RECURSIVE, &ro)?;
         drop(root);
+        // Before the writable binds: those under home are shown by the view, then made
+        // writable like the others.
+        if let Some(home) = &self.home {
+            cover_home(home)?;
+        }
 
         for dir in &self.writable {
             // The last component must be a real directory. (Landlock, built from the same
@@ -472,6 +500,105 @@ fn mount_view(ws: &Fd, view: &CStr, binds: &[(CString, bool)]) -> io::Result<()>
         bind(&source, &target, !writable, kind == libc::S_IFDIR)?;
     }
     Ok(())
+}
+
+/// Covers home with an empty tmpfs and binds back what the view shows: each shown place is
+/// cloned (with what is mounted beneath it) before home is covered, the directories and
+/// links on the way are made in the tmpfs, the clones moved onto them, and the tmpfs made
+/// read-only. A place that vanished since the view was planned is simply not shown.
+fn cover_home(home: &HomeMounts) -> io::Result<()> {
+    let mut trees: [Option<Fd>; super::home::MAX_SHOWN] = [const { None }; super::home::MAX_SHOWN];
+    let shown = home
+        .nodes
+        .iter()
+        .filter_map(|(p, n)| matches!(n, HomeNode::Show(_)).then_some((p, n)));
+    for (slot, (path, node)) in trees.iter_mut().zip(shown) {
+        let source = match open_path(None, path, false) {
+            Ok(fd) => fd,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => continue,
+            Err(e) => return Err(e),
+        };
+        *slot = Some(clone_tree(&source, matches!(node, HomeNode::Show(true)))?);
+    }
+    let flags = libc::MS_NOSUID | libc::MS_NODEV;
+    if !mount(c"tmpfs", &home.dir, c"tmpfs", flags, c"size=1m,mode=0755") {
+        return Err(io::Error::last_os_error());
+    }
+    for (path, node) in &home.nodes {
+        // A node that cannot be made (its parent could not be) leaves its place unshown.
+        // SAFETY: valid NUL-terminated paths.
+        unsafe {
+            match node {
+                HomeNode::Dir | HomeNode::Show(true) => {
+                    libc::mkdir(path.as_ptr(), 0o755);
+                }
+                HomeNode::Link(target) => {
+                    libc::symlink(target.as_ptr(), path.as_ptr());
+                }
+                HomeNode::Show(false) => {
+                    let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
+                    let fd = libc::open(path.as_ptr(), flags, 0o644);
+                    if fd >= 0 {
+                        libc::close(fd);
+                    }
+                }
+            }
+        }
+    }
+    let shown = home
+        .nodes
+        .iter()
+        .filter(|(_, n)| matches!(n, HomeNode::Show(_)));
+    for (tree, (path, _)) in trees.iter().zip(shown) {
+        let Some(tree) = tree else { continue };
+        match open_path(None, path, false) {
+            Ok(target) => move_tree(tree, &target)?,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let top = open_path(None, &home.dir, false)?;
+    set_attr(
+        &top,
+        0,
+        &MountAttr {
+            attr_set: libc::MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        },
+    )
+}
+
+/// A detached copy of the mount tree at `source` (read-only, as everything is by then).
+fn clone_tree(source: &Fd, recursive: bool) -> io::Result<Fd> {
+    let flags = libc::OPEN_TREE_CLONE
+        | libc::OPEN_TREE_CLOEXEC
+        | (libc::AT_EMPTY_PATH as libc::c_uint)
+        | if recursive {
+            libc::AT_RECURSIVE as libc::c_uint
+        } else {
+            0
+        };
+    // SAFETY: plain syscall on a valid descriptor and an empty path.
+    let fd = check(unsafe { libc::syscall(libc::SYS_open_tree, source.0, c"".as_ptr(), flags) })?;
+    Ok(Fd(fd as libc::c_int))
+}
+
+/// Attaches the detached tree `tree` onto `target`.
+fn move_tree(tree: &Fd, target: &Fd) -> io::Result<()> {
+    // SAFETY: plain syscall on valid descriptors and empty paths.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.0,
+            c"".as_ptr(),
+            target.0,
+            c"".as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH | libc::MOVE_MOUNT_T_EMPTY_PATH,
+        )
+    };
+    check(rc).map(|_| ())
 }
 
 /// Covers each secret path: a directory with an empty read-only tmpfs, anything else with

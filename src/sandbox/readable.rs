@@ -41,13 +41,51 @@ fn open_path(path: &Path) -> Option<OwnedFd> {
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// The grants for "everything but `excluded`" (absolute, canonical paths) and `/dev`.
-pub(crate) fn grants(excluded: &[PathBuf]) -> Vec<Grant> {
+/// The grants for "everything but `excluded`" (absolute, canonical paths) and `/dev`, and for
+/// the `shown` places of `home` (which is excluded as a whole) except what lies in another
+/// excluded path.
+pub(crate) fn grants(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>) -> Vec<Grant> {
     let mut excluded: Vec<&Path> = excluded.iter().map(PathBuf::as_path).collect();
     excluded.push(Path::new("/dev"));
+    excluded.extend(home.map(|(h, _)| h));
     let mut out = Vec::new();
     split(Path::new("/"), &excluded, &mut out);
+    let Some((home, shown)) = home else {
+        return out;
+    };
+    for place in shown
+        .iter()
+        .filter(|p| p.starts_with(home) && p.as_path() != home)
+    {
+        if excluded.iter().any(|e| *e != home && place.starts_with(e)) {
+            continue;
+        }
+        let inner: Vec<&Path> = excluded
+            .iter()
+            .copied()
+            .filter(|e| e.starts_with(place))
+            .collect();
+        if inner.is_empty() {
+            out.extend(grant_whole(place));
+        } else {
+            split(place, &inner, &mut out);
+        }
+    }
     out
+}
+
+/// The grant for reading all of `path` (a directory tree or a file), if it can be opened.
+fn grant_whole(path: &Path) -> Option<Grant> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let fd = open_path(path)?;
+    if meta.file_type().is_symlink() {
+        return None;
+    }
+    Some(if meta.is_dir() {
+        Grant::Tree(fd)
+    } else {
+        Grant::File(fd)
+    })
 }
 
 fn split(dir: &Path, excluded: &[&Path], out: &mut Vec<Grant>) {
@@ -110,7 +148,7 @@ mod tests {
             home.join(".config/gh"),
             home.join(".netrc"),
         ];
-        let grants = grants(&excluded);
+        let grants = grants(&excluded, None);
         let (mut lists, mut full) = (Vec::new(), Vec::new());
         for g in &grants {
             match g {
@@ -134,5 +172,40 @@ mod tests {
         }
         assert!(!full.contains(&home.join("ssh-link")));
         assert!(full.contains(&PathBuf::from("/usr")));
+    }
+
+    #[test]
+    fn home_is_left_out_but_for_its_shown_places() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = root.join("home");
+        for d in [".ssh", ".cargo/bin", ".cargo/registry/keys", "proj"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        std::fs::write(home.join(".cargo/env"), "x").unwrap();
+        let hidden = [home.join(".cargo/registry/keys")];
+        let shown = [
+            home.join(".cargo/bin"),
+            home.join(".cargo/env"),
+            home.join(".cargo/registry"),
+            home.join("gone"),
+        ];
+        let (mut lists, mut full) = (Vec::new(), Vec::new());
+        for g in &grants(&hidden, Some((&home, &shown))) {
+            match g {
+                Grant::List(fd) => lists.push(real_path(fd)),
+                Grant::Tree(fd) | Grant::File(fd) => full.push(real_path(fd)),
+            }
+        }
+        assert!(full.contains(&home.join(".cargo/bin")) && full.contains(&home.join(".cargo/env")));
+        assert!(lists.contains(&home.join(".cargo/registry")));
+        assert!(!lists.contains(&home) && !lists.contains(&home.join(".cargo")));
+        for p in &full {
+            assert!(
+                !p.starts_with(home.join(".ssh")) && !p.starts_with(home.join("proj")),
+                "{p:?}"
+            );
+            assert!(!p.starts_with(&hidden[0]) && !home.starts_with(p), "{p:?}");
+        }
     }
 }

@@ -54,6 +54,8 @@ pub struct Supervision {
     #[cfg(target_os = "linux")]
     pub(super) view: Option<(GitView, std::sync::Arc<super::private::PrivateDir>)>,
     pub(super) tripwire: Option<Tripwire>,
+    /// What the sandbox has to say about the command before it ran.
+    pub(super) notes: Vec<String>,
 }
 
 impl Supervision {
@@ -97,7 +99,7 @@ impl Supervision {
             killed: 0,
             stopped: false,
             setup_error: None,
-            notes: Vec::new(),
+            notes: std::mem::take(&mut self.notes),
         };
         #[cfg(target_os = "linux")]
         if let Some(r) = self.read_report() {

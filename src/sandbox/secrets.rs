@@ -1,45 +1,29 @@
-//! What bash must never see: secret files and directories (hidden by the sandbox) and secret
-//! environment variables (not passed to child processes). `tools::secrets` masks the values.
+//! What bash must never see, and the one place that decides it: the home directory shows
+//! only an allow-list ([`HomeView`]), rein's own config and data dirs and the person's XDG
+//! config, data and state dirs are hidden wherever they are, and child processes get an
+//! allow-list of variables (`launch::env`). `tools::secrets` masks values that still show up.
 //!
-//! One list, used by the sandbox (mounts and Landlock rules), by the environment filter for
-//! child processes, and by the file tools (refusing to read a secret, masking values).
+//! The sandbox (mounts and Landlock rules), the file tools (refusing to read what bash cannot
+//! see) and the policy (through the same default allow-list) all take their answer from here.
 
-use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
-
-/// Secret locations under the home directory, hidden by default.
-pub const DEFAULT_HOME_SECRETS: [&str; 19] = [
-    ".agents/env",
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".netrc",
-    ".docker/config.json",
-    ".kube",
-    ".config/gh",
-    ".config/gcloud",
-    ".git-credentials",
-    ".config/rein",
-    ".config/hub",
-    ".npmrc",
-    ".pypirc",
-    ".pgpass",
-    ".vault-token",
-    ".password-store",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-];
+use super::home::{HomeView, normalize};
+use std::path::{Path, PathBuf};
 
 /// Variables that always hold a key, whatever their name looks like.
-const SECRET_NAMES: [&str; 4] = [
+const SECRET_NAMES: [&str; 9] = [
     "API_KEY",
+    "APIKEY",
+    "AUTH",
+    "TOKEN",
+    "PASSWORD",
+    "SECRET",
     "REIN_API_KEY",
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
 ];
 
 /// Name endings that mark a variable as secret (compared upper-case).
-const SECRET_SUFFIXES: [&str; 7] = [
+const SECRET_SUFFIXES: [&str; 11] = [
     "_KEY",
     "_TOKEN",
     "_SECRET",
@@ -47,53 +31,57 @@ const SECRET_SUFFIXES: [&str; 7] = [
     "_PASSWD",
     "_PASS",
     "_PAT",
+    "_DSN",
+    "_AUTH",
+    "_APIKEY",
+    "_COOKIE",
 ];
 
 /// Name parts that mark a variable as secret wherever they appear (compared upper-case).
-const SECRET_PARTS: [&str; 5] = ["PASSWORD", "SECRET", "_TOKEN_", "PRIVATE_KEY", "ACCESS_KEY"];
+const SECRET_PARTS: [&str; 8] = [
+    "PASSWORD",
+    "SECRET",
+    "_TOKEN_",
+    "PRIVATE_KEY",
+    "ACCESS_KEY",
+    "_PAT_",
+    "WEBHOOK",
+    "_AUTH_",
+];
 
 /// The user's choices about secrets (`[sandbox]` in config.toml).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SecretSettings {
     /// More paths to hide (`~/` expands to the home directory).
     pub hide: Vec<String>,
-    /// Default paths to show after all (user config only).
+    /// Older spelling of `home_allow` (user config only).
     pub unhide: Vec<String>,
-    /// Secret-looking variables that child processes still get (user config only).
+    /// Variables child processes get besides the allow-list (user config only).
     pub pass_env: Vec<String>,
+    /// More places under home bash may read (user config only).
+    pub home_allow: Vec<String>,
 }
 
-/// The resolved secret paths and the environment rules for one session.
+/// What bash cannot see for one session, and the variables it gets besides the allow-list.
 #[derive(Clone, Debug, Default)]
 pub struct Secrets {
-    /// Absolute, lexically normalised; each also canonicalised when it exists.
+    /// The home directory as bash sees it.
+    view: HomeView,
+    /// Hidden wherever they are (absolute, lexically normalised; each also canonicalised
+    /// when it exists).
     paths: Vec<PathBuf>,
     pass_env: Vec<String>,
 }
 
-/// Whether a variable name looks like it holds a secret (`*_KEY`, `*_TOKEN`, `*_SECRET`,
-/// `*PASSWORD*`, `*_CREDENTIALS`, ...), or is one of the key variables rein reads.
+/// Whether a variable's value is masked in tool results when it shows up: its name looks like
+/// it holds a secret (`*_KEY`, `*_TOKEN`, `*PASSWORD*`, `*_DSN`, `AUTH`, ...), or it is one of
+/// the key variables rein reads. (Which variables commands get is an allow-list, not this.)
 pub fn is_secret_env_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_NAMES.contains(&upper.as_str())
         || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
         || SECRET_PARTS.iter().any(|p| upper.contains(p))
-        || matches!(upper.as_str(), "TOKEN" | "PASSWORD" | "SECRET")
-}
-
-/// `p` with `.` and `..` removed by name (no file system access).
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+        || (upper.ends_with("_URL") && upper.contains("DATABASE"))
 }
 
 /// Expands `~/` against `home`; relative paths without a home are dropped.
@@ -106,28 +94,59 @@ fn expand(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
     path.is_absolute().then(|| normalize(&path))
 }
 
+/// The person's XDG config, data and state dirs when they are set outside home (inside, the
+/// view hides them already), and the credential files of a cargo home outside home.
+fn outside_home_places(home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for var in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"] {
+        if let Some(v) = std::env::var_os(var).map(PathBuf::from)
+            && v.is_absolute()
+            && home.is_none_or(|h| !normalize(&v).starts_with(h))
+        {
+            out.push(normalize(&v));
+        }
+    }
+    if let Some(cargo) = std::env::var_os("CARGO_HOME").map(PathBuf::from)
+        && cargo.is_absolute()
+    {
+        out.push(cargo.join("credentials"));
+        out.push(cargo.join("credentials.toml"));
+    }
+    out
+}
+
 impl Secrets {
-    /// The secret paths for a home directory, rein's own config and data dirs, and the user's
-    /// settings: the defaults plus `hide`, minus `unhide`.
+    /// What bash cannot see: home outside the default allow-list and `home_allow` (the
+    /// `workspace` stays visible when it lies there), rein's own config and data dirs, the
+    /// person's XDG dirs outside home, and `hide`.
     pub fn resolve(
         home: Option<&Path>,
+        workspace: Option<&Path>,
         config_dir: &Path,
         data_dir: &Path,
         settings: &SecretSettings,
     ) -> Secrets {
-        let mut wanted: Vec<PathBuf> = DEFAULT_HOME_SECRETS
+        let allowed: Vec<String> = super::home::DEFAULT_HOME_ALLOW
             .iter()
-            .filter_map(|rel| home.map(|h| normalize(&h.join(rel))))
+            .map(|s| s.to_string())
+            .chain(settings.home_allow.iter().cloned())
+            .chain(settings.unhide.iter().cloned())
             .collect();
-        wanted.extend([config_dir, data_dir].iter().map(|p| normalize(p)));
-        wanted.extend(settings.hide.iter().filter_map(|raw| expand(raw, home)));
-        let unhidden: Vec<PathBuf> = settings
-            .unhide
+        let view = HomeView::new(home, workspace, &allowed);
+        let mut wanted: Vec<PathBuf> = [config_dir, data_dir]
             .iter()
+            .map(|p| normalize(p))
+            .collect();
+        wanted.extend(outside_home_places(home));
+        wanted.extend(settings.hide.iter().filter_map(|raw| expand(raw, home)));
+        let shown: Vec<PathBuf> = settings
+            .home_allow
+            .iter()
+            .chain(&settings.unhide)
             .filter_map(|raw| expand(raw, home))
             .collect();
         let mut paths = Vec::new();
-        for p in wanted.into_iter().filter(|p| !unhidden.contains(p)) {
+        for p in wanted.into_iter().filter(|p| !shown.contains(p)) {
             // Both spellings: the one a command may use and the real one behind links.
             if let Ok(real) = std::fs::canonicalize(&p)
                 && real != p
@@ -139,6 +158,7 @@ impl Secrets {
         paths.sort();
         paths.dedup();
         Secrets {
+            view,
             paths,
             pass_env: settings.pass_env.clone(),
         }
@@ -150,6 +170,7 @@ impl Secrets {
         match directories::BaseDirs::new() {
             Some(b) => Secrets::resolve(
                 Some(b.home_dir()),
+                None,
                 &b.config_dir().join("rein"),
                 &b.data_dir().join("rein"),
                 &SecretSettings::default(),
@@ -158,30 +179,43 @@ impl Secrets {
         }
     }
 
-    /// The secret paths (absolute; existing ones also in their canonical spelling).
+    /// Also shows these places (the workspace, the session's temp dir, dirs bash may write)
+    /// where they lie in home.
+    pub fn show_also(&mut self, places: &[PathBuf]) {
+        self.view.also(places);
+    }
+
+    /// The home directory as bash sees it.
+    pub fn view(&self) -> &HomeView {
+        &self.view
+    }
+
+    /// The places hidden wherever they are (absolute; existing ones also in their canonical
+    /// spelling). Home outside the view is hidden besides these.
     pub fn paths(&self) -> &[PathBuf] {
         &self.paths
     }
 
-    /// Whether `path` (absolute; resolve links first for a reliable answer) is a secret or lies
-    /// inside one.
-    pub fn is_secret_path(&self, path: &Path) -> bool {
+    /// The variables commands get besides the allow-list (`[sandbox] pass_env`).
+    pub fn pass_env(&self) -> &[String] {
+        &self.pass_env
+    }
+
+    /// Where `path` (absolute; resolve links first for a reliable answer) is hidden from
+    /// bash, if it is: the hidden place it lies in, or the home directory when it lies
+    /// outside the view.
+    pub fn hidden_place(&self, path: &Path) -> Option<PathBuf> {
         let path = normalize(path);
-        self.paths.iter().any(|s| path.starts_with(s))
+        if let Some(p) = self.paths.iter().find(|s| path.starts_with(s)) {
+            return Some(p.clone());
+        }
+        let home = self.view.home()?;
+        self.view.hides(&path).then(|| home.to_path_buf())
     }
 
-    /// Whether child processes must not get the variable `name`: it looks secret and the user
-    /// did not list it in `pass_env`.
-    pub fn hides_env(&self, name: &str) -> bool {
-        is_secret_env_name(name) && !self.pass_env.iter().any(|p| p == name)
-    }
-
-    /// The variables of this process's environment that child processes must not get.
-    pub fn env_to_remove(&self) -> Vec<OsString> {
-        std::env::vars_os()
-            .filter(|(k, _)| k.to_str().is_none_or(|k| self.hides_env(k)))
-            .map(|(k, _)| k)
-            .collect()
+    /// Whether bash cannot see `path` (see [`Secrets::hidden_place`]).
+    pub fn is_secret_path(&self, path: &Path) -> bool {
+        self.hidden_place(path).is_some()
     }
 }
 
@@ -193,17 +227,20 @@ mod tests {
     fn secret_names_follow_the_patterns() {
         for name in [
             "API_KEY",
+            "APIKEY",
+            "AUTH",
             "OPENAI_API_KEY",
             "GITHUB_TOKEN",
+            "GITHUB_PAT_X",
             "AWS_SECRET_ACCESS_KEY",
             "AWS_ACCESS_KEY_ID",
-            "AWS_SESSION_TOKEN",
             "DB_PASSWORD",
-            "MYSQL_PWD_PASSWORD_FILE",
             "GOOGLE_APPLICATION_CREDENTIALS",
             "npm_token",
-            "CLIENT_SECRET",
-            "SSH_PRIVATE_KEY_PATH",
+            "NPM_CONFIG__AUTH",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+            "DATABASE_URL",
             "TOKEN",
             "HF_TOKEN_PATH",
         ] {
@@ -215,94 +252,71 @@ mod tests {
             "TERM",
             "KEYMAP",
             "MONKEY",
-            "SSH_AUTH_SOCK",
             "LANG",
             "TOKENIZERS_PARALLELISM",
-            "CARGO_TARGET_DIR",
         ] {
             assert!(!is_secret_env_name(name), "{name}");
         }
     }
 
     #[test]
-    fn default_paths_user_additions_and_removals() {
-        let home = Path::new("/home/u");
+    fn home_outside_the_list_rein_dirs_and_hide_are_hidden() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = root.join("home");
+        for d in [".cargo/bin", ".kube", "proj", ".config/op"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
         let settings = SecretSettings {
             hide: vec![
-                "~/.config/op".into(),
+                "~/proj/keys".into(),
                 "/srv/keys/../vault".into(),
                 "rel".into(),
             ],
-            unhide: vec!["~/.kube".into()],
-            pass_env: vec![],
+            home_allow: vec!["~/.kube".into()],
+            ..SecretSettings::default()
         };
+        let ws = home.join("proj");
         let s = Secrets::resolve(
-            Some(home),
-            Path::new("/home/u/.config/rein"),
-            Path::new("/home/u/.local/share/rein"),
+            Some(&home),
+            Some(&ws),
+            &root.join("cfg/rein"),
+            &root.join("data/rein"),
             &settings,
         );
         for p in [
-            "/home/u/.ssh",
-            "/home/u/.ssh/id_ed25519",
-            "/home/u/.agents/env",
-            "/home/u/.docker/config.json",
-            "/home/u/.local/share/rein/sessions/x.jsonl",
-            "/home/u/.config/rein/config.toml",
-            "/home/u/.config/op/token",
-            "/srv/vault",
-            "/home/u/x/../.aws/credentials",
+            home.join(".ssh/id_ed25519"),
+            home.join(".config/op/token"),
+            home.join(".env"),
+            home.join("proj/keys/k"),
+            root.join("cfg/rein/config.toml"),
+            root.join("data/rein/sessions/x.jsonl"),
+            PathBuf::from("/srv/vault"),
         ] {
-            assert!(s.is_secret_path(Path::new(p)), "{p}");
+            assert!(s.is_secret_path(&p), "{p:?}");
         }
         for p in [
-            "/home/u/.kube/config",
-            "/home/u/.agents/skills/x/SKILL.md",
-            "/home/u/.docker/other.json",
-            "/home/u/.sshx",
-            "/home/u/proj",
-            "/srv/keys/vault",
-            "rel",
+            home.join(".kube/config"),
+            home.join(".cargo/bin/cargo"),
+            home.join("proj/src/a.rs"),
+            PathBuf::from("/usr/bin/ls"),
+            PathBuf::from("rel"),
         ] {
-            assert!(!s.is_secret_path(Path::new(p)), "{p}");
+            assert!(!s.is_secret_path(&p), "{p:?}");
         }
+        assert_eq!(s.hidden_place(&home.join(".ssh/x")), Some(home.clone()));
         // No home: only what is absolute.
         let s = Secrets::resolve(
+            None,
             None,
             Path::new("/c/rein"),
             Path::new("/d/rein"),
             &SecretSettings::default(),
         );
-        assert_eq!(
-            s.paths(),
-            [PathBuf::from("/c/rein"), PathBuf::from("/d/rein")]
+        assert!(
+            s.paths().contains(&PathBuf::from("/c/rein"))
+                && s.paths().contains(&PathBuf::from("/d/rein"))
         );
-    }
-
-    #[test]
-    fn links_to_secrets_are_found_by_their_real_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().canonicalize().unwrap();
-        std::fs::create_dir_all(home.join("vault/ssh")).unwrap();
-        std::os::unix::fs::symlink(home.join("vault/ssh"), home.join(".ssh")).unwrap();
-        let s = Secrets::resolve(
-            Some(&home),
-            &home.join("c"),
-            &home.join("d"),
-            &SecretSettings::default(),
-        );
-        assert!(s.is_secret_path(&home.join("vault/ssh/id_rsa")));
-        assert!(s.is_secret_path(&home.join(".ssh/id_rsa")));
-    }
-
-    #[test]
-    fn pass_env_lets_a_listed_variable_through() {
-        let s = Secrets {
-            paths: vec![],
-            pass_env: vec!["NPM_TOKEN".into()],
-        };
-        assert!(!s.hides_env("NPM_TOKEN"));
-        assert!(s.hides_env("GITHUB_TOKEN"));
-        assert!(!s.hides_env("PATH"));
+        assert!(!s.is_secret_path(Path::new("/home/u/x")));
     }
 }

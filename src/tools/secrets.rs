@@ -1,8 +1,9 @@
 //! Secrets at the tool layer: the file tools refuse the places where secrets live, and any
 //! secret value that still reaches a tool result is masked before the result is stored or sent.
 //!
-//! The places and the variable names come from `sandbox::secrets`, the one list that also
-//! hides these places from bash and keeps these variables from child processes.
+//! What the file tools refuse is what bash cannot see: the answer comes from
+//! `sandbox::Secrets` (the home view's allow-list and the places hidden everywhere), the same
+//! value the sandbox builds its mounts and Landlock rules from.
 
 use crate::protocol::ToolDisplay;
 use serde_json::Value;
@@ -15,24 +16,21 @@ const MIN_MASKED_LEN: usize = 8;
 /// What the tools keep away from the model.
 #[derive(Debug, Default)]
 pub struct Secrets {
-    /// Secret places, physical paths (so a symlinked spelling matches too).
-    locations: Vec<PathBuf>,
+    /// What bash cannot see (compared on physical paths, so a symlinked spelling matches too).
+    hidden: crate::sandbox::Secrets,
     /// (where it came from, value), longest first so a value inside another is masked whole.
     values: Vec<(String, String)>,
 }
 
 impl Secrets {
-    /// The secret `places` (from `sandbox::Secrets::paths`), and the values of `api_key` and
-    /// of the variables in `env` whose names look like secrets.
+    /// What bash cannot see (`Sandbox::secrets`), and the values of `api_key` and of the
+    /// variables in `env` whose names look like secrets.
     pub fn new(
-        places: &[PathBuf],
+        hidden: &crate::sandbox::Secrets,
         api_key: Option<&str>,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Secrets {
-        // Compare physical paths: `~/.ssh` (or the home itself) may be a symlink.
-        let mut locations: Vec<PathBuf> = places.iter().map(|p| physical(p)).collect();
-        locations.sort();
-        locations.dedup();
+        let hidden = hidden.clone();
         // The configured key first: when a variable holds it too, the clearer name wins.
         let mut values: Vec<(String, String)> = api_key
             .filter(|k| k.len() >= MIN_MASKED_LEN)
@@ -44,15 +42,16 @@ impl Secrets {
         }));
         values.sort_by_key(|v| std::cmp::Reverse(v.1.len()));
         values.dedup_by(|a, b| a.1 == b.1);
-        Secrets { locations, values }
+        Secrets { hidden, values }
     }
 
-    /// The secret place `path` (physical) lies in, if any.
-    pub fn location_of(&self, path: &Path) -> Option<&Path> {
-        self.locations
-            .iter()
-            .find(|l| path.starts_with(l))
-            .map(PathBuf::as_path)
+    /// Where `path` (physical) is hidden from bash, if it is: the hidden place it lies in, or
+    /// the home directory when it lies outside what bash sees of home. The file tools refuse
+    /// exactly these.
+    pub fn location_of(&self, path: &Path) -> Option<PathBuf> {
+        self.hidden
+            .hidden_place(path)
+            .or_else(|| self.hidden.hidden_place(&physical(path)))
     }
 
     /// Whether `bytes` hold a secret value (such content is never copied into rein's data).
@@ -168,7 +167,7 @@ mod tests {
             ("EDITOR", "vim-is-not-a-secret"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
-        let s = Secrets::new(&[], Some("sk-test-1234567890"), env);
+        let s = Secrets::new(&Default::default(), Some("sk-test-1234567890"), env);
         let text = "key sk-test-1234567890 and ghp_abcdefghijklmnop twice ghp_abcdefghijklmnop; abc; vim-is-not-a-secret";
         assert_eq!(
             s.mask(text),
@@ -183,27 +182,31 @@ mod tests {
     }
 
     #[test]
-    fn locations_are_compared_physically_and_by_component() {
+    fn the_file_tools_refuse_what_bash_cannot_see() {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().canonicalize().unwrap();
-        std::fs::create_dir_all(home.join("real-ssh")).unwrap();
-        std::os::unix::fs::symlink(home.join("real-ssh"), home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join("real-cargo/bin")).unwrap();
+        std::fs::create_dir_all(home.join("proj")).unwrap();
+        std::os::unix::fs::symlink(home.join("real-cargo"), home.join(".cargo")).unwrap();
         let rein_data = home.join(".local/share/rein");
         let places = crate::sandbox::Secrets::resolve(
             Some(&home),
+            Some(&home.join("proj")),
             &home.join(".config/rein"),
             &rein_data,
             &crate::sandbox::SecretSettings::default(),
         );
-        let s = Secrets::new(places.paths(), None, []);
+        let s = Secrets::new(&places, None, []);
         let cases = [
-            (home.join("real-ssh/id_ed25519"), true),
+            (home.join("real-cargo/bin/cargo"), false),
+            (home.join("real-cargo/credentials.toml"), true),
             (home.join(".aws/credentials"), true),
-            (home.join(".netrc"), true),
+            (home.join(".config/git/credentials"), true),
+            (home.join(".codex/auth.json"), true),
+            (home.join(".env"), true),
             (rein_data.join("sessions/x.jsonl"), true),
-            (home.join(".netrc-notes"), false),
-            (home.join(".docker/other.json"), false),
-            (home.join("project/src/main.rs"), false),
+            (home.join("proj/src/main.rs"), false),
+            (PathBuf::from("/usr/include/stdio.h"), false),
         ];
         for (path, secret) in cases {
             assert_eq!(s.location_of(&path).is_some(), secret, "{}", path.display());

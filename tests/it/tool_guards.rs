@@ -177,7 +177,7 @@ fn secret_places_are_refused_and_secret_values_are_masked() {
     assert_eq!(results.len(), 6);
     for r in &results[..3] {
         assert!(
-            r.content.contains("where secrets are kept"),
+            r.content.contains("which bash cannot see either"),
             "{}: {}",
             r.id,
             r.content
@@ -206,5 +206,68 @@ fn secret_places_are_refused_and_secret_values_are_masked() {
                 f.display()
             );
         }
+    }
+}
+
+/// `read_file` refuses what bash cannot see, decided by the same allow-list: files under
+/// random names in home are refused by both, an allow-listed toolchain file is readable by
+/// both.
+#[test]
+fn read_file_refuses_exactly_what_bash_cannot_see() {
+    let r = || format!("{:016x}", rand::random::<u64>());
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    let hidden = [
+        format!(".{}/{}", r(), r()),
+        r(),
+        ".config/git/credentials".to_string(),
+    ];
+    let shown = format!(".cargo/bin/{}", r());
+    let mut secrets = Vec::new();
+    for rel in &hidden {
+        let p = w.home.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let secret = format!("HIDDEN-{}", r());
+        std::fs::write(&p, &secret).unwrap();
+        secrets.push(secret);
+    }
+    let visible = format!("VISIBLE-{}", r());
+    std::fs::create_dir_all(w.home.join(".cargo/bin")).unwrap();
+    std::fs::write(w.home.join(&shown), &visible).unwrap();
+    let mut reply = Reply::new();
+    for (i, rel) in hidden.iter().chain([&shown]).enumerate() {
+        reply = reply
+            .call_with_id(
+                &format!("r{i}"),
+                "read_file",
+                json!({"path": format!("~/{rel}")}),
+            )
+            .call_with_id(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("cat ~/{rel}")}),
+            );
+    }
+    s.push(reply).push(Reply::text("done"));
+    w.user_config("retry_backoff_ms = 20\nidle_timeout_secs = 3\nkeep_tool_results = 10\n");
+    let o = w.exec(&["--yes", "look around"]);
+    assert_ok(&o);
+    let results = tool_results(&s.request(1));
+    assert_eq!(results.len(), 8);
+    for r in &results[..6] {
+        for secret in &secrets {
+            assert!(!r.content.contains(secret), "{}: {}", r.id, r.content);
+        }
+        if r.id.starts_with('r') {
+            assert!(
+                r.content.contains("which bash cannot see either"),
+                "{}: {}",
+                r.id,
+                r.content
+            );
+        }
+    }
+    for r in &results[6..] {
+        assert!(r.content.contains(&visible), "{}: {}", r.id, r.content);
     }
 }

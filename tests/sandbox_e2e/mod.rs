@@ -400,8 +400,11 @@ pub fn a_planted_rein_dir_is_gone_before_the_next_run(mode: Mode) {
     assert!(!String::from_utf8_lossy(&o.stdout).contains(".rein/config.toml"));
 }
 
-/// Class 4: secrets. Secret files, rein's config and data, secret-named variables and the
-/// key in rein's own environment: none reaches the model or any file rein writes.
+/// Class 4: secrets, by construction. Files under random names in home (and the ones a
+/// review found a deny-list missing), variables under random names in rein's environment,
+/// rein's config and data, the key, and a git config whose includes and helpers lead to
+/// secrets: none reaches the model or any file rein writes, while the allow-listed
+/// toolchains, `pass_env` and the git identity still do.
 pub fn secrets_never_reach_the_model_or_the_session(mode: Mode) {
     let Some((s, w)) = mode.world() else {
         return;
@@ -411,18 +414,25 @@ pub fn secrets_never_reach_the_model_or_the_session(mode: Mode) {
     let key = key.as_str();
     let mut secrets = vec![key.to_string()];
     let mut planted = Vec::new();
-    for rel in [
+    let r = || format!("{:x}", rand_u64());
+    let random_places = [
+        format!(".{}/{}", r(), r()),
+        r(),
+        format!(".config/{}/{}.json", r(), r()),
+        format!(".cargo/{}", r()),
+        format!(".cache/{}/token", r()),
+    ];
+    let known_misses = [
+        ".config/git/credentials",
+        ".codex/auth.json",
+        ".claude/.credentials.json",
+        ".cargo/credentials.toml",
+        ".env",
+        ".bash_history",
         ".agents/env",
         ".ssh/id_ed25519",
-        ".aws/credentials",
-        ".netrc",
-        ".git-credentials",
-        ".docker/config.json",
-        ".kube/config",
-        ".config/gh/hosts.yml",
-        ".config/gcloud/credentials.db",
-        ".gnupg/private-keys-v1.d/key",
-    ] {
+    ];
+    for rel in random_places.iter().map(String::as_str).chain(known_misses) {
         let secret = unique("FILE-SECRET");
         let path = w.home.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -435,38 +445,82 @@ pub fn secrets_never_reach_the_model_or_the_session(mode: Mode) {
         planted.push(path);
         secrets.push(secret);
     }
+    // A toolchain bash must still see, and the identity git must still have.
+    let tool = w.home.join(format!(".cargo/bin/{}", r()));
+    std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+    let tool_text = unique("TOOLCHAIN-VISIBLE");
+    std::fs::write(&tool, &tool_text).unwrap();
+    let included = w.home.join(format!(".{}", r()));
+    let include_secret = unique("INCLUDE-SECRET");
+    std::fs::write(
+        &included,
+        format!("[user]\n\tsigningkey = {include_secret}\n"),
+    )
+    .unwrap();
+    planted.push(included.clone());
+    secrets.push(include_secret);
+    let email = format!("{}@example.com", r());
+    std::fs::write(
+        w.home.join(".gitconfig"),
+        format!(
+            "[include]\n\tpath = {}\n[user]\n\tname = P\n\temail = {email}\n[credential]\n\thelper = store\n",
+            included.display()
+        ),
+    )
+    .unwrap();
+    planted.push(w.home.join(".gitconfig"));
     let config_secret = unique("CONFIG-SECRET");
+    let passed = format!("P{:X}", rand_u64());
     w.user_config(&format!(
-        "retry_backoff_ms = 20\nidle_timeout_secs = 3\n# {config_secret}\n"
+        "retry_backoff_ms = 20\nidle_timeout_secs = 3\n# {config_secret}\n[sandbox]\npass_env = [\"{passed}\"]\n"
     ));
     planted.push(w.config_home.join("rein/config.toml"));
     secrets.push(config_secret);
-    let env_secrets: Vec<(&str, String)> = [
-        "GITHUB_TOKEN",
-        "AWS_SECRET_ACCESS_KEY",
-        "MY_DB_PASSWORD",
-        "SERVICE_CREDENTIALS",
+    let mut env_secrets: Vec<(String, String)> = [
+        "DATABASE_URL",
+        "SENTRY_DSN",
+        "SLACK_WEBHOOK_URL",
+        "NPM_CONFIG__AUTH",
+        "GITHUB_PAT_X",
+        "APIKEY",
+        "AUTH",
     ]
     .into_iter()
-    .map(|k| (k, unique("ENV-SECRET")))
+    .map(|k| (k.to_string(), unique("ENV-SECRET")))
     .collect();
+    // Names no pattern could know.
+    env_secrets.extend((0..3).map(|_| (format!("V{:X}", rand_u64()), unique("ENV-SECRET"))));
     secrets.extend(env_secrets.iter().map(|(_, v)| v.clone()));
-    let attack = "cat ~/.agents/env ~/.ssh/id_ed25519 ~/.aws/credentials ~/.netrc ~/.git-credentials \
-        ~/.docker/config.json ~/.kube/config ~/.config/gh/hosts.yml ~/.config/gcloud/* \
-        ~/.gnupg/private-keys-v1.d/* \"$XDG_CONFIG_HOME/rein/config.toml\"; \
-        env; echo \"plain=$PLAIN_VAR\"; tr '\\0' '\\n' < /proc/self/environ; \
+    let cats: String = planted
+        .iter()
+        .map(|p| format!("'{}' ", p.display()))
+        .collect();
+    let attack = format!(
+        "cat {cats} \"$XDG_CONFIG_HOME/rein/config.toml\"; ls -laR ~; find ~ -type f -exec cat {{}} +; \
+        env; echo \"passed=${passed}\"; cat '{tool}'; echo; git config --global --list; \
+        git config --show-origin --list; tr '\\0' '\\n' < /proc/self/environ; \
         for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ; done; \
         grep -ra SECRET \"$HOME\" \"$XDG_CONFIG_HOME\" \"$XDG_DATA_HOME\"; \
-        cat \"$XDG_DATA_HOME\"/rein/sessions/* \"$XDG_DATA_HOME\"/rein/*/* ; true";
-    s.push(script(&w, attack)).push(Reply::text("done"));
+        cat \"$XDG_DATA_HOME\"/rein/sessions/* \"$XDG_DATA_HOME\"/rein/*/* ; true",
+        tool = tool.display(),
+    );
+    s.push(script(&w, &attack)).push(Reply::text("done"));
     let mut c = rein(&w, mode);
-    c.env("API_KEY", key).env("PLAIN_VAR", "visible-123");
+    c.env("API_KEY", key).env(&passed, "visible-123");
     for (k, v) in &env_secrets {
         c.env(k, v);
     }
     exec(c);
     let result = attacked(&s, 1);
-    assert!(result.contains("plain=visible-123"), "{result}");
+    assert!(result.contains("passed=visible-123"), "{result}");
+    assert!(
+        result.contains(&tool_text),
+        "the allow-listed toolchain is hidden: {result}"
+    );
+    assert!(
+        result.contains(&format!("user.email={email}")),
+        "no git identity: {result}"
+    );
     for req in s.requests() {
         for secret in &secrets {
             if let Some(at) = req.body_text.find(secret.as_str()) {
@@ -497,6 +551,109 @@ pub fn secrets_never_reach_the_model_or_the_session(mode: Mode) {
             );
         }
     }
+}
+
+/// A normal build in the sandbox, with the person's real home and toolchains: cargo (through
+/// rustup's proxies) and python (through pyenv's shims, where installed) find what they need
+/// in the allow-listed places.
+pub fn builds_work_with_the_real_toolchains(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
+        return;
+    };
+    let has = |p: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !has("cargo") {
+        eprintln!("SKIPPED: no cargo on PATH");
+        return;
+    }
+    w.write(
+        "Cargo.toml",
+        "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    w.write(
+        "src/main.rs",
+        "fn main() { println!(\"built-{}\", 6 * 7); }\n",
+    );
+    let python = if has("python3") {
+        "python3 -c 'import sys; print(\"python-\" + str(sys.version_info[0]))'"
+    } else {
+        "echo python-3"
+    };
+    s.push(bash(&format!(
+        "cargo run -q --offline 2>&1 | tail -5; {python}; echo {DONE}"
+    )))
+    .push(Reply::text("done"));
+    let mut c = rein(&w, mode);
+    c.env("HOME", &home);
+    for var in [
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "RUSTUP_TOOLCHAIN",
+        "PYENV_ROOT",
+    ] {
+        if let Some(v) = std::env::var_os(var) {
+            c.env(var, v);
+        }
+    }
+    exec(c);
+    let r = attacked(&s, 1);
+    assert!(r.contains("built-42"), "cargo failed in the sandbox: {r}");
+    assert!(r.contains("python-3"), "python failed in the sandbox: {r}");
+}
+
+/// Section 5: a workspace larger than the nested-repository scan looks at before the first
+/// command (made small here by `REIN_NESTED_SCAN_LIMIT`): a repository found only past the
+/// limit is protected all the same, and the result says that rein looked through everything.
+pub fn a_repository_past_the_scan_limit_is_protected_too(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    for i in 0..30 {
+        std::fs::create_dir_all(w.ws.join(format!("pad{i:02}/x"))).unwrap();
+    }
+    let dir = "pad00/x/late/repo";
+    std::fs::create_dir_all(w.ws.join(dir)).unwrap();
+    git(&w, &["-C", dir, "init", "-q"]);
+    w.write(&format!("{dir}/file.txt"), "x\n");
+    git(&w, &["-C", dir, "add", "file.txt"]);
+    git(&w, &["-C", dir, "commit", "-qm", "first"]);
+    let config = std::fs::read(w.ws.join(dir).join(".git/config")).unwrap();
+    s.push(script(
+        &w,
+        &format!("(cd {dir} && {})", plant_git_payload(&payload_script)),
+    ))
+    .push(Reply::text("done"));
+    let mut c = rein(&w, mode);
+    c.env(rein::sandbox::nested::LIMIT_SWITCH, "5");
+    exec(c);
+    let r = attacked(&s, 1);
+    assert!(r.contains("more than 5 entries"), "{r}");
+    let git_dir = w.ws.join(dir).join(".git");
+    for name in [
+        "commondir",
+        "config.worktree",
+        "hooks/pre-commit",
+        "info/attributes",
+    ] {
+        assert!(
+            !git_dir.join(name).exists(),
+            "{dir}/.git/{name} reached the repository"
+        );
+    }
+    assert_eq!(std::fs::read(git_dir.join("config")).unwrap(), config);
+    w.write(&format!("{dir}/after.txt"), "x\n");
+    git(&w, &["-C", dir, "add", "after.txt"]);
+    git(&w, &["-C", dir, "commit", "-qm", "after the session"]);
+    persons_git_runs_nothing(&w, &marker);
 }
 
 /// Class 5: terminals. rein runs in a terminal; the command has none (no controlling
@@ -680,6 +837,8 @@ macro_rules! sandbox_classes {
             nested_repositories_are_protected_too,
             a_planted_rein_dir_is_gone_before_the_next_run,
             secrets_never_reach_the_model_or_the_session,
+            builds_work_with_the_real_toolchains,
+            a_repository_past_the_scan_limit_is_protected_too,
             commands_have_no_terminal,
             nothing_outlives_the_call,
             no_write_lands_outside,

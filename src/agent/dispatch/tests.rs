@@ -579,7 +579,7 @@ async fn secret_values_in_mcp_arguments_and_results_are_masked() {
         on: std::sync::atomic::AtomicBool::new(true),
     }));
     t.ctx.secrets = Arc::new(crate::tools::secrets::Secrets::new(
-        &[],
+        &Default::default(),
         Some("sk-live-0123456789"),
         [("GITHUB_TOKEN".to_string(), "ghp_abcdefghijkl".to_string())],
     ));

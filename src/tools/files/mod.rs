@@ -28,8 +28,10 @@ pub(crate) fn resolve(ctx: &ToolCtx, raw: &str) -> Result<ResolvedPath, ToolErro
     let path = paths::resolve(&ctx.workspace, ctx.home.as_deref(), raw).map_err(ToolError)?;
     if let Some(place) = ctx.secrets.location_of(&path.path) {
         return Err(ToolError(format!(
-            "{} is in {}, where secrets are kept (keys, tokens, credentials); the file tools \
-             do not read or write there. Work without it, or ask the user.",
+            "{} is in {}, which bash cannot see either: outside the workspace, the home \
+             directory shows only toolchains and build caches, and secrets (keys, tokens, \
+             credentials, rein's own files) are hidden. Work without it, or ask the user (they \
+             can add a place to `[sandbox] home_allow`).",
             path.display,
             place.display()
         )));
