@@ -104,8 +104,10 @@ pub struct Config {
     pub max_attempts: u32,
     /// First retry delay (doubles each retry, with jitter).
     pub retry_backoff: Duration,
-    /// Model requests per user message before the turn stops.
-    pub max_requests: u32,
+    /// Model requests per user message before the turn stops (`None`: no cap, loop
+    /// detection ends a turn that goes round in circles; `rein exec` defaults to
+    /// [`EXEC_MAX_REQUESTS`]).
+    pub max_requests: Option<u32>,
     /// Default bash timeout in seconds.
     pub bash_timeout_secs: u64,
     /// Theme name or file.
@@ -180,7 +182,13 @@ pub struct Flags {
     pub approved: Vec<TrustItem>,
     /// `--mode`.
     pub mode: Option<String>,
+    /// `--max-requests` (`rein exec`).
+    pub max_requests: Option<u32>,
 }
+
+/// `rein exec`'s cap on model requests for its one message when none is set: a script must
+/// end, but long work must not be cut short (raise it with `--max-requests` or the key).
+pub const EXEC_MAX_REQUESTS: u32 = 1_000;
 
 /// Everything loading reads from the outside world, so tests can supply it.
 #[derive(Clone, Debug, Default)]
@@ -273,6 +281,15 @@ impl Config {
 }
 
 impl Config {
+    /// The settings for `rein exec`: a cap on model requests even when none is set
+    /// ([`EXEC_MAX_REQUESTS`]), so a script always ends.
+    pub fn for_exec(mut self) -> Config {
+        if self.max_requests.is_none() {
+            self.max_requests = Some(EXEC_MAX_REQUESTS);
+        }
+        self
+    }
+
     /// The secrets to keep from commands: the defaults for this user's home and rein's own
     /// dirs, with `[sandbox] hide`, `unhide` and `pass_env` applied.
     pub fn secrets(&self) -> crate::sandbox::Secrets {
