@@ -9,6 +9,11 @@
 //! include the grandchildren rein waited for. Then it is reaped normally. Resolution is one
 //! clock tick (10 ms), small against the total.
 //!
+//! `cpu_per_step` runs sessions of 50, 500 and 2,000 steps the same way and reports rein's CPU
+//! time per step: it should stay flat as the history grows (goal: 2,000 steps ≤ 1.2× of 50).
+//! The 2,000-step session is measured once (printed) and under criterion only with
+//! `REIN_BENCH_LONG=1` (ten samples of it take minutes).
+//!
 //! The tool is `read_file` (runs inside rein, no child process); the workspace is a git
 //! repository, so the per-request `git status` of the changed-files reminder happens as it would
 //! in real use (its own CPU time is a child's and not counted; spawning it is).
@@ -65,18 +70,20 @@ fn git(dir: &std::path::Path, args: &[&str]) {
     assert!(ok, "git {args:?}");
 }
 
-/// One whole session: 100 read_file calls, each its own model response, then an answer.
-fn session(server: &ScriptedServer) -> Cost {
-    for i in 0..CALLS {
+/// One whole session: `steps` read_file calls, each its own model response, then an answer.
+fn session(server: &ScriptedServer, steps: usize) -> Cost {
+    for i in 0..steps {
         let path = format!("src/file{}.rs", i % 10);
-        server.push(
-            Reply::tool_call("read_file", json!({"path": path})).usage(2_000 + i as u64 * 300, 30),
-        );
+        // Usage grows slowly: no compaction, whatever the length.
+        server
+            .push(Reply::tool_call("read_file", json!({"path": path})).usage(2_000 + i as u64, 30));
     }
-    server.push(Reply::text("All files read.").usage(40_000, 10));
+    server.push(Reply::text("All files read.").usage(4_000, 10));
     let world = World::new(server);
-    // 101 model requests for one message: above the default turn cap of 100.
-    world.user_config("retry_backoff_ms = 20\nidle_timeout_secs = 3\nmax_turns = 200\n");
+    // More requests for one message than `rein exec`'s default cap allows.
+    world.user_config(
+        "retry_backoff_ms = 20\nidle_timeout_secs = 3\nmax_requests = 5000\nauto_compact = false\n",
+    );
     for i in 0..10 {
         world.write(
             &format!("src/file{i}.rs"),
@@ -105,7 +112,7 @@ fn session(server: &ScriptedServer) -> Cost {
     let (exited, watch) = std::sync::mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
         // Only while rein is unreaped: its pid cannot have been reused yet.
-        if watch.recv_timeout(Duration::from_secs(120)).is_err() {
+        if watch.recv_timeout(Duration::from_secs(900)).is_err() {
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
         }
     });
@@ -130,7 +137,7 @@ fn session(server: &ScriptedServer) -> Cost {
 
 fn harness(c: &mut Criterion) {
     let server = ScriptedServer::openai();
-    let probe = session(&server);
+    let probe = session(&server, CALLS);
     assert_eq!(server.request_count(), CALLS + 1);
     eprintln!(
         "one session: rein {:?} CPU, its children {:?} CPU, {:?} wall",
@@ -143,10 +150,53 @@ fn harness(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(1));
     // The figure reported is rein's own CPU time per 100-call session, not wall time.
     g.bench_function("exec_100_tool_calls_cpu", |b| {
-        b.iter_custom(|iters| (0..iters).map(|_| session(&server).own).sum())
+        b.iter_custom(|iters| (0..iters).map(|_| session(&server, CALLS).own).sum())
     });
     g.finish();
 }
 
-criterion_group!(benches, harness);
+/// rein's CPU time per step of a session of `steps` steps.
+fn per_step(server: &ScriptedServer, steps: usize) -> Duration {
+    session(server, steps).own / steps as u32
+}
+
+fn cpu_per_step(c: &mut Criterion) {
+    let server = ScriptedServer::openai();
+    let mut probes = Vec::new();
+    for steps in [50, 500, 2_000] {
+        let cost = session(&server, steps);
+        eprintln!(
+            "{steps} steps: rein {:?} CPU in all, {:.2} ms per step; {:?} wall",
+            cost.own,
+            cost.own.as_secs_f64() * 1e3 / steps as f64,
+            cost.wall
+        );
+        probes.push((steps, cost.own));
+    }
+    let (first, last) = (probes[0], probes[2]);
+    eprintln!(
+        "per step at {} vs {} steps: {:.2}x",
+        last.0,
+        first.0,
+        (last.1.as_secs_f64() / last.0 as f64) / (first.1.as_secs_f64() / first.0 as f64)
+    );
+    let long = std::env::var_os("REIN_BENCH_LONG").is_some();
+    let mut g = c.benchmark_group("cpu_per_step");
+    g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_secs(1));
+    for steps in [50, 500, 2_000] {
+        if steps == 2_000 && !long {
+            continue;
+        }
+        // The figure is rein's own CPU time per step, not wall time.
+        g.bench_function(format!("steps_{steps}"), |b| {
+            b.iter_custom(|iters| (0..iters).map(|_| per_step(&server, steps)).sum())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, harness, cpu_per_step);
 criterion_main!(benches);

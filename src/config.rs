@@ -106,8 +106,10 @@ pub struct Config {
     pub max_attempts: u32,
     /// First retry delay (doubles each retry, with jitter).
     pub retry_backoff: Duration,
-    /// Model requests per user message before the turn stops.
-    pub max_requests: u32,
+    /// Model requests per user message before the turn stops (`None`: no cap, loop
+    /// detection ends a turn that goes round in circles; `rein exec` defaults to
+    /// [`EXEC_MAX_REQUESTS`]).
+    pub max_requests: Option<u32>,
     /// Default bash timeout in seconds.
     pub bash_timeout_secs: u64,
     /// Theme name or file.
@@ -182,7 +184,13 @@ pub struct Flags {
     pub approved: Vec<TrustItem>,
     /// `--mode`.
     pub mode: Option<String>,
+    /// `--max-requests` (`rein exec`).
+    pub max_requests: Option<u32>,
 }
+
+/// `rein exec`'s cap on model requests for its one message when none is set: a script must
+/// end, but long work must not be cut short (raise it with `--max-requests` or the key).
+pub const EXEC_MAX_REQUESTS: u32 = 1_000;
 
 /// Everything loading reads from the outside world, so tests can supply it.
 #[derive(Clone, Debug, Default)]
@@ -275,6 +283,15 @@ impl Config {
 }
 
 impl Config {
+    /// The settings for `rein exec`: a cap on model requests even when none is set
+    /// ([`EXEC_MAX_REQUESTS`]), so a script always ends.
+    pub fn for_exec(mut self) -> Config {
+        if self.max_requests.is_none() {
+            self.max_requests = Some(EXEC_MAX_REQUESTS);
+        }
+        self
+    }
+
     /// What commands cannot see: home outside the allow-list (the defaults and `[sandbox]
     /// home_allow`; the workspace stays visible), rein's own dirs and `hide`; and the
     /// variables they get besides the allow-list (`pass_env`).

@@ -63,6 +63,7 @@ impl SettingsFlags {
             trust: self.trust,
             approved: Vec::new(),
             mode: self.mode.clone(),
+            max_requests: None,
         }
     }
 }
@@ -85,6 +86,10 @@ enum Command {
         /// Continue the session with this id (a unique prefix is enough).
         #[arg(short = 'r', long)]
         resume: Option<String>,
+        /// Most model requests for the message (default: max_requests from the config, else
+        /// 1000); loop detection may stop it earlier.
+        #[arg(long, value_name = "N")]
+        max_requests: Option<u32>,
         /// The prompt; `-` or nothing reads it from stdin.
         prompt: Option<String>,
     },
@@ -233,8 +238,15 @@ fn run() -> anyhow::Result<ExitCode> {
             yes,
             continue_,
             resume,
+            max_requests,
             prompt,
-        }) => run_exec(settings.flags(), json, yes, (continue_, resume), prompt),
+        }) => {
+            let flags = Flags {
+                max_requests,
+                ..settings.flags()
+            };
+            run_exec(flags, json, yes, (continue_, resume), prompt)
+        }
         Some(Command::Config { settings }) => show_config(settings.flags()),
         Some(Command::Policy {
             command: PolicyCommand::Check { command, always },
@@ -357,7 +369,7 @@ fn run_exec(
     (continue_, resume): (bool, Option<String>),
     prompt: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let config = strict_config(flags)?;
+    let config = strict_config(flags)?.for_exec();
     let _guard = init_logging(&config.data_dir);
     for notice in config.startup_notices() {
         print_error(&format!("warning: {notice}"));

@@ -10,6 +10,7 @@ pub mod dispatch;
 mod flow_ops;
 pub mod journal;
 pub mod listing;
+pub mod loop_guard;
 mod mcp_tools;
 pub mod mode;
 pub mod prompt;
@@ -145,6 +146,8 @@ struct Agent {
     /// The MCP servers (started after the session is announced).
     mcp: crate::mcp::McpManager,
     mcp_wait: bool,
+    /// What the model read or wrote in this conversation (edits need it).
+    reads: Arc<crate::tools::read_ledger::ReadLedger>,
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -305,6 +308,7 @@ impl Agent {
             config,
             mcp,
             mcp_wait: opts.mcp_wait,
+            reads: Arc::default(),
         })
     }
 
@@ -466,6 +470,7 @@ impl Agent {
             subagents: Some(self.subagents.clone()),
             skills: self.skills.clone(),
             secrets: self.secrets.clone(),
+            reads: self.reads.clone(),
         }
     }
 
@@ -518,6 +523,21 @@ impl Agent {
         });
     }
 
+    /// A turn rein ended itself (a loop, the request cap): the person is told why and how to
+    /// go on; the reason goes to the session file as the turn's error.
+    fn stopped(&self, reason: String) -> TurnOutcome {
+        let mut chars = reason.chars();
+        let first = chars.next().map(|c| c.to_uppercase().to_string());
+        self.events.send(Event::Notice {
+            text: format!(
+                "{}{}. Send another message to let it continue.",
+                first.unwrap_or_default(),
+                chars.as_str()
+            ),
+        });
+        TurnOutcome::Failed { reason }
+    }
+
     async fn user_turn(&mut self, text: String) {
         let cancel = self.fresh_cancel_token();
         if self.mcp_wait {
@@ -560,20 +580,12 @@ impl Agent {
             LoopEnd::Interrupted => TurnOutcome::Interrupted,
             LoopEnd::Failed(reason) => TurnOutcome::Failed { reason },
             LoopEnd::RequestCap => {
-                self.events.send(Event::Notice {
-                    text: format!(
-                        "Stopped after {} model requests for one message (max_requests). Send \
-                         another message to let it continue.",
-                        self.config.max_requests
-                    ),
-                });
-                TurnOutcome::Failed {
-                    reason: format!(
-                        "reached the cap of {} model requests (max_requests)",
-                        self.config.max_requests
-                    ),
-                }
+                let cap = self.config.max_requests.unwrap_or_default();
+                self.stopped(format!(
+                    "reached the cap of {cap} model requests for one message (max_requests)"
+                ))
             }
+            LoopEnd::Looped(reason) => self.stopped(reason),
         };
         self.events.send(Event::Usage {
             used_tokens: self.used_tokens(),

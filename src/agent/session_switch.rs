@@ -134,6 +134,8 @@ impl Agent {
             overhead: self.context.overhead,
             ..Default::default()
         };
+        // Another conversation: what this one read does not count there.
+        self.reads.clear();
     }
 
     pub(super) fn set_todos(&mut self, list: Vec<Todo>) {

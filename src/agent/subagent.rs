@@ -89,9 +89,11 @@ impl Subagents {
         let mut sub_ctx = ctx.clone();
         sub_ctx.events = ctx.events.for_subagent(task_id);
         sub_ctx.subagents = None;
+        // What the subagent reads never reaches the parent's context.
+        sub_ctx.reads = Arc::default();
         let lc = LoopConfig {
             system: self.system.clone(),
-            max_requests: self.max_requests,
+            max_requests: Some(self.max_requests),
             keep_tool_results: Some(self.keep_tool_results),
             max_tokens: self.max_tokens,
         };
@@ -124,6 +126,14 @@ impl Subagents {
                 "[The subagent stopped after {} model requests without finishing; its partial findings \
                  follow.]\n\n{}",
                 self.max_requests,
+                if text.trim().is_empty() {
+                    "(no findings were written)"
+                } else {
+                    text.as_str()
+                }
+            ))),
+            LoopEnd::Looped(reason) => Ok(cap(&format!(
+                "[The subagent {reason}; its partial findings follow.]\n\n{}",
                 if text.trim().is_empty() {
                     "(no findings were written)"
                 } else {

@@ -1,8 +1,10 @@
 //! The inner loop: call the model, run the tools it asks for, append the results, repeat until
-//! it stops asking (or the request cap, an interrupt or an error ends it).
+//! it stops asking (or loop detection, the request cap when one is set, an interrupt or an
+//! error ends it).
 
 use super::context;
 use super::dispatch::{CallResult, Dispatcher, INTERRUPTED};
+use super::loop_guard::{LoopGuard, Verdict};
 use super::repair::{self, Quirk};
 use crate::llm::ToolCall;
 use crate::llm::{AssistantPart, Client, LlmError, Message, Request, Response, StreamNotice};
@@ -16,8 +18,9 @@ use tokio_util::sync::CancellationToken;
 pub struct LoopConfig {
     /// System prompt.
     pub system: String,
-    /// Model requests allowed for one user message.
-    pub max_requests: u32,
+    /// Model requests allowed for one user message (`None`: no cap; loop detection ends a
+    /// run that goes round in circles).
+    pub max_requests: Option<u32>,
     /// Tool results sent in full (older ones are micro-compacted); `None` disables it.
     pub keep_tool_results: Option<usize>,
     /// Output token cap per request.
@@ -35,6 +38,8 @@ pub enum LoopEnd {
     Failed(String),
     /// `max_requests` requests were made and the model still wanted tools.
     RequestCap,
+    /// Loop detection ended the run; the text says why.
+    Looped(String),
 }
 
 /// Hooks the main agent uses for persistence, accounting and reminders; subagents use defaults.
@@ -127,7 +132,13 @@ impl TurnEnv<'_> {
         let mut without_reminder = false;
         let mut nudges = 0;
         let mut asked_after_empty = false;
-        for _ in 0..self.lc.max_requests {
+        let mut guard = LoopGuard::default();
+        let mut requests = 0u32;
+        loop {
+            if self.lc.max_requests.is_some_and(|cap| requests >= cap) {
+                return LoopEnd::RequestCap;
+            }
+            requests += 1;
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
             }
@@ -232,7 +243,11 @@ impl TurnEnv<'_> {
                 }
                 return LoopEnd::Completed;
             }
-            let results = self.run_calls(&calls, truncated).await;
+            let mut results = self.run_calls(&calls, truncated).await;
+            let verdict = guard.step(&calls, &results);
+            if let (Verdict::Nudge(note), Some(last)) = (&verdict, results.last_mut()) {
+                last.output = format!("{}\n\n{note}", last.output);
+            }
             for (call, result) in calls.iter().zip(results) {
                 let msg = Message::ToolResult {
                     call_id: call.id.clone(),
@@ -247,8 +262,10 @@ impl TurnEnv<'_> {
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
             }
+            if let Verdict::Stop(reason) = verdict {
+                return LoopEnd::Looped(reason);
+            }
         }
-        LoopEnd::RequestCap
     }
 
     /// Sends one request, streaming its text to the front end.

@@ -69,7 +69,13 @@ impl Config {
         let idle_timeout = s.or_default("idle_timeout_secs", raw.idle_timeout_secs, 120);
         let max_retries = s.or_default("max_retries", raw.max_retries, 4);
         let retry_backoff_ms = s.or_default("retry_backoff_ms", raw.retry_backoff_ms, 1000);
-        let max_requests = s.or_default("max_requests", raw.max_requests, 100);
+        // No cap unless one is set: loop detection protects the person instead.
+        let max_requests = s.or_default(
+            "max_requests",
+            raw.max_requests
+                .map(|m| Sourced::new(Some(m.value), m.source)),
+            None,
+        );
         let bash_timeout_secs = s.or_default("bash_timeout_secs", raw.bash_timeout_secs, 60);
         let theme = s.or_default("theme", raw.theme, "dark".to_string());
         let auto_compact = s.or_default("auto_compact", raw.auto_compact, true);
@@ -106,7 +112,7 @@ impl Config {
             idle_timeout: Duration::from_secs(idle_timeout),
             max_attempts: max_retries.saturating_add(1),
             retry_backoff: Duration::from_millis(retry_backoff_ms),
-            max_requests: max_requests.max(1),
+            max_requests: max_requests.map(|n| n.max(1)),
             bash_timeout_secs: bash_timeout_secs.clamp(1, 600),
             theme,
             sandbox,

@@ -297,7 +297,10 @@ impl RawConfig {
             idle_timeout_secs: layers.file(|f| f.idle_timeout_secs),
             max_retries: layers.file(|f| f.max_retries),
             retry_backoff_ms: layers.file(|f| f.retry_backoff_ms),
-            max_requests: layers.file(|f| f.max_requests),
+            max_requests: flags
+                .max_requests
+                .map(|n| Sourced::new(n, Source::Flag("--max-requests")))
+                .or_else(|| layers.file(|f| f.max_requests)),
             bash_timeout_secs: layers.file(|f| f.bash_timeout_secs),
             theme: layers.file(|f| f.theme.clone()),
             auto_compact: layers.file(|f| f.auto_compact),

@@ -90,7 +90,16 @@ impl Config {
             "retry_backoff_ms",
             self.retry_backoff.as_millis().to_string(),
         );
-        line("max_requests", self.max_requests.to_string());
+        line(
+            "max_requests",
+            match self.max_requests {
+                Some(n) => n.to_string(),
+                None => format!(
+                    "none (loop detection stops a looping turn; rein exec: {})",
+                    super::EXEC_MAX_REQUESTS
+                ),
+            },
+        );
         line("bash_timeout_secs", self.bash_timeout_secs.to_string());
         line("theme", self.theme.clone());
         line("sandbox", self.sandbox.as_str().into());

@@ -159,9 +159,14 @@ fn assistant_message(parts: &[&AssistantPart]) -> Option<Value> {
 /// Arguments as sent back in history: servers that render history through a chat template
 /// parse them, so invalid JSON (a truncated call) would fail every later request.
 fn sendable_arguments(args: &str) -> String {
-    match serde_json::from_str::<Value>(args) {
-        Ok(Value::Object(_)) => args.to_owned(),
-        _ => "{}".to_owned(),
+    // Checked on every request for every call in the history: validated without building a
+    // tree (an object is what starts with `{` and parses).
+    let object = args.trim_start().starts_with('{')
+        && serde_json::from_str::<serde::de::IgnoredAny>(args).is_ok();
+    if object {
+        args.to_owned()
+    } else {
+        "{}".to_owned()
     }
 }
 

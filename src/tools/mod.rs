@@ -10,6 +10,7 @@
 pub mod bash;
 pub mod edit;
 pub mod files;
+pub mod read_ledger;
 pub mod secrets;
 pub mod skills;
 pub mod task;
@@ -55,6 +56,8 @@ pub struct ToolCtx {
     pub skills: Arc<crate::skills::SkillCatalog>,
     /// Secret places the file tools refuse, secret values masked in results.
     pub secrets: Arc<secrets::Secrets>,
+    /// What the model has read (or written) in this conversation: edits need it.
+    pub reads: Arc<read_ledger::ReadLedger>,
 }
 
 /// What a call would touch, for the permission check before it runs.

@@ -46,6 +46,7 @@ impl TestCtx {
             subagents: None,
             skills: Default::default(),
             secrets: Default::default(),
+            reads: Default::default(),
         };
         TestCtx {
             ctx,
@@ -76,6 +77,14 @@ impl TestCtx {
             std::fs::create_dir_all(parent).expect("mkdir");
         }
         std::fs::write(&p, content).expect("write");
+        p
+    }
+
+    /// Writes a file the model has seen (as if it had read it): edits may go ahead.
+    pub(crate) fn write_seen(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.write(rel, content.as_ref());
+        let fp = crate::tools::files::Fingerprint::of(content.as_ref());
+        self.ctx.reads.saw(&p, Some(fp));
         p
     }
 

@@ -160,17 +160,19 @@ async fn interrupt_kills_the_tool_and_the_next_turn_works() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approvals_with_notes_always_and_edit_previews() {
     let s = ScriptedServer::anthropic();
-    s.push(Reply::tool_call(
-        "write_file",
-        json!({"path": "a.txt", "content": "new\n"}),
-    ))
-    .push(Reply::tool_call("bash", json!({"command": "touch made"})))
-    .push(Reply::tool_call("bash", json!({"command": "touch made"})))
-    .push(Reply::tool_call(
-        "bash",
-        json!({"command": "touch made-again"}),
-    ))
-    .push(Reply::text("done"));
+    // Read first: an existing file is only overwritten after a read.
+    s.push(Reply::tool_call("read_file", json!({"path": "a.txt"})))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "new\n"}),
+        ))
+        .push(Reply::tool_call("bash", json!({"command": "touch made"})))
+        .push(Reply::tool_call("bash", json!({"command": "touch made"})))
+        .push(Reply::tool_call(
+            "bash",
+            json!({"command": "touch made-again"}),
+        ))
+        .push(Reply::text("done"));
     let mut st = start(&s, "");
     std::fs::write(st.ws.join("a.txt"), "old\n").unwrap();
     send(
@@ -233,7 +235,7 @@ async fn approvals_with_notes_always_and_edit_previews() {
         "old\n"
     );
     assert!(st.ws.join("made").exists() && st.ws.join("made-again").exists());
-    let refusal = last_result(&s.request(1));
+    let refusal = last_result(&s.request(2));
     assert!(
         refusal
             .content

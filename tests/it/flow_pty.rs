@@ -36,6 +36,8 @@ fn row_of(screen: &str, needle: &str) -> Option<usize> {
 #[test]
 fn a_question_in_the_bottom_pane_keeps_the_reason_in_view_and_always_names_its_rule() {
     let s = ScriptedServer::openai();
+    // Edits need a read first.
+    s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})));
     s.push(
         Reply::new()
             .say("I'll make subtract return a - b instead of a + b.")

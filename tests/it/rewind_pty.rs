@@ -27,6 +27,8 @@ fn exec_ok(w: &World, args: &[&str]) {
 /// The turn that changes four files: one by write_file, three by one bash command (one
 /// edited, one moved: deleted and created).
 fn script_three_changes(s: &ScriptedServer) {
+    // Edits need a read first.
+    s.push(Reply::tool_call("read_file", json!({"path": "a.txt"})));
     s.push(Reply::new().say("Editing a.txt.").call(
         "write_file",
         json!({"path": "a.txt", "content": "alpha v2\n"}),
@@ -227,16 +229,17 @@ fn after_a_resume_esc_esc_restores_the_code_only() {
 #[test]
 fn undo_walks_back_turn_by_turn_and_asks_about_files_changed_outside_rein() {
     let s = ScriptedServer::openai();
-    s.push(Reply::tool_call(
-        "write_file",
-        json!({"path": "a.txt", "content": "alpha v2\n"}),
-    ))
-    .push(Reply::text("one"))
-    .push(Reply::tool_call(
-        "bash",
-        json!({"command": "printf 'alpha v3\\n' > a.txt && printf 'new\\n' > c.txt"}),
-    ))
-    .push(Reply::text("two"));
+    s.push(Reply::tool_call("read_file", json!({"path": "a.txt"})))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "alpha v2\n"}),
+        ))
+        .push(Reply::text("one"))
+        .push(Reply::tool_call(
+            "bash",
+            json!({"command": "printf 'alpha v3\\n' > a.txt && printf 'new\\n' > c.txt"}),
+        ))
+        .push(Reply::text("two"));
     let w = World::new(&s);
     w.write("a.txt", "alpha v1\n");
     exec_ok(&w, &["--yes", "first turn"]);
@@ -306,6 +309,8 @@ fn a_restore_never_writes_through_a_link_planted_since() {
     let s = ScriptedServer::openai();
     s.push(
         Reply::new()
+            .call("read_file", json!({"path": "dir/f.txt"}))
+            .call("read_file", json!({"path": "ok.txt"}))
             .call(
                 "write_file",
                 json!({"path": "dir/f.txt", "content": "changed\n"}),

@@ -195,6 +195,7 @@ fn block_scalars_and_quoted_descriptions() {
 fn ctx(workspace: &Path, catalog: SkillCatalog) -> ToolCtx {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     ToolCtx {
+        reads: Default::default(),
         workspace: workspace.to_path_buf(),
         home: None,
         temp_dir: std::env::temp_dir(),

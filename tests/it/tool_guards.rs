@@ -86,6 +86,8 @@ fn swapping_a_directory_for_a_symlink_never_lands_a_write_outside() {
         };
         s.push(
             Reply::new()
+                // Edits need a read first (the read races the swapper too).
+                .call_with_id(&format!("r{i}"), "read_file", json!({"path": "d/f.txt"}))
                 .call_with_id(
                     &format!("w{i}"),
                     "write_file",

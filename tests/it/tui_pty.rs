@@ -94,11 +94,13 @@ fn write_is_approved_edit_is_refused_and_the_model_is_told() {
 #[test]
 fn an_edit_whose_file_changed_while_asking_is_refused_and_the_model_is_told() {
     let s = ScriptedServer::openai();
-    s.push(Reply::tool_call(
-        "str_replace",
-        json!({"path": "notes.txt", "old_str": "beta", "new_str": "BETA"}),
-    ))
-    .push(Reply::text("I will read it again."));
+    // Edits need a read first.
+    s.push(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": "notes.txt", "old_str": "beta", "new_str": "BETA"}),
+        ))
+        .push(Reply::text("I will read it again."));
     let w = World::new(&s);
     w.write("notes.txt", "alpha\nbeta\n");
     let mut t = w.spawn_tui(100, 30);
@@ -124,7 +126,7 @@ fn an_edit_whose_file_changed_while_asking_is_refused_and_the_model_is_told() {
         Some("alpha\nbeta\nadded meanwhile\n"),
         "the other change stays and nothing of the approved edit was written"
     );
-    let told = last_result(&s.request(1));
+    let told = last_result(&s.request(2));
     assert!(
         told.content
             .starts_with("Error: the file changed since you proposed this edit; read it again."),

@@ -186,7 +186,7 @@ fn old_key_names_still_work_and_say_their_new_name() {
     )
     .unwrap();
     let c = Config::from_inputs(&inputs(dir.path(), &[("MODEL", "m"), ("API_KEY", "k")])).unwrap();
-    assert_eq!((c.max_requests, c.subagent_max_requests), (7, 3));
+    assert_eq!((c.max_requests, c.subagent_max_requests), (Some(7), 3));
     let notices = c.startup_notices().join("\n");
     assert!(
         notices.contains("`max_turns` is now called `max_requests`"),

@@ -123,6 +123,8 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
     }
     let path = resolve(ctx, &args.path)?;
     let old = load(&path)?;
+    ctx.reads
+        .check(&path, &Fingerprint::of(old.as_bytes()), "edit")?;
     let eol = if uses_crlf(&old) { "\r\n" } else { "\n" };
 
     // Try the text in the file's line-ending style first, then exactly as given.
@@ -286,7 +288,8 @@ impl Prepared for Edit {
         }
     }
 
-    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a> {
+        let reads = ctx.reads.clone();
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
                 let before = Before::Present {
@@ -294,6 +297,7 @@ impl Prepared for Edit {
                     text: None,
                 };
                 write_unchanged(&self.path, &before, self.new.as_bytes())?;
+                reads.saw(&self.path.path, Some(Fingerprint::of(self.new.as_bytes())));
                 let n = self.regions.len();
                 let what = if n == 1 {
                     "(1 replacement). The edited region now reads".to_string()

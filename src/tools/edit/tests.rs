@@ -17,7 +17,7 @@ fn edit(path: &str, old: &str, new: &str) -> Value {
 async fn replaces_a_unique_match_and_shows_the_region() {
     let t = TestCtx::new();
     let body: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-    t.write("f.txt", &body);
+    t.write_seen("f.txt", &body);
     let out = run(
         &t,
         edit("f.txt", "line 10\n", "line ten\nline ten and a half\n"),
@@ -39,7 +39,7 @@ async fn replaces_a_unique_match_and_shows_the_region() {
 #[tokio::test]
 async fn empty_old_str_is_refused() {
     let t = TestCtx::new();
-    t.write("f.txt", "abc\n");
+    t.write_seen("f.txt", "abc\n");
     let err = run(&t, edit("f.txt", "", "x")).await.unwrap_err();
     assert!(
         err.starts_with("`old_str` is empty. To create a file use write_file;"),
@@ -51,7 +51,7 @@ async fn empty_old_str_is_refused() {
 #[tokio::test]
 async fn identical_strings_are_refused() {
     let t = TestCtx::new();
-    t.write("f.txt", "abc\n");
+    t.write_seen("f.txt", "abc\n");
     let err = run(&t, edit("f.txt", "abc", "abc")).await.unwrap_err();
     assert!(
         err.starts_with("`old_str` and `new_str` are identical"),
@@ -62,7 +62,7 @@ async fn identical_strings_are_refused() {
 #[tokio::test]
 async fn missing_file_and_directory_are_errors() {
     let t = TestCtx::new();
-    t.write("src/lib.rs", "x");
+    t.write_seen("src/lib.rs", "x");
     let err = run(&t, edit("src/lbi.rs", "x", "y")).await.unwrap_err();
     assert_eq!(
         err,
@@ -75,7 +75,7 @@ async fn missing_file_and_directory_are_errors() {
 #[tokio::test]
 async fn binary_file_is_an_error() {
     let t = TestCtx::new();
-    t.write("b.bin", b"ab\0cd");
+    t.write_seen("b.bin", b"ab\0cd");
     let err = run(&t, edit("b.bin", "ab", "x")).await.unwrap_err();
     assert_eq!(
         err,
@@ -86,7 +86,7 @@ async fn binary_file_is_an_error() {
 #[tokio::test]
 async fn not_found_with_whitespace_hint() {
     let t = TestCtx::new();
-    t.write("m.py", "def f():\n\treturn 1\n");
+    t.write_seen("m.py", "def f():\n\treturn 1\n");
     let err = run(&t, edit("m.py", "    return 1", "    return 2"))
         .await
         .unwrap_err();
@@ -103,7 +103,7 @@ async fn not_found_with_whitespace_hint() {
 #[tokio::test]
 async fn not_found_with_closest_line() {
     let t = TestCtx::new();
-    t.write("c.rs", "fn a() {}\nlet total = price * quantity;\n");
+    t.write_seen("c.rs", "fn a() {}\nlet total = price * quantity;\n");
     let err = run(&t, edit("c.rs", "let total = price * qty;", "x"))
         .await
         .unwrap_err();
@@ -113,7 +113,7 @@ async fn not_found_with_closest_line() {
 #[tokio::test]
 async fn several_matches_need_replace_all() {
     let t = TestCtx::new();
-    t.write("d.txt", "foo\nbar\nfoo\nbaz foo\n");
+    t.write_seen("d.txt", "foo\nbar\nfoo\nbaz foo\n");
     let err = run(&t, edit("d.txt", "foo", "qux")).await.unwrap_err();
     assert_eq!(
         err,
@@ -143,7 +143,7 @@ async fn replace_all_far_apart_shows_separate_regions() {
             }
         })
         .collect();
-    t.write("r.txt", body);
+    t.write_seen("r.txt", body);
     let out = run(
         &t,
         json!({"path": "r.txt", "old_str": "x\n", "new_str": "y\n", "replace_all": true}),
@@ -157,7 +157,7 @@ async fn replace_all_far_apart_shows_separate_regions() {
 #[tokio::test]
 async fn crlf_file_matched_with_lf_text() {
     let t = TestCtx::new();
-    t.write("w.txt", "one\r\ntwo\r\nthree\r\n");
+    t.write_seen("w.txt", "one\r\ntwo\r\nthree\r\n");
     let out = run(&t, edit("w.txt", "one\ntwo\n", "uno\ndos\n"))
         .await
         .unwrap();
@@ -174,7 +174,7 @@ async fn crlf_file_matched_with_lf_text() {
 #[tokio::test]
 async fn lf_file_matched_with_crlf_text() {
     let t = TestCtx::new();
-    t.write("u.txt", "a\nb\n");
+    t.write_seen("u.txt", "a\nb\n");
     run(&t, edit("u.txt", "a\r\nb", "c\r\nd")).await.unwrap();
     assert_eq!(t.read("u.txt"), "c\nd\n");
 }
@@ -182,17 +182,17 @@ async fn lf_file_matched_with_crlf_text() {
 #[tokio::test]
 async fn trailing_newline_presence_is_kept() {
     let t = TestCtx::new();
-    t.write("n.txt", "a\nb\n");
+    t.write_seen("n.txt", "a\nb\n");
     run(&t, edit("n.txt", "b\n", "c")).await.unwrap();
     assert_eq!(t.read("n.txt"), "a\nc\n");
-    t.write("m.txt", "a\nb");
+    t.write_seen("m.txt", "a\nb");
     run(&t, edit("m.txt", "b", "c\n")).await.unwrap();
     assert_eq!(t.read("m.txt"), "a\nc");
-    t.write("k.txt", "a\r\nb\r\n");
+    t.write_seen("k.txt", "a\r\nb\r\n");
     run(&t, edit("k.txt", "b\n", "c")).await.unwrap();
     assert_eq!(t.read("k.txt"), "a\r\nc\r\n");
     // Edits away from the end leave it alone.
-    t.write("e.txt", "x\ny");
+    t.write_seen("e.txt", "x\ny");
     run(&t, edit("e.txt", "x\n", "z\n")).await.unwrap();
     assert_eq!(t.read("e.txt"), "z\ny");
 }
@@ -200,7 +200,7 @@ async fn trailing_newline_presence_is_kept() {
 #[tokio::test]
 async fn deleting_text_and_keeping_mode() {
     let t = TestCtx::new();
-    let p = t.write("s.sh", "#!/bin/sh\necho a\necho b\n");
+    let p = t.write_seen("s.sh", "#!/bin/sh\necho a\necho b\n");
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700)).unwrap();
     let out = run(&t, edit("s.sh", "echo a\n", "")).await.unwrap();
     assert!(out.contains("     1\t#!/bin/sh\n     2\techo b"), "{out}");
@@ -214,7 +214,7 @@ async fn deleting_text_and_keeping_mode() {
 #[tokio::test]
 async fn prepare_shows_the_diff_and_writes_nothing() {
     let t = TestCtx::new();
-    t.write("a.txt", "hello world\n");
+    t.write_seen("a.txt", "hello world\n");
     let call = t
         .prepare(&StrReplace, edit("a.txt", "world", "rein"))
         .unwrap();
@@ -245,14 +245,14 @@ async fn prepare_shows_the_diff_and_writes_nothing() {
 #[tokio::test]
 async fn an_edit_whose_file_changed_after_prepare_is_refused() {
     let t = TestCtx::new();
-    t.write("a.txt", "one\ntwo\n");
+    t.write_seen("a.txt", "one\ntwo\n");
     let cases = [
         ("another edit", Some("one\ntwo\nthree\n")),
         ("the same bytes rewritten", Some("one\ntwo\n")),
         ("removed", None),
     ];
     for (what, meanwhile) in cases {
-        t.write("a.txt", "one\ntwo\n");
+        t.write_seen("a.txt", "one\ntwo\n");
         let call = t.prepare(&StrReplace, edit("a.txt", "two", "2")).unwrap();
         match meanwhile {
             Some(text) => {
@@ -279,6 +279,30 @@ async fn an_edit_whose_file_changed_after_prepare_is_refused() {
             None => assert!(!t.ws.join("a.txt").exists(), "{what}: nothing recreated"),
         }
     }
+}
+
+#[tokio::test]
+async fn a_file_must_have_been_read_and_unchanged() {
+    let t = TestCtx::new();
+    t.write("f.txt", "alpha\nbeta\n");
+    let err = run(&t, edit("f.txt", "beta", "gamma")).await.unwrap_err();
+    assert_eq!(
+        err,
+        "f.txt exists and you have not read it yet: read it with read_file first, then edit it."
+    );
+    t.call(&crate::tools::files::ReadFile, json!({"path": "f.txt"}))
+        .await
+        .unwrap();
+    std::fs::write(t.ws.join("f.txt"), "alpha\nbeta\n\n").unwrap();
+    let err = run(&t, edit("f.txt", "beta", "gamma")).await.unwrap_err();
+    assert!(err.starts_with("f.txt changed since you read it"), "{err}");
+    t.call(&crate::tools::files::ReadFile, json!({"path": "f.txt"}))
+        .await
+        .unwrap();
+    run(&t, edit("f.txt", "beta", "gamma")).await.unwrap();
+    // Its own edit does not make the file unread.
+    run(&t, edit("f.txt", "gamma", "delta")).await.unwrap();
+    assert_eq!(t.read("f.txt"), "alpha\ndelta\n\n");
 }
 
 #[test]

@@ -127,7 +127,7 @@ fn render_line(kept: &[u8], full_len: usize) -> String {
 
 fn read(
     path: &ResolvedPath,
-    mut file: fs::File,
+    mut file: &fs::File,
     size: u64,
     offset: u64,
     limit: u64,
@@ -268,7 +268,8 @@ impl Prepared for ReadCall {
         }
     }
 
-    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a> {
+        let reads = ctx.reads.clone();
         Box::pin(async move {
             let ReadCall {
                 path,
@@ -278,9 +279,14 @@ impl Prepared for ReadCall {
                 limit,
                 ..
             } = *self;
-            let text = tokio::task::spawn_blocking(move || read(&path, file, size, offset, limit))
-                .await
-                .map_err(|e| ToolError(format!("reading the file failed: {e}")))??;
+            let text = tokio::task::spawn_blocking(move || {
+                let text = read(&path, &file, size, offset, limit)?;
+                // Any part read counts (as in Claude Code): the model knows the file is there.
+                reads.saw_open(&path.path, &file);
+                Ok::<_, ToolError>(text)
+            })
+            .await
+            .map_err(|e| ToolError(format!("reading the file failed: {e}")))??;
             Ok(ToolOutput::ok(text))
         })
     }

@@ -1,6 +1,6 @@
 //! `write_file`: create or replace a whole file, atomically, over exactly what was shown.
 
-use super::{Before, read_before, resolve, write_unchanged};
+use super::{Before, Fingerprint, read_before, resolve, write_unchanged};
 use crate::llm::ToolSpec;
 use crate::protocol::{EditDiff, ToolDisplay};
 use crate::sandbox::paths::ResolvedPath;
@@ -57,6 +57,9 @@ impl Tool for WriteFile {
         let args: Args = parse_args(NAME, args)?;
         let path = resolve(ctx, &args.path)?;
         let before = read_before(&path)?;
+        if let Before::Present { fingerprint, .. } = &before {
+            ctx.reads.check(&path, fingerprint, "write")?;
+        }
         let diff = match &before {
             Before::Missing => Some(EditDiff::between(None, &args.content)),
             Before::Present {
@@ -93,7 +96,8 @@ impl Prepared for Write {
         }
     }
 
-    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a> {
+        let reads = ctx.reads.clone();
         Box::pin(async move {
             let Write {
                 path,
@@ -108,6 +112,8 @@ impl Prepared for Write {
             .await
             .map_err(|e| ToolError(format!("writing the file failed: {e}")))?;
             let verb = if created? { "Created" } else { "Overwrote" };
+            // What the model wrote it has seen: it may edit it next without reading it back.
+            reads.saw(&path.path, Some(Fingerprint::of(content.as_bytes())));
             let text = format!("{verb} {} ({} bytes)", path.display, content.len());
             Ok(ToolOutput::ok(text).with(Effect::FileWritten(FileWrite {
                 path: path.display,
@@ -148,7 +154,7 @@ mod tests {
     #[tokio::test]
     async fn overwrites_and_keeps_mode() {
         let t = TestCtx::new();
-        let p = t.write("run.sh", "old");
+        let p = t.write_seen("run.sh", "old");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
         let out = run(&t, json!({"path": "run.sh", "content": "#!/bin/sh\n"}))
             .await
@@ -193,7 +199,7 @@ mod tests {
     #[tokio::test]
     async fn writes_through_a_symlink_to_its_target() {
         let t = TestCtx::new();
-        t.write("real.txt", "old");
+        t.write_seen("real.txt", "old");
         std::os::unix::fs::symlink("real.txt", t.ws.join("alias.txt")).unwrap();
         let out = run(&t, json!({"path": "alias.txt", "content": "new"}))
             .await
@@ -211,7 +217,7 @@ mod tests {
     #[tokio::test]
     async fn prepare_shows_the_diff_and_fixes_the_access() {
         let t = TestCtx::new();
-        t.write("a.txt", "before\n");
+        t.write_seen("a.txt", "before\n");
         let call = t
             .prepare(&WriteFile, json!({"path": "a.txt", "content": "after\n"}))
             .unwrap();
@@ -234,7 +240,7 @@ mod tests {
         };
         assert!(!path.inside_workspace);
         assert!(outside.display().diff().is_some_and(|d| d.created));
-        t.write("bin", b"\0\x01\x02");
+        t.write_seen("bin", b"\0\x01\x02");
         let binary = t
             .prepare(&WriteFile, json!({"path": "bin", "content": ""}))
             .unwrap();
@@ -250,7 +256,7 @@ mod tests {
     #[tokio::test]
     async fn a_file_changed_after_prepare_is_not_written() {
         let t = TestCtx::new();
-        t.write("a.txt", "v1\n");
+        t.write_seen("a.txt", "v1\n");
         let call = t
             .prepare(&WriteFile, json!({"path": "a.txt", "content": "mine\n"}))
             .unwrap();
@@ -274,7 +280,7 @@ mod tests {
     #[tokio::test]
     async fn the_effect_is_what_was_written() {
         let t = TestCtx::new();
-        t.write("a.txt", "old\n");
+        t.write_seen("a.txt", "old\n");
         let out = t
             .call(&WriteFile, json!({"path": "a.txt", "content": "new\n"}))
             .await
@@ -287,6 +293,46 @@ mod tests {
                 new: "new\n".into(),
             })
         );
+    }
+
+    #[tokio::test]
+    async fn an_existing_file_must_have_been_read_and_unchanged() {
+        let t = TestCtx::new();
+        t.write("calc.py", "def add(a, b):\n    return a + b\n");
+        let args = json!({"path": "calc.py", "content": "def sub(a, b):\n    return a - b\n"});
+        assert_eq!(
+            prepare_err(&t, args.clone()),
+            "calc.py exists and you have not read it yet: read it with read_file first, then \
+             write it."
+        );
+        t.call(&crate::tools::files::ReadFile, json!({"path": "calc.py"}))
+            .await
+            .unwrap();
+        // Changed outside after the read: read it again.
+        t.write("calc.py", "def add(a, b):\n    return b + a\n");
+        assert_eq!(
+            prepare_err(&t, args.clone()),
+            "calc.py changed since you read it; read it again with read_file, then write it."
+        );
+        assert_eq!(t.read("calc.py"), "def add(a, b):\n    return b + a\n");
+        t.call(
+            &crate::tools::files::ReadFile,
+            json!({"path": "calc.py", "limit": 1}),
+        )
+        .await
+        .unwrap();
+        run(&t, args).await.unwrap();
+        // What it wrote it may write again without reading it back; a new file needs nothing.
+        run(&t, json!({"path": "calc.py", "content": "x = 1\n"}))
+            .await
+            .unwrap();
+        run(&t, json!({"path": "fresh.py", "content": "y = 2\n"}))
+            .await
+            .unwrap();
+        run(&t, json!({"path": "fresh.py", "content": "y = 3\n"}))
+            .await
+            .unwrap();
+        assert_eq!(t.read("fresh.py"), "y = 3\n");
     }
 
     #[test]

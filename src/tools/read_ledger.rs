@@ -1,0 +1,89 @@
+//! Read before overwrite: what the model has seen of each file in this conversation, so
+//! `write_file` over an existing file and `str_replace` run only on a file the model read (or
+//! wrote) and that is unchanged since. Creating a new file needs nothing.
+//!
+//! One ledger per conversation: the main agent's lives as long as its conversation (a new one
+//! after `/clear` or a switch of session); a subagent gets an empty one of its own, since what
+//! it read never reaches the parent's context (only its answer does).
+
+use super::ToolError;
+use super::files::Fingerprint;
+use crate::sandbox::paths::ResolvedPath;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Files larger than this are recorded as read without a fingerprint (hashing them on every
+/// read would cost more than it protects; the edit tools refuse them anyway).
+const FINGERPRINT_LIMIT: u64 = super::files::MAX_EDIT_BYTES;
+
+/// Fingerprints of the files the model has seen, by physical path.
+#[derive(Debug, Default)]
+pub struct ReadLedger {
+    /// `None`: read, but too large to fingerprint.
+    files: Mutex<HashMap<PathBuf, Option<Fingerprint>>>,
+}
+
+impl ReadLedger {
+    /// The model saw exactly these bytes of `path` (it read or wrote them).
+    pub(crate) fn saw(&self, path: &Path, fingerprint: Option<Fingerprint>) {
+        crate::sync::lock(&self.files).insert(path.to_path_buf(), fingerprint);
+    }
+
+    /// The model read the open `file` at `path`: fingerprints its content from the start
+    /// (positioned reads, so the handle's offset does not matter).
+    pub(crate) fn saw_open(&self, path: &Path, file: &std::fs::File) {
+        let fingerprint = file
+            .metadata()
+            .ok()
+            .filter(|m| m.len() <= FINGERPRINT_LIMIT)
+            .and_then(|_| fingerprint_open(file).ok());
+        self.saw(path, fingerprint);
+    }
+
+    /// Whether a write over `path`, which holds `now`, may go ahead; the error says what to
+    /// do first.
+    pub(crate) fn check(
+        &self,
+        path: &ResolvedPath,
+        now: &Fingerprint,
+        verb: &str,
+    ) -> Result<(), ToolError> {
+        match crate::sync::lock(&self.files).get(&path.path) {
+            None => Err(ToolError(format!(
+                "{} exists and you have not read it yet: read it with read_file first, then \
+                 {verb} it.",
+                path.display
+            ))),
+            Some(Some(seen)) if seen != now => Err(ToolError(format!(
+                "{} changed since you read it; read it again with read_file, then {verb} it.",
+                path.display
+            ))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Forgets everything (a new conversation).
+    pub fn clear(&self) {
+        crate::sync::lock(&self.files).clear();
+    }
+}
+
+fn fingerprint_open(file: &std::fs::File) -> std::io::Result<Fingerprint> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = 0u64;
+    loop {
+        let n = file.read_at(&mut buf, at)?;
+        if n == 0 {
+            break;
+        }
+        bytes.extend_from_slice(&buf[..n]);
+        at += n as u64;
+        if at > FINGERPRINT_LIMIT {
+            return Err(std::io::Error::other("grew past the fingerprint limit"));
+        }
+    }
+    Ok(Fingerprint::of(&bytes))
+}
