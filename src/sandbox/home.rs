@@ -60,6 +60,9 @@ pub const DEFAULT_HOME_ALLOW: &[&str] = &[
     ".cache/zig",
     // The terminal's description (for `TERM`).
     ".terminfo",
+    // The person's skills: a skill's instructions may tell the model to run its scripts.
+    ".agents/skills",
+    ".claude/skills",
 ];
 
 /// At most this many places are shown (the child keeps one descriptor per place on its stack).

@@ -3,7 +3,7 @@
 //! and the person can continue; varied work past 100 requests is not stopped; `rein exec` stops
 //! at its default cap (1,000) or the one given.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::rein::{World, assert_ok, last_result, stderr, without_reminder};

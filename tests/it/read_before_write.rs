@@ -2,7 +2,7 @@
 //! file and `str_replace` need the file read (or written) in this session and unchanged since;
 //! new files need nothing; a subagent's reads do not count for the parent.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::rein::{World, assert_ok, last_result, stderr};

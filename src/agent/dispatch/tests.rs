@@ -353,7 +353,7 @@ async fn an_edit_approved_after_its_file_changed_writes_nothing() {
     ];
     for (tool, args) in cases {
         let (d, mut t) = setup(Approver::Interactive);
-        t.write("a.txt", "one\ntwo\n");
+        t.write_seen("a.txt", "one\ntwo\n");
         let path = t.ws.join("a.txt");
         let edit = call(tool, args);
         let (r, _) = tokio::join!(
@@ -392,7 +392,7 @@ async fn an_edit_approved_after_its_file_changed_writes_nothing() {
 #[tokio::test]
 async fn file_changed_is_what_was_written_by_that_call() {
     let (d, mut t) = setup(Approver::ApproveAll);
-    t.write("a.txt", "one\ntwo\n");
+    t.write_seen("a.txt", "one\ntwo\n");
     let edit = ToolCall {
         id: "e7".into(),
         name: "str_replace".into(),
