@@ -148,6 +148,8 @@ struct Agent {
     mcp_wait: bool,
     /// What the model read or wrote in this conversation (edits need it).
     reads: Arc<crate::tools::read_ledger::ReadLedger>,
+    /// A saved session starts the checkpoints' first scan once it is announced.
+    first_scan_pending: bool,
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -278,10 +280,8 @@ impl Agent {
         checkpoints.withhold(crate::checkpoint::Withhold(Arc::new(move |b| {
             found.found_in(b)
         })));
-        if saved {
-            rewind::start_first_scan(&checkpoints, &config.data_dir, &events);
-        }
         Ok(Agent {
+            first_scan_pending: saved,
             model,
             mode,
             memory,
@@ -404,6 +404,10 @@ impl Agent {
         let mut ops = self.spawn_router(ops);
         let info = self.session_info();
         self.events.send(Event::SessionConfigured(info));
+        // After the session is announced, so its first event stays `session_configured`.
+        if self.first_scan_pending {
+            rewind::start_first_scan(&self.checkpoints, &self.config.data_dir, &self.events);
+        }
         self.announce_resumed();
         // After the session is announced, so the first frame never waits for a server.
         self.mcp.start_all();

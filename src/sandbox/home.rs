@@ -140,8 +140,9 @@ impl HomeView {
             return HomeView::default();
         };
         let real = std::fs::canonicalize(&spelled).unwrap_or_else(|_| spelled.clone());
-        // Emptying `/` would hide the system: no view at all.
-        if real.parent().is_none() {
+        // Emptying `/` would hide the system: no view at all. A home that does not exist
+        // holds nothing to hide (and nothing to mount over); commands cannot create it.
+        if real.parent().is_none() || !real.is_dir() {
             return HomeView::default();
         }
         let mut rel: Vec<PathBuf> = allowed

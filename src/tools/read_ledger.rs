@@ -17,6 +17,10 @@ use std::sync::Mutex;
 /// read would cost more than it protects; the edit tools refuse them anyway).
 const FINGERPRINT_LIMIT: u64 = super::files::MAX_EDIT_BYTES;
 
+/// A refused file up to this size comes back in the refusal (see `check_showing`).
+const SHOW_BYTES: usize = 24 * 1024;
+const SHOW_LINES: usize = 400;
+
 /// Fingerprints of the files the model has seen, by physical path.
 #[derive(Debug, Default)]
 pub struct ReadLedger {
@@ -61,6 +65,37 @@ impl ReadLedger {
             ))),
             Some(_) => Ok(()),
         }
+    }
+
+    /// Like [`check`](Self::check), but a refused file that is small enough comes back in the
+    /// error, numbered like `read_file` shows it, and counts as read from then on: the model
+    /// sees what it was about to overwrite and can retry at once (small models gave up on a
+    /// bare "read it first").
+    pub(crate) fn check_showing(
+        &self,
+        path: &ResolvedPath,
+        text: Option<&str>,
+        now: &Fingerprint,
+        verb: &str,
+    ) -> Result<(), ToolError> {
+        let Err(refusal) = self.check(path, now, verb) else {
+            return Ok(());
+        };
+        let Some(text) = text.filter(|t| t.len() <= SHOW_BYTES && t.lines().count() <= SHOW_LINES)
+        else {
+            return Err(refusal);
+        };
+        self.saw(&path.path, Some(*now));
+        let numbered: String = text
+            .lines()
+            .enumerate()
+            .map(|(i, line)| format!("{:>6}\t{line}\n", i + 1))
+            .collect();
+        Err(ToolError(format!(
+            "{} Nothing was changed. This is the file now (it counts as read), so {verb} it \
+             against this content:\n{numbered}",
+            refusal.0
+        )))
     }
 
     /// Forgets everything (a new conversation).

@@ -198,7 +198,8 @@ fn the_reminder_is_sent_once_at_the_end_of_every_request(kind: ProviderKind) {
 fn note_and_call(i: usize, chars: usize) -> Reply {
     Reply::new()
         .say(&format!("note<{i}> "))
-        .call("bash", print_chars('x', chars))
+        // A different call each step: the same call with the same result is a loop.
+        .call("bash", print_chars('x', chars + i))
 }
 
 fn small_window_compacts_and_continues_from_the_summary(kind: ProviderKind) {
@@ -252,7 +253,7 @@ fn small_window_compacts_and_continues_from_the_summary(kind: ProviderKind) {
     assert!(!next.body_text.contains(&format!("\"{first_call_id}\"")));
     // The tail keeps the latest work: the call the model made last and its result in full.
     assert!(next.body_text.contains(&format!("note<{}>", k - 1)));
-    assert_eq!(last_result(next).content.trim(), "x".repeat(OUTPUT));
+    assert_eq!(last_result(next).content.trim(), "x".repeat(OUTPUT + k - 1));
 
     // No request exceeds the window by more than one tool result.
     let one_result = OUTPUT / 4;
@@ -303,8 +304,8 @@ fn a_failed_summary_keeps_the_history(kind: ProviderKind) {
 
 fn auto_compact_off_never_compacts(kind: ProviderKind) {
     let s = ScriptedServer::start(kind);
-    for _ in 0..4 {
-        s.push(Reply::tool_call("bash", print_chars('z', 3500)).usage(7000, 10));
+    for i in 0..4 {
+        s.push(Reply::tool_call("bash", print_chars('z', 3500 + i)).usage(7000, 10));
     }
     s.push(Reply::text("done").usage(9000, 3));
     let w = World::new(&s);

@@ -123,7 +123,8 @@ fn a_question_in_the_bottom_pane_keeps_the_reason_in_view_and_always_names_its_r
         |s| s.contains("Dropped the session rule"),
         WAIT,
     );
-    assert_eq!(s.request_count(), 3);
+    // The read, the two edits, the answer.
+    assert_eq!(s.request_count(), 4);
 }
 
 /// Esc refuses and the turn goes on (the model hears "denied" and answers); a second Esc

@@ -53,6 +53,13 @@ fn snapshot(dir: &Path) -> BTreeMap<String, String> {
     out
 }
 
+/// One answer reading each of `paths` (an existing file is only overwritten after a read).
+fn read_calls(paths: &[&str]) -> Reply {
+    paths.iter().fold(Reply::new(), |r, path| {
+        r.call("read_file", json!({ "path": path }))
+    })
+}
+
 fn write_calls(files: &[(&str, &str)]) -> Reply {
     files.iter().fold(Reply::new(), |r, (path, content)| {
         r.call("write_file", json!({"path": path, "content": content}))
@@ -108,14 +115,15 @@ fn a_turn_that_swaps_restored_paths_for_links_cannot_make_a_restore_leave_the_wo
     ] {
         std::fs::write(w.home.join(name), text).unwrap();
     }
-    s.push(write_calls(&[
-        ("conf/settings.txt", "settings v2\n"),
-        ("conf/made.txt", "made by rein\n"),
-        ("hooks/pre-commit", "#!/bin/sh\necho rein's file\n"),
-        ("tolink.txt", "tolink v2\n"),
-        ("ok.txt", "ok v2\n"),
-    ]))
-    .push(Reply::text("first done"));
+    s.push(read_calls(&["conf/settings.txt", "tolink.txt", "ok.txt"]))
+        .push(write_calls(&[
+            ("conf/settings.txt", "settings v2\n"),
+            ("conf/made.txt", "made by rein\n"),
+            ("hooks/pre-commit", "#!/bin/sh\necho rein's file\n"),
+            ("tolink.txt", "tolink v2\n"),
+            ("ok.txt", "ok v2\n"),
+        ]))
+        .push(Reply::text("first done"));
     exec_ok(&w, &["--yes", "first turn"]);
     assert_eq!(w.read("conf/made.txt").as_deref(), Some("made by rein\n"));
 
@@ -209,14 +217,15 @@ fn links_swapped_in_between_the_plan_and_the_confirmation_are_refused() {
     std::fs::write(w.home.join("keep.txt"), "home, keep me\n").unwrap();
     std::fs::write(w.home.join("created.txt"), "home's own, keep me\n").unwrap();
     std::fs::write(w.home.join("hard-target"), "home hard target, keep me\n").unwrap();
-    s.push(write_calls(&[
-        ("dir/f.txt", "f v2\n"),
-        ("new.txt", "created by rein\n"),
-        ("sub/created.txt", "created by rein\n"),
-        ("hard.txt", "hard v2\n"),
-        ("ok.txt", "ok v2\n"),
-    ]))
-    .push(Reply::text("edited"));
+    s.push(read_calls(&["dir/f.txt", "hard.txt", "ok.txt"]))
+        .push(write_calls(&[
+            ("dir/f.txt", "f v2\n"),
+            ("new.txt", "created by rein\n"),
+            ("sub/created.txt", "created by rein\n"),
+            ("hard.txt", "hard v2\n"),
+            ("ok.txt", "ok v2\n"),
+        ]))
+        .push(Reply::text("edited"));
     exec_ok(&w, &["--yes", "edit files"]);
 
     let mut t = Pty::spawn(w.pty_command(&["--continue"]), 100, 60);

@@ -124,7 +124,7 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
     let path = resolve(ctx, &args.path)?;
     let old = load(&path)?;
     ctx.reads
-        .check(&path, &Fingerprint::of(old.as_bytes()), "edit")?;
+        .check_showing(&path, Some(&old), &Fingerprint::of(old.as_bytes()), "edit")?;
     let eol = if uses_crlf(&old) { "\r\n" } else { "\n" };
 
     // Try the text in the file's line-ending style first, then exactly as given.

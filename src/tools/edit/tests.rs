@@ -286,10 +286,14 @@ async fn a_file_must_have_been_read_and_unchanged() {
     let t = TestCtx::new();
     t.write("f.txt", "alpha\nbeta\n");
     let err = run(&t, edit("f.txt", "beta", "gamma")).await.unwrap_err();
-    assert_eq!(
-        err,
-        "f.txt exists and you have not read it yet: read it with read_file first, then edit it."
+    assert!(
+        err.starts_with(
+            "f.txt exists and you have not read it yet: read it with read_file first, then \
+             edit it. Nothing was changed."
+        ),
+        "{err}"
     );
+    assert_eq!(t.read("f.txt"), "alpha\nbeta\n");
     t.call(&crate::tools::files::ReadFile, json!({"path": "f.txt"}))
         .await
         .unwrap();
@@ -316,4 +320,21 @@ fn crlf_detection() {
     assert!(uses_crlf("a\r\nb\r\n"));
     assert!(!uses_crlf("a\nb\n"));
     assert!(!uses_crlf("a\r\nb\nc\nd\n"));
+}
+
+#[tokio::test]
+async fn a_refused_small_file_comes_back_in_the_refusal_and_counts_as_read() {
+    let t = TestCtx::new();
+    t.write("f.txt", "alpha\nbeta\n");
+    let err = run(&t, edit("f.txt", "beta", "gamma")).await.unwrap_err();
+    assert!(err.ends_with("     1\talpha\n     2\tbeta\n"), "{err}");
+    // The model has now seen it: the same edit goes through without a read_file.
+    run(&t, edit("f.txt", "beta", "gamma")).await.unwrap();
+    assert_eq!(t.read("f.txt"), "alpha\ngamma\n");
+    // A large file is not shown: it must be read.
+    let big = "line\n".repeat(1000);
+    t.write("big.txt", &big);
+    let err = run(&t, edit("big.txt", "line", "x")).await.unwrap_err();
+    assert!(err.ends_with("then edit it."), "{err}");
+    assert!(run(&t, edit("big.txt", "line", "x")).await.is_err());
 }
