@@ -98,6 +98,11 @@ impl ReadLedger {
         )))
     }
 
+    /// Whether the model has read (or written) `path` in this conversation.
+    pub(crate) fn was_read(&self, path: &ResolvedPath) -> bool {
+        crate::sync::lock(&self.files).contains_key(&path.path)
+    }
+
     /// Forgets everything (a new conversation).
     pub fn clear(&self) {
         crate::sync::lock(&self.files).clear();

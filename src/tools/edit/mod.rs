@@ -123,8 +123,14 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
     }
     let path = resolve(ctx, &args.path)?;
     let old = load(&path)?;
-    ctx.reads
-        .check_showing(&path, Some(&old), &Fingerprint::of(old.as_bytes()), "edit")?;
+    // A never-read file may be edited where the model quotes text that occurs exactly once:
+    // it knows what it replaces and nothing else changes. Anything else needs the read
+    // (write_file always does), and a file changed since the read is read again.
+    let quoted_once = old.matches(args.old_str.as_str()).count() == 1;
+    if ctx.reads.was_read(&path) || !quoted_once {
+        ctx.reads
+            .check_showing(&path, Some(&old), &Fingerprint::of(old.as_bytes()), "edit")?;
+    }
     let eol = if uses_crlf(&old) { "\r\n" } else { "\n" };
 
     // Try the text in the file's line-ending style first, then exactly as given.

@@ -284,29 +284,43 @@ async fn an_edit_whose_file_changed_after_prepare_is_refused() {
 #[tokio::test]
 async fn a_file_must_have_been_read_and_unchanged() {
     let t = TestCtx::new();
-    t.write("f.txt", "alpha\nbeta\n");
+    t.write("f.txt", "alpha\nbeta\nbeta\n");
+    // Unread, and the quoted text is not unique: refused, and the file is shown.
     let err = run(&t, edit("f.txt", "beta", "gamma")).await.unwrap_err();
     assert!(
         err.starts_with(
             "f.txt exists and you have not read it yet: read it with read_file first, then \
              edit it. Nothing was changed."
-        ),
+        ) && err.ends_with("     3\tbeta\n"),
         "{err}"
     );
-    assert_eq!(t.read("f.txt"), "alpha\nbeta\n");
+    assert_eq!(t.read("f.txt"), "alpha\nbeta\nbeta\n");
     t.call(&crate::tools::files::ReadFile, json!({"path": "f.txt"}))
         .await
         .unwrap();
     std::fs::write(t.ws.join("f.txt"), "alpha\nbeta\n\n").unwrap();
+    // Changed since the read: refused even where the text is unique.
     let err = run(&t, edit("f.txt", "beta", "gamma")).await.unwrap_err();
     assert!(err.starts_with("f.txt changed since you read it"), "{err}");
-    t.call(&crate::tools::files::ReadFile, json!({"path": "f.txt"}))
-        .await
-        .unwrap();
+    // The refusal showed the file: the edit goes through now.
     run(&t, edit("f.txt", "beta", "gamma")).await.unwrap();
     // Its own edit does not make the file unread.
     run(&t, edit("f.txt", "gamma", "delta")).await.unwrap();
     assert_eq!(t.read("f.txt"), "alpha\ndelta\n\n");
+}
+
+#[tokio::test]
+async fn an_unread_file_is_edited_where_the_quoted_text_is_unique() {
+    let t = TestCtx::new();
+    t.write("f.txt", "alpha\nbeta\n");
+    run(&t, edit("f.txt", "beta", "gamma")).await.unwrap();
+    assert_eq!(t.read("f.txt"), "alpha\ngamma\n");
+    // A large file whose quoted text is not unique is not shown: it must be read.
+    let big = "line\n".repeat(1000);
+    t.write("big.txt", &big);
+    let err = run(&t, edit("big.txt", "line", "x")).await.unwrap_err();
+    assert!(err.ends_with("then edit it."), "{err}");
+    assert!(run(&t, edit("big.txt", "line", "x")).await.is_err());
 }
 
 #[test]
@@ -320,21 +334,4 @@ fn crlf_detection() {
     assert!(uses_crlf("a\r\nb\r\n"));
     assert!(!uses_crlf("a\nb\n"));
     assert!(!uses_crlf("a\r\nb\nc\nd\n"));
-}
-
-#[tokio::test]
-async fn a_refused_small_file_comes_back_in_the_refusal_and_counts_as_read() {
-    let t = TestCtx::new();
-    t.write("f.txt", "alpha\nbeta\n");
-    let err = run(&t, edit("f.txt", "beta", "gamma")).await.unwrap_err();
-    assert!(err.ends_with("     1\talpha\n     2\tbeta\n"), "{err}");
-    // The model has now seen it: the same edit goes through without a read_file.
-    run(&t, edit("f.txt", "beta", "gamma")).await.unwrap();
-    assert_eq!(t.read("f.txt"), "alpha\ngamma\n");
-    // A large file is not shown: it must be read.
-    let big = "line\n".repeat(1000);
-    t.write("big.txt", &big);
-    let err = run(&t, edit("big.txt", "line", "x")).await.unwrap_err();
-    assert!(err.ends_with("then edit it."), "{err}");
-    assert!(run(&t, edit("big.txt", "line", "x")).await.is_err());
 }
