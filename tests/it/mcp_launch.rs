@@ -304,15 +304,15 @@ fn a_relative_command_or_a_workspace_cwd_waits_for_trust() {
 
     // The app asks, showing both; declined, neither runs.
     let mut t = w.spawn_tui(200, 40);
-    let screen = t.expect(
-        "the trust prompt",
-        |s| s.contains("Trust this project?"),
+    // Wait for the whole prompt: a frame may reach the pty in more than one read.
+    t.expect(
+        "the trust prompt naming the relative server",
+        |s| {
+            s.contains("Trust this project?")
+                && s.contains("MCP server rel (from config.toml) runs in this project:")
+                && s.contains("./bin/srv")
+        },
         WAIT,
-    );
-    assert!(
-        screen.contains("MCP server rel (from config.toml) runs in this project:")
-            && screen.contains("./bin/srv"),
-        "{screen}"
     );
     t.send_keys("n");
     t.expect("the app, ready", |s| s.contains("enter send"), WAIT);
