@@ -221,18 +221,7 @@ fn bind(source: &Fd, target: &Fd, read_only: bool, recursive: bool) -> io::Resul
             userns_fd: 0,
         },
     )?;
-    // SAFETY: plain syscall on valid descriptors and empty paths.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree.0,
-            c"".as_ptr(),
-            target.0,
-            c"".as_ptr(),
-            libc::MOVE_MOUNT_F_EMPTY_PATH | libc::MOVE_MOUNT_T_EMPTY_PATH,
-        )
-    };
-    check(rc).map(|_| ())
+    move_tree(&tree, target)
 }
 
 /// Binds the object `target` refers to onto itself.
