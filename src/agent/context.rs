@@ -49,6 +49,14 @@ fn placeholder(name: &str) -> String {
     format!("{PLACEHOLDER_HEAD}{name}{PLACEHOLDER_TAIL}")
 }
 
+/// Whether `content` is [`placeholder`]`(name)` (without building it).
+fn is_placeholder_of(content: &str, name: &str) -> bool {
+    content.len() == PLACEHOLDER_HEAD.len() + name.len() + PLACEHOLDER_TAIL.len()
+        && content.starts_with(PLACEHOLDER_HEAD)
+        && content.ends_with(PLACEHOLDER_TAIL)
+        && &content[PLACEHOLDER_HEAD.len()..content.len() - PLACEHOLDER_TAIL.len()] == name
+}
+
 /// Index of the first tool result that is kept in full (all results before it are old).
 fn first_kept_result(history: &[Message], keep: usize) -> usize {
     let mut seen = 0;
@@ -95,6 +103,82 @@ pub fn micro_compact(history: &[Message], keep: usize, frozen: usize) -> Vec<Mes
             other => other.clone(),
         })
         .collect()
+}
+
+/// [`micro_compact`] into `sent`, the copy made for the previous request: only what changed
+/// since (new messages, results that became old) is copied, so a request's cost does not grow
+/// with the history. Anything else that differs (a compaction replaced the history) starts over.
+pub fn micro_compact_into(
+    sent: &mut Vec<Message>,
+    history: &[Message],
+    keep: usize,
+    frozen: usize,
+) {
+    let cutoff = first_kept_result(history, keep);
+    let compacted = |i: usize| {
+        matches!(&history[i], Message::ToolResult { content, .. }
+            if is_compacted(i, content, cutoff, frozen))
+    };
+    let mut valid = sent.len().min(history.len());
+    for i in 0..valid {
+        if sends_as(&sent[i], &history[i], compacted(i)) {
+            continue;
+        }
+        // A result that just became old is replaced in place; anything else ends the reuse.
+        if compacted(i) && same_call(&sent[i], &history[i]) {
+            sent[i] = compacted_copy(&history[i]);
+        } else {
+            valid = i;
+            break;
+        }
+    }
+    sent.truncate(valid);
+    sent.extend((valid..history.len()).map(|i| {
+        if compacted(i) {
+            compacted_copy(&history[i])
+        } else {
+            history[i].clone()
+        }
+    }));
+}
+
+/// Whether `sent` is what `original` is sent as.
+fn sends_as(sent: &Message, original: &Message, compacted: bool) -> bool {
+    if !compacted {
+        return sent == original;
+    }
+    match sent {
+        Message::ToolResult { content, name, .. } => {
+            same_call(sent, original) && is_placeholder_of(content, name)
+        }
+        _ => false,
+    }
+}
+
+/// Whether both are results of the same call (id, name and error flag).
+fn same_call(a: &Message, b: &Message) -> bool {
+    matches!((a, b), (
+        Message::ToolResult { call_id, name, is_error, .. },
+        Message::ToolResult { call_id: c, name: n, is_error: e, .. },
+    ) if call_id == c && name == n && is_error == e)
+}
+
+/// The placeholder a (tool result) message is sent as.
+fn compacted_copy(m: &Message) -> Message {
+    match m {
+        Message::ToolResult {
+            call_id,
+            name,
+            is_error,
+            ..
+        } => Message::ToolResult {
+            call_id: call_id.clone(),
+            name: name.clone(),
+            content: placeholder(name),
+            is_error: *is_error,
+        },
+        other => other.clone(),
+    }
 }
 
 /// Rough token count of `history` as it is sent: like [`estimate_all`] of
@@ -337,6 +421,42 @@ mod tests {
             name: "bash".into(),
             content: "x".repeat(len),
             is_error: i == 0,
+        }
+    }
+
+    /// Oracle: the incremental copy equals a fresh one, request after request, while the
+    /// history grows, results age, `keep` and `frozen` move and a compaction replaces it all.
+    #[test]
+    fn micro_compact_into_equals_a_fresh_copy() {
+        let mut state = 7u64;
+        let mut next = |n: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (state >> 33) % n
+        };
+        let mut sent = Vec::new();
+        let mut history = Vec::new();
+        for step in 0..400 {
+            let i = history.len();
+            match next(4) {
+                0 => history.push(Message::User {
+                    content: "u".repeat(next(300) as usize),
+                }),
+                1 => history.push(Message::Assistant { parts: Vec::new() }),
+                _ => history.push(result(i, next(400) as usize)),
+            }
+            if next(50) == 0 {
+                // A compaction: the history is replaced by a summary and the last messages.
+                let tail = history.split_off(history.len().saturating_sub(3));
+                history = std::iter::once(Message::User {
+                    content: "summary".into(),
+                })
+                .chain(tail)
+                .collect();
+            }
+            let keep = 1 + next(4) as usize;
+            let frozen = next(3) as usize;
+            micro_compact_into(&mut sent, &history, keep, frozen);
+            assert_eq!(sent, micro_compact(&history, keep, frozen), "step {step}");
         }
     }
 

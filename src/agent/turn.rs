@@ -134,6 +134,7 @@ impl TurnEnv<'_> {
         let mut asked_after_empty = false;
         let mut guard = LoopGuard::default();
         let mut requests = 0u32;
+        let mut sent = Vec::new();
         loop {
             if self.lc.max_requests.is_some_and(|cap| requests >= cap) {
                 return LoopEnd::RequestCap;
@@ -148,16 +149,21 @@ impl TurnEnv<'_> {
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
             }
-            let messages = match self.lc.keep_tool_results {
-                Some(keep) => context::micro_compact(history, keep, hooks.frozen_prefix()),
-                None => history.clone(),
-            };
+            // The copy sent is kept between requests and brought up to date, not rebuilt.
+            let mut messages = std::mem::take(&mut sent);
+            match self.lc.keep_tool_results {
+                Some(keep) => {
+                    context::micro_compact_into(&mut messages, history, keep, hooks.frozen_prefix())
+                }
+                // Nothing is compacted: the same update with nothing old enough.
+                None => context::micro_compact_into(&mut messages, history, usize::MAX, 0),
+            }
             let reminder = if std::mem::take(&mut without_reminder) {
                 None
             } else {
                 hooks.reminder()
             };
-            let request = Request {
+            let mut request = Request {
                 model: read_model(self.model),
                 system: self.lc.system.clone(),
                 messages,
@@ -165,7 +171,9 @@ impl TurnEnv<'_> {
                 max_tokens: self.lc.max_tokens,
                 reminder,
             };
-            let response = match self.request(&request).await {
+            let response = self.request(&request).await;
+            sent = std::mem::take(&mut request.messages);
+            let response = match response {
                 Ok(r) => r,
                 Err(end) => return end,
             };

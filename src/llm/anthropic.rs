@@ -5,10 +5,12 @@
 //! opaque data, because both must be sent back verbatim in later requests.
 
 use super::sse::SseEvent;
+use super::wire_cache::{WireCache, splice_array};
 use super::{AssistantPart, LlmError, Message, Request, Response, StreamNotice, ToolCall, Usage};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// The `anthropic-version` header value rein speaks.
 pub const API_VERSION: &str = "2023-06-01";
@@ -18,16 +20,69 @@ const DEFAULT_MAX_TOKENS: u32 = 8192;
 
 /// The request body for `POST {base}/v1/messages`.
 pub fn build_body(req: &Request) -> Value {
-    // (role, content blocks); consecutive entries of one role are merged below because the
-    // API requires user and assistant turns to alternate.
-    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
     // The reminder is a text block of its own at the end of the final user turn, so the tool
     // results before it stay in the cached prefix.
-    let reminder = req
-        .reminder
-        .as_ref()
-        .map(|r| Message::User { content: r.clone() });
-    for msg in req.messages.iter().chain(reminder.as_ref()) {
+    let mut messages = render(&req.messages);
+    if let Some(reminder) = &req.reminder {
+        add_reminder(&mut messages, reminder);
+    }
+    mark_cache_breakpoints(&mut messages, req.reminder.is_some());
+    let mut body = envelope(req);
+    body["messages"] = Value::Array(messages);
+    body
+}
+
+/// The body of [`build_body`] as JSON text, serialising only what `cache` does not hold yet.
+pub fn build_body_text(req: &Request, cache: &mut WireCache) -> String {
+    let segments = segments(&req.messages);
+    // The last two turns carry the cache breakpoints: always built fresh.
+    let mut assembled = cache.assemble(&req.messages, &segments, render, 2);
+    if let Some(reminder) = &req.reminder {
+        add_reminder(&mut assembled.tail, reminder);
+    }
+    mark_cache_breakpoints(&mut assembled.tail, req.reminder.is_some());
+    splice_array(&envelope(req), "messages", &assembled.array(None))
+}
+
+/// Which turn a message belongs to: `None` when it adds no block (it joins its neighbours).
+fn role(msg: &Message) -> Option<&'static str> {
+    let (role, empty) = match msg {
+        Message::User { content } => ("user", content.is_empty()),
+        Message::ToolResult { .. } => ("user", false),
+        Message::Assistant { parts } => ("assistant", !parts.iter().any(sends_a_block)),
+    };
+    (!empty).then_some(role)
+}
+
+/// Where the history may be cut: between turns (consecutive messages of one role are one turn,
+/// because the API requires user and assistant turns to alternate).
+fn segments(msgs: &[Message]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut current = None;
+    for (i, msg) in msgs.iter().enumerate() {
+        match (current, role(msg)) {
+            (_, None) => {}
+            (None, r) => current = r,
+            (Some(c), Some(r)) if c == r => {}
+            (Some(_), r) => {
+                out.push(start..i);
+                start = i;
+                current = r;
+            }
+        }
+    }
+    if start < msgs.len() {
+        out.push(start..msgs.len());
+    }
+    out
+}
+
+/// The turns of `msgs` (without the reminder and the cache markers).
+fn render(msgs: &[Message]) -> Vec<Value> {
+    // (role, content blocks); consecutive entries of one role are merged.
+    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
+    for msg in msgs {
         let (role, blocks) = match msg {
             Message::User { content } => {
                 let blocks = if content.is_empty() {
@@ -61,7 +116,7 @@ pub fn build_body(req: &Request) -> Value {
             _ => turns.push((role, blocks)),
         }
     }
-    let mut messages: Vec<Value> = turns
+    turns
         .into_iter()
         .map(|(role, mut blocks)| {
             if role == "user" {
@@ -70,8 +125,27 @@ pub fn build_body(req: &Request) -> Value {
             }
             json!({"role": role, "content": blocks})
         })
-        .collect();
-    mark_cache_breakpoints(&mut messages, reminder.is_some());
+        .collect()
+}
+
+/// The reminder as the last text block of the final user turn (or a user turn of its own).
+fn add_reminder(turns: &mut Vec<Value>, reminder: &str) {
+    if reminder.is_empty() {
+        return;
+    }
+    let block = json!({"type": "text", "text": reminder});
+    match turns.last_mut() {
+        Some(last) if last["role"] == "user" => {
+            if let Some(blocks) = last["content"].as_array_mut() {
+                blocks.push(block);
+            }
+        }
+        _ => turns.push(json!({"role": "user", "content": [block]})),
+    }
+}
+
+/// Everything in the body but the messages.
+fn envelope(req: &Request) -> Value {
     let max_tokens = if req.max_tokens > 0 {
         req.max_tokens
     } else {
@@ -80,7 +154,6 @@ pub fn build_body(req: &Request) -> Value {
     let mut body = json!({
         "model": req.model,
         "max_tokens": max_tokens,
-        "messages": messages,
         "stream": true,
     });
     if !req.system.is_empty() {
@@ -126,6 +199,15 @@ fn mark_cache_breakpoints(messages: &mut [Value], ends_with_reminder: bool) {
         }
     }
     debug_assert!(marks <= 2);
+}
+
+/// Whether [`assistant_blocks`] makes a block of `part`.
+fn sends_a_block(part: &AssistantPart) -> bool {
+    match part {
+        AssistantPart::Text { text } => !text.is_empty(),
+        AssistantPart::Thinking { signature, .. } => signature.is_some(),
+        AssistantPart::RedactedThinking { .. } | AssistantPart::ToolCall(_) => true,
+    }
 }
 
 fn assistant_blocks(parts: &[AssistantPart]) -> Vec<Value> {

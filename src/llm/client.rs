@@ -10,6 +10,7 @@
 mod errors;
 
 use super::sse::{SseEvent, SseParser};
+use super::wire_cache::WireCache;
 use super::{
     LlmError, ProviderKind, Reasoning, Request, Response, StreamNotice, anthropic, openai,
     responses,
@@ -17,6 +18,7 @@ use super::{
 use bytes::Bytes;
 use errors::{error_message, retry_after, root_cause};
 use reqwest::header::{self, HeaderMap, HeaderValue};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -92,6 +94,8 @@ pub struct Client {
     url: String,
     /// api.openai.com wants `max_completion_tokens` instead of `max_tokens`.
     official_openai: bool,
+    /// The serialised history of earlier requests, shared by the clones of this client.
+    wire: Arc<Mutex<WireCache>>,
 }
 
 /// Why one attempt failed, and whether another one may succeed.
@@ -252,6 +256,7 @@ impl Client {
             .map_err(|e| LlmError::Network(format!("could not set up HTTP: {}", root_cause(&e))))?;
         Ok(Client {
             official_openai: opts.kind == ProviderKind::OpenAi && host == "api.openai.com",
+            wire: Arc::default(),
             opts,
             http,
             url,
@@ -283,6 +288,19 @@ impl Client {
         }
     }
 
+    /// The JSON text of [`Client::body`], serialising only the part of the history that
+    /// earlier requests did not send already.
+    pub fn body_text(&self, req: &Request) -> String {
+        let mut wire = crate::sync::lock(&self.wire);
+        match self.opts.kind {
+            ProviderKind::OpenAi => openai::build_body_text(req, &mut wire, self.official_openai),
+            ProviderKind::Anthropic => anthropic::build_body_text(req, &mut wire),
+            ProviderKind::OpenAiResponses => {
+                responses::build_body_text(req, &self.opts.reasoning, &mut wire)
+            }
+        }
+    }
+
     /// Sends `req`, streams notices to `on`, returns the assembled response.
     pub async fn stream(
         &self,
@@ -290,7 +308,7 @@ impl Client {
         cancel: &CancellationToken,
         on: &mut (dyn FnMut(StreamNotice) + Send),
     ) -> Result<Response, LlmError> {
-        let body = Bytes::from(self.body(req).to_string());
+        let body = Bytes::from(self.body_text(req));
         let max_attempts = self.opts.max_attempts.max(1);
         let mut attempt = 1;
         let mut previous: Option<LlmError> = None;

@@ -9,6 +9,7 @@ pub mod client;
 pub mod openai;
 pub mod responses;
 pub mod sse;
+mod wire_cache;
 
 pub use client::{Client, ClientOptions};
 
@@ -39,7 +40,7 @@ impl ProviderKind {
 }
 
 /// A tool call the model asked for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ToolCall {
     /// Provider-assigned id (rein makes one up when the provider sends none).
     pub id: String,
@@ -50,7 +51,7 @@ pub struct ToolCall {
 }
 
 /// One piece of an assistant message, in the order the model produced it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AssistantPart {
     /// Visible text.
@@ -75,7 +76,7 @@ pub enum AssistantPart {
 }
 
 /// A provider-neutral conversation message.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     /// The person (or the harness speaking for them, e.g. a summary).
@@ -102,6 +103,30 @@ pub enum Message {
 }
 
 impl Message {
+    /// The length of all its text (a cheap part of a cache key).
+    pub fn text_len(&self) -> usize {
+        match self {
+            Message::User { content } => content.len(),
+            Message::ToolResult {
+                call_id,
+                name,
+                content,
+                ..
+            } => call_id.len() + name.len() + content.len(),
+            Message::Assistant { parts } => parts
+                .iter()
+                .map(|p| match p {
+                    AssistantPart::Text { text } => text.len(),
+                    AssistantPart::Thinking { text, signature } => {
+                        text.len() + signature.as_ref().map_or(0, String::len)
+                    }
+                    AssistantPart::RedactedThinking { data } => data.len(),
+                    AssistantPart::ToolCall(c) => c.id.len() + c.name.len() + c.arguments.len(),
+                })
+                .sum(),
+        }
+    }
+
     /// The assistant's tool calls (empty for other roles).
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         let parts: &[AssistantPart] = match self {

@@ -10,24 +10,89 @@
 mod wire;
 
 use super::sse::SseEvent;
+use super::wire_cache::{WireCache, splice_array};
 use super::{AssistantPart, LlmError, Message, Request, Response, StreamNotice, ToolCall, Usage};
 use serde_json::{Value, json};
+use std::ops::Range;
 use wire::{Args, Chunk, Content, Delta, ToolCallDelta};
 
 /// The request body for `POST {base}/chat/completions`.
 pub fn build_body(req: &Request) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
-    if !req.system.is_empty() {
-        messages.push(json!({"role": "system", "content": req.system}));
+    if let Some(system) = system_message(req) {
+        messages.push(system);
     }
+    messages.extend(render(&req.messages));
+    if let Some(reminder) = &req.reminder {
+        fold_reminder(&mut messages, reminder);
+    }
+    let mut body = envelope(req);
+    body["messages"] = Value::Array(messages);
+    body
+}
+
+/// The body of [`build_body`] as JSON text, serialising only what `cache` does not hold yet.
+/// The same JSON value; the keys may come in another order.
+pub fn build_body_text(req: &Request, cache: &mut WireCache, official_openai: bool) -> String {
+    let segments = segments(&req.messages);
+    let mut assembled = cache.assemble(&req.messages, &segments, render, 1);
+    if let Some(reminder) = &req.reminder {
+        // The tail holds the last wire message whenever there is one; with none, the reminder
+        // becomes a message of its own, as in build_body.
+        fold_reminder(&mut assembled.tail, reminder);
+    }
+    let mut body = envelope(req);
+    if official_openai {
+        use_max_completion_tokens(&mut body);
+    }
+    splice_array(
+        &body,
+        "messages",
+        &assembled.array(system_message(req).as_ref()),
+    )
+}
+
+/// Where the history's wire form may be cut: a run of user messages (sent as one), a run of
+/// assistant messages (sent as one), or one tool result.
+fn segments(msgs: &[Message]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
     let mut i = 0;
-    while i < req.messages.len() {
-        match &req.messages[i] {
+    while i < msgs.len() {
+        let start = i;
+        i += 1;
+        match &msgs[start] {
+            Message::User { .. } => {
+                while matches!(msgs.get(i), Some(Message::User { .. })) {
+                    i += 1;
+                }
+            }
+            Message::Assistant { .. } => {
+                while matches!(msgs.get(i), Some(Message::Assistant { .. })) {
+                    i += 1;
+                }
+            }
+            Message::ToolResult { .. } => {}
+        }
+        out.push(start..i);
+    }
+    out
+}
+
+fn system_message(req: &Request) -> Option<Value> {
+    (!req.system.is_empty()).then(|| json!({"role": "system", "content": req.system}))
+}
+
+/// The wire messages of `msgs` (without system prompt and reminder).
+fn render(msgs: &[Message]) -> Vec<Value> {
+    let mut messages = Vec::with_capacity(msgs.len());
+    let mut i = 0;
+    while i < msgs.len() {
+        match &msgs[i] {
             Message::User { .. } => {
                 // Consecutive user messages become one: several chat templates (Mistral,
                 // Llama-based servers) reject two user turns in a row.
                 let mut text = String::new();
-                while let Some(Message::User { content }) = req.messages.get(i) {
+                while let Some(Message::User { content }) = msgs.get(i) {
                     if !text.is_empty() && !content.is_empty() {
                         text.push_str("\n\n");
                     }
@@ -38,7 +103,7 @@ pub fn build_body(req: &Request) -> Value {
             }
             Message::Assistant { .. } => {
                 let mut parts: Vec<&AssistantPart> = Vec::new();
-                while let Some(Message::Assistant { parts: p }) = req.messages.get(i) {
+                while let Some(Message::Assistant { parts: p }) = msgs.get(i) {
                     parts.extend(p);
                     i += 1;
                 }
@@ -62,12 +127,13 @@ pub fn build_body(req: &Request) -> Value {
             }
         }
     }
-    if let Some(reminder) = &req.reminder {
-        fold_reminder(&mut messages, reminder);
-    }
+    messages
+}
+
+/// Everything in the body but the messages.
+fn envelope(req: &Request) -> Value {
     let mut body = json!({
         "model": req.model,
-        "messages": messages,
         "stream": true,
         "stream_options": {"include_usage": true},
     });

@@ -10,16 +10,40 @@
 mod wire;
 
 use super::sse::SseEvent;
+use super::wire_cache::{WireCache, splice_array};
 use super::{
     AssistantPart, LlmError, Message, Reasoning, Request, Response, StreamNotice, ToolCall, Usage,
 };
 use serde_json::{Value, json};
+use std::ops::Range;
 use wire::{Event, WireItem, WireUsage};
 
 /// The request body for `POST {base}/responses`.
 pub fn build_body(req: &Request, reasoning: &Reasoning) -> Value {
-    let mut input = Vec::with_capacity(req.messages.len() + 1);
-    for msg in &req.messages {
+    let mut input = render(&req.messages);
+    if let Some(reminder) = &req.reminder {
+        fold_reminder(&mut input, reminder);
+    }
+    let mut body = envelope(req, reasoning);
+    body["input"] = Value::Array(input);
+    body
+}
+
+/// The body of [`build_body`] as JSON text, serialising only what `cache` does not hold yet.
+pub fn build_body_text(req: &Request, reasoning: &Reasoning, cache: &mut WireCache) -> String {
+    // Every message's items stand alone: each message is a segment.
+    let segments: Vec<Range<usize>> = (0..req.messages.len()).map(|i| i..i + 1).collect();
+    let mut assembled = cache.assemble(&req.messages, &segments, render, 1);
+    if let Some(reminder) = &req.reminder {
+        fold_reminder(&mut assembled.tail, reminder);
+    }
+    splice_array(&envelope(req, reasoning), "input", &assembled.array(None))
+}
+
+/// The input items of `msgs` (without the reminder).
+fn render(msgs: &[Message]) -> Vec<Value> {
+    let mut input = Vec::with_capacity(msgs.len() + 1);
+    for msg in msgs {
         match msg {
             Message::User { content } => {
                 if !content.is_empty() {
@@ -36,12 +60,13 @@ pub fn build_body(req: &Request, reasoning: &Reasoning) -> Value {
             })),
         }
     }
-    if let Some(reminder) = &req.reminder {
-        fold_reminder(&mut input, reminder);
-    }
+    input
+}
+
+/// Everything in the body but the input items.
+fn envelope(req: &Request, reasoning: &Reasoning) -> Value {
     let mut body = json!({
         "model": req.model,
-        "input": input,
         "stream": true,
         // Nothing is kept on the server; reasoning travels encrypted in the input instead.
         "store": false,
