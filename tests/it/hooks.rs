@@ -354,3 +354,47 @@ fn hooks_run_in_the_sandbox_unless_the_persons_config_says_otherwise() {
         "{pwd}"
     );
 }
+
+#[test]
+fn tui_trust_prompt_lists_a_project_hook_and_a_changed_hook_asks_again() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    let project_hook = |word: &str| {
+        w.write(
+            ".rein/config.toml",
+            &format!(
+                "[[hooks.PreToolUse]]\nmatcher = \"bash\"\ncommand = \"cat > /dev/null; echo 'project hook {word}' >&2; exit 2\"\n"
+            ),
+        )
+    };
+    project_hook("one");
+    let mut t = w.spawn_tui(110, 32);
+    let screen = t.expect("the trust prompt", |s| s.contains("Trust this project?"), WAIT);
+    assert!(
+        screen.contains("hook PreToolUse") && screen.contains("project hook one"),
+        "the prompt does not show the hook: {screen}"
+    );
+    t.send_keys("y");
+    t.ready(WAIT);
+    t.quit_app(WAIT);
+
+    // Remembered: the hook runs headless too.
+    s.push(Reply::tool_call("bash", json!({"command": "echo bash-ran"})))
+        .push(Reply::text("done"));
+    assert_ok(&w.exec(&["--yes", "go"]));
+    let result = last_result(&s.request(1)).content;
+    assert!(result.contains("project hook one"), "{result}");
+
+    // A changed hook is a new question: it does not run until trusted again.
+    project_hook("two");
+    s.push(Reply::tool_call("bash", json!({"command": "echo bash-ran"})))
+        .push(Reply::text("done"));
+    let o = w.exec(&["--yes", "go"]);
+    assert_ok(&o);
+    let result = last_result(&s.request(3)).content;
+    assert!(
+        result.contains("bash-ran") && !result.contains("project hook"),
+        "{result}"
+    );
+    assert!(stderr(&o).contains("not trusted"), "{}", stderr(&o));
+}
