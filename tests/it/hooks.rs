@@ -398,3 +398,23 @@ fn tui_trust_prompt_lists_a_project_hook_and_a_changed_hook_asks_again() {
     );
     assert!(stderr(&o).contains("not trusted"), "{}", stderr(&o));
 }
+
+#[test]
+fn rein_config_lists_the_hooks_and_where_they_come_from() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    config(
+        &w,
+        &hook("PostToolUse", "write_file|str_replace", "cargo fmt", "sandbox = false"),
+    );
+    let mut c = w.cmd();
+    c.arg("config");
+    let o = support::rein::run_with_timeout(c, WAIT);
+    assert_ok(&o);
+    let out = support::rein::stdout(&o);
+    assert!(
+        out.contains("hook  PostToolUse [write_file|str_replace] cargo fmt")
+            && out.contains("config.toml, not sandboxed"),
+        "{out}"
+    );
+}
