@@ -148,7 +148,11 @@ impl Config {
             out.push_str(&format!(
                 "hook  {} [{}] {}  ({}{})\n",
                 h.event.name(),
-                if h.matcher.source().is_empty() { "*" } else { h.matcher.source() },
+                if h.matcher.source().is_empty() {
+                    "*"
+                } else {
+                    h.matcher.source()
+                },
                 crate::text::headline(&h.command, 60),
                 h.origin.path().display(),
                 if h.sandboxed { "" } else { ", not sandboxed" }

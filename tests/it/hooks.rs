@@ -369,7 +369,11 @@ fn tui_trust_prompt_lists_a_project_hook_and_a_changed_hook_asks_again() {
     };
     project_hook("one");
     let mut t = w.spawn_tui(110, 32);
-    let screen = t.expect("the trust prompt", |s| s.contains("Trust this project?"), WAIT);
+    let screen = t.expect(
+        "the trust prompt",
+        |s| s.contains("Trust this project?"),
+        WAIT,
+    );
     assert!(
         screen.contains("hook PreToolUse") && screen.contains("project hook one"),
         "the prompt does not show the hook: {screen}"
@@ -379,16 +383,22 @@ fn tui_trust_prompt_lists_a_project_hook_and_a_changed_hook_asks_again() {
     t.quit_app(WAIT);
 
     // Remembered: the hook runs headless too.
-    s.push(Reply::tool_call("bash", json!({"command": "echo bash-ran"})))
-        .push(Reply::text("done"));
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "echo bash-ran"}),
+    ))
+    .push(Reply::text("done"));
     assert_ok(&w.exec(&["--yes", "go"]));
     let result = last_result(&s.request(1)).content;
     assert!(result.contains("project hook one"), "{result}");
 
     // A changed hook is a new question: it does not run until trusted again.
     project_hook("two");
-    s.push(Reply::tool_call("bash", json!({"command": "echo bash-ran"})))
-        .push(Reply::text("done"));
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "echo bash-ran"}),
+    ))
+    .push(Reply::text("done"));
     let o = w.exec(&["--yes", "go"]);
     assert_ok(&o);
     let result = last_result(&s.request(3)).content;
@@ -405,7 +415,12 @@ fn rein_config_lists_the_hooks_and_where_they_come_from() {
     let w = World::new(&s);
     config(
         &w,
-        &hook("PostToolUse", "write_file|str_replace", "cargo fmt", "sandbox = false"),
+        &hook(
+            "PostToolUse",
+            "write_file|str_replace",
+            "cargo fmt",
+            "sandbox = false",
+        ),
     );
     let mut c = w.cmd();
     c.arg("config");
