@@ -124,7 +124,8 @@ async fn read_capped<R: AsyncRead + Unpin>(stream: Option<R>) -> String {
     String::from_utf8_lossy(&kept).into_owned()
 }
 
-/// A started hook.
+/// A started hook. One lives for one hook run, so its size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Running {
     /// Under the sandbox's supervisor.
     Sandboxed(Supervised),
