@@ -234,7 +234,8 @@ fn visible(text: &str) -> String {
 }
 
 /// Every hook: the person's (`user`, with its file), then the project's (`project`: the
-/// `[hooks]` of `.rein/config.toml`, and `.claude/settings.json` in `cwd`) that `trust` allows.
+/// `[hooks]` of `.rein/config.toml`, and `.claude/settings.json` and `settings.local.json` in
+/// `cwd`) that `trust` allows.
 pub fn derive(
     user: Option<(&HookTables, &Path)>,
     project: Option<(&HookTables, &Path)>,
@@ -249,11 +250,14 @@ pub fn derive(
     if let Some((tables, file)) = project {
         asked.push((file.to_path_buf(), Ok(project_toml_hooks(tables, file))));
     }
-    let claude = cwd.join(".claude").join("settings.json");
-    match std::fs::read_to_string(&claude) {
-        Ok(text) => asked.push((claude.clone(), claude_hooks(&text, &claude))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => asked.push((claude.clone(), Err(format!("cannot read it: {e}")))),
+    // `settings.local.json` is the person's, but it lies in the repository like the other.
+    for name in ["settings.json", "settings.local.json"] {
+        let claude = cwd.join(".claude").join(name);
+        match std::fs::read_to_string(&claude) {
+            Ok(text) => asked.push((claude.clone(), claude_hooks(&text, &claude))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => asked.push((claude.clone(), Err(format!("cannot read it: {e}")))),
+        }
     }
     for (file, found) in asked {
         match found {

@@ -433,3 +433,39 @@ fn rein_config_lists_the_hooks_and_where_they_come_from() {
         "{out}"
     );
 }
+
+#[test]
+fn a_failing_hook_is_reported_and_ignored() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "echo still-ran"}),
+    ))
+    .push(Reply::text("done"));
+    let w = World::new(&s);
+    let hooks = format!(
+        "{}{}{}",
+        hook(
+            "PreToolUse",
+            "bash",
+            "echo 'the hook broke' >&2; exit 1",
+            ""
+        ),
+        hook("PreToolUse", "bash", "echo '{not json'", ""),
+        hook("PostToolUse", "bash", "kill -SEGV $$", "")
+    );
+    config(&w, &hooks);
+    let o = w.exec(&["run echo"]);
+    assert_ok(&o);
+    let result = last_result(&s.request(1)).content;
+    assert!(result.contains("still-ran"), "{result}");
+    let err = stderr(&o);
+    for said in [
+        "exit code 1",
+        "the hook broke",
+        "not a JSON object",
+        "killed by a signal",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
+}
