@@ -49,14 +49,12 @@ impl Agent {
                 .hooks
                 .user_prompt_submit(prompt, &self.events, cancel)
                 .await;
+            // Both front ends show a failed turn's reason to the person.
             if let Some(why) = answer.block {
-                self.events.send(Event::Notice {
-                    text: format!(
-                        "A UserPromptSubmit hook blocked your message; it was not sent: {why}"
-                    ),
-                });
                 return Err(TurnOutcome::Failed {
-                    reason: format!("a UserPromptSubmit hook blocked the message: {why}"),
+                    reason: format!(
+                        "a UserPromptSubmit hook blocked your message, so it was not sent: {why}"
+                    ),
                 });
             }
             if let Some(c) = answer.context {

@@ -182,6 +182,19 @@ impl Running {
     }
 }
 
+impl Drop for Running {
+    /// A hook abandoned mid-run (its future dropped) leaves nothing running: the sandboxed one
+    /// is stopped by `Supervised`'s own drop; an unconfined one not yet reaped loses its group.
+    fn drop(&mut self) {
+        if let Running::Unconfined { child, .. } = self
+            && let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok())
+        {
+            // SAFETY: plain kill(2); the child is not reaped, so its pid is still its group's.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+    }
+}
+
 /// `bash -c COMMAND` in the workspace, confined like the bash tool.
 fn start_sandboxed(spec: &HookSpec, sandbox: &Sandbox) -> Result<Supervised, String> {
     let mut cmd = tokio::process::Command::new(sandbox.program("bash"));
