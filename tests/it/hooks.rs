@@ -469,3 +469,46 @@ fn a_failing_hook_is_reported_and_ignored() {
         assert!(err.contains(said), "{said}: {err}");
     }
 }
+
+#[test]
+fn a_hook_ask_makes_an_allowed_call_ask() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "echo allowed-by-rules"}),
+    ))
+    .push(Reply::text("done"));
+    let w = World::new(&s);
+    let ask = r#"cat > /dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"echo needs a second look"}}'"#;
+    config(&w, &hook("PreToolUse", "bash", ask, ""));
+    // Headless without --yes: nobody can answer, so the call is refused (exit 3 says so).
+    let o = w.exec(&["run echo"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let result = last_result(&s.request(1)).content;
+    assert!(
+        result.contains("echo needs a second look") && !result.contains("allowed-by-rules\n"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_stop_hook_that_never_lets_go_is_capped() {
+    let s = ScriptedServer::openai();
+    for i in 0..8 {
+        s.push(Reply::text(&format!("answer {i}")));
+    }
+    let w = World::new(&s);
+    config(
+        &w,
+        &hook(
+            "Stop",
+            "",
+            "cat > /dev/null; echo 'keep going' >&2; exit 2",
+            "",
+        ),
+    );
+    let o = w.exec(&["go"]);
+    assert_ok(&o);
+    assert_eq!(s.request_count(), 6, "{}", stderr(&o));
+    assert!(stderr(&o).contains("the turn ends here"), "{}", stderr(&o));
+}
