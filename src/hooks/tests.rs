@@ -157,3 +157,96 @@ fn only_the_persons_config_runs_a_hook_outside_the_sandbox() {
             .contains("PreToolUse")
     );
 }
+
+fn unconfined(dir: &Path) -> Arc<Sandbox> {
+    Arc::new(Sandbox::off(dir.to_path_buf(), dir.join("tmp")))
+}
+
+fn spec(command: &str, timeout_secs: u64) -> HookSpec {
+    HookSpec {
+        event: HookEvent::PreToolUse,
+        matcher: Matcher::any(),
+        command: command.into(),
+        timeout: Duration::from_secs(timeout_secs),
+        sandboxed: true,
+        origin: HookOrigin::User("config.toml".into()),
+    }
+}
+
+#[tokio::test]
+async fn a_hook_that_ignores_a_large_input_does_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = unconfined(dir.path());
+    let input = "x".repeat(4 << 20);
+    let cancel = CancellationToken::new();
+    let ran = run::run(&spec("echo fine", 20), &input, &sandbox, &cancel).await;
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    assert_eq!(ran.stdout.trim(), "fine");
+}
+
+#[tokio::test]
+async fn an_interrupt_stops_a_running_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = unconfined(dir.path());
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let marker = dir.path().join("started");
+    let seen = marker.clone();
+    // Interrupts once the hook is running.
+    tokio::spawn(async move {
+        while !seen.exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stop.cancel();
+    });
+    let started = std::time::Instant::now();
+    let command = format!("touch {}; sleep 30", marker.display());
+    let ran = run::run(&spec(&command, 60), "{}", &sandbox, &cancel).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        ran.failed
+            .as_deref()
+            .is_some_and(|f| f.contains("interrupt")),
+        "{ran:?}"
+    );
+}
+
+#[tokio::test]
+async fn matching_hooks_run_and_their_answers_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = Hooks::new(
+        vec![
+            HookSpec {
+                matcher: Matcher::new("bash").unwrap(),
+                ..spec("cat > /dev/null; echo 'first says no' >&2; exit 2", 20)
+            },
+            HookSpec {
+                matcher: Matcher::new("read_file").unwrap(),
+                ..spec("exit 2", 20)
+            },
+            spec(
+                r#"echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'"#,
+                20,
+            ),
+        ],
+        unconfined(dir.path()),
+        0,
+    );
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let events = EventSink::new(tx);
+    let cancel = CancellationToken::new();
+    let a = hooks
+        .pre_tool_use("bash", json!({"command": "ls"}), &events, &cancel)
+        .await;
+    assert_eq!(
+        a.pre_tool_permission(),
+        Some((Permission::Deny, "first says no".into()))
+    );
+    let a = hooks
+        .pre_tool_use("write_file", json!({}), &events, &cancel)
+        .await;
+    assert_eq!(
+        a.pre_tool_permission().map(|p| p.0),
+        Some(Permission::Allow)
+    );
+}
