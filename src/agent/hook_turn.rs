@@ -13,17 +13,15 @@ use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
 impl Agent {
-    /// Runs the `SessionStart` hooks once the session is announced.
-    pub(super) async fn session_start_hooks(&mut self) {
+    /// Runs the `SessionStart` hooks once a session is announced (`source`: `startup`,
+    /// `resume` or `clear`); what they add rides with the next message.
+    pub(super) async fn session_start_hooks(&mut self, source: &str) {
         if !self.hooks.has(HookEvent::SessionStart) {
             return;
         }
         self.hooks.set_session(&self.session_id);
-        let source = if self.history.is_empty() {
-            "startup"
-        } else {
-            "resume"
-        };
+        // A new conversation starts without what was added for the old one.
+        self.hook_context.clear();
         let cancel = CancellationToken::new();
         let answer = self
             .hooks

@@ -434,14 +434,28 @@ impl Agent {
         self.announce_resumed();
         // After the session is announced, so the first frame never waits for a server.
         self.mcp.start_all();
-        self.session_start_hooks().await;
+        let source = if self.history.is_empty() {
+            "startup"
+        } else {
+            "resume"
+        };
+        self.session_start_hooks(source).await;
         while let Some(op) = ops.recv().await {
             match op {
                 Op::UserInput { text } => self.user_turn(text).await,
-                Op::Clear => self.clear(),
+                Op::Clear => {
+                    self.clear();
+                    self.session_start_hooks("clear").await;
+                }
                 Op::Rename { title } => self.rename(&title),
                 Op::Fork => self.fork(),
-                Op::Resume { id } => self.switch_to(&id),
+                Op::Resume { id } => {
+                    let before = self.session_id.clone();
+                    self.switch_to(&id);
+                    if self.session_id != before {
+                        self.session_start_hooks("resume").await;
+                    }
+                }
                 Op::Compact { focus } => self.compact_now(focus).await,
                 Op::RunShell { command } => self.run_shell(command).await,
                 Op::ListRewindPoints => self.rewind_points(),
