@@ -130,6 +130,8 @@ pub struct Config {
     /// Every MCP server: the user's, then the project's (`.rein/config.toml`, `.mcp.json`)
     /// that the user's do not shadow. A project server starts only if `trust` allows it.
     pub mcp_servers: Vec<crate::mcp::ServerConfig>,
+    /// The hooks that run: the person's, then the project's that its trust allows.
+    pub hooks: Vec<crate::hooks::HookSpec>,
     /// Whether to compact automatically.
     pub auto_compact: bool,
     /// Fraction of the window at which to compact.

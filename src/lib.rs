@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod discover;
 pub mod exec;
+pub mod hooks;
 pub mod launch;
 pub mod llm;
 pub mod mcp;

@@ -103,6 +103,8 @@ pub enum Op {
     },
     /// Report the MCP servers' state (`/mcp`); answered with `Event::McpStatus`.
     McpStatus,
+    /// List the hooks in force and where each comes from (`/hooks`); answered with a notice.
+    ListHooks,
     /// Switch the approval mode (Shift+Tab); answered with `Event::ModeChanged`.
     SetMode {
         /// The new mode.

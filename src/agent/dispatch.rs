@@ -61,6 +61,9 @@ pub struct Dispatcher {
     pub checkpoints: Option<crate::checkpoint::Checkpoints>,
     /// Tools that come and go (MCP servers), offered besides the allowed registry tools.
     pub extra: Option<Arc<dyn ToolSource>>,
+    /// The person's and the trusted project's hooks (`PreToolUse`, `PostToolUse`, and
+    /// `Notification` when a question waits).
+    pub hooks: Option<Arc<crate::hooks::Hooks>>,
 }
 
 /// Who asked for a call: the model, or the person typing `!cmd`.
@@ -329,6 +332,22 @@ impl Dispatcher {
             Origin::Person if verdict.action == Action::Ask => verdict.action = Action::Allow,
             Origin::Person => {}
         }
+        let input = self.hooks.as_ref().map(|_| {
+            crate::hooks::tool_input(
+                parse_arguments(&call.arguments).unwrap_or_default(),
+                prepared.access(),
+            )
+        });
+        let mut hook_context = None;
+        if origin == Origin::Model
+            && verdict.action != Action::Deny
+            && let (Some(hooks), Some(input)) = (&self.hooks, &input)
+        {
+            match hook_points::pre_tool_use(hooks, name, input.clone(), &mut verdict, ctx).await {
+                Ok(context) => hook_context = context,
+                Err(blocked) => return blocked,
+            }
+        }
         let mut note_for_model = None;
         let mut waited = std::time::Duration::ZERO;
         match verdict.action {
@@ -382,6 +401,15 @@ impl Dispatcher {
         }
         if let Some(note) = note_for_model {
             ended.output = format!("{}\n\nNote from the user: {note}", ended.output);
+        }
+        if let Some(context) = hook_context {
+            ended.output = format!("{}\n\n{context}", ended.output);
+        }
+        if origin == Origin::Model
+            && ended.status != ToolStatus::Interrupted
+            && let (Some(hooks), Some(input)) = (&self.hooks, input)
+        {
+            hook_points::post_tool_use(hooks, name, input, &mut ended, ctx).await;
         }
         ended
     }
@@ -494,6 +522,12 @@ impl Dispatcher {
         let always = self
             .always(q.call.name.as_str(), q.access)
             .map(|a| always_shown(q.access, a.shown));
+        if let Some(hooks) = &self.hooks {
+            hooks.notify(
+                format!("rein needs your permission to use {}", q.call.name),
+                &ctx.events,
+            );
+        }
         let (tx, rx) = oneshot::channel();
         crate::sync::lock(&self.pending).insert(id.clone(), tx);
         ctx.events.send(Event::ApprovalRequested(ApprovalRequest {
@@ -622,5 +656,6 @@ fn parse_arguments(raw: &str) -> Result<Value, String> {
     }
 }
 
+mod hook_points;
 #[cfg(test)]
 mod tests;

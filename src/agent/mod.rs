@@ -8,6 +8,7 @@ pub mod compact;
 pub mod context;
 pub mod dispatch;
 mod flow_ops;
+mod hook_turn;
 pub mod journal;
 pub mod listing;
 pub mod loop_guard;
@@ -150,6 +151,10 @@ struct Agent {
     reads: Arc<crate::tools::read_ledger::ReadLedger>,
     /// A saved session starts the checkpoints' first scan once it is announced.
     first_scan_pending: bool,
+    /// The hooks in force (the dispatchers share them).
+    hooks: Arc<crate::hooks::Hooks>,
+    /// Context hooks added (`SessionStart`) that rides with the next user message.
+    hook_context: Vec<String>,
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -227,6 +232,17 @@ impl Agent {
             sandbox.status(),
             crate::sandbox::SandboxStatus::Unavailable(_)
         );
+        let waiting = config
+            .ignored
+            .iter()
+            .filter(|i| i.key.starts_with("hooks") && i.trust.is_some())
+            .count();
+        let hooks = Arc::new(crate::hooks::Hooks::new(
+            config.hooks.clone(),
+            sandbox.clone(),
+            waiting,
+        ));
+        let with_hooks = (!config.hooks.is_empty()).then(|| hooks.clone());
         let dispatcher_for = |registry: Registry, allow: Vec<String>| Dispatcher {
             registry,
             allow: Some(allow),
@@ -238,6 +254,7 @@ impl Agent {
             mode: mode.clone(),
             checkpoints: Some(checkpoints.clone()),
             extra: None,
+            hooks: with_hooks.clone(),
         };
         let mcp = mcp_tools::manager(&config, events.clone());
         let dispatcher = Arc::new(Dispatcher {
@@ -309,6 +326,8 @@ impl Agent {
             mcp,
             mcp_wait: opts.mcp_wait,
             reads: Arc::default(),
+            hooks,
+            hook_context: Vec::new(),
         })
     }
 
@@ -344,6 +363,7 @@ impl Agent {
         let model = self.model.clone();
         let events = self.events.clone();
         let journal = self.journal.clone();
+        let hooks = self.hooks.clone();
         let flow = flow_ops::FlowOps {
             mode: self.mode.clone(),
             policy: self.dispatcher.policy.clone(),
@@ -369,6 +389,9 @@ impl Agent {
                 }
                 match op {
                     Op::Interrupt => cancel_current(),
+                    Op::ListHooks => events.send(Event::Notice {
+                        text: hooks.describe(),
+                    }),
                     Op::Approval { id, decision, note } => {
                         let waiter = crate::sync::lock(&pending).remove(&id);
                         match waiter {
@@ -411,13 +434,28 @@ impl Agent {
         self.announce_resumed();
         // After the session is announced, so the first frame never waits for a server.
         self.mcp.start_all();
+        let source = if self.history.is_empty() {
+            "startup"
+        } else {
+            "resume"
+        };
+        self.session_start_hooks(source).await;
         while let Some(op) = ops.recv().await {
             match op {
                 Op::UserInput { text } => self.user_turn(text).await,
-                Op::Clear => self.clear(),
+                Op::Clear => {
+                    self.clear();
+                    self.session_start_hooks("clear").await;
+                }
                 Op::Rename { title } => self.rename(&title),
                 Op::Fork => self.fork(),
-                Op::Resume { id } => self.switch_to(&id),
+                Op::Resume { id } => {
+                    let before = self.session_id.clone();
+                    self.switch_to(&id);
+                    if self.session_id != before {
+                        self.session_start_hooks("resume").await;
+                    }
+                }
                 Op::Compact { focus } => self.compact_now(focus).await,
                 Op::RunShell { command } => self.run_shell(command).await,
                 Op::ListRewindPoints => self.rewind_points(),
@@ -444,6 +482,7 @@ impl Agent {
                 | Op::ListSessions
                 | Op::ListSkills
                 | Op::ListMemory
+                | Op::ListHooks
                 | Op::McpStatus => {}
             }
         }
@@ -548,13 +587,24 @@ impl Agent {
             self.mcp.wait_started(&cancel).await;
         }
         self.events.send(Event::TurnStarted);
+        let context = match self.prompt_hooks(&text, &cancel).await {
+            Ok(context) => context,
+            Err(outcome) => {
+                self.events.send(Event::TurnFinished { outcome });
+                return;
+            }
+        };
         self.journal
             .record(crate::session_store::Entry::user(text.clone()));
         if let Some(path) = self.journal.path() {
             self.checkpoints.attach(crate::checkpoint::dir_for(&path));
         }
         self.checkpoints.user_message(&text);
-        self.history.push(Message::User { content: text });
+        let content = match context {
+            Some(c) => format!("{text}\n\n{c}"),
+            None => text,
+        };
+        self.history.push(Message::User { content });
         let lc = LoopConfig {
             system: self.system.clone(),
             max_requests: self.config.max_requests,
@@ -579,7 +629,22 @@ impl Agent {
             mode: self.mode.clone(),
             record: &mut record,
         };
-        let outcome = match env.run(&mut self.history, &mut hooks).await {
+        let transcript = self.journal.path();
+        let mut stop_hook = hook_turn::StopHook::new(&self.hooks, transcript.as_deref());
+        let end = loop {
+            let end = env.run(&mut self.history, &mut hooks).await;
+            match stop_hook
+                .continue_with(&end, &self.events, &env.ctx.cancel)
+                .await
+            {
+                Some(msg) => {
+                    turn::TurnHooks::appended(&mut hooks, &msg);
+                    self.history.push(msg);
+                }
+                None => break end,
+            }
+        };
+        let outcome = match end {
             LoopEnd::Completed => TurnOutcome::Completed,
             LoopEnd::Interrupted => TurnOutcome::Interrupted,
             LoopEnd::Failed(reason) => TurnOutcome::Failed { reason },

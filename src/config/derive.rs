@@ -99,6 +99,7 @@ impl Config {
         let rules = derive_rules(raw.rules, &mut ignored)?;
         let mcp_servers =
             super::mcp::derive_mcp_servers(raw.mcp_servers, &inputs.cwd, &raw.trust, &mut ignored)?;
+        let hooks = derive_hooks(&raw.hooks, &inputs.cwd, &raw.trust, &mut ignored)?;
         Ok(Config {
             provider: endpoint.provider,
             base_url: endpoint.base_url,
@@ -122,6 +123,7 @@ impl Config {
             mode,
             rules,
             mcp_servers,
+            hooks,
             auto_compact,
             compact_threshold,
             keep_tool_results,
@@ -374,4 +376,36 @@ fn derive_rules(
         rules.push(rule);
     }
     Ok(rules)
+}
+
+/// The hooks that run (`hooks::config`); the project's that wait for trust or are broken are
+/// listed as ignored, with their trust item.
+fn derive_hooks(
+    tables: &UserAndProject<crate::hooks::config::HookTables>,
+    cwd: &std::path::Path,
+    trust: &crate::trust::ProjectTrust,
+    ignored: &mut Vec<IgnoredSetting>,
+) -> Result<Vec<crate::hooks::HookSpec>, ConfigError> {
+    let with_file = |s: &Option<Sourced<crate::hooks::config::HookTables>>| {
+        s.as_ref().and_then(|s| match &s.source {
+            Source::File(p) => Some((s.value.clone(), p.clone())),
+            _ => None,
+        })
+    };
+    let user = with_file(&tables.user);
+    let project = with_file(&tables.project);
+    let derived = crate::hooks::config::derive(
+        user.as_ref().map(|(t, p)| (t, p.as_path())),
+        project.as_ref().map(|(t, p)| (t, p.as_path())),
+        cwd,
+        trust,
+    )
+    .map_err(ConfigError::Invalid)?;
+    ignored.extend(derived.refused.into_iter().map(|r| IgnoredSetting {
+        key: r.key,
+        file: r.file,
+        reason: r.reason,
+        trust: r.trust,
+    }));
+    Ok(derived.hooks)
 }

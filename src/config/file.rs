@@ -43,6 +43,9 @@ pub(super) struct FileConfig {
     /// `[mcp_servers.NAME]`. A project's servers are not screened with the other keys: each
     /// one is its own trust item (`mcp::trust`), so a changed command line asks again.
     pub(super) mcp_servers: Option<BTreeMap<String, crate::mcp::config::ServerEntry>>,
+    /// `[[hooks.EVENT]]`. A project's hooks are not screened with the other keys: each one is
+    /// its own trust item (`hooks::config`), so a changed hook asks again.
+    pub(super) hooks: Option<crate::hooks::config::HookTables>,
 }
 
 /// The `reasoning` table.

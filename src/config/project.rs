@@ -125,7 +125,8 @@ impl Judge<'_> {
         for key in keys {
             // Each project MCP server is its own trust item, judged where its full command
             // line is known (`mcp::trust`; `config/mcp.rs` lists the ones that wait).
-            if prefix.is_empty() && key == "mcp_servers" {
+            // Each project hook too (`hooks::config`).
+            if prefix.is_empty() && (key == "mcp_servers" || key == "hooks") {
                 continue;
             }
             let name = if prefix.is_empty() {

@@ -238,6 +238,8 @@ pub(super) struct RawConfig {
     pub(super) rules: Vec<(RuleSource, PathBuf, FileRule)>,
     /// `[mcp_servers]` of the user file and of the project file.
     pub(super) mcp_servers: UserAndProject<McpTables>,
+    /// `[hooks]` of the user file and of the project file.
+    pub(super) hooks: UserAndProject<crate::hooks::config::HookTables>,
     /// The project's trust decision.
     pub(super) trust: ProjectTrust,
     /// Project settings ignored so far (deriving may add more).
@@ -322,6 +324,7 @@ impl RawConfig {
             ),
             rules,
             mcp_servers: layers.both(|f| f.mcp_servers.clone()),
+            hooks: layers.both(|f| f.hooks.clone()),
             trust: layers.trust,
             ignored: layers.ignored,
             deprecated: layers.deprecated,

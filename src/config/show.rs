@@ -144,6 +144,20 @@ impl Config {
         for r in &self.rules {
             out.push_str(&format!("rule  {r}\n"));
         }
+        for h in &self.hooks {
+            out.push_str(&format!(
+                "hook  {} [{}] {}  ({}{})\n",
+                h.event.name(),
+                if h.matcher.source().is_empty() {
+                    "*"
+                } else {
+                    h.matcher.source()
+                },
+                crate::text::headline(&h.command, 60),
+                h.origin.path().display(),
+                if h.sandboxed { "" } else { ", not sandboxed" }
+            ));
+        }
         out.push_str(&format!(
             "{:<22} {}\n",
             "project trust",

@@ -25,6 +25,9 @@ pub enum Purpose {
     /// The person's editor on the terminal (Ctrl+G): also what reaches their display and
     /// terminal, which a graphical or terminal-aware editor needs.
     Editor,
+    /// A hook of the person's own config that they run outside the sandbox: the allow-list
+    /// and the project's path, nothing else.
+    Hook,
 }
 
 /// Variables an editor also gets: how to reach the person's display, session bus and terminal
@@ -144,7 +147,7 @@ pub fn prepare(req: &Request) -> Result<Prepared, String> {
     let path_var = child_path(std::env::var_os("PATH"), req.workspace);
     let program = resolve_program(req, &dir, &path_var)?;
     let pass: &[&str] = match req.purpose {
-        Purpose::Server => &[],
+        Purpose::Server | Purpose::Hook => &[],
         Purpose::Editor => EDITOR_PASS,
     };
     let pass: Vec<String> = pass.iter().map(|s| s.to_string()).collect();

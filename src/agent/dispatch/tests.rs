@@ -122,6 +122,7 @@ fn setup(approver: Approver) -> (Dispatcher, TestCtx) {
         mode: crate::agent::mode::ModeSwitch::default(),
         checkpoints: None,
         extra: None,
+        hooks: None,
     };
     (d, t)
 }

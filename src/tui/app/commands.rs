@@ -99,6 +99,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "MCP servers: state, tools and their schema cost",
     },
     SlashCommand {
+        name: "hooks",
+        args: "",
+        about: "the hooks in force and where each comes from",
+    },
+    SlashCommand {
         name: "memory",
         args: "",
         about: "show the AGENTS.md files the model reads",
@@ -240,6 +245,7 @@ impl App {
             "undo" => self.undo(),
             "skills" => self.send(Op::ListSkills),
             "memory" => self.send(Op::ListMemory),
+            "hooks" => self.send(Op::ListHooks),
             "todos" => {
                 let todos = self.todos.clone();
                 self.push_cell(CellKind::Todos(todos));
