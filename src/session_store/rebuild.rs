@@ -259,7 +259,7 @@ impl Rebuilder {
                         text: format!("rein told the model: {}", nudge_gist(&e.content)),
                     },
                     _ => HistoryItem::User {
-                        text: e.content.clone(),
+                        text: e.command.clone().unwrap_or_else(|| e.content.clone()),
                     },
                 });
                 self.push_message(Message::User { content: e.content });
