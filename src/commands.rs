@@ -181,7 +181,9 @@ fn search_dirs(home: Option<&Path>, config_dir: &Path, cwd: &Path) -> Vec<(PathB
     dirs.retain(|(d, origin)| {
         let k = key(d);
         let fresh = !seen.contains(&k) && !(origin.is_project() && user_keys.contains(&k));
-        seen.push(k);
+        if fresh {
+            seen.push(k);
+        }
         fresh
     });
     dirs
@@ -725,7 +727,9 @@ impl CustomCommand {
 
     /// The command run with `args`.
     pub fn expand(&self, args: &str) -> Expanded {
-        let text = substitute(&self.body, args, self.origin == Origin::UserCodex);
+        let text = substitute(&self.body, args, self.origin == Origin::UserCodex)
+            .trim_end()
+            .to_string();
         let mut out = Expanded {
             text,
             model: None,
