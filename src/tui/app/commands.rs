@@ -374,6 +374,23 @@ impl App {
                 .prefixed(vec![], vec![Span::raw(" ".repeat(w + 4))]),
             );
         }
+        if !self.custom_commands.is_empty() {
+            lines.push(RichLine::blank());
+            lines.push(RichLine::new(vec![Span::styled(
+                "Custom commands (docs/commands.md)",
+                bold,
+            )]));
+            for item in self.command_items("").into_iter().skip(COMMANDS.len()) {
+                let cw = w.max(crate::tui::wrap::str_width(&item.label));
+                lines.push(
+                    RichLine::new(vec![
+                        Span::styled(format!("  {:<cw$}  ", item.label), t.fg(t.accent)),
+                        Span::raw(item.detail),
+                    ])
+                    .prefixed(vec![], vec![Span::raw(" ".repeat(w + 4))]),
+                );
+            }
+        }
         lines.push(RichLine::blank());
         lines.push(RichLine::new(vec![Span::styled("Keys", bold)]));
         // Long key names get their own width; the rest line up with the commands.
