@@ -281,3 +281,37 @@ fn init_with_an_existing_file_asks_to_improve_it_and_never_overwrites_blind() {
     assert!(prompt.contains("read it first"), "{prompt}");
     assert_eq!(w.read("AGENTS.md").as_deref(), Some(big.as_str()));
 }
+
+/// The one trust prompt at start lists a project command's model; trusting it lets the command
+/// use that model, now and in later runs.
+#[test]
+fn the_trust_prompt_lists_a_project_commands_model_and_trusting_applies_it() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::text("Marked."));
+    let w = World::new(&s);
+    w.write(
+        ".rein/commands/mark.md",
+        "---\nmodel: big-model\n---\nMake the mark.\n",
+    );
+    let mut t = w.spawn_tui(100, 30);
+    let screen = t.expect(
+        "the trust prompt",
+        |s| s.contains("Trust this project?"),
+        WAIT,
+    );
+    assert!(
+        screen.contains("command /mark") && screen.contains("model = big-model"),
+        "{screen}"
+    );
+    t.send_keys("y");
+    t.ready(WAIT);
+    t.type_line("/mark");
+    t.expect("the answer", |s| s.contains("Marked.") && idle(s), WAIT);
+    assert_eq!(s.request(0).body["model"], "big-model");
+    assert_eq!(t.quit_app(WAIT), Some(0));
+
+    // Remembered: a later headless run applies it without --trust.
+    s.push(Reply::text("ok"));
+    assert_ok(&w.exec(&["/mark"]));
+    assert_eq!(s.request(1).body["model"], "big-model");
+}
