@@ -180,7 +180,8 @@ fn search_dirs(home: Option<&Path>, config_dir: &Path, cwd: &Path) -> Vec<(PathB
     let mut seen: Vec<PathBuf> = Vec::new();
     dirs.retain(|(d, origin)| {
         let k = key(d);
-        let fresh = !seen.contains(&k) && !(origin.is_project() && user_keys.contains(&k));
+        let also_users = origin.is_project() && user_keys.contains(&k);
+        let fresh = !(seen.contains(&k) || also_users);
         if fresh {
             seen.push(k);
         }
@@ -250,9 +251,14 @@ pub fn discover(
     cwd: &Path,
     trust: &ProjectTrust,
 ) -> CommandCatalog {
+    discover_in(search_dirs(home, config_dir, cwd), trust)
+}
+
+/// The commands in `dirs`, highest precedence first.
+fn discover_in(dirs: Vec<(PathBuf, Origin)>, trust: &ProjectTrust) -> CommandCatalog {
     let mut catalog = CommandCatalog::default();
     let mut winners: HashMap<String, PathBuf> = HashMap::new();
-    for (dir, origin) in search_dirs(home, config_dir, cwd) {
+    for (dir, origin) in dirs {
         let files = match markdown_files(&dir, origin != Origin::UserCodex) {
             Ok(f) => f,
             Err(reason) => {
@@ -311,10 +317,16 @@ pub fn discover(
 
 /// The project commands whose `model` / `allowed-tools` wait for the person's trust, with
 /// their files (for the one trust prompt at start).
-pub fn waiting_for_trust(cwd: &Path, trust: &ProjectTrust) -> Vec<(PathBuf, TrustItem)> {
+pub fn waiting_for_trust(
+    home: Option<&Path>,
+    cwd: &Path,
+    trust: &ProjectTrust,
+) -> Vec<(PathBuf, TrustItem)> {
     // Only the project's folders matter here; the user's never need trust.
-    let none = Path::new("/nonexistent-rein-user-config");
-    discover(None, none, cwd, trust)
+    // The home is needed to tell `~/.claude/commands` apart when started in the home directory.
+    let mut dirs = search_dirs(home, Path::new(""), cwd);
+    dirs.retain(|(_, origin)| origin.is_project());
+    discover_in(dirs, trust)
         .commands
         .into_iter()
         .filter_map(|c| match c.gate {
@@ -747,7 +759,7 @@ impl CustomCommand {
                     _ => "allowed-tools do",
                 }
             ));
-            tracing::debug!("untrusted command item {}", item.id);
+            tracing::debug!("{} waits for trust", item.id);
             return out;
         }
         out.model = self.model.clone();

@@ -208,7 +208,7 @@ fn project_model_and_tools_wait_for_trust_and_user_ones_do_not() {
     assert_eq!(mine.allow_bash, vec!["git add *"]);
     assert!(mine.notices[0].contains("Read"), "{:?}", mine.notices);
     // The trust prompt lists the project one only; approving it lets it apply.
-    let waiting = waiting_for_trust(&d.project, &d.trust());
+    let waiting = waiting_for_trust(Some(&d.home), &d.project, &d.trust());
     assert_eq!(waiting.len(), 1);
     let store = TrustStore::in_data_dir(&d.data);
     store.approve(&d.project, &[waiting[0].1.clone()]).unwrap();
@@ -218,7 +218,7 @@ fn project_model_and_tools_wait_for_trust_and_user_ones_do_not() {
         c.get("commit").unwrap().expand("").model.as_deref(),
         Some("big")
     );
-    assert!(waiting_for_trust(&d.project, &d.trust()).is_empty());
+    assert!(waiting_for_trust(Some(&d.home), &d.project, &d.trust()).is_empty());
     // A changed model is a new fingerprint: it asks again.
     write(
         &d.project.join(".claude/commands/commit.md"),
@@ -241,6 +241,7 @@ fn started_in_home_the_claude_folder_counts_as_the_users() {
     assert_eq!(c.get("x").unwrap().origin, Origin::UserClaude);
     assert_eq!(c.get("x").unwrap().gate, Gate::Open);
     assert_eq!(c.skipped.len(), 0);
+    assert!(waiting_for_trust(Some(&d.home), &d.home, &d.trust()).is_empty());
 }
 
 #[test]

@@ -100,7 +100,9 @@ impl Config {
         let mcp_servers =
             super::mcp::derive_mcp_servers(raw.mcp_servers, &inputs.cwd, &raw.trust, &mut ignored)?;
         // Project commands that set a model or allowed-tools wait in the same trust prompt.
-        for (file, item) in crate::commands::waiting_for_trust(&inputs.cwd, &raw.trust) {
+        for (file, item) in
+            crate::commands::waiting_for_trust(inputs.home_dir.as_deref(), &inputs.cwd, &raw.trust)
+        {
             ignored.push(IgnoredSetting {
                 key: item.id.clone(),
                 file,

@@ -329,10 +329,9 @@ impl App {
                 format!("/{} {}", c.name, c.argument_hint)
             };
             let trust = if c.untrusted { ", untrusted" } else { "" };
-            items.push(PickerItem::new(
-                label,
-                format!("{} ({}{trust})", c.description, c.origin),
-            ));
+            // From files: one line, through the sanitizer (the picker cleans only labels).
+            let detail = format!("{} ({}{trust})", c.description, c.origin);
+            items.push(PickerItem::new(label, crate::sanitize::one_line(&detail)));
         }
         items
     }
