@@ -562,14 +562,16 @@ impl Agent {
             self.mcp.wait_started(&cancel).await;
         }
         self.events.send(Event::TurnStarted);
-        self.journal.record(match shown {
-            Some(line) => crate::session_store::Entry::user_command(text.clone(), line),
+        self.journal.record(match &shown {
+            Some(line) => crate::session_store::Entry::user_command(text.clone(), line.clone()),
             None => crate::session_store::Entry::user(text.clone()),
         });
         if let Some(path) = self.journal.path() {
             self.checkpoints.attach(crate::checkpoint::dir_for(&path));
         }
-        self.checkpoints.user_message(&text);
+        // A command's point is what the person typed: /rewind lists it and gives it back.
+        self.checkpoints
+            .user_message(shown.as_deref().unwrap_or(&text));
         self.history.push(Message::User { content: text });
         let lc = LoopConfig {
             system: self.system.clone(),

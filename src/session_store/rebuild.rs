@@ -252,7 +252,8 @@ impl Rebuilder {
                         return;
                     }
                     self.user_marks.push(view.len());
-                    self.rewind.user_message(&e.content);
+                    self.rewind
+                        .user_message(e.command.as_deref().unwrap_or(&e.content));
                 }
                 view.push(match e.from {
                     Some(super::UserFrom::Rein) => HistoryItem::Notice {

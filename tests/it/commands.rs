@@ -91,14 +91,25 @@ fn exec_expands_commands_from_every_place_and_project_wins() {
             support::rein::stdout(&out)
         );
     }
-    // The session file keeps what the person typed beside what the model read.
-    let sessions = w.all_files();
-    let typed = sessions
-        .iter()
+    // The session file keeps what the person typed beside what the model read: resumed, the
+    // view shows the command, the model context the prompt.
+    let file = w
+        .all_files()
+        .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .any(|t| t.contains(r#""command":"/review src/a.rs""#));
-    assert!(typed, "no session records the typed command");
+        .find(|p| {
+            std::fs::read_to_string(p).is_ok_and(|t| t.contains(r#""command":"/review src/a.rs""#))
+        })
+        .expect("no session records the typed command");
+    let resumed = rein::session_store::resume(&file).unwrap();
+    assert!(resumed.view.iter().any(|i| matches!(
+        i,
+        rein::protocol::HistoryItem::User { text } if text == "/review src/a.rs"
+    )));
+    assert!(resumed.messages.iter().any(|m| matches!(
+        m,
+        rein::llm::Message::User { content } if content.contains("REIN-PROJECT review src/a.rs")
+    )));
 }
 
 #[test]
