@@ -329,9 +329,12 @@ impl App {
                 format!("/{} {}", c.name, c.argument_hint)
             };
             let trust = if c.untrusted { ", untrusted" } else { "" };
-            // From files: one line, through the sanitizer (the picker cleans only labels).
+            // From files: one line each, through the sanitizer (/help prints them too).
             let detail = format!("{} ({}{trust})", c.description, c.origin);
-            items.push(PickerItem::new(label, crate::sanitize::one_line(&detail)));
+            items.push(PickerItem::new(
+                crate::sanitize::one_line(&label),
+                crate::sanitize::one_line(&detail),
+            ));
         }
         items
     }

@@ -111,3 +111,38 @@ fn init_is_a_builtin_sent_to_the_agent() {
         Some("user: /init")
     );
 }
+
+#[test]
+fn help_lists_custom_commands_and_their_text_is_sanitized() {
+    let mut app = with_commands();
+    app.on_agent_event(Event::CommandsListed {
+        commands: vec![CommandInfo {
+            name: "evil".into(),
+            description: "red\u{1b}[31m text\nsecond line".into(),
+            argument_hint: "[a]\u{1b}]0;title\u{7}".into(),
+            origin: "project".into(),
+            untrusted: false,
+        }],
+    });
+    let items = app.command_items("ev");
+    let evil = items.iter().find(|i| i.label.starts_with("/evil")).unwrap();
+    assert!(!evil.label.contains('\u{1b}') && !evil.detail.contains('\u{1b}'));
+    assert!(!evil.detail.contains('\n'), "{}", evil.detail);
+    app.run_command("/help");
+    let CellKind::Info(lines) = &app.cells().last().unwrap().kind else {
+        panic!("no help cell")
+    };
+    let text: Vec<String> = lines
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect();
+    assert!(
+        text.iter().any(|l| l.contains("Custom commands")),
+        "{text:?}"
+    );
+    assert!(
+        text.iter()
+            .any(|l| l.contains("/evil [a]") && l.contains("red text second line (project)")),
+        "{text:?}"
+    );
+}
