@@ -19,8 +19,14 @@ use crate::trust::{ProjectTrust, TrustItem};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+mod expand;
+mod parse;
 #[cfg(test)]
 mod tests;
+
+use expand::bash_patterns;
+pub use expand::{init_prompt, split_args, substitute};
+use parse::parse;
 
 /// Names rein's front ends handle themselves: a custom command of such a name never runs.
 pub const BUILTIN: &[&str] = &[
@@ -53,9 +59,6 @@ const MAX_BYTES: u64 = 64 * 1024;
 const MAX_DEPTH: usize = 3;
 /// Commands per catalog: the rest are skipped with a notice.
 const MAX_COMMANDS: usize = 500;
-
-/// The `/init` prompt.
-const INIT_PROMPT: &str = include_str!("../assets/init.md");
 
 /// Whose file a command is, which decides precedence and trust.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -437,273 +440,6 @@ fn first_line(body: &str) -> String {
     crate::text::headline(line, 80)
 }
 
-/// A command file's parts.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Parsed {
-    description: Option<String>,
-    argument_hint: Option<String>,
-    model: Option<String>,
-    allowed_tools: Vec<String>,
-    body: String,
-}
-
-/// Splits off and reads the front matter (none is fine: the whole file is the prompt).
-fn parse(text: &str) -> Result<Parsed, String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if text.lines().next().map(str::trim_end) != Some("---") {
-        return Ok(Parsed {
-            body: text.to_string(),
-            ..Parsed::default()
-        });
-    }
-    let (yaml, body) = crate::skills::split_front_matter(text)?;
-    let map = front_matter(yaml)?;
-    let field = |key: &str| map.get(key).cloned();
-    let scalar = |key: &str| -> Result<Option<String>, String> {
-        match field(key) {
-            None => Ok(None),
-            Some(Field::Text(t)) => Ok(Some(t).filter(|t| !t.is_empty())),
-            // `argument-hint: [message]` is YAML for a list; Claude Code shows it as written.
-            Some(Field::List(items)) if key == "argument-hint" => Ok(Some(
-                items
-                    .iter()
-                    .map(|i| format!("[{i}]"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            )),
-            Some(Field::List(_)) => Err(format!("its `{key}` is a list, not one value")),
-        }
-    };
-    let allowed_tools = match field("allowed-tools") {
-        None => Vec::new(),
-        Some(Field::List(items)) => items,
-        Some(Field::Text(t)) => split_tools(&t),
-    };
-    Ok(Parsed {
-        description: scalar("description")?,
-        argument_hint: scalar("argument-hint")?,
-        model: scalar("model")?,
-        allowed_tools,
-        body: body.to_string(),
-    })
-}
-
-/// A front matter value rein reads.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Field {
-    Text(String),
-    List(Vec<String>),
-}
-
-/// The front matter's keys. Valid YAML is read as YAML; Claude Code accepts lines YAML does
-/// not (`argument-hint: [pr] [priority]`), so a file YAML refuses is read line by line as
-/// `key: value`, and only a file neither way can read is refused.
-fn front_matter(yaml: &str) -> Result<HashMap<String, Field>, String> {
-    match serde_norway::from_str::<serde_norway::Value>(yaml) {
-        Ok(serde_norway::Value::Mapping(map)) => {
-            let mut out = HashMap::new();
-            for (k, v) in map {
-                let Some(key) = k.as_str() else { continue };
-                if let Some(field) = yaml_field(&v) {
-                    out.insert(key.to_string(), field);
-                }
-            }
-            Ok(out)
-        }
-        Ok(serde_norway::Value::Null) => Ok(HashMap::new()),
-        Ok(_) => Err("its front matter is not a list of `key: value` lines".into()),
-        Err(e) => lenient_front_matter(yaml)
-            .ok_or_else(|| format!("its front matter is not valid YAML: {e}")),
-    }
-}
-
-fn yaml_field(v: &serde_norway::Value) -> Option<Field> {
-    use serde_norway::Value;
-    let scalar = |v: &Value| match v {
-        Value::String(s) => Some(s.trim().to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    };
-    match v {
-        Value::Sequence(items) => Some(Field::List(items.iter().filter_map(scalar).collect())),
-        Value::Null => None,
-        other => scalar(other).map(Field::Text),
-    }
-}
-
-/// `key: value` lines, values as written; `None` when a line is neither that nor blank or a
-/// comment.
-fn lenient_front_matter(yaml: &str) -> Option<HashMap<String, Field>> {
-    let mut out = HashMap::new();
-    for line in yaml.lines() {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let (key, value) = t.split_once(':')?;
-        let key = key.trim();
-        if key.is_empty() || key.contains(char::is_whitespace) {
-            return None;
-        }
-        let value = value.trim().trim_matches(|c| c == '"' || c == '\'');
-        out.insert(key.to_string(), Field::Text(value.to_string()));
-    }
-    Some(out)
-}
-
-/// `Bash(git add:*), Bash(git status:*) Read` → one entry each (commas or spaces between,
-/// none inside parentheses).
-fn split_tools(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut depth = 0usize;
-    for c in text.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth == 0 && (c == ',' || c.is_whitespace()) {
-            if !cur.trim().is_empty() {
-                out.push(cur.trim().to_string());
-            }
-            cur.clear();
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
-}
-
-/// Splits arguments like a shell would for words: spaces separate, quotes group.
-pub fn split_args(args: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut any = false;
-    for c in args.chars() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => cur.push(c),
-            None if c == '"' || c == '\'' => {
-                quote = Some(c);
-                any = true;
-            }
-            None if c.is_whitespace() => {
-                if any || !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-                any = false;
-            }
-            None => cur.push(c),
-        }
-    }
-    if any || !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// Fills in `$ARGUMENTS` (the whole argument text), `$1`…`$9` (the words) and `$NAME` (from
-/// `NAME=value` words, Codex's named arguments; a `$NAME` no word names stays as written, so a
-/// shell snippet's `$HOME` survives). `$$` is a literal `$` in Codex prompts (`codex`). When the
-/// body has no placeholder at all, the arguments are appended (`ARGUMENTS: …`, as Claude Code
-/// does), so they never get lost.
-pub fn substitute(body: &str, args: &str, codex: bool) -> String {
-    let args = args.trim();
-    let words = split_args(args);
-    let named: HashMap<&str, &str> = words
-        .iter()
-        .filter_map(|w| w.split_once('='))
-        .filter(|(k, _)| is_placeholder_name(k))
-        .collect();
-    let mut out = String::with_capacity(body.len() + args.len());
-    let mut used = false;
-    let mut rest = body;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        if codex && after.starts_with('$') {
-            out.push('$');
-            rest = &after[1..];
-            continue;
-        }
-        if let Some(tail) = after.strip_prefix("ARGUMENTS") {
-            out.push_str(args);
-            used = true;
-            rest = tail;
-            continue;
-        }
-        let mut chars = after.chars();
-        if let Some(d) = chars
-            .next()
-            .and_then(|c| c.to_digit(10))
-            .filter(|d| *d >= 1)
-        {
-            out.push_str(words.get(d as usize - 1).map_or("", String::as_str));
-            used = true;
-            rest = &after[1..];
-            continue;
-        }
-        let len = after
-            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
-            .unwrap_or(after.len());
-        let key = &after[..len];
-        if let Some(value) = named.get(key).filter(|_| is_placeholder_name(key)) {
-            out.push_str(value);
-            used = true;
-            rest = &after[len..];
-            continue;
-        }
-        out.push('$');
-        rest = after;
-    }
-    out.push_str(rest);
-    if !used && !args.is_empty() {
-        let trimmed = out.trim_end().len();
-        out.truncate(trimmed);
-        out.push_str(&format!("\n\nARGUMENTS: {args}"));
-    }
-    out
-}
-
-/// `FILE`, `TICKET_ID`: an upper-case placeholder name.
-fn is_placeholder_name(key: &str) -> bool {
-    key.starts_with(|c: char| c.is_ascii_uppercase())
-        && key
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-}
-
-/// `allowed-tools` entries as bash patterns rein's policy understands: `Bash(git add:*)` is
-/// `git add *`, `Bash(npm test)` is `npm test`. Other entries (rein asks for file tools by
-/// path and the mode decides edits) are returned apart so the person hears they do nothing.
-fn bash_patterns(tools: &[String]) -> (Vec<String>, Vec<String>) {
-    let mut patterns = Vec::new();
-    let mut other = Vec::new();
-    for t in tools {
-        let inner = t
-            .strip_prefix("Bash(")
-            .and_then(|r| r.strip_suffix(')'))
-            .map(str::trim);
-        match inner {
-            Some(p) if !p.is_empty() && p != "*" && p != ":*" => {
-                let p = match p.strip_suffix(":*") {
-                    Some(prefix) => format!("{} *", prefix.trim_end()),
-                    None => p.to_string(),
-                };
-                patterns.push(p);
-            }
-            _ => other.push(t.clone()),
-        }
-    }
-    (patterns, other)
-}
-
 impl CommandCatalog {
     /// The command called `name`.
     pub fn get(&self, name: &str) -> Option<&CustomCommand> {
@@ -775,21 +511,4 @@ impl CustomCommand {
         }
         out
     }
-}
-
-/// The `/init` prompt; `existing` when the workspace has an `AGENTS.md` already.
-pub fn init_prompt(existing: bool, args: &str) -> String {
-    let mut text = INIT_PROMPT.trim_end().to_string();
-    if existing {
-        text.push_str(
-            "\n\nAGENTS.md exists already: read it first, keep what is still right, and improve \
-             it with str_replace (or write_file for the whole file) rather than starting over.",
-        );
-    } else {
-        text.push_str("\n\nThere is no AGENTS.md yet: create it with write_file.");
-    }
-    if !args.trim().is_empty() {
-        text.push_str(&format!("\n\nAlso: {}", args.trim()));
-    }
-    text
 }
