@@ -160,8 +160,7 @@ pub struct Expanded {
     pub notices: Vec<String>,
 }
 
-/// The directories searched, highest precedence first, each with its origin and whether
-/// subfolders count.
+/// The directories searched, highest precedence first, each with its origin.
 fn search_dirs(home: Option<&Path>, config_dir: &Path, cwd: &Path) -> Vec<(PathBuf, Origin)> {
     let root = crate::repo::repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
     let mut dirs = vec![
@@ -262,6 +261,16 @@ fn discover_in(dirs: Vec<(PathBuf, Origin)>, trust: &ProjectTrust) -> CommandCat
     let mut catalog = CommandCatalog::default();
     let mut winners: HashMap<String, PathBuf> = HashMap::new();
     for (dir, origin) in dirs {
+        if origin.is_project()
+            && let Err(reason) = inside_project(&dir)
+        {
+            catalog.skipped.push(SkippedCommand {
+                path: dir,
+                reason,
+                notice: true,
+            });
+            continue;
+        }
         let files = match markdown_files(&dir, origin != Origin::UserCodex) {
             Ok(f) => f,
             Err(reason) => {
@@ -339,6 +348,67 @@ pub fn waiting_for_trust(
         .collect()
 }
 
+/// A project's commands folder (`<root>/.rein/commands`) must lie inside the project: a
+/// repository could point a symbolic link at the person's files and have them sent as a prompt.
+fn inside_project(dir: &Path) -> Result<(), String> {
+    let Ok(real) = std::fs::canonicalize(dir) else {
+        // Missing: nothing to read.
+        return Ok(());
+    };
+    let root = dir.parent().and_then(Path::parent).unwrap_or(dir);
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    if real.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(format!(
+            "it leads outside the project (to {}); a project's commands must live in it",
+            real.display()
+        ))
+    }
+}
+
+/// Reads a command file through one open handle (what is checked is what is read). A
+/// project's file must be the file itself (`nofollow`): a symbolic link could point at the
+/// person's secrets and send them as a prompt. A pipe or device is refused without blocking.
+fn read_file(path: &Path, nofollow: bool) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = libc::O_NONBLOCK | if nofollow { libc::O_NOFOLLOW } else { 0 };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => {
+                "it is a symbolic link (a project's command files must be plain files)".to_string()
+            }
+            _ => format!("cannot read it: {e}"),
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(format!(
+            "it is {} bytes; a command file may have at most {MAX_BYTES}",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    // Read at most one byte past the cap, in case it grew since.
+    file.take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(format!(
+            "it is over {MAX_BYTES} bytes, the most a command file may have"
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Reads one command file.
 fn load(
     path: &Path,
@@ -346,15 +416,7 @@ fn load(
     origin: Origin,
     trust: &ProjectTrust,
 ) -> Result<CustomCommand, String> {
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read it: {e}"))?
-        .len();
-    if size > MAX_BYTES {
-        return Err(format!(
-            "it is {size} bytes; a command file may have at most {MAX_BYTES}"
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let bytes = read_file(path, origin.is_project())?;
     let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())?;
     let parsed = parse(&text)?;
     let mut cmd = CustomCommand {

@@ -271,3 +271,36 @@ fn every_builtin_of_the_tui_is_reserved() {
         );
     }
 }
+
+#[test]
+fn a_project_cannot_link_its_commands_to_the_persons_files() {
+    let d = dirs();
+    let secret = d.home.join(".aws/credentials");
+    write(&secret, "aws_secret_access_key = SECRET");
+    let dir = d.project.join(".claude/commands");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("review.md")).unwrap();
+    // A whole folder pointing out of the project.
+    std::fs::create_dir_all(d.project.join(".rein")).unwrap();
+    std::os::unix::fs::symlink(d.home.join(".aws"), d.project.join(".rein/commands")).unwrap();
+    // A pipe would block the read forever.
+    let fifo = dir.join("pipe.md");
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    // The person's own links are theirs to make.
+    std::fs::create_dir_all(d.config.join("commands")).unwrap();
+    write(&d.home.join("notes/mine.md"), "mine");
+    std::os::unix::fs::symlink(
+        d.home.join("notes/mine.md"),
+        d.config.join("commands/mine.md"),
+    )
+    .unwrap();
+    let c = d.discover();
+    let names: Vec<&str> = c.commands.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, vec!["mine"]);
+    let notices = c.notices().join("\n");
+    assert!(notices.contains("symbolic link"), "{notices}");
+    assert!(notices.contains("outside the project"), "{notices}");
+    assert!(notices.contains("not a regular file"), "{notices}");
+    assert!(!notices.contains("SECRET"));
+}
