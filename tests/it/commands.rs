@@ -54,12 +54,19 @@ fn world_with_commands(s: &ScriptedServer) -> World {
 
 fn last_user_text(s: &ScriptedServer) -> String {
     let n = s.request_count();
-    without_reminder(&user_texts(&s.request(n - 1)).pop().unwrap_or_default())
+    // The late reminder rides at the end (OpenAI: in the text; Anthropic: a block of its own).
+    let text = user_texts(&s.request(n - 1)).pop().unwrap_or_default();
+    let text = without_reminder(&text);
+    match text.find("<system-reminder>") {
+        Some(at) => text[..at].trim_end().to_string(),
+        None => text,
+    }
 }
 
-#[test]
-fn exec_expands_commands_from_every_place_and_project_wins() {
-    let s = ScriptedServer::openai();
+all_formats!(exec_expands_commands_from_every_place_and_project_wins);
+
+fn exec_expands_commands_from_every_place_and_project_wins(kind: rein::llm::ProviderKind) {
+    let s = ScriptedServer::start(kind);
     let w = world_with_commands(&s);
     let cases = [
         (
