@@ -196,6 +196,29 @@ fn approval_reason(output: &str) -> Option<String> {
     Some(headline(&output[start..start + len], 160))
 }
 
+/// The op for the prompt: `/name args` runs a command (custom or `/init`) when `name` looks
+/// like one (`/etc/hosts …` does not); `//text` sends `/text`; anything else is the message.
+fn prompt_op(prompt: &str) -> Op {
+    let trimmed = prompt.trim_start();
+    if let Some(escaped) = trimmed.strip_prefix("//") {
+        return Op::UserInput {
+            text: format!("/{escaped}"),
+        };
+    }
+    if let Some(line) = trimmed.strip_prefix('/') {
+        let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        if crate::commands::is_command_name(name) {
+            return Op::RunCommand {
+                name: name.to_string(),
+                args: args.trim().to_string(),
+            };
+        }
+    }
+    Op::UserInput {
+        text: prompt.to_string(),
+    }
+}
+
 /// Runs one prompt to completion.
 pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
     let approver = if opts.yes {
@@ -214,13 +237,7 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
             return ExecEnd::Failed;
         }
     };
-    if handle
-        .ops
-        .send(Op::UserInput {
-            text: opts.prompt.clone(),
-        })
-        .is_err()
-    {
+    if handle.ops.send(prompt_op(&opts.prompt)).is_err() {
         print_error("the agent stopped before it could start");
         return ExecEnd::Failed;
     }

@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod checkpoint;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod discover;
 pub mod exec;

@@ -57,6 +57,22 @@ pub struct Instructions {
     pub text: String,
 }
 
+/// A custom slash command as front ends list it (`src/commands.rs` finds them).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandInfo {
+    /// The name after the slash (`review`, `frontend:component`).
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// What arguments it takes (`[file]`), empty when none.
+    pub argument_hint: String,
+    /// Where it comes from (`project`, `user ~/.codex`, …).
+    pub origin: String,
+    /// A project command whose `model` / `allowed-tools` wait for trust (it runs as a plain
+    /// prompt).
+    pub untrusted: bool,
+}
+
 /// Operations the UI sends to the agent task.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -65,6 +81,14 @@ pub enum Op {
     UserInput {
         /// The text, sent whole.
         text: String,
+    },
+    /// `/name args`: a custom command or `/init`, expanded by the agent into the user message
+    /// (the person sees `/name args`, the model the prompt). An unknown name fails the turn.
+    RunCommand {
+        /// The name after the slash.
+        name: String,
+        /// The rest of the line.
+        args: String,
     },
     /// Stop the running turn: cancel the stream, kill the running tool.
     Interrupt,
@@ -579,6 +603,11 @@ pub enum Event {
     SkillsListed {
         /// The catalog.
         catalog: crate::skills::SkillCatalog,
+    },
+    /// The custom slash commands of this session (sent once, after `session_configured`).
+    CommandsListed {
+        /// Sorted by name.
+        commands: Vec<CommandInfo>,
     },
     /// The instruction files the model gets, in order (answers `Op::ListMemory`).
     MemoryListed {

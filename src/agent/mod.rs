@@ -4,6 +4,7 @@
 //! router task reads ops so that interrupts and approvals are handled while a turn runs.
 
 pub mod budget;
+mod commands;
 pub mod compact;
 pub mod context;
 pub mod dispatch;
@@ -134,6 +135,8 @@ struct Agent {
     context: budget::ContextState,
     subagents: Arc<subagent::Subagents>,
     skills: Arc<crate::skills::SkillCatalog>,
+    /// The custom slash commands (`src/commands.rs`).
+    commands: Arc<crate::commands::CommandCatalog>,
     /// The `AGENTS.md` files in the system prompt (for `/memory`).
     memory: Arc<Vec<prompt::Instructions>>,
     secrets: Arc<crate::tools::secrets::Secrets>,
@@ -203,6 +206,12 @@ impl Agent {
         let skills = Arc::new(crate::skills::discover(
             config.home_dir.as_deref(),
             &config.cwd,
+        ));
+        let commands = Arc::new(crate::commands::discover(
+            config.home_dir.as_deref(),
+            &config.config_dir,
+            &config.cwd,
+            &config.trust,
         ));
         // read_skill is only offered when there is a skill to read.
         let offered = |names: Vec<&str>| -> Vec<String> {
@@ -305,6 +314,7 @@ impl Agent {
             secrets,
             subagents,
             skills,
+            commands,
             client,
             dispatcher,
             pending,
@@ -432,6 +442,7 @@ impl Agent {
             rewind::start_first_scan(&self.checkpoints, &self.config.data_dir, &self.events);
         }
         self.announce_resumed();
+        self.announce_commands();
         // After the session is announced, so the first frame never waits for a server.
         self.mcp.start_all();
         let source = if self.history.is_empty() {
@@ -442,7 +453,8 @@ impl Agent {
         self.session_start_hooks(source).await;
         while let Some(op) = ops.recv().await {
             match op {
-                Op::UserInput { text } => self.user_turn(text).await,
+                Op::UserInput { text } => self.user_turn(text, None).await,
+                Op::RunCommand { name, args } => self.command_turn(&name, &args).await,
                 Op::Clear => {
                     self.clear();
                     self.session_start_hooks("clear").await;
@@ -581,7 +593,9 @@ impl Agent {
         TurnOutcome::Failed { reason }
     }
 
-    async fn user_turn(&mut self, text: String) {
+    /// One turn for the person's message `text`; `shown` is the `/name args` it was expanded
+    /// from, for the session file.
+    async fn user_turn(&mut self, text: String, shown: Option<String>) {
         let cancel = self.fresh_cancel_token();
         if self.mcp_wait {
             self.mcp.wait_started(&cancel).await;
@@ -594,12 +608,16 @@ impl Agent {
                 return;
             }
         };
-        self.journal
-            .record(crate::session_store::Entry::user(text.clone()));
+        self.journal.record(match &shown {
+            Some(line) => crate::session_store::Entry::user_command(text.clone(), line.clone()),
+            None => crate::session_store::Entry::user(text.clone()),
+        });
         if let Some(path) = self.journal.path() {
             self.checkpoints.attach(crate::checkpoint::dir_for(&path));
         }
-        self.checkpoints.user_message(&text);
+        // A command's point is what the person typed: /rewind lists it and gives it back.
+        self.checkpoints
+            .user_message(shown.as_deref().unwrap_or(&text));
         let content = match context {
             Some(c) => format!("{text}\n\n{c}"),
             None => text,

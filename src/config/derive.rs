@@ -100,6 +100,17 @@ impl Config {
         let mcp_servers =
             super::mcp::derive_mcp_servers(raw.mcp_servers, &inputs.cwd, &raw.trust, &mut ignored)?;
         let hooks = derive_hooks(&raw.hooks, &inputs.cwd, &raw.trust, &mut ignored)?;
+        // Project commands that set a model or allowed-tools wait in the same trust prompt.
+        for (file, item) in
+            crate::commands::waiting_for_trust(inputs.home_dir.as_deref(), &inputs.cwd, &raw.trust)
+        {
+            ignored.push(IgnoredSetting {
+                key: item.id.clone(),
+                file,
+                reason: "this project is not trusted".into(),
+                trust: Some(item),
+            });
+        }
         Ok(Config {
             provider: endpoint.provider,
             base_url: endpoint.base_url,

@@ -90,6 +90,10 @@ pub struct UserEntry {
     /// person's messages are points to rewind to, live and on resume alike.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<UserFrom>,
+    /// The `/name args` the person typed when `content` is a command's expansion (the view
+    /// shows this, the model reads `content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 /// Who wrote a user-role message the person did not type.
@@ -310,6 +314,7 @@ impl Entry {
                 ts,
                 content: content.clone(),
                 from: Some(UserFrom::Rein),
+                command: None,
             }),
             Message::Assistant { parts } => Entry::Assistant(AssistantEntry {
                 ts,
@@ -340,6 +345,17 @@ impl Entry {
             ts: Timestamp::now(),
             content: content.into(),
             from: None,
+            command: None,
+        })
+    }
+
+    /// A user message a custom command expanded from `command` (`/name args`), stamped now.
+    pub fn user_command(content: impl Into<String>, command: impl Into<String>) -> Entry {
+        Entry::User(UserEntry {
+            ts: Timestamp::now(),
+            content: content.into(),
+            from: None,
+            command: Some(command.into()),
         })
     }
 
@@ -349,6 +365,7 @@ impl Entry {
             ts: Timestamp::now(),
             content: content.into(),
             from: Some(UserFrom::Shell),
+            command: None,
         })
     }
 

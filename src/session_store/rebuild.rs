@@ -252,14 +252,15 @@ impl Rebuilder {
                         return;
                     }
                     self.user_marks.push(view.len());
-                    self.rewind.user_message(&e.content);
+                    self.rewind
+                        .user_message(e.command.as_deref().unwrap_or(&e.content));
                 }
                 view.push(match e.from {
                     Some(super::UserFrom::Rein) => HistoryItem::Notice {
                         text: format!("rein told the model: {}", nudge_gist(&e.content)),
                     },
                     _ => HistoryItem::User {
-                        text: e.content.clone(),
+                        text: e.command.clone().unwrap_or_else(|| e.content.clone()),
                     },
                 });
                 self.push_message(Message::User { content: e.content });

@@ -159,6 +159,8 @@ pub struct App {
     /// When Esc was pressed on an empty, idle composer (a second press opens `/rewind`).
     pub(crate) last_esc: Option<Instant>,
     pub(crate) popup_dismissed: Option<String>,
+    /// The custom slash commands the agent found (`Event::CommandsListed`).
+    pub(crate) custom_commands: Vec<crate::protocol::CommandInfo>,
     pub(crate) queued: VecDeque<String>,
     pub(crate) busy: bool,
     pub(crate) interrupting: bool,
@@ -211,6 +213,7 @@ impl App {
             rewind: None,
             last_esc: None,
             popup_dismissed: None,
+            custom_commands: Vec::new(),
             queued: VecDeque::new(),
             busy: false,
             interrupting: false,

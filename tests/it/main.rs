@@ -12,6 +12,7 @@ mod sandbox_e2e;
 mod agent_ops;
 mod checkpoint_scan;
 mod cli_e2e;
+mod commands;
 mod context_e2e;
 mod context_lib;
 mod exec_e2e;

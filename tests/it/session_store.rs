@@ -511,6 +511,7 @@ fn dated_session(
         ts: Timestamp::from_second(updated).unwrap(),
         content: prompt.into(),
         from: None,
+        command: None,
     }))
     .unwrap();
     w

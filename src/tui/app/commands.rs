@@ -5,6 +5,7 @@ use super::{App, Effect};
 use crate::protocol::Op;
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
+use crate::tui::view::picker::PickerItem;
 use crate::tui::view::session_picker::SessionPicker;
 use crate::tui::wrap::RichLine;
 use ratatui::style::Modifier;
@@ -77,6 +78,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         name: "undo",
         args: "",
         about: "restore the files the last turn changed",
+    },
+    SlashCommand {
+        name: "init",
+        args: "",
+        about: "write an AGENTS.md for this repository (shown as a diff first)",
     },
     SlashCommand {
         name: "todos",
@@ -263,6 +269,10 @@ impl App {
                 None => self.notice("nothing to copy yet", Level::Info),
             },
             "quit" | "exit" => self.request_quit(),
+            "init" => self.run_custom("init", args),
+            other if self.custom_commands.iter().any(|c| c.name == other) => {
+                self.run_custom(other, args)
+            }
             "" => self.notice(
                 "type a command after the slash; /help lists them",
                 Level::Info,
@@ -283,11 +293,78 @@ impl App {
         }
     }
 
-    /// Whether `/name` needs its argument (the popup then waits for it instead of running).
-    pub(crate) fn needs_args(name: &str) -> bool {
+    /// Whether `/name` needs its argument (the popup then waits for it instead of running): a
+    /// builtin's upper-case hint, any custom command's hint.
+    pub(crate) fn needs_args(&self, name: &str) -> bool {
         COMMANDS
             .iter()
             .any(|c| c.name == name && c.args.starts_with(|ch: char| ch.is_ascii_uppercase()))
+            || self
+                .custom(name)
+                .is_some_and(|c| !c.argument_hint.is_empty())
+    }
+
+    /// Whether `/name` takes arguments at all.
+    pub(crate) fn takes_args(&self, name: &str) -> bool {
+        COMMANDS
+            .iter()
+            .any(|c| c.name == name && !c.args.is_empty())
+            || self.needs_args(name)
+    }
+
+    fn custom(&self, name: &str) -> Option<&crate::protocol::CommandInfo> {
+        self.custom_commands.iter().find(|c| c.name == name)
+    }
+
+    /// The popup's rows for `/prefix`: builtins first, then custom commands (with where each
+    /// comes from).
+    pub(crate) fn command_items(&self, prefix: &str) -> Vec<PickerItem> {
+        let mut items: Vec<PickerItem> = Self::matching_commands(prefix)
+            .into_iter()
+            .map(|c| PickerItem::new(usage(&c), c.about))
+            .collect();
+        let custom = |starts: bool| {
+            self.custom_commands.iter().filter(move |c| {
+                c.name.starts_with(prefix) == starts && (starts || c.name.contains(prefix))
+            })
+        };
+        for c in custom(true).chain(custom(false)) {
+            let label = if c.argument_hint.is_empty() {
+                format!("/{}", c.name)
+            } else {
+                format!("/{} {}", c.name, c.argument_hint)
+            };
+            let trust = if c.untrusted { ", untrusted" } else { "" };
+            // From files: one line each, through the sanitizer (/help prints them too).
+            let detail = format!("{} ({}{trust})", c.description, c.origin);
+            items.push(PickerItem::new(
+                crate::sanitize::one_line(&label),
+                crate::sanitize::one_line(&detail),
+            ));
+        }
+        items
+    }
+
+    /// Sends `/name args` to the agent, which expands it; the transcript shows what was typed.
+    fn run_custom(&mut self, name: &str, args: &str) {
+        if self.busy {
+            self.notice(
+                format!("/{name} has to wait until the turn ends (esc interrupts it)"),
+                Level::Warn,
+            );
+            return;
+        }
+        let shown = if args.is_empty() {
+            format!("/{name}")
+        } else {
+            format!("/{name} {args}")
+        };
+        self.push_cell(CellKind::User(shown));
+        self.begin_turn();
+        self.send(Op::RunCommand {
+            name: name.to_string(),
+            args: args.to_string(),
+        });
     }
 
     fn help(&mut self) {
@@ -304,6 +381,23 @@ impl App {
                 ])
                 .prefixed(vec![], vec![Span::raw(" ".repeat(w + 4))]),
             );
+        }
+        if !self.custom_commands.is_empty() {
+            lines.push(RichLine::blank());
+            lines.push(RichLine::new(vec![Span::styled(
+                "Custom commands (docs/commands.md)",
+                bold,
+            )]));
+            for item in self.command_items("").into_iter().skip(COMMANDS.len()) {
+                let cw = w.max(crate::tui::wrap::str_width(&item.label));
+                lines.push(
+                    RichLine::new(vec![
+                        Span::styled(format!("  {:<cw$}  ", item.label), t.fg(t.accent)),
+                        Span::raw(item.detail),
+                    ])
+                    .prefixed(vec![], vec![Span::raw(" ".repeat(w + 4))]),
+                );
+            }
         }
         lines.push(RichLine::blank());
         lines.push(RichLine::new(vec![Span::styled("Keys", bold)]));

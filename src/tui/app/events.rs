@@ -179,6 +179,7 @@ impl App {
             Event::SkillsListed { catalog } => self.skills_listed(&catalog),
             Event::MemoryListed { files } => self.memory_listed(&files),
             Event::Indexing { active } => self.status.indexing = active,
+            Event::CommandsListed { commands } => self.custom_commands = commands,
         }
     }
 

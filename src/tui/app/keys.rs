@@ -319,15 +319,13 @@ impl App {
                     .next()
                     .unwrap_or("")
                     .to_string();
-                let takes_args = super::COMMANDS
-                    .iter()
-                    .any(|c| c.name == name && !c.args.is_empty());
+                let takes_args = self.takes_args(&name);
                 if run && !takes_args {
                     self.composer.set_text(&format!("/{name}"));
                     self.submit();
                 } else {
                     self.composer.set_text(&format!("/{name} "));
-                    if run && !Self::needs_args(&name) {
+                    if run && !self.needs_args(&name) {
                         // `/model`, `/compact` and `/resume` run without arguments too.
                         self.submit();
                     }
@@ -357,10 +355,7 @@ impl App {
         }
         self.popup_dismissed = None;
         if text.starts_with('/') && !text.contains(char::is_whitespace) {
-            let items: Vec<PickerItem> = Self::matching_commands(&text[1..])
-                .into_iter()
-                .map(|c| PickerItem::new(super::commands::usage(&c), c.about))
-                .collect();
+            let items = self.command_items(&text[1..]);
             if items.is_empty() {
                 self.popup = None;
                 return;

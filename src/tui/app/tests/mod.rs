@@ -1,5 +1,6 @@
 //! Behaviour of the app: keys and agent events in, effects and view state out.
 
+mod custom_commands;
 mod events;
 mod popups;
 mod scenarios;
