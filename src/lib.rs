@@ -12,6 +12,7 @@ pub mod discover;
 pub mod exec;
 pub mod launch;
 pub mod llm;
+pub mod local;
 pub mod mcp;
 pub mod policy;
 pub mod protocol;

@@ -17,6 +17,7 @@ mod context_lib;
 mod exec_e2e;
 mod flow_modes;
 mod flow_pty;
+mod local;
 mod loop_guard;
 mod mcp_e2e;
 mod mcp_faults;
