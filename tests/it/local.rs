@@ -562,3 +562,62 @@ fn local_decides_the_endpoint_itself() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
 }
+
+#[test]
+fn the_first_run_screen_starts_the_local_model_on_l() {
+    use support::pty::{Pty, keys};
+    let Some(w) = Local::new() else { return };
+    w.seed_model(b"a model of a few bytes");
+    let std_cmd = w.cmd(&[]);
+    let mut c = portable_pty::CommandBuilder::new(std_cmd.get_program());
+    c.env_clear();
+    for (k, v) in std_cmd.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.env("TERM", "xterm-256color");
+    c.cwd(&w.ws);
+    let mut t = Pty::spawn(c, 100, 30);
+    let screen = t.expect(
+        "the setup screen or the local-server offer",
+        |s| s.contains("rein needs a model") || s.contains("Local model found"),
+        WAIT,
+    );
+    // This machine may run a server on a usual port: decline it, as a newcomer without one.
+    if screen.contains("Local model found") {
+        t.send_keys("n");
+        t.expect(
+            "the setup screen",
+            |s| s.contains("rein needs a model"),
+            WAIT,
+        );
+    }
+    t.expect(
+        "the local model offered",
+        |s| s.contains("L: local model, no key"),
+        WAIT,
+    );
+    t.send_keys("l");
+    t.expect(
+        "the app on the local model",
+        |s| s.contains("qwen2.5-coder-1.5b") && s.contains("enter send"),
+        WAIT,
+    );
+    t.type_line("hi");
+    t.expect(
+        "the answer",
+        |s| s.contains("hello from the stand-in"),
+        WAIT,
+    );
+    let pid = w.server_pid();
+    t.send_raw(keys::CTRL_C);
+    t.expect(
+        "the quit hint",
+        |s| s.contains("ctrl+c again to quit"),
+        WAIT,
+    );
+    t.send_raw(keys::CTRL_C);
+    assert_eq!(t.wait_exit(WAIT), Some(0), "{}", t.screen_text());
+    wait_until("the server to stop with the app", WAIT, || gone(pid));
+}
