@@ -13,6 +13,11 @@ use std::time::{Duration, Instant};
 /// The server program (the same file evals/local-model.sh starts).
 const SERVE_MODEL: &str = include_str!("../../evals/serve_model.py");
 
+/// Qwen2.5's chat template with one fix: earlier calls' arguments are rendered as the object
+/// they hold, not as a JSON string (which the model then imitates). The GGUF's own template is
+/// what `/props` shows; `POST /apply-template` shows what a history becomes.
+const CHAT_TEMPLATE: &str = include_str!("../../evals/qwen2.5-coder-chat-template.jinja");
+
 /// How long the model may take to load before rein gives up.
 const START_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -65,9 +70,12 @@ pub fn start(
 ) -> Result<LocalServer, String> {
     let cache = &installed.paths.cache;
     let script = cache.join("serve_model.py");
-    if std::fs::read_to_string(&script).ok().as_deref() != Some(SERVE_MODEL) {
-        std::fs::write(&script, SERVE_MODEL)
-            .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+    let template = cache.join("chat-template.jinja");
+    for (path, content) in [(&script, SERVE_MODEL), (&template, CHAT_TEMPLATE)] {
+        if std::fs::read_to_string(path).ok().as_deref() != Some(content) {
+            std::fs::write(path, content)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
     }
     let port = free_port()?;
     let python = installed.paths.python();
@@ -96,6 +104,8 @@ pub fn start(
         .args(["--threads", &threads.to_string()])
         .args(["--ctx", &CONTEXT.to_string()])
         .args(["--alias", MODEL_ALIAS])
+        .arg("--chat-template")
+        .arg(&template)
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log2);

