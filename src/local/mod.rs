@@ -330,7 +330,7 @@ pub trait Progress {
 
 /// The download line's text.
 pub fn progress_text(done: u64, total: u64, rate: f64) -> String {
-    let pct = if total == 0 { 100 } else { done * 100 / total };
+    let pct = (done * 100).checked_div(total).unwrap_or(100);
     format!(
         "local model: {} of {} ({pct}%), {}/s",
         human_bytes(done),

@@ -257,7 +257,14 @@ struct Fetch {
 struct Index {
     url: String,
     fetches: Arc<Mutex<Vec<Fetch>>>,
+    files: Files,
+    simple: Projects,
 }
+
+/// File name -> bytes.
+type Files = Arc<Mutex<HashMap<String, Vec<u8>>>>;
+/// Project -> its file name.
+type Projects = Arc<Mutex<HashMap<String, String>>>;
 
 impl Index {
     /// Serves `files` (file name -> bytes) for `projects` (project -> file name).
@@ -265,17 +272,34 @@ impl Index {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let fetches = Arc::new(Mutex::new(Vec::new()));
-        let (log, base) = (fetches.clone(), url.clone());
-        let files = Arc::new(files);
-        let projects = Arc::new(projects);
+        let files: Files = Arc::new(Mutex::new(files));
+        let projects: Projects = Arc::new(Mutex::new(projects));
+        let simple: Projects = Arc::default();
+        let index = Index {
+            url: url.clone(),
+            fetches: fetches.clone(),
+            files: files.clone(),
+            simple: simple.clone(),
+        };
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (log, base, files, projects) =
-                    (log.clone(), base.clone(), files.clone(), projects.clone());
-                std::thread::spawn(move || serve_one(stream, &base, &files, &projects, &log));
+                let (log, base) = (fetches.clone(), url.clone());
+                let (files, projects, simple) = (files.clone(), projects.clone(), simple.clone());
+                std::thread::spawn(move || {
+                    serve_one(stream, &base, (&files, &projects, &simple), &log)
+                });
             }
         });
-        Index { url, fetches }
+        index
+    }
+
+    /// Also serves `file` as project `project` on pip's simple index (`/simple/<project>/`).
+    fn add_simple(&self, project: &str, file: &str, data: Vec<u8>) {
+        self.files.lock().unwrap().insert(file.into(), data);
+        self.simple
+            .lock()
+            .unwrap()
+            .insert(project.into(), file.into());
     }
 
     fn fetches(&self) -> Vec<Fetch> {
@@ -286,10 +310,12 @@ impl Index {
 fn serve_one(
     mut stream: std::net::TcpStream,
     base: &str,
-    files: &HashMap<String, Vec<u8>>,
-    projects: &HashMap<String, String>,
+    (files, projects, simple): (&Files, &Projects, &Projects),
     log: &Mutex<Vec<Fetch>>,
 ) {
+    let files = files.lock().unwrap().clone();
+    let projects = projects.lock().unwrap().clone();
+    let simple = simple.lock().unwrap().clone();
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() {
@@ -352,6 +378,17 @@ fn serve_one(
                     }
                     None => reply(&mut stream, "200 OK", "", body),
                 }
+            }
+            None => reply(&mut stream, "404 Not Found", "", b""),
+        },
+        ["simple", project] => match simple.get(*project) {
+            Some(file) => {
+                let sha = hex(&files[file]);
+                let page = format!(
+                    "<html><body><a href=\"{base}/files/{file}#sha256={sha}\">{file}</a></body></html>"
+                );
+                let extra = "Content-Type: text/html\r\n";
+                reply(&mut stream, "200 OK", extra, page.as_bytes());
             }
             None => reply(&mut stream, "404 Not Found", "", b""),
         },
@@ -628,4 +665,67 @@ fn the_first_run_screen_starts_the_local_model_on_l() {
     t.send_raw(keys::CTRL_C);
     assert_eq!(t.wait_exit(WAIT), Some(0), "{}", t.screen_text());
     wait_until("the server to stop with the app", WAIT, || gone(pid));
+}
+
+/// The stand-in for xllamacpp as a wheel pip can install (from the stand-in index).
+fn xllamacpp_wheel(python: &Path, dir: &Path) -> (String, Vec<u8>) {
+    let name = "xllamacpp-0.2.12-py3-none-any.whl".to_string();
+    let src = dir.join("xllamacpp.py.src");
+    std::fs::write(&src, FAKE_XLLAMACPP).unwrap();
+    let out = dir.join(&name);
+    let ok = Command::new(python)
+        .arg("-c")
+        .arg(
+            "import sys, zipfile\n\
+             di = 'xllamacpp-0.2.12.dist-info/'\n\
+             with zipfile.ZipFile(sys.argv[1], 'w') as z:\n    \
+             z.write(sys.argv[2], 'xllamacpp.py')\n    \
+             z.writestr(di + 'METADATA', 'Metadata-Version: 2.1\\nName: xllamacpp\\nVersion: 0.2.12\\n')\n    \
+             z.writestr(di + 'WHEEL', 'Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n')\n    \
+             z.writestr(di + 'RECORD', 'xllamacpp.py,,\\n' + di + 'METADATA,,\\n' + di + 'WHEEL,,\\n' + di + 'RECORD,,\\n')",
+        )
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "could not make the xllamacpp wheel");
+    (name, std::fs::read(out).unwrap())
+}
+
+#[test]
+fn a_first_run_with_an_empty_cache_installs_everything_through_pip_and_the_index() {
+    let has_pip = Command::new("python3")
+        .args(["-c", "import ensurepip, venv"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_pip {
+        support::skips::skip("local first run", "no python3 with venv and ensurepip");
+        return;
+    }
+    let Some(mut w) = Local::new() else { return };
+    let (index, _, model) = publish(&mut w, false);
+    // The index also serves xllamacpp (PEP 503 simple page); the cache starts empty.
+    let (name, wheel) = xllamacpp_wheel(&w.cache.join("venv/bin/python"), &w.root);
+    std::fs::remove_dir_all(w.cache.join("venv")).unwrap();
+    index.add_simple("xllamacpp", &name, wheel);
+    let o = w.run(&["exec", "--local", "hi"]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        o.status.success(),
+        "exit {:?}\n{out}\n{err}",
+        o.status.code()
+    );
+    assert!(out.contains("hello from the stand-in"), "{out}");
+    assert!(err.contains("creating a Python venv"), "{err}");
+    assert!(err.contains("installing xllamacpp 0.2.12"), "{err}");
+    assert!(w.cache.join("venv/bin/python").exists());
+    assert_eq!(std::fs::read(w.cache.join("m.gguf")).unwrap(), model);
+    assert!(
+        index.fetches().iter().any(|f| f.file == name),
+        "{:?}",
+        index.fetches()
+    );
+    let pid = w.server_pid();
+    wait_until("the server to stop with rein", WAIT, || gone(pid));
 }
