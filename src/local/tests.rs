@@ -107,3 +107,29 @@ fn the_served_template_renders_earlier_arguments_as_objects() {
     // Everything else is the GGUF's own template: tools, tool calls, results.
     assert!(t.contains("<tool_call>") && t.contains("<tool_response>"));
 }
+
+#[test]
+fn free_space_is_known_for_the_temp_dir() {
+    let free = install::free_space(&std::env::temp_dir()).unwrap();
+    assert!(free > 0);
+}
+
+#[test]
+fn an_install_that_cannot_fit_is_refused_before_downloading() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = Spec::builtin();
+    spec.size = u64::MAX / 4;
+    let err = install::check_space(dir.path(), &spec).unwrap_err();
+    assert!(err.contains("make room and run again"), "{err}");
+    assert!(
+        install::check_space(
+            dir.path(),
+            &Spec {
+                size: 1,
+                parts: Vec::new(),
+                ..spec
+            }
+        )
+        .is_ok()
+    );
+}
