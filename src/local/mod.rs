@@ -268,8 +268,9 @@ pub fn index_url() -> String {
 
 /// One line for `rein config`: whether the local model is installed and how to use it.
 pub fn status() -> String {
-    let (Ok(paths), Ok(spec)) = (Paths::current(), Spec::current()) else {
-        return "unavailable (no cache dir)".into();
+    let (paths, spec) = match (Paths::current(), Spec::current()) {
+        (Ok(paths), Ok(spec)) => (paths, spec),
+        (Err(e), _) | (_, Err(e)) => return format!("unavailable: {e}"),
     };
     if paths.model_verified(&spec) && paths.python().exists() {
         format!(
