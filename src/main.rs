@@ -381,8 +381,13 @@ fn run_exec(
     (continue_, resume): (bool, Option<String>),
     prompt: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    // Held to the end of the run: dropping it stops the server.
+    let mut read = None;
+    // Held to the end of the run: dropping it stops the server. Usage errors come first, not
+    // after a download and a model load.
     let _local = if local {
+        let config = lenient_config(flags.clone())?;
+        session_start(&config, continue_, resume.as_deref()).map_err(StartupError)?;
+        read = Some(read_prompt(prompt.clone()).map_err(StartupError)?);
         Some(start_local(&mut flags)?)
     } else {
         None
@@ -396,7 +401,10 @@ fn run_exec(
         print_error(&format!("warning: {notice}"));
     }
     let session = session_start(&config, continue_, resume.as_deref()).map_err(StartupError)?;
-    let prompt = read_prompt(prompt).map_err(StartupError)?;
+    let prompt = match read {
+        Some(p) => p,
+        None => read_prompt(prompt).map_err(StartupError)?,
+    };
     let rt = runtime()?;
     let end = rt.block_on(rein::exec::run(
         config,

@@ -816,3 +816,19 @@ fn on_a_terminal_the_download_is_one_line_that_rewrites_itself() {
     let after = screen.split(progress[0]).nth(1).unwrap_or("");
     assert!(after.contains("local model: assembling"), "{screen}");
 }
+
+#[test]
+fn usage_errors_come_before_any_install() {
+    let Some(w) = Local::new() else { return };
+    std::fs::remove_dir_all(w.cache.join("venv")).unwrap();
+    for args in [
+        &["exec", "--local"][..],
+        &["exec", "--local", "--continue", "hi"],
+    ] {
+        let o = w.run(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("local model:"), "{args:?}: {err}");
+    }
+    assert!(!w.cache.join("venv").exists(), "nothing was installed");
+}
