@@ -72,7 +72,14 @@ fn ensure_venv(paths: &Paths, workspace: &Path, progress: &mut dyn Progress) -> 
             venv.display()
         ));
         let venv_arg = venv.to_string_lossy().into_owned();
-        run(paths, "python3", &["-m", "venv", &venv_arg], workspace, &[]).map_err(|e| {
+        run(
+            paths,
+            "python3",
+            &["-I", "-m", "venv", &venv_arg],
+            workspace,
+            &[],
+        )
+        .map_err(|e| {
             format!(
                 "{e}. rein --local needs Python 3 with venv (Debian/Ubuntu: apt install \
                  python3-venv)"
