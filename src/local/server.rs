@@ -21,7 +21,7 @@ const CHAT_TEMPLATE: &str = include_str!("../../evals/qwen2.5-coder-chat-templat
 /// How long the model may take to load before rein gives up.
 const START_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// A running local server; stopped when dropped.
+/// A running local server; killed when dropped.
 #[derive(Debug)]
 pub struct LocalServer {
     child: Child,
@@ -44,18 +44,12 @@ impl Drop for LocalServer {
         if matches!(self.child.try_wait(), Ok(Some(_))) {
             return;
         }
-        // Its own process group (see `start`): the signal reaches anything it started too.
+        // SIGKILL at once: xllamacpp's server does not exit on SIGTERM (llama.cpp's handlers
+        // replace Python's; evals/local-model.sh waits 10 s before its kill -9), and it keeps
+        // nothing worth flushing. Its own process group (see `start`): the signal reaches
+        // anything it started too.
         let group = -(self.child.id() as libc::pid_t);
         // SAFETY: signals a process group this struct started and has not reaped.
-        unsafe { libc::kill(group, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(3);
-        while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        // SAFETY: as above.
         unsafe { libc::kill(group, libc::SIGKILL) };
         let _ = self.child.wait();
     }
