@@ -93,7 +93,8 @@ start() {
     # `nice` alone only ranks it against the processes of this shell, not against compiles
     # started from other terminals; the group's own nice value does that.
     setsid "${nice[@]}" "$VENV/bin/python" "$HERE/serve_model.py" --model "$GGUF" --port "$PORT" \
-        --threads "$THREADS" --ctx "$CTX" --alias "$MODEL_NAME" >"$LOG" 2>&1 < /dev/null &
+        --threads "$THREADS" --ctx "$CTX" --alias "$MODEL_NAME" \
+        --chat-template "$HERE/qwen2.5-coder-chat-template.jinja" >"$LOG" 2>&1 < /dev/null &
     echo $! > "$PIDFILE"
     if [ "$(id -u)" = 0 ] && [ -w "/proc/$!/autogroup" ]; then
         echo -10 > "/proc/$!/autogroup" 2>/dev/null || true

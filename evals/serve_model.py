@@ -18,6 +18,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ctx", type=int, default=32768)
     ap.add_argument("--alias", default="local")
+    # A chat template to use instead of the GGUF's own (evals/qwen2.5-coder-chat-template.jinja).
+    ap.add_argument("--chat-template")
     args = ap.parse_args()
 
     params = xllamacpp.CommonParams()
@@ -31,8 +33,13 @@ def main() -> None:
     params.n_parallel = 1
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
-    # The GGUF's own chat template, so tool calls are rendered and parsed.
+    # Jinja chat templates, so tool calls are rendered and parsed: the GGUF's own, or the
+    # corrected one given (Qwen2.5's renders earlier calls' arguments as a JSON string, which
+    # the model then imitates; check with POST /apply-template).
     params.use_jinja = True
+    if args.chat_template:
+        with open(args.chat_template, encoding="utf-8") as f:
+            params.chat_template = f.read()
     params.sampling.temp = 0.0
     params.sampling.top_k = 1
 

@@ -214,3 +214,56 @@ mod tests {
         );
     }
 }
+
+/// Progress of the local model's install on stderr: on a terminal one running line that
+/// rewrites itself (size, share and rate), elsewhere (logs, CI) a line every tenth. Every line
+/// goes through the sanitizer; only rein's own `\r` and erase-line codes go around it.
+#[derive(Debug)]
+pub struct StderrProgress {
+    terminal: bool,
+    running: bool,
+    last_tenth: Option<u64>,
+}
+
+impl StderrProgress {
+    /// Progress for this process's stderr.
+    pub fn new() -> StderrProgress {
+        StderrProgress {
+            terminal: stderr_is_terminal(),
+            running: false,
+            last_tenth: None,
+        }
+    }
+}
+
+impl Default for StderrProgress {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl crate::local::Progress for StderrProgress {
+    fn line(&mut self, text: &str) {
+        if self.running {
+            let _ = raw::write(raw::Stream::Err, "\n");
+            self.running = false;
+        }
+        if !text.is_empty() {
+            print_stderr(&format!("{}\n", crate::sanitize::one_line(text)));
+        }
+    }
+
+    fn bytes(&mut self, done: u64, total: u64, rate: f64) {
+        let text = crate::sanitize::one_line(&crate::local::progress_text(done, total, rate));
+        if self.terminal {
+            let _ = raw::write(raw::Stream::Err, &format!("\r{text}\u{1b}[K"));
+            self.running = true;
+            return;
+        }
+        let tenth = (done * 10).checked_div(total).unwrap_or(10);
+        if self.last_tenth != Some(tenth) {
+            self.last_tenth = Some(tenth);
+            print_stderr(&format!("{text}\n"));
+        }
+    }
+}

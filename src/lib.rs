@@ -14,6 +14,7 @@ pub mod exec;
 pub mod hooks;
 pub mod launch;
 pub mod llm;
+pub mod local;
 pub mod mcp;
 pub mod policy;
 pub mod protocol;

@@ -26,6 +26,9 @@ struct Cli {
     /// Resume a session: by id (a unique prefix is enough), or pick one from a list.
     #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
+    /// Run on the local model (no key): installed on first use, served while rein runs.
+    #[arg(long, conflicts_with_all = LOCAL_CONFLICTS)]
+    local: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -50,6 +53,9 @@ struct SettingsFlags {
     #[arg(long, value_parser = MODES)]
     mode: Option<String>,
 }
+
+/// What `--local` decides itself.
+const LOCAL_CONFLICTS: [&str; 3] = ["provider", "base_url", "model"];
 
 /// The spellings of `--mode`.
 const MODES: [&str; 3] = ["ask", "accept-edits", "plan"];
@@ -86,6 +92,9 @@ enum Command {
         /// Continue the session with this id (a unique prefix is enough).
         #[arg(short = 'r', long)]
         resume: Option<String>,
+        /// Run on the local model (no key): installed on first use, served while rein runs.
+        #[arg(long, conflicts_with_all = LOCAL_CONFLICTS)]
+        local: bool,
         /// Most model requests for the message (default: max_requests from the config, else
         /// 1000); loop detection may stop it earlier.
         #[arg(long, value_name = "N")]
@@ -231,13 +240,14 @@ fn run() -> anyhow::Result<ExitCode> {
         }
     };
     match cli.command {
-        None => run_tui(cli.settings.flags(), cli.continue_, cli.resume),
+        None => run_tui(cli.settings.flags(), cli.local, cli.continue_, cli.resume),
         Some(Command::Exec {
             settings,
             json,
             yes,
             continue_,
             resume,
+            local,
             max_requests,
             prompt,
         }) => {
@@ -245,7 +255,7 @@ fn run() -> anyhow::Result<ExitCode> {
                 max_requests,
                 ..settings.flags()
             };
-            run_exec(flags, json, yes, (continue_, resume), prompt)
+            run_exec(flags, local, (json, yes), (continue_, resume), prompt)
         }
         Some(Command::Config { settings }) => show_config(settings.flags()),
         Some(Command::Policy {
@@ -353,29 +363,48 @@ fn show_config(flags: Flags) -> anyhow::Result<ExitCode> {
         std::env::temp_dir(),
     );
     let text = format!(
-        "{}{:<22} {}\n",
+        "{}{:<22} {}\n{:<22} {}\n",
         c.describe(),
         "sandbox in force",
-        sandbox.describe()
+        sandbox.describe(),
+        "local model",
+        rein::local::status()
     );
     print_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn run_exec(
-    flags: Flags,
-    json: bool,
-    yes: bool,
+    mut flags: Flags,
+    local: bool,
+    (json, yes): (bool, bool),
     (continue_, resume): (bool, Option<String>),
     prompt: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let config = strict_config(flags)?.for_exec();
+    let mut read = None;
+    // Held to the end of the run: dropping it stops the server. Usage errors come first, not
+    // after a download and a model load.
+    let _local = if local {
+        let config = lenient_config(flags.clone())?;
+        session_start(&config, continue_, resume.as_deref()).map_err(StartupError)?;
+        read = Some(read_prompt(prompt.clone()).map_err(StartupError)?);
+        Some(start_local(&mut flags)?)
+    } else {
+        None
+    };
+    let mut config = strict_config(flags)?.for_exec();
+    if local {
+        config.attribute_to_flag("--local", &LOCAL_SETTINGS);
+    }
     let _guard = init_logging(&config.data_dir);
     for notice in config.startup_notices() {
         print_error(&format!("warning: {notice}"));
     }
     let session = session_start(&config, continue_, resume.as_deref()).map_err(StartupError)?;
-    let prompt = read_prompt(prompt).map_err(StartupError)?;
+    let prompt = match read {
+        Some(p) => p,
+        None => read_prompt(prompt).map_err(StartupError)?,
+    };
     let rt = runtime()?;
     let end = rt.block_on(rein::exec::run(
         config,
@@ -509,9 +538,38 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))
 }
 
+/// The settings `--local` makes.
+const LOCAL_SETTINGS: [&str; 3] = ["provider", "base_url", "model"];
+
+/// `--local`: installs the local model if needed (progress on stderr), starts its server on
+/// the main thread (its death signal follows this thread) and points the flags at it.
+fn start_local(flags: &mut Flags) -> anyhow::Result<rein::local::LocalServer> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
+    let mut progress = rein::cli::StderrProgress::new();
+    let installed = rein::local::install(&cwd, &mut progress)
+        .map_err(|e| anyhow::anyhow!("rein --local: {e}"))?;
+    let server = rein::local::start(&installed, &cwd, &mut progress)
+        .map_err(|e| anyhow::anyhow!("rein --local: {e}"))?;
+    flags.provider = Some("openai".into());
+    flags.base_url = Some(server.base_url.clone());
+    flags.model = Some(server.model.clone());
+    Ok(server)
+}
+
+/// Loads the settings for a `--local` run (the flags point at its server).
+fn local_config(flags: Flags) -> anyhow::Result<Config> {
+    let mut config = strict_config(flags)?;
+    config.attribute_to_flag("--local", &LOCAL_SETTINGS);
+    Ok(config)
+}
+
 /// No model configured: offer a local OpenAI-compatible server if one answers, else say what
-/// to set.
-fn first_run(flags: &Flags, missing: String) -> anyhow::Result<Config> {
+/// to set (or, on L, run the local model).
+fn first_run(
+    flags: &Flags,
+    missing: String,
+) -> anyhow::Result<(Config, Option<rein::local::LocalServer>)> {
     let found = runtime()?.block_on(rein::discover::find_local_servers());
     if let Some(server) = found.iter().find(|s| !s.models.is_empty()) {
         let model = server.models[0].clone();
@@ -525,12 +583,18 @@ fn first_run(flags: &Flags, missing: String) -> anyhow::Result<Config> {
             let mut flags = flags.clone();
             flags.base_url = Some(server.base_url.clone());
             flags.model = Some(model);
-            return strict_config(flags);
+            return Ok((strict_config(flags)?, None));
         }
     }
-    if rein::tui::show_setup_error(&missing).is_err() {
+    match rein::tui::show_setup_error(&missing) {
+        Ok(true) => {
+            let mut flags = flags.clone();
+            let server = start_local(&mut flags)?;
+            return Ok((local_config(flags)?, Some(server)));
+        }
+        Ok(false) => {}
         // No terminal to show it on: the caller prints it.
-        return Err(StartupError(missing).into());
+        Err(_) => return Err(StartupError(missing).into()),
     }
     // Shown full-screen already; exit 2 without printing it again.
     Err(StartupError(String::new()).into())
@@ -560,12 +624,23 @@ fn settle_trust(flags: &mut Flags) -> anyhow::Result<Vec<String>> {
     Ok(notices)
 }
 
-fn run_tui(mut flags: Flags, continue_: bool, resume: Option<String>) -> anyhow::Result<ExitCode> {
+fn run_tui(
+    mut flags: Flags,
+    local: bool,
+    continue_: bool,
+    resume: Option<String>,
+) -> anyhow::Result<ExitCode> {
     let mut notices = settle_trust(&mut flags)?;
-    let config = match Config::load(flags.clone()) {
-        Ok(c) => c,
-        Err(ConfigError::Missing(msg)) => first_run(&flags, msg)?,
-        Err(ConfigError::Invalid(msg)) => return Err(StartupError(msg).into()),
+    // Held to the end of the run: dropping it stops the server.
+    let (config, _local) = if local {
+        let server = start_local(&mut flags)?;
+        (local_config(flags)?, Some(server))
+    } else {
+        match Config::load(flags.clone()) {
+            Ok(c) => (c, None),
+            Err(ConfigError::Missing(msg)) => first_run(&flags, msg)?,
+            Err(ConfigError::Invalid(msg)) => return Err(StartupError(msg).into()),
+        }
     };
     notices.extend(config.startup_notices());
     let _guard = init_logging(&config.data_dir);

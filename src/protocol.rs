@@ -282,6 +282,10 @@ pub enum QuirkKind {
     /// The answer wrote a tool's result itself (`<tool_response>`); it and what followed
     /// were dropped.
     InventedToolResult,
+    /// A tool call's arguments came doubly encoded (a JSON string holding the object, or the
+    /// object with its quotes escaped, as a chat template that renders arguments as strings
+    /// teaches); they were decoded.
+    DoublyEncodedArguments,
 }
 
 /// How a turn ended.

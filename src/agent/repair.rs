@@ -64,7 +64,20 @@ pub fn repair(parts: Vec<AssistantPart>, offered: &[&str], may_nudge: bool) -> R
                 }
                 None => out.parts.push(AssistantPart::Text { text }),
             },
-            AssistantPart::ToolCall(c) => {
+            AssistantPart::ToolCall(mut c) => {
+                if let Some(decoded) = decode_double_encoding(&c.arguments) {
+                    out.quirks.push(Quirk {
+                        kind: QuirkKind::DoublyEncodedArguments,
+                        call_id: Some(c.id.clone()),
+                        detail: format!("{}: {}", c.name, shorten(&c.arguments, 300)),
+                        text: format!(
+                            "The model sent the {} call's arguments doubly encoded; they were \
+                             decoded.",
+                            c.name
+                        ),
+                    });
+                    c.arguments = decoded;
+                }
                 out.calls.push(c.clone());
                 out.parts.push(AssistantPart::ToolCall(c));
             }
@@ -282,7 +295,7 @@ fn call_of(v: &Value) -> Option<TextCall> {
         // Some models double-encode: the arguments as a JSON string holding the object.
         Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
             Ok(a @ Value::Object(_)) => a.to_string(),
-            _ => return None,
+            _ => decode_double_encoding(s)?,
         },
         Some(_) => return None,
     };
@@ -290,6 +303,49 @@ fn call_of(v: &Value) -> Option<TextCall> {
         name: name.to_owned(),
         arguments,
     })
+}
+
+/// The object a tool call's arguments meant, when they came doubly encoded: a JSON string
+/// that itself parses as an object (up to three levels deep), or an object whose quotes were
+/// escaped in whole (`{\"command\": \"ls\"}`) or in part (`{"command": "ls\",\"x\":1}`). A
+/// chat template that renders earlier calls' arguments as strings teaches a model all three.
+/// `None` when they are an object already or no decoding gives one (a plain bad call: the
+/// dispatcher answers it).
+pub fn decode_double_encoding(arguments: &str) -> Option<String> {
+    let mut value = match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(_)) => return None,
+        Ok(v) => v,
+        Err(_) => return unescape_object(arguments),
+    };
+    for _ in 0..3 {
+        let Value::String(inner) = &value else {
+            return None;
+        };
+        value = serde_json::from_str::<Value>(inner).ok()?;
+        if value.is_object() {
+            return Some(value.to_string());
+        }
+    }
+    None
+}
+
+/// Invalid JSON that is an object once its escaped quotes are read as quotes.
+fn unescape_object(arguments: &str) -> Option<String> {
+    if !arguments.contains("\\\"") {
+        return None;
+    }
+    let object = |text: &str| {
+        serde_json::from_str::<Value>(text)
+            .ok()
+            .filter(Value::is_object)
+            .map(|v| v.to_string())
+    };
+    let wrapped = serde_json::from_str::<Value>(&format!("\"{}\"", arguments.trim())).ok();
+    wrapped
+        .as_ref()
+        .and_then(Value::as_str)
+        .and_then(object)
+        .or_else(|| object(&arguments.replace("\\\"", "\"")))
 }
 
 /// Call objects from one JSON value: an object or an array of objects, all calls.

@@ -32,6 +32,13 @@ impl Config {
             .unwrap_or(Source::Default)
     }
 
+    /// Records that `names` were set by `flag` (one flag that sets several, like `--local`).
+    pub fn attribute_to_flag(&mut self, flag: &'static str, names: &[&'static str]) {
+        for &name in names {
+            self.set_source(name, Source::Flag(flag));
+        }
+    }
+
     /// Records where a setting came from, replacing what was recorded.
     pub(super) fn set_source(&mut self, name: &'static str, source: Source) {
         self.sources.retain(|(n, _)| *n != name);

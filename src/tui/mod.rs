@@ -381,12 +381,12 @@ fn ask_yes_no(title: &str, message: &str, keys: &str, enter_is_yes: bool) -> any
 }
 
 /// Shows a full-screen "what to set" message (no model configured) and returns when the
-/// person presses any key.
+/// person presses a key: `true` for L (run the local model, `rein --local`), else `false`.
 #[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
-pub fn show_setup_error(message: &str) -> anyhow::Result<()> {
+pub fn show_setup_error(message: &str) -> anyhow::Result<bool> {
     let guard = terminal::enter().context("could not set up the terminal")?;
     let theme = theme::Theme::dark();
-    let result = (|| -> anyhow::Result<()> {
+    let result = (|| -> anyhow::Result<bool> {
         let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
         loop {
             term.draw(|f| {
@@ -394,11 +394,14 @@ pub fn show_setup_error(message: &str) -> anyhow::Result<()> {
                 view::draw_setup_error(area, f.buffer_mut(), message, &theme);
             })?;
             match crossterm::event::read()? {
-                crossterm::event::Event::Key(k) if k.kind != KeyEventKind::Release => return Ok(()),
+                crossterm::event::Event::Key(k) if k.kind != KeyEventKind::Release => {
+                    let local = matches!(k.code, crossterm::event::KeyCode::Char('l' | 'L'));
+                    return Ok(local);
+                }
                 crossterm::event::Event::Mouse(m)
                     if matches!(m.kind, crossterm::event::MouseEventKind::Down(_)) =>
                 {
-                    return Ok(());
+                    return Ok(false);
                 }
                 _ => {}
             }

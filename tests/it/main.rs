@@ -19,6 +19,7 @@ mod exec_e2e;
 mod flow_modes;
 mod flow_pty;
 mod hooks;
+mod local;
 mod loop_guard;
 mod mcp_e2e;
 mod mcp_faults;

@@ -465,3 +465,47 @@ fn a_tool_result_the_model_invents_is_dropped() {
         "{kinds:?}"
     );
 }
+
+/// A server whose chat template renders earlier calls' arguments as strings teaches the model
+/// to send them that way (issue 21): a JSON string holding the object, or the object with its
+/// quotes escaped. rein decodes them, runs the call and sends it back as an object.
+#[test]
+fn doubly_encoded_arguments_are_decoded_and_run() {
+    let s = ScriptedServer::openai();
+    let as_string = serde_json::to_string(r#"{"path": "a.txt"}"#).unwrap();
+    s.push(Reply::new().call_raw("read_file", &as_string))
+        .push(Reply::new().call_raw("read_file", r#"{\"path\": \"b.txt\"}"#))
+        .push(Reply::text("done"));
+    let w = World::new(&s);
+    w.write("a.txt", "alpha content\n");
+    w.write("b.txt", "beta content\n");
+    let out = w.exec(&["read the two files"]);
+    assert_ok(&out);
+    for (n, want) in [(1, "alpha content"), (2, "beta content")] {
+        let req = s.request(n);
+        let messages = req.messages();
+        let last_call = messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "assistant")
+            .unwrap();
+        let args = last_call["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .unwrap();
+        assert!(
+            serde_json::from_str::<Value>(args).unwrap().is_object(),
+            "{args}"
+        );
+        let result = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+        assert!(result.to_string().contains(want), "{result}");
+    }
+    let q = quirks(&w);
+    assert_eq!(q.len(), 2, "{q:?}");
+    assert!(
+        q.iter()
+            .all(|(kind, detail)| kind == "doubly_encoded_arguments"
+                && detail.starts_with("read_file: ")),
+        "{q:?}"
+    );
+    assert!(stderr(&out).contains("doubly encoded"), "{}", stderr(&out));
+}

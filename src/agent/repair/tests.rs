@@ -146,3 +146,63 @@ fn a_result_the_model_wrote_itself_is_dropped_with_everything_after_it() {
     assert!(r.quirks.is_empty());
     assert_eq!(r.text(), "The tool_response field holds it.");
 }
+
+#[test]
+fn doubly_encoded_arguments_are_decoded() {
+    let obj = serde_json::json!({"command": "ls -l", "timeout_secs": 60});
+    // A JSON string holding the object, once and twice.
+    let once = serde_json::to_string(&obj.to_string()).unwrap();
+    let twice = serde_json::to_string(&once).unwrap();
+    for args in [&once, &twice] {
+        let got: Value = serde_json::from_str(&decode_double_encoding(args).unwrap()).unwrap();
+        assert_eq!(got, obj, "{args}");
+    }
+    // The object with every quote escaped, and the decayed form of the eval runs.
+    let escaped = r#"{\"command\": \"ls -l\", \"timeout_secs\": 60}"#;
+    let decayed = r#"{"command": "ls -l\",\"timeout_secs\":60}"#;
+    for args in [escaped, decayed] {
+        let got: Value = serde_json::from_str(&decode_double_encoding(args).unwrap()).unwrap();
+        assert_eq!(got, obj, "{args}");
+    }
+}
+
+#[test]
+fn arguments_that_are_fine_or_beyond_repair_are_left_alone() {
+    for args in [
+        r#"{"command": "echo \"hi\""}"#,
+        "{}",
+        r#""just a string""#,
+        "[1, 2]",
+        r#"{"command": "ls"#,
+        r#"{\"command\": "#,
+        "",
+    ] {
+        assert_eq!(decode_double_encoding(args), None, "{args}");
+    }
+}
+
+#[test]
+fn a_structured_call_with_doubly_encoded_arguments_runs_decoded_and_is_noted() {
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "bash".into(),
+        arguments: serde_json::to_string(r#"{"command": "ls"}"#).unwrap(),
+    };
+    let out = repair(vec![AssistantPart::ToolCall(call)], &["bash"], true);
+    assert_eq!(out.calls.len(), 1);
+    assert_eq!(out.calls[0].arguments, r#"{"command":"ls"}"#);
+    assert!(
+        matches!(&out.parts[..], [AssistantPart::ToolCall(c)] if c.arguments == out.calls[0].arguments)
+    );
+    assert_eq!(out.quirks.len(), 1);
+    assert_eq!(out.quirks[0].kind, QuirkKind::DoublyEncodedArguments);
+    assert_eq!(out.quirks[0].call_id.as_deref(), Some("c1"));
+    // A Hermes text call whose arguments are a string holding an escaped object.
+    let text =
+        r#"<tool_call>{"name": "bash", "arguments": "{\\\"command\\\": \\\"ls\\\"}"}</tool_call>"#;
+    let (_, name, args, _) = one(text);
+    assert_eq!(
+        (name.as_str(), args),
+        ("bash", serde_json::json!({"command": "ls"}))
+    );
+}

@@ -293,7 +293,8 @@ pub fn draw_setup_error(
     message: &str,
     theme: &crate::tui::theme::Theme,
 ) {
-    let footer = Some("press any key to quit");
+    // The local model needs nothing set: the way out for a newcomer with no key.
+    let footer = Some("L: local model, no key (rein --local) · other keys quit");
     draw_dialog(area, buf, "rein needs a model", message, footer, theme);
 }
 
