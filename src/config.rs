@@ -114,6 +114,10 @@ pub struct Config {
     pub bash_timeout_secs: u64,
     /// Theme name or file.
     pub theme: String,
+    /// How the TUI says it waits for the person: auto, bell, osc9, osc777, off.
+    pub notify: String,
+    /// The person's program run (with one JSON argument) when the TUI waits for them.
+    pub notify_command: Vec<String>,
     /// Sandbox mode for bash.
     pub sandbox: SandboxMode,
     /// Whether bash may use the network.

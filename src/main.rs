@@ -656,6 +656,12 @@ fn run_tui(
     let rt = runtime()?;
     let opts = rein::tui::UiOptions {
         theme: config.theme.clone(),
+        notify: rein::tui::notify::NotifySettings {
+            method: rein::tui::notify::NotifyMethod::parse(&config.notify)
+                .unwrap_or(rein::tui::notify::NotifyMethod::Auto),
+            command: config.notify_command.clone(),
+        },
+        workspace: config.cwd.clone(),
         config_dir: config.config_dir.clone(),
         data_dir: config.data_dir.clone(),
         notices,

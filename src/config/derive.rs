@@ -78,6 +78,14 @@ impl Config {
         );
         let bash_timeout_secs = s.or_default("bash_timeout_secs", raw.bash_timeout_secs, 60);
         let theme = s.or_default("theme", raw.theme, "dark".to_string());
+        let notify = s.or_default("notify", raw.notify, "auto".to_string());
+        if !NOTIFY_METHODS.contains(&notify.as_str()) {
+            return Err(ConfigError::Invalid(format!(
+                "notify must be one of {}; it is \"{notify}\".",
+                NOTIFY_METHODS.join(", ")
+            )));
+        }
+        let notify_command = s.or_default("notify_command", raw.notify_command, Vec::new());
         let auto_compact = s.or_default("auto_compact", raw.auto_compact, true);
         let compact_threshold = s.or_default("compact_threshold", raw.compact_threshold, 0.85);
         let keep_tool_results = s.or_default("keep_tool_results", raw.keep_tool_results, 3);
@@ -127,6 +135,8 @@ impl Config {
             max_requests: max_requests.map(|n| n.max(1)),
             bash_timeout_secs: bash_timeout_secs.clamp(1, 600),
             theme,
+            notify,
+            notify_command,
             sandbox,
             sandbox_network,
             sandbox_secrets: raw.sandbox_secrets,
@@ -194,6 +204,9 @@ fn only_stricter<T>(p: &Sourced<T>, setting: String, what: &str) -> IgnoredSetti
         trust: None,
     }
 }
+
+/// The values `notify` takes (the TUI reads them).
+const NOTIFY_METHODS: &[&str] = &["auto", "bell", "osc9", "osc777", "off"];
 
 fn parse_num<T: std::str::FromStr>(value: &str, origin: &Source) -> Result<T, ConfigError> {
     value.trim().replace('_', "").parse::<T>().map_err(|_| {

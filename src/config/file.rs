@@ -28,6 +28,10 @@ pub(super) struct FileConfig {
     pub(super) max_requests: Option<u32>,
     pub(super) bash_timeout_secs: Option<u64>,
     pub(super) theme: Option<String>,
+    /// `notify = "auto" | "bell" | "osc9" | "osc777" | "off"`.
+    pub(super) notify: Option<String>,
+    /// `notify_command = ["notify-send", "rein"]`: run with one JSON argument.
+    pub(super) notify_command: Option<Vec<String>>,
     pub(super) sandbox: Option<SandboxSetting>,
     pub(super) edits: Option<String>,
     pub(super) mode: Option<String>,

@@ -109,6 +109,8 @@ impl Config {
         );
         line("bash_timeout_secs", self.bash_timeout_secs.to_string());
         line("theme", self.theme.clone());
+        line("notify", self.notify.clone());
+        line("notify_command", self.notify_command.join(" "));
         line("sandbox", self.sandbox.as_str().into());
         line("sandbox.network", self.sandbox_network.to_string());
         for (key, list) in [

@@ -28,6 +28,8 @@ pub enum Purpose {
     /// A hook of the person's own config that they run outside the sandbox: the allow-list
     /// and the project's path, nothing else.
     Hook,
+    /// The person's `notify` program: like the editor, it needs their display and session bus.
+    Notify,
 }
 
 /// Variables an editor also gets: how to reach the person's display, session bus and terminal
@@ -148,7 +150,7 @@ pub fn prepare(req: &Request) -> Result<Prepared, String> {
     let program = resolve_program(req, &dir, &path_var)?;
     let pass: &[&str] = match req.purpose {
         Purpose::Server | Purpose::Hook => &[],
-        Purpose::Editor => EDITOR_PASS,
+        Purpose::Editor | Purpose::Notify => EDITOR_PASS,
     };
     let pass: Vec<String> = pass.iter().map(|s| s.to_string()).collect();
     let mut env: Vec<(OsString, OsString)> = env::filter(std::env::vars_os(), &pass)

@@ -8,6 +8,7 @@
 pub mod app;
 pub mod files;
 pub mod history;
+pub mod notify;
 pub mod outside;
 pub mod sanitize;
 pub mod terminal;
@@ -39,6 +40,10 @@ const EVENT_BATCH: usize = 512;
 pub struct UiOptions {
     /// Theme name: `dark`, `light`, or `<config_dir>/themes/<name>.toml`.
     pub theme: String,
+    /// How to tell the person rein waits for them.
+    pub notify: notify::NotifySettings,
+    /// The workspace (the notify program runs outside it).
+    pub workspace: PathBuf,
     /// The user config directory (for themes).
     pub config_dir: PathBuf,
     /// The data directory (the input history file lives here).
@@ -81,7 +86,13 @@ pub async fn run(
             let paths = Paths {
                 history: &history_path,
             };
-            event_loop(&mut app, &mut term, &ops, &mut events, paths).await
+            let mut notifier = notify::Notifier::new(opts.notify.clone(), opts.workspace.clone());
+            let io = Io {
+                ops: &ops,
+                events: &mut events,
+                notifier: &mut notifier,
+            };
+            event_loop(&mut app, &mut term, io, paths).await
         }
         Err(e) => Err(e.into()),
     };
@@ -99,13 +110,24 @@ struct Paths<'a> {
     history: &'a Path,
 }
 
+/// The loop's channels to the agent, and the notifier that watches them.
+struct Io<'a> {
+    ops: &'a UnboundedSender<Op>,
+    events: &'a mut UnboundedReceiver<Event>,
+    notifier: &'a mut notify::Notifier,
+}
+
 async fn event_loop(
     app: &mut App,
     term: &mut Term,
-    ops: &UnboundedSender<Op>,
-    events: &mut UnboundedReceiver<Event>,
+    io: Io<'_>,
     paths: Paths<'_>,
 ) -> anyhow::Result<()> {
+    let Io {
+        ops,
+        events,
+        notifier,
+    } = io;
     let mut keys = EventStream::new();
     let (files_tx, mut files_rx) = unbounded_channel::<Vec<String>>();
     let mut sigterm = signal(SignalKind::terminate())?;
@@ -137,6 +159,7 @@ async fn event_loop(
                     if matches!(&ev, crossterm::event::Event::Key(k) if k.kind == KeyEventKind::Press) {
                         app.mark_dirty();
                     }
+                    notifier.on_terminal_event(&ev);
                     app.on_terminal_event(ev);
                 }
                 Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal failed")),
@@ -148,10 +171,14 @@ async fn event_loop(
                     if let Event::Error { message } = &ev {
                         last_error = Some(message.clone());
                     }
+                    notify(term, notifier, &ev);
                     app.on_agent_event(ev);
                     for _ in 0..EVENT_BATCH {
                         match events.try_recv() {
-                            Ok(ev) => app.on_agent_event(ev),
+                            Ok(ev) => {
+                                notify(term, notifier, &ev);
+                                app.on_agent_event(ev);
+                            }
                             Err(_) => break,
                         }
                     }
@@ -248,6 +275,16 @@ fn outside_tui<R>(
 }
 
 /// Draws one frame as a synchronized update, so the terminal shows it all at once.
+/// Writes the notifier's bell or OSC sequence for `ev`, if any (rein's own fixed bytes).
+fn notify(term: &mut Term, notifier: &mut notify::Notifier, ev: &Event) {
+    use std::io::Write;
+    let seq = notifier.on_agent_event(ev);
+    if !seq.is_empty() {
+        let out = term.backend_mut();
+        let _ = out.write_all(seq.as_bytes()).and_then(|()| out.flush());
+    }
+}
+
 fn draw(term: &mut Term, app: &mut App) -> anyhow::Result<()> {
     queue!(
         term.backend_mut(),

@@ -3,8 +3,8 @@
 //! screen left, cursor shown.
 
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -77,6 +77,8 @@ fn activate() -> io::Result<()> {
         out,
         EnterAlternateScreen,
         EnableBracketedPaste,
+        // Focus reports tell the notifier when the person looks elsewhere.
+        EnableFocusChange,
         MouseCapture(true),
         cursor::Hide
     )?;
@@ -106,6 +108,7 @@ pub fn restore() {
     let _ = execute!(
         out,
         MouseCapture(false),
+        DisableFocusChange,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show

@@ -26,6 +26,7 @@ mod mcp_faults;
 mod mcp_launch;
 mod mcp_servers;
 mod mcp_trust;
+mod notify;
 mod policy_classes;
 mod policy_cli;
 mod policy_commands;

@@ -6,25 +6,52 @@ use rein::mcp::{McpManager, McpSetup, ServerConfig};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// Where `.ci/setup-mcp.sh` installed the npm servers, or `None` (the test then skips, unless
-/// `REIN_MCP_TESTS_REQUIRED=1`, as in CI, where it fails).
+/// Where the pinned npm servers are: `REIN_MCP_SERVERS`, else the cache `.ci/setup-mcp.sh`
+/// fills, installed there on first use (as the local model is) when npm is on `PATH`. `None`
+/// only where that is impossible: the test then skips and the run's last line says why, unless
+/// `REIN_MCP_TESTS_REQUIRED=1`, as in CI, where it fails.
 pub fn npm_servers() -> Option<PathBuf> {
-    let dir = std::env::var_os("REIN_MCP_SERVERS")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let home = std::env::var_os("HOME")?;
-            Some(PathBuf::from(home).join(".cache/rein-mcp"))
-        })
-        .filter(|d| d.join("node_modules/.bin/mcp-server-everything").exists());
-    if dir.is_none() {
-        assert!(
-            std::env::var("REIN_MCP_TESTS_REQUIRED").as_deref() != Ok("1"),
-            "the MCP test servers are missing: run `bash .ci/setup-mcp.sh` and export \
-             REIN_MCP_SERVERS to the directory it prints"
-        );
-        eprintln!("skipping: MCP test servers not installed (bash .ci/setup-mcp.sh)");
+    static FOUND: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    match FOUND.get_or_init(find_or_install) {
+        Ok(dir) => Some(dir.clone()),
+        Err(why) => {
+            assert!(
+                std::env::var("REIN_MCP_TESTS_REQUIRED").as_deref() != Ok("1"),
+                "the MCP test servers are missing ({why}): run `bash .ci/setup-mcp.sh` and \
+                 export REIN_MCP_SERVERS to the directory it prints"
+            );
+            super::skips::skip("MCP servers (npm)", why);
+            None
+        }
     }
-    dir
+}
+
+fn installed(dir: &Path) -> bool {
+    dir.join("node_modules/.bin/mcp-server-everything").exists()
+}
+
+fn find_or_install() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("REIN_MCP_SERVERS").map(PathBuf::from) {
+        return if installed(&dir) {
+            Ok(dir)
+        } else {
+            Err(format!(
+                "REIN_MCP_SERVERS={} holds no servers",
+                dir.display()
+            ))
+        };
+    }
+    let out = std::process::Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/setup-mcp.sh"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("bash: {e}"))?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if out.status.success() && installed(&dir) {
+        Ok(dir)
+    } else {
+        Err("installing them with npm failed (is npm on PATH and the registry reachable?)".into())
+    }
 }
 
 /// The path of an npm server's executable.
