@@ -128,6 +128,8 @@ async fn main() -> anyhow::Result<()> {
     let data = std::env::temp_dir().join("rein-tui-demo");
     let opts = rein::tui::UiOptions {
         theme: std::env::var("REIN_THEME").unwrap_or_else(|_| "dark".into()),
+        notify: rein::tui::notify::NotifySettings::default(),
+        workspace: data.clone(),
         config_dir: data.clone(),
         data_dir: data,
         notices: Vec::new(),
