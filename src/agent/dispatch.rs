@@ -494,8 +494,10 @@ impl Dispatcher {
         let always = self
             .always(q.call.name.as_str(), q.access)
             .map(|a| always_shown(q.access, a.shown));
-        let (tx, rx) = oneshot::channel();
+        let (tx, mut rx) = oneshot::channel();
         crate::sync::lock(&self.pending).insert(id.clone(), tx);
+        // Made before the question is shown, so a mode switched at once is not missed.
+        let mut changed = Box::pin(self.mode.changed());
         ctx.events.send(Event::ApprovalRequested(ApprovalRequest {
             id: id.clone(),
             call_id: q.call.id.clone(),
@@ -507,9 +509,19 @@ impl Dispatcher {
             always: always.as_ref().ok().cloned(),
             no_always: always.err(),
         }));
-        let answer = tokio::select! {
-            a = rx => a.ok(),
-            _ = ctx.cancel.cancelled() => None,
+        let answer = loop {
+            tokio::select! {
+                a = &mut rx => break a.ok(),
+                _ = ctx.cancel.cancelled() => break None,
+                _ = &mut changed => {
+                    changed.set(self.mode.changed());
+                    if let Some(outcome) = self.rated_again(&q) {
+                        crate::sync::lock(&self.pending).remove(&id);
+                        ctx.events.send(Event::ApprovalWithdrawn { id });
+                        return outcome;
+                    }
+                }
+            }
         };
         crate::sync::lock(&self.pending).remove(&id);
         if let Some((decision, note)) = &answer {
@@ -533,6 +545,16 @@ impl Dispatcher {
                 AskOutcome::Approved(note.filter(|n| !n.trim().is_empty()))
             }
         }
+    }
+
+    /// A waiting question rated again after the mode changed: the outcome when it no longer
+    /// needs the person (plan mode refuses it, accept edits allows an edit), else `None`.
+    fn rated_again(&self, q: &Question<'_>) -> Option<AskOutcome> {
+        let verdict = self.verdict(&q.call.name, q.access);
+        if let Some(refusal) = self.refused_by_mode(q.access, &verdict) {
+            return Some(AskOutcome::Refused(refusal));
+        }
+        (verdict.action == Action::Allow).then_some(AskOutcome::Approved(None))
     }
 
     /// Adds the session rule behind "yes, and don't ask again" and says which it is.

@@ -92,6 +92,7 @@ impl App {
                 }
             }
             Event::ApprovalRequested(req) => self.enqueue_approval(req),
+            Event::ApprovalWithdrawn { id } => self.withdraw_approval(&id),
             Event::RewindPoints { points } => self.on_rewind_points(points),
             Event::RewindPlan(plan) => self.on_rewind_plan(plan),
             Event::Rewound {
@@ -239,6 +240,32 @@ impl App {
             self.invalidate_tool(&req.call_id);
         }
         self.approvals.push_back(req);
+    }
+
+    /// The agent decided a question itself (the mode changed): it leaves the queue, and the
+    /// pane resets when it was the one shown.
+    fn withdraw_approval(&mut self, id: &str) {
+        let Some(at) = self.approvals.iter().position(|r| r.id == id) else {
+            return;
+        };
+        let now = self.now;
+        if let Some(req) = self.approvals.remove(at)
+            && req.subagent.is_none()
+            && let Some(tool) = self.tool_mut(&req.call_id)
+        {
+            tool.answered(now);
+            self.invalidate_tool(&req.call_id);
+        }
+        if at == 0 {
+            self.approval_view.reset();
+            self.esc_refusing = None;
+        }
+        if self.approvals.is_empty() {
+            self.approvals_answered = 0;
+            if let Some(since) = self.waiting_since.take() {
+                self.waited += self.now.saturating_duration_since(since);
+            }
+        }
     }
 
     pub(crate) fn invalidate_tool(&mut self, call_id: &str) {
@@ -518,6 +545,7 @@ impl App {
                 req.subagent.get_or_insert(first_line(&label));
                 self.enqueue_approval(req);
             }
+            Event::ApprovalWithdrawn { id } => self.withdraw_approval(&id),
             Event::Error { message } => {
                 self.notice(format!("{}: {message}", first_line(&label)), Level::Error);
             }

@@ -236,6 +236,10 @@ impl App {
                 self.esc_refusing = Some(self.now);
                 self.approval_view.refusing = true;
             }
+            KeyCode::BackTab => self.approval_shift_tab(),
+            KeyCode::Tab if key.modifiers.contains(KeyModifiers::SHIFT) => {
+                self.approval_shift_tab()
+            }
             KeyCode::Tab => view.editing_note = true,
             KeyCode::Up | KeyCode::Char('k') => view.scroll_by(-1),
             KeyCode::Down | KeyCode::Char('j') => view.scroll_by(1),

@@ -194,7 +194,16 @@ pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
             hint(&mut spans, "esc", "drop note");
         } else {
             hint(&mut spans, "↑↓", "scroll");
-            hint(&mut spans, "shift+tab", "mode");
+            // What Shift+Tab does here (see `approval_shift_tab`).
+            let edit = app
+                .approvals
+                .front()
+                .is_some_and(|r| matches!(r.display, crate::protocol::ToolDisplay::Edit { .. }));
+            if edit && app.status.mode != crate::protocol::ApprovalMode::AcceptEdits {
+                hint(&mut spans, "shift+tab", "yes, accept edits from now on");
+            } else {
+                hint(&mut spans, "shift+tab", "mode");
+            }
         }
     } else if app.model_picker.is_some() {
         hint(&mut spans, "↑↓", "select");

@@ -1,0 +1,106 @@
+//! The review flow's defects (issue 20), each end to end through the real binary: Shift+Tab on
+//! a question, an interrupted command's output, `/diff` over every change, and the wording of
+//! refusals and interruptions.
+
+use crate::support;
+
+use serde_json::json;
+use std::time::Duration;
+use support::pty::idle;
+use support::rein::{World, last_result};
+use support::{Reply, ScriptedServer};
+
+/// Generous: the machine may be busy; assertions are about behaviour, not speed.
+const WAIT: Duration = Duration::from_secs(20);
+/// Shift+Tab as a terminal sends it.
+const SHIFT_TAB: &[u8] = b"\x1b[Z";
+
+/// A question is fully drawn: its key line and the hint line below it.
+fn question(s: &str) -> bool {
+    s.contains("no, stop")
+        && s.lines()
+            .last()
+            .is_some_and(|l| l.contains("waiting for you"))
+}
+
+/// The hint line (the last row).
+fn hints(s: &str) -> &str {
+    s.lines().last().unwrap_or("")
+}
+
+/// Shift+Tab on an edit question approves it and accepts edits from now on (the footer says
+/// so): the next edit runs without a question.
+#[test]
+fn shift_tab_on_an_edit_question_approves_it_and_accepts_edits_from_now_on() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "one.txt", "content": "one\n"}),
+    ))
+    .push(Reply::tool_call(
+        "write_file",
+        json!({"path": "two.txt", "content": "two\n"}),
+    ))
+    .push(Reply::text("Both written."));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(120, 30);
+    t.ready(WAIT);
+    t.type_line("write the files");
+    let screen = t.expect(
+        "the edit question",
+        |s| s.contains("one.txt") && question(s),
+        WAIT,
+    );
+    assert!(
+        hints(&screen).contains("shift+tab yes, accept edits from now on"),
+        "the footer does not say what shift+tab does:\n{screen}"
+    );
+    t.send_raw(SHIFT_TAB);
+    let screen = t.expect(
+        "both edits run",
+        |s| s.contains("Both written.") && idle(s),
+        WAIT,
+    );
+    assert!(screen.contains("accept edits"), "{screen}");
+    assert_eq!(w.read("one.txt").as_deref(), Some("one\n"));
+    assert_eq!(w.read("two.txt").as_deref(), Some("two\n"));
+    assert!(!screen.contains("denied"), "{screen}");
+}
+
+/// Shift+Tab on a command question cycles the mode and the waiting call is rated again: in
+/// accept edits a command still asks; in plan mode it is refused (the question goes, the
+/// model hears "plan mode").
+#[test]
+fn shift_tab_on_a_command_question_cycles_the_mode_and_rates_the_call_again() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call("bash", json!({"command": "make deploy"})))
+        .push(Reply::text("Planning instead."));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(120, 30);
+    t.ready(WAIT);
+    t.type_line("deploy");
+    let screen = t.expect(
+        "the command question",
+        |s| s.contains("Allow bash") && question(s),
+        WAIT,
+    );
+    assert!(hints(&screen).contains("shift+tab mode"), "{screen}");
+    t.send_raw(SHIFT_TAB);
+    let screen = t.expect(
+        "accept edits, still asking",
+        |s| s.contains("accept edits") && question(s),
+        WAIT,
+    );
+    assert!(screen.contains("Allow bash"), "{screen}");
+    assert_eq!(s.request_count(), 1, "the call was decided in accept edits");
+    t.send_raw(SHIFT_TAB);
+    let screen = t.expect(
+        "plan mode refuses the waiting call",
+        |s| s.contains("Planning instead.") && idle(s),
+        WAIT,
+    );
+    assert!(screen.contains("plan mode"), "{screen}");
+    assert!(!screen.contains("Allow bash"), "{screen}");
+    let refusal = last_result(&s.request(1)).content;
+    assert!(refusal.contains("plan mode"), "{refusal}");
+}
