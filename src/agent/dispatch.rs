@@ -124,7 +124,9 @@ impl Ended {
     }
 
     fn ran(out: ToolOutput) -> Ended {
-        let status = if out.is_error {
+        let status = if matches!(out.effect, Effect::Interrupted) {
+            ToolStatus::Interrupted
+        } else if out.is_error {
             ToolStatus::Error
         } else {
             ToolStatus::Ok
@@ -388,13 +390,15 @@ impl Dispatcher {
 
     /// Runs a prepared call, turning panics and interrupts into results.
     async fn run(&self, name: &str, prepared: Box<dyn Prepared>, ctx: &ToolCtx) -> Ended {
+        let stops_itself = prepared.stops_itself();
         let run = AssertUnwindSafe(prepared.run(ctx)).catch_unwind();
         let outcome = tokio::select! {
             biased;
             r = run => r,
             // Tools watch the token themselves (bash kills its process group); this arm only
-            // ends tools that don't, a little later, so the kill can finish first.
-            _ = async { ctx.cancel.cancelled().await; tokio::time::sleep(std::time::Duration::from_millis(150)).await } => {
+            // ends tools that don't, a little later, so the kill can finish first. A tool that
+            // stops itself (bounded) is awaited: what it ran until then is its result.
+            _ = async { ctx.cancel.cancelled().await; tokio::time::sleep(std::time::Duration::from_millis(150)).await }, if !stops_itself => {
                 return Ended::interrupted();
             }
         };

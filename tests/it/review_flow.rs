@@ -6,7 +6,7 @@ use crate::support;
 
 use serde_json::json;
 use std::time::Duration;
-use support::pty::idle;
+use support::pty::{idle, keys};
 use support::rein::{World, last_result};
 use support::{Reply, ScriptedServer};
 
@@ -103,4 +103,72 @@ fn shift_tab_on_a_command_question_cycles_the_mode_and_rates_the_call_again() {
     assert!(!screen.contains("Allow bash"), "{screen}");
     let refusal = last_result(&s.request(1)).content;
     assert!(refusal.contains("plan mode"), "{refusal}");
+}
+
+/// Waits for `done` on screen, approving a question on the way if one comes.
+fn approve_until(t: &mut support::pty::Pty, what: &str, done: impl Fn(&str) -> bool) -> String {
+    let screen = t.expect(what, |s| done(s) || question(s), WAIT);
+    if done(&screen) {
+        return screen;
+    }
+    t.send_keys("y");
+    t.expect(what, done, WAIT)
+}
+
+/// Interrupting a running command keeps what it printed: on screen (cut like any result,
+/// marked interrupted, Ctrl+O shows all of it), for the model (with a note), and in the
+/// session file (a resumed session shows it).
+#[test]
+fn an_interrupted_command_keeps_its_output_for_the_screen_the_model_and_the_session() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "seq -f 'row-%02g' 1 12; sleep 30"}),
+    ))
+    .push(Reply::text("I saw twelve rows."));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(100, 40);
+    t.ready(WAIT);
+    t.type_line("count");
+    approve_until(&mut t, "the rows streaming", |s| s.contains("row-12"));
+    t.send_raw(keys::ESC);
+    let screen = t.expect(
+        "the stopped command",
+        |s| s.contains("interrupted") && idle(s),
+        WAIT,
+    );
+    assert!(screen.contains("row-12"), "the output is gone:\n{screen}");
+    assert!(
+        !screen.contains("row-01"),
+        "the result is not cut as results are:\n{screen}"
+    );
+    t.send_raw(b"\x0f");
+    let screen = t.expect("all of it expanded", |s| s.contains("row-01"), WAIT);
+    assert!(screen.contains("row-12"), "{screen}");
+
+    t.type_line("what did you see?");
+    t.expect(
+        "the answer",
+        |s| s.contains("I saw twelve rows.") && idle(s),
+        WAIT,
+    );
+    let sent = last_result(&s.request(1)).content;
+    assert!(
+        sent.contains("row-01") && sent.contains("row-12"),
+        "the model did not get the output: {sent}"
+    );
+    assert!(sent.contains("interrupted by the user"), "{sent}");
+    t.quit_app(WAIT);
+
+    let mut t = support::pty::Pty::spawn(w.pty_command(&["--continue"]), 100, 40);
+    let screen = t.expect(
+        "the resumed session",
+        |s| s.contains("I saw twelve rows.") && idle(s),
+        WAIT,
+    );
+    assert!(
+        screen.contains("row-12") && screen.contains("interrupted"),
+        "the resumed call lost its output:\n{screen}"
+    );
+    t.quit_app(WAIT);
 }
