@@ -371,7 +371,7 @@ impl Dispatcher {
         ended.waited = waited;
         // Whatever the outcome: an interrupted command may have written.
         if let Some(w) = watch {
-            w.finish(&self.journal, &ctx.events, &call.id).await;
+            w.finish(&self.journal, ctx, &call.id).await;
         }
         if let Effect::FileWritten(w) = &ended.effect {
             self.record_file_change(&w.path, w.old.as_deref(), &w.new, ctx);

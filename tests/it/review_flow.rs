@@ -172,3 +172,91 @@ fn an_interrupted_command_keeps_its_output_for_the_screen_the_model_and_the_sess
     );
     t.quit_app(WAIT);
 }
+
+/// Answers `y` to the questions about each of `calls`, in order.
+fn approve_each(t: &mut support::pty::Pty, calls: &[&str]) {
+    for call in calls {
+        t.expect(
+            &format!("the question about {call}"),
+            |s| {
+                question(s)
+                    && s.lines().any(|l| {
+                        l.contains('$') && l.contains(call)
+                            || l.contains(&format!("Allow write {call}"))
+                    })
+            },
+            WAIT,
+        );
+        t.send_keys("y");
+    }
+}
+
+/// `/diff` shows every change the checkpoints know, whichever tool made it (a file tool, `sed
+/// -i`, a redirect), each file with the calls that changed it; a resumed session too.
+#[test]
+fn diff_shows_what_commands_changed_with_their_origin() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "a.txt", "content": "alpha\n"}),
+    ))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "sed -i s/alpha/beta/ a.txt"}),
+    ))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "echo gamma > b.txt"}),
+    ))
+    .push(Reply::text("All three done."));
+    let w = World::new(&s);
+    w.write("c.txt", "old line\n");
+    let mut t = w.spawn_tui(100, 40);
+    t.ready(WAIT);
+    t.type_line("change the files");
+    approve_each(&mut t, &["a.txt", "sed -i", "echo gamma"]);
+    t.expect(
+        "the turn done",
+        |s| s.contains("All three done.") && idle(s),
+        WAIT,
+    );
+    assert_eq!(w.read("a.txt").as_deref(), Some("beta\n"));
+    assert_eq!(w.read("b.txt").as_deref(), Some("gamma\n"));
+
+    let check = |screen: &str| {
+        for needle in [
+            "a.txt +1",
+            "by write  a.txt",
+            "by bash  sed -i s/alpha/beta/ a.txt",
+            "+ beta",
+            "b.txt +1",
+            "by bash  echo gamma > b.txt",
+            "+ gamma",
+        ] {
+            assert!(screen.contains(needle), "/diff lacks {needle:?}:\n{screen}");
+        }
+    };
+    t.type_line("/diff");
+    let screen = t.expect(
+        "the session's changes",
+        |s| s.contains("+ gamma") && idle(s),
+        WAIT,
+    );
+    check(&screen);
+    t.quit_app(WAIT);
+
+    let mut t = support::pty::Pty::spawn(w.pty_command(&["--continue"]), 100, 40);
+    t.expect(
+        "the resumed session",
+        |s| s.contains("All three done.") && idle(s),
+        WAIT,
+    );
+    t.type_line("/diff");
+    let screen = t.expect(
+        "the resumed changes",
+        |s| s.contains("+ gamma") && idle(s),
+        WAIT,
+    );
+    check(&screen);
+    t.quit_app(WAIT);
+}
