@@ -260,3 +260,27 @@ fn diff_shows_what_commands_changed_with_their_origin() {
     check(&screen);
     t.quit_app(WAIT);
 }
+
+/// `rein exec` stopped by SIGINT keeps what the model had written, says "interrupted" and how
+/// to continue, and exits 130.
+#[test]
+fn exec_interrupted_by_sigint_prints_the_partial_answer_and_how_to_continue() {
+    let s = ScriptedServer::openai();
+    let gate = support::Gate::new();
+    s.push(
+        // Four fragments of nine characters: the first is "Half-way ".
+        Reply::text("Half-way and then the rest of it ...")
+            .fragments(4)
+            .pause_after(2, &gate),
+    );
+    let w = World::new(&s);
+    let mut t = support::pty::Pty::spawn(w.pty_command(&["exec", "explain"]), 100, 20);
+    t.expect("the streamed start", |s| s.contains("Half-way"), WAIT);
+    unsafe { libc::kill(t.pid() as i32, libc::SIGINT) };
+    assert_eq!(t.wait_exit(WAIT), Some(130));
+    let screen = t.screen_text();
+    assert!(screen.contains("interrupted"), "{screen}");
+    assert!(screen.contains("To continue: rein exec -r "), "{screen}");
+    assert!(screen.contains("rein exec --continue"), "{screen}");
+    gate.release();
+}
