@@ -301,7 +301,9 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
             }
             if tally.refused > 0 && !opts.yes {
                 print_error(&format!(
-                    "{} action{} refused: {} approval and nobody was asked (no --yes).",
+                    "{} action{} refused: {} approval and nobody was asked (no --yes). Run \
+                     again with --yes to approve what asks, or allow it with a rule \
+                     ([[rules]] in config.toml; `rein policy check` shows the verdict).",
                     tally.refused,
                     if tally.refused == 1 { " was" } else { "s were" },
                     if tally.refused == 1 {

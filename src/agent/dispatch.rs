@@ -21,6 +21,8 @@ use tokio::sync::oneshot;
 
 /// The text a refused call gets when the user says no.
 pub const DENIED: &str = "The user denied this tool call.";
+/// How a call refused headless (no `--yes`: nobody to ask) begins.
+pub const NOBODY_TO_ASK: &str = "Refused without asking:";
 /// The text an interrupted call gets.
 pub const INTERRUPTED: &str = "Interrupted by the user.";
 
@@ -482,9 +484,10 @@ impl Dispatcher {
         match self.approver {
             Approver::ApproveAll => return AskOutcome::Approved(None),
             Approver::RefuseAll => {
+                // Nobody was asked, so it says so (not "the user denied").
                 return AskOutcome::Refused(format!(
-                    "{DENIED} It needs approval ({}: {}), but rein is running non-interactively \
-                     (rein exec without --yes), so nobody can approve it. Use commands that are \
+                    "{NOBODY_TO_ASK} it needs approval ({}: {}), but no one can approve it here \
+                     (rein exec runs without --yes), so it was not run. Use commands that are \
                      allowed without approval, or finish and tell the user what to run.",
                     q.verdict.part, q.verdict.reason
                 ));
