@@ -336,6 +336,9 @@ impl Dispatcher {
         let mut note_for_model = None;
         let mut waited = std::time::Duration::ZERO;
         match verdict.action {
+            Action::Deny if origin == Origin::Person => {
+                return Ended::new(ToolStatus::Blocked, person_blocked(&verdict));
+            }
             Action::Deny => {
                 return Ended::new(
                     ToolStatus::Blocked,
@@ -604,6 +607,16 @@ fn always_shown(access: &Access, shown: String) -> String {
         Access::Read { path } => format!("reads of {}", path.display),
         Access::Bash { .. } | Access::None | Access::Mcp { .. } => shown,
     }
+}
+
+/// A deny rule refused the person's own `!command`: which rule, and how to change it.
+fn person_blocked(verdict: &Verdict) -> String {
+    format!(
+        "Not run: a deny rule refuses `{}` ({}). Deny rules hold for your own commands too; to \
+         run it, change the rules ([[rules]] in config.toml; /permissions lists those in force \
+         and where each comes from), or run it outside rein.",
+        verdict.part, verdict.reason
+    )
 }
 
 /// What an approval question is about.

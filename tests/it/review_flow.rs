@@ -284,3 +284,37 @@ fn exec_interrupted_by_sigint_prints_the_partial_answer_and_how_to_continue() {
     assert!(screen.contains("rein exec --continue"), "{screen}");
     gate.release();
 }
+
+/// A `!` line shows in the composer as a shell command; a deny rule refusing it tells the
+/// person which rule and how to change it (not the model's "do not retry").
+#[test]
+fn a_bang_command_is_shown_as_one_and_its_refusal_speaks_to_the_person() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(120, 30);
+    t.ready(WAIT);
+    t.send_keys("!sudo rm -rf /");
+    t.expect(
+        "the composer marked as a shell command",
+        |s| s.contains("! shell command"),
+        WAIT,
+    );
+    t.send_raw(keys::ENTER);
+    t.send_raw(b"\x0f");
+    let screen = t.expect(
+        "the refusal",
+        |s| s.contains("blocked") && s.contains("Not run") && idle(s),
+        WAIT,
+    );
+    assert!(
+        screen.contains("a deny rule refuses `sudo rm -rf /`"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("sudo *"),
+        "the rule is not named:\n{screen}"
+    );
+    assert!(screen.contains("/permissions"), "{screen}");
+    assert!(!screen.contains("Do not retry"), "{screen}");
+    assert!(!screen.contains("! shell command"), "{screen}");
+}

@@ -113,6 +113,15 @@ fn draw_screen(area: Rect, buf: &mut Buffer, app: &mut App) {
             app.theme.fg(app.theme.warning),
         ))
     });
+    // A `!` line is not a message: say what Enter will do with it.
+    let title = title.or_else(|| {
+        app.composer.is_shell_command().then(|| {
+            Line::from(Span::styled(
+                " ! shell command · runs in the workspace; its output goes with your next message ",
+                app.theme.fg(app.theme.accent),
+            ))
+        })
+    });
     app.composer.set_busy(app.busy);
     app.composer
         .render(composer, buf, &app.theme, title, app.busy);
