@@ -528,12 +528,17 @@ fn first_run(flags: &Flags, missing: String) -> anyhow::Result<Config> {
             return strict_config(flags);
         }
     }
-    if rein::tui::show_setup_error(&missing).is_err() {
+    Err(setup_error("rein needs a model", missing))
+}
+
+/// Shows what to set full screen (the error then says nothing more), or returns it to print.
+fn setup_error(title: &str, missing: String) -> anyhow::Error {
+    if rein::tui::show_setup_error(title, &missing).is_err() {
         // No terminal to show it on: the caller prints it.
-        return Err(StartupError(missing).into());
+        return StartupError(missing).into();
     }
     // Shown full-screen already; exit 2 without printing it again.
-    Err(StartupError(String::new()).into())
+    StartupError(String::new()).into()
 }
 
 /// Asks the person to trust what the project's config asks for, when it asks for anything that
@@ -565,6 +570,9 @@ fn run_tui(mut flags: Flags, continue_: bool, resume: Option<String>) -> anyhow:
     let config = match Config::load(flags.clone()) {
         Ok(c) => c,
         Err(ConfigError::Missing(msg)) => first_run(&flags, msg)?,
+        Err(ConfigError::MissingKey(msg)) => {
+            return Err(setup_error("rein needs an API key", msg));
+        }
         Err(ConfigError::Invalid(msg)) => return Err(StartupError(msg).into()),
     };
     notices.extend(config.startup_notices());

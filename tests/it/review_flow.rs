@@ -318,3 +318,18 @@ fn a_bang_command_is_shown_as_one_and_its_refusal_speaks_to_the_person() {
     assert!(!screen.contains("Do not retry"), "{screen}");
     assert!(!screen.contains("! shell command"), "{screen}");
 }
+
+/// With a model but no key, the setup screen says the key is missing, not the model.
+#[test]
+fn a_missing_key_alone_is_called_a_missing_key() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    let mut c = w.pty_command(&[]);
+    c.env_remove("API_KEY");
+    c.env_remove("BASE_URL");
+    let t = support::pty::Pty::spawn(c, 100, 24);
+    let screen = t.expect("the setup screen", |s| s.contains("press any key"), WAIT);
+    assert!(screen.contains("rein needs an API key"), "{screen}");
+    assert!(!screen.contains("needs a model"), "{screen}");
+    assert!(screen.contains("No API key is set"), "{screen}");
+}

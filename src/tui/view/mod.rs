@@ -302,8 +302,19 @@ pub fn draw_setup_error(
     message: &str,
     theme: &crate::tui::theme::Theme,
 ) {
+    draw_setup_dialog(area, buf, "rein needs a model", message, theme);
+}
+
+/// Draws the "what to set" screen under `title` (what is missing: a model, a key).
+pub fn draw_setup_dialog(
+    area: Rect,
+    buf: &mut Buffer,
+    title: &str,
+    message: &str,
+    theme: &crate::tui::theme::Theme,
+) {
     let footer = Some("press any key to quit");
-    draw_dialog(area, buf, "rein needs a model", message, footer, theme);
+    draw_dialog(area, buf, title, message, footer, theme);
 }
 
 /// Draws a centred dialog box with a title, a message and an optional dim footer.
