@@ -333,3 +333,47 @@ fn a_missing_key_alone_is_called_a_missing_key() {
     assert!(!screen.contains("needs a model"), "{screen}");
     assert!(screen.contains("No API key is set"), "{screen}");
 }
+
+/// `/resume` lists the open session, marked current, in this directory's list (as `rein -r`
+/// starts); before its first message it says why it is not listed.
+#[test]
+fn resume_lists_the_open_session_marked_current() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::text("Hi there."));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(120, 30);
+    t.ready(WAIT);
+    t.type_line("/resume");
+    let screen = t.expect(
+        "the empty picker",
+        |s| s.contains("Resume a session") && s.contains("No saved sessions"),
+        WAIT,
+    );
+    assert!(screen.contains("saved from its first message"), "{screen}");
+    t.send_raw(keys::ESC);
+    t.expect(
+        "the picker closed",
+        |s| idle(s) && !s.contains("Resume a session"),
+        WAIT,
+    );
+
+    t.type_line("say hello to the otters");
+    t.expect("the answer", |s| s.contains("Hi there.") && idle(s), WAIT);
+    t.type_line("/resume");
+    let screen = t.expect(
+        "the open session listed",
+        |s| s.contains("Resume a session") && s.contains("say hello to the otters"),
+        WAIT,
+    );
+    assert!(
+        screen.contains("· current"),
+        "not marked current:\n{screen}"
+    );
+    assert!(screen.contains("this directory · 1 session"), "{screen}");
+    t.send_raw(keys::ENTER);
+    t.expect(
+        "the open session kept",
+        |s| s.contains("that is the open session") && idle(s),
+        WAIT,
+    );
+}

@@ -134,6 +134,10 @@ impl App {
         match action {
             PickerAction::None => {}
             PickerAction::Close => self.session_picker = None,
+            PickerAction::Open(s) if s.id == self.status.session_id => {
+                self.session_picker = None;
+                self.notice("that is the open session", Level::Info);
+            }
             PickerAction::Open(s) => {
                 self.session_picker = None;
                 self.send(Op::Resume { id: s.id });
