@@ -578,8 +578,11 @@ impl Agent {
             cwd: self.config.cwd.clone(),
             mode: self.mode.clone(),
             record: &mut record,
+            interrupted_answer: None,
         };
-        let outcome = match env.run(&mut self.history, &mut hooks).await {
+        let end = env.run(&mut self.history, &mut hooks).await;
+        let partial = hooks.interrupted_answer.take();
+        let outcome = match end {
             LoopEnd::Completed => TurnOutcome::Completed,
             LoopEnd::Interrupted => TurnOutcome::Interrupted,
             LoopEnd::Failed(reason) => TurnOutcome::Failed { reason },
@@ -603,7 +606,7 @@ impl Agent {
             }
             TurnOutcome::Interrupted => self
                 .journal
-                .record(crate::session_store::Entry::interrupted()),
+                .record(crate::session_store::Entry::interrupted_with(partial)),
             TurnOutcome::Completed => {}
         }
         self.journal.sync();

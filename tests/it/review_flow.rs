@@ -377,3 +377,41 @@ fn resume_lists_the_open_session_marked_current() {
         WAIT,
     );
 }
+
+/// An answer cut off by an interrupt comes back on resume as it was on screen, marked
+/// interrupted.
+#[test]
+fn resume_shows_an_interrupted_partial_answer_marked_interrupted() {
+    let s = ScriptedServer::openai();
+    let gate = support::Gate::new();
+    s.push(
+        // Four fragments of nine characters: the first is "Half-way ".
+        Reply::text("Half-way and then the rest of it ...")
+            .fragments(4)
+            .pause_after(2, &gate),
+    );
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(100, 30);
+    t.ready(WAIT);
+    t.type_line("explain");
+    t.expect("the partial answer", |s| s.contains("Half-way"), WAIT);
+    t.send_raw(keys::ESC);
+    t.expect("the stop", |s| s.contains("interrupted") && idle(s), WAIT);
+    gate.release();
+    t.quit_app(WAIT);
+
+    let mut t = support::pty::Pty::spawn(w.pty_command(&["--continue"]), 100, 30);
+    let screen = t.expect(
+        "the resumed session",
+        |s| s.contains("explain") && idle(s),
+        WAIT,
+    );
+    let partial = screen
+        .find("Half-way")
+        .unwrap_or_else(|| panic!("the partial answer is gone:\n{screen}"));
+    let mark = screen
+        .rfind("Interrupted")
+        .unwrap_or_else(|| panic!("not marked:\n{screen}"));
+    assert!(partial < mark, "{screen}");
+    t.quit_app(WAIT);
+}
