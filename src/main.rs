@@ -286,7 +286,12 @@ fn policy_check(command: &str, always: bool) -> ExitCode {
     let mut out = format!("{}\n", explain(&verdict));
     if always {
         out.push_str(&match policy.always("bash", command) {
-            Ok(a) => format!("always: {} (rule \"{}\")\n", a.shown, a.rule.pattern),
+            Ok(a) => {
+                let patterns: Vec<String> =
+                    a.rules().map(|r| format!("\"{}\"", r.pattern)).collect();
+                let noun = if patterns.len() == 1 { "rule" } else { "rules" };
+                format!("always: {} ({noun} {})\n", a.shown, patterns.join(", "))
+            }
             Err(why) => format!("always: none ({why})\n"),
         });
     }

@@ -572,9 +572,16 @@ impl Dispatcher {
         let Ok(always) = self.always(tool, access) else {
             return;
         };
-        let rule = always.rule;
-        let text = format!("{}({})", rule.tool, rule.pattern);
-        crate::sync::write(&self.policy).add_session_rule(rule);
+        let text = always
+            .rules()
+            .map(|r| format!("{}({})", r.tool, r.pattern))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut policy = crate::sync::write(&self.policy);
+        for rule in always.rules() {
+            policy.add_session_rule(rule.clone());
+        }
+        drop(policy);
         ctx.events.send(Event::Notice {
             text: format!(
                 "Added for this session: allow {text}, i.e. {} (/permissions lists the rules \

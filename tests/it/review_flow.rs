@@ -415,3 +415,40 @@ fn resume_shows_an_interrupted_partial_answer_marked_interrupted() {
     assert!(partial < mark, "{screen}");
     t.quit_app(WAIT);
 }
+
+/// A compound command whose parts ask offers `a` with the exact rule of each part; after it,
+/// those parts run without a question.
+#[test]
+fn a_compound_command_offers_the_exact_rule_of_each_part() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "make build && npm test"}),
+    ))
+    .push(Reply::tool_call("bash", json!({"command": "npm test"})))
+    .push(Reply::text("Built and tested."));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(120, 30);
+    t.ready(WAIT);
+    t.type_line("build and test");
+    let screen = t.expect(
+        "the question",
+        |s| s.contains("Allow bash") && question(s),
+        WAIT,
+    );
+    assert!(
+        screen.contains("a don't ask again this session for: each of `make build`, `npm test`"),
+        "no rule per part:\n{screen}"
+    );
+    t.send_keys("a");
+    let screen = t.expect(
+        "the turn done",
+        |s| s.contains("Built and tested.") && idle(s),
+        WAIT,
+    );
+    assert!(
+        screen.contains("bash(make build), bash(npm test)"),
+        "the notice does not name both rules:\n{screen}"
+    );
+    assert_eq!(s.request_count(), 3);
+}
