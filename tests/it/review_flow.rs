@@ -452,3 +452,68 @@ fn a_compound_command_offers_the_exact_rule_of_each_part() {
     );
     assert_eq!(s.request_count(), 3);
 }
+
+/// A queued message: Up takes it back to edit (Enter queues it again), and Esc stops the turn
+/// without sending it (it waits in the composer).
+#[test]
+fn a_queued_message_can_be_edited_and_esc_does_not_send_it() {
+    let s = ScriptedServer::openai();
+    let gate = support::Gate::new();
+    s.push(
+        Reply::text("Thinking about it for a long while ...")
+            .fragments(4)
+            .pause_after(2, &gate),
+    )
+    .push(Reply::text("Got the edited one."));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(100, 30);
+    t.ready(WAIT);
+    t.type_line("first");
+    t.expect(
+        "the turn running",
+        |s| s.contains("Thinking") && s.contains("esc interrupt"),
+        WAIT,
+    );
+    t.type_line("second message");
+    t.expect(
+        "it is queued",
+        |s| s.contains("↳ queued  second message  ↑ edit"),
+        WAIT,
+    );
+    t.send_raw(keys::UP);
+    t.expect(
+        "back in the composer",
+        |s| !s.contains("↳ queued") && s.contains("› second message"),
+        WAIT,
+    );
+    t.type_line(" edited");
+    t.expect(
+        "queued again",
+        |s| s.contains("↳ queued  second message edited"),
+        WAIT,
+    );
+    t.send_raw(keys::ESC);
+    let screen = t.expect(
+        "stopped, the message kept",
+        |s| {
+            s.contains("interrupted")
+                && s.contains("› second message edited")
+                && !s.contains("↳ queued")
+        },
+        WAIT,
+    );
+    assert_eq!(
+        s.request_count(),
+        1,
+        "Esc sent the queued message:\n{screen}"
+    );
+    gate.release();
+    t.send_raw(keys::ENTER);
+    t.expect(
+        "the answer",
+        |s| s.contains("Got the edited one.") && idle(s),
+        WAIT,
+    );
+    let told = support::rein::user_texts(&s.request(1)).join("\n");
+    assert!(told.contains("second message edited"), "{told}");
+}

@@ -646,6 +646,7 @@ impl App {
         } else {
             self.clear_retry();
         }
+        let outcome_interrupted = outcome == TurnOutcome::Interrupted;
         self.plan_offer = outcome == TurnOutcome::Completed
             && self.status.mode == ApprovalMode::Plan
             && !self.shell_turn;
@@ -664,9 +665,27 @@ impl App {
         self.approvals.clear();
         self.approvals_answered = 0;
         self.approval_view.reset();
-        if let Some(next) = self.queued.pop_front() {
+        if outcome_interrupted {
+            // Stopping is not a "send": what was queued comes back to the composer.
+            self.unqueue_to_composer();
+        } else if let Some(next) = self.queued.pop_front() {
             self.start_turn(next);
         }
+    }
+}
+
+impl App {
+    /// Puts the queued messages back in the composer (before what is typed there), one
+    /// paragraph each.
+    fn unqueue_to_composer(&mut self) {
+        if self.queued.is_empty() {
+            return;
+        }
+        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        if !self.composer.is_empty() {
+            parts.push(self.composer.text());
+        }
+        self.composer.set_text(&parts.join("\n\n"));
     }
 }
 

@@ -115,6 +115,13 @@ impl App {
             KeyCode::PageDown => self.conversation.page(1),
             KeyCode::Home if ctrl => self.conversation.to_top(),
             KeyCode::End if ctrl => self.conversation.to_bottom(),
+            // The last queued message comes back to be edited (it leaves the queue: Enter
+            // queues it again, clearing the composer withdraws it).
+            KeyCode::Up if plain && self.composer.is_empty() && !self.queued.is_empty() => {
+                if let Some(text) = self.queued.pop_back() {
+                    self.composer.set_text(&text);
+                }
+            }
             KeyCode::Up if !ctrl && !alt && self.composer.walks_history() => {
                 self.composer.history_prev();
             }

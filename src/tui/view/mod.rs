@@ -286,10 +286,14 @@ fn draw_queued(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     for (i, text) in app.queued.iter().take(usize::from(area.height)).enumerate() {
         let first = crate::tui::wrap::one_line(text.lines().next().unwrap_or(""));
-        let room = usize::from(area.width.saturating_sub(12));
+        // The last one says how to take it back (Up, when the composer is empty).
+        let last = i + 1 == app.queued.len() && app.composer.is_empty();
+        let hint = if last { "  ↑ edit" } else { "" };
+        let room = usize::from(area.width).saturating_sub(12 + crate::tui::wrap::str_width(hint));
         let line = Line::from(vec![
             Span::styled("  ↳ queued  ", t.dim()),
             Span::styled(truncate(&first, room).into_owned(), t.fg(t.user)),
+            Span::styled(hint, t.dim()),
         ]);
         buf.set_line(area.x, area.y + i as u16, &line, area.width);
     }
