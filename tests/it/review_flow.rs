@@ -341,7 +341,7 @@ fn resume_lists_the_open_session_marked_current() {
     let s = ScriptedServer::openai();
     s.push(Reply::text("Hi there."));
     let w = World::new(&s);
-    let mut t = w.spawn_tui(120, 30);
+    let mut t = w.spawn_tui(180, 30);
     t.ready(WAIT);
     t.type_line("/resume");
     let screen = t.expect(
@@ -358,7 +358,10 @@ fn resume_lists_the_open_session_marked_current() {
     );
 
     t.type_line("say hello to the otters");
-    t.expect("the answer", |s| s.contains("Hi there.") && idle(s), WAIT);
+    let screen = t.expect("the answer", |s| s.contains("Hi there.") && idle(s), WAIT);
+    // The status line labels the session id.
+    let status = screen.lines().rev().nth(1).unwrap_or("");
+    assert!(status.contains(" · session "), "{status}");
     t.type_line("/resume");
     let screen = t.expect(
         "the open session listed",

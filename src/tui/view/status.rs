@@ -126,8 +126,10 @@ fn left_side(app: &App, room: usize) -> Vec<Span<'static>> {
         used += 3 + str_width(&s.provider);
         provider = Some(s.provider.clone());
     }
+    // Labelled: a bare hex id reads as noise (it is what `rein -r` takes).
     let short: String = s.session_id.chars().take(8).collect();
-    if !short.is_empty() && used + 3 + str_width(&short) <= room {
+    let short = format!("session {short}");
+    if !s.session_id.is_empty() && used + 3 + str_width(&short) <= room {
         session = Some(short);
     }
     let mut left = vec![Span::styled(
