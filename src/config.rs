@@ -18,6 +18,7 @@ mod mcp;
 mod project;
 mod raw;
 mod show;
+pub use show::NAME_COLUMN;
 mod window;
 
 pub use file::parse_env_file;

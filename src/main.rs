@@ -358,10 +358,11 @@ fn show_config(flags: Flags) -> anyhow::Result<ExitCode> {
         std::env::temp_dir(),
     );
     let text = format!(
-        "{}{:<22} {}\n",
+        "{}{:<w$} {}\n",
         c.describe(),
         "sandbox in force",
-        sandbox.describe()
+        sandbox.describe(),
+        w = rein::config::NAME_COLUMN
     );
     print_stdout(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -520,3 +520,37 @@ fn a_queued_message_can_be_edited_and_esc_does_not_send_it() {
     let told = support::rein::user_texts(&s.request(1)).join("\n");
     assert!(told.contains("second message edited"), "{told}");
 }
+
+/// `rein config` starts every value in one column, the longest name's row included.
+#[test]
+fn rein_config_aligns_every_row() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    let mut c = w.cmd();
+    c.arg("config");
+    let o = support::rein::run_with_timeout(c, WAIT);
+    let out = support::rein::stdout(&o);
+    let column = |name: &str| {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row:\n{out}"));
+        line[name.len()..]
+            .find(|c: char| c != ' ')
+            .map(|i| i + name.len())
+    };
+    let names = [
+        "provider",
+        "first_byte_timeout_secs",
+        "idle_timeout_secs",
+        "subagent_max_requests",
+        "workspace",
+        "project trust",
+        "sandbox in force",
+    ];
+    let columns: Vec<_> = names.iter().map(|n| column(n)).collect();
+    assert!(
+        columns.windows(2).all(|w| w[0] == w[1] && w[0].is_some()),
+        "{columns:?}\n{out}"
+    );
+}
