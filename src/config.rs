@@ -18,6 +18,7 @@ mod mcp;
 mod project;
 mod raw;
 mod show;
+pub use show::NAME_COLUMN;
 mod window;
 
 pub use file::parse_env_file;
@@ -241,9 +242,12 @@ impl Inputs {
 /// A setting that cannot be used as given.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// Model or key missing: the message says what to set and where.
+    /// The model missing (and maybe the key): the message says what to set and where.
     #[error("{0}")]
     Missing(String),
+    /// Only the API key missing: the message says what to set and where.
+    #[error("{0}")]
+    MissingKey(String),
     /// A file or value is invalid.
     #[error("{0}")]
     Invalid(String),

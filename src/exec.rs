@@ -71,6 +71,8 @@ struct PlainPrinter {
     calls: HashMap<String, ToolDisplay>,
     open_line: bool,
     saw_error: bool,
+    /// Answer text not printed yet (it is printed whole when not streamed to a terminal).
+    unprinted: String,
 }
 
 impl PlainPrinter {
@@ -81,7 +83,22 @@ impl PlainPrinter {
             calls: HashMap::new(),
             open_line: false,
             saw_error: false,
+            unprinted: String::new(),
         }
+    }
+
+    /// The turn was interrupted: what the model had written is printed, then how to go on.
+    fn interrupted(&mut self, session_id: Option<&str>) {
+        let partial = std::mem::take(&mut self.unprinted);
+        if !partial.is_empty() {
+            self.out(&partial);
+        }
+        self.err("interrupted");
+        print_stderr(&format!(
+            "{}
+",
+            continue_hint(session_id)
+        ));
     }
 
     /// Everything goes through the one sanitizer, a piece at a time (it needs no state, so an
@@ -105,7 +122,9 @@ impl PlainPrinter {
             Event::AssistantDelta { text } if self.stream_text && indent.is_empty() => {
                 self.out(text)
             }
+            Event::AssistantDelta { text } if indent.is_empty() => self.unprinted.push_str(text),
             Event::AssistantMessage { text } if indent.is_empty() => {
+                self.unprinted.clear();
                 if !self.stream_text && !text.is_empty() {
                     self.out(text);
                 }
@@ -183,8 +202,18 @@ fn verdict(status: ToolStatus, exit_code: Option<i32>, output: &str, unattended:
             None => "refused: it needs approval and nobody was asked (no --yes)".into(),
         },
         (ToolStatus::Denied, _) => format!("denied: {first}"),
-        (ToolStatus::Interrupted, _) => format!("interrupted: {first}"),
+        // Its output is what it printed until then, not a reason.
+        (ToolStatus::Interrupted, _) => "interrupted".to_string(),
         (ToolStatus::Error, _) => format!("error: {first}"),
+    }
+}
+
+/// How to go on with an interrupted run.
+fn continue_hint(session_id: Option<&str>) -> String {
+    let latest = "rein exec --continue \"…\" (the latest session here)";
+    match session_id.filter(|id| !id.is_empty()) {
+        Some(id) => format!("To continue: rein exec -r {id} \"…\", or {latest}."),
+        None => format!("To continue: {latest}."),
     }
 }
 
@@ -244,6 +273,7 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
     let mut printer = PlainPrinter::new(!opts.yes);
     let mut tally = CallTally::default();
     let mut interrupted_by_signal = false;
+    let mut session_id: Option<String> = None;
     let mut sigint = Box::pin(tokio::signal::ctrl_c());
     loop {
         let event = tokio::select! {
@@ -261,6 +291,9 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
             return ExecEnd::Failed;
         };
         tally.observe(&event);
+        if let Event::SessionConfigured(info) = &event {
+            session_id = Some(info.session_id.clone());
+        }
         if opts.json {
             match serde_json::to_string(&event) {
                 // JSON escapes C0 but not DEL, C1 or bidi overrides: those become `\uXXXX`.
@@ -277,9 +310,17 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
             // Let the agent finish writing (session file, temp dir) before the process ends.
             let drain = async { while handle.events.recv().await.is_some() {} };
             let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
+            if interrupted_by_signal || outcome == TurnOutcome::Interrupted {
+                match opts.json {
+                    true => print_stderr(&format!("{}\n", continue_hint(session_id.as_deref()))),
+                    false => printer.interrupted(session_id.as_deref()),
+                }
+            }
             if tally.refused > 0 && !opts.yes {
                 print_error(&format!(
-                    "{} action{} refused: {} approval and nobody was asked (no --yes).",
+                    "{} action{} refused: {} approval and nobody was asked (no --yes). Run \
+                     again with --yes to approve what asks, or allow it with a rule \
+                     ([[rules]] in config.toml; `rein policy check` shows the verdict).",
                     tally.refused,
                     if tally.refused == 1 { " was" } else { "s were" },
                     if tally.refused == 1 {

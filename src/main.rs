@@ -296,7 +296,12 @@ fn policy_check(command: &str, always: bool) -> ExitCode {
     let mut out = format!("{}\n", explain(&verdict));
     if always {
         out.push_str(&match policy.always("bash", command) {
-            Ok(a) => format!("always: {} (rule \"{}\")\n", a.shown, a.rule.pattern),
+            Ok(a) => {
+                let patterns: Vec<String> =
+                    a.rules().map(|r| format!("\"{}\"", r.pattern)).collect();
+                let noun = if patterns.len() == 1 { "rule" } else { "rules" };
+                format!("always: {} ({noun} {})\n", a.shown, patterns.join(", "))
+            }
             Err(why) => format!("always: none ({why})\n"),
         });
     }
@@ -363,12 +368,13 @@ fn show_config(flags: Flags) -> anyhow::Result<ExitCode> {
         std::env::temp_dir(),
     );
     let text = format!(
-        "{}{:<22} {}\n{:<22} {}\n",
+        "{}{:<w$} {}\n{:<w$} {}\n",
         c.describe(),
         "sandbox in force",
         sandbox.describe(),
         "local model",
-        rein::local::status()
+        rein::local::status(),
+        w = rein::config::NAME_COLUMN
     );
     print_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
@@ -586,18 +592,27 @@ fn first_run(
             return Ok((strict_config(flags)?, None));
         }
     }
-    match rein::tui::show_setup_error(&missing) {
+    setup_screen(flags, "rein needs a model", missing)
+}
+
+/// Shows what to set full screen (L there runs the local model), or returns the message to
+/// print when there is no terminal to show it on.
+fn setup_screen(
+    flags: &Flags,
+    title: &str,
+    missing: String,
+) -> anyhow::Result<(Config, Option<rein::local::LocalServer>)> {
+    match rein::tui::show_setup_error(title, &missing) {
         Ok(true) => {
             let mut flags = flags.clone();
             let server = start_local(&mut flags)?;
-            return Ok((local_config(flags)?, Some(server)));
+            Ok((local_config(flags)?, Some(server)))
         }
-        Ok(false) => {}
+        // Shown full-screen already; exit 2 without printing it again.
+        Ok(false) => Err(StartupError(String::new()).into()),
         // No terminal to show it on: the caller prints it.
-        Err(_) => return Err(StartupError(missing).into()),
+        Err(_) => Err(StartupError(missing).into()),
     }
-    // Shown full-screen already; exit 2 without printing it again.
-    Err(StartupError(String::new()).into())
 }
 
 /// Asks the person to trust what the project's config asks for, when it asks for anything that
@@ -639,6 +654,9 @@ fn run_tui(
         match Config::load(flags.clone()) {
             Ok(c) => (c, None),
             Err(ConfigError::Missing(msg)) => first_run(&flags, msg)?,
+            Err(ConfigError::MissingKey(msg)) => {
+                setup_screen(&flags, "rein needs an API key", msg)?
+            }
             Err(ConfigError::Invalid(msg)) => return Err(StartupError(msg).into()),
         }
     };

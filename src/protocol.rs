@@ -462,6 +462,11 @@ pub enum Event {
     },
     /// The agent waits for an `Op::Approval`.
     ApprovalRequested(ApprovalRequest),
+    /// The question with this id needs no answer any more (the mode changed and decided it).
+    ApprovalWithdrawn {
+        /// The request id.
+        id: String,
+    },
     /// A file tool wrote a file (for `/diff`): exactly what was written, nothing proposed.
     FileChanged {
         /// The call that wrote it.

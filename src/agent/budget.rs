@@ -239,6 +239,8 @@ pub struct MainHooks<'a> {
     pub mode: super::mode::ModeSwitch,
     /// Called for each appended message and each compaction (the session file).
     pub record: &'a mut (dyn FnMut(Record<'_>) + Send),
+    /// The answer an interrupt cut off (the agent records it with the interruption).
+    pub interrupted_answer: Option<String>,
 }
 
 /// Something the session file should keep.
@@ -296,6 +298,10 @@ impl TurnHooks for MainHooks<'_> {
 
     fn after_tools(&mut self) {
         self.state.files.tools_ran();
+    }
+
+    fn interrupted_answer(&mut self, text: String) {
+        self.interrupted_answer = Some(text);
     }
 
     fn quirk(&mut self, quirk: &super::repair::Quirk) {
@@ -407,6 +413,7 @@ mod tests {
             cwd: std::env::temp_dir(),
             mode: crate::agent::mode::ModeSwitch::default(),
             record: &mut record,
+            interrupted_answer: None,
         };
         hooks.usage(0, 1, 3);
         assert_eq!(hooks.state.reported, 0);

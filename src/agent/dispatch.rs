@@ -21,6 +21,8 @@ use tokio::sync::oneshot;
 
 /// The text a refused call gets when the user says no.
 pub const DENIED: &str = "The user denied this tool call.";
+/// How a call refused headless (no `--yes`: nobody to ask) begins.
+pub const NOBODY_TO_ASK: &str = "Refused without asking:";
 /// The text an interrupted call gets.
 pub const INTERRUPTED: &str = "Interrupted by the user.";
 
@@ -127,7 +129,9 @@ impl Ended {
     }
 
     fn ran(out: ToolOutput) -> Ended {
-        let status = if out.is_error {
+        let status = if matches!(out.effect, Effect::Interrupted) {
+            ToolStatus::Interrupted
+        } else if out.is_error {
             ToolStatus::Error
         } else {
             ToolStatus::Ok
@@ -351,6 +355,9 @@ impl Dispatcher {
         let mut note_for_model = None;
         let mut waited = std::time::Duration::ZERO;
         match verdict.action {
+            Action::Deny if origin == Origin::Person => {
+                return Ended::new(ToolStatus::Blocked, person_blocked(&verdict));
+            }
             Action::Deny => {
                 return Ended::new(
                     ToolStatus::Blocked,
@@ -388,7 +395,7 @@ impl Dispatcher {
         ended.waited = waited;
         // Whatever the outcome: an interrupted command may have written.
         if let Some(w) = watch {
-            w.finish(&self.journal, &ctx.events, &call.id).await;
+            w.finish(&self.journal, ctx, &call.id).await;
         }
         if let Effect::FileWritten(w) = &ended.effect {
             self.record_file_change(&w.path, w.old.as_deref(), &w.new, ctx);
@@ -416,13 +423,15 @@ impl Dispatcher {
 
     /// Runs a prepared call, turning panics and interrupts into results.
     async fn run(&self, name: &str, prepared: Box<dyn Prepared>, ctx: &ToolCtx) -> Ended {
+        let stops_itself = prepared.stops_itself();
         let run = AssertUnwindSafe(prepared.run(ctx)).catch_unwind();
         let outcome = tokio::select! {
             biased;
             r = run => r,
             // Tools watch the token themselves (bash kills its process group); this arm only
-            // ends tools that don't, a little later, so the kill can finish first.
-            _ = async { ctx.cancel.cancelled().await; tokio::time::sleep(std::time::Duration::from_millis(150)).await } => {
+            // ends tools that don't, a little later, so the kill can finish first. A tool that
+            // stops itself (bounded) is awaited: what it ran until then is its result.
+            _ = async { ctx.cancel.cancelled().await; tokio::time::sleep(std::time::Duration::from_millis(150)).await }, if !stops_itself => {
                 return Ended::interrupted();
             }
         };
@@ -506,9 +515,10 @@ impl Dispatcher {
         match self.approver {
             Approver::ApproveAll => return AskOutcome::Approved(None),
             Approver::RefuseAll => {
+                // Nobody was asked, so it says so (not "the user denied").
                 return AskOutcome::Refused(format!(
-                    "{DENIED} It needs approval ({}: {}), but rein is running non-interactively \
-                     (rein exec without --yes), so nobody can approve it. Use commands that are \
+                    "{NOBODY_TO_ASK} it needs approval ({}: {}), but no one can approve it here \
+                     (rein exec runs without --yes), so it was not run. Use commands that are \
                      allowed without approval, or finish and tell the user what to run.",
                     q.verdict.part, q.verdict.reason
                 ));
@@ -528,8 +538,10 @@ impl Dispatcher {
                 &ctx.events,
             );
         }
-        let (tx, rx) = oneshot::channel();
+        let (tx, mut rx) = oneshot::channel();
         crate::sync::lock(&self.pending).insert(id.clone(), tx);
+        // Made before the question is shown, so a mode switched at once is not missed.
+        let mut changed = Box::pin(self.mode.changed());
         ctx.events.send(Event::ApprovalRequested(ApprovalRequest {
             id: id.clone(),
             call_id: q.call.id.clone(),
@@ -541,9 +553,19 @@ impl Dispatcher {
             always: always.as_ref().ok().cloned(),
             no_always: always.err(),
         }));
-        let answer = tokio::select! {
-            a = rx => a.ok(),
-            _ = ctx.cancel.cancelled() => None,
+        let answer = loop {
+            tokio::select! {
+                a = &mut rx => break a.ok(),
+                _ = ctx.cancel.cancelled() => break None,
+                _ = &mut changed => {
+                    changed.set(self.mode.changed());
+                    if let Some(outcome) = self.rated_again(&q) {
+                        crate::sync::lock(&self.pending).remove(&id);
+                        ctx.events.send(Event::ApprovalWithdrawn { id });
+                        return outcome;
+                    }
+                }
+            }
         };
         crate::sync::lock(&self.pending).remove(&id);
         if let Some((decision, note)) = &answer {
@@ -569,14 +591,31 @@ impl Dispatcher {
         }
     }
 
+    /// A waiting question rated again after the mode changed: the outcome when it no longer
+    /// needs the person (plan mode refuses it, accept edits allows an edit), else `None`.
+    fn rated_again(&self, q: &Question<'_>) -> Option<AskOutcome> {
+        let verdict = self.verdict(&q.call.name, q.access);
+        if let Some(refusal) = self.refused_by_mode(q.access, &verdict) {
+            return Some(AskOutcome::Refused(refusal));
+        }
+        (verdict.action == Action::Allow).then_some(AskOutcome::Approved(None))
+    }
+
     /// Adds the session rule behind "yes, and don't ask again" and says which it is.
     fn remember(&self, tool: &str, access: &Access, ctx: &ToolCtx) {
         let Ok(always) = self.always(tool, access) else {
             return;
         };
-        let rule = always.rule;
-        let text = format!("{}({})", rule.tool, rule.pattern);
-        crate::sync::write(&self.policy).add_session_rule(rule);
+        let text = always
+            .rules()
+            .map(|r| format!("{}({})", r.tool, r.pattern))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut policy = crate::sync::write(&self.policy);
+        for rule in always.rules() {
+            policy.add_session_rule(rule.clone());
+        }
+        drop(policy);
         ctx.events.send(Event::Notice {
             text: format!(
                 "Added for this session: allow {text}, i.e. {} (/permissions lists the rules \
@@ -609,6 +648,16 @@ fn always_shown(access: &Access, shown: String) -> String {
         Access::Read { path } => format!("reads of {}", path.display),
         Access::Bash { .. } | Access::None | Access::Mcp { .. } => shown,
     }
+}
+
+/// A deny rule refused the person's own `!command`: which rule, and how to change it.
+fn person_blocked(verdict: &Verdict) -> String {
+    format!(
+        "Not run: a deny rule refuses `{}` ({}). Deny rules hold for your own commands too; to \
+         run it, change the rules ([[rules]] in config.toml; /permissions lists those in force \
+         and where each comes from), or run it outside rein.",
+        verdict.part, verdict.reason
+    )
 }
 
 /// What an approval question is about.

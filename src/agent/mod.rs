@@ -646,6 +646,7 @@ impl Agent {
             cwd: self.config.cwd.clone(),
             mode: self.mode.clone(),
             record: &mut record,
+            interrupted_answer: None,
         };
         let transcript = self.journal.path();
         let mut stop_hook = hook_turn::StopHook::new(&self.hooks, transcript.as_deref());
@@ -662,6 +663,7 @@ impl Agent {
                 None => break end,
             }
         };
+        let partial = hooks.interrupted_answer.take();
         let outcome = match end {
             LoopEnd::Completed => TurnOutcome::Completed,
             LoopEnd::Interrupted => TurnOutcome::Interrupted,
@@ -686,7 +688,7 @@ impl Agent {
             }
             TurnOutcome::Interrupted => self
                 .journal
-                .record(crate::session_store::Entry::interrupted()),
+                .record(crate::session_store::Entry::interrupted_with(partial)),
             TurnOutcome::Completed => {}
         }
         self.journal.sync();

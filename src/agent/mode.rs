@@ -5,9 +5,10 @@ use crate::protocol::ApprovalMode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// A shared, lock-free cell holding the current [`ApprovalMode`].
+/// A shared, lock-free cell holding the current [`ApprovalMode`]; a waiting question hears
+/// when it changes (it is rated again under the new mode).
 #[derive(Clone, Debug)]
-pub struct ModeSwitch(Arc<AtomicU8>);
+pub struct ModeSwitch(Arc<AtomicU8>, Arc<tokio::sync::Notify>);
 
 impl Default for ModeSwitch {
     /// Set to the default mode (ask).
@@ -19,7 +20,10 @@ impl Default for ModeSwitch {
 impl ModeSwitch {
     /// A switch set to `mode`.
     pub fn new(mode: ApprovalMode) -> ModeSwitch {
-        ModeSwitch(Arc::new(AtomicU8::new(mode.permissiveness())))
+        ModeSwitch(
+            Arc::new(AtomicU8::new(mode.permissiveness())),
+            Arc::default(),
+        )
     }
 
     /// The mode in force.
@@ -34,6 +38,13 @@ impl ModeSwitch {
     /// Sets the mode.
     pub fn set(&self, mode: ApprovalMode) {
         self.0.store(mode.permissiveness(), Ordering::SeqCst);
+        self.1.notify_waiters();
+    }
+
+    /// Resolves at the next `set` after it was created (created before awaiting, so no change
+    /// in between is missed).
+    pub fn changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.1.notified()
     }
 }
 

@@ -7,7 +7,7 @@ use crate::checkpoint::{Checkpoints, RestoreError, Restored, Scope};
 use crate::llm::Message;
 use crate::protocol::{Event, EventSink, HistoryItem, Todo};
 use crate::session_store::{self, Entry};
-use crate::tools::Access;
+use crate::tools::{Access, ToolCtx};
 
 /// What a watched call may write.
 #[derive(Clone)]
@@ -67,19 +67,70 @@ pub(crate) async fn before_tool(
 impl Watch {
     /// Scans after the call (whatever its outcome: an interrupted command may have written)
     /// and records what it changed.
-    pub(crate) async fn finish(self, journal: &Journal, events: &EventSink, call_id: &str) {
+    pub(crate) async fn finish(self, journal: &Journal, ctx: &ToolCtx, call_id: &str) {
         let Watch {
             checkpoints,
             watched,
         } = self;
-        let report = tokio::task::spawn_blocking(move || checkpoints.after(watched.scope()))
-            .await
-            .unwrap_or_default();
+        // A command's changes are shown by `/diff` as a file tool's writes are (those come
+        // from the tool itself, exactly as written).
+        let command = matches!(watched, Watched::Workspace);
+        let (report, texts) = tokio::task::spawn_blocking(move || {
+            let report = checkpoints.after(watched.scope());
+            let texts = match command {
+                true => report
+                    .changes
+                    .iter()
+                    .map(|c| texts(&checkpoints, c))
+                    .collect(),
+                false => Vec::new(),
+            };
+            (report, texts)
+        })
+        .await
+        .unwrap_or_default();
+        for (change, texts) in report.changes.iter().zip(texts) {
+            command_change(journal, ctx, call_id, &change.path, texts);
+        }
         record(journal, Some(call_id), report.changes);
         for text in report.notices {
-            events.send(Event::Notice { text });
+            ctx.events.send(Event::Notice { text });
         }
     }
+}
+
+/// A changed file's texts before and after (`None` before: it was created; after: removed),
+/// when both were kept, are text, and are small enough to keep in the session file.
+type Texts = Option<(Option<String>, Option<String>)>;
+
+fn texts(checkpoints: &Checkpoints, change: &crate::checkpoint::Change) -> Texts {
+    let old = checkpoints.text_of(&change.before)?;
+    let new = checkpoints.text_of(&change.after)?;
+    let size = old.as_ref().map_or(0, String::len) + new.as_ref().map_or(0, String::len);
+    (size <= super::dispatch::FILE_CHANGE_KEEP_BYTES).then_some((old, new))
+}
+
+/// Tells `/diff` (the front end now, the session file for a resumed one) what a command
+/// changed; a file holding a secret value is recorded without its contents and not shown.
+fn command_change(journal: &Journal, ctx: &ToolCtx, call_id: &str, path: &str, texts: Texts) {
+    let texts = texts.filter(|(old, new)| {
+        ![old, new].iter().any(|t| {
+            t.as_ref()
+                .is_some_and(|t| ctx.secrets.found_in(t.as_bytes()))
+        })
+    });
+    let Some((old, new)) = texts else {
+        journal.record(Entry::file_change(path, None, None));
+        return;
+    };
+    let new = new.unwrap_or_default();
+    journal.record(Entry::file_change(path, old.clone(), Some(new.clone())));
+    ctx.events.send(Event::FileChanged {
+        call_id: call_id.to_string(),
+        path: path.to_string(),
+        old,
+        new,
+    });
 }
 
 /// Starts the checkpoints' first scan in the background (the status line says so while it

@@ -63,6 +63,9 @@ pub trait TurnHooks: Send {
     }
     /// Called after the results of one response's tool calls were appended.
     fn after_tools(&mut self) {}
+    /// The turn was interrupted while the model was writing this answer (never stored as a
+    /// message).
+    fn interrupted_answer(&mut self, _text: String) {}
     /// The harness repaired something in an answer (for the session file).
     fn quirk(&mut self, _quirk: &Quirk) {}
     /// Called before each request (`keep` is the loop's micro-compaction setting); may replace
@@ -175,7 +178,12 @@ impl TurnEnv<'_> {
             sent = std::mem::take(&mut request.messages);
             let response = match response {
                 Ok(r) => r,
-                Err(end) => return end,
+                Err((end, partial)) => {
+                    if end == LoopEnd::Interrupted && !partial.is_empty() {
+                        hooks.interrupted_answer(partial);
+                    }
+                    return end;
+                }
             };
             if let Some(u) = response.usage {
                 hooks.usage(u.input_tokens, u.output_tokens, history.len());
@@ -276,11 +284,16 @@ impl TurnEnv<'_> {
         }
     }
 
-    /// Sends one request, streaming its text to the front end.
-    async fn request(&self, request: &Request) -> Result<Response, LoopEnd> {
+    /// Sends one request, streaming its text to the front end; a failed one returns the text
+    /// streamed so far.
+    async fn request(&self, request: &Request) -> Result<Response, (LoopEnd, String)> {
         let events = self.events().clone();
-        let mut on = move |n: StreamNotice| match n {
-            StreamNotice::Text(text) => events.send(Event::AssistantDelta { text }),
+        let mut partial = String::new();
+        let mut on = |n: StreamNotice| match n {
+            StreamNotice::Text(text) => {
+                partial.push_str(&text);
+                events.send(Event::AssistantDelta { text })
+            }
             StreamNotice::Reasoning(text) => events.send(Event::ReasoningDelta { text }),
             StreamNotice::Retrying {
                 attempt,
@@ -294,10 +307,11 @@ impl TurnEnv<'_> {
                 reason,
             }),
         };
-        match self.client.stream(request, self.cancel(), &mut on).await {
+        let result = self.client.stream(request, self.cancel(), &mut on).await;
+        match result {
             Ok(r) => Ok(r),
-            Err(LlmError::Cancelled) => Err(LoopEnd::Interrupted),
-            Err(e) => Err(LoopEnd::Failed(e.to_string())),
+            Err(LlmError::Cancelled) => Err((LoopEnd::Interrupted, partial)),
+            Err(e) => Err((LoopEnd::Failed(e.to_string()), partial)),
         }
     }
 

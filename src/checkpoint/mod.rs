@@ -371,6 +371,17 @@ impl Checkpoints {
         }
     }
 
+    /// The text a recorded state held, for showing a change: `Some(None)` when there was no
+    /// file, `None` when its content was not kept or is not UTF-8 text.
+    pub fn text_of(&self, state: &FileState) -> Option<Option<String>> {
+        if matches!(state, FileState::Absent) {
+            return Some(None);
+        }
+        let blobs = self.lock().store.as_ref()?.blobs.clone();
+        let bytes = blobs.get(state.blob()?).ok()?;
+        String::from_utf8(bytes).ok().map(Some)
+    }
+
     /// The end of a turn: saves the shadow.
     pub fn end_turn(&self) {
         let mut e = self.lock();

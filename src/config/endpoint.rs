@@ -116,8 +116,11 @@ pub(super) fn derive_endpoint(
             base_url: &base_url,
             base_url_given: raw.base_url.is_some(),
         };
-        if missing.model || missing.key {
+        if missing.model {
             return Err(ConfigError::Missing(missing.message(config_dir)));
+        }
+        if missing.key {
+            return Err(ConfigError::MissingKey(missing.message(config_dir)));
         }
     }
     let trimmed = |s: &Sourced<String>| Sourced {

@@ -3,6 +3,10 @@
 use super::{Config, Source};
 use crate::trust::{TrustItem, TrustedBy};
 
+/// The width of `rein config`'s name column: the longest name (`first_byte_timeout_secs`)
+/// and a space, so every value starts in the same column.
+pub const NAME_COLUMN: usize = 24;
+
 impl Config {
     /// The key with all but its last four characters hidden.
     pub fn masked_key(&self) -> String {
@@ -49,7 +53,10 @@ impl Config {
     pub fn describe(&self) -> String {
         let mut lines = Vec::new();
         let mut line = |name: &'static str, value: String| {
-            lines.push(format!("{name:<22} {value:<40} ({})", self.source_of(name)));
+            lines.push(format!(
+                "{name:<NAME_COLUMN$} {value:<40} ({})",
+                self.source_of(name)
+            ));
         };
         line("provider", self.provider.as_str().into());
         line("base_url", self.base_url.clone());
@@ -142,7 +149,7 @@ impl Config {
         );
         let mut out = lines.join("\n");
         out.push_str(&format!(
-            "\n{:<22} {}\n{:<22} {}\n{:<22} {}\n",
+            "\n{:<NAME_COLUMN$} {}\n{:<NAME_COLUMN$} {}\n{:<NAME_COLUMN$} {}\n",
             "workspace",
             self.cwd.display(),
             "config_dir",
@@ -168,7 +175,7 @@ impl Config {
             ));
         }
         out.push_str(&format!(
-            "{:<22} {}\n",
+            "{:<NAME_COLUMN$} {}\n",
             "project trust",
             self.trust_status()
         ));

@@ -74,7 +74,7 @@ fn precedence_flag_rein_env_plain_env_file_toml() {
     i.env.clear();
     assert!(matches!(
         Config::from_inputs(&i),
-        Err(ConfigError::Missing(_))
+        Err(ConfigError::Missing(_) | ConfigError::MissingKey(_))
     ));
 }
 
@@ -106,7 +106,7 @@ fn provider_inferred_and_key_optional_on_loopback() {
         &[("MODEL", "m"), ("BASE_URL", "https://api.anthropic.com")],
     );
     match Config::from_inputs(&i) {
-        Err(ConfigError::Missing(msg)) => {
+        Err(ConfigError::Missing(msg) | ConfigError::MissingKey(msg)) => {
             assert!(msg.contains("API_KEY"), "{msg}");
             assert!(msg.contains("ANTHROPIC_API_KEY"), "{msg}");
         }

@@ -14,8 +14,27 @@ use super::{Action, Policy, Rule, RuleSource};
 pub struct AlwaysRule {
     /// The session rule.
     pub rule: Rule,
-    /// What it allows, for people: `git log …` (any arguments) or the exact command.
+    /// The rules for the other parts that ask, one each (a compound command: `make && npm
+    /// test`), each as exact as the first.
+    pub more: Vec<Rule>,
+    /// What it allows, for people: `git log …` (any arguments) or the exact command; for
+    /// several parts, each of them.
     pub shown: String,
+}
+
+impl AlwaysRule {
+    fn one(rule: Rule, shown: String) -> AlwaysRule {
+        AlwaysRule {
+            rule,
+            more: Vec::new(),
+            shown,
+        }
+    }
+
+    /// Every rule it adds.
+    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
+        std::iter::once(&self.rule).chain(&self.more)
+    }
 }
 
 /// Tools whose first operand is a subcommand with its own meaning.
@@ -152,10 +171,7 @@ impl Policy {
                 Action::Allow,
                 RuleSource::Session,
             )
-            .map(|rule| AlwaysRule {
-                rule,
-                shown: subject.to_string(),
-            })
+            .map(|rule| AlwaysRule::one(rule, subject.to_string()))
         };
         match tool {
             "bash" => self.always_bash(subject),
@@ -163,12 +179,8 @@ impl Policy {
             "read_file" => exact("read_file"),
             // An MCP tool: the dialog offers "always for this tool", whatever its arguments.
             mcp if mcp.starts_with("mcp__") => {
-                Rule::new(&escape_glob(mcp), "*", Action::Allow, RuleSource::Session).map(|rule| {
-                    AlwaysRule {
-                        rule,
-                        shown: format!("{mcp} (any arguments)"),
-                    }
-                })
+                Rule::new(&escape_glob(mcp), "*", Action::Allow, RuleSource::Session)
+                    .map(|rule| AlwaysRule::one(rule, format!("{mcp} (any arguments)")))
             }
             _ => Err(format!("`{tool}` calls are approved one at a time")),
         }
@@ -197,15 +209,27 @@ impl Policy {
                 p.doubt.clone().unwrap_or_default()
             ));
         }
-        let (pattern, shown) = derive(first);
-        if let Some(other) = asking.iter().map(|p| derive(p)).find(|d| d.0 != pattern) {
-            return Err(format!(
-                "more than one command needs approval (`{shown}`, `{}`); approve each on its own",
-                other.1
-            ));
+        // One exact rule per distinct part that asks, in order.
+        let mut derived: Vec<(String, String)> = vec![derive(first)];
+        for d in asking.iter().map(|p| derive(p)) {
+            if !derived.iter().any(|(pattern, _)| *pattern == d.0) {
+                derived.push(d);
+            }
         }
-        let rule = Rule::new("bash", &pattern, Action::Allow, RuleSource::Session)?;
-        Ok(AlwaysRule { rule, shown })
+        let mut rules = derived
+            .iter()
+            .map(|(pattern, _)| Rule::new("bash", pattern, Action::Allow, RuleSource::Session))
+            .collect::<Result<Vec<Rule>, String>>()?;
+        let rule = rules.remove(0);
+        let shown: Vec<&str> = derived.iter().map(|(_, shown)| shown.as_str()).collect();
+        Ok(AlwaysRule {
+            rule,
+            more: rules,
+            shown: match shown.as_slice() {
+                [one] => one.to_string(),
+                many => format!("each of `{}`", many.join("`, `")),
+            },
+        })
     }
 }
 

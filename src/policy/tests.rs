@@ -304,12 +304,17 @@ fn always_is_exact_or_name_and_subcommand() {
             "./scripts/test.sh --fast",
             Always::Rule("./scripts/test.sh --fast", "./scripts/test.sh --fast"),
         ),
-        // Denied, doubtful, nothing to ask about, or two different things: no rule.
+        // Two different things: a rule for each (the first shown here; see
+        // `a_compound_command_gets_the_exact_rule_of_each_part_that_asks`).
+        (
+            "make build && ./scripts/deploy.sh",
+            Always::Rule("make build", "each of `make build`, `./scripts/deploy.sh`"),
+        ),
+        // Denied, doubtful, nothing to ask about: no rule.
         ("rm -rf x", Always::Nothing),
         ("make && rm x", Always::Nothing),
         ("ls > out", Always::Nothing),
         ("$CMD x", Always::Nothing),
-        ("make build && ./scripts/deploy.sh", Always::Nothing),
         ("ls", Always::Nothing),
         ("", Always::Nothing),
     ];
@@ -380,7 +385,6 @@ fn why_no_always_rule_is_said() {
     let cases = [
         ("rm -rf x", "is denied"),
         ("ls > out", "needs approval each time"),
-        ("make && npm test", "more than one command"),
         ("ls", "nothing in it needs approval"),
     ];
     for (command, why) in cases {
@@ -728,4 +732,21 @@ fn an_exact_option_name_wins_over_an_abbreviation() {
         let v = defaults().check_bash(command);
         assert_ne!(v.action, Allow, "{command}: {}", explain(&v));
     }
+}
+
+#[test]
+fn a_compound_command_gets_the_exact_rule_of_each_part_that_asks() {
+    let a = defaults()
+        .always("bash", "make build && npm test && ls")
+        .expect("a rule per part");
+    let patterns: Vec<&str> = a.rules().map(|r| r.pattern.as_str()).collect();
+    assert_eq!(patterns, ["make build", "npm test"]);
+    assert_eq!(a.shown, "each of `make build`, `npm test`");
+    let mut p = defaults();
+    for r in a.rules() {
+        p.add_session_rule(r.clone());
+    }
+    assert_eq!(p.check_bash("make build && npm test && ls").action, Allow);
+    assert_eq!(p.check_bash("npm test").action, Allow);
+    assert_eq!(p.check_bash("make deploy && npm test").action, Ask);
 }

@@ -221,6 +221,10 @@ pub struct InterruptedEntry {
     /// When it was recorded.
     #[serde(with = "rfc3339")]
     pub ts: Timestamp,
+    /// The answer being streamed when it was stopped: shown on resume, marked interrupted;
+    /// not part of the model's context (as live).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
 }
 
 /// `{"type":"rename"}`: the session's title.
@@ -474,8 +478,14 @@ impl Entry {
 
     /// An interruption, stamped now.
     pub fn interrupted() -> Entry {
+        Entry::interrupted_with(None)
+    }
+
+    /// An interruption, stamped now, with the answer it cut off (if any).
+    pub fn interrupted_with(partial: Option<String>) -> Entry {
         Entry::Interrupted(InterruptedEntry {
             ts: Timestamp::now(),
+            partial: partial.filter(|p| !p.trim().is_empty()),
         })
     }
 

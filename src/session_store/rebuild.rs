@@ -347,9 +347,18 @@ impl Rebuilder {
             Entry::Error(e) => view.push(HistoryItem::Notice {
                 text: format!("Error: {}", e.message),
             }),
-            Entry::Interrupted(_) => view.push(HistoryItem::Notice {
-                text: "Interrupted.".into(),
-            }),
+            Entry::Interrupted(e) => {
+                // The cut-off answer was on screen: it comes back, marked by the notice.
+                if let Some(text) = e.partial {
+                    view.push(HistoryItem::Assistant {
+                        text,
+                        reasoning: None,
+                    });
+                }
+                view.push(HistoryItem::Notice {
+                    text: "Interrupted.".into(),
+                });
+            }
             Entry::Rename(e) => self.title = Some(e.title),
             Entry::ModelChange(e) => {
                 view.push(HistoryItem::Notice {

@@ -129,6 +129,8 @@ pub enum Effect {
         /// The exit code.
         code: i32,
     },
+    /// The person stopped it; the text is what it produced until then, with a note.
+    Interrupted,
 }
 
 /// What a tool returns on success.
@@ -200,6 +202,12 @@ pub trait Prepared: Send {
     /// Runs the call. A call that can no longer do exactly what it showed (the file changed
     /// meanwhile) refuses and changes nothing.
     fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a>;
+
+    /// Whether `run` watches the cancel token and returns soon after it fires (with what it
+    /// did until then); other calls are cut off by the dispatcher.
+    fn stops_itself(&self) -> bool {
+        false
+    }
 }
 
 /// Tools that appear and change while rein runs (MCP servers), offered next to the registry's.

@@ -107,6 +107,8 @@ pub(crate) struct FileChange {
     pub(crate) new: Option<String>,
     /// Every change was kept whole (else the diff can't be shown).
     pub(crate) complete: bool,
+    /// The calls that changed it, in order (`bash  sed -i …`, `write  notes.txt`).
+    pub(crate) origins: Vec<String>,
 }
 
 /// Cells of the model response being streamed.

@@ -420,7 +420,7 @@ fn ask_yes_no(title: &str, message: &str, keys: &str, enter_is_yes: bool) -> any
 /// Shows a full-screen "what to set" message (no model configured) and returns when the
 /// person presses a key: `true` for L (run the local model, `rein --local`), else `false`.
 #[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
-pub fn show_setup_error(message: &str) -> anyhow::Result<bool> {
+pub fn show_setup_error(title: &str, message: &str) -> anyhow::Result<bool> {
     let guard = terminal::enter().context("could not set up the terminal")?;
     let theme = theme::Theme::dark();
     let result = (|| -> anyhow::Result<bool> {
@@ -428,7 +428,7 @@ pub fn show_setup_error(message: &str) -> anyhow::Result<bool> {
         loop {
             term.draw(|f| {
                 let area = f.area();
-                view::draw_setup_error(area, f.buffer_mut(), message, &theme);
+                view::draw_setup_dialog(area, f.buffer_mut(), title, message, &theme);
             })?;
             match crossterm::event::read()? {
                 crossterm::event::Event::Key(k) if k.kind != KeyEventKind::Release => {

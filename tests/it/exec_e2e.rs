@@ -202,6 +202,7 @@ fn ask_is_refused_headless_and_approved_with_yes(kind: ProviderKind) {
             let err = stderr(&o);
             assert!(err.contains("nobody was asked"), "{err}");
             assert!(err.contains("2 actions were refused"), "{err}");
+            assert!(err.contains("with --yes") && err.contains("rule"), "{err}");
         }
         assert_eq!(w.read("new.txt").is_some(), yes);
         assert_eq!(w.ws.join("made-by-bash").exists(), yes);
@@ -210,11 +211,12 @@ fn ask_is_refused_headless_and_approved_with_yes(kind: ProviderKind) {
             assert!(r.content.contains("Created new.txt"), "{}", r.content);
         } else {
             assert!(
-                r.content.starts_with("The user denied this tool call."),
+                r.content.starts_with("Refused without asking:"),
                 "{}",
                 r.content
             );
-            assert!(r.content.contains("non-interactively"), "{}", r.content);
+            assert!(r.content.contains("no one can approve it"), "{}", r.content);
+            assert!(!r.content.contains("user denied"), "{}", r.content);
         }
     }
 }
@@ -465,7 +467,7 @@ fn without_a_sandbox_every_command_asks() {
     // headless without --yes refuses: every call refused, exit 3).
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let r = last_result(&s.request(1)).content;
-    assert!(r.starts_with("The user denied this tool call."), "{r}");
+    assert!(r.starts_with("Refused without asking:"), "{r}");
     assert!(r.contains("sandbox is unavailable"), "{r}");
     assert!(
         stderr(&o).contains("sandbox is unavailable"),

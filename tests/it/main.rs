@@ -37,6 +37,7 @@ mod read_before_write;
 mod real_model;
 mod responses;
 mod resume_pty;
+mod review_flow;
 mod rewind_attack;
 mod rewind_pty;
 mod rewind_session;

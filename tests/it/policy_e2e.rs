@@ -79,7 +79,7 @@ fn attacks_do_not_run_and_read_only_commands_do(kind: ProviderKind) {
     let attack_count = ATTACKS.len() + 1;
     let attacks = calls.iter().zip(&results).take(attack_count);
     for (cmd, r) in attacks.chain(calls.iter().zip(&results).skip(calls.len() - 1)) {
-        if !r.content.starts_with("The user denied this tool call.") {
+        if !r.content.starts_with("Refused without asking:") {
             wrong.push(format!("{cmd:?} was not refused: {}", r.content));
         }
         if r.content.contains("oracle-secret-e2e") {
@@ -140,7 +140,7 @@ fn commands_after_a_here_doc_bash_ends_do_not_run(kind: ProviderKind) {
         panic!("one result per call");
     };
     for (cmd, r) in calls.iter().zip(asked) {
-        if !r.content.starts_with("The user denied this tool call.") {
+        if !r.content.starts_with("Refused without asking:") {
             wrong.push(format!("{cmd:?} was not refused: {}", r.content));
         }
     }

@@ -150,15 +150,18 @@ fn the_resume_picker_opens_a_session_and_resume_switches_to_another() {
         WAIT,
     );
 
-    // /resume inside the app: the same picker, without the open session (nothing to switch
-    // to); Enter switches the conversation.
+    // /resume inside the app: the same picker, the open session marked current; Enter
+    // switches the conversation.
     t.type_line("/resume");
     let picker = t.expect(
         "the picker over the conversation",
         |s| s.contains("Resume a session") && s.contains("tell me about HERONS"),
         WAIT,
     );
-    assert!(!picker.contains("tell me about OTTERS"), "{picker}");
+    assert!(
+        picker.contains("tell me about OTTERS · current"),
+        "{picker}"
+    );
     t.send_keys("herons");
     t.expect(
         "the herons session alone",

@@ -410,8 +410,9 @@ fn picker_lists_this_directory_newest_first() {
     key(&mut app, KeyCode::Tab);
     let s = screen(&mut app, 110, 12);
     assert!(s.contains("Write the release notes"), "{s}");
-    // The current session is not listed: resuming it would change nothing.
-    assert!(s.contains("all directories · 4 sessions"), "{s}");
+    // The current session is listed too, marked (opening it changes nothing).
+    assert!(s.contains("all directories · 5 sessions"), "{s}");
+    assert!(s.contains("· current"), "{s}");
 }
 
 #[test]

@@ -258,7 +258,12 @@ async fn policy_decides_before_anything_runs() {
             "Blocked by policy: ",
         ),
         (Approver::ApproveAll, "other", ToolStatus::Ok, "x0"),
-        (Approver::RefuseAll, "other", ToolStatus::Denied, DENIED),
+        (
+            Approver::RefuseAll,
+            "other",
+            ToolStatus::Denied,
+            NOBODY_TO_ASK,
+        ),
         (Approver::RefuseAll, "harmless", ToolStatus::Ok, "x0"),
     ];
     for (approver, command, status, starts) in cases {
@@ -280,7 +285,7 @@ async fn policy_decides_before_anything_runs() {
             false,
         )
         .await;
-    assert!(r.output.contains("non-interactively"), "{}", r.output);
+    assert!(r.output.contains("no one can approve it"), "{}", r.output);
 }
 
 #[tokio::test]

@@ -134,7 +134,7 @@ fn context_window_precedence_explicit_server_family_default() {
 
 fn missing(env: &[(&str, &str)]) -> String {
     match config(env) {
-        Err(ConfigError::Missing(m)) => m,
+        Err(ConfigError::Missing(m) | ConfigError::MissingKey(m)) => m,
         other => panic!("expected a missing-setting error for {env:?}, got {other:?}"),
     }
 }

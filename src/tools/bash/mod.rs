@@ -168,6 +168,10 @@ async fn stop(running: &mut Supervised) -> ExitStatus {
     }
 }
 
+/// The note an interrupted command's output ends with.
+pub const INTERRUPTED_NOTE: &str =
+    "[interrupted by the user; the command and all its child processes were stopped]";
+
 /// Runs `command` and turns what happened into the tool result.
 async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolOutput, ToolError> {
     if ctx.cancel.is_cancelled() {
@@ -286,7 +290,11 @@ fn result(
         .to_string();
     let mut lines: Vec<String> = Vec::new();
     match end {
-        End::Cancelled => return Err(ToolError::new("Interrupted by the user.")),
+        // What ran stays: the person watched it stream, and the model gets the same.
+        End::Cancelled => {
+            text.push_str(&format!("\n{INTERRUPTED_NOTE}"));
+            return Ok(ToolOutput::ok(text).with(Effect::Interrupted));
+        }
         End::TimedOut => lines.push(format!(
             "[timed out after {timeout}s; the command and all its child processes were killed. \
              Narrow the command (e.g. run one test, limit the input), run long jobs in the \
@@ -370,6 +378,11 @@ impl Prepared for Command {
 
     fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move { run_command(ctx, &self.command, self.timeout).await })
+    }
+
+    /// The stop is bounded: the supervisor kills everything, then a kill after `REAP_WAIT`.
+    fn stops_itself(&self) -> bool {
+        true
     }
 }
 

@@ -422,7 +422,9 @@ impl App {
         for c in &self.file_changes {
             match (&c.new, c.complete) {
                 (Some(new), true) => {
-                    diffs.push(FileDiff::new(&c.path, c.old.as_deref(), new, &self.theme))
+                    let mut d = FileDiff::new(&c.path, c.old.as_deref(), new, &self.theme);
+                    d.origins = c.origins.clone();
+                    diffs.push(d)
                 }
                 _ => too_large.push(c.path.clone()),
             }

@@ -92,6 +92,7 @@ impl App {
                 }
             }
             Event::ApprovalRequested(req) => self.enqueue_approval(req),
+            Event::ApprovalWithdrawn { id } => self.withdraw_approval(&id),
             Event::RewindPoints { points } => self.on_rewind_points(points),
             Event::RewindPlan(plan) => self.on_rewind_plan(plan),
             Event::Rewound {
@@ -242,6 +243,32 @@ impl App {
         self.approvals.push_back(req);
     }
 
+    /// The agent decided a question itself (the mode changed): it leaves the queue, and the
+    /// pane resets when it was the one shown.
+    fn withdraw_approval(&mut self, id: &str) {
+        let Some(at) = self.approvals.iter().position(|r| r.id == id) else {
+            return;
+        };
+        let now = self.now;
+        if let Some(req) = self.approvals.remove(at)
+            && req.subagent.is_none()
+            && let Some(tool) = self.tool_mut(&req.call_id)
+        {
+            tool.answered(now);
+            self.invalidate_tool(&req.call_id);
+        }
+        if at == 0 {
+            self.approval_view.reset();
+            self.esc_refusing = None;
+        }
+        if self.approvals.is_empty() {
+            self.approvals_answered = 0;
+            if let Some(since) = self.waiting_since.take() {
+                self.waited += self.now.saturating_duration_since(since);
+            }
+        }
+    }
+
     pub(crate) fn invalidate_tool(&mut self, call_id: &str) {
         if let Some(&i) = self.tool_cells.get(call_id)
             && let Some(cell) = self.conversation.get_mut(i)
@@ -379,7 +406,17 @@ impl App {
                     last_todos = Some(self.push_cell(CellKind::Todos(todos)));
                 }
                 HistoryItem::FileChange { path, old, new } => {
-                    self.record_file_change(path, old, new);
+                    // Recorded right after its call started, so the last call is its origin.
+                    let origin =
+                        self.conversation
+                            .cells()
+                            .iter()
+                            .rev()
+                            .find_map(|c| match &c.kind {
+                                CellKind::Tool(t) => Some(ToolCell::summary(&t.display)),
+                                _ => None,
+                            });
+                    self.record_file_change(path, old, new, origin);
                 }
                 HistoryItem::Notice { text } => {
                     let level = if text.starts_with("Error:") {
@@ -457,8 +494,13 @@ impl App {
     /// A file was written: `/diff` learns it, and the call that wrote it shows the change.
     fn file_changed(&mut self, call_id: &str, path: String, old: Option<String>, new: String) {
         let diff = FileDiff::new(&path, old.as_deref(), &new, &self.theme);
-        self.record_file_change(path, old, Some(new));
+        let origin = self.origin_of(call_id);
+        self.record_file_change(path, old, Some(new), origin);
+        let child_command = self.is_child_command(call_id);
         match self.tool_mut(call_id) {
+            // A command's changes are for `/diff`; its cell shows what it printed.
+            Some(tool) if matches!(tool.display, ToolDisplay::Exec { .. }) => {}
+            None if child_command => {}
             Some(tool) => {
                 tool.diff = Some(Box::new(diff));
                 if let Some(&i) = self.tool_cells.get(call_id)
@@ -475,20 +517,65 @@ impl App {
 
     /// Keeps what `/diff` needs: per file, the content before its first change and after its
     /// last (`None`: not kept, too large).
-    fn record_file_change(&mut self, path: String, old: Option<String>, new: Option<String>) {
+    fn record_file_change(
+        &mut self,
+        path: String,
+        old: Option<String>,
+        new: Option<String>,
+        origin: Option<String>,
+    ) {
         let complete = new.is_some();
-        match self.file_changes.iter_mut().find(|c| c.path == path) {
-            Some(c) => {
+        let c = match self.file_changes.iter().position(|c| c.path == path) {
+            Some(i) => {
+                let c = &mut self.file_changes[i];
                 c.complete &= complete;
                 c.new = new;
+                c
             }
-            None => self.file_changes.push(super::FileChange {
-                path,
-                old,
-                new,
-                complete,
-            }),
+            None => {
+                self.file_changes.push(super::FileChange {
+                    path,
+                    old,
+                    new,
+                    complete,
+                    origins: Vec::new(),
+                });
+                let last = self.file_changes.len() - 1;
+                &mut self.file_changes[last]
+            }
+        };
+        if let Some(o) = origin
+            && c.origins.last() != Some(&o)
+        {
+            c.origins.push(o);
         }
+    }
+
+    /// The call that made a change, as `/diff` names it (a subagent's calls too).
+    fn origin_of(&self, call_id: &str) -> Option<String> {
+        self.conversation
+            .cells()
+            .iter()
+            .find_map(|c| match &c.kind {
+                CellKind::Tool(t) if t.call_id == call_id => Some(ToolCell::summary(&t.display)),
+                CellKind::Tool(t) => t
+                    .children
+                    .iter()
+                    .find(|ch| ch.call_id == call_id)
+                    .map(|ch| ch.summary.clone()),
+                _ => None,
+            })
+    }
+
+    /// Whether `call_id` is a subagent's command (its changes are for `/diff` only).
+    fn is_child_command(&self, call_id: &str) -> bool {
+        self.conversation.cells().iter().any(|c| match &c.kind {
+            CellKind::Tool(t) => t
+                .children
+                .iter()
+                .any(|ch| ch.call_id == call_id && ch.command),
+            _ => false,
+        })
     }
 
     fn subagent_event(&mut self, task_id: &str, event: crate::protocol::Event) {
@@ -503,6 +590,7 @@ impl App {
                         call_id,
                         summary: ToolCell::summary(&display),
                         status: None,
+                        command: matches!(display, ToolDisplay::Exec { .. }),
                     });
                 }
             }
@@ -519,6 +607,7 @@ impl App {
                 req.subagent.get_or_insert(first_line(&label));
                 self.enqueue_approval(req);
             }
+            Event::ApprovalWithdrawn { id } => self.withdraw_approval(&id),
             Event::Error { message } => {
                 self.notice(format!("{}: {message}", first_line(&label)), Level::Error);
             }
@@ -558,6 +647,7 @@ impl App {
         } else {
             self.clear_retry();
         }
+        let outcome_interrupted = outcome == TurnOutcome::Interrupted;
         self.plan_offer = outcome == TurnOutcome::Completed
             && self.status.mode == ApprovalMode::Plan
             && !self.shell_turn;
@@ -576,9 +666,27 @@ impl App {
         self.approvals.clear();
         self.approvals_answered = 0;
         self.approval_view.reset();
-        if let Some(next) = self.queued.pop_front() {
+        if outcome_interrupted {
+            // Stopping is not a "send": what was queued comes back to the composer.
+            self.unqueue_to_composer();
+        } else if let Some(next) = self.queued.pop_front() {
             self.start_turn(next);
         }
+    }
+}
+
+impl App {
+    /// Puts the queued messages back in the composer (before what is typed there), one
+    /// paragraph each.
+    fn unqueue_to_composer(&mut self) {
+        if self.queued.is_empty() {
+            return;
+        }
+        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        if !self.composer.is_empty() {
+            parts.push(self.composer.text());
+        }
+        self.composer.set_text(&parts.join("\n\n"));
     }
 }
 

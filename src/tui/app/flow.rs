@@ -21,6 +21,23 @@ impl App {
         self.set_mode(next);
     }
 
+    /// Shift+Tab on a question: an edit is approved and edits are accepted from now on
+    /// (unless that mode is already on: then, as for any other call, the mode cycles); the
+    /// agent rates the waiting calls again under the new mode (plan refuses, accept edits
+    /// allows workspace edits) and withdraws what it decided.
+    pub(crate) fn approval_shift_tab(&mut self) {
+        let edit = self
+            .approvals
+            .front()
+            .is_some_and(|r| matches!(r.display, crate::protocol::ToolDisplay::Edit { .. }));
+        if edit && self.status.mode != ApprovalMode::AcceptEdits {
+            self.set_mode(ApprovalMode::AcceptEdits);
+            self.answer(crate::protocol::Decision::Yes);
+        } else {
+            self.cycle_mode();
+        }
+    }
+
     pub(crate) fn set_mode(&mut self, mode: ApprovalMode) {
         self.status.mode = mode;
         if mode != ApprovalMode::Plan {

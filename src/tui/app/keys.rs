@@ -115,6 +115,13 @@ impl App {
             KeyCode::PageDown => self.conversation.page(1),
             KeyCode::Home if ctrl => self.conversation.to_top(),
             KeyCode::End if ctrl => self.conversation.to_bottom(),
+            // The last queued message comes back to be edited (it leaves the queue: Enter
+            // queues it again, clearing the composer withdraws it).
+            KeyCode::Up if plain && self.composer.is_empty() && !self.queued.is_empty() => {
+                if let Some(text) = self.queued.pop_back() {
+                    self.composer.set_text(&text);
+                }
+            }
             KeyCode::Up if !ctrl && !alt && self.composer.walks_history() => {
                 self.composer.history_prev();
             }
@@ -134,6 +141,10 @@ impl App {
         match action {
             PickerAction::None => {}
             PickerAction::Close => self.session_picker = None,
+            PickerAction::Open(s) if s.id == self.status.session_id => {
+                self.session_picker = None;
+                self.notice("that is the open session", Level::Info);
+            }
             PickerAction::Open(s) => {
                 self.session_picker = None;
                 self.send(Op::Resume { id: s.id });
@@ -235,6 +246,10 @@ impl App {
             KeyCode::Esc => {
                 self.esc_refusing = Some(self.now);
                 self.approval_view.refusing = true;
+            }
+            KeyCode::BackTab => self.approval_shift_tab(),
+            KeyCode::Tab if key.modifiers.contains(KeyModifiers::SHIFT) => {
+                self.approval_shift_tab()
             }
             KeyCode::Tab => view.editing_note = true,
             KeyCode::Up | KeyCode::Char('k') => view.scroll_by(-1),

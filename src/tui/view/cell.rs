@@ -290,6 +290,14 @@ fn layout(
                     out.push(Line::default());
                 }
                 f.header(t).layout(width, out);
+                for o in &f.origins {
+                    RichLine::new(vec![Span::styled(
+                        format!("by {}", sanitize(o).replace('\n', " ")),
+                        t.dim(),
+                    )])
+                    .wrapped(Wrap::Cut)
+                    .layout(width, out);
+                }
                 f.layout(width, out);
             }
         }

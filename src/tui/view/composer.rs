@@ -65,6 +65,14 @@ impl Composer {
         self.textarea.is_empty()
     }
 
+    /// Whether the text is a `!command` (run as a shell command, not sent to the model).
+    pub fn is_shell_command(&self) -> bool {
+        self.textarea
+            .lines()
+            .first()
+            .is_some_and(|l| l.trim_start().starts_with('!'))
+    }
+
     /// Empties the composer.
     pub fn clear(&mut self) {
         self.textarea = new_textarea();

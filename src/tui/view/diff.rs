@@ -24,6 +24,8 @@ pub struct FileDiff {
     pub created: bool,
     /// The diff lines (gutter + content).
     pub lines: Vec<RichLine>,
+    /// What changed the file (`/diff` names each call under the header).
+    pub origins: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -129,6 +131,7 @@ impl FileDiff {
             removed: edit.removed,
             created,
             lines,
+            origins: Vec::new(),
         }
     }
 

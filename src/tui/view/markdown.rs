@@ -217,14 +217,14 @@ impl Renderer<'_> {
             Tag::Heading { level, .. } => {
                 self.start_block();
                 let theme = self.theme;
+                // Each level looks its own: H1 bold and underlined, H2 bold, H3 and deeper
+                // italic, all in the heading colour.
                 self.push_style(|s| {
-                    let s = s
-                        .patch(theme.fg(theme.heading))
-                        .add_modifier(Modifier::BOLD);
-                    if level == HeadingLevel::H1 {
-                        s.add_modifier(Modifier::UNDERLINED)
-                    } else {
-                        s
+                    let s = s.patch(theme.fg(theme.heading));
+                    match level {
+                        HeadingLevel::H1 => s.add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+                        HeadingLevel::H2 => s.add_modifier(Modifier::BOLD),
+                        _ => s.add_modifier(Modifier::ITALIC),
                     }
                 });
             }
@@ -470,6 +470,22 @@ mod tests {
                 "https://y.dev"
             ]
         );
+    }
+
+    #[test]
+    fn heading_levels_look_different() {
+        let theme = Theme::dark();
+        let style_of = |md: &str| {
+            let blocks = render(md, &theme);
+            let mut out = Vec::new();
+            layout(&blocks, 40, &theme, &mut out);
+            out[0].spans[0].style
+        };
+        let (h1, h2, h3) = (style_of("# A"), style_of("## A"), style_of("### A"));
+        assert_ne!(h1, h2);
+        assert_ne!(h2, h3);
+        assert_ne!(h1, h3);
+        assert_eq!(style_of("#### A"), h3);
     }
 
     #[test]

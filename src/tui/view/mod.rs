@@ -113,6 +113,15 @@ fn draw_screen(area: Rect, buf: &mut Buffer, app: &mut App) {
             app.theme.fg(app.theme.warning),
         ))
     });
+    // A `!` line is not a message: say what Enter will do with it.
+    let title = title.or_else(|| {
+        app.composer.is_shell_command().then(|| {
+            Line::from(Span::styled(
+                " ! shell command · runs in the workspace; its output goes with your next message ",
+                app.theme.fg(app.theme.accent),
+            ))
+        })
+    });
     app.composer.set_busy(app.busy);
     app.composer
         .render(composer, buf, &app.theme, title, app.busy);
@@ -277,10 +286,14 @@ fn draw_queued(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     for (i, text) in app.queued.iter().take(usize::from(area.height)).enumerate() {
         let first = crate::tui::wrap::one_line(text.lines().next().unwrap_or(""));
-        let room = usize::from(area.width.saturating_sub(12));
+        // The last one says how to take it back (Up, when the composer is empty).
+        let last = i + 1 == app.queued.len() && app.composer.is_empty();
+        let hint = if last { "  ↑ edit" } else { "" };
+        let room = usize::from(area.width).saturating_sub(12 + crate::tui::wrap::str_width(hint));
         let line = Line::from(vec![
             Span::styled("  ↳ queued  ", t.dim()),
             Span::styled(truncate(&first, room).into_owned(), t.fg(t.user)),
+            Span::styled(hint, t.dim()),
         ]);
         buf.set_line(area.x, area.y + i as u16, &line, area.width);
     }
@@ -293,9 +306,20 @@ pub fn draw_setup_error(
     message: &str,
     theme: &crate::tui::theme::Theme,
 ) {
+    draw_setup_dialog(area, buf, "rein needs a model", message, theme);
+}
+
+/// Draws the "what to set" screen under `title` (what is missing: a model, a key).
+pub fn draw_setup_dialog(
+    area: Rect,
+    buf: &mut Buffer,
+    title: &str,
+    message: &str,
+    theme: &crate::tui::theme::Theme,
+) {
     // The local model needs nothing set: the way out for a newcomer with no key.
     let footer = Some("L: local model, no key (rein --local) · other keys quit");
-    draw_dialog(area, buf, "rein needs a model", message, footer, theme);
+    draw_dialog(area, buf, title, message, footer, theme);
 }
 
 /// Draws a centred dialog box with a title, a message and an optional dim footer.

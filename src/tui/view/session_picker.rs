@@ -74,26 +74,31 @@ pub struct SessionPicker {
 impl SessionPicker {
     /// A picker over `sessions` (newest first). `here` are the spellings of the current
     /// directory (as given and canonical): it starts with that directory's sessions when
-    /// there are any, else with all. `current` is the open session's id, if any: it is not
-    /// listed (resuming it would change nothing).
+    /// there are any, else with all. `current` is the open session's id, if any: it is listed
+    /// marked "current" (opening it changes nothing), or the empty list says why it is not.
     pub fn new(
-        mut sessions: Vec<SessionSummary>,
+        sessions: Vec<SessionSummary>,
         here: &[PathBuf],
         now: Timestamp,
         home: Option<PathBuf>,
         current: Option<String>,
     ) -> SessionPicker {
-        sessions.retain(|s| current.as_deref() != Some(s.id.as_str()));
         // A fork says so: it starts as a copy of its origin and would look the same.
         let titles: Vec<String> = sessions
             .iter()
-            .map(|s| match &s.parent {
-                Some(p) => format!(
-                    "{} · fork of {}",
-                    one_line(&s.title),
-                    p.chars().take(8).collect::<String>()
-                ),
-                None => one_line(&s.title),
+            .map(|s| {
+                let title = match &s.parent {
+                    Some(p) => format!(
+                        "{} · fork of {}",
+                        one_line(&s.title),
+                        p.chars().take(8).collect::<String>()
+                    ),
+                    None => one_line(&s.title),
+                };
+                match current.as_deref() == Some(s.id.as_str()) {
+                    true => format!("{title} · current"),
+                    false => title,
+                }
             })
             .collect();
         let fields = sessions
@@ -376,7 +381,7 @@ impl SessionPicker {
         if self.loading {
             "reading the saved sessions…".into()
         } else if self.sessions.is_empty() {
-            "No saved sessions yet: they are saved as you work. Esc goes back.".into()
+            "No saved sessions yet: this one is saved from its first message. Esc goes back.".into()
         } else if self.query.trim().is_empty() {
             "No sessions in this directory yet; tab shows every directory.".into()
         } else if self.all_dirs {

@@ -126,8 +126,10 @@ fn left_side(app: &App, room: usize) -> Vec<Span<'static>> {
         used += 3 + str_width(&s.provider);
         provider = Some(s.provider.clone());
     }
+    // Labelled: a bare hex id reads as noise (it is what `rein -r` takes).
     let short: String = s.session_id.chars().take(8).collect();
-    if !short.is_empty() && used + 3 + str_width(&short) <= room {
+    let short = format!("session {short}");
+    if !s.session_id.is_empty() && used + 3 + str_width(&short) <= room {
         session = Some(short);
     }
     let mut left = vec![Span::styled(
@@ -194,7 +196,16 @@ pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
             hint(&mut spans, "esc", "drop note");
         } else {
             hint(&mut spans, "↑↓", "scroll");
-            hint(&mut spans, "shift+tab", "mode");
+            // What Shift+Tab does here (see `approval_shift_tab`).
+            let edit = app
+                .approvals
+                .front()
+                .is_some_and(|r| matches!(r.display, crate::protocol::ToolDisplay::Edit { .. }));
+            if edit && app.status.mode != crate::protocol::ApprovalMode::AcceptEdits {
+                hint(&mut spans, "shift+tab", "yes, accept edits from now on");
+            } else {
+                hint(&mut spans, "shift+tab", "mode");
+            }
         }
     } else if app.model_picker.is_some() {
         hint(&mut spans, "↑↓", "select");

@@ -26,6 +26,8 @@ pub struct ChildCall {
     pub summary: String,
     /// How it ended (`None` while running).
     pub status: Option<ToolStatus>,
+    /// It runs a command (its file changes are for `/diff` only, as the main agent's are).
+    pub command: bool,
 }
 
 /// State of a tool call cell.
@@ -685,6 +687,7 @@ mod tests {
             call_id: "x".into(),
             summary: "read  a".into(),
             status: Some(ToolStatus::Ok),
+            command: false,
         });
         c.finish(ToolStatus::Ok, "found".into(), 1);
         let lines = text(&c.layout(60, t0, false, &Theme::dark()));
