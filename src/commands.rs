@@ -448,12 +448,12 @@ fn load(
 fn trust_item(cmd: &CustomCommand) -> TrustItem {
     let mut changes = Vec::new();
     if let Some(m) = &cmd.model {
-        changes.push(format!("model = {}", visible(m)));
+        changes.push(format!("model = {}", crate::sanitize::visible_line(m)));
     }
     if !cmd.allowed_tools.is_empty() {
         changes.push(format!(
             "allowed-tools = {}",
-            visible(&cmd.allowed_tools.join(", "))
+            crate::sanitize::visible_line(&cmd.allowed_tools.join(", "))
         ));
     }
     let file = cmd
@@ -471,25 +471,11 @@ fn trust_item(cmd: &CustomCommand) -> TrustItem {
         format!("command.{}", cmd.name),
         format!(
             "command /{} (from {file}) sets {}",
-            visible(&cmd.name),
+            crate::sanitize::visible_line(&cmd.name),
             changes.join(", ")
         ),
         &value,
     )
-}
-
-/// `text` with control characters escaped, so a crafted file cannot hide part of what it asks.
-fn visible(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let out: Vec<char> = if c.is_control() {
-                c.escape_unicode().collect()
-            } else {
-                vec![c]
-            };
-            out
-        })
-        .collect()
 }
 
 /// The body's first non-empty line, cut short, as a description.
@@ -568,7 +554,7 @@ impl CustomCommand {
                 "/{}: allowed-tools {} do nothing in rein (only Bash(…) entries are rules; the \
                  mode decides edits).",
                 self.name,
-                visible(&other.join(", "))
+                crate::sanitize::visible_line(&other.join(", "))
             ));
         }
         out

@@ -172,6 +172,21 @@ fn width_ambiguous(c: char) -> bool {
     )
 }
 
+/// `s` with every control character (line breaks and tabs too) and every hiding or reordering
+/// character made visible: for text a person approves (a trust prompt's command line), where a
+/// crafted value must not hide any part of itself.
+pub fn visible_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() || hides_text(c) {
+            push_shown(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `sanitize`, with line breaks turned into spaces: for one-line places (status, titles).
 pub fn one_line(s: &str) -> String {
     sanitize(s).replace('\n', " ")
@@ -231,6 +246,16 @@ fn skip_string(chars: &mut Peekable<Chars<'_>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn visible_line_shows_breaks_and_hiding_characters_too() {
+        let shown = visible_line("rm -rf ~\u{202e}txt.\n\tok\u{1b}[2K");
+        assert!(
+            !shown.chars().any(|c| c.is_control() || hides_text(c)),
+            "{shown}"
+        );
+        assert_eq!(shown, "rm -rf ~\\u{202e}txt.\u{240a}\u{2409}ok\u{241b}[2K");
+    }
 
     #[test]
     fn escape_sequences_go_with_their_payloads() {

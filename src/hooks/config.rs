@@ -205,9 +205,9 @@ pub fn trust_item(spec: &HookSpec, key: &str) -> TrustItem {
             if matcher.is_empty() {
                 String::new()
             } else {
-                format!(" [{}]", visible(matcher))
+                format!(" [{}]", crate::sanitize::visible_line(matcher))
             },
-            visible(&spec.command)
+            crate::sanitize::visible_line(&spec.command)
         ),
         &format!(
             "hook-v1\0{}\0{matcher}\0{}\0{}",
@@ -216,21 +216,6 @@ pub fn trust_item(spec: &HookSpec, key: &str) -> TrustItem {
             spec.timeout.as_secs()
         ),
     )
-}
-
-/// `text` with control characters escaped, so a crafted file cannot hide part of a command
-/// from the trust prompt.
-fn visible(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let out: Vec<char> = if c.is_control() {
-                c.escape_unicode().collect()
-            } else {
-                vec![c]
-            };
-            out
-        })
-        .collect()
 }
 
 /// Every hook: the person's (`user`, with its file), then the project's (`project`: the

@@ -54,25 +54,10 @@ pub fn trust_item(server: &ServerConfig) -> TrustItem {
             } else {
                 " in this project"
             },
-            visible(&line)
+            crate::sanitize::visible_line(&line)
         ),
         &format!("mcp-server-v1\0{}\0{line}", server.name),
     )
-}
-
-/// `text` with control characters escaped, so a crafted file cannot hide part of its command
-/// line from the prompt (a carriage return, an escape sequence).
-fn visible(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let out: Vec<char> = if c.is_control() {
-                c.escape_unicode().collect()
-            } else {
-                vec![c]
-            };
-            out
-        })
-        .collect()
 }
 
 /// The start check for this project: a server that needs trust ([`needs_trust`]) starts only
@@ -89,7 +74,7 @@ pub fn gate(trust: ProjectTrust) -> ProjectGate {
         Err(format!(
             "{why} and its command line ({}) is not approved for this project; start `rein` \
              here and trust it when asked, or run with --trust",
-            visible(&server.describe())
+            crate::sanitize::visible_line(&server.describe())
         ))
     })
 }

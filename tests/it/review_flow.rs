@@ -328,7 +328,7 @@ fn a_missing_key_alone_is_called_a_missing_key() {
     c.env_remove("API_KEY");
     c.env_remove("BASE_URL");
     let t = support::pty::Pty::spawn(c, 100, 24);
-    let screen = t.expect("the setup screen", |s| s.contains("press any key"), WAIT);
+    let screen = t.expect("the setup screen", |s| s.contains("other keys quit"), WAIT);
     assert!(screen.contains("rein needs an API key"), "{screen}");
     assert!(!screen.contains("needs a model"), "{screen}");
     assert!(screen.contains("No API key is set"), "{screen}");
