@@ -103,30 +103,6 @@ pub enum Message {
 }
 
 impl Message {
-    /// The length of all its text (a cheap part of a cache key).
-    pub fn text_len(&self) -> usize {
-        match self {
-            Message::User { content } => content.len(),
-            Message::ToolResult {
-                call_id,
-                name,
-                content,
-                ..
-            } => call_id.len() + name.len() + content.len(),
-            Message::Assistant { parts } => parts
-                .iter()
-                .map(|p| match p {
-                    AssistantPart::Text { text } => text.len(),
-                    AssistantPart::Thinking { text, signature } => {
-                        text.len() + signature.as_ref().map_or(0, String::len)
-                    }
-                    AssistantPart::RedactedThinking { data } => data.len(),
-                    AssistantPart::ToolCall(c) => c.id.len() + c.name.len() + c.arguments.len(),
-                })
-                .sum(),
-        }
-    }
-
     /// The assistant's tool calls (empty for other roles).
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         let parts: &[AssistantPart] = match self {

@@ -125,11 +125,10 @@ impl WireCache {
     }
 }
 
-/// A segment's identity: a hash of its messages and their total text length (a collision
-/// would need both to agree).
+/// A segment's identity: a hash of its messages and how many there are.
 fn key(messages: &[Message]) -> (u64, usize) {
     let hash = foldhash::quality::FixedState::with_seed(0x7265_696e).hash_one(messages);
-    (hash, messages.iter().map(Message::text_len).sum())
+    (hash, messages.len())
 }
 
 /// `object`'s JSON text with `key` set to the JSON text `array` (which `object` must not hold).
