@@ -9,10 +9,20 @@
 //! include the grandchildren rein waited for. Then it is reaped normally. Resolution is one
 //! clock tick (10 ms), small against the total.
 //!
+//! `round_trips` puts rein beside the floor: 50 bash round trips (`bash -c true` each) through
+//! `rein exec` with the sandbox on and off, and through the least client that does the same
+//! work (streams each answer from the same server, runs `bash -c true`, asks again), interleaved
+//! and printed as medians with rein's ratio to the floor (goal: ≤ 1.25×, sandbox included).
+//!
 //! `cpu_per_step` runs sessions of 50, 500 and 2,000 steps the same way and reports rein's CPU
 //! time per step: it should stay flat as the history grows (goal: 2,000 steps ≤ 1.2× of 50).
 //! The 2,000-step session is measured once (printed) and under criterion only with
 //! `REIN_BENCH_LONG=1` (ten samples of it take minutes).
+//!
+//! `wire_body` isolates the model client's share of a step: the request body for a history of
+//! 50, 500 and 2,000 such steps (older results micro-compacted, the last three whole), built
+//! after one new step, as `Client::body_text` builds it for every request (it should not grow
+//! with the history either).
 //!
 //! The tool is `read_file` (runs inside rein, no child process); the workspace is a git
 //! repository, so the per-request `git status` of the changed-files reminder happens as it would
@@ -93,10 +103,16 @@ fn session(server: &ScriptedServer, steps: usize) -> Cost {
     git(&world.ws, &["init", "-q"]);
     git(&world.ws, &["add", "."]);
     git(&world.ws, &["commit", "-q", "-m", "init"]);
+    let cost = exec(&world, "read every file");
+    assert_eq!(server.remaining(), 0, "not every scripted reply was used");
+    cost
+}
 
+/// Runs `rein exec --yes prompt` in `world` and measures it.
+fn exec(world: &World, prompt: &str) -> Cost {
     let started = Instant::now();
     let mut cmd = world.cmd();
-    cmd.args(["exec", "--yes", "read every file"])
+    cmd.args(["exec", "--yes", prompt])
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn rein");
@@ -127,7 +143,6 @@ fn session(server: &ScriptedServer, steps: usize) -> Cost {
     let status = child.wait().expect("reap rein");
     let stderr = reader.join().unwrap_or_default();
     assert!(status.success(), "rein failed: {stderr}");
-    assert_eq!(server.remaining(), 0, "not every scripted reply was used");
     Cost {
         own: ticks_to_duration(own),
         children: ticks_to_duration(children),
@@ -198,5 +213,222 @@ fn cpu_per_step(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, harness, cpu_per_step);
+/// Round trips of the side-by-side comparison (issue "Performance, round 2").
+const ROUND_TRIPS: usize = 50;
+
+/// The model's reply for each round trip: one `bash -c 'true N'` (N differs, or loop
+/// detection would stop the run).
+fn queue_round_trips(server: &ScriptedServer) {
+    for i in 0..ROUND_TRIPS {
+        server.push(Reply::tool_call(
+            "bash",
+            json!({"command": format!("true {i}")}),
+        ));
+    }
+    server.push(Reply::text("done"));
+}
+
+/// rein doing `ROUND_TRIPS` bash round trips, with the sandbox or without.
+fn rein_round_trips(server: &ScriptedServer, sandbox: bool) -> Cost {
+    queue_round_trips(server);
+    let world = World::new(server);
+    let mode = if sandbox { "workspace-write" } else { "off" };
+    world.user_config(&format!(
+        "retry_backoff_ms = 20\nidle_timeout_secs = 3\nauto_compact = false\n\
+         [sandbox]\nmode = \"{mode}\"\n"
+    ));
+    git(&world.ws, &["init", "-q"]);
+    let cost = exec(&world, "run true");
+    assert_eq!(server.remaining(), 0, "not every scripted reply was used");
+    cost
+}
+
+/// The floor: the least a client can do for the same round trips (stream each answer from
+/// the same server over one connection, run `bash -c true`, send the next request), with no
+/// sandbox, no session file and no checkpoints.
+fn floor_round_trips(rt: &tokio::runtime::Runtime, server: &ScriptedServer) -> Cost {
+    queue_round_trips(server);
+    let url = format!("{}/chat/completions", server.base_url());
+    // reqwest is built without a default TLS provider (rein installs ring, as here).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let before = own_cpu();
+    let started = Instant::now();
+    rt.block_on(async {
+        let mut messages = vec![json!({"role": "user", "content": "run true"})];
+        for i in 0..=ROUND_TRIPS {
+            let body = json!({"model": "m", "stream": true, "messages": messages});
+            let mut resp = client.post(&url).json(&body).send().await.expect("post");
+            let mut text = Vec::new();
+            while let Some(chunk) = resp.chunk().await.expect("stream") {
+                text.extend_from_slice(&chunk);
+            }
+            let text = String::from_utf8_lossy(&text);
+            if !text.contains("tool_calls") {
+                break;
+            }
+            let status = tokio::process::Command::new("bash")
+                .args(["-c", &format!("true {i}")])
+                .current_dir(dir.path())
+                .status()
+                .await
+                .expect("bash");
+            assert!(status.success());
+            messages.push(json!({"role": "assistant", "content": text.len().to_string()}));
+        }
+    });
+    assert_eq!(server.remaining(), 0, "not every scripted reply was used");
+    Cost {
+        wall: started.elapsed(),
+        own: own_cpu().saturating_sub(before),
+        children: Duration::ZERO,
+    }
+}
+
+/// This process's CPU time so far (the floor client runs in the bench itself; the scripted
+/// server's thread is counted too, as it is not part of rein's figure: kept small by design).
+fn own_cpu() -> Duration {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn round_trips(c: &mut Criterion) {
+    let server = ScriptedServer::openai();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    // Side by side, interleaved, so that load on the machine hits all three alike.
+    let mut rows: [(&str, Vec<Cost>); 3] = [
+        ("floor", vec![]),
+        ("rein, sandbox off", vec![]),
+        ("rein, sandbox on", vec![]),
+    ];
+    for _ in 0..5 {
+        rows[0].1.push(floor_round_trips(&rt, &server));
+        rows[1].1.push(rein_round_trips(&server, false));
+        rows[2].1.push(rein_round_trips(&server, true));
+    }
+    let median = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let floor_wall = median(&mut rows[0].1.iter().map(|c| c.wall).collect());
+    for (name, costs) in &rows {
+        let wall = median(&mut costs.iter().map(|c| c.wall).collect());
+        let own = median(&mut costs.iter().map(|c| c.own).collect());
+        eprintln!(
+            "{ROUND_TRIPS} round trips, {name}: {:.3} s wall ({:.2}x the floor), {:.3} s own CPU (median of 5)",
+            wall.as_secs_f64(),
+            wall.as_secs_f64() / floor_wall.as_secs_f64(),
+            own.as_secs_f64()
+        );
+    }
+    let mut g = c.benchmark_group("round_trips");
+    g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_secs(1));
+    g.bench_function("floor_50", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| floor_round_trips(&rt, &server).wall)
+                .sum()
+        })
+    });
+    for (name, sandbox) in [("rein_50_sandbox_off", false), ("rein_50_sandbox_on", true)] {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| rein_round_trips(&server, sandbox).wall)
+                    .sum()
+            })
+        });
+    }
+    g.finish();
+}
+
+/// A history like `session`'s after `steps` read_file steps: each a call and its result, the
+/// results before the last three micro-compacted.
+fn wire_history(steps: usize) -> Vec<rein::llm::Message> {
+    use rein::llm::{AssistantPart, Message, ToolCall};
+    let whole = "     1\tfn f() -> u32 { 1 }\n".repeat(120);
+    let mut messages = vec![Message::User {
+        content: "read every file".into(),
+    }];
+    for i in 0..steps {
+        messages.push(Message::Assistant {
+            parts: vec![AssistantPart::ToolCall(ToolCall {
+                id: format!("call_{i}"),
+                name: "read_file".into(),
+                arguments: format!("{{\"path\":\"src/file{}.rs\"}}", i % 10),
+            })],
+        });
+        messages.push(Message::ToolResult {
+            call_id: format!("call_{i}"),
+            name: "read_file".into(),
+            content: if i + 3 >= steps {
+                whole.clone()
+            } else {
+                "[Previous: used read_file]".into()
+            },
+            is_error: false,
+        });
+    }
+    messages
+}
+
+/// The client's CPU time for one request body after `steps` steps: the body of the history
+/// plus one new step, the earlier requests' bodies already built (as in a session).
+fn wire_body_time(client: &rein::llm::Client, steps: usize, rounds: u32) -> Duration {
+    let mut req = rein::llm::Request {
+        model: "m".into(),
+        system: "be brief".into(),
+        messages: wire_history(steps),
+        tools: Vec::new(),
+        reminder: Some("<reminder>".into()),
+        max_tokens: 1000,
+        force_tool: false,
+    };
+    std::hint::black_box(client.body_text(&req));
+    let mut spent = Duration::ZERO;
+    for round in 0..rounds {
+        req.messages.push(rein::llm::Message::User {
+            content: format!("step {round}"),
+        });
+        let started = Instant::now();
+        std::hint::black_box(client.body_text(&req));
+        spent += started.elapsed();
+        req.messages.pop();
+    }
+    spent / rounds
+}
+
+fn wire_body(c: &mut Criterion) {
+    let client = rein::llm::Client::new(rein::llm::ClientOptions::new(
+        rein::llm::ProviderKind::OpenAi,
+        "http://127.0.0.1:9/v1",
+        None,
+    ))
+    .expect("client");
+    for steps in [50, 500, 2_000] {
+        let t = wire_body_time(&client, steps, 200);
+        eprintln!(
+            "wire body after {steps} steps: {:.1} µs per request",
+            t.as_secs_f64() * 1e6
+        );
+    }
+    let mut g = c.benchmark_group("wire_body");
+    for steps in [50, 500, 2_000] {
+        g.bench_function(format!("steps_{steps}"), |b| {
+            b.iter_custom(|iters| wire_body_time(&client, steps, iters as u32) * iters as u32)
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, harness, cpu_per_step, wire_body, round_trips);
 criterion_main!(benches);

@@ -66,15 +66,21 @@ fn bench(c: &mut Criterion) {
     group.finish();
 
     // What rein does before the fork and after the exit, without the process: the rules, the
-    // `.git` view (reused from the last command, as in a session) and the checks after it.
-    c.bench_function("prepare and finish (in rein)", |b| {
-        use std::os::unix::process::ExitStatusExt;
-        b.iter(|| {
-            let mut cmd = std::process::Command::new("bash");
-            let supervision = sb.prepare(&mut cmd).expect("prepare");
-            supervision.finish(std::process::ExitStatus::from_raw(0))
-        })
-    });
+    // `.git` view (reused from the last command, as in a session) and the checks after it;
+    // in the fallback, the tripwire's snapshot and check instead of the view.
+    for (name, sandbox) in [
+        ("prepare and finish (in rein)", &sb),
+        ("prepare and finish (in rein), fallback", &fallback),
+    ] {
+        c.bench_function(name, |b| {
+            use std::os::unix::process::ExitStatusExt;
+            b.iter(|| {
+                let mut cmd = std::process::Command::new("bash");
+                let supervision = sandbox.prepare(&mut cmd).expect("prepare");
+                supervision.finish(std::process::ExitStatus::from_raw(0))
+            })
+        });
+    }
 }
 
 /// A repository of `n` files in 20 directories, committed.

@@ -284,6 +284,7 @@ def main():
     if os.path.exists(args.rein):
         args.rein = os.path.abspath(args.rein)
     run = {"label": args.label, "rein": args.rein,
+           "small_model": os.environ.get("REIN_SMALL_MODEL", "auto"),
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "loadavg_start": os.getloadavg(), "tasks": []}
     for name in names:

@@ -101,9 +101,7 @@ async fn main() -> anyhow::Result<()> {
                     });
                 }
                 Op::Approval { decision, note, .. } => {
-                    let _ = ev_tx.send(Event::Notice {
-                        text: format!("approval: {decision:?} {note:?}"),
-                    });
+                    let _ = ev_tx.send(Event::notice(format!("approval: {decision:?} {note:?}")));
                     let _ = ev_tx.send(Event::TurnFinished {
                         outcome: TurnOutcome::Completed,
                     });
@@ -118,9 +116,7 @@ async fn main() -> anyhow::Result<()> {
                 }
                 Op::Shutdown => break,
                 other => {
-                    let _ = ev_tx.send(Event::Notice {
-                        text: format!("op: {other:?}"),
-                    });
+                    let _ = ev_tx.send(Event::notice(format!("op: {other:?}")));
                 }
             }
         }

@@ -5,12 +5,12 @@
 use crate::llm::ProviderKind;
 use crate::policy::Rule;
 use crate::trust::{ProjectTrust, TrustItem};
-use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod aids;
 mod derive;
 mod endpoint;
 mod file;
@@ -21,6 +21,8 @@ mod show;
 pub use show::NAME_COLUMN;
 mod window;
 
+pub use crate::sandbox::SandboxMode;
+pub use aids::{AID_NAMES, ModelAids};
 pub use file::parse_env_file;
 pub use window::{DEFAULT_CONTEXT_WINDOW, choose_context_window, family_context_window};
 
@@ -53,29 +55,6 @@ impl fmt::Display for Source {
             Source::File(path) => write!(f, "{}", path.display()),
             Source::Derived(why) => write!(f, "{why}"),
             Source::Server(what) => write!(f, "server: {what}"),
-        }
-    }
-}
-
-/// How bash commands are confined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxMode {
-    /// Writes only to the workspace and the session temp dir.
-    WorkspaceWrite,
-    /// No writes at all (but temp).
-    ReadOnly,
-    /// No confinement.
-    Off,
-}
-
-impl SandboxMode {
-    /// The config spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxMode::WorkspaceWrite => "workspace-write",
-            SandboxMode::ReadOnly => "read-only",
-            SandboxMode::Off => "off",
         }
     }
 }
@@ -123,6 +102,9 @@ pub struct Config {
     pub sandbox: SandboxMode,
     /// Whether bash may use the network.
     pub sandbox_network: bool,
+    /// The network allow-list (`[sandbox.network]` of the person's own config), when the
+    /// network is not allowed as a whole: commands reach only these hosts, through rein's proxy.
+    pub sandbox_network_allow: Option<crate::netproxy::AllowList>,
     /// Secret paths and variables (`[sandbox] hide`, `unhide`, `pass_env`).
     pub sandbox_secrets: crate::sandbox::SecretSettings,
     /// Whether edits inside the workspace are allowed without asking (`edits = "allow"`).
@@ -137,12 +119,16 @@ pub struct Config {
     pub mcp_servers: Vec<crate::mcp::ServerConfig>,
     /// The hooks that run: the person's, then the project's that its trust allows.
     pub hooks: Vec<crate::hooks::HookSpec>,
+    /// Aids for small local models (`small_model`; on for loopback servers by default).
+    pub small_model: ModelAids,
     /// Whether to compact automatically.
     pub auto_compact: bool,
     /// Fraction of the window at which to compact.
     pub compact_threshold: f64,
     /// Tool results sent in full; older ones are micro-compacted.
     pub keep_tool_results: usize,
+    /// Whether attached images are sent (`images = "auto" | true | false`).
+    pub images: crate::images::ImagesSetting,
     /// Turn cap of a subagent.
     pub subagent_max_requests: u32,
     /// The workspace (where rein was started).

@@ -23,8 +23,7 @@ pub const CANDIDATES: &[(&str, u16)] = &[("Ollama", 11434), ("llama.cpp", 8080),
 
 /// Asks one base URL for its models; `None` when nothing answers like an OpenAI server.
 pub async fn probe(base_url: &str, timeout: Duration) -> Option<Vec<String>> {
-    crate::llm::client::ensure_tls_provider();
-    let client = reqwest::Client::builder()
+    let client = crate::llm::client::http_builder(base_url)
         .connect_timeout(timeout)
         .timeout(timeout * 2)
         .no_proxy()
@@ -122,14 +121,11 @@ pub async fn server_context_window(
     api_key: Option<&str>,
     timeout: Duration,
 ) -> Option<ServerWindow> {
-    crate::llm::client::ensure_tls_provider();
-    let mut builder = reqwest::Client::builder()
+    let client = crate::llm::client::http_builder(base_url)
         .connect_timeout(timeout)
-        .timeout(timeout);
-    if crate::config::is_loopback_url(base_url) {
-        builder = builder.no_proxy();
-    }
-    let client = builder.build().ok()?;
+        .timeout(timeout)
+        .build()
+        .ok()?;
     let base = base_url.trim().trim_end_matches('/');
     let root = base.strip_suffix("/v1").unwrap_or(base);
     let get_json = |req: reqwest::RequestBuilder| async move {

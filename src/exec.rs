@@ -168,8 +168,14 @@ impl PlainPrinter {
                 let notice = retry_notice(*attempt, *max_attempts, *delay_ms, reason);
                 self.err(&format!("{indent}{notice}"));
             }
-            Event::Notice { text } | Event::ModelQuirk { text, .. } => {
+            Event::Notice { text, .. } | Event::ModelQuirk { text, .. } => {
                 self.err(&format!("{indent}{text}"))
+            }
+            // The labels' names are already one visible line (`images::display_name`).
+            Event::ImagesAttached { labels } => {
+                for label in labels {
+                    self.err(&format!("{indent}{label}"));
+                }
             }
             Event::Error { message } => {
                 self.saw_error = true;
@@ -250,26 +256,9 @@ fn prompt_op(prompt: &str) -> Op {
 
 /// Runs one prompt to completion.
 pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
-    let approver = if opts.yes {
-        Approver::ApproveAll
-    } else {
-        Approver::RefuseAll
-    };
-    let mut agent_opts = AgentOptions::new(config, approver);
-    agent_opts.session = opts.session.clone();
-    // Headless: the one prompt should see the MCP tools, so the first request waits for them.
-    agent_opts.mcp_wait = true;
-    let mut handle = match agent::spawn(agent_opts) {
-        Ok(h) => h,
-        Err(e) => {
-            print_error(&format!("cannot start: {e:#}"));
-            return ExecEnd::Failed;
-        }
-    };
-    if handle.ops.send(prompt_op(&opts.prompt)).is_err() {
-        print_error("the agent stopped before it could start");
+    let Some(mut handle) = start(config, &opts) else {
         return ExecEnd::Failed;
-    }
+    };
     let mut printer = PlainPrinter::new(!opts.yes);
     let mut tally = CallTally::default();
     let mut interrupted_by_signal = false;
@@ -294,54 +283,88 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
         if let Event::SessionConfigured(info) = &event {
             session_id = Some(info.session_id.clone());
         }
-        if opts.json {
-            match serde_json::to_string(&event) {
-                // JSON escapes C0 but not DEL, C1 or bidi overrides: those become `\uXXXX`.
-                Ok(line) => {
-                    let _ = print_stdout(&format!("{}\n", crate::sanitize::json_safe(&line)));
-                }
-                Err(e) => tracing::error!("cannot serialise event: {e}"),
-            }
-        } else {
-            printer.event(&event, "");
-        }
+        show(&event, opts.json, &mut printer);
         if let Event::TurnFinished { outcome } = event {
             let _ = handle.ops.send(Op::Shutdown);
             // Let the agent finish writing (session file, temp dir) before the process ends.
             let drain = async { while handle.events.recv().await.is_some() {} };
             let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
-            if interrupted_by_signal || outcome == TurnOutcome::Interrupted {
+            let interrupted = interrupted_by_signal || outcome == TurnOutcome::Interrupted;
+            if interrupted {
                 match opts.json {
                     true => print_stderr(&format!("{}\n", continue_hint(session_id.as_deref()))),
                     false => printer.interrupted(session_id.as_deref()),
                 }
             }
-            if tally.refused > 0 && !opts.yes {
-                print_error(&format!(
-                    "{} action{} refused: {} approval and nobody was asked (no --yes). Run \
-                     again with --yes to approve what asks, or allow it with a rule \
-                     ([[rules]] in config.toml; `rein policy check` shows the verdict).",
-                    tally.refused,
-                    if tally.refused == 1 { " was" } else { "s were" },
-                    if tally.refused == 1 {
-                        "it needs"
-                    } else {
-                        "they need"
-                    },
-                ));
+            return end_of(outcome, interrupted_by_signal, &tally, opts.yes);
+        }
+    }
+}
+
+/// Starts the agent and sends it the prompt; `None` (the reason printed) when it cannot.
+fn start(config: Config, opts: &ExecOptions) -> Option<agent::AgentHandle> {
+    let approver = if opts.yes {
+        Approver::ApproveAll
+    } else {
+        Approver::RefuseAll
+    };
+    let mut agent_opts = AgentOptions::new(config, approver);
+    agent_opts.session = opts.session.clone();
+    // Headless: the one prompt should see the MCP tools, so the first request waits for them.
+    agent_opts.mcp_wait = true;
+    let handle = match agent::spawn(agent_opts) {
+        Ok(h) => h,
+        Err(e) => {
+            print_error(&format!("cannot start: {e:#}"));
+            return None;
+        }
+    };
+    if handle.ops.send(prompt_op(&opts.prompt)).is_err() {
+        print_error("the agent stopped before it could start");
+        return None;
+    }
+    Some(handle)
+}
+
+/// Prints one event: a JSON line with `--json`, else as text.
+fn show(event: &Event, json: bool, printer: &mut PlainPrinter) {
+    if json {
+        match serde_json::to_string(event) {
+            // JSON escapes C0 but not DEL, C1 or bidi overrides: those become `\uXXXX`.
+            Ok(line) => {
+                let _ = print_stdout(&format!("{}\n", crate::sanitize::json_safe(&line)));
             }
-            return match outcome {
-                _ if interrupted_by_signal => ExecEnd::Interrupted,
-                TurnOutcome::Completed if tally.refused > 0 && tally.ran == 0 => {
-                    ExecEnd::AllRefused
-                }
-                TurnOutcome::Completed => ExecEnd::Completed,
-                TurnOutcome::Interrupted => ExecEnd::Interrupted,
-                TurnOutcome::Failed { reason } => {
-                    print_error(&reason);
-                    ExecEnd::Failed
-                }
-            };
+            Err(e) => tracing::error!("cannot serialise event: {e}"),
+        }
+    } else {
+        printer.event(event, "");
+    }
+}
+
+/// How the run ends after its turn finished with `outcome`; says what was refused unasked.
+fn end_of(outcome: TurnOutcome, by_signal: bool, tally: &CallTally, yes: bool) -> ExecEnd {
+    if tally.refused > 0 && !yes {
+        print_error(&format!(
+            "{} action{} refused: {} approval and nobody was asked (no --yes). Run \
+             again with --yes to approve what asks, or allow it with a rule \
+             ([[rules]] in config.toml; `rein policy check` shows the verdict).",
+            tally.refused,
+            if tally.refused == 1 { " was" } else { "s were" },
+            if tally.refused == 1 {
+                "it needs"
+            } else {
+                "they need"
+            },
+        ));
+    }
+    match outcome {
+        _ if by_signal => ExecEnd::Interrupted,
+        TurnOutcome::Completed if tally.refused > 0 && tally.ran == 0 => ExecEnd::AllRefused,
+        TurnOutcome::Completed => ExecEnd::Completed,
+        TurnOutcome::Interrupted => ExecEnd::Interrupted,
+        TurnOutcome::Failed { reason } => {
+            print_error(&reason);
+            ExecEnd::Failed
         }
     }
 }

@@ -361,12 +361,15 @@ fn show_config(flags: Flags) -> anyhow::Result<ExitCode> {
         rt.block_on(rein::discover::use_server_window(&mut c));
     }
     // What the kernel really enforces, not just what is configured.
-    let sandbox = rein::sandbox::Sandbox::new(
+    let mut sandbox = rein::sandbox::Sandbox::new(
         c.sandbox,
         c.sandbox_network,
         c.cwd.clone(),
         std::env::temp_dir(),
     );
+    if let Some(proxy) = rein::netproxy::NetProxy::from_config(&c) {
+        sandbox = sandbox.with_network_proxy(proxy);
+    }
     let text = format!(
         "{}{:<w$} {}\n{:<w$} {}\n",
         c.describe(),
@@ -468,6 +471,10 @@ fn run_sandbox(argv: &[String]) -> anyhow::Result<ExitCode> {
         temp.clone(),
     )
     .with_secrets(config.secrets());
+    let sandbox = match rein::netproxy::NetProxy::from_config(&config) {
+        Some(proxy) => sandbox.with_network_proxy(proxy),
+        None => sandbox,
+    };
     print_error(&format!("sandbox {}", sandbox.describe()));
     let code = match rein::sandbox::run_sandboxed(&sandbox, argv) {
         Ok((code, notes)) => {
@@ -664,7 +671,9 @@ fn run_tui(
     let _guard = init_logging(&config.data_dir);
     let session = if resume.as_deref() == Some("") {
         // `--resume` without an id: pick one full-screen; Esc leaves without starting.
-        match rein::tui::pick_session(&config.data_dir, &config.cwd)? {
+        let sessions = rein::session_store::list(&config.data_dir, None);
+        let here = rein::session_store::here_dirs(&config.cwd);
+        match rein::tui::pick_session(sessions, &here)? {
             Some(path) => SessionStart::Resume(path),
             None => return Ok(ExitCode::SUCCESS),
         }

@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 mod display;
+mod listing;
 mod mode;
 pub use display::{DIFF_CONTEXT, DiffHunk, EditDiff, LineRange, SUBJECT_CHARS, ToolDisplay};
+pub use listing::{SessionSummary, Skill, SkillCatalog, SkippedSkill, rfc3339};
 pub use mode::{ApprovalMode, RuleInfo};
 
 /// Status of one todo item.
@@ -330,56 +332,6 @@ pub struct ApprovalRequest {
     pub no_always: Option<String>,
 }
 
-/// An item of a resumed conversation, for rebuilding the view.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum HistoryItem {
-    /// Something the person typed.
-    User {
-        /// The text.
-        text: String,
-    },
-    /// A model answer (text part).
-    Assistant {
-        /// The text.
-        text: String,
-        /// Its reasoning, when the provider sent it.
-        reasoning: Option<String>,
-    },
-    /// A tool call and, when known, its result.
-    Tool {
-        /// Call id.
-        call_id: String,
-        /// What the call did, as the live view showed it.
-        display: ToolDisplay,
-        /// How it ended (`None`: no result recorded).
-        status: Option<ToolStatus>,
-        /// Its output.
-        output: String,
-        /// A command's exit code, when it ran and exited.
-        exit_code: Option<i32>,
-    },
-    /// The todo list at this point.
-    Todos {
-        /// The list.
-        todos: Vec<Todo>,
-    },
-    /// A notice (compaction, interruption, error...).
-    Notice {
-        /// The text.
-        text: String,
-    },
-    /// A file tool wrote a file (for `/diff`), as recorded.
-    FileChange {
-        /// The file, as displayed.
-        path: String,
-        /// Content before (`None`: created, or too large to keep).
-        old: Option<String>,
-        /// Content after (`None`: too large to keep).
-        new: Option<String>,
-    },
-}
-
 /// Facts about the session, sent once at start (and after `/clear` or a resume).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionInfo {
@@ -400,8 +352,9 @@ pub struct SessionInfo {
     pub mode: ApprovalMode,
     /// Sandbox mode, for the status line.
     pub sandbox_mode: String,
-    /// The past conversation when resumed (empty for a new one).
-    pub history: Vec<HistoryItem>,
+    /// The past conversation when resumed, replayed as the events that showed it (empty for a
+    /// new one): front ends build it exactly as they build a live one.
+    pub history: Vec<Event>,
     /// The conversation on screen goes on (a `/fork`): front ends keep their view instead of
     /// starting an empty one.
     #[serde(default)]
@@ -416,6 +369,12 @@ pub enum Event {
     SessionConfigured(SessionInfo),
     /// A turn began (a user message was accepted).
     TurnStarted,
+    /// A message of the person's, as the conversation shows it (`/name args` for a command).
+    /// Sent in a resumed conversation's replay; live, a front end shows what it sent itself.
+    UserMessage {
+        /// The text.
+        text: String,
+    },
     /// Streamed assistant text.
     AssistantDelta {
         /// The new text.
@@ -469,14 +428,15 @@ pub enum Event {
     },
     /// A file tool wrote a file (for `/diff`): exactly what was written, nothing proposed.
     FileChanged {
-        /// The call that wrote it.
+        /// The call that wrote it (in a replay, a subagent's change names its `task` call).
         call_id: String,
         /// The file, as displayed (workspace-relative when inside).
         path: String,
-        /// Content before (`None` when the file was created).
+        /// Content before (`None` when the file was created, or, replayed, when the session
+        /// file did not keep it).
         old: Option<String>,
-        /// Content after.
-        new: String,
+        /// Content after (`None` only replayed: too large, or holding a secret, to keep).
+        new: Option<String>,
     },
     /// The todo list changed.
     TodosUpdated {
@@ -538,6 +498,9 @@ pub enum Event {
     },
     /// Something worth telling the person.
     Notice {
+        /// How much it matters (front ends mark warnings and errors).
+        #[serde(default)]
+        level: NoticeLevel,
         /// The text.
         text: String,
     },
@@ -593,6 +556,19 @@ pub enum Event {
         /// Files left as they are, each with the reason (`a.txt: changed outside rein`).
         skipped: Vec<String>,
     },
+    /// Images were attached to the message just sent (`@shot.png`): front ends show each label
+    /// (`[image shot.png 1280×720]`, the name already one visible line) in the person's cell.
+    ImagesAttached {
+        /// The labels, in order.
+        labels: Vec<String>,
+    },
+    /// The message just sent was not sent (an image the model cannot take, a file that cannot
+    /// be attached); the TUI puts it back in the composer. A `TurnFinished` with the reason
+    /// follows.
+    PromptReturned {
+        /// The message as the person typed it.
+        text: String,
+    },
     /// The turn is over.
     TurnFinished {
         /// How.
@@ -601,17 +577,17 @@ pub enum Event {
     /// The saved sessions (answers `Op::ListSessions`).
     SessionsListed {
         /// Every session, newest first.
-        sessions: Vec<crate::session_store::SessionSummary>,
+        sessions: Vec<SessionSummary>,
         /// The spellings of the workspace a session of "this directory" may have recorded.
         here: Vec<PathBuf>,
         /// When the list was read ("2 h ago" counts from here).
-        #[serde(with = "crate::session_store::rfc3339")]
+        #[serde(with = "rfc3339")]
         now: jiff::Timestamp,
     },
     /// The skills the running agent offers, and the files it skipped (answers `Op::ListSkills`).
     SkillsListed {
         /// The catalog.
-        catalog: crate::skills::SkillCatalog,
+        catalog: SkillCatalog,
     },
     /// The custom slash commands of this session (sent once, after `session_configured`).
     CommandsListed {
@@ -628,6 +604,29 @@ pub enum Event {
         /// Whether it is running.
         active: bool,
     },
+}
+
+/// How much a notice matters: front ends mark it by this, never by its wording.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeLevel {
+    /// For information.
+    #[default]
+    Info,
+    /// Something went differently than asked (an interruption, a skipped file).
+    Warn,
+    /// Something failed.
+    Error,
+}
+
+impl Event {
+    /// An informational notice.
+    pub fn notice(text: impl Into<String>) -> Event {
+        Event::Notice {
+            level: NoticeLevel::Info,
+            text: text.into(),
+        }
+    }
 }
 
 /// How both front ends announce `Event::Retrying`: `retrying in 1.5 s (attempt 2 of 5): why`
@@ -763,4 +762,32 @@ pub fn describe_mcp_servers(servers: &[McpServerStatus]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// The protocol is a leaf: it names nothing of rein but the leaf text utilities, so both
+    /// front ends and the agent can depend on it without depending on each other.
+    #[test]
+    fn protocol_imports_nothing_of_rein_but_leaf_utilities() {
+        let sources = [
+            ("protocol.rs", include_str!("protocol.rs")),
+            ("display.rs", include_str!("protocol/display.rs")),
+            ("listing.rs", include_str!("protocol/listing.rs")),
+            ("mode.rs", include_str!("protocol/mode.rs")),
+        ];
+        let leaf = ["crate::text::"];
+        for (file, text) in sources {
+            // The tests below may name anything.
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (at, _) in code.match_indices("crate::") {
+                let rest = &code[at..];
+                assert!(
+                    leaf.iter().any(|l| rest.starts_with(l)),
+                    "{file} imports {}",
+                    rest.lines().next().unwrap_or_default()
+                );
+            }
+        }
+    }
 }

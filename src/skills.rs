@@ -7,39 +7,10 @@
 //! `~/.claude/skills/*/`. The front matter is parsed with `serde_norway` (a maintained fork of
 //! `serde_yaml`), so any valid YAML works, block scalars included.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-/// One usable skill.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Skill {
-    /// The name the model asks for (front matter `name`, else the folder name).
-    pub name: String,
-    /// When to use it (front matter `description`).
-    pub description: String,
-    /// The skill's folder (supporting files live here).
-    pub dir: PathBuf,
-    /// Its `SKILL.md`.
-    pub path: PathBuf,
-}
-
-/// A `SKILL.md` that was not used, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkippedSkill {
-    /// The file.
-    pub path: PathBuf,
-    /// Why it was not used.
-    pub reason: String,
-}
-
-/// The skills available in a session.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkillCatalog {
-    /// Usable skills, sorted by name.
-    pub skills: Vec<Skill>,
-    /// Files left out (invalid, or shadowed by a skill of the same name), for `/skills`.
-    pub skipped: Vec<SkippedSkill>,
-}
+pub use crate::protocol::{Skill, SkillCatalog, SkippedSkill};
 
 #[derive(Deserialize)]
 struct FrontMatter {

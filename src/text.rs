@@ -39,6 +39,21 @@ pub fn headline(s: &str, max: usize) -> String {
     }
 }
 
+/// Formats a byte count for people (`12.3 MB`).
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if n < 1000 {
+        return format!("{n} bytes");
+    }
+    let mut v = n as f64 / 1000.0;
+    let mut unit = 0;
+    while v >= 1000.0 && unit + 1 < UNITS.len() {
+        v /= 1000.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

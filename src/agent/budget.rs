@@ -101,9 +101,8 @@ impl Compactor {
     ) -> Option<Compaction> {
         let before = state.used(history);
         let model = crate::sync::read(&self.model).clone();
-        self.events.send(Event::Notice {
-            text: "Compacting the conversation…".into(),
-        });
+        self.events
+            .send(Event::notice("Compacting the conversation…"));
         let summary = match compact::summarize(
             &self.client,
             model,
@@ -116,15 +115,15 @@ impl Compactor {
         {
             Ok(s) => s,
             Err(LlmError::Cancelled) => {
-                self.events.send(Event::Notice {
-                    text: "Compaction interrupted; the conversation is kept as it was.".into(),
-                });
+                self.events.send(Event::notice(
+                    "Compaction interrupted; the conversation is kept as it was.",
+                ));
                 return None;
             }
             Err(e) => {
-                self.events.send(Event::Notice {
-                    text: format!("Compaction failed ({e}); the conversation is kept as it was."),
-                });
+                self.events.send(Event::notice(format!(
+                    "Compaction failed ({e}); the conversation is kept as it was."
+                )));
                 // Don't retry on every request: wait for new growth.
                 state.compacted_to = Some(before);
                 return None;
@@ -181,13 +180,11 @@ impl Compactor {
             // Obeyed strictly: never compact, only say so once when it gets tight.
             if used as f64 >= self.window as f64 * 0.95 && !state.warned_full {
                 state.warned_full = true;
-                self.events.send(Event::Notice {
-                    text: format!(
-                        "The context window is nearly full ({used} of {} tokens) and \
+                self.events.send(Event::notice(format!(
+                    "The context window is nearly full ({used} of {} tokens) and \
                          auto_compact is off: use /compact or /clear.",
-                        self.window
-                    ),
-                });
+                    self.window
+                )));
             }
             return false;
         }
@@ -200,9 +197,11 @@ impl Compactor {
         if conversation < self.window / 10 {
             if !state.warned_overhead {
                 state.warned_overhead = true;
-                self.events.send(Event::Notice {
-                    text: overhead_notice(used, self.window, conversation),
-                });
+                self.events.send(Event::notice(overhead_notice(
+                    used,
+                    self.window,
+                    conversation,
+                )));
             }
             return false;
         }
@@ -439,7 +438,7 @@ mod tests {
         let mut warnings = 0;
         while let Ok(ev) = rx.try_recv() {
             assert!(
-                matches!(ev, Event::Notice { ref text } if text.contains("auto_compact is off"))
+                matches!(ev, Event::Notice { ref text, .. } if text.contains("auto_compact is off"))
             );
             warnings += 1;
         }

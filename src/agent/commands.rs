@@ -13,7 +13,7 @@ impl super::Agent {
             commands: self.commands.infos(),
         });
         for text in self.commands.notices() {
-            self.events.send(Event::Notice { text });
+            self.events.send(Event::notice(text));
         }
     }
 
@@ -56,13 +56,13 @@ impl super::Agent {
             return;
         };
         for text in &expanded.notices {
-            self.events.send(Event::Notice { text: text.clone() });
+            self.events.send(Event::notice(text.clone()));
         }
         let previous_model = expanded.model.as_ref().map(|m| {
             let old = std::mem::replace(&mut *crate::sync::write(&self.model), m.clone());
-            self.events.send(Event::Notice {
-                text: format!("/{name} uses the model {m} for this turn."),
-            });
+            self.events.send(Event::notice(format!(
+                "/{name} uses the model {m} for this turn."
+            )));
             old
         });
         let added = self.allow_for_turn(&expanded.allow_bash);
@@ -94,9 +94,9 @@ impl super::Agent {
                     added.push(rule);
                 }
                 Ok(_) => {}
-                Err(e) => self.events.send(Event::Notice {
-                    text: format!("allowed-tools pattern {p:?} is not a valid rule: {e}"),
-                }),
+                Err(e) => self.events.send(Event::notice(format!(
+                    "allowed-tools pattern {p:?} is not a valid rule: {e}"
+                ))),
             }
         }
         added

@@ -32,42 +32,7 @@ fn clip(text: &str, max: usize) -> String {
 
 /// Renders the history as a plain transcript (tool blocks can't be sent without tools).
 pub fn transcript(history: &[Message], budget_tokens: u64) -> String {
-    let blocks: Vec<String> = history
-        .iter()
-        .map(|m| match m {
-            Message::User { content } => format!("USER:\n{content}"),
-            Message::ToolResult {
-                name,
-                content,
-                is_error,
-                ..
-            } => format!(
-                "TOOL RESULT ({name}{}):\n{}",
-                if *is_error { ", error" } else { "" },
-                clip(content, RESULT_SNIPPET)
-            ),
-            Message::Assistant { parts } => {
-                let mut s = String::from("ASSISTANT:");
-                for p in parts {
-                    match p {
-                        AssistantPart::Text { text } if !text.is_empty() => {
-                            s.push('\n');
-                            s.push_str(text);
-                        }
-                        AssistantPart::ToolCall(c) => {
-                            s.push_str(&format!(
-                                "\n[calls {} {}]",
-                                c.name,
-                                clip(&c.arguments, 1_000)
-                            ));
-                        }
-                        _ => {}
-                    }
-                }
-                s
-            }
-        })
-        .collect();
+    let blocks: Vec<String> = history.iter().map(block).collect();
     let is_user: Vec<bool> = history
         .iter()
         .map(|m| matches!(m, Message::User { .. }))
@@ -99,7 +64,49 @@ pub fn transcript(history: &[Message], budget_tokens: u64) -> String {
             *b = clip(b, share);
         }
     }
-    // Render, with a note where entries were left out.
+    render(kept)
+}
+
+/// One message of the transcript.
+fn block(m: &Message) -> String {
+    match m {
+        Message::User { content } => format!("USER:\n{content}"),
+        Message::UserImage { image } => format!("USER:\n{}", image.meta.label()),
+        Message::ToolResult {
+            name,
+            content,
+            is_error,
+            ..
+        } => format!(
+            "TOOL RESULT ({name}{}):\n{}",
+            if *is_error { ", error" } else { "" },
+            clip(content, RESULT_SNIPPET)
+        ),
+        Message::Assistant { parts } => {
+            let mut s = String::from("ASSISTANT:");
+            for p in parts {
+                match p {
+                    AssistantPart::Text { text } if !text.is_empty() => {
+                        s.push('\n');
+                        s.push_str(text);
+                    }
+                    AssistantPart::ToolCall(c) => {
+                        s.push_str(&format!(
+                            "\n[calls {} {}]",
+                            c.name,
+                            clip(&c.arguments, 1_000)
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            s
+        }
+    }
+}
+
+/// The kept blocks, with a note where entries were left out.
+fn render(kept: Vec<Option<String>>) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut gap = 0;
     for b in kept {
@@ -140,6 +147,7 @@ pub async fn summarize(
         messages: vec![Message::User { content: ask }],
         tools: Vec::new(),
         reminder: None,
+        force_tool: false,
         max_tokens: SUMMARY_MAX_TOKENS.min(context_window / 5).max(256) as u32,
     };
     let response = client.stream(&request, cancel, &mut |_| {}).await?;
@@ -185,7 +193,7 @@ fn shrink_tail(tail: &mut [Message], budget: u64) {
             .iter_mut()
             .filter_map(|m| match m {
                 Message::ToolResult { content, .. } | Message::User { content } => Some(content),
-                Message::Assistant { .. } => None,
+                Message::Assistant { .. } | Message::UserImage { .. } => None,
             })
             .max_by_key(|c| c.len());
         let Some(content) = biggest else { return };

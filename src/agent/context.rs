@@ -14,6 +14,7 @@ pub fn estimate_text(text: &str) -> u64 {
 pub fn estimate(msg: &Message) -> u64 {
     let body = match msg {
         Message::User { content } => estimate_text(content),
+        Message::UserImage { image } => image.estimated_tokens(),
         Message::ToolResult { content, .. } => estimate_text(content),
         Message::Assistant { parts } => parts
             .iter()

@@ -9,7 +9,9 @@ use crate::protocol::{
     ApprovalMode, ApprovalRequest, Decision, Event, Todo, ToolDisplay, ToolStatus,
 };
 use crate::session_store::Entry;
-use crate::tools::{Access, Effect, Prepared, Registry, Tool, ToolCtx, ToolOutput, ToolSource};
+use crate::tools::{
+    Access, Effect, Prepared, Registry, Tool, ToolCtx, ToolOutput, ToolSource, parse_arguments,
+};
 use futures::FutureExt;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -68,6 +70,21 @@ pub struct Dispatcher {
     pub hooks: Option<Arc<crate::hooks::Hooks>>,
 }
 
+/// A call checked and fixed by its tool, or the result that refuses it (unknown tool, bad
+/// arguments).
+pub struct Preparation {
+    call: Result<Box<dyn Prepared>, Ended>,
+    /// The parsed arguments, kept for the hooks (`Null` when there are none).
+    args: Value,
+}
+
+impl Preparation {
+    /// Whether the call may run together with neighbouring calls that may too.
+    pub fn parallel(&self) -> bool {
+        self.call.as_ref().is_ok_and(|p| p.parallel())
+    }
+}
+
 /// Who asked for a call: the model, or the person typing `!cmd`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Origin {
@@ -94,6 +111,9 @@ pub struct CallResult {
     pub exit_code: Option<i32>,
     /// The new todo list, when the call replaced it (the agent applies it).
     pub todos: Option<Vec<Todo>>,
+    /// Whether the call changed a file in the workspace, as the checkpoints saw it (a file
+    /// tool's write, a command's redirect or `sed -i`).
+    pub changed_files: bool,
 }
 
 /// How a call ended, before it is stamped with its display and duration.
@@ -101,6 +121,8 @@ struct Ended {
     status: ToolStatus,
     output: String,
     effect: Effect,
+    /// The checkpoints saw it change a file.
+    changed_files: bool,
     /// Time spent waiting for the person's answer: not part of the call's duration.
     waited: std::time::Duration,
 }
@@ -111,6 +133,7 @@ impl Ended {
             status,
             output: output.into(),
             effect: Effect::None,
+            changed_files: false,
             waited: std::time::Duration::ZERO,
         }
     }
@@ -140,6 +163,7 @@ impl Ended {
             status,
             output: out.text,
             effect: out.effect,
+            changed_files: false,
             waited: std::time::Duration::ZERO,
         }
     }
@@ -155,6 +179,7 @@ impl CallResult {
             elapsed_ms: 0,
             exit_code: None,
             todos: None,
+            changed_files: false,
         }
     }
 }
@@ -219,7 +244,42 @@ impl Dispatcher {
         origin: Origin,
     ) -> CallResult {
         let started = Instant::now();
-        let prepared = self.prepare(call, ctx, truncated);
+        let prepared = self.prepare_call(call, ctx, truncated);
+        self.run_from(call, prepared, ctx, origin, started).await
+    }
+
+    /// Prepares a call without running it (`run_prepared` runs it): the turn asks the
+    /// preparation whether it may run alongside its neighbours.
+    pub fn prepare_call(&self, call: &ToolCall, ctx: &ToolCtx, truncated: bool) -> Preparation {
+        let mut args = Value::Null;
+        let call = self.prepare(call, ctx, truncated, &mut args);
+        Preparation { call, args }
+    }
+
+    /// Runs a call the model made, prepared by [`Dispatcher::prepare_call`], emitting its
+    /// events.
+    pub async fn run_prepared(
+        &self,
+        call: &ToolCall,
+        prepared: Preparation,
+        ctx: &ToolCtx,
+    ) -> CallResult {
+        self.run_from(call, prepared, ctx, Origin::Model, Instant::now())
+            .await
+    }
+
+    async fn run_from(
+        &self,
+        call: &ToolCall,
+        prepared: Preparation,
+        ctx: &ToolCtx,
+        origin: Origin,
+        started: Instant,
+    ) -> CallResult {
+        let Preparation {
+            call: prepared,
+            args,
+        } = prepared;
         let display = ctx.secrets.mask_display(match &prepared {
             Ok(p) => p.display(),
             Err(_) => self.registry.describe(&call.name, &call.arguments),
@@ -229,7 +289,10 @@ impl Dispatcher {
             display: display.clone(),
         });
         let mut ended = match prepared {
-            Ok(p) => self.check_and_run(call, p, &display, ctx, origin).await,
+            Ok(p) => {
+                self.check_and_run(call, p, args, &display, ctx, origin)
+                    .await
+            }
             Err(ended) => ended,
         };
         // A secret that reached the result goes no further: not to the model, the session
@@ -260,15 +323,18 @@ impl Dispatcher {
                 Effect::TodosReplaced(list) => Some(list),
                 _ => None,
             },
+            changed_files: ended.changed_files,
         }
     }
 
-    /// Parses the arguments once and lets the tool prepare the call.
+    /// Parses the arguments once and lets the tool prepare the call (and type them); the
+    /// hooks, when there are any, get a copy in `kept`.
     fn prepare(
         &self,
         call: &ToolCall,
         ctx: &ToolCtx,
         truncated: bool,
+        kept: &mut Value,
     ) -> Result<Box<dyn Prepared>, Ended> {
         let name = call.name.as_str();
         let Some(tool) = self.tool(name) else {
@@ -300,6 +366,9 @@ impl Dispatcher {
                 )));
             }
         };
+        if self.hooks.is_some() {
+            *kept = args.clone();
+        }
         match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(args, ctx))) {
             Ok(Ok(p)) => Ok(p),
             Ok(Err(e)) => Err(Ended::error(e.0)),
@@ -318,6 +387,7 @@ impl Dispatcher {
         &self,
         call: &ToolCall,
         prepared: Box<dyn Prepared>,
+        args: Value,
         display: &ToolDisplay,
         ctx: &ToolCtx,
         origin: Origin,
@@ -336,12 +406,10 @@ impl Dispatcher {
             Origin::Person if verdict.action == Action::Ask => verdict.action = Action::Allow,
             Origin::Person => {}
         }
-        let input = self.hooks.as_ref().map(|_| {
-            crate::hooks::tool_input(
-                parse_arguments(&call.arguments).unwrap_or_default(),
-                prepared.access(),
-            )
-        });
+        let input = self
+            .hooks
+            .as_ref()
+            .map(|_| crate::hooks::tool_input(args, prepared.access()));
         let mut hook_context = None;
         if origin == Origin::Model
             && verdict.action != Action::Deny
@@ -352,60 +420,18 @@ impl Dispatcher {
                 Err(blocked) => return blocked,
             }
         }
-        let mut note_for_model = None;
-        let mut waited = std::time::Duration::ZERO;
-        match verdict.action {
-            Action::Deny if origin == Origin::Person => {
-                return Ended::new(ToolStatus::Blocked, person_blocked(&verdict));
-            }
-            Action::Deny => {
-                return Ended::new(
-                    ToolStatus::Blocked,
-                    format!(
-                        "Blocked by policy: {} ({}). Do not retry it; find another way or ask \
-                         the user to run it themselves.",
-                        verdict.part, verdict.reason
-                    ),
-                );
-            }
-            Action::Ask => {
-                let question = Question {
-                    call,
-                    access: prepared.access(),
-                    display,
-                    verdict: &verdict,
-                };
-                let asked = Instant::now();
-                let outcome = self.ask(question, ctx).await;
-                waited = asked.elapsed();
-                match outcome {
-                    AskOutcome::Approved(note) => note_for_model = note,
-                    AskOutcome::Refused(text) => {
-                        return Ended::new(ToolStatus::Denied, text).after_wait(waited);
-                    }
-                    AskOutcome::Interrupted => return Ended::interrupted().after_wait(waited),
-                }
-            }
-            Action::Allow => {}
-        }
-        let watch =
-            super::rewind::before_tool(self.checkpoints.as_ref(), prepared.access(), &self.journal)
-                .await;
-        let mut ended = self.run(name, prepared, ctx).await;
+        let question = Question {
+            call,
+            access: prepared.access(),
+            display,
+            verdict: &verdict,
+        };
+        let (note_for_model, waited) = match self.settle(question, ctx, origin).await {
+            Ok(answer) => answer,
+            Err(refused) => return refused,
+        };
+        let mut ended = self.run_watched(call, prepared, ctx).await;
         ended.waited = waited;
-        // Whatever the outcome: an interrupted command may have written.
-        if let Some(w) = watch {
-            w.finish(&self.journal, ctx, &call.id).await;
-        }
-        if let Effect::FileWritten(w) = &ended.effect {
-            self.record_file_change(&w.path, w.old.as_deref(), &w.new, ctx);
-            ctx.events.send(Event::FileChanged {
-                call_id: call.id.clone(),
-                path: w.path.clone(),
-                old: w.old.clone(),
-                new: w.new.clone(),
-            });
-        }
         if let Some(note) = note_for_model {
             ended.output = format!("{}\n\nNote from the user: {note}", ended.output);
         }
@@ -417,6 +443,72 @@ impl Dispatcher {
             && let (Some(hooks), Some(input)) = (&self.hooks, input)
         {
             hook_points::post_tool_use(hooks, name, input, &mut ended, ctx).await;
+        }
+        ended
+    }
+
+    /// What the verdict leaves to do: refuse (`Err`), or run, after asking when it asks (with
+    /// the person's note for the model and the time the question waited).
+    async fn settle(
+        &self,
+        q: Question<'_>,
+        ctx: &ToolCtx,
+        origin: Origin,
+    ) -> Result<(Option<String>, std::time::Duration), Ended> {
+        let verdict = q.verdict;
+        match verdict.action {
+            Action::Deny if origin == Origin::Person => {
+                Err(Ended::new(ToolStatus::Blocked, person_blocked(verdict)))
+            }
+            Action::Deny => Err(Ended::new(
+                ToolStatus::Blocked,
+                format!(
+                    "Blocked by policy: {} ({}). Do not retry it; find another way or ask the \
+                     user to run it themselves.",
+                    verdict.part, verdict.reason
+                ),
+            )),
+            Action::Ask => {
+                let asked = Instant::now();
+                let outcome = self.ask(q, ctx).await;
+                let waited = asked.elapsed();
+                match outcome {
+                    AskOutcome::Approved(note) => Ok((note, waited)),
+                    AskOutcome::Refused(text) => {
+                        Err(Ended::new(ToolStatus::Denied, text).after_wait(waited))
+                    }
+                    AskOutcome::Interrupted => Err(Ended::interrupted().after_wait(waited)),
+                }
+            }
+            Action::Allow => Ok((None, std::time::Duration::ZERO)),
+        }
+    }
+
+    /// Runs a prepared call under the checkpoints' watch: what it changed in the workspace is
+    /// recorded (a file tool's write also for `/diff`).
+    async fn run_watched(
+        &self,
+        call: &ToolCall,
+        prepared: Box<dyn Prepared>,
+        ctx: &ToolCtx,
+    ) -> Ended {
+        let watch =
+            super::rewind::before_tool(self.checkpoints.as_ref(), prepared.access(), &self.journal)
+                .await;
+        let mut ended = self.run(&call.name, prepared, ctx).await;
+        // Whatever the outcome: an interrupted command may have written.
+        if let Some(w) = watch {
+            ended.changed_files = w.finish(&self.journal, ctx, &call.id).await;
+        }
+        if let Effect::FileWritten(w) = &ended.effect {
+            ended.changed_files = true;
+            self.record_file_change(&w.path, w.old.as_deref(), &w.new, ctx);
+            ctx.events.send(Event::FileChanged {
+                call_id: call.id.clone(),
+                path: w.path.clone(),
+                old: w.old.clone(),
+                new: Some(w.new.clone()),
+            });
         }
         ended
     }
@@ -530,7 +622,7 @@ impl Dispatcher {
         }
         let id = format!("approval-{}", q.call.id);
         let always = self
-            .always(q.call.name.as_str(), q.access)
+            .always(&q.call.name, q.access)
             .map(|a| always_shown(q.access, a.shown));
         if let Some(hooks) = &self.hooks {
             hooks.notify(
@@ -585,7 +677,7 @@ impl Dispatcher {
                 AskOutcome::Approved(note.filter(|n| !n.trim().is_empty()))
             }
             Some((Decision::Always, note)) => {
-                self.remember(q.call.name.as_str(), q.access, ctx);
+                self.remember(&q.call.name, q.access, ctx);
                 AskOutcome::Approved(note.filter(|n| !n.trim().is_empty()))
             }
         }
@@ -616,27 +708,26 @@ impl Dispatcher {
             policy.add_session_rule(rule.clone());
         }
         drop(policy);
-        ctx.events.send(Event::Notice {
-            text: format!(
-                "Added for this session: allow {text}, i.e. {} (/permissions lists the rules \
+        ctx.events.send(Event::notice(format!(
+            "Added for this session: allow {text}, i.e. {} (/permissions lists the rules \
                  and can drop it).",
-                always_shown(access, always.shown)
-            ),
-        });
+            always_shown(access, always.shown)
+        )));
     }
 
-    /// What "always" would add for a call, judged by the rules in force (bash rules are keyed
-    /// by "bash" whichever tool ran the command), or why no rule can be made.
-    fn always(&self, tool: &str, access: &Access) -> Result<AlwaysRule, String> {
-        let (tool, subject) = match access {
+    /// What "always" would add for a call, judged by the rules in force, or why no rule can
+    /// be made. The rule is chosen by what the call does (its access), whichever tool does it:
+    /// commands are keyed `bash`, writes `edit`, reads `read_file`; only an MCP tool's rule
+    /// bears the tool's own name (`mcp__<server>__<tool>`), as MCP rules do.
+    fn always(&self, name: &str, access: &Access) -> Result<AlwaysRule, String> {
+        let (key, subject) = match access {
             Access::Bash { command } => ("bash", command.clone()),
-            Access::Write { path } | Access::Read { path } => {
-                (tool, path.path.display().to_string())
-            }
-            Access::Mcp { .. } => (tool, String::new()),
-            Access::None => return Err(format!("`{tool}` calls are approved one at a time")),
+            Access::Write { path } => ("edit", path.path.display().to_string()),
+            Access::Read { path } => ("read_file", path.path.display().to_string()),
+            Access::Mcp { .. } => (name, String::new()),
+            Access::None => return Err(format!("`{name}` calls are approved one at a time")),
         };
-        crate::sync::read(&self.policy).always(tool, &subject)
+        crate::sync::read(&self.policy).always(key, &subject)
     }
 }
 
@@ -672,37 +763,6 @@ enum AskOutcome {
     Approved(Option<String>),
     Refused(String),
     Interrupted,
-}
-
-/// Parses tool arguments: empty means `{}`; anything but an object is refused.
-fn parse_arguments(raw: &str) -> Result<Value, String> {
-    if raw.trim().is_empty() {
-        return Ok(Value::Object(Default::default()));
-    }
-    match serde_json::from_str::<Value>(raw) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        // Some models double-encode: a JSON string holding the object.
-        Ok(Value::String(inner)) => match serde_json::from_str::<Value>(&inner) {
-            Ok(v @ Value::Object(_)) => Ok(v),
-            _ => Err("expected a JSON object, got a string".into()),
-        },
-        Ok(other) => Err(format!(
-            "expected a JSON object, got {}",
-            match other {
-                Value::Array(_) => "an array",
-                Value::Number(_) => "a number",
-                Value::Bool(_) => "a boolean",
-                _ => "null",
-            }
-        )),
-        Err(e) => {
-            let msg = e.to_string();
-            Err(match msg.find(" at line ") {
-                Some(i) => msg[..i].to_string(),
-                None => msg,
-            })
-        }
-    }
 }
 
 mod hook_points;

@@ -78,12 +78,10 @@ impl FlowOps {
                 .cloned();
             rule.is_some_and(|r| p.remove_session_rule(&r))
         };
-        self.events.send(Event::Notice {
-            text: if dropped {
-                format!("Dropped the session rule {tool}({pattern}): it asks again.")
-            } else {
-                format!("There is no session rule {tool}({pattern}); /permissions lists them.")
-            },
-        });
+        self.events.send(Event::notice(if dropped {
+            format!("Dropped the session rule {tool}({pattern}): it asks again.")
+        } else {
+            format!("There is no session rule {tool}({pattern}); /permissions lists them.")
+        }));
     }
 }

@@ -96,18 +96,16 @@ impl<'a> StopHook<'a> {
             .await;
         let why = answer.block?;
         if self.continued >= MAX_STOP_CONTINUES {
-            events.send(Event::Notice {
-                text: format!(
-                    "A Stop hook asked to continue again, but it already did {MAX_STOP_CONTINUES} \
+            events.send(Event::notice(format!(
+                "A Stop hook asked to continue again, but it already did {MAX_STOP_CONTINUES} \
                      times this turn; the turn ends here."
-                ),
-            });
+            )));
             return None;
         }
         self.continued += 1;
-        events.send(Event::Notice {
-            text: format!("A Stop hook sent the model back to work: {why}"),
-        });
+        events.send(Event::notice(format!(
+            "A Stop hook sent the model back to work: {why}"
+        )));
         Some(Message::User {
             content: format!("[Stop hook] Do not stop yet: {why}"),
         })

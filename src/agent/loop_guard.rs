@@ -157,6 +157,7 @@ mod tests {
             elapsed_ms: 0,
             exit_code: None,
             todos: None,
+            changed_files: false,
         }
     }
 

@@ -14,7 +14,7 @@ pub(super) fn manager(config: &Config, events: EventSink) -> McpManager {
         servers: config.mcp_servers.clone(),
         gate: crate::mcp::trust::gate(config.trust.clone()),
         workspace: config.cwd.clone(),
-        notify: Arc::new(move |text| events.send(Event::Notice { text })),
+        notify: Arc::new(move |text| events.send(Event::notice(text))),
         announced: announced_refusals(config),
     })
 }

@@ -3,6 +3,8 @@
 //! [`spawn`] starts the agent task and returns the two channel ends a front end needs. A small
 //! router task reads ops so that interrupts and approvals are handled while a turn runs.
 
+mod aids;
+mod attach;
 pub mod budget;
 mod commands;
 pub mod compact;
@@ -15,6 +17,7 @@ pub mod listing;
 pub mod loop_guard;
 mod mcp_tools;
 pub mod mode;
+mod net_ask;
 pub mod prompt;
 pub mod repair;
 mod rewind;
@@ -36,14 +39,6 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 use turn::{LoopConfig, LoopEnd, TurnEnv};
-
-/// Environment variables never passed to tools' child processes.
-pub const SECRET_ENV_VARS: &[&str] = &[
-    "API_KEY",
-    "REIN_API_KEY",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-];
 
 /// How to start an agent.
 pub struct AgentOptions {
@@ -142,7 +137,7 @@ struct Agent {
     secrets: Arc<crate::tools::secrets::Secrets>,
     journal: journal::Journal,
     /// The past conversation to show when the session was resumed.
-    resumed_view: Vec<crate::protocol::HistoryItem>,
+    resumed_view: Vec<Event>,
     /// Notices from loading a resumed session.
     resume_notices: Vec<String>,
     /// What each turn changed in the workspace, for `/rewind` and `/undo`.
@@ -158,6 +153,199 @@ struct Agent {
     hooks: Arc<crate::hooks::Hooks>,
     /// Context hooks added (`SessionStart`) that rides with the next user message.
     hook_context: Vec<String>,
+    /// The model that answered an image with "not supported" (`attach.rs`): it gets none again.
+    images_refused: Option<String>,
+}
+
+/// The session's sandbox; in an interactive session its network proxy asks the person about
+/// hosts not on the list (headless runs have nobody to ask: such a host is refused).
+fn sandbox_for(
+    config: &Config,
+    temp_dir: &std::path::Path,
+    approver: Approver,
+    events: &EventSink,
+    pending: &PendingApprovals,
+) -> Arc<Sandbox> {
+    let mut sandbox = Sandbox::new(
+        config.sandbox,
+        config.sandbox_network,
+        config.cwd.clone(),
+        temp_dir.to_path_buf(),
+    )
+    .with_secrets(config.secrets());
+    if let Some(proxy) = crate::netproxy::NetProxy::from_config(config) {
+        sandbox = sandbox.with_network_proxy(proxy);
+    }
+    let sandbox = Arc::new(sandbox);
+    if let (Approver::Interactive, Some(proxy)) = (approver, sandbox.network_proxy()) {
+        proxy.set_asker(Arc::new(net_ask::NetAsker {
+            events: events.clone(),
+            pending: pending.clone(),
+            cwd: config.cwd.clone(),
+            config_file: config.config_dir.join("config.toml"),
+            next: Default::default(),
+        }));
+    }
+    sandbox
+}
+
+/// The subagents' runner: the session's client and model, at most 4 at once.
+fn subagents_for(
+    config: &Config,
+    client: &Client,
+    model: &Arc<RwLock<String>>,
+    dispatcher: Arc<Dispatcher>,
+    journal: &journal::Journal,
+) -> Arc<subagent::Subagents> {
+    Arc::new(subagent::Subagents {
+        client: client.clone(),
+        model: model.clone(),
+        dispatcher,
+        system: prompt::subagent_prompt(&config.cwd),
+        max_requests: config.subagent_max_requests,
+        max_tokens: config.max_output_tokens,
+        keep_tool_results: config.keep_tool_results,
+        slots: Arc::new(tokio::sync::Semaphore::new(4)),
+        journal: journal.clone(),
+    })
+}
+
+/// A directory of the session's own (saved outputs, images), private: saved outputs may hold
+/// what a command printed.
+fn private_temp_dir() -> std::io::Result<PathBuf> {
+    let temp_dir = std::env::temp_dir().join(format!("rein-{}", new_session_id()));
+    std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+        .create(&temp_dir)?;
+    Ok(temp_dir)
+}
+
+/// The skills and the custom slash commands this session offers.
+fn catalogs_for(
+    config: &Config,
+) -> (
+    Arc<crate::skills::SkillCatalog>,
+    Arc<crate::commands::CommandCatalog>,
+) {
+    let skills = crate::skills::discover(config.home_dir.as_deref(), &config.cwd);
+    let commands = crate::commands::discover(
+        config.home_dir.as_deref(),
+        &config.config_dir,
+        &config.cwd,
+        &config.trust,
+    );
+    (Arc::new(skills), Arc::new(commands))
+}
+
+/// The hooks in force (`waiting`: how many hook settings wait for the project's trust).
+fn hooks_for(config: &Config, sandbox: &Arc<Sandbox>) -> Arc<crate::hooks::Hooks> {
+    let waiting = config
+        .ignored
+        .iter()
+        .filter(|i| i.key.starts_with("hooks") && i.trust.is_some())
+        .count();
+    Arc::new(crate::hooks::Hooks::new(
+        config.hooks.clone(),
+        sandbox.clone(),
+        waiting,
+    ))
+}
+
+/// The secret values no result may carry, which the checkpoints also never keep.
+fn secrets_for(
+    config: &Config,
+    sandbox: &Sandbox,
+    checkpoints: &crate::checkpoint::Checkpoints,
+) -> Arc<crate::tools::secrets::Secrets> {
+    let secrets = Arc::new(crate::tools::secrets::Secrets::new(
+        sandbox.secrets(),
+        config.api_key.as_deref(),
+        std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+    ));
+    let found = secrets.clone();
+    checkpoints.withhold(crate::checkpoint::Withhold(Arc::new(move |b| {
+        found.found_in(b)
+    })));
+    secrets
+}
+
+/// The system prompt (with the skills and, for a small model, the file list), the
+/// `AGENTS.md` files and their rendering for the first message, and the context's fixed
+/// overhead.
+fn prompts_for(
+    config: &Config,
+    skills: &crate::skills::SkillCatalog,
+    registry: &Registry,
+) -> (
+    String,
+    Arc<Vec<prompt::Instructions>>,
+    String,
+    budget::ContextState,
+) {
+    let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
+    let mut system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
+    if config.small_model.files {
+        system.push_str(&aids::file_list(&config.cwd));
+    }
+    let tool_specs = serde_json::to_string(&registry.specs(None)).unwrap_or_default();
+    let context_state = budget::ContextState {
+        overhead: context::estimate_text(&system) + context::estimate_text(&tool_specs),
+        ..Default::default()
+    };
+    let memory = Arc::new(instructions);
+    let rendered = prompt::render_instructions(&memory);
+    (system, memory, rendered, context_state)
+}
+
+/// What the main loop's and the subagents' dispatchers share: the rules, approvals, mode,
+/// journal, checkpoints and hooks.
+struct DispatchShared {
+    policy: Arc<RwLock<Policy>>,
+    approver: Approver,
+    pending: PendingApprovals,
+    sandbox_enforced: bool,
+    journal: journal::Journal,
+    mode: mode::ModeSwitch,
+    checkpoints: crate::checkpoint::Checkpoints,
+    hooks: Option<Arc<crate::hooks::Hooks>>,
+}
+
+impl DispatchShared {
+    /// The main loop's dispatcher and the subagents', each with its tools and MCP servers.
+    fn dispatchers(
+        self,
+        registry: Registry,
+        skills: &crate::skills::SkillCatalog,
+        mcp: &crate::mcp::McpManager,
+    ) -> (Arc<Dispatcher>, Arc<Dispatcher>) {
+        // read_skill is only offered when there is a skill to read.
+        let offered = |names: Vec<&str>| -> Vec<String> {
+            names
+                .into_iter()
+                .filter(|n| *n != "read_skill" || !skills.skills.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        // A small model's requests leave `task` out unless the person names it (turn.rs).
+        let main_tools = offered(registry.names());
+        let sub_tools = offered(subagent::SUBAGENT_TOOLS.to_vec());
+        let dispatcher_for = |registry: Registry, allow: Vec<String>, subagent: bool| Dispatcher {
+            registry,
+            allow: Some(allow),
+            policy: self.policy.clone(),
+            approver: self.approver,
+            pending: self.pending.clone(),
+            sandbox_enforced: self.sandbox_enforced,
+            journal: self.journal.clone(),
+            mode: self.mode.clone(),
+            checkpoints: Some(self.checkpoints.clone()),
+            extra: mcp_tools::source(mcp, subagent),
+            hooks: self.hooks.clone(),
+        };
+        let main = Arc::new(dispatcher_for(registry.clone(), main_tools, false));
+        let sub = Arc::new(dispatcher_for(registry, sub_tools, true));
+        (main, sub)
+    }
 }
 
 fn client_options(config: &Config) -> ClientOptions {
@@ -175,6 +363,27 @@ fn client_options(config: &Config) -> ClientOptions {
     }
 }
 
+/// The workspace's checkpoints, kept next to the session file of a saved session; rein's own
+/// files are never part of them.
+fn checkpoints_for(
+    config: &Config,
+    temp_dir: &std::path::Path,
+    opened: &session_switch::Opened,
+) -> crate::checkpoint::Checkpoints {
+    let checkpoints = crate::checkpoint::Checkpoints::new(
+        &config.cwd,
+        vec![config.data_dir.clone(), temp_dir.to_path_buf()],
+        crate::checkpoint::Caps::default(),
+    );
+    if let Some(path) = opened.journal.path() {
+        checkpoints.switch(
+            Some(crate::checkpoint::dir_for(&path)),
+            opened.rewind.clone(),
+        );
+    }
+    checkpoints
+}
+
 impl Agent {
     fn new(opts: AgentOptions, events: EventSink) -> anyhow::Result<Agent> {
         let mut config = opts.config;
@@ -183,129 +392,39 @@ impl Agent {
             rt.block_on(crate::discover::use_server_window(&mut config));
         }
         let client = Client::new(client_options(&config))?;
-        let temp_dir = std::env::temp_dir().join(format!("rein-{}", new_session_id()));
-        // Private: saved outputs may hold what a command printed.
-        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
-            .create(&temp_dir)?;
-        let sandbox = Arc::new(
-            Sandbox::new(
-                config.sandbox,
-                config.sandbox_network,
-                config.cwd.clone(),
-                temp_dir.clone(),
-            )
-            .with_secrets(config.secrets()),
-        );
+        let temp_dir = private_temp_dir()?;
         let pending: PendingApprovals = Arc::default();
-        // rein's own files are never part of the workspace's checkpoints.
-        let checkpoints = crate::checkpoint::Checkpoints::new(
-            &config.cwd,
-            vec![config.data_dir.clone(), temp_dir.clone()],
-            crate::checkpoint::Caps::default(),
-        );
-        let skills = Arc::new(crate::skills::discover(
-            config.home_dir.as_deref(),
-            &config.cwd,
-        ));
-        let commands = Arc::new(crate::commands::discover(
-            config.home_dir.as_deref(),
-            &config.config_dir,
-            &config.cwd,
-            &config.trust,
-        ));
-        // read_skill is only offered when there is a skill to read.
-        let offered = |names: Vec<&str>| -> Vec<String> {
-            names
-                .into_iter()
-                .filter(|n| *n != "read_skill" || !skills.skills.is_empty())
-                .map(str::to_string)
-                .collect()
-        };
-        let main_tools = offered(opts.registry.names());
-        let sub_tools = offered(subagent::SUBAGENT_TOOLS.to_vec());
+        let sandbox = sandbox_for(&config, &temp_dir, opts.approver, &events, &pending);
+        let (skills, commands) = catalogs_for(&config);
         let saved = !matches!(opts.session, journal::SessionStart::Ephemeral);
         let opened = session_switch::open(&config, opts.session, events.clone())?;
         let journal = opened.journal.clone();
-        if let Some(path) = journal.path() {
-            checkpoints.switch(
-                Some(crate::checkpoint::dir_for(&path)),
-                opened.rewind.clone(),
-            );
-        }
-        // Edits inside the workspace are allowed by the accept-edits mode, not by the policy.
-        let policy = Arc::new(RwLock::new(Policy::new(config.rules.clone(), false)));
+        let checkpoints = checkpoints_for(&config, &temp_dir, &opened);
         // A resumed session never starts more permissive than the config says.
         let mode =
             mode::ModeSwitch::new(opened.mode.map_or(config.mode, |m| m.at_most(config.mode)));
-        let sandbox_enforced = !matches!(
-            sandbox.status(),
-            crate::sandbox::SandboxStatus::Unavailable(_)
-        );
-        let waiting = config
-            .ignored
-            .iter()
-            .filter(|i| i.key.starts_with("hooks") && i.trust.is_some())
-            .count();
-        let hooks = Arc::new(crate::hooks::Hooks::new(
-            config.hooks.clone(),
-            sandbox.clone(),
-            waiting,
-        ));
-        let with_hooks = (!config.hooks.is_empty()).then(|| hooks.clone());
-        let dispatcher_for = |registry: Registry, allow: Vec<String>| Dispatcher {
-            registry,
-            allow: Some(allow),
-            policy: policy.clone(),
+        let hooks = hooks_for(&config, &sandbox);
+        let mcp = mcp_tools::manager(&config, events.clone());
+        let shared = DispatchShared {
+            // Edits inside the workspace are allowed by the accept-edits mode, not the policy.
+            policy: Arc::new(RwLock::new(Policy::new(config.rules.clone(), false))),
             approver: opts.approver,
             pending: pending.clone(),
-            sandbox_enforced,
+            sandbox_enforced: !matches!(
+                sandbox.status(),
+                crate::sandbox::SandboxStatus::Unavailable(_)
+            ),
             journal: journal.clone(),
             mode: mode.clone(),
-            checkpoints: Some(checkpoints.clone()),
-            extra: None,
-            hooks: with_hooks.clone(),
+            checkpoints: checkpoints.clone(),
+            hooks: (!config.hooks.is_empty()).then(|| hooks.clone()),
         };
-        let mcp = mcp_tools::manager(&config, events.clone());
-        let dispatcher = Arc::new(Dispatcher {
-            extra: mcp_tools::source(&mcp, false),
-            ..dispatcher_for(opts.registry.clone(), main_tools)
-        });
-        let sub_dispatcher = Arc::new(Dispatcher {
-            extra: mcp_tools::source(&mcp, true),
-            ..dispatcher_for(opts.registry, sub_tools)
-        });
-        let instructions = prompt::load_agents_md(&config.cwd, config.home_dir.as_deref());
-        let system = prompt::system_prompt(&config.cwd, &instructions, &skills.prompt_block());
-        let tool_specs =
-            serde_json::to_string(&dispatcher.registry.specs(None)).unwrap_or_default();
-        let context_state = budget::ContextState {
-            overhead: context::estimate_text(&system) + context::estimate_text(&tool_specs),
-            ..Default::default()
-        };
-        let memory = Arc::new(instructions);
-        let instructions = prompt::render_instructions(&memory);
+        let (dispatcher, sub_dispatcher) = shared.dispatchers(opts.registry, &skills, &mcp);
+        let (system, memory, instructions, context_state) =
+            prompts_for(&config, &skills, &dispatcher.registry);
         let model = Arc::new(RwLock::new(config.model.clone()));
-        let subagents = Arc::new(subagent::Subagents {
-            client: client.clone(),
-            model: model.clone(),
-            dispatcher: sub_dispatcher,
-            system: prompt::subagent_prompt(&config.cwd),
-            max_requests: config.subagent_max_requests,
-            max_tokens: config.max_output_tokens,
-            keep_tool_results: config.keep_tool_results,
-            slots: Arc::new(tokio::sync::Semaphore::new(4)),
-            journal: journal.clone(),
-        });
-        let secrets = Arc::new(crate::tools::secrets::Secrets::new(
-            sandbox.secrets(),
-            config.api_key.as_deref(),
-            std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
-        ));
-        let found = secrets.clone();
-        checkpoints.withhold(crate::checkpoint::Withhold(Arc::new(move |b| {
-            found.found_in(b)
-        })));
+        let subagents = subagents_for(&config, &client, &model, sub_dispatcher, &journal);
+        let secrets = secrets_for(&config, &sandbox, &checkpoints);
         Ok(Agent {
             first_scan_pending: saved,
             model,
@@ -335,6 +454,7 @@ impl Agent {
             config,
             mcp,
             mcp_wait: opts.mcp_wait,
+            images_refused: None,
             reads: Arc::default(),
             hooks,
             hook_context: Vec::new(),
@@ -399,9 +519,7 @@ impl Agent {
                 }
                 match op {
                     Op::Interrupt => cancel_current(),
-                    Op::ListHooks => events.send(Event::Notice {
-                        text: hooks.describe(),
-                    }),
+                    Op::ListHooks => events.send(Event::notice(hooks.describe())),
                     Op::Approval { id, decision, note } => {
                         let waiter = crate::sync::lock(&pending).remove(&id);
                         match waiter {
@@ -521,7 +639,11 @@ impl Agent {
             cancel,
             sandbox: self.sandbox.clone(),
             bash_timeout_secs: self.config.bash_timeout_secs,
-            env_remove: SECRET_ENV_VARS.iter().map(|s| s.to_string()).collect(),
+            // The variables the key is read from never reach tools' child processes.
+            env_remove: crate::sandbox::secrets::KEY_VARIABLES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             subagents: Some(self.subagents.clone()),
             skills: self.skills.clone(),
             secrets: self.secrets.clone(),
@@ -548,9 +670,7 @@ impl Agent {
 
     async fn compact_now(&mut self, focus: Option<String>) {
         if self.history.is_empty() {
-            self.events.send(Event::Notice {
-                text: "Nothing to compact yet.".into(),
-            });
+            self.events.send(Event::notice("Nothing to compact yet."));
             return;
         }
         let cancel = self.fresh_cancel_token();
@@ -583,13 +703,11 @@ impl Agent {
     fn stopped(&self, reason: String) -> TurnOutcome {
         let mut chars = reason.chars();
         let first = chars.next().map(|c| c.to_uppercase().to_string());
-        self.events.send(Event::Notice {
-            text: format!(
-                "{}{}. Send another message to let it continue.",
-                first.unwrap_or_default(),
-                chars.as_str()
-            ),
-        });
+        self.events.send(Event::notice(format!(
+            "{}{}. Send another message to let it continue.",
+            first.unwrap_or_default(),
+            chars.as_str()
+        )));
         TurnOutcome::Failed { reason }
     }
 
@@ -601,6 +719,15 @@ impl Agent {
             self.mcp.wait_started(&cancel).await;
         }
         self.events.send(Event::TurnStarted);
+        // Images first: a message that cannot go as written comes back before anything runs.
+        let images = match shown {
+            Some(_) => Vec::new(),
+            None => match self.images_for(&text) {
+                Ok(images) => images,
+                Err(reason) => return self.refuse_prompt(text, reason),
+            },
+        };
+        self.reload_images();
         let context = match self.prompt_hooks(&text, &cancel).await {
             Ok(context) => context,
             Err(outcome) => {
@@ -608,26 +735,13 @@ impl Agent {
                 return;
             }
         };
-        self.journal.record(match &shown {
-            Some(line) => crate::session_store::Entry::user_command(text.clone(), line.clone()),
-            None => crate::session_store::Entry::user(text.clone()),
-        });
-        if let Some(path) = self.journal.path() {
-            self.checkpoints.attach(crate::checkpoint::dir_for(&path));
-        }
-        // A command's point is what the person typed: /rewind lists it and gives it back.
-        self.checkpoints
-            .user_message(shown.as_deref().unwrap_or(&text));
-        let content = match context {
-            Some(c) => format!("{text}\n\n{c}"),
-            None => text,
-        };
-        self.history.push(Message::User { content });
+        self.accept_message(text, shown, context, images);
         let lc = LoopConfig {
             system: self.system.clone(),
             max_requests: self.config.max_requests,
             keep_tool_results: Some(self.config.keep_tool_results),
             max_tokens: self.config.max_output_tokens,
+            aids: self.config.small_model,
         };
         let env = TurnEnv {
             client: &self.client,
@@ -664,6 +778,39 @@ impl Agent {
             }
         };
         let partial = hooks.interrupted_answer.take();
+        self.finish_turn(end, partial).await;
+    }
+
+    /// The message goes into the session file, the checkpoints (a point to rewind to) and the
+    /// history, with the context hooks added and its images after it.
+    fn accept_message(
+        &mut self,
+        text: String,
+        shown: Option<String>,
+        context: Option<String>,
+        images: Vec<crate::images::Image>,
+    ) {
+        self.journal.record(match &shown {
+            Some(line) => crate::session_store::Entry::user_command(text.clone(), line.clone()),
+            None => crate::session_store::Entry::user(text.clone()),
+        });
+        if let Some(path) = self.journal.path() {
+            self.checkpoints.attach(crate::checkpoint::dir_for(&path));
+        }
+        // A command's point is what the person typed: /rewind lists it and gives it back.
+        self.checkpoints
+            .user_message(shown.as_deref().unwrap_or(&text));
+        let content = match context {
+            Some(c) => format!("{text}\n\n{c}"),
+            None => text,
+        };
+        self.history.push(Message::User { content });
+        self.add_images(images);
+        self.images_for_model();
+    }
+
+    /// How the turn ended, for the person, the session file and the checkpoints.
+    async fn finish_turn(&mut self, end: LoopEnd, partial: Option<String>) {
         let outcome = match end {
             LoopEnd::Completed => TurnOutcome::Completed,
             LoopEnd::Interrupted => TurnOutcome::Interrupted,
@@ -691,6 +838,7 @@ impl Agent {
                 .record(crate::session_store::Entry::interrupted_with(partial)),
             TurnOutcome::Completed => {}
         }
+        self.after_image_refusal(&outcome);
         self.journal.sync();
         let checkpoints = self.checkpoints.clone();
         let _ = tokio::task::spawn_blocking(move || checkpoints.end_turn()).await;

@@ -5,7 +5,7 @@ use super::Agent;
 use super::journal::Journal;
 use crate::checkpoint::{Checkpoints, RestoreError, Restored, Scope};
 use crate::llm::Message;
-use crate::protocol::{Event, EventSink, HistoryItem, Todo};
+use crate::protocol::{Event, EventSink, NoticeLevel, Todo};
 use crate::session_store::{self, Entry};
 use crate::tools::{Access, ToolCtx};
 
@@ -66,8 +66,9 @@ pub(crate) async fn before_tool(
 
 impl Watch {
     /// Scans after the call (whatever its outcome: an interrupted command may have written)
-    /// and records what it changed.
-    pub(crate) async fn finish(self, journal: &Journal, ctx: &ToolCtx, call_id: &str) {
+    /// and records what it changed; returns whether it changed a file (or may have, when
+    /// nothing is kept to compare with).
+    pub(crate) async fn finish(self, journal: &Journal, ctx: &ToolCtx, call_id: &str) -> bool {
         let Watch {
             checkpoints,
             watched,
@@ -92,10 +93,12 @@ impl Watch {
         for (change, texts) in report.changes.iter().zip(texts) {
             command_change(journal, ctx, call_id, &change.path, texts);
         }
+        let changed = !report.tracked || !report.changes.is_empty();
         record(journal, Some(call_id), report.changes);
         for text in report.notices {
-            ctx.events.send(Event::Notice { text });
+            ctx.events.send(Event::notice(text));
         }
+        changed
     }
 }
 
@@ -129,7 +132,7 @@ fn command_change(journal: &Journal, ctx: &ToolCtx, call_id: &str, path: &str, t
         call_id: call_id.to_string(),
         path: path.to_string(),
         old,
-        new,
+        new: Some(new),
     });
 }
 
@@ -150,7 +153,7 @@ pub(crate) fn start_first_scan(
 /// The conversation as it was before a message: context, view and todos.
 struct Before {
     messages: Vec<Message>,
-    view: Vec<HistoryItem>,
+    view: Vec<Event>,
     todos: Vec<Todo>,
 }
 
@@ -171,11 +174,10 @@ impl Agent {
     /// `Op::Undo`: the plan that restores the code of the last turn that changed files.
     pub(super) async fn undo(&mut self) {
         let Some(to) = self.checkpoints.latest_undoable() else {
-            self.events.send(Event::Notice {
-                text: "Nothing to undo: no turn of this conversation changed files that are not \
-                       restored already."
-                    .into(),
-            });
+            self.events.send(Event::notice(
+                "Nothing to undo: no turn of this conversation changed files that are not \
+                       restored already.",
+            ));
             return;
         };
         self.send_plan(to, false).await;
@@ -202,6 +204,55 @@ impl Agent {
         }
     }
 
+    /// Restores the code for a rewind: without `confirm`, sends the plan to accept (`None`:
+    /// the rewind waits for it) or says there is nothing to restore; with it, applies exactly
+    /// that plan (`None` when it is stale, a new one sent, or failed).
+    async fn restore_code(
+        &mut self,
+        to: usize,
+        conversation: bool,
+        confirm: Option<String>,
+        overwrite_changed: bool,
+    ) -> Option<Restored> {
+        match confirm {
+            None => {
+                if self.send_plan(to, conversation).await {
+                    return None;
+                }
+                self.events.send(Event::notice(
+                    "No file changed since that message: there is no code to restore.",
+                ));
+                Some(Restored::default())
+            }
+            Some(id) => {
+                let ck = self.checkpoints.clone();
+                let done = tokio::task::spawn_blocking(move || {
+                    ck.restore(to, &id, overwrite_changed, conversation)
+                })
+                .await;
+                match done {
+                    Ok(Ok(r)) => Some(r),
+                    Ok(Err(RestoreError::Stale(plan))) => {
+                        self.events.send(Event::notice(
+                            "The files changed since that plan was shown: here is the \
+                                   new one.",
+                        ));
+                        self.events.send(Event::RewindPlan(plan));
+                        None
+                    }
+                    Ok(Err(RestoreError::Failed(e))) => {
+                        self.rewind_error(format!("Cannot restore the code: {e}."));
+                        None
+                    }
+                    Err(e) => {
+                        self.rewind_error(format!("Cannot restore the code: {e}."));
+                        None
+                    }
+                }
+            }
+        }
+    }
+
     /// `Op::Rewind`.
     pub(super) async fn rewind(
         &mut self,
@@ -220,42 +271,13 @@ impl Agent {
         };
         let mut restored = Restored::default();
         if code {
-            match confirm {
-                None => {
-                    if self.send_plan(to, conversation).await {
-                        return;
-                    }
-                    self.events.send(Event::Notice {
-                        text: "No file changed since that message: there is no code to restore."
-                            .into(),
-                    });
-                }
-                Some(id) => {
-                    let ck = self.checkpoints.clone();
-                    let done = tokio::task::spawn_blocking(move || {
-                        ck.restore(to, &id, overwrite_changed, conversation)
-                    })
-                    .await;
-                    match done {
-                        Ok(Ok(r)) => restored = r,
-                        Ok(Err(RestoreError::Stale(plan))) => {
-                            self.events.send(Event::Notice {
-                                text: "The files changed since that plan was shown: here is the \
-                                       new one."
-                                    .into(),
-                            });
-                            self.events.send(Event::RewindPlan(plan));
-                            return;
-                        }
-                        Ok(Err(RestoreError::Failed(e))) => {
-                            return self.rewind_error(format!("Cannot restore the code: {e}."));
-                        }
-                        Err(e) => {
-                            return self.rewind_error(format!("Cannot restore the code: {e}."));
-                        }
-                    }
-                }
-            }
+            let Some(r) = self
+                .restore_code(to, conversation, confirm, overwrite_changed)
+                .await
+            else {
+                return;
+            };
+            restored = r;
         }
         let before = if conversation {
             match self.conversation_before(to) {
@@ -314,7 +336,8 @@ impl Agent {
             mut view,
             todos,
         } = before;
-        view.push(HistoryItem::Notice {
+        view.push(Event::Notice {
+            level: NoticeLevel::Info,
             text: format!(
                 "Rewound the conversation to before “{}”.",
                 session_store::short_title(message)

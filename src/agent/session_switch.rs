@@ -7,7 +7,7 @@ use super::{Agent, new_session_id};
 use crate::config::Config;
 use crate::llm::Message;
 use crate::protocol::EventSink;
-use crate::protocol::{Event, HistoryItem, SessionInfo, Todo};
+use crate::protocol::{Event, SessionInfo, Todo};
 use crate::session_store::{self, Entry, Header, SessionWriter};
 use std::path::Path;
 
@@ -17,7 +17,7 @@ pub(super) struct Opened {
     pub id: String,
     pub messages: Vec<Message>,
     pub todos: Vec<Todo>,
-    pub view: Vec<HistoryItem>,
+    pub view: Vec<Event>,
     pub notices: Vec<String>,
     /// The approval mode a resumed session ended in.
     pub mode: Option<crate::protocol::ApprovalMode>,
@@ -151,7 +151,7 @@ impl Agent {
             });
         }
         for text in std::mem::take(&mut self.resume_notices) {
-            self.events.send(Event::Notice { text });
+            self.events.send(Event::notice(text));
         }
         self.announce_usage();
     }
@@ -188,15 +188,14 @@ impl Agent {
     pub(super) fn rename(&mut self, title: &str) {
         let title = title.trim();
         if title.is_empty() {
-            self.events.send(Event::Notice {
-                text: "Give a title: /rename TITLE".into(),
-            });
+            self.events
+                .send(Event::notice("Give a title: /rename TITLE"));
             return;
         }
         match self.journal.rename(title) {
-            Ok(()) => self.events.send(Event::Notice {
-                text: format!("Session renamed to \"{title}\"."),
-            }),
+            Ok(()) => self
+                .events
+                .send(Event::notice(format!("Session renamed to \"{title}\"."))),
             Err(e) => self.events.send(Event::Error {
                 message: format!("Cannot rename the session: {e}"),
             }),
@@ -237,11 +236,9 @@ impl Agent {
                     ..self.session_info()
                 };
                 self.events.send(Event::SessionConfigured(info));
-                self.events.send(Event::Notice {
-                    text: format!(
-                        "Forked session {parent} into {new_id}; you are now in the copy."
-                    ),
-                });
+                self.events.send(Event::notice(format!(
+                    "Forked session {parent} into {new_id}; you are now in the copy."
+                )));
             }
             Err(e) => self.events.send(Event::Error {
                 message: format!("Cannot fork the session: {e}"),
@@ -261,9 +258,8 @@ impl Agent {
             }
         };
         if self.journal.path().as_deref() == Some(path.as_path()) {
-            self.events.send(Event::Notice {
-                text: "That is the current session.".into(),
-            });
+            self.events
+                .send(Event::notice("That is the current session."));
             return;
         }
         // Release our own file first so the lock of the target can't deadlock with it.
@@ -283,7 +279,7 @@ impl Agent {
                 self.events.send(Event::SessionConfigured(info));
                 self.set_todos(r.todos);
                 for text in r.notices {
-                    self.events.send(Event::Notice { text });
+                    self.events.send(Event::notice(text));
                 }
                 self.announce_usage();
             }

@@ -74,6 +74,7 @@ mod tests {
             elapsed_ms: 5,
             exit_code: Some(101),
             todos: None,
+            changed_files: false,
         };
         let text = shell_context("cargo test", &result);
         assert!(text.contains("$ cargo test\n"), "{text}");

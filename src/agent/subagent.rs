@@ -96,6 +96,7 @@ impl Subagents {
             max_requests: Some(self.max_requests),
             keep_tool_results: Some(self.keep_tool_results),
             max_tokens: self.max_tokens,
+            aids: Default::default(),
         };
         let env = TurnEnv {
             client: &self.client,

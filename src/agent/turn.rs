@@ -3,7 +3,7 @@
 //! error ends it).
 
 use super::context;
-use super::dispatch::{CallResult, Dispatcher, INTERRUPTED};
+use super::dispatch::{CallResult, Dispatcher, INTERRUPTED, Preparation};
 use super::loop_guard::{LoopGuard, Verdict};
 use super::repair::{self, Quirk};
 use crate::llm::ToolCall;
@@ -25,6 +25,8 @@ pub struct LoopConfig {
     pub keep_tool_results: Option<usize>,
     /// Output token cap per request.
     pub max_tokens: u32,
+    /// Aids for a small model (`small_model`).
+    pub aids: crate::config::ModelAids,
 }
 
 /// How a run of the loop ended.
@@ -132,17 +134,12 @@ impl TurnEnv<'_> {
 
     /// Runs the loop on `history` (which already ends with the user's message).
     pub async fn run(&self, history: &mut Vec<Message>, hooks: &mut dyn TurnHooks) -> LoopEnd {
-        let mut without_reminder = false;
-        let mut nudges = 0;
-        let mut asked_after_empty = false;
-        let mut guard = LoopGuard::default();
-        let mut requests = 0u32;
-        let mut sent = Vec::new();
+        let mut st = RunState::default();
         loop {
-            if self.lc.max_requests.is_some_and(|cap| requests >= cap) {
+            if self.lc.max_requests.is_some_and(|cap| st.requests >= cap) {
                 return LoopEnd::RequestCap;
             }
-            requests += 1;
+            st.requests += 1;
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
             }
@@ -152,30 +149,9 @@ impl TurnEnv<'_> {
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
             }
-            // The copy sent is kept between requests and brought up to date, not rebuilt.
-            let mut messages = std::mem::take(&mut sent);
-            match self.lc.keep_tool_results {
-                Some(keep) => {
-                    context::micro_compact_into(&mut messages, history, keep, hooks.frozen_prefix())
-                }
-                // Nothing is compacted: the same update with nothing old enough.
-                None => context::micro_compact_into(&mut messages, history, usize::MAX, 0),
-            }
-            let reminder = if std::mem::take(&mut without_reminder) {
-                None
-            } else {
-                hooks.reminder()
-            };
-            let mut request = Request {
-                model: read_model(self.model),
-                system: self.lc.system.clone(),
-                messages,
-                tools: self.dispatcher.specs(),
-                max_tokens: self.lc.max_tokens,
-                reminder,
-            };
+            let mut request = self.next_request(history, &mut st, hooks);
             let response = self.request(&request).await;
-            sent = std::mem::take(&mut request.messages);
+            st.sent = std::mem::take(&mut request.messages);
             let response = match response {
                 Ok(r) => r,
                 Err((end, partial)) => {
@@ -185,103 +161,249 @@ impl TurnEnv<'_> {
                     return end;
                 }
             };
-            if let Some(u) = response.usage {
-                hooks.usage(u.input_tokens, u.output_tokens, history.len());
-            }
-            let truncated = response.truncated();
-            let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
-            let repaired = repair::repair(answer_parts(&response), &offered, nudges < MAX_NUDGES);
-            for q in &repaired.quirks {
-                self.quirk(q, hooks);
-            }
-            let text = repaired.text();
-            self.events()
-                .send(Event::AssistantMessage { text: text.clone() });
-            if repaired.echo_only && request.reminder.is_some() {
-                // Nothing but the reminder came back: ask again without it (the echo is not
-                // kept, so the history stays as it was).
-                without_reminder = true;
-                continue;
-            }
-            let calls = repaired.calls;
-            let mut parts = repaired.parts;
-            if parts.is_empty() {
-                // An empty answer still needs a message so the history stays well-formed.
-                parts.push(AssistantPart::Text {
-                    text: String::new(),
-                });
-            }
-            let assistant = Message::Assistant { parts };
-            history.push(assistant.clone());
-            hooks.appended(&assistant);
-            if let Some(nudge) = repaired.nudge {
-                nudges += 1;
-                let msg = Message::User { content: nudge };
-                history.push(msg.clone());
-                hooks.appended(&msg);
-                continue;
-            }
-            if calls.is_empty() {
-                if truncated && text.trim().is_empty() {
-                    return LoopEnd::Failed(
-                        "the model's answer was cut off by the output token limit".into(),
-                    );
-                }
-                if text.trim().is_empty() {
-                    let after_tools = matches!(
-                        history.iter().rev().nth(1),
-                        Some(Message::ToolResult { .. })
-                    );
-                    let ask = after_tools && !std::mem::replace(&mut asked_after_empty, true);
-                    let q = Quirk {
-                        kind: QuirkKind::EmptyAnswer,
-                        call_id: None,
-                        detail: if ask {
-                            "asked to continue".into()
-                        } else {
-                            String::new()
-                        },
-                        text: if ask {
-                            "The model answered nothing; asking it to continue.".into()
-                        } else {
-                            "The model answered nothing.".into()
-                        },
-                    };
-                    self.quirk(&q, hooks);
-                    if ask {
-                        let msg = Message::User {
-                            content: EMPTY_NUDGE.into(),
-                        };
-                        history.push(msg.clone());
-                        hooks.appended(&msg);
-                        continue;
-                    }
-                }
-                return LoopEnd::Completed;
-            }
-            let mut results = self.run_calls(&calls, truncated).await;
-            let verdict = guard.step(&calls, &results);
-            if let (Verdict::Nudge(note), Some(last)) = (&verdict, results.last_mut()) {
-                last.output = format!("{}\n\n{note}", last.output);
-            }
-            for (call, result) in calls.iter().zip(results) {
-                let msg = Message::ToolResult {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    content: result.output.clone(),
-                    is_error: result.status.is_error(),
+            let (calls, truncated) =
+                match self.take_answer(&request, &response, history, &mut st, hooks) {
+                    Next::Again => continue,
+                    Next::End(end) => return end,
+                    Next::Run(calls) => (calls, response.truncated()),
                 };
-                hooks.tool_result(&msg, &result);
-                history.push(msg);
-            }
-            hooks.after_tools();
-            if self.cancel().is_cancelled() {
-                return LoopEnd::Interrupted;
-            }
-            if let Verdict::Stop(reason) = verdict {
-                return LoopEnd::Looped(reason);
+            if let Some(end) = self
+                .run_and_record(&calls, truncated, history, &mut st, hooks)
+                .await
+            {
+                return end;
             }
         }
+    }
+
+    /// The next request: the history's copy brought up to date (micro-compacted), the
+    /// reminder, and the tools offered (fewer, and the call forced, for a small model).
+    fn next_request(
+        &self,
+        history: &[Message],
+        st: &mut RunState,
+        hooks: &mut dyn TurnHooks,
+    ) -> Request {
+        // The copy sent is kept between requests and brought up to date, not rebuilt.
+        let mut messages = std::mem::take(&mut st.sent);
+        match self.lc.keep_tool_results {
+            Some(keep) => {
+                context::micro_compact_into(&mut messages, history, keep, hooks.frozen_prefix())
+            }
+            // Nothing is compacted: the same update with nothing old enough.
+            None => context::micro_compact_into(&mut messages, history, usize::MAX, 0),
+        }
+        let reminder = if std::mem::take(&mut st.without_reminder) {
+            None
+        } else {
+            hooks.reminder()
+        };
+        let aids = self.lc.aids;
+        let mut tools = self.dispatcher.specs();
+        let task = task_message(history).unwrap_or_default();
+        if aids.tools {
+            tools = super::aids::small_tools(super::aids::without_examples(tools), task);
+        }
+        // A small model's first answer is an action, not a plan in prose: a look at the
+        // workspace (it wrote over files it had never seen when it could write at once).
+        let first = aids.first_call && st.requests == 1;
+        if first {
+            tools = super::aids::look_tools(tools, task);
+        }
+        // After a nudge the answer must be a call: the 1.5B model answered a nudge in
+        // text by repeating its claim word for word.
+        let force_tool = first || std::mem::take(&mut st.force_next);
+        Request {
+            model: read_model(self.model),
+            system: self.lc.system.clone(),
+            messages,
+            force_tool: force_tool && !tools.is_empty(),
+            tools,
+            max_tokens: self.lc.max_tokens,
+            reminder,
+        }
+    }
+
+    /// Takes the model's answer into the history (repaired, shown) and says what comes next:
+    /// its calls to run, another request, or the end of the run.
+    fn take_answer(
+        &self,
+        request: &Request,
+        response: &Response,
+        history: &mut Vec<Message>,
+        st: &mut RunState,
+        hooks: &mut dyn TurnHooks,
+    ) -> Next {
+        if let Some(u) = response.usage {
+            hooks.usage(u.input_tokens, u.output_tokens, history.len());
+        }
+        let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+        let repaired = repair::repair(answer_parts(response), &offered, st.nudges < MAX_NUDGES);
+        for q in &repaired.quirks {
+            self.quirk(q, hooks);
+        }
+        let text = repaired.text();
+        self.events()
+            .send(Event::AssistantMessage { text: text.clone() });
+        if repaired.echo_only && request.reminder.is_some() {
+            // Nothing but the reminder came back: ask again without it (the echo is not
+            // kept, so the history stays as it was).
+            st.without_reminder = true;
+            return Next::Again;
+        }
+        let mut parts = repaired.parts;
+        if parts.is_empty() {
+            // An empty answer still needs a message so the history stays well-formed.
+            parts.push(AssistantPart::Text {
+                text: String::new(),
+            });
+        }
+        let assistant = Message::Assistant { parts };
+        history.push(assistant.clone());
+        hooks.appended(&assistant);
+        if let Some(nudge) = repaired.nudge {
+            st.nudges += 1;
+            append_user(history, hooks, nudge);
+            return Next::Again;
+        }
+        if repaired.calls.is_empty() {
+            return self.answer_without_calls(&text, response.truncated(), history, st, hooks);
+        }
+        Next::Run(repaired.calls)
+    }
+
+    /// An answer with no calls ends the run, unless it is empty after tool results or a
+    /// small model stopped too early (each asked about once).
+    fn answer_without_calls(
+        &self,
+        text: &str,
+        truncated: bool,
+        history: &mut Vec<Message>,
+        st: &mut RunState,
+        hooks: &mut dyn TurnHooks,
+    ) -> Next {
+        if truncated && text.trim().is_empty() {
+            return Next::End(LoopEnd::Failed(
+                "the model's answer was cut off by the output token limit".into(),
+            ));
+        }
+        if text.trim().is_empty() {
+            let after_tools = matches!(
+                history.iter().rev().nth(1),
+                Some(Message::ToolResult { .. })
+            );
+            let ask = after_tools && !std::mem::replace(&mut st.asked_after_empty, true);
+            let q = Quirk {
+                kind: QuirkKind::EmptyAnswer,
+                call_id: None,
+                detail: if ask {
+                    "asked to continue".into()
+                } else {
+                    String::new()
+                },
+                text: if ask {
+                    "The model answered nothing; asking it to continue.".into()
+                } else {
+                    "The model answered nothing.".into()
+                },
+            };
+            self.quirk(&q, hooks);
+            if ask {
+                append_user(history, hooks, EMPTY_NUDGE.into());
+                return Next::Again;
+            }
+        }
+        if self.lc.aids.nudges
+            && let Some(nudge) = self.unfinished_nudge(history, text, st.wrote, &mut st.asked)
+        {
+            st.force_next = self.lc.aids.first_call;
+            append_user(history, hooks, nudge.into());
+            return Next::Again;
+        }
+        Next::End(LoopEnd::Completed)
+    }
+
+    /// Runs one answer's calls and appends their results; returns how the run ends when
+    /// loop detection or an interrupt ends it.
+    async fn run_and_record(
+        &self,
+        calls: &[ToolCall],
+        truncated: bool,
+        history: &mut Vec<Message>,
+        st: &mut RunState,
+        hooks: &mut dyn TurnHooks,
+    ) -> Option<LoopEnd> {
+        let mut results = self.run_calls(calls, truncated).await;
+        st.wrote |= results
+            .iter()
+            .any(|r| !r.status.is_error() && r.changed_files);
+        if self.lc.aids.nudges {
+            self.name_next_steps(calls, &mut results);
+        }
+        let verdict = st.guard.step(calls, &results);
+        if let (Verdict::Nudge(note), Some(last)) = (&verdict, results.last_mut()) {
+            last.output = format!("{}\n\n{note}", last.output);
+        }
+        for (call, result) in calls.iter().zip(results) {
+            let msg = Message::ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: result.output.clone(),
+                is_error: result.status.is_error(),
+            };
+            hooks.tool_result(&msg, &result);
+            history.push(msg);
+        }
+        hooks.after_tools();
+        if self.cancel().is_cancelled() {
+            return Some(LoopEnd::Interrupted);
+        }
+        match verdict {
+            Verdict::Stop(reason) => Some(LoopEnd::Looped(reason)),
+            _ => None,
+        }
+    }
+
+    /// A small model gets the next step named after a command that failed.
+    fn name_next_steps(&self, calls: &[ToolCall], results: &mut [CallResult]) {
+        for (call, result) in calls.iter().zip(results.iter_mut()) {
+            if let ("bash", Some(code)) = (call.name.as_str(), result.exit_code)
+                && code != 0
+            {
+                let next = super::aids::after_failure(&result.output, code, &self.ctx.workspace);
+                result.output = format!("{}\n\n{next}", result.output);
+            }
+        }
+    }
+
+    /// What to tell a small model whose answer ends the run too early (each once per run):
+    /// code shown but not written, giving up right after a failed call, or a change asked
+    /// for and none made.
+    fn unfinished_nudge(
+        &self,
+        history: &[Message],
+        text: &str,
+        wrote: bool,
+        asked: &mut super::aids::Asked,
+    ) -> Option<&'static str> {
+        let after_error = matches!(
+            history.iter().rev().nth(1),
+            Some(Message::ToolResult { is_error: true, .. })
+        );
+        if !wrote && super::aids::shows_code(text) && !std::mem::replace(&mut asked.code, true) {
+            return Some(super::aids::CODE_NOT_WRITTEN);
+        }
+        if after_error && !std::mem::replace(&mut asked.after_error, true) {
+            return Some(super::aids::GAVE_UP_AFTER_ERROR);
+        }
+        let task = task_message(history);
+        if !wrote
+            && task.is_some_and(super::aids::asks_for_change)
+            && !std::mem::replace(&mut asked.change, true)
+        {
+            return Some(super::aids::CHANGE_NOT_MADE);
+        }
+        None
     }
 
     /// Sends one request, streaming its text to the front end; a failed one returns the text
@@ -325,46 +447,117 @@ impl TurnEnv<'_> {
         hooks.quirk(q);
     }
 
-    /// Runs the calls of one response in order; consecutive `task` calls run concurrently
-    /// (up to 4 at once). Every call gets exactly one result, in order.
+    /// Runs the calls of one response in order; consecutive calls that may run in parallel
+    /// (subagents' questions) run concurrently, up to 4 at once. Every call gets exactly one
+    /// result, in order.
     async fn run_calls(&self, calls: &[ToolCall], truncated: bool) -> Vec<CallResult> {
         let mut results = Vec::with_capacity(calls.len());
         let mut i = 0;
         while i < calls.len() {
             if self.cancel().is_cancelled() {
-                let display = self
-                    .dispatcher
-                    .registry
-                    .describe(&calls[i].name, &calls[i].arguments);
-                results.push(CallResult::interrupted(display));
-                self.events().send(Event::ToolCallFinished {
-                    call_id: calls[i].id.clone(),
-                    status: ToolStatus::Interrupted,
-                    output: INTERRUPTED.into(),
-                    elapsed_ms: 0,
-                    exit_code: None,
-                });
+                results.push(self.not_run(&calls[i]));
                 i += 1;
                 continue;
             }
-            let batch_end = if calls[i].name == "task" {
-                let mut j = i;
-                while j < calls.len() && calls[j].name == "task" && j - i < 4 {
-                    j += 1;
-                }
-                j
-            } else {
-                i + 1
-            };
-            let batch = &calls[i..batch_end];
-            let futures = batch.iter().map(|call| {
-                let mut ctx = self.ctx.clone();
-                ctx.call_id = call.id.clone();
-                async move { self.dispatcher.dispatch(call, &ctx, truncated).await }
+            let batch = self.parallel_batch(&calls[i..], truncated);
+            i += batch.len();
+            let futures = batch.into_iter().map(|(call, ctx, prepared)| async move {
+                self.dispatcher.run_prepared(call, prepared, &ctx).await
             });
             results.extend(futures::future::join_all(futures).await);
-            i = batch_end;
         }
         results
     }
+
+    /// The next call prepared, with the calls after it that may run alongside it. A call is
+    /// prepared just before it runs (it checks the world as it is then), so one prepared ahead
+    /// that must run alone is dropped here and prepared again in its turn.
+    fn parallel_batch<'c>(
+        &self,
+        calls: &'c [ToolCall],
+        truncated: bool,
+    ) -> Vec<(&'c ToolCall, ToolCtx, Preparation)> {
+        let mut batch = Vec::new();
+        for call in calls.iter().take(MAX_PARALLEL) {
+            let mut ctx = self.ctx.clone();
+            ctx.call_id = call.id.clone();
+            let prepared = self.dispatcher.prepare_call(call, &ctx, truncated);
+            let parallel = prepared.parallel();
+            if !batch.is_empty() && !parallel {
+                break;
+            }
+            batch.push((call, ctx, prepared));
+            if !parallel {
+                break;
+            }
+        }
+        batch
+    }
+
+    /// A call left unrun because the turn was interrupted first.
+    fn not_run(&self, call: &ToolCall) -> CallResult {
+        let display = self
+            .dispatcher
+            .registry
+            .describe(&call.name, &call.arguments);
+        self.events().send(Event::ToolCallFinished {
+            call_id: call.id.clone(),
+            status: ToolStatus::Interrupted,
+            output: INTERRUPTED.into(),
+            elapsed_ms: 0,
+            exit_code: None,
+        });
+        CallResult::interrupted(display)
+    }
+}
+
+/// Calls of one response run at once, at most.
+const MAX_PARALLEL: usize = 4;
+
+/// What one run of the loop keeps between requests.
+#[derive(Default)]
+struct RunState {
+    /// Requests made so far.
+    requests: u32,
+    /// The history's copy as last sent (brought up to date for the next request).
+    sent: Vec<Message>,
+    /// The next request goes without the reminder (the last answer only echoed it).
+    without_reminder: bool,
+    /// Nudges for calls written as text.
+    nudges: u32,
+    /// An empty answer after tool results was already asked about.
+    asked_after_empty: bool,
+    /// A small model's end-of-run nudges already sent.
+    asked: super::aids::Asked,
+    /// A call that may change files succeeded.
+    wrote: bool,
+    /// The next request must be answered with a tool call.
+    force_next: bool,
+    /// Loop detection.
+    guard: LoopGuard,
+}
+
+/// What follows an answer.
+enum Next {
+    /// Send another request.
+    Again,
+    /// The run ends.
+    End(LoopEnd),
+    /// Run these calls.
+    Run(Vec<ToolCall>),
+}
+
+/// Appends a message of rein's to the history as the user's.
+fn append_user(history: &mut Vec<Message>, hooks: &mut dyn TurnHooks, content: String) {
+    let msg = Message::User { content };
+    history.push(msg.clone());
+    hooks.appended(&msg);
+}
+
+/// The person's last message (rein's own `[rein]` nudges are not the task).
+fn task_message(history: &[Message]) -> Option<&str> {
+    history.iter().rev().find_map(|m| match m {
+        Message::User { content } if !content.starts_with("[rein]") => Some(content.as_str()),
+        _ => None,
+    })
 }

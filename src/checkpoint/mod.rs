@@ -80,6 +80,9 @@ pub struct Report {
     pub changes: Vec<Change>,
     /// What the person should know (a file too large to keep).
     pub notices: Vec<String>,
+    /// Whether the scope was compared at all (`false`: nothing is kept, so `changes` says
+    /// nothing about what the command did).
+    pub tracked: bool,
 }
 
 /// Why a code restore did not happen.
@@ -368,6 +371,7 @@ impl Checkpoints {
         Report {
             changes: found.changes,
             notices,
+            tracked: true,
         }
     }
 

@@ -51,74 +51,30 @@ impl Config {
         let endpoint = derive_endpoint(&raw, strict, &inputs.config_dir, &mut sources)?;
         let context_window = derive_context_window(&raw, &endpoint.model, &mut sources)?;
         let s = &mut sources;
-        let max_output_tokens = s.or_default("max_output_tokens", raw.max_output_tokens, 8192);
-        let reasoning = derive_reasoning(raw.reasoning_effort, raw.reasoning_summary, s)?;
-        let connect_timeout = s.or_default("connect_timeout_secs", raw.connect_timeout_secs, 10);
-        // A local server may spend minutes on an uncached prompt before its first byte; a
-        // remote API that silent is more likely stuck.
-        let first_byte_default = if is_loopback_url(&endpoint.base_url) {
-            600
-        } else {
-            120
-        };
-        let first_byte_timeout = s.or_default(
-            "first_byte_timeout_secs",
-            raw.first_byte_timeout_secs,
-            first_byte_default,
-        );
-        let idle_timeout = s.or_default("idle_timeout_secs", raw.idle_timeout_secs, 120);
-        let max_retries = s.or_default("max_retries", raw.max_retries, 4);
-        let retry_backoff_ms = s.or_default("retry_backoff_ms", raw.retry_backoff_ms, 1000);
-        // No cap unless one is set: loop detection protects the person instead.
-        let max_requests = s.or_default(
-            "max_requests",
-            raw.max_requests
-                .map(|m| Sourced::new(Some(m.value), m.source)),
-            None,
-        );
-        let bash_timeout_secs = s.or_default("bash_timeout_secs", raw.bash_timeout_secs, 60);
-        let theme = s.or_default("theme", raw.theme, "dark".to_string());
-        let notify = s.or_default("notify", raw.notify, "auto".to_string());
-        if !NOTIFY_METHODS.contains(&notify.as_str()) {
-            return Err(ConfigError::Invalid(format!(
-                "notify must be one of {}; it is \"{notify}\".",
-                NOTIFY_METHODS.join(", ")
-            )));
-        }
-        let notify_command = s.or_default("notify_command", raw.notify_command, Vec::new());
-        let auto_compact = s.or_default("auto_compact", raw.auto_compact, true);
-        let compact_threshold = s.or_default("compact_threshold", raw.compact_threshold, 0.85);
-        let keep_tool_results = s.or_default("keep_tool_results", raw.keep_tool_results, 3);
-        let subagent_max_requests =
-            s.or_default("subagent_max_requests", raw.subagent_max_requests, 12);
-        let auto_approve_edits = derive_edits(raw.edits, s, &mut ignored)?;
-        let mode = derive_mode(raw.mode_flag, raw.mode, auto_approve_edits, s, &mut ignored)?;
-        if !(0.1..=1.0).contains(&compact_threshold) {
+        let max_output_tokens =
+            s.or_default("max_output_tokens", raw.max_output_tokens.take(), 8192);
+        let reasoning =
+            derive_reasoning(raw.reasoning_effort.take(), raw.reasoning_summary.take(), s)?;
+        let limits = Limits::derive(&mut raw, &endpoint.base_url, s);
+        let look = Look::derive(&mut raw, &endpoint.base_url, s)?;
+        let context = ContextSettings::derive(&mut raw, s);
+        let (auto_approve_edits, mode) = derive_approval(&mut raw, s, &mut ignored)?;
+        if !(0.1..=1.0).contains(&context.compact_threshold) {
             return Err(ConfigError::Invalid(
                 "compact_threshold must be between 0.1 and 1.0.".into(),
             ));
         }
-        let (sandbox, sandbox_network) = derive_sandbox(
-            (raw.sandbox_mode, raw.sandbox_network),
-            raw.sandbox_env,
-            s,
+        let (sandbox, sandbox_network, sandbox_network_allow) =
+            derive_sandbox_settings(&mut raw, inputs, s, &mut ignored)?;
+        let rules = derive_rules(std::mem::take(&mut raw.rules), &mut ignored)?;
+        let mcp_servers = super::mcp::derive_mcp_servers(
+            std::mem::take(&mut raw.mcp_servers),
+            &inputs.cwd,
+            &raw.trust,
             &mut ignored,
         )?;
-        let rules = derive_rules(raw.rules, &mut ignored)?;
-        let mcp_servers =
-            super::mcp::derive_mcp_servers(raw.mcp_servers, &inputs.cwd, &raw.trust, &mut ignored)?;
         let hooks = derive_hooks(&raw.hooks, &inputs.cwd, &raw.trust, &mut ignored)?;
-        // Project commands that set a model or allowed-tools wait in the same trust prompt.
-        for (file, item) in
-            crate::commands::waiting_for_trust(inputs.home_dir.as_deref(), &inputs.cwd, &raw.trust)
-        {
-            ignored.push(IgnoredSetting {
-                key: item.id.clone(),
-                file,
-                reason: "this project is not trusted".into(),
-                trust: Some(item),
-            });
-        }
+        ignored.extend(commands_waiting_for_trust(inputs, &raw.trust));
         Ok(Config {
             provider: endpoint.provider,
             base_url: endpoint.base_url,
@@ -127,28 +83,31 @@ impl Config {
             context_window,
             max_output_tokens,
             reasoning,
-            connect_timeout: Duration::from_secs(connect_timeout),
-            first_byte_timeout: Duration::from_secs(first_byte_timeout),
-            idle_timeout: Duration::from_secs(idle_timeout),
-            max_attempts: max_retries.saturating_add(1),
-            retry_backoff: Duration::from_millis(retry_backoff_ms),
-            max_requests: max_requests.map(|n| n.max(1)),
-            bash_timeout_secs: bash_timeout_secs.clamp(1, 600),
-            theme,
-            notify,
-            notify_command,
+            connect_timeout: limits.connect_timeout,
+            first_byte_timeout: limits.first_byte_timeout,
+            idle_timeout: limits.idle_timeout,
+            max_attempts: limits.max_attempts,
+            retry_backoff: limits.retry_backoff,
+            max_requests: limits.max_requests,
+            bash_timeout_secs: limits.bash_timeout_secs,
+            theme: look.theme,
+            notify: look.notify,
+            notify_command: look.notify_command,
+            small_model: look.small_model,
             sandbox,
             sandbox_network,
+            sandbox_network_allow,
             sandbox_secrets: raw.sandbox_secrets,
             auto_approve_edits,
             mode,
             rules,
             mcp_servers,
             hooks,
-            auto_compact,
-            compact_threshold,
-            keep_tool_results,
-            subagent_max_requests: subagent_max_requests.max(1),
+            auto_compact: context.auto_compact,
+            compact_threshold: context.compact_threshold,
+            keep_tool_results: context.keep_tool_results,
+            images: context.images,
+            subagent_max_requests: context.subagent_max_requests,
             cwd: inputs.cwd.clone(),
             data_dir: inputs.data_dir.clone(),
             config_dir: inputs.config_dir.clone(),
@@ -159,6 +118,191 @@ impl Config {
             deprecated: raw.deprecated,
         })
     }
+}
+
+/// Timeouts, retries and caps, as [`Config`] holds them.
+struct Limits {
+    connect_timeout: Duration,
+    first_byte_timeout: Duration,
+    idle_timeout: Duration,
+    max_attempts: u32,
+    retry_backoff: Duration,
+    max_requests: Option<u32>,
+    bash_timeout_secs: u64,
+}
+
+impl Limits {
+    /// From `connect_timeout_secs` to `bash_timeout_secs`, defaults filled in and clamped.
+    fn derive(raw: &mut RawConfig, base_url: &str, s: &mut Sources) -> Limits {
+        let connect_timeout =
+            s.or_default("connect_timeout_secs", raw.connect_timeout_secs.take(), 10);
+        // A local server may spend minutes on an uncached prompt before its first byte; a
+        // remote API that silent is more likely stuck.
+        let first_byte_default = if is_loopback_url(base_url) { 600 } else { 120 };
+        let first_byte_timeout = s.or_default(
+            "first_byte_timeout_secs",
+            raw.first_byte_timeout_secs.take(),
+            first_byte_default,
+        );
+        let idle_timeout = s.or_default("idle_timeout_secs", raw.idle_timeout_secs.take(), 120);
+        let max_retries = s.or_default("max_retries", raw.max_retries.take(), 4);
+        let retry_backoff_ms = s.or_default("retry_backoff_ms", raw.retry_backoff_ms.take(), 1000);
+        // No cap unless one is set: loop detection protects the person instead.
+        let max_requests = s.or_default(
+            "max_requests",
+            raw.max_requests
+                .take()
+                .map(|m| Sourced::new(Some(m.value), m.source)),
+            None,
+        );
+        let bash_timeout_secs = s.or_default("bash_timeout_secs", raw.bash_timeout_secs.take(), 60);
+        Limits {
+            connect_timeout: Duration::from_secs(connect_timeout),
+            first_byte_timeout: Duration::from_secs(first_byte_timeout),
+            idle_timeout: Duration::from_secs(idle_timeout),
+            max_attempts: max_retries.saturating_add(1),
+            retry_backoff: Duration::from_millis(retry_backoff_ms),
+            max_requests: max_requests.map(|n| n.max(1)),
+            bash_timeout_secs: bash_timeout_secs.clamp(1, 600),
+        }
+    }
+}
+
+/// How the TUI looks and says it waits for the person, and the small-model aids.
+struct Look {
+    theme: String,
+    notify: String,
+    notify_command: Vec<String>,
+    small_model: super::ModelAids,
+}
+
+impl Look {
+    /// `theme`, `notify` (checked), `notify_command` and `small_model` (parsed).
+    fn derive(raw: &mut RawConfig, base_url: &str, s: &mut Sources) -> Result<Look, ConfigError> {
+        let theme = s.or_default("theme", raw.theme.take(), "dark".to_string());
+        let notify = s.or_default("notify", raw.notify.take(), "auto".to_string());
+        if !NOTIFY_METHODS.contains(&notify.as_str()) {
+            return Err(ConfigError::Invalid(format!(
+                "notify must be one of {}; it is \"{notify}\".",
+                NOTIFY_METHODS.join(", ")
+            )));
+        }
+        let notify_command = s.or_default("notify_command", raw.notify_command.take(), Vec::new());
+        let small_model = s.or_default("small_model", raw.small_model.take(), "auto".to_string());
+        let small_model = super::ModelAids::parse(&small_model, is_loopback_url(base_url))?;
+        Ok(Look {
+            theme,
+            notify,
+            notify_command,
+            small_model,
+        })
+    }
+}
+
+/// What the history keeps and sends: compaction, old results, images, subagents' requests.
+struct ContextSettings {
+    auto_compact: bool,
+    /// Checked by the caller, after the approval mode (the order errors are reported in).
+    compact_threshold: f64,
+    keep_tool_results: usize,
+    images: crate::images::ImagesSetting,
+    subagent_max_requests: u32,
+}
+
+impl ContextSettings {
+    /// From `auto_compact` to `subagent_max_requests`, defaults filled in.
+    fn derive(raw: &mut RawConfig, s: &mut Sources) -> ContextSettings {
+        let auto_compact = s.or_default("auto_compact", raw.auto_compact.take(), true);
+        let compact_threshold =
+            s.or_default("compact_threshold", raw.compact_threshold.take(), 0.85);
+        let keep_tool_results = s.or_default("keep_tool_results", raw.keep_tool_results.take(), 3);
+        let images = s.or_default(
+            "images",
+            raw.images.take(),
+            crate::images::ImagesSetting::Auto,
+        );
+        let subagent_max_requests = s.or_default(
+            "subagent_max_requests",
+            raw.subagent_max_requests.take(),
+            12,
+        );
+        ContextSettings {
+            auto_compact,
+            compact_threshold,
+            keep_tool_results,
+            images,
+            subagent_max_requests: subagent_max_requests.max(1),
+        }
+    }
+}
+
+/// `edits` and the approval mode a session starts in (`--mode`, `mode`).
+fn derive_approval(
+    raw: &mut RawConfig,
+    s: &mut Sources,
+    ignored: &mut Vec<IgnoredSetting>,
+) -> Result<(bool, ApprovalMode), ConfigError> {
+    let auto_approve_edits = derive_edits(std::mem::take(&mut raw.edits), s, ignored)?;
+    let mode = derive_mode(
+        raw.mode_flag.take(),
+        std::mem::take(&mut raw.mode),
+        auto_approve_edits,
+        s,
+        ignored,
+    )?;
+    Ok((auto_approve_edits, mode))
+}
+
+/// The sandbox's mode, whether the network is on, and the network allow-list.
+fn derive_sandbox_settings(
+    raw: &mut RawConfig,
+    inputs: &Inputs,
+    s: &mut Sources,
+    ignored: &mut Vec<IgnoredSetting>,
+) -> Result<(SandboxMode, bool, Option<crate::netproxy::AllowList>), ConfigError> {
+    let project_network_off = raw
+        .sandbox_network
+        .project
+        .as_ref()
+        .is_some_and(|p| !p.value);
+    let (sandbox, sandbox_network) = derive_sandbox(
+        (
+            std::mem::take(&mut raw.sandbox_mode),
+            std::mem::take(&mut raw.sandbox_network),
+        ),
+        raw.sandbox_env.take(),
+        s,
+        ignored,
+    )?;
+    let allow = derive_network_allow(
+        raw.sandbox_network_hosts.take(),
+        raw.project_network_hosts.take(),
+        sandbox_network || project_network_off,
+        ignored,
+    )?;
+    if allow.is_some() {
+        s.push(
+            "sandbox.network.allow",
+            Source::File(inputs.config_dir.join("config.toml")),
+        );
+    }
+    Ok((sandbox, sandbox_network, allow))
+}
+
+/// Project commands that set a model or allowed-tools: they wait in the same trust prompt.
+fn commands_waiting_for_trust(
+    inputs: &Inputs,
+    trust: &crate::trust::ProjectTrust,
+) -> Vec<IgnoredSetting> {
+    crate::commands::waiting_for_trust(inputs.home_dir.as_deref(), &inputs.cwd, trust)
+        .into_iter()
+        .map(|(file, item)| IgnoredSetting {
+            key: item.id.clone(),
+            file,
+            reason: "this project is not trusted".into(),
+            trust: Some(item),
+        })
+        .collect()
 }
 
 /// `reasoning.effort` and `reasoning.summary`, checked against the values the API knows.
@@ -375,6 +519,34 @@ fn derive_sandbox(
     sources.push("sandbox", sandbox.source);
     sources.push("sandbox.network", sandbox_network.source);
     Ok((sandbox.value, sandbox_network.value))
+}
+
+/// The network allow-list: from the person's own file only. A project's `[sandbox.network]`
+/// never applies, trusted or not (a repository must not open the network for whoever clones
+/// it); a project may only turn the network off (`network = false`). `None` when there is no
+/// list, or `decided` (the whole network is on, or a project turned it off).
+fn derive_network_allow(
+    user: Option<super::file::NetworkHosts>,
+    project: Option<PathBuf>,
+    decided: bool,
+    ignored: &mut Vec<IgnoredSetting>,
+) -> Result<Option<crate::netproxy::AllowList>, ConfigError> {
+    if let Some(file) = project {
+        ignored.push(IgnoredSetting {
+            key: "sandbox.network".into(),
+            file,
+            reason: "only your own config can allow network hosts; a project may only set \
+                     network = false"
+                .into(),
+            trust: None,
+        });
+    }
+    let Some(hosts) = user.filter(|_| !decided) else {
+        return Ok(None);
+    };
+    crate::netproxy::AllowList::parse(&hosts.allow, &hosts.presets)
+        .map(Some)
+        .map_err(ConfigError::Invalid)
 }
 
 /// The file rules as policy rules; a project's allow rules are dropped (a repository must not

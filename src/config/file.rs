@@ -35,9 +35,13 @@ pub(super) struct FileConfig {
     pub(super) sandbox: Option<SandboxSetting>,
     pub(super) edits: Option<String>,
     pub(super) mode: Option<String>,
+    /// `small_model = "auto" | "on" | "off" | "first_call,tools,files,nudges"`.
+    pub(super) small_model: Option<String>,
     pub(super) auto_compact: Option<bool>,
     pub(super) compact_threshold: Option<f64>,
     pub(super) keep_tool_results: Option<usize>,
+    /// `images = "auto" | true | false`: whether attached images are sent to the model.
+    pub(super) images: Option<crate::images::ImagesSetting>,
     #[serde(alias = "subagent_max_turns")]
     pub(super) subagent_max_requests: Option<u32>,
     #[serde(default)]
@@ -66,7 +70,8 @@ pub(super) enum SandboxSetting {
     Mode(SandboxMode),
     Table {
         mode: Option<SandboxMode>,
-        network: Option<bool>,
+        /// `true`/`false`, or the `[sandbox.network]` table (the allow-list; user file only).
+        network: Option<NetworkSetting>,
         /// More secret paths to hide from commands.
         hide: Option<Vec<String>>,
         /// Older spelling of `home_allow` (user file only).
@@ -76,6 +81,38 @@ pub(super) enum SandboxSetting {
         /// More places under home commands may read (user file only).
         home_allow: Option<Vec<String>>,
     },
+}
+
+/// `sandbox.network`: the whole network or none, or only the hosts of an allow-list.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum NetworkSetting {
+    /// `network = true` / `false`.
+    All(bool),
+    /// `[sandbox.network] allow = [...]`, `presets = [...]`.
+    Hosts(NetworkHosts),
+}
+
+impl NetworkSetting {
+    /// The whole network (`true`), none (`false`); `None` for an allow-list.
+    pub(super) fn all(&self) -> Option<bool> {
+        match self {
+            NetworkSetting::All(b) => Some(*b),
+            NetworkSetting::Hosts(_) => None,
+        }
+    }
+}
+
+/// The `[sandbox.network]` table.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NetworkHosts {
+    /// `host`, `*.suffix`, `host:port`, `host:*`.
+    #[serde(default)]
+    pub(super) allow: Vec<String>,
+    /// `python`, `rust`, `npm` (see `netproxy::allow::PRESETS`).
+    #[serde(default)]
+    pub(super) presets: Vec<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -23,8 +23,10 @@ const SAFE_KEYS: &[&str] = &[
     "max_turns",
     "bash_timeout_secs",
     "auto_compact",
+    "small_model",
     "compact_threshold",
     "keep_tool_results",
+    "images",
     "subagent_max_requests",
     "subagent_max_turns",
     "sandbox",
@@ -35,6 +37,8 @@ const SAFE_KEYS: &[&str] = &[
 
 /// Keys inside a table a project may set alone; other keys inside it wait for trust like any
 /// unknown key (a future `[sandbox]` key must be judged before a repository may set it).
+/// `sandbox.network` passes here only to be judged in `derive`: `false` applies (stricter),
+/// `true` and a `[sandbox.network]` allow-list never do, trusted or not.
 const SAFE_SUBKEYS: &[(&str, &[&str])] = &[("sandbox", &["mode", "network", "hide"])];
 
 /// What a key that needs trust would do, in words.

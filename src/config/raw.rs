@@ -41,6 +41,16 @@ pub(super) struct UserAndProject<T> {
     pub(super) project: Option<Sourced<T>>,
 }
 
+// Not derived: that would ask `T: Default`, and neither side needs a value.
+impl<T> Default for UserAndProject<T> {
+    fn default() -> Self {
+        UserAndProject {
+            user: None,
+            project: None,
+        }
+    }
+}
+
 /// A config file that was found, with its path.
 pub(super) type FoundFile = Option<(PathBuf, FileConfig)>;
 
@@ -221,10 +231,12 @@ pub(super) struct RawConfig {
     pub(super) bash_timeout_secs: Option<Sourced<u64>>,
     pub(super) theme: Option<Sourced<String>>,
     pub(super) notify: Option<Sourced<String>>,
+    pub(super) small_model: Option<Sourced<String>>,
     pub(super) notify_command: Option<Sourced<Vec<String>>>,
     pub(super) auto_compact: Option<Sourced<bool>>,
     pub(super) compact_threshold: Option<Sourced<f64>>,
     pub(super) keep_tool_results: Option<Sourced<usize>>,
+    pub(super) images: Option<Sourced<crate::images::ImagesSetting>>,
     pub(super) subagent_max_requests: Option<Sourced<u32>>,
     pub(super) edits: UserAndProject<String>,
     /// `--mode`.
@@ -232,6 +244,10 @@ pub(super) struct RawConfig {
     pub(super) mode: UserAndProject<String>,
     pub(super) sandbox_mode: UserAndProject<SandboxMode>,
     pub(super) sandbox_network: UserAndProject<bool>,
+    /// `[sandbox.network]` of the user file (a project's never applies).
+    pub(super) sandbox_network_hosts: Option<super::file::NetworkHosts>,
+    /// The project file, when it has a `[sandbox.network]` table (ignored, with a note).
+    pub(super) project_network_hosts: Option<PathBuf>,
     /// `REIN_SANDBOX`.
     pub(super) sandbox_env: Option<Sourced<String>>,
     /// `[sandbox] hide`, `unhide`, `pass_env`.
@@ -254,28 +270,7 @@ impl RawConfig {
     /// Picks each setting's value from the layers by precedence.
     pub(super) fn resolve(layers: Layers<'_>) -> RawConfig {
         let flags = &layers.inputs.flags;
-        let sandbox_mode = |f: &FileConfig| match &f.sandbox {
-            Some(SandboxSetting::Mode(m)) => Some(*m),
-            Some(SandboxSetting::Table { mode, .. }) => *mode,
-            None => None,
-        };
-        let sandbox_network = |f: &FileConfig| match &f.sandbox {
-            Some(SandboxSetting::Table { network, .. }) => *network,
-            _ => None,
-        };
-        let mut rules = Vec::new();
-        for (found, source) in [
-            (&layers.user, RuleSource::User),
-            (&layers.project, RuleSource::Project),
-        ] {
-            if let Some((path, file)) = found {
-                rules.extend(
-                    file.rules
-                        .iter()
-                        .map(|r| (source.clone(), path.clone(), r.clone())),
-                );
-            }
-        }
+        let rules = file_rules(&layers);
         RawConfig {
             provider: layers
                 .string(Some((&flags.provider, "--provider")), "PROVIDER")
@@ -308,10 +303,15 @@ impl RawConfig {
             bash_timeout_secs: layers.file(|f| f.bash_timeout_secs),
             theme: layers.file(|f| f.theme.clone()),
             notify: layers.file(|f| f.notify.clone()),
+            // The environment wins: an eval or a test pins it without touching config files.
+            small_model: layers
+                .env("REIN_SMALL_MODEL")
+                .or_else(|| layers.file(|f| f.small_model.clone())),
             notify_command: layers.file(|f| f.notify_command.clone()),
             auto_compact: layers.file(|f| f.auto_compact),
             compact_threshold: layers.file(|f| f.compact_threshold),
             keep_tool_results: layers.file(|f| f.keep_tool_results),
+            images: layers.file(|f| f.images),
             subagent_max_requests: layers.file(|f| f.subagent_max_requests),
             edits: layers.both(|f| f.edits.clone()),
             mode_flag: flags
@@ -321,6 +321,11 @@ impl RawConfig {
             mode: layers.both(|f| f.mode.clone()),
             sandbox_mode: layers.both(sandbox_mode),
             sandbox_network: layers.both(sandbox_network),
+            sandbox_network_hosts: layers.user.as_ref().and_then(|(_, f)| network_hosts(f)),
+            project_network_hosts: layers
+                .project
+                .as_ref()
+                .and_then(|(p, f)| network_hosts(f).map(|_| p.clone())),
             sandbox_env: layers.env("REIN_SANDBOX"),
             sandbox_secrets: secret_settings(
                 layers.user.as_ref().map(|(_, f)| f),
@@ -333,6 +338,52 @@ impl RawConfig {
             ignored: layers.ignored,
             deprecated: layers.deprecated,
         }
+    }
+}
+
+/// The rules of the user file, then the project file, each with where it came from.
+fn file_rules(layers: &Layers<'_>) -> Vec<(RuleSource, PathBuf, FileRule)> {
+    let mut rules = Vec::new();
+    for (found, source) in [
+        (&layers.user, RuleSource::User),
+        (&layers.project, RuleSource::Project),
+    ] {
+        if let Some((path, file)) = found {
+            rules.extend(
+                file.rules
+                    .iter()
+                    .map(|r| (source.clone(), path.clone(), r.clone())),
+            );
+        }
+    }
+    rules
+}
+
+/// `sandbox = "mode"` or `[sandbox] mode`.
+fn sandbox_mode(f: &FileConfig) -> Option<SandboxMode> {
+    match &f.sandbox {
+        Some(SandboxSetting::Mode(m)) => Some(*m),
+        Some(SandboxSetting::Table { mode, .. }) => *mode,
+        None => None,
+    }
+}
+
+/// `[sandbox] network = true|false` (a table of hosts is not a yes or no).
+fn sandbox_network(f: &FileConfig) -> Option<bool> {
+    match &f.sandbox {
+        Some(SandboxSetting::Table { network, .. }) => network.as_ref()?.all(),
+        _ => None,
+    }
+}
+
+/// `[sandbox.network]`: the hosts commands may reach.
+fn network_hosts(f: &FileConfig) -> Option<super::file::NetworkHosts> {
+    match &f.sandbox {
+        Some(SandboxSetting::Table {
+            network: Some(super::file::NetworkSetting::Hosts(h)),
+            ..
+        }) => Some(h.clone()),
+        _ => None,
     }
 }
 

@@ -49,28 +49,80 @@ impl Config {
         self.sources.push((name, source));
     }
 
-    /// `rein config` output: one `name = value  (source)` line per setting.
+    /// `rein config` output: one `name = value  (source)` line per setting, then the places,
+    /// rules, hooks and what the project's trust leaves out.
     pub fn describe(&self) -> String {
-        let mut lines = Vec::new();
-        let mut line = |name: &'static str, value: String| {
-            lines.push(format!(
-                "{name:<NAME_COLUMN$} {value:<40} ({})",
-                self.source_of(name)
-            ));
+        let rows: Vec<String> = self
+            .setting_rows()
+            .into_iter()
+            .map(|(name, value)| {
+                format!(
+                    "{name:<NAME_COLUMN$} {value:<40} ({})",
+                    self.source_of(name)
+                )
+            })
+            .collect();
+        let mut out = rows.join("\n");
+        out.push_str(&format!(
+            "\n{:<NAME_COLUMN$} {}\n{:<NAME_COLUMN$} {}\n{:<NAME_COLUMN$} {}\n",
+            "workspace",
+            self.cwd.display(),
+            "config_dir",
+            self.config_dir.display(),
+            "data_dir",
+            self.data_dir.display()
+        ));
+        self.describe_rules_and_hooks(&mut out);
+        self.describe_trust(&mut out);
+        out
+    }
+
+    /// Each setting's name and value as `rein config` shows it, in its order.
+    fn setting_rows(&self) -> Vec<(&'static str, String)> {
+        let mut rows = self.model_rows();
+        rows.extend(self.request_rows());
+        rows.extend([
+            ("theme", self.theme.clone()),
+            ("notify", self.notify.clone()),
+            ("notify_command", self.notify_command.join(" ")),
+            ("small_model", self.small_model.describe()),
+        ]);
+        rows.extend(self.sandbox_rows());
+        let edits = if self.auto_approve_edits {
+            "allow"
+        } else {
+            "ask"
         };
-        line("provider", self.provider.as_str().into());
-        line("base_url", self.base_url.clone());
-        line(
-            "model",
-            if self.model.is_empty() {
-                "(not set)".into()
-            } else {
-                self.model.clone()
-            },
-        );
-        line("api_key", self.masked_key());
-        line("context_window", self.context_window.to_string());
-        line("max_output_tokens", self.max_output_tokens.to_string());
+        rows.extend([
+            ("edits", edits.to_string()),
+            ("mode", self.mode.as_str().into()),
+            ("auto_compact", self.auto_compact.to_string()),
+            ("compact_threshold", self.compact_threshold.to_string()),
+            ("keep_tool_results", self.keep_tool_results.to_string()),
+            ("images", self.images.as_str().into()),
+            (
+                "subagent_max_requests",
+                self.subagent_max_requests.to_string(),
+            ),
+        ]);
+        rows
+    }
+
+    /// Where requests go and what they ask for.
+    fn model_rows(&self) -> Vec<(&'static str, String)> {
+        let model = if self.model.is_empty() {
+            "(not set)".into()
+        } else {
+            self.model.clone()
+        };
+        let mut rows = vec![
+            ("provider", self.provider.as_str().into()),
+            ("base_url", self.base_url.clone()),
+            ("model", model),
+            ("api_key", self.masked_key()),
+            ("context_window", self.context_window.to_string()),
+            ("max_output_tokens", self.max_output_tokens.to_string()),
+        ];
         if self.provider == crate::llm::ProviderKind::OpenAiResponses {
             let shown = |v: &Option<String>, default: &str| match v {
                 Some(v) => v.clone(),
@@ -81,45 +133,57 @@ impl Config {
             } else {
                 "none for this model"
             };
-            line(
+            rows.push((
                 "reasoning.effort",
                 shown(&self.reasoning.effort, "the model's default"),
-            );
-            line(
+            ));
+            rows.push((
                 "reasoning.summary",
                 shown(&self.reasoning.summary, summary_default),
-            );
+            ));
         }
-        line(
-            "connect_timeout_secs",
-            self.connect_timeout.as_secs().to_string(),
-        );
-        line(
-            "first_byte_timeout_secs",
-            self.first_byte_timeout.as_secs().to_string(),
-        );
-        line("idle_timeout_secs", self.idle_timeout.as_secs().to_string());
-        line("max_retries", (self.max_attempts - 1).to_string());
-        line(
-            "retry_backoff_ms",
-            self.retry_backoff.as_millis().to_string(),
-        );
-        line(
-            "max_requests",
-            match self.max_requests {
-                Some(n) => n.to_string(),
-                None => format!(
-                    "none (loop detection stops a looping turn; rein exec: {})",
-                    super::EXEC_MAX_REQUESTS
-                ),
-            },
-        );
-        line("bash_timeout_secs", self.bash_timeout_secs.to_string());
-        line("theme", self.theme.clone());
-        line("notify", self.notify.clone());
-        line("notify_command", self.notify_command.join(" "));
-        line("sandbox", self.sandbox.as_str().into());
-        line("sandbox.network", self.sandbox_network.to_string());
+        rows
+    }
+
+    /// How long requests and commands may take, and how often they are tried.
+    fn request_rows(&self) -> Vec<(&'static str, String)> {
+        let max_requests = match self.max_requests {
+            Some(n) => n.to_string(),
+            None => format!(
+                "none (loop detection stops a looping turn; rein exec: {})",
+                super::EXEC_MAX_REQUESTS
+            ),
+        };
+        vec![
+            (
+                "connect_timeout_secs",
+                self.connect_timeout.as_secs().to_string(),
+            ),
+            (
+                "first_byte_timeout_secs",
+                self.first_byte_timeout.as_secs().to_string(),
+            ),
+            ("idle_timeout_secs", self.idle_timeout.as_secs().to_string()),
+            ("max_retries", (self.max_attempts - 1).to_string()),
+            (
+                "retry_backoff_ms",
+                self.retry_backoff.as_millis().to_string(),
+            ),
+            ("max_requests", max_requests),
+            ("bash_timeout_secs", self.bash_timeout_secs.to_string()),
+        ]
+    }
+
+    /// The sandbox's mode, network and secrets (the lists only when set).
+    fn sandbox_rows(&self) -> Vec<(&'static str, String)> {
+        let mut rows = vec![
+            ("sandbox", self.sandbox.as_str().into()),
+            ("sandbox.network", self.sandbox_network.to_string()),
+        ];
+        if let Some(list) = &self.sandbox_network_allow {
+            let hosts: Vec<String> = list.entries().iter().map(ToString::to_string).collect();
+            rows.push(("sandbox.network.allow", format!("[{}]", hosts.join(", "))));
+        }
         for (key, list) in [
             ("sandbox.hide", &self.sandbox_secrets.hide),
             ("sandbox.unhide", &self.sandbox_secrets.unhide),
@@ -127,36 +191,14 @@ impl Config {
             ("sandbox.home_allow", &self.sandbox_secrets.home_allow),
         ] {
             if !list.is_empty() {
-                line(key, list.join(", "));
+                rows.push((key, list.join(", ")));
             }
         }
-        line(
-            "edits",
-            if self.auto_approve_edits {
-                "allow"
-            } else {
-                "ask"
-            }
-            .into(),
-        );
-        line("mode", self.mode.as_str().into());
-        line("auto_compact", self.auto_compact.to_string());
-        line("compact_threshold", self.compact_threshold.to_string());
-        line("keep_tool_results", self.keep_tool_results.to_string());
-        line(
-            "subagent_max_requests",
-            self.subagent_max_requests.to_string(),
-        );
-        let mut out = lines.join("\n");
-        out.push_str(&format!(
-            "\n{:<NAME_COLUMN$} {}\n{:<NAME_COLUMN$} {}\n{:<NAME_COLUMN$} {}\n",
-            "workspace",
-            self.cwd.display(),
-            "config_dir",
-            self.config_dir.display(),
-            "data_dir",
-            self.data_dir.display()
-        ));
+        rows
+    }
+
+    /// The `rule` and `hook` lines.
+    fn describe_rules_and_hooks(&self, out: &mut String) {
         for r in &self.rules {
             out.push_str(&format!("rule  {r}\n"));
         }
@@ -174,6 +216,10 @@ impl Config {
                 if h.sandboxed { "" } else { ", not sandboxed" }
             ));
         }
+    }
+
+    /// The project's trust, what it leaves out, and old key names.
+    fn describe_trust(&self, out: &mut String) {
         out.push_str(&format!(
             "{:<NAME_COLUMN$} {}\n",
             "project trust",
@@ -195,7 +241,6 @@ impl Config {
         for d in &self.deprecated {
             out.push_str(&format!("deprecated  {d}\n"));
         }
-        out
     }
 
     /// Whether the project is trusted, and by what.

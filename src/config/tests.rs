@@ -200,3 +200,73 @@ fn loopback_detection() {
 mod endpoint;
 mod mode;
 mod trust;
+
+#[test]
+fn only_the_persons_own_config_can_allow_network_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("config")).unwrap();
+    std::fs::create_dir_all(dir.path().join("proj/.rein")).unwrap();
+    let user = dir.path().join("config/config.toml");
+    let project = dir.path().join("proj/.rein/config.toml");
+    let i = inputs(
+        dir.path(),
+        &[("BASE_URL", "http://localhost:1/v1"), ("MODEL", "m")],
+    );
+    let hosts = |c: &Config| {
+        c.sandbox_network_allow.as_ref().map(|l| {
+            l.entries()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        })
+    };
+    // Off by default; the presets are opt-in.
+    assert_eq!(hosts(&Config::from_inputs(&i).unwrap()), None);
+    std::fs::write(
+        &user,
+        "[sandbox.network]\nallow = [\"example.org\", \"*.example.com:8443\"]\npresets = [\"npm\"]\n",
+    )
+    .unwrap();
+    // A project's list is ignored (and says so), trusted or not: it never adds a host.
+    std::fs::write(
+        &project,
+        "[sandbox.network]\nallow = [\"evil.example\", \"*.evil.example:*\"]\npresets = [\"python\"]\n",
+    )
+    .unwrap();
+    for trust in [false, true] {
+        let mut i = i.clone();
+        i.flags.trust = trust;
+        let c = Config::from_inputs(&i).unwrap();
+        let got = hosts(&c).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                "registry.npmjs.org:443",
+                "registry.yarnpkg.com:443",
+                "example.org",
+                "*.example.com:8443"
+            ]
+        );
+        assert!(!c.sandbox_network, "the table is not the whole network");
+        assert!(
+            c.ignored.iter().any(|s| s.key == "sandbox.network"),
+            "{:?}",
+            c.ignored
+        );
+    }
+    // A project may still turn the network off.
+    std::fs::write(&project, "[sandbox]\nnetwork = false\n").unwrap();
+    assert_eq!(hosts(&Config::from_inputs(&i).unwrap()), None);
+    // A project cannot turn the list into the whole network either.
+    std::fs::write(&project, "[sandbox]\nnetwork = true\n").unwrap();
+    let c = Config::from_inputs(&i).unwrap();
+    assert!(!c.sandbox_network && hosts(&c).is_some());
+    // A bad entry is an error that names it.
+    std::fs::remove_file(&project).unwrap();
+    std::fs::write(&user, "[sandbox.network]\nallow = [\"user@host\"]\n").unwrap();
+    let err = Config::from_inputs(&i).unwrap_err().to_string();
+    assert!(err.contains("user@host"), "{err}");
+    std::fs::write(&user, "[sandbox.network]\npresets = [\"ruby\"]\n").unwrap();
+    let err = Config::from_inputs(&i).unwrap_err().to_string();
+    assert!(err.contains("ruby"), "{err}");
+}

@@ -251,7 +251,7 @@ impl Hooks {
         });
         let merged = Answer::merge(futures::future::join_all(runs).await);
         for text in &merged.notices {
-            events.send(Event::Notice { text: text.clone() });
+            events.send(Event::notice(text.clone()));
         }
         merged
     }

@@ -5,7 +5,7 @@
 //! opaque data, because both must be sent back verbatim in later requests.
 
 use super::sse::SseEvent;
-use super::wire_cache::{WireCache, splice_array};
+use super::wire_cache::WireCache;
 use super::{AssistantPart, LlmError, Message, Request, Response, StreamNotice, ToolCall, Usage};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -41,14 +41,14 @@ pub fn build_body_text(req: &Request, cache: &mut WireCache) -> String {
         add_reminder(&mut assembled.tail, reminder);
     }
     mark_cache_breakpoints(&mut assembled.tail, req.reminder.is_some());
-    splice_array(&envelope(req), "messages", &assembled.array(None))
+    assembled.body(&envelope(req), "messages", None)
 }
 
 /// Which turn a message belongs to: `None` when it adds no block (it joins its neighbours).
 fn role(msg: &Message) -> Option<&'static str> {
     let (role, empty) = match msg {
         Message::User { content } => ("user", content.is_empty()),
-        Message::ToolResult { .. } => ("user", false),
+        Message::UserImage { .. } | Message::ToolResult { .. } => ("user", false),
         Message::Assistant { parts } => ("assistant", !parts.iter().any(sends_a_block)),
     };
     (!empty).then_some(role)
@@ -92,6 +92,7 @@ fn render(msgs: &[Message]) -> Vec<Value> {
                 };
                 ("user", blocks)
             }
+            Message::UserImage { image } => ("user", vec![image_block(image)]),
             Message::ToolResult {
                 call_id,
                 content,
@@ -120,12 +121,32 @@ fn render(msgs: &[Message]) -> Vec<Value> {
         .into_iter()
         .map(|(role, mut blocks)| {
             if role == "user" {
-                // Tool results must open the user turn, before any text.
-                blocks.sort_by_key(|b| b["type"] != "tool_result");
+                // Tool results must open the user turn, before any text; images come next,
+                // before the text about them, as Anthropic's vision guide advises.
+                blocks.sort_by_key(|b| match b["type"].as_str() {
+                    Some("tool_result") => 0,
+                    Some("image") => 1,
+                    _ => 2,
+                });
             }
             json!({"role": role, "content": blocks})
         })
         .collect()
+}
+
+/// An image as a base64 `image` block; one whose bytes are gone is a text note instead.
+fn image_block(image: &crate::images::Image) -> Value {
+    match image.base64() {
+        Some(data) => json!({
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": image.meta.media_type.as_str(),
+                "data": data,
+            },
+        }),
+        None => json!({"type": "text", "text": image.note()}),
+    }
 }
 
 /// The reminder as the last text block of the final user turn (or a user turn of its own).
@@ -168,6 +189,9 @@ fn envelope(req: &Request) -> Value {
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
         body["tools"] = Value::Array(tools);
+        if req.force_tool {
+            body["tool_choice"] = json!({"type": "any"});
+        }
     }
     body
 }

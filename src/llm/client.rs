@@ -216,10 +216,27 @@ pub fn ensure_tls_provider() {
     });
 }
 
+/// An HTTP client builder for talking to `base_url`: the TLS provider installed, no proxy
+/// from the environment for a loopback server, and no certificate roots loaded for a
+/// plain-HTTP one (reading the system's, ~280 files under /etc/ssl/certs here, was the
+/// largest part of startup against a local server).
+pub fn http_builder(base_url: &str) -> reqwest::ClientBuilder {
+    ensure_tls_provider();
+    let mut builder = reqwest::Client::builder();
+    if crate::config::is_loopback_url(base_url) {
+        // A local server must not be reached through a proxy from the environment.
+        builder = builder.no_proxy();
+    }
+    let plain = base_url.trim().get(..7);
+    if plain.is_some_and(|p| p.eq_ignore_ascii_case("http://")) {
+        builder = builder.tls_certs_only([]);
+    }
+    builder
+}
+
 impl Client {
     /// Builds a client; fails only on an unusable base URL.
     pub fn new(opts: ClientOptions) -> Result<Client, LlmError> {
-        ensure_tls_provider();
         let base = opts.base_url.trim().trim_end_matches('/');
         let parsed = reqwest::Url::parse(base)
             .ok()
@@ -238,19 +255,10 @@ impl Client {
             ProviderKind::OpenAiResponses => format!("{base}/responses"),
         };
         let host = parsed.host_str().unwrap_or_default();
-        let loopback = host == "localhost"
-            || host
-                .trim_matches(|c| c == '[' || c == ']')
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
-        let mut builder = reqwest::Client::builder()
+        let builder = http_builder(base)
             .connect_timeout(opts.connect_timeout)
             .tcp_nodelay(true)
             .user_agent(concat!("rein/", env!("CARGO_PKG_VERSION")));
-        if loopback {
-            // A local server must not be reached through a proxy from the environment.
-            builder = builder.no_proxy();
-        }
         let http = builder
             .build()
             .map_err(|e| LlmError::Network(format!("could not set up HTTP: {}", root_cause(&e))))?;
@@ -309,6 +317,10 @@ impl Client {
         on: &mut (dyn FnMut(StreamNotice) + Send),
     ) -> Result<Response, LlmError> {
         let body = Bytes::from(self.body_text(req));
+        let images = req
+            .messages
+            .iter()
+            .any(|m| matches!(m, super::Message::UserImage { image } if image.bytes().is_some()));
         let max_attempts = self.opts.max_attempts.max(1);
         let mut attempt = 1;
         let mut previous: Option<LlmError> = None;
@@ -321,6 +333,10 @@ impl Client {
                 Err(f) => f,
             };
             let error = self.redact(failure.error);
+            let error = match images_refused(error, images) {
+                Ok(refused) => return Err(refused),
+                Err(error) => error,
+            };
             if previous.as_ref() == Some(&error) && !passing(&error) {
                 let error = repeated(error);
                 tracing::warn!(attempt, %error, "model request failed the same way twice");
@@ -442,38 +458,20 @@ impl Client {
         h
     }
 
+    /// One try of a request: sends `body` and assembles the answer as it streams in.
     async fn attempt(
         &self,
         body: Bytes,
         cancel: &CancellationToken,
         on: &mut (dyn FnMut(StreamNotice) + Send),
     ) -> Result<Response, Failure> {
-        let idle = self.opts.idle_timeout;
-        let first_byte = self.opts.first_byte_timeout.max(idle);
         // Until the first bytes of the body, the whole wait counts against `first_byte`.
-        let deadline = tokio::time::Instant::now() + first_byte;
-        let send = self
-            .http
-            .post(&self.url)
-            .headers(self.headers())
-            .body(body)
-            .send();
-        let resp = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
-            r = tokio::time::timeout_at(deadline, send) => match r {
-                Err(_) => return Err(LlmError::Network(format!(
-                    "the model server sent no response within {} (first_byte_timeout_secs)",
-                    secs(first_byte)
-                )).into()),
-                Ok(Err(e)) => return Err(self.request_failure(&e)),
-                Ok(Ok(resp)) => resp,
-            },
-        };
+        let deadline = tokio::time::Instant::now() + self.first_byte_timeout();
+        let resp = self.send(body, cancel, deadline).await?;
         if !resp.status().is_success() {
             return Err(self.http_failure(resp, cancel).await);
         }
-        let mut asm = match self.opts.kind {
+        let asm = match self.opts.kind {
             ProviderKind::OpenAi => Assembler::OpenAi(openai::Assembler::new()),
             ProviderKind::Anthropic => Assembler::Anthropic(anthropic::Assembler::new()),
             ProviderKind::OpenAiResponses => Assembler::Responses(responses::Assembler::new()),
@@ -484,32 +482,87 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim_start().starts_with("application/json"));
         if json_body {
-            // A server that ignored `stream: true` and answered with one JSON document.
-            let text = read_body(resp, cancel, idle, usize::MAX).await?;
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
-                && v.get("type").and_then(|t| t.as_str()) == Some("error")
-            {
-                return Err(anthropic::error_of(v.get("error")).into());
-            }
-            if self.opts.kind != ProviderKind::OpenAi {
-                return Err(LlmError::Malformed(
-                    "expected an event stream but got a JSON document".into(),
-                )
-                .into());
-            }
-            let ev = SseEvent {
-                event: String::new(),
-                data: text,
-            };
-            asm.push(&ev, on)?;
-            let done = SseEvent {
-                event: String::new(),
-                data: "[DONE]".into(),
-            };
-            asm.push(&done, on)?;
-            return Ok(asm.finish()?);
+            return self.json_document(resp, asm, cancel, on).await;
         }
-        let mut resp = resp;
+        self.read_stream(resp, asm, cancel, deadline, on).await
+    }
+
+    /// Posts `body`; the answer's headers must arrive before `deadline`.
+    async fn send(
+        &self,
+        body: Bytes,
+        cancel: &CancellationToken,
+        deadline: tokio::time::Instant,
+    ) -> Result<reqwest::Response, Failure> {
+        let send = self
+            .http
+            .post(&self.url)
+            .headers(self.headers())
+            .body(body)
+            .send();
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(LlmError::Cancelled.into()),
+            r = tokio::time::timeout_at(deadline, send) => match r {
+                Err(_) => Err(LlmError::Network(format!(
+                    "the model server sent no response within {} (first_byte_timeout_secs)",
+                    secs(self.first_byte_timeout())
+                )).into()),
+                Ok(Err(e)) => Err(self.request_failure(&e)),
+                Ok(Ok(resp)) => Ok(resp),
+            },
+        }
+    }
+
+    /// The longest wait for the first bytes (never shorter than the idle timeout).
+    fn first_byte_timeout(&self) -> Duration {
+        self.opts.first_byte_timeout.max(self.opts.idle_timeout)
+    }
+
+    /// An answer that came as one JSON document: a server that ignored `stream: true`.
+    async fn json_document(
+        &self,
+        resp: reqwest::Response,
+        mut asm: Assembler,
+        cancel: &CancellationToken,
+        on: &mut (dyn FnMut(StreamNotice) + Send),
+    ) -> Result<Response, Failure> {
+        let text = read_body(resp, cancel, self.opts.idle_timeout, usize::MAX).await?;
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+            && v.get("type").and_then(|t| t.as_str()) == Some("error")
+        {
+            return Err(anthropic::error_of(v.get("error")).into());
+        }
+        if self.opts.kind != ProviderKind::OpenAi {
+            return Err(LlmError::Malformed(
+                "expected an event stream but got a JSON document".into(),
+            )
+            .into());
+        }
+        let ev = SseEvent {
+            event: String::new(),
+            data: text,
+        };
+        asm.push(&ev, on)?;
+        let done = SseEvent {
+            event: String::new(),
+            data: "[DONE]".into(),
+        };
+        asm.push(&done, on)?;
+        Ok(asm.finish()?)
+    }
+
+    /// Reads the event stream into `asm` until its terminator or end: the first bytes by
+    /// `deadline`, then never silent for longer than the idle timeout.
+    async fn read_stream(
+        &self,
+        mut resp: reqwest::Response,
+        mut asm: Assembler,
+        cancel: &CancellationToken,
+        deadline: tokio::time::Instant,
+        on: &mut (dyn FnMut(StreamNotice) + Send),
+    ) -> Result<Response, Failure> {
+        let idle = self.opts.idle_timeout;
         let mut parser = SseParser::new();
         let mut started = false;
         loop {
@@ -528,7 +581,7 @@ impl Client {
                 Err(_) if !started => {
                     return Err(LlmError::Network(format!(
                         "the model server sent nothing within {} (first_byte_timeout_secs)",
-                        secs(first_byte)
+                        secs(self.first_byte_timeout())
                     ))
                     .into());
                 }
@@ -642,6 +695,27 @@ impl Client {
             LlmError::Malformed(m) => LlmError::Malformed(clean(m)),
             LlmError::Cancelled => LlmError::Cancelled,
         }
+    }
+}
+
+/// A request with images that the server refused for holding them, worded so the person (and
+/// the agent, which stops sending images to this model) can tell: `Ok` with that error, `Err`
+/// with any other error unchanged. Not retried: the same images would be refused again.
+fn images_refused(error: LlmError, images: bool) -> Result<LlmError, LlmError> {
+    match error {
+        LlmError::Http { status, message }
+            if images && crate::images::support::is_refusal(status, &message) =>
+        {
+            Ok(LlmError::Http {
+                status,
+                message: format!(
+                    "{}: {message} (rein keeps your message and sends no more images to this \
+                     model in this session; send again to go on without them)",
+                    crate::images::support::REFUSED
+                ),
+            })
+        }
+        other => Err(other),
     }
 }
 

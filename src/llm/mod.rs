@@ -84,6 +84,12 @@ pub enum Message {
         /// The text.
         content: String,
     },
+    /// An image attached to the user message before it (`@shot.png`); the wire formats send it
+    /// in the same user turn. Serialised, it is only a reference (see `crate::images`).
+    UserImage {
+        /// The image.
+        image: crate::images::Image,
+    },
     /// The model.
     Assistant {
         /// Its parts in order.
@@ -119,6 +125,7 @@ impl Message {
     pub fn text(&self) -> String {
         match self {
             Message::User { content } => content.clone(),
+            Message::UserImage { image } => image.meta.label(),
             Message::ToolResult { content, .. } => content.clone(),
             Message::Assistant { parts } => parts
                 .iter()
@@ -158,6 +165,8 @@ pub struct Request {
     pub reminder: Option<String>,
     /// Upper bound on output tokens.
     pub max_tokens: u32,
+    /// The answer must be a tool call (`tool_choice` required; a small model's first step).
+    pub force_tool: bool,
 }
 
 /// Token usage reported by the provider.

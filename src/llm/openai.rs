@@ -10,7 +10,7 @@
 mod wire;
 
 use super::sse::SseEvent;
-use super::wire_cache::{WireCache, splice_array};
+use super::wire_cache::WireCache;
 use super::{AssistantPart, LlmError, Message, Request, Response, StreamNotice, ToolCall, Usage};
 use serde_json::{Value, json};
 use std::ops::Range;
@@ -45,11 +45,7 @@ pub fn build_body_text(req: &Request, cache: &mut WireCache, official_openai: bo
     if official_openai {
         use_max_completion_tokens(&mut body);
     }
-    splice_array(
-        &body,
-        "messages",
-        &assembled.array(system_message(req).as_ref()),
-    )
+    assembled.body(&body, "messages", system_message(req).as_ref())
 }
 
 /// Where the history's wire form may be cut: a run of user messages (sent as one), a run of
@@ -61,8 +57,11 @@ fn segments(msgs: &[Message]) -> Vec<Range<usize>> {
         let start = i;
         i += 1;
         match &msgs[start] {
-            Message::User { .. } => {
-                while matches!(msgs.get(i), Some(Message::User { .. })) {
+            Message::User { .. } | Message::UserImage { .. } => {
+                while matches!(
+                    msgs.get(i),
+                    Some(Message::User { .. } | Message::UserImage { .. })
+                ) {
                     i += 1;
                 }
             }
@@ -88,18 +87,17 @@ fn render(msgs: &[Message]) -> Vec<Value> {
     let mut i = 0;
     while i < msgs.len() {
         match &msgs[i] {
-            Message::User { .. } => {
+            Message::User { .. } | Message::UserImage { .. } => {
                 // Consecutive user messages become one: several chat templates (Mistral,
                 // Llama-based servers) reject two user turns in a row.
-                let mut text = String::new();
-                while let Some(Message::User { content }) = msgs.get(i) {
-                    if !text.is_empty() && !content.is_empty() {
-                        text.push_str("\n\n");
-                    }
-                    text.push_str(content);
+                let start = i;
+                while matches!(
+                    msgs.get(i),
+                    Some(Message::User { .. } | Message::UserImage { .. })
+                ) {
                     i += 1;
                 }
-                messages.push(json!({"role": "user", "content": text}));
+                messages.push(json!({"role": "user", "content": user_content(&msgs[start..i])}));
             }
             Message::Assistant { .. } => {
                 let mut parts: Vec<&AssistantPart> = Vec::new();
@@ -130,6 +128,42 @@ fn render(msgs: &[Message]) -> Vec<Value> {
     messages
 }
 
+/// The content of one wire user message: a string, as always, without images; with them, a
+/// list of parts (text parts joined as the string would be, then each image as a data URL).
+fn user_content(run: &[Message]) -> Value {
+    let mut parts: Vec<Value> = Vec::new();
+    let mut text = String::new();
+    let mut any_image = false;
+    for msg in run {
+        let content = match msg {
+            Message::User { content } => content.clone(),
+            Message::UserImage { image } => match image.data_url() {
+                Some(url) => {
+                    any_image = true;
+                    if !text.is_empty() {
+                        parts.push(json!({"type": "text", "text": std::mem::take(&mut text)}));
+                    }
+                    parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
+                    continue;
+                }
+                None => image.note(),
+            },
+            _ => continue,
+        };
+        if !text.is_empty() && !content.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&content);
+    }
+    if !any_image {
+        return Value::String(text);
+    }
+    if !text.is_empty() {
+        parts.push(json!({"type": "text", "text": text}));
+    }
+    Value::Array(parts)
+}
+
 /// Everything in the body but the messages.
 fn envelope(req: &Request) -> Value {
     let mut body = json!({
@@ -156,6 +190,9 @@ fn envelope(req: &Request) -> Value {
             })
             .collect();
         body["tools"] = Value::Array(tools);
+        if req.force_tool {
+            body["tool_choice"] = json!("required");
+        }
     }
     body
 }
@@ -166,9 +203,16 @@ fn envelope(req: &Request) -> Value {
 /// still covers the whole history.
 fn fold_reminder(messages: &mut Vec<Value>, reminder: &str) {
     let last = messages.last_mut().filter(|m| {
-        matches!(m["role"].as_str(), Some("user" | "tool")) && m["content"].is_string()
+        matches!(m["role"].as_str(), Some("user" | "tool"))
+            && (m["content"].is_string() || m["content"].is_array())
     });
     match last {
+        // A message with images: the reminder is one more text part at its end.
+        Some(m) if m["content"].is_array() => {
+            if let Some(parts) = m["content"].as_array_mut() {
+                parts.push(json!({"type": "text", "text": reminder}));
+            }
+        }
         Some(m) => {
             let content = m["content"].as_str().unwrap_or_default();
             m["content"] = Value::String(if content.is_empty() {

@@ -10,7 +10,7 @@
 mod wire;
 
 use super::sse::SseEvent;
-use super::wire_cache::{WireCache, splice_array};
+use super::wire_cache::WireCache;
 use super::{
     AssistantPart, LlmError, Message, Reasoning, Request, Response, StreamNotice, ToolCall, Usage,
 };
@@ -37,7 +37,7 @@ pub fn build_body_text(req: &Request, reasoning: &Reasoning, cache: &mut WireCac
     if let Some(reminder) = &req.reminder {
         fold_reminder(&mut assembled.tail, reminder);
     }
-    splice_array(&envelope(req, reasoning), "input", &assembled.array(None))
+    assembled.body(&envelope(req, reasoning), "input", None)
 }
 
 /// The input items of `msgs` (without the reminder).
@@ -50,6 +50,14 @@ fn render(msgs: &[Message]) -> Vec<Value> {
                     input.push(user_item(content));
                 }
             }
+            Message::UserImage { image } => input.push(match image.data_url() {
+                Some(url) => json!({
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_image", "image_url": url}],
+                }),
+                None => user_item(&image.note()),
+            }),
             Message::Assistant { parts } => assistant_items(parts, &mut input),
             Message::ToolResult {
                 call_id, content, ..
@@ -92,7 +100,7 @@ fn envelope(req: &Request, reasoning: &Reasoning) -> Value {
             })
             .collect();
         body["tools"] = Value::Array(tools);
-        body["tool_choice"] = json!("auto");
+        body["tool_choice"] = json!(if req.force_tool { "required" } else { "auto" });
     }
     if let Some(r) = reasoning_object(reasoning, &req.model) {
         body["reasoning"] = r;
@@ -213,6 +221,12 @@ fn fold_reminder(input: &mut Vec<Value>, reminder: &str) {
         && let Some(t) = part["text"].as_str()
     {
         part["text"] = Value::String(joined(t));
+    } else if last["type"] == "message"
+        && last["role"] == "user"
+        && let Some(parts) = last["content"].as_array_mut()
+    {
+        // An image message: the reminder is a text part after the image.
+        parts.push(json!({"type": "input_text", "text": reminder}));
     } else {
         input.push(user_item(reminder));
     }

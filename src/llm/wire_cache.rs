@@ -18,7 +18,8 @@ const KEEP_GENERATIONS: u64 = 4;
 /// A content-addressed store of segments' JSON text.
 #[derive(Default)]
 pub struct WireCache {
-    entries: HashMap<(u64, usize), Entry>,
+    /// Keyed by a hash already: the map's own hash of it need not be SipHash's.
+    entries: HashMap<(u64, usize), Entry, foldhash::fast::FixedState>,
     generation: u64,
 }
 
@@ -35,33 +36,43 @@ struct Entry {
 
 /// A request's messages as wire JSON: the cached prefix and the freshly built tail.
 pub struct Assembled {
-    /// The prefix's wire messages, serialised and joined by commas (may be empty).
-    pub prefix: String,
+    /// The prefix's segments: each one's wire messages, serialised and joined by commas
+    /// (never empty), shared with the cache rather than copied.
+    prefix: Vec<Arc<str>>,
     /// The tail's wire messages, for the caller to finish (reminder, cache markers).
     pub tail: Vec<Value>,
 }
 
 impl Assembled {
-    /// The whole JSON array text: `lead` (e.g. a system message), the prefix, the finished tail.
-    pub fn array(&self, lead: Option<&Value>) -> String {
-        let mut out = String::with_capacity(self.prefix.len() + 2 + 256 * self.tail.len());
-        out.push('[');
-        if let Some(lead) = lead {
-            out.push_str(&lead.to_string());
-        }
-        if !self.prefix.is_empty() {
-            if out.len() > 1 {
+    /// `object`'s JSON text with `key` set to the whole array: `lead` (e.g. a system message),
+    /// the prefix, the finished tail (`object` must not hold `key`). Written once into one
+    /// buffer: the history's text is copied once per request, not once per layer.
+    pub fn body(&self, object: &Value, key: &str, lead: Option<&Value>) -> String {
+        let rest = object.to_string();
+        let lead = lead.map(Value::to_string);
+        let tail: Vec<String> = self.tail.iter().map(Value::to_string).collect();
+        let pieces = lead
+            .iter()
+            .map(String::as_str)
+            .chain(self.prefix.iter().map(|p| &**p))
+            .chain(tail.iter().map(String::as_str));
+        let size: usize = pieces.clone().map(|p| p.len() + 1).sum();
+        let mut out = String::with_capacity(size + rest.len() + key.len() + 8);
+        out.push('{');
+        out.push_str(&Value::String(key.to_owned()).to_string());
+        out.push_str(":[");
+        for (i, piece) in pieces.enumerate() {
+            if i > 0 {
                 out.push(',');
             }
-            out.push_str(&self.prefix);
-        }
-        for v in &self.tail {
-            if out.len() > 1 {
-                out.push(',');
-            }
-            out.push_str(&v.to_string());
+            out.push_str(piece);
         }
         out.push(']');
+        // `rest` is "{}" or "{...}": keep its members after ours.
+        if rest.len() > 2 {
+            out.push(',');
+        }
+        out.push_str(&rest[1..]);
         out
     }
 }
@@ -86,16 +97,12 @@ impl WireCache {
             fresh += rendered.len();
             tail.push(rendered);
         }
-        let mut prefix = String::new();
+        let mut prefix = Vec::with_capacity(tail_start);
         for seg in &segments[..tail_start] {
             let json = self.segment(&messages[seg.clone()], render);
-            if json.is_empty() {
-                continue;
+            if !json.is_empty() {
+                prefix.push(json);
             }
-            if !prefix.is_empty() {
-                prefix.push(',');
-            }
-            prefix.push_str(&json);
         }
         self.evict();
         Assembled {
@@ -131,22 +138,6 @@ fn key(messages: &[Message]) -> (u64, usize) {
     (hash, messages.len())
 }
 
-/// `object`'s JSON text with `key` set to the JSON text `array` (which `object` must not hold).
-pub fn splice_array(object: &Value, key: &str, array: &str) -> String {
-    let rest = object.to_string();
-    let mut out = String::with_capacity(rest.len() + array.len() + key.len() + 4);
-    out.push('{');
-    out.push_str(&Value::String(key.to_owned()).to_string());
-    out.push(':');
-    out.push_str(array);
-    // `rest` is "{}" or "{...}": keep its members after ours.
-    if rest.len() > 2 {
-        out.push(',');
-    }
-    out.push_str(&rest[1..]);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,9 +161,29 @@ mod tests {
         }
     }
 
+    /// An attached image, its bytes there or not (resumed from a changed file).
+    fn image(g: &mut Lcg) -> Message {
+        let meta = crate::images::ImageRef {
+            name: "s.png".into(),
+            path: None,
+            media_type: crate::images::MediaType::Png,
+            width: 2,
+            height: 1,
+            bytes: 3,
+            sha256: format!("{:064x}", g.next(3)),
+            original: None,
+        };
+        let mut image = crate::images::Image::new(meta, vec![1u8, 2, 3].into());
+        if g.next(3) == 0 {
+            image.drop_bytes("the file changed since it was attached");
+        }
+        Message::UserImage { image }
+    }
+
     fn message(g: &mut Lcg, i: usize) -> Message {
-        match g.next(3) {
+        match g.next(4) {
             0 => Message::User { content: g.text() },
+            3 => image(g),
             1 => {
                 let parts = (0..g.next(3))
                     .map(|_| match g.next(4) {
@@ -223,6 +234,7 @@ mod tests {
                 1 => Some(String::new()),
                 _ => Some("<reminder>".into()),
             },
+            force_tool: g.next(2) == 0,
         }
     }
 
@@ -292,12 +304,25 @@ mod tests {
     }
 
     #[test]
-    fn splice_keeps_the_other_members() {
-        let text = splice_array(&json!({"a": 1}), "m", "[1,2]");
-        assert_eq!(parsed(&text), json!({"m": [1, 2], "a": 1}));
-        assert_eq!(
-            parsed(&splice_array(&json!({}), "m", "[]")),
-            json!({"m": []})
-        );
+    fn the_body_keeps_the_other_members_and_joins_every_piece() {
+        let mut cache = WireCache::default();
+        let msgs: Vec<Message> = (0..3)
+            .map(|i| Message::User {
+                content: format!("m{i}"),
+            })
+            .collect();
+        let segments: Vec<Range<usize>> = (0..3).map(|i| i..i + 1).collect();
+        let render = |m: &[Message]| match &m[0] {
+            Message::User { content } if content == "m1" => Vec::new(),
+            Message::User { content } => vec![json!(content)],
+            _ => Vec::new(),
+        };
+        let assembled = cache.assemble(&msgs, &segments, render, 1);
+        let text = assembled.body(&json!({"a": 1}), "m", Some(&json!("lead")));
+        assert_eq!(text, r#"{"m":["lead","m0","m2"],"a":1}"#);
+        let text = assembled.body(&json!({}), "m", None);
+        assert_eq!(text, r#"{"m":["m0","m2"]}"#);
+        let empty = cache.assemble(&[], &[], render, 1);
+        assert_eq!(empty.body(&json!({}), "m", None), r#"{"m":[]}"#);
     }
 }

@@ -187,7 +187,7 @@ fn remove_server(doc: &mut toml_edit::DocumentMut, name: &str) -> Result<(), Str
 }
 
 /// Applies `change` to the config file and writes it back atomically (a new file if missing).
-fn edit_config(
+pub(crate) fn edit_config(
     path: &Path,
     change: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), String>,
 ) -> Result<(), String> {

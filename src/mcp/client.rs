@@ -310,8 +310,7 @@ fn http_transport(
             .map_err(|_| format!("the value of header {k} is not valid"))?;
         custom.insert(name, value);
     }
-    crate::llm::client::ensure_tls_provider();
-    let client = reqwest::Client::builder()
+    let client = crate::llm::client::http_builder(&url)
         .connect_timeout(Duration::from_secs(10))
         .build()
         .map_err(|e| format!("cannot build an HTTP client: {e}"))?;

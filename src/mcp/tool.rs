@@ -12,7 +12,22 @@ use std::sync::Arc;
 /// One MCP tool as a rein tool.
 pub struct McpTool {
     spec: ToolSpec,
+    /// The server it belongs to.
+    server: String,
+    /// Its name on the server.
+    tool: String,
     manager: McpManager,
+}
+
+impl McpTool {
+    fn display(&self, args: Value) -> ToolDisplay {
+        ToolDisplay::Mcp {
+            name: self.spec.name.clone(),
+            server: self.server.clone(),
+            tool: self.tool.clone(),
+            args,
+        }
+    }
 }
 
 impl Tool for McpTool {
@@ -25,17 +40,22 @@ impl Tool for McpTool {
         if let Some(why) = self.manager.unavailable(&name) {
             return Err(ToolError(why));
         }
-        let (server, tool) = split_name(&name).unwrap_or(("", &name));
+        let display = self.display(args.clone());
         let access = Access::Mcp {
-            server: server.to_string(),
-            tool: tool.to_string(),
+            server: self.server.clone(),
+            tool: self.tool.clone(),
             args,
         };
         Ok(Box::new(McpCall {
             name,
             access,
+            display,
             manager: self.manager.clone(),
         }))
+    }
+
+    fn describe(&self, args: &Value) -> ToolDisplay {
+        self.display(args.clone())
     }
 }
 
@@ -43,6 +63,7 @@ impl Tool for McpTool {
 struct McpCall {
     name: String,
     access: Access,
+    display: ToolDisplay,
     manager: McpManager,
 }
 
@@ -52,14 +73,7 @@ impl Prepared for McpCall {
     }
 
     fn display(&self) -> ToolDisplay {
-        let args = match &self.access {
-            Access::Mcp { args, .. } => args.clone(),
-            _ => Value::Null,
-        };
-        ToolDisplay::Other {
-            name: self.name.clone(),
-            args,
-        }
+        self.display.clone()
     }
 
     fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a> {
@@ -68,6 +82,7 @@ impl Prepared for McpCall {
                 name,
                 access,
                 manager,
+                ..
             } = *self;
             let args = match access {
                 Access::Mcp { args, .. } => args,
@@ -99,9 +114,11 @@ impl McpToolSource {
         McpToolSource { manager, subagent }
     }
 
-    fn tool(&self, spec: ToolSpec) -> Arc<dyn Tool> {
+    fn tool(&self, spec: ToolSpec, server: String, tool: String) -> Arc<dyn Tool> {
         Arc::new(McpTool {
             spec,
+            server,
+            tool,
             manager: self.manager.clone(),
         })
     }
@@ -112,7 +129,7 @@ impl ToolSource for McpToolSource {
         self.manager
             .offered(self.subagent)
             .into_iter()
-            .map(|t| self.tool(t.spec))
+            .map(|t| self.tool(t.spec, t.server, t.tool))
             .collect()
     }
 
@@ -123,17 +140,18 @@ impl ToolSource for McpToolSource {
             .into_iter()
             .find(|t| t.name == name)
         {
-            return Some(self.tool(t.spec));
+            return Some(self.tool(t.spec, t.server, t.tool));
         }
         // A server still starting (or restarting) has not listed its tools: the call waits.
-        let (server, _) = split_name(name)?;
+        let (server, tool) = split_name(name)?;
         let allowed = !self.subagent || self.manager.server_for_subagents(server);
         (allowed && self.manager.knows(name)).then(|| {
-            self.tool(ToolSpec {
+            let spec = ToolSpec {
                 name: name.to_string(),
                 description: String::new(),
                 parameters: Value::Null,
-            })
+            };
+            self.tool(spec, server.to_string(), tool.to_string())
         })
     }
 }

@@ -5,48 +5,16 @@
 //!
 //! Under the home directory the rule is the sandbox's own allow-list
 //! (`sandbox::home::DEFAULT_HOME_ALLOW`): a path there outside it is never `allow` to read,
-//! whatever its name. The list of known secret places below is a second net that also catches
-//! them where home is not spelled out (`../../.ssh/id_rsa`).
+//! whatever its name. The sandbox's list of known secret places (`sandbox::secrets`) is a
+//! second net that also catches them where home is not spelled out (`../../.ssh/id_rsa`).
 
 use super::shell::words::{Tok, Word};
 
-/// Paths under the home directory that hold secrets, as path components.
-const HOME_SECRETS: &[&[&str]] = &[
-    &[".ssh"],
-    &[".aws"],
-    &[".gnupg"],
-    &[".netrc"],
-    &[".docker", "config.json"],
-    &[".kube"],
-    &[".config", "gh"],
-    &[".config", "gcloud"],
-    &[".config", "hub"],
-    &[".config", "rein"],
-    &[".local", "share", "rein"],
-    &["Library", "Application Support", "rein"],
-    &[".git-credentials"],
-    &[".agents", "env"],
-    &[".npmrc"],
-    &[".pypirc"],
-    &[".cargo", "credentials"],
-    &[".cargo", "credentials.toml"],
-    &[".pgpass"],
-    &[".vault-token"],
-    &[".password-store"],
-    &[".terraform.d"],
-];
-
-/// Secret files under `/proc/<pid>/` (`*` is any component).
-const PROC_SECRETS: &[&[&str]] = &[
-    &["proc", "*", "environ"],
-    &["proc", "*", "task", "*", "environ"],
-    &["proc", "*", "cmdline"],
-    &["proc", "*", "mem"],
-    &["proc", "*", "auxv"],
-];
-
-/// Other system files that hold secrets.
-const SYSTEM_SECRETS: &[&[&str]] = &[&["etc", "shadow"], &["etc", "gshadow"]];
+// The places themselves are the sandbox's list, the one source of what is secret.
+use crate::sandbox::secrets::{
+    HOME_SECRET_PLACES as HOME_SECRETS, PROC_SECRET_PLACES as PROC_SECRETS,
+    SYSTEM_SECRET_PLACES as SYSTEM_SECRETS,
+};
 
 /// One path component of a word: known text, a glob, or only known at run time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -309,6 +277,27 @@ mod tests {
             assert!(
                 names_secret(&word(&format!("~/{place}/f"))).is_none(),
                 "{place}"
+            );
+        }
+    }
+
+    /// Every known secret place under home is one bash does not see either, and one the policy
+    /// never reads unasked: one list for both.
+    #[test]
+    fn known_secret_places_are_hidden_from_bash_and_never_read_unasked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().canonicalize().expect("canonical tempdir");
+        let allowed: Vec<String> = crate::sandbox::home::DEFAULT_HOME_ALLOW
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let view = crate::sandbox::home::HomeView::new(Some(&home), None, &allowed);
+        for place in HOME_SECRETS {
+            let rel = place.join("/");
+            assert!(view.hides(&home.join(&rel)), "{rel}");
+            assert!(
+                names_secret(&word(&format!("../../{rel}"))).is_some(),
+                "{rel}"
             );
         }
     }

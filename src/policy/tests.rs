@@ -245,9 +245,24 @@ enum Always {
     Nothing,
 }
 
+/// Checks what "always" gives for each command against the default policy.
+fn assert_always(cases: &[(&str, Always)]) {
+    for (command, expected) in cases {
+        let got = match defaults().always("bash", command) {
+            Ok(a) => format!("{:?}", (a.rule.pattern.as_str(), a.shown.as_str())),
+            Err(_) => "Nothing".into(),
+        };
+        let want = match expected {
+            Always::Rule(p, s) => format!("{:?}", (p, s)),
+            Always::Nothing => "Nothing".into(),
+        };
+        assert_eq!(got, want, "{command}");
+    }
+}
+
 #[test]
-fn always_is_exact_or_name_and_subcommand() {
-    let cases = [
+fn always_is_name_and_subcommand_for_multi_level_tools_and_exact_for_task_runners() {
+    assert_always(&[
         ("cargo run -q", Always::Rule("cargo run *", "cargo run …")),
         (
             "npm run build -- --watch",
@@ -275,7 +290,12 @@ fn always_is_exact_or_name_and_subcommand() {
             "ls && make -j4 && cat x",
             Always::Rule("make -j4", "make -j4"),
         ),
-        // Interpreters, editors, sed, shells and unknown tools: the exact command.
+    ]);
+}
+
+#[test]
+fn always_is_the_exact_command_for_interpreters_editors_and_unknown_tools() {
+    assert_always(&[
         (
             "python3 -c 'print(1)'",
             Always::Rule("python3 -c 'print(1)'", "python3 -c 'print(1)'"),
@@ -310,25 +330,19 @@ fn always_is_exact_or_name_and_subcommand() {
             "make build && ./scripts/deploy.sh",
             Always::Rule("make build", "each of `make build`, `./scripts/deploy.sh`"),
         ),
-        // Denied, doubtful, nothing to ask about: no rule.
+    ]);
+}
+
+#[test]
+fn always_is_nothing_for_denied_doubtful_or_unasked_commands() {
+    assert_always(&[
         ("rm -rf x", Always::Nothing),
         ("make && rm x", Always::Nothing),
         ("ls > out", Always::Nothing),
         ("$CMD x", Always::Nothing),
         ("ls", Always::Nothing),
         ("", Always::Nothing),
-    ];
-    for (command, expected) in cases {
-        let got = match defaults().always("bash", command) {
-            Ok(a) => format!("{:?}", (a.rule.pattern.as_str(), a.shown.as_str())),
-            Err(_) => "Nothing".into(),
-        };
-        let want = match expected {
-            Always::Rule(p, s) => format!("{:?}", (p, s)),
-            Always::Nothing => "Nothing".into(),
-        };
-        assert_eq!(got, want, "{command}");
-    }
+    ]);
 }
 
 #[test]

@@ -56,7 +56,27 @@ pub enum ToolDisplay {
         /// The skill's name.
         name: String,
     },
-    /// Any other tool (e.g. an MCP tool): its name and arguments as sent.
+    /// A command asks to reach a host not on the network allow-list (`[sandbox.network]`):
+    /// "yes" allows it for the session, "always" saves it to the person's config.
+    Network {
+        /// The host exactly as the command wrote it.
+        host: String,
+        /// The port.
+        port: u16,
+    },
+    /// A tool of an MCP server: which server gets which arguments, carried from where the
+    /// tool is known (never parsed back out of its name).
+    Mcp {
+        /// The tool's name as the model calls it (`mcp__<server>__<tool>`).
+        name: String,
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The arguments as sent.
+        args: serde_json::Value,
+    },
+    /// Any other tool: its name and arguments as sent.
     Other {
         /// The tool's name.
         name: String,
@@ -163,7 +183,8 @@ impl ToolDisplay {
             ToolDisplay::Todos { .. } => "todos",
             ToolDisplay::Task { .. } => "task",
             ToolDisplay::Skill { .. } => "skill",
-            ToolDisplay::Other { name, .. } => name,
+            ToolDisplay::Network { .. } => "network",
+            ToolDisplay::Mcp { name, .. } | ToolDisplay::Other { name, .. } => name,
         }
     }
 
@@ -182,21 +203,14 @@ impl ToolDisplay {
             }
             ToolDisplay::Task { description } => headline(description, SUBJECT_CHARS),
             ToolDisplay::Skill { name } => headline(name, SUBJECT_CHARS),
-            ToolDisplay::Other { args, .. } => match args {
+            ToolDisplay::Network { host, port } => {
+                headline(&format!("{host}:{port}"), SUBJECT_CHARS)
+            }
+            ToolDisplay::Mcp { args, .. } | ToolDisplay::Other { args, .. } => match args {
                 serde_json::Value::Null => String::new(),
                 other => headline(&other.to_string(), SUBJECT_CHARS),
             },
         }
-    }
-
-    /// The server and the tool of an MCP call (`mcp__<server>__<tool>`), shown apart so the
-    /// person sees which server gets the arguments.
-    pub fn mcp_parts(&self) -> Option<(&str, &str)> {
-        let ToolDisplay::Other { name, .. } = self else {
-            return None;
-        };
-        let (server, tool) = name.strip_prefix("mcp__")?.split_once("__")?;
-        (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
     }
 
     /// The file an edit or a read is about.
@@ -301,6 +315,16 @@ mod tests {
                 },
                 "mcp__search",
                 "{\"q\":\"x\"}",
+            ),
+            (
+                ToolDisplay::Mcp {
+                    name: "mcp__docs__search".into(),
+                    server: "docs".into(),
+                    tool: "search".into(),
+                    args: json!({"q": "y"}),
+                },
+                "mcp__docs__search",
+                "{\"q\":\"y\"}",
             ),
         ];
         for (display, label, subject) in cases {

@@ -1,9 +1,9 @@
 //! Preparing one command on Linux: the confinement, the private view of `.git`, the secret
 //! paths to hide, and the checks to run after it.
 
+use super::SandboxMode;
 use super::home::{HomeView, Node};
 use super::{Mechanism, Sandbox, Secrets, Supervision, gitview, identity, linux, mounts, tripwire};
-use crate::config::SandboxMode;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -124,9 +124,11 @@ impl Sandbox {
         if namespaces && home.view.in_workspace() {
             secrets.extend(home.view.hidden_in_workspace_now());
         }
+        let proxy = supervision.net.as_ref().map(|n| n.child_end());
         linux::Confinement::prepare(linux::Request {
             mode: self.mode,
             network: self.network,
+            proxy,
             workspace: &self.workspace,
             temp_dir: &self.temp_dir,
             extra_writable: &self.extra_writable,

@@ -6,7 +6,7 @@
 //! network off) a typical network failure.
 
 use super::Sandbox;
-use crate::config::SandboxMode;
+use super::SandboxMode;
 use std::path::{Component, Path, PathBuf};
 
 const WRITE_DENIED: [&str; 4] = [
@@ -75,10 +75,7 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
         }
     }
     Some(match found? {
-        Blocked::Network => "[sandbox] This command seems to need the network, which the sandbox blocks for bash. \
-             Do not try to get around it; if the network is really needed, ask the user to allow it with \
-             `network = true` under `[sandbox]` in config.toml."
-            .to_string(),
+        Blocked::Network => network_note(sb),
         Blocked::Protected(p) => format!(
             "[sandbox] {p} is read-only in the sandbox: git's configuration and hooks (everything in .git \
              but objects, refs, logs, the index, HEAD and git's other state files) and .rein/ are protected. \
@@ -94,6 +91,26 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
              Ask the user to set `sandbox = \"workspace-write\"` in config.toml if files must change."
         ),
     })
+}
+
+/// What to tell the model about a network failure, by what network the sandbox gives.
+fn network_note(sb: &Sandbox) -> String {
+    match sb.network_access() {
+        super::NetworkAccess::AllowList => "[sandbox] Bash reaches the network only through rein's proxy \
+             (HTTP_PROXY/HTTPS_PROXY are set), and only the hosts in [sandbox.network] allow; a tool that \
+             ignores the proxy variables, or a host not on the list, gets no connection. Do not try to get \
+             around it; if a host is really needed, ask the user to add it to [sandbox.network] allow in \
+             their config.toml."
+            .to_string(),
+        super::NetworkAccess::AllowListUnavailable => "[sandbox] This command seems to need the network. \
+             The user's network allow-list needs network namespaces, which this machine does not offer, \
+             so bash has no network at all. Do not try to get around it; tell the user."
+            .to_string(),
+        _ => "[sandbox] This command seems to need the network, which the sandbox blocks for bash. \
+             Do not try to get around it; if the network is really needed, ask the user to allow it with \
+             `network = true` under `[sandbox]` in config.toml."
+            .to_string(),
+    }
 }
 
 fn mentions_network(output: &str) -> bool {
@@ -312,6 +329,24 @@ mod tests {
             );
             assert_eq!(on.explain_failure(out, Some(1)), None, "{out}");
         }
+    }
+
+    #[test]
+    fn with_an_allow_list_the_note_names_the_list_not_the_whole_network() {
+        let l = layout();
+        let list = crate::netproxy::AllowList::parse(&["pypi.org".into()], &[]).unwrap();
+        let proxy = std::sync::Arc::new(crate::netproxy::NetProxy::new(list, None));
+        let sb = l
+            .sandbox(SandboxMode::WorkspaceWrite, false)
+            .with_network_proxy(proxy);
+        let note = sb
+            .explain_failure("curl: (6) Could not resolve host: example.com", Some(6))
+            .unwrap();
+        assert!(
+            note.contains("allow-list") || note.contains("[sandbox.network] allow"),
+            "{note}"
+        );
+        assert!(!note.contains("network = true"), "{note}");
     }
 
     #[test]

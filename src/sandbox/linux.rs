@@ -6,11 +6,11 @@
 //! rein before the fork; the child only makes system calls before it executes the command.
 //! Between rein and the command sit one or two processes of rein's (see `supervise`).
 
+use super::SandboxMode;
 use super::mounts::{self, GitPlan, MountPlan, Mounted, NsSupport};
 use super::readable::{self, Grant};
-use super::seccomp::Filter;
+use super::seccomp::{Filter, Sockets};
 use super::supervise::{self, Reaping};
-use crate::config::SandboxMode;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
     Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, make_bitflags,
@@ -108,6 +108,9 @@ pub(crate) struct Confinement {
     seccomp: Option<Filter>,
     /// The write end of the report pipe (owned by the caller's `Supervision`).
     report: RawFd,
+    /// The child's end of the channel that carries the proxy's listener to rein (the network
+    /// allow-list; owned by the caller's `Supervision`).
+    proxy: Option<RawFd>,
 }
 
 /// Landlock rights for what only exists once the child has mounted it.
@@ -121,7 +124,11 @@ struct LateGrants {
 /// Settings for [`Confinement::prepare`].
 pub(crate) struct Request<'a> {
     pub(crate) mode: SandboxMode,
+    /// The whole network (`network = true`).
     pub(crate) network: bool,
+    /// The network allow-list: a network namespace with only `lo`, and the child's end of the
+    /// channel for the proxy's listener (namespaces only).
+    pub(crate) proxy: Option<RawFd>,
     pub(crate) workspace: &'a Path,
     pub(crate) temp_dir: &'a Path,
     /// More directories bash may write (build caches), created when missing.
@@ -151,6 +158,63 @@ fn cstring(p: &Path) -> Result<CString, String> {
         .map_err(|_| format!("{} contains a NUL byte.", p.display()))
 }
 
+/// The mounts of a command in its own namespaces.
+fn mount_plan(
+    req: &Request<'_>,
+    git: GitPlan,
+    ns: NsSupport,
+    workspace: &Path,
+    writable: &[PathBuf],
+) -> Result<MountPlan, String> {
+    let cstrings = |paths: &[PathBuf]| -> Result<Vec<CString>, String> {
+        paths.iter().map(|p| cstring(p)).collect()
+    };
+    let write_ws = req.mode == SandboxMode::WorkspaceWrite;
+    Ok(MountPlan {
+        ns,
+        writable: cstrings(writable)?,
+        protect_in: if write_ws {
+            Some(cstring(workspace)?)
+        } else {
+            None
+        },
+        git: if write_ws { git } else { GitPlan::Leave },
+        nested_git: cstrings(req.nested_git)?,
+        home: req.home.clone(),
+        hidden: cstrings(req.secrets)?,
+        cwd: cstring(req.cwd)?,
+        net: req.proxy.is_some(),
+    })
+}
+
+/// The Landlock ruleset of a command (built before the fork) and the grants added late.
+fn landlock_rules(
+    req: &Request<'_>,
+    kernel_abi: i32,
+    namespaces: bool,
+    writable: &[PathBuf],
+) -> Result<(Option<OwnedFd>, LateGrants), String> {
+    let abi = ABI::from(kernel_abi.min(TESTED_ABI));
+    // Without namespaces the secrets and home can only be kept out of the read rules.
+    // Home is left out in both: without namespaces that hides it; with them, the
+    // shown places are mounts in an empty tmpfs, and Landlock looks for a rule on a
+    // mount's own root, not on the directory it covers, so they need rules of their own.
+    let unreadable = if namespaces { &[][..] } else { req.secrets };
+    let rules = Rules {
+        abi,
+        // In its own network namespace, TCP reaches only `lo` of that namespace: the
+        // proxy, and servers the command starts itself.
+        tcp: req.network || req.proxy.is_some(),
+        network: req.network,
+        writable,
+        unreadable,
+        home: req.home_dir.map(|h| (h, req.home_shown)),
+        private_terminals: namespaces,
+    };
+    build_ruleset(&rules)
+        .map_err(|e| format!("The sandbox could not build its Landlock rules: {e}."))
+}
+
 /// Creates `dir` if needed and returns its canonical path.
 fn writable_dir(dir: &Path) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir)
@@ -167,11 +231,12 @@ impl Confinement {
             late: LateGrants::default(),
             seccomp: None,
             report,
+            proxy: None,
         }
     }
 
     /// Prepares the confinement for one command.
-    pub(crate) fn prepare(req: Request<'_>) -> Result<Confinement, String> {
+    pub(crate) fn prepare(mut req: Request<'_>) -> Result<Confinement, String> {
         let workspace = std::fs::canonicalize(req.workspace).map_err(|e| {
             let ws = req.workspace.display();
             format!("The sandbox cannot use the workspace {ws}: {e}.")
@@ -190,48 +255,33 @@ impl Confinement {
 
         let k = kernel();
         let namespaces = req.use_namespaces && k.ns.any();
-        let cstrings = |paths: &[PathBuf]| -> Result<Vec<CString>, String> {
-            paths.iter().map(|p| cstring(p)).collect()
-        };
+        if req.proxy.is_some() && !namespaces {
+            // Fail closed: without its own network namespace a command could reach any host on
+            // the proxy's port (Landlock's TCP rules know ports, not hosts).
+            return Err(
+                "The network allow-list needs network namespaces, which are not available \
+                        here; the command was not run."
+                    .into(),
+            );
+        }
         let mounts = match namespaces {
-            true => Some(MountPlan {
-                ns: k.ns,
-                writable: cstrings(&writable)?,
-                protect_in: if write_ws {
-                    Some(cstring(&workspace)?)
-                } else {
-                    None
-                },
-                git: if write_ws { req.git } else { GitPlan::Leave },
-                nested_git: cstrings(req.nested_git)?,
-                home: req.home.clone(),
-                hidden: cstrings(req.secrets)?,
-                cwd: cstring(req.cwd)?,
-            }),
+            true => {
+                let git = std::mem::replace(&mut req.git, GitPlan::Leave);
+                Some(mount_plan(&req, git, k.ns, &workspace, &writable)?)
+            }
             false => None,
         };
         let (ruleset, late) = if req.use_landlock && k.abi >= MIN_ABI {
-            let abi = ABI::from(k.abi.min(TESTED_ABI));
-            // Without namespaces the secrets and home can only be kept out of the read rules.
-            // Home is left out in both: without namespaces that hides it; with them, the
-            // shown places are mounts in an empty tmpfs, and Landlock looks for a rule on a
-            // mount's own root, not on the directory it covers, so they need rules of their own.
-            let unreadable = if namespaces { &[][..] } else { req.secrets };
-            let home = req.home_dir.map(|h| (h, req.home_shown));
-            let rules = Rules {
-                abi,
-                network: req.network,
-                writable: &writable,
-                unreadable,
-                home,
-                private_terminals: namespaces,
-            };
-            build_ruleset(&rules)
-                .map_err(|e| format!("The sandbox could not build its Landlock rules: {e}."))?
+            landlock_rules(&req, k.abi, namespaces, &writable)?
         } else {
             (None, LateGrants::default())
         };
-        let seccomp = Filter::build(!req.network);
+        let sockets = match (req.network, req.proxy) {
+            (true, _) => Sockets::Allow,
+            (false, Some(_)) => Sockets::TcpOnly,
+            (false, None) => Sockets::Refuse,
+        };
+        let seccomp = Filter::build(sockets);
         if seccomp.is_none() && !req.network {
             return Err(
                 "The sandbox has no network filter for this CPU; set sandbox.network = true or \
@@ -245,6 +295,7 @@ impl Confinement {
             late,
             seccomp,
             report: req.report,
+            proxy: req.proxy,
         })
     }
 
@@ -259,6 +310,10 @@ impl Confinement {
         if let Some(plan) = &self.mounts {
             pid_ns = plan.enter_namespaces()?;
             mounted = plan.arrange()?;
+        }
+        if let Some(channel) = self.proxy {
+            // In the new network namespace, before anything of the command runs.
+            super::netns::open_proxy_port(channel)?;
         }
         if !pid_ns {
             supervise::become_subreaper()?;
@@ -384,6 +439,9 @@ fn grant_path(ruleset: &OwnedFd, path: &std::ffi::CStr, access: u64) -> io::Resu
 /// What the Landlock rules allow.
 struct Rules<'a> {
     abi: ABI,
+    /// TCP bind and connect are not restricted (the whole network, or a namespace of its own).
+    tcp: bool,
+    /// The whole network: abstract unix sockets are not scoped either.
     network: bool,
     writable: &'a [PathBuf],
     /// Paths left out of the read rules (canonical).
@@ -414,7 +472,7 @@ fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String>
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(all)
         .map_err(e)?;
-    if !r.network && abi >= ABI::V4 {
+    if !r.tcp && abi >= ABI::V4 {
         // No rule for any port: every TCP bind and connect is refused (seccomp already stops
         // socket creation; this is the second lock on the same door).
         ruleset = ruleset.handle_access(AccessNet::from_all(abi)).map_err(e)?;
@@ -430,14 +488,14 @@ fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String>
         ruleset = ruleset.scope(scopes).map_err(e)?;
     }
     let mut created = ruleset.create().map_err(e)?;
-    for grant in readable::grants(r.unreadable, r.home) {
+    readable::each_grant(r.unreadable, r.home, &mut |grant| {
         let rule = match grant {
             Grant::List(fd) => PathBeneath::new(fd, AccessFs::ReadDir),
             Grant::Tree(fd) => PathBeneath::new(fd, read),
             Grant::File(fd) => PathBeneath::new(fd, read & file_only),
         };
-        created = created.add_rule(rule).map_err(e)?;
-    }
+        (&mut created).add_rule(rule).map(|_| ()).map_err(e)
+    })?;
     let fd = |p: &Path| PathFd::new(p).map_err(|err| format!("{}: {err}", p.display()));
     for dir in r.writable {
         created = created
@@ -475,6 +533,17 @@ fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String>
 /// Whether a child can set up private namespaces the way `ns` allows (forks once, twice with
 /// a PID namespace; the children only make system calls and exit).
 fn probe_namespace(ns: NsSupport) -> bool {
+    probe(ns, false)
+}
+
+/// Whether the namespaces that work here can have a network namespace added, with `lo` up
+/// (for the network allow-list).
+pub(crate) fn probe_network_namespace() -> bool {
+    let k = kernel();
+    k.ns.any() && probe(k.ns, true)
+}
+
+fn probe(ns: NsSupport, net: bool) -> bool {
     let temp = std::env::temp_dir()
         .canonicalize()
         .ok()
@@ -488,6 +557,7 @@ fn probe_namespace(ns: NsSupport) -> bool {
         home: None,
         hidden: Vec::new(),
         cwd: c"/".into(),
+        net,
     };
     let child = || -> io::Result<()> {
         if plan.enter_namespaces()? {
@@ -497,7 +567,11 @@ fn probe_namespace(ns: NsSupport) -> bool {
                 unsafe { libc::_exit(0) };
             }
         }
-        plan.arrange().map(|_| ())
+        plan.arrange()?;
+        if net {
+            super::netns::loopback_up()?;
+        }
+        Ok(())
     };
     // SAFETY: the child only runs async-signal-safe code and `_exit`s.
     let pid = unsafe { libc::fork() };

@@ -19,6 +19,8 @@ mod linux;
 #[cfg(target_os = "linux")]
 mod mounts;
 pub mod nested;
+#[cfg(target_os = "linux")]
+mod netns;
 pub mod paths;
 mod private;
 #[cfg(target_os = "linux")]
@@ -33,10 +35,11 @@ mod tripwire;
 mod trusted;
 
 pub use run::{Finished, Supervised, Supervision};
-pub use secrets::{SecretSettings, Secrets, is_secret_env_name};
+pub use secrets::{SecretSettings, Secrets, is_secret_env_name, may_hold_secret};
 pub use trusted::trusted_program;
 
-use crate::config::SandboxMode;
+mod mode;
+pub use mode::SandboxMode;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -79,6 +82,21 @@ pub enum Mechanism {
     LandlockOnly,
 }
 
+/// What network a command gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetworkAccess {
+    /// None at all.
+    Off,
+    /// Only hosts of `[sandbox.network] allow`, through rein's proxy, from a network namespace
+    /// of its own.
+    AllowList,
+    /// The allow-list is configured but this machine has no network namespaces for it: no
+    /// network at all (never a weaker, port-only rule).
+    AllowListUnavailable,
+    /// All of it (`network = true`).
+    Full,
+}
+
 /// How child processes of the bash tool are confined.
 #[derive(Clone, Debug)]
 pub struct Sandbox {
@@ -96,6 +114,8 @@ pub struct Sandbox {
     mechanism: Mechanism,
     /// Set by the test switch: behave as if the kernel had no Landlock.
     simulate_no_landlock: bool,
+    /// The network allow-list's proxy (`[sandbox.network]`), when configured.
+    proxy: Option<Arc<crate::netproxy::NetProxy>>,
     secrets: Arc<Secrets>,
     /// rein's own directory for per-command views of `.git` (created on first use).
     private: Arc<private::PrivateDir>,
@@ -175,6 +195,7 @@ impl Sandbox {
             status,
             mechanism,
             simulate_no_landlock: simulate,
+            proxy: None,
             secrets: Arc::default(),
             private,
             nested_git: Arc::default(),
@@ -207,6 +228,33 @@ impl Sandbox {
             self.home = Arc::default();
         }
         self
+    }
+
+    /// Limits the network to the allow-list `proxy` serves (when the network is not allowed
+    /// as a whole): commands reach exactly the hosts it lets through.
+    pub fn with_network_proxy(mut self, proxy: Arc<crate::netproxy::NetProxy>) -> Sandbox {
+        self.proxy = Some(proxy);
+        self
+    }
+
+    /// The network allow-list's proxy, when one is configured.
+    pub fn network_proxy(&self) -> Option<&Arc<crate::netproxy::NetProxy>> {
+        self.proxy.as_ref()
+    }
+
+    /// What network commands get here.
+    pub fn network_access(&self) -> NetworkAccess {
+        if self.network {
+            return NetworkAccess::Full;
+        }
+        if self.proxy.is_none() {
+            return NetworkAccess::Off;
+        }
+        if self.mechanism == Mechanism::Namespaces && network_namespaces_available() {
+            NetworkAccess::AllowList
+        } else {
+            NetworkAccess::AllowListUnavailable
+        }
     }
 
     /// The secrets this sandbox hides (for the file tools: refuse to read them, mask values).
@@ -243,10 +291,20 @@ impl Sandbox {
     /// One line for the status bar, `rein config` and `rein sandbox`, e.g.
     /// `workspace-write, no network`.
     pub fn describe(&self) -> String {
-        let net = if self.network {
-            "network allowed"
-        } else {
-            "no network"
+        let net = match self.network_access() {
+            NetworkAccess::Full => "network allowed".to_string(),
+            NetworkAccess::Off => "no network".to_string(),
+            NetworkAccess::AllowList => {
+                let hosts = self.proxy.as_ref().map(|p| p.entries()).unwrap_or_default();
+                match hosts.len() {
+                    0 => "network: allow-list (empty; new hosts are asked for)".to_string(),
+                    n if n <= 4 => format!("network: only {}", hosts.join(", ")),
+                    n => format!("network: only {} and {} more", hosts[..3].join(", "), n - 3),
+                }
+            }
+            NetworkAccess::AllowListUnavailable => "no network (the network allow-list needs \
+                 network namespaces, which this machine does not offer)"
+                .to_string(),
         };
         let how = match self.mechanism {
             Mechanism::Namespaces => "",
@@ -286,16 +344,28 @@ impl Sandbox {
         {
             cmd.env("GIT_CONFIG_GLOBAL", identity);
         }
+        if self.mode != SandboxMode::Off
+            && self.status.is_enforced()
+            && self.network_access() == NetworkAccess::AllowList
+        {
+            // Every common client's way to find a proxy: curl, pip, git, Python (`ALL_PROXY`
+            // and the lowercase names included), cargo and npm their own names too.
+            for name in PROXY_VARIABLES {
+                cmd.env(name, crate::netproxy::PROXY_URL);
+            }
+            cmd.env_remove("NO_PROXY").env_remove("no_proxy");
+        }
         self.prepare_platform(cmd)
     }
 
     /// Spawns `cmd` (tokio) confined, in a process group of its own.
     pub fn spawn(&self, cmd: &mut tokio::process::Command) -> Result<Supervised, SpawnError> {
-        let supervision = self
+        let mut supervision = self
             .prepare(cmd.as_std_mut())
             .map_err(SpawnError::Sandbox)?;
         cmd.process_group(0).kill_on_drop(false);
         let child = cmd.spawn().map_err(SpawnError::Start)?;
+        supervision.start_proxy(false);
         Ok(Supervised::new(child, supervision))
     }
 
@@ -304,6 +374,16 @@ impl Sandbox {
         use std::os::unix::process::CommandExt;
         let (mut supervision, report) = Supervision::with_pipe()
             .map_err(|e| format!("The sandbox cannot make a pipe: {e}."))?;
+        if self.mode != SandboxMode::Off
+            && self.status.is_enforced()
+            && self.network_access() == NetworkAccess::AllowList
+            && let Some(proxy) = &self.proxy
+        {
+            supervision.net = Some(
+                run::NetRun::new(proxy.clone())
+                    .map_err(|e| format!("The sandbox cannot make the proxy's channel: {e}."))?,
+            );
+        }
         let confinement = if self.mode == SandboxMode::Off {
             linux::Confinement::unconfined(report)
         } else {
@@ -380,6 +460,29 @@ fn namespaces_available() -> bool {
     false
 }
 
+#[cfg(target_os = "linux")]
+fn network_namespaces_available() -> bool {
+    netns::available()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn network_namespaces_available() -> bool {
+    false
+}
+
+/// The variables that point commands at the proxy (the network allow-list).
+const PROXY_VARIABLES: [&str; 9] = [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "CARGO_HTTP_PROXY",
+    "npm_config_proxy",
+    "npm_config_https_proxy",
+];
+
 /// Runs `argv` under `sandbox` and waits for it (`rein sandbox -- CMD ARGS...`): stdio is
 /// inherited, `TMPDIR` points at the sandbox's temp dir. Returns the exit code (128 + signal
 /// when killed by a signal) and what the sandbox has to say afterwards (processes killed,
@@ -393,8 +496,11 @@ pub fn run_sandboxed(sandbox: &Sandbox, argv: &[String]) -> std::io::Result<(i32
     };
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).env("TMPDIR", &sandbox.temp_dir);
-    let supervision = sandbox.prepare(&mut cmd).map_err(std::io::Error::other)?;
-    let status = cmd.status()?;
+    let mut supervision = sandbox.prepare(&mut cmd).map_err(std::io::Error::other)?;
+    let mut child = cmd.spawn()?;
+    // This thread blocks in `wait` below: the proxy must not need it.
+    supervision.start_proxy(true);
+    let status = child.wait()?;
     let done = supervision.finish(status);
     if let Some(e) = &done.setup_error {
         return Err(std::io::Error::other(format!(

@@ -81,6 +81,8 @@ pub(crate) struct MountPlan {
     pub(crate) hidden: Vec<CString>,
     /// Directory to change into once the mounts are in place (the command's working dir).
     pub(crate) cwd: CString,
+    /// A network namespace of its own too (the network allow-list: only `lo` inside).
+    pub(crate) net: bool,
 }
 
 /// The home directory as the command sees it, prepared once per session.
@@ -328,9 +330,11 @@ impl MountPlan {
             .choose(unsafe { libc::geteuid() })
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EPERM))?;
         let pid = if self.ns.pid { libc::CLONE_NEWPID } else { 0 };
+        // Created with the user namespace (if any), so its `lo` can be brought up.
+        let net = if self.net { libc::CLONE_NEWNET } else { 0 };
         let flags = match mode {
-            NsMode::User => libc::CLONE_NEWUSER | libc::CLONE_NEWNS | pid,
-            NsMode::Plain => libc::CLONE_NEWNS | pid,
+            NsMode::User => libc::CLONE_NEWUSER | libc::CLONE_NEWNS | pid | net,
+            NsMode::Plain => libc::CLONE_NEWNS | pid | net,
         };
         // SAFETY: plain syscall; the child is single-threaded.
         check(unsafe { libc::unshare(flags) } as libc::c_long)?;

@@ -41,17 +41,22 @@ fn open_path(path: &Path) -> Option<OwnedFd> {
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// The grants for "everything but `excluded`" (absolute, canonical paths) and `/dev`, and for
-/// the `shown` places of `home` (which is excluded as a whole) except what lies in another
-/// excluded path.
-pub(crate) fn grants(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>) -> Vec<Grant> {
+/// Calls `add` with each grant for "everything but `excluded`" (absolute, canonical paths)
+/// and `/dev`, and for the `shown` places of `home` (which is excluded as a whole) except what
+/// lies in another excluded path. One grant is open at a time: a directory on the way with
+/// more entries than the descriptor limit (a crowded `/tmp`) must not run out of descriptors
+/// and lose the grants that come late.
+pub(crate) fn each_grant<E>(
+    excluded: &[PathBuf],
+    home: Option<(&Path, &[PathBuf])>,
+    add: &mut dyn FnMut(Grant) -> Result<(), E>,
+) -> Result<(), E> {
     let mut excluded: Vec<&Path> = excluded.iter().map(PathBuf::as_path).collect();
     excluded.push(Path::new("/dev"));
     excluded.extend(home.map(|(h, _)| h));
-    let mut out = Vec::new();
-    split(Path::new("/"), &excluded, &mut out);
+    split(Path::new("/"), &excluded, add)?;
     let Some((home, shown)) = home else {
-        return out;
+        return Ok(());
     };
     for place in shown
         .iter()
@@ -66,12 +71,14 @@ pub(crate) fn grants(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>) ->
             .filter(|e| e.starts_with(place))
             .collect();
         if inner.is_empty() {
-            out.extend(grant_whole(place));
+            if let Some(grant) = grant_whole(place) {
+                add(grant)?;
+            }
         } else {
-            split(place, &inner, &mut out);
+            split(place, &inner, add)?;
         }
     }
-    out
+    Ok(())
 }
 
 /// The grant for reading all of `path` (a directory tree or a file), if it can be opened.
@@ -88,12 +95,16 @@ fn grant_whole(path: &Path) -> Option<Grant> {
     })
 }
 
-fn split(dir: &Path, excluded: &[&Path], out: &mut Vec<Grant>) {
+fn split<E>(
+    dir: &Path,
+    excluded: &[&Path],
+    add: &mut dyn FnMut(Grant) -> Result<(), E>,
+) -> Result<(), E> {
     if let Some(fd) = open_path(dir) {
-        out.push(Grant::List(fd));
+        add(Grant::List(fd))?;
     }
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+        return Ok(());
     };
     for entry in entries.flatten() {
         let path = dir.join(entry.file_name());
@@ -109,24 +120,34 @@ fn split(dir: &Path, excluded: &[&Path], out: &mut Vec<Grant>) {
             continue;
         }
         if kind.is_dir() && excluded.iter().any(|e| e.starts_with(&path)) {
-            split(&path, excluded, out);
+            split(&path, excluded, add)?;
             continue;
         }
         let Some(fd) = open_path(&path) else {
             continue;
         };
-        out.push(if kind.is_dir() {
+        add(if kind.is_dir() {
             Grant::Tree(fd)
         } else {
             Grant::File(fd)
-        });
+        })?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::fd::AsRawFd;
+
+    fn grants(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>) -> Vec<Grant> {
+        let mut out = Vec::new();
+        let _ = each_grant(excluded, home, &mut |g| {
+            out.push(g);
+            Ok::<(), ()>(())
+        });
+        out
+    }
 
     fn real_path(fd: &OwnedFd) -> PathBuf {
         std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap()

@@ -56,6 +56,91 @@ pub struct Supervision {
     pub(super) tripwire: Option<Tripwire>,
     /// What the sandbox has to say about the command before it ran.
     pub(super) notes: Vec<String>,
+    /// The network allow-list's proxy for this command.
+    #[cfg(target_os = "linux")]
+    pub(super) net: Option<NetRun>,
+}
+
+/// The proxy of one command: the channel its listener comes over, and the task that serves it
+/// (stopped when this is dropped or the command finishes).
+#[cfg(target_os = "linux")]
+pub(super) struct NetRun {
+    proxy: std::sync::Arc<crate::netproxy::NetProxy>,
+    channel: Option<super::netns::Channel>,
+    log: std::sync::Arc<crate::netproxy::CommandLog>,
+    /// Dropping it stops the proxy task and every connection it serves.
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+#[cfg(target_os = "linux")]
+impl NetRun {
+    /// A fresh channel for `proxy`.
+    pub(super) fn new(proxy: std::sync::Arc<crate::netproxy::NetProxy>) -> io::Result<NetRun> {
+        Ok(NetRun {
+            proxy,
+            channel: Some(super::netns::Channel::new()?),
+            log: std::sync::Arc::default(),
+            stop: None,
+        })
+    }
+
+    /// The child's end of the channel (valid until [`NetRun::start`]).
+    pub(super) fn child_end(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.channel.as_ref().map_or(-1, |c| c.child.as_raw_fd())
+    }
+
+    /// Once the child is spawned: closes rein's copy of the child's end and serves what
+    /// arrives on rein's end, on the current tokio runtime or, when the caller blocks while the
+    /// command runs (`own_thread`: `rein sandbox`), on a thread of its own.
+    fn start(&mut self, own_thread: bool) {
+        let Some(channel) = self.channel.take() else {
+            return;
+        };
+        let super::netns::Channel { rein, child } = channel;
+        drop(child);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        self.stop = Some(stop);
+        let (proxy, log) = (self.proxy.clone(), self.log.clone());
+        let task = async move {
+            let serve = async {
+                if let Some(listener) = super::netns::receive_listener(rein).await {
+                    crate::netproxy::serve(proxy, listener, log).await;
+                }
+            };
+            tokio::select! {
+                () = serve => {}
+                _ = stopped => {}
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) if !own_thread => {
+                rt.spawn(task);
+            }
+            _ => {
+                let thread = std::thread::Builder::new()
+                    .name("rein-netproxy".into())
+                    .spawn(move || {
+                        match tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                        {
+                            Ok(rt) => rt.block_on(task),
+                            Err(e) => tracing::warn!("network proxy: no runtime: {e}"),
+                        }
+                    });
+                if let Err(e) = thread {
+                    tracing::warn!("network proxy: no thread: {e}");
+                }
+            }
+        }
+    }
+
+    /// Stops serving; what the proxy refused, for the tool result.
+    fn finish(mut self) -> Option<String> {
+        self.stop.take();
+        self.log.note()
+    }
 }
 
 impl Supervision {
@@ -81,6 +166,17 @@ impl Supervision {
             },
             raw,
         ))
+    }
+
+    /// Starts the network proxy for a command that was just spawned (no-op without one); on a
+    /// thread of its own when the caller blocks until the command ends (`own_thread`).
+    pub(super) fn start_proxy(&mut self, own_thread: bool) {
+        #[cfg(target_os = "linux")]
+        if let Some(net) = &mut self.net {
+            net.start(own_thread);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = own_thread;
     }
 
     /// Asks the supervisor `pid` to stop the command: it kills every process of it and exits.
@@ -117,6 +213,10 @@ impl Supervision {
         }
         if let Some(t) = self.tripwire.take() {
             done.notes.extend(t.check());
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(net) = self.net.take() {
+            done.notes.extend(net.finish());
         }
         done
     }

@@ -15,7 +15,9 @@ use std::io;
 /// (the supported CPUs below are all little-endian).
 const DATA_NR: u32 = 0;
 const DATA_ARCH: u32 = 4;
+const DATA_ARG0: u32 = 16;
 const DATA_ARG1: u32 = 24;
+const DATA_ARG2: u32 = 32;
 
 /// `AUDIT_ARCH_*` values (`<linux/audit.h>`), not exported by the libc crate.
 #[cfg(target_arch = "x86_64")]
@@ -141,6 +143,25 @@ const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
 const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
 const JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
 const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+const AND_K: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
+
+/// The bits of `socket()`'s type argument that name the type (`SOCK_TYPE_MASK`); the others are
+/// `SOCK_NONBLOCK` and `SOCK_CLOEXEC`.
+const SOCK_TYPE_MASK: u32 = 0xf;
+
+/// Which sockets a command may create.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sockets {
+    /// None (no network).
+    Refuse,
+    /// TCP over IPv4 or IPv6 only (the network allow-list: the command has a network namespace
+    /// of its own, so TCP reaches only its `lo`, where the proxy listens). No UDP (no DNS of
+    /// its own), no raw or packet sockets, no unix sockets (daemons outside, such as a
+    /// resolver's or Docker's, are reached through paths, which no namespace separates).
+    TcpOnly,
+    /// Any (`network = true`).
+    Allow,
+}
 
 const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 
@@ -166,6 +187,8 @@ enum Ins {
     /// `if A != k goto target` (else fall through).
     JumpIfNe(u32, Target),
     Return(u32),
+    /// `A &= k`.
+    And(u32),
     Label(Target),
 }
 
@@ -185,12 +208,18 @@ enum Target {
     Nosys,
     /// `return -EPERM`.
     Eperm,
+    /// `return -EACCES`.
+    Eacces,
+    /// `return ALLOW`.
+    Allow,
+    /// The type check of a TCP-only `socket()` of `ARCHES[i]`.
+    SocketType(usize),
 }
 
 impl Filter {
-    /// The filter for one sandbox: socket creation is refused when `block_network` is set;
-    /// `TIOCSTI`/`TIOCLINUX` are always refused. `None` when this CPU is not supported.
-    pub(crate) fn build(block_network: bool) -> Option<Filter> {
+    /// The filter for one sandbox: socket creation as `sockets` says; `TIOCSTI`/`TIOCLINUX`
+    /// and mount changes are always refused. `None` when this CPU is not supported.
+    pub(crate) fn build(sockets: Sockets) -> Option<Filter> {
         if !supported() {
             return None;
         }
@@ -209,9 +238,12 @@ impl Filter {
             for nr in arch.mount {
                 code.push(Ins::JumpIfEq(*nr, Target::Eperm));
             }
-            if block_network {
-                // Every address family: inet, inet6, unix (outside daemons), netlink, packet...
+            if sockets != Sockets::Allow {
                 code.push(Ins::JumpIfNe(arch.socket, Target::AfterSocket(i)));
+                if sockets == Sockets::TcpOnly {
+                    tcp_only(&mut code, i);
+                }
+                // Every address family: inet, inet6, unix (outside daemons), netlink, packet...
                 code.push(Ins::Return(errno(libc::EACCES)));
                 code.push(Ins::Label(Target::AfterSocket(i)));
                 if let Some(nr) = arch.socketcall {
@@ -240,6 +272,10 @@ impl Filter {
         code.push(Ins::Return(errno(libc::ENOSYS)));
         code.push(Ins::Label(Target::Eperm));
         code.push(Ins::Return(errno(libc::EPERM)));
+        code.push(Ins::Label(Target::Eacces));
+        code.push(Ins::Return(errno(libc::EACCES)));
+        code.push(Ins::Label(Target::Allow));
+        code.push(Ins::Return(ALLOW));
         assemble(&code).map(|prog| Filter { prog })
     }
 
@@ -267,6 +303,23 @@ impl Filter {
     }
 }
 
+/// `socket(family, type, protocol)` allowed only for `AF_INET`/`AF_INET6`, `SOCK_STREAM`, and
+/// protocol 0 or `IPPROTO_TCP` (not SCTP or MPTCP streams); anything else falls through to the
+/// refusal that follows. The arguments are C ints, so their low halves are what the kernel sees.
+fn tcp_only(code: &mut Vec<Ins>, i: usize) {
+    code.push(Ins::Load(DATA_ARG0));
+    code.push(Ins::JumpIfEq(libc::AF_INET as u32, Target::SocketType(i)));
+    code.push(Ins::JumpIfEq(libc::AF_INET6 as u32, Target::SocketType(i)));
+    code.push(Ins::Return(errno(libc::EACCES)));
+    code.push(Ins::Label(Target::SocketType(i)));
+    code.push(Ins::Load(DATA_ARG1));
+    code.push(Ins::And(SOCK_TYPE_MASK));
+    code.push(Ins::JumpIfNe(libc::SOCK_STREAM as u32, Target::Eacces));
+    code.push(Ins::Load(DATA_ARG2));
+    code.push(Ins::JumpIfEq(0, Target::Allow));
+    code.push(Ins::JumpIfEq(libc::IPPROTO_TCP as u32, Target::Allow));
+}
+
 /// Resolves labels into the relative forward jumps classic BPF uses.
 fn assemble(code: &[Ins]) -> Option<Vec<libc::sock_filter>> {
     // Address of each label = number of real instructions before it.
@@ -288,6 +341,7 @@ fn assemble(code: &[Ins]) -> Option<Vec<libc::sock_filter>> {
             Ins::Label(_) => continue,
             Ins::Load(off) => stmt(LD_W_ABS, off),
             Ins::Return(v) => stmt(RET_K, v),
+            Ins::And(k) => stmt(AND_K, k),
             Ins::JumpIfEq(k, t) => jump(JEQ_K, k, rel(t)?, 0),
             Ins::JumpIfGe(k, t) => jump(JGE_K, k, rel(t)?, 0),
             Ins::JumpIfNe(k, t) => jump(JEQ_K, k, 0, rel(t)?),
@@ -335,6 +389,7 @@ mod tests {
                 RET_K => return ins.k,
                 JEQ_K => pc += if acc == ins.k { ins.jt } else { ins.jf } as usize,
                 JGE_K => pc += if acc >= ins.k { ins.jt } else { ins.jf } as usize,
+                AND_K => acc &= ins.k,
                 other => panic!("unexpected opcode {other:#x}"),
             }
         }
@@ -342,8 +397,8 @@ mod tests {
 
     #[test]
     fn refuses_sockets_only_when_network_is_off() {
-        let off = Filter::build(true).unwrap();
-        let on = Filter::build(false).unwrap();
+        let off = Filter::build(Sockets::Refuse).unwrap();
+        let on = Filter::build(Sockets::Allow).unwrap();
         let x = AUDIT_ARCH_X86_64;
         for family in [
             libc::AF_INET,
@@ -382,8 +437,59 @@ mod tests {
     }
 
     #[test]
+    fn the_allow_list_gets_tcp_sockets_only() {
+        let f = Filter::build(Sockets::TcpOnly).unwrap();
+        let x = AUDIT_ARCH_X86_64;
+        let socket = |family: i32, ty: i32, proto: i32| {
+            run(&f, x, 41, [family as u64, ty as u64, proto as u64, 0, 0, 0])
+        };
+        let flags = libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+        for family in [libc::AF_INET, libc::AF_INET6] {
+            assert_eq!(socket(family, libc::SOCK_STREAM, 0), ALLOW);
+            assert_eq!(
+                socket(family, libc::SOCK_STREAM | flags, libc::IPPROTO_TCP),
+                ALLOW
+            );
+            for ty in [libc::SOCK_DGRAM, libc::SOCK_RAW, libc::SOCK_SEQPACKET] {
+                assert_eq!(socket(family, ty | flags, 0), errno(libc::EACCES), "{ty}");
+            }
+            // An SCTP or MPTCP stream is a stream too, but not TCP.
+            assert_eq!(
+                socket(family, libc::SOCK_STREAM, libc::IPPROTO_SCTP),
+                errno(libc::EACCES)
+            );
+            assert_eq!(socket(family, libc::SOCK_STREAM, 262), errno(libc::EACCES));
+        }
+        for family in [libc::AF_UNIX, libc::AF_NETLINK, libc::AF_PACKET] {
+            assert_eq!(socket(family, libc::SOCK_STREAM, 0), errno(libc::EACCES));
+        }
+        // High bits of the family cannot smuggle another one past (the kernel reads an int).
+        assert_eq!(
+            run(
+                &f,
+                x,
+                41,
+                [(1u64 << 32) | libc::AF_UNIX as u64, 1, 0, 0, 0, 0]
+            ),
+            errno(libc::EACCES)
+        );
+        // The i386 multiplexer hides its arguments: refused; io_uring too.
+        assert_eq!(
+            run(&f, AUDIT_ARCH_I386, 102, [1, 0, 0, 0, 0, 0]),
+            errno(libc::EACCES)
+        );
+        assert_eq!(run(&f, AUDIT_ARCH_I386, 359, [2, 1, 0, 0, 0, 0]), ALLOW);
+        assert_eq!(
+            run(&f, AUDIT_ARCH_I386, 359, [2, 2, 0, 0, 0, 0]),
+            errno(libc::EACCES)
+        );
+        assert_eq!(run(&f, x, 425, [0; 6]), errno(libc::ENOSYS));
+        assert!(f.prog.len() < 120);
+    }
+
+    #[test]
     fn refuses_mount_changes_in_both_calling_conventions() {
-        let f = Filter::build(false).unwrap();
+        let f = Filter::build(Sockets::Allow).unwrap();
         for nr in [165, 166, 155, 428, 429, 442, 467] {
             assert_eq!(
                 run(&f, AUDIT_ARCH_X86_64, nr, [0; 6]),
@@ -406,7 +512,7 @@ mod tests {
 
     #[test]
     fn refuses_terminal_injection_even_with_high_bits_set() {
-        let f = Filter::build(false).unwrap();
+        let f = Filter::build(Sockets::Allow).unwrap();
         let sti = libc::TIOCSTI;
         assert_eq!(
             run(&f, AUDIT_ARCH_X86_64, 16, [0, sti, 0, 0, 0, 0]),

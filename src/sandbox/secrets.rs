@@ -9,18 +9,20 @@
 use super::home::{HomeView, normalize};
 use std::path::{Path, PathBuf};
 
-/// Variables that always hold a key, whatever their name looks like.
-const SECRET_NAMES: [&str; 9] = [
-    "API_KEY",
-    "APIKEY",
-    "AUTH",
-    "TOKEN",
-    "PASSWORD",
-    "SECRET",
+// The one list of secret names and places: the sandbox, the policy (`policy::secrets`,
+// `policy::shell::checks`), the file tools and the masking (`tools::secrets`) all read these.
+
+/// The variables rein reads the API key from (`config/raw.rs`, `config/endpoint.rs`).
+pub const KEY_VARIABLES: [&str; 4] = [
     "REIN_API_KEY",
+    "API_KEY",
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
 ];
+
+/// Variables that always hold a key, whatever their name looks like (besides
+/// [`KEY_VARIABLES`]).
+const SECRET_NAMES: [&str; 5] = ["APIKEY", "AUTH", "TOKEN", "PASSWORD", "SECRET"];
 
 /// Name endings that mark a variable as secret (compared upper-case).
 const SECRET_SUFFIXES: [&str; 11] = [
@@ -48,6 +50,66 @@ const SECRET_PARTS: [&str; 8] = [
     "WEBHOOK",
     "_AUTH_",
 ];
+
+/// Name parts that make the policy wary of a variable (`$SESSION_ID` is not masked, but a
+/// command that prints it is not harmless either); compared upper-case, anywhere in the name.
+const WARY_PARTS: [&str; 12] = [
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "API_KEY",
+    "APIKEY",
+    "CREDENTIAL",
+    "PRIVATE",
+    "ACCESS_KEY",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+];
+
+/// Credential files of a cargo home (hidden in a `CARGO_HOME` outside home too).
+pub const CARGO_CREDENTIALS: [&str; 2] = ["credentials", "credentials.toml"];
+
+/// Places under the home directory known to hold secrets, as path components. Bash does not
+/// see them (home outside the allow-list is hidden); the policy looks for them anywhere in a
+/// word, where home may not be spelled out (`../../.ssh/id_rsa`).
+pub const HOME_SECRET_PLACES: &[&[&str]] = &[
+    &[".ssh"],
+    &[".aws"],
+    &[".gnupg"],
+    &[".netrc"],
+    &[".docker", "config.json"],
+    &[".kube"],
+    &[".config", "gh"],
+    &[".config", "gcloud"],
+    &[".config", "hub"],
+    &[".config", "rein"],
+    &[".local", "share", "rein"],
+    &["Library", "Application Support", "rein"],
+    &[".git-credentials"],
+    &[".agents", "env"],
+    &[".npmrc"],
+    &[".pypirc"],
+    &[".cargo", CARGO_CREDENTIALS[0]],
+    &[".cargo", CARGO_CREDENTIALS[1]],
+    &[".pgpass"],
+    &[".vault-token"],
+    &[".password-store"],
+    &[".terraform.d"],
+];
+
+/// Secret files under `/proc/<pid>/` (`*` is any component).
+pub const PROC_SECRET_PLACES: &[&[&str]] = &[
+    &["proc", "*", "environ"],
+    &["proc", "*", "task", "*", "environ"],
+    &["proc", "*", "cmdline"],
+    &["proc", "*", "mem"],
+    &["proc", "*", "auxv"],
+];
+
+/// Other system files that hold secrets.
+pub const SYSTEM_SECRET_PLACES: &[&[&str]] = &[&["etc", "shadow"], &["etc", "gshadow"]];
 
 /// The user's choices about secrets (`[sandbox]` in config.toml).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -78,10 +140,18 @@ pub struct Secrets {
 /// the key variables rein reads. (Which variables commands get is an allow-list, not this.)
 pub fn is_secret_env_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    SECRET_NAMES.contains(&upper.as_str())
+    KEY_VARIABLES.contains(&upper.as_str())
+        || SECRET_NAMES.contains(&upper.as_str())
         || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
         || SECRET_PARTS.iter().any(|p| upper.contains(p))
         || (upper.ends_with("_URL") && upper.contains("DATABASE"))
+}
+
+/// Whether the policy should doubt that printing variable `name` is harmless: its value is
+/// masked ([`is_secret_env_name`]) or its name suggests a credential or a session.
+pub fn may_hold_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    is_secret_env_name(name) || WARY_PARTS.iter().any(|p| upper.contains(p))
 }
 
 /// Expands `~/` against `home`; relative paths without a home are dropped.
@@ -109,8 +179,7 @@ fn outside_home_places(home: Option<&Path>) -> Vec<PathBuf> {
     if let Some(cargo) = std::env::var_os("CARGO_HOME").map(PathBuf::from)
         && cargo.is_absolute()
     {
-        out.push(cargo.join("credentials"));
-        out.push(cargo.join("credentials.toml"));
+        out.extend(CARGO_CREDENTIALS.iter().map(|name| cargo.join(name)));
     }
     out
 }

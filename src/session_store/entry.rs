@@ -50,6 +50,19 @@ pub enum Entry {
     Checkpoint(CheckpointEntry),
     /// The person went back to before a user message (`/rewind`, `/undo`).
     Rewind(RewindEntry),
+    /// An image attached to the user message before it: a reference and a hash, no bytes.
+    Image(ImageEntry),
+}
+
+/// `{"type":"image"}`: an image sent with the user message before it (`llm::Message::UserImage`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageEntry {
+    /// When it was recorded.
+    #[serde(with = "rfc3339")]
+    pub ts: Timestamp,
+    /// Name, path, media type, size, dimensions and the sha256 of the bytes sent.
+    #[serde(flatten)]
+    pub image: crate::images::ImageRef,
 }
 
 /// `{"type":"file_change"}`: what a file tool wrote.
@@ -320,6 +333,10 @@ impl Entry {
                 from: Some(UserFrom::Rein),
                 command: None,
             }),
+            Message::UserImage { image } => Entry::Image(ImageEntry {
+                ts,
+                image: image.meta.clone(),
+            }),
             Message::Assistant { parts } => Entry::Assistant(AssistantEntry {
                 ts,
                 parts: parts.clone(),
@@ -360,6 +377,14 @@ impl Entry {
             content: content.into(),
             from: None,
             command: Some(command.into()),
+        })
+    }
+
+    /// An image attached to the user message just recorded, stamped now.
+    pub fn image(image: crate::images::ImageRef) -> Entry {
+        Entry::Image(ImageEntry {
+            ts: Timestamp::now(),
+            image,
         })
     }
 
@@ -580,6 +605,7 @@ impl Entry {
             Entry::ModelQuirk(e) => e.ts,
             Entry::Checkpoint(e) => e.ts,
             Entry::Rewind(e) => e.ts,
+            Entry::Image(e) => e.ts,
         }
     }
 
@@ -603,6 +629,7 @@ impl Entry {
             Entry::ModelQuirk(_) => "model_quirk",
             Entry::Checkpoint(_) => "checkpoint",
             Entry::Rewind(_) => "rewind",
+            Entry::Image(_) => "image",
         }
     }
 
@@ -614,6 +641,12 @@ impl Entry {
             }),
             Entry::Assistant(e) => Some(Message::Assistant {
                 parts: e.parts.clone(),
+            }),
+            Entry::Image(e) => Some(Message::UserImage {
+                image: crate::images::Image {
+                    meta: e.image.clone(),
+                    payload: crate::images::Payload::NotLoaded,
+                },
             }),
             Entry::ToolResult(e) => Some(Message::ToolResult {
                 call_id: e.call_id.clone(),
@@ -667,6 +700,7 @@ pub(crate) fn parse_entry(line: &str) -> Result<Parsed, serde_json::Error> {
         Some("subagent") => Some(from_str(line).map(Entry::Subagent)),
         Some("checkpoint") => Some(from_str(line).map(Entry::Checkpoint)),
         Some("rewind") => Some(from_str(line).map(Entry::Rewind)),
+        Some("image") => Some(from_str(line).map(Entry::Image)),
         _ => None,
     };
     match fast {
@@ -700,39 +734,11 @@ pub const KNOWN_TYPES: &[&str] = &[
     "subagent",
     "checkpoint",
     "rewind",
+    "image",
 ];
 
-/// RFC 3339 timestamps (`2026-11-30T05:12:44.123Z`) for serde.
-pub mod rfc3339 {
-    use jiff::Timestamp;
-    use serde::de::{self, Visitor};
-    use serde::{Deserializer, Serializer};
-    use std::fmt;
-
-    /// Writes the timestamp in UTC.
-    pub fn serialize<S: Serializer>(ts: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(ts)
-    }
-
-    struct TsVisitor;
-
-    impl Visitor<'_> for TsVisitor {
-        type Value = Timestamp;
-
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("an RFC 3339 timestamp")
-        }
-
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<Timestamp, E> {
-            v.parse().map_err(E::custom)
-        }
-    }
-
-    /// Reads any RFC 3339 timestamp (with an offset or `Z`).
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
-        d.deserialize_str(TsVisitor)
-    }
-}
+/// RFC 3339 timestamps for serde (they belong to the protocol: listings carry them).
+pub use crate::protocol::rfc3339;
 
 #[cfg(test)]
 mod tests {
@@ -781,6 +787,16 @@ mod tests {
                     vec![],
                 )),
             ),
+            Entry::image(crate::images::ImageRef {
+                name: "shot.png".into(),
+                path: Some("/w/shot.png".into()),
+                media_type: crate::images::MediaType::Png,
+                width: 1280,
+                height: 720,
+                bytes: 9,
+                sha256: "ab".repeat(32),
+                original: None,
+            }),
         ];
         assert_eq!(entries.len(), KNOWN_TYPES.len());
         for e in entries {

@@ -68,6 +68,75 @@ fn pretty_args(raw: &str) -> String {
         .unwrap_or_else(|| raw.to_string())
 }
 
+/// One part of an answer: its text, its reasoning folded, a call with its arguments.
+fn write_part(out: &mut String, part: &AssistantPart) {
+    match part {
+        AssistantPart::Text { text } => {
+            let _ = writeln!(out, "{}\n", text.trim_end());
+        }
+        AssistantPart::Thinking { text, .. } if !text.trim().is_empty() => {
+            out.push_str("<details><summary>Reasoning</summary>\n\n");
+            let _ = writeln!(out, "{}\n\n</details>\n", text.trim_end());
+        }
+        AssistantPart::Thinking { .. } => {}
+        AssistantPart::RedactedThinking { .. } => {
+            out.push_str("*(redacted reasoning)*\n\n");
+        }
+        AssistantPart::ToolCall(call) => {
+            let _ = writeln!(out, "**Tool call** `{}` (id `{}`)\n", call.name, call.id);
+            fenced(out, "json", &pretty_args(&call.arguments));
+        }
+    }
+}
+
+/// A tool's result, with how it ended.
+fn write_tool_result(out: &mut String, e: &super::entry::ToolResultEntry) {
+    let status = match e.status {
+        Some(ToolStatus::Ok) => "ok",
+        Some(ToolStatus::Error) => "error",
+        Some(ToolStatus::Blocked) => "blocked",
+        Some(ToolStatus::Denied) => "denied",
+        Some(ToolStatus::Interrupted) => "interrupted",
+        None if e.is_error => "error",
+        None => "ok",
+    };
+    let _ = writeln!(
+        out,
+        "**Result** of `{}` (id `{}`, {status})\n",
+        e.name, e.call_id
+    );
+    fenced(out, "", &e.content);
+}
+
+/// A rewind, between rules: what went back, and to where.
+fn write_rewind(out: &mut String, e: &super::entry::RewindEntry, time: &str) {
+    let what = match (e.context.is_some(), e.changes.is_empty()) {
+        (true, true) => "conversation",
+        (true, false) => "code and conversation",
+        (false, _) => "code",
+    };
+    let _ = writeln!(
+        out,
+        "---\n\n*Rewound the {what} to before user message {} · {time}.*\n\n---\n",
+        e.to + 1
+    );
+}
+
+/// The todo list, one checkbox a line.
+fn write_todos(out: &mut String, todos: &[crate::protocol::Todo]) {
+    out.push_str("**Todos**\n\n");
+    for t in todos {
+        let mark = match t.status {
+            crate::protocol::TodoStatus::Pending => "[ ]",
+            crate::protocol::TodoStatus::InProgress => "[~]",
+            crate::protocol::TodoStatus::Completed => "[x]",
+        };
+        let _ = writeln!(out, "- {mark} {}", t.content);
+    }
+    out.push('\n');
+}
+
+/// One entry of the transcript (`level`: the heading of a message, deeper for a subagent's).
 fn write_entry(out: &mut String, entry: &Entry, level: &str) {
     match entry {
         Entry::User(e) => {
@@ -81,42 +150,10 @@ fn write_entry(out: &mut String, entry: &Entry, level: &str) {
         Entry::Assistant(e) => {
             let _ = writeln!(out, "{level} Assistant · {}\n", time(entry));
             for part in &e.parts {
-                match part {
-                    AssistantPart::Text { text } => {
-                        let _ = writeln!(out, "{}\n", text.trim_end());
-                    }
-                    AssistantPart::Thinking { text, .. } if !text.trim().is_empty() => {
-                        out.push_str("<details><summary>Reasoning</summary>\n\n");
-                        let _ = writeln!(out, "{}\n\n</details>\n", text.trim_end());
-                    }
-                    AssistantPart::Thinking { .. } => {}
-                    AssistantPart::RedactedThinking { .. } => {
-                        out.push_str("*(redacted reasoning)*\n\n");
-                    }
-                    AssistantPart::ToolCall(call) => {
-                        let _ = writeln!(out, "**Tool call** `{}` (id `{}`)\n", call.name, call.id);
-                        fenced(out, "json", &pretty_args(&call.arguments));
-                    }
-                }
+                write_part(out, part);
             }
         }
-        Entry::ToolResult(e) => {
-            let status = match e.status {
-                Some(ToolStatus::Ok) => "ok",
-                Some(ToolStatus::Error) => "error",
-                Some(ToolStatus::Blocked) => "blocked",
-                Some(ToolStatus::Denied) => "denied",
-                Some(ToolStatus::Interrupted) => "interrupted",
-                None if e.is_error => "error",
-                None => "ok",
-            };
-            let _ = writeln!(
-                out,
-                "**Result** of `{}` (id `{}`, {status})\n",
-                e.name, e.call_id
-            );
-            fenced(out, "", &e.content);
-        }
+        Entry::ToolResult(e) => write_tool_result(out, e),
         Entry::Approval(e) => {
             let answer = match e.decision {
                 Decision::Yes => "approved",
@@ -129,18 +166,7 @@ fn write_entry(out: &mut String, entry: &Entry, level: &str) {
             }
             out.push_str("*\n\n");
         }
-        Entry::Todos(e) => {
-            out.push_str("**Todos**\n\n");
-            for t in &e.todos {
-                let mark = match t.status {
-                    crate::protocol::TodoStatus::Pending => "[ ]",
-                    crate::protocol::TodoStatus::InProgress => "[~]",
-                    crate::protocol::TodoStatus::Completed => "[x]",
-                };
-                let _ = writeln!(out, "- {mark} {}", t.content);
-            }
-            out.push('\n');
-        }
+        Entry::Todos(e) => write_todos(out, &e.todos),
         Entry::Compaction(e) => {
             let _ = writeln!(
                 out,
@@ -155,6 +181,9 @@ fn write_entry(out: &mut String, entry: &Entry, level: &str) {
             out.push_str("\n---\n\n");
         }
         Entry::Usage(_) => {}
+        Entry::Image(e) => {
+            let _ = writeln!(out, "{}\n", e.image.label());
+        }
         Entry::ModelQuirk(e) => {
             let _ = writeln!(out, "*rein: {:?} ({})*\n", e.kind, e.detail);
         }
@@ -178,19 +207,7 @@ fn write_entry(out: &mut String, entry: &Entry, level: &str) {
             let paths: Vec<String> = e.changes.iter().map(|c| format!("`{}`", c.path)).collect();
             let _ = writeln!(out, "*Files changed: {}.*\n", paths.join(", "));
         }
-        Entry::Rewind(e) => {
-            let what = match (e.context.is_some(), e.changes.is_empty()) {
-                (true, true) => "conversation",
-                (true, false) => "code and conversation",
-                (false, _) => "code",
-            };
-            let _ = writeln!(
-                out,
-                "---\n\n*Rewound the {what} to before user message {} · {}.*\n\n---\n",
-                e.to + 1,
-                time(entry)
-            );
-        }
+        Entry::Rewind(e) => write_rewind(out, e, &time(entry)),
         Entry::Subagent(e) => {
             let _ = write!(out, "> *subagent `{}`* · ", e.task_id);
             let mut inner = String::new();

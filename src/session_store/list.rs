@@ -2,34 +2,9 @@
 
 use super::meta::{self, Meta};
 use super::{SessionError, id_from_path, sessions_dir, short_title, sidecar_path};
-use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// One line of `rein sessions list` and of the resume picker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionSummary {
-    /// Session id.
-    pub id: String,
-    /// The latest `/rename`, else the first prompt (shortened).
-    pub title: String,
-    /// Workspace it ran in.
-    pub cwd: PathBuf,
-    /// Model in use at the end.
-    pub model: String,
-    /// When it began (RFC 3339).
-    #[serde(with = "super::entry::rfc3339")]
-    pub created_at: Timestamp,
-    /// When it was last written (RFC 3339).
-    #[serde(with = "super::entry::rfc3339")]
-    pub updated_at: Timestamp,
-    /// User and assistant messages of the main conversation.
-    pub message_count: u64,
-    /// The session file.
-    pub path: PathBuf,
-    /// The session it was forked from.
-    pub parent: Option<String>,
-}
+pub use crate::protocol::SessionSummary;
 
 /// The spellings of `cwd` a session may have recorded: as given, and canonical.
 pub fn here_dirs(cwd: &Path) -> Vec<PathBuf> {

@@ -16,7 +16,7 @@ mod rebuild;
 mod writer;
 
 pub use entry::{
-    ApprovalEntry, AssistantEntry, CheckpointEntry, CompactionEntry, Entry, ErrorEntry,
+    ApprovalEntry, AssistantEntry, CheckpointEntry, CompactionEntry, Entry, ErrorEntry, ImageEntry,
     InterruptedEntry, KNOWN_TYPES, ModelChangeEntry, RenameEntry, RewindEntry, SCHEMA,
     SubagentEntry, TodosEntry, ToolResultEntry, UsageEntry, UserEntry, UserFrom, rfc3339,
 };

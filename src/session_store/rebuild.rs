@@ -1,5 +1,6 @@
 //! Resuming: the model context (from the last compaction on, repaired so both APIs accept it)
-//! and the whole visible conversation, from one pass over the loaded entries.
+//! and the whole visible conversation, replayed as the [`Event`]s that showed it, from one pass
+//! over the loaded entries.
 
 use super::SessionError;
 use super::entry::{Entry, RewindEntry};
@@ -7,7 +8,7 @@ use super::header::Header;
 use super::load::{LoadedSession, read_entries};
 use crate::checkpoint::RewindLog;
 use crate::llm::{AssistantPart, Message, Usage};
-use crate::protocol::{ApprovalMode, HistoryItem, Todo, ToolStatus};
+use crate::protocol::{ApprovalMode, Event, NoticeLevel, Todo, ToolStatus};
 use crate::tools::Registry;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -25,8 +26,9 @@ pub struct Resumed {
     pub header: Header,
     /// The model context: the last compaction's context (if any), then every message after it.
     pub messages: Vec<Message>,
-    /// The whole visible conversation from the first message, with a notice at each compaction.
-    pub view: Vec<HistoryItem>,
+    /// The whole visible conversation from the first message, as the events a front end
+    /// replays to show it, with a notice at each compaction.
+    pub view: Vec<Event>,
     /// The latest todo list.
     pub todos: Vec<Todo>,
     /// The latest title (`rename`), if any.
@@ -43,12 +45,9 @@ pub struct Resumed {
     pub rewind: RewindLog,
 }
 
-fn file_change_item(e: super::entry::FileChangeEntry) -> HistoryItem {
-    HistoryItem::FileChange {
-        path: e.path,
-        old: e.old,
-        new: e.new,
-    }
+/// A notice of the replay.
+fn notice(level: NoticeLevel, text: String) -> Event {
+    Event::Notice { level, text }
 }
 
 /// Turns a loaded session into the model context and the view. Takes the session by value
@@ -124,6 +123,8 @@ pub fn context_bytes_for_window(tokens: u64) -> usize {
 fn message_bytes(m: &Message) -> usize {
     match m {
         Message::User { content } | Message::ToolResult { content, .. } => content.len(),
+        // What it costs in memory is its reference; the bytes are loaded later, once.
+        Message::UserImage { image } => image.meta.name.len() + 64,
         Message::Assistant { parts } => parts
             .iter()
             .map(|p| match p {
@@ -143,9 +144,11 @@ struct Rebuilder {
     header: Header,
     registry: Registry,
     messages: Vec<Message>,
-    view: Vec<HistoryItem>,
-    /// Where each call's view item is, until its result arrives.
+    view: Vec<Event>,
+    /// Where each call's `ToolCallStarted` is, until its result arrives.
     open_calls: HashMap<String, usize>,
+    /// The call a file change that follows belongs to (the last one started).
+    last_call: Option<String>,
     todos: Vec<Todo>,
     title: Option<String>,
     model: String,
@@ -196,7 +199,7 @@ impl Rebuilder {
         let mut keep = self.bytes;
         let mut cut = 0;
         for (i, m) in self.messages.iter().enumerate() {
-            if keep <= max && !matches!(m, Message::ToolResult { .. }) {
+            if keep <= max && !matches!(m, Message::ToolResult { .. } | Message::UserImage { .. }) {
                 cut = i;
                 break;
             }
@@ -223,6 +226,7 @@ impl Rebuilder {
             messages: Vec::new(),
             view: Vec::new(),
             open_calls: HashMap::new(),
+            last_call: None,
             todos: Vec::new(),
             usage: None,
             mode: None,
@@ -242,101 +246,20 @@ impl Rebuilder {
         if self.stopped {
             return;
         }
-        let view = &mut self.view;
         match entry {
-            Entry::User(e) => {
-                // Only the person's messages are points to rewind to, as live.
-                if e.by_person() {
-                    if self.stop_at == Some(self.user_marks.len()) {
-                        self.stopped = true;
-                        return;
-                    }
-                    self.user_marks.push(view.len());
-                    self.rewind
-                        .user_message(e.command.as_deref().unwrap_or(&e.content));
-                }
-                view.push(match e.from {
-                    Some(super::UserFrom::Rein) => HistoryItem::Notice {
-                        text: format!("rein told the model: {}", nudge_gist(&e.content)),
-                    },
-                    _ => HistoryItem::User {
-                        text: e.command.clone().unwrap_or_else(|| e.content.clone()),
-                    },
-                });
-                self.push_message(Message::User { content: e.content });
-            }
+            Entry::User(e) => self.user(e),
             Entry::Assistant(e) => {
-                push_assistant_view(view, &mut self.open_calls, &e.parts, &self.registry);
+                self.assistant_view(&e.parts);
                 self.push_message(Message::Assistant { parts: e.parts });
             }
-            Entry::ToolResult(e) => {
-                self.push_message(Message::ToolResult {
-                    call_id: e.call_id.clone(),
-                    name: e.name.clone(),
-                    content: e.content.clone(),
-                    is_error: e.is_error,
-                });
-                let view = &mut self.view;
-                // Files from before statuses were recorded: a refused call was "denied", not
-                // "failed".
-                let refused = self.refused.remove(&e.call_id);
-                let status = e.status.unwrap_or(match (e.is_error, refused) {
-                    (true, true) => ToolStatus::Denied,
-                    (true, false) => ToolStatus::Error,
-                    (false, _) => ToolStatus::Ok,
-                });
-                match self.open_calls.remove(&e.call_id) {
-                    Some(at) => {
-                        if let Some(HistoryItem::Tool {
-                            status: s,
-                            output,
-                            display,
-                            exit_code,
-                            ..
-                        }) = view.get_mut(at)
-                        {
-                            *s = Some(status);
-                            *output = e.content;
-                            *exit_code = e.exit_code;
-                            // What the live view showed; older files keep the rebuilt one.
-                            if let Some(d) = e.display {
-                                *display = d;
-                            }
-                        }
-                    }
-                    None => view.push(HistoryItem::Tool {
-                        call_id: e.call_id,
-                        display: e
-                            .display
-                            .unwrap_or_else(|| self.registry.describe(&e.name, "")),
-                        status: Some(status),
-                        output: e.content,
-                        exit_code: e.exit_code,
-                    }),
-                }
-            }
+            Entry::ToolResult(e) => self.tool_result(e),
             Entry::Todos(e) => {
-                view.push(HistoryItem::Todos {
+                self.view.push(Event::TodosUpdated {
                     todos: e.todos.clone(),
                 });
                 self.todos = e.todos;
             }
-            Entry::Compaction(e) => {
-                view.push(HistoryItem::Notice {
-                    text: format!(
-                        "Conversation compacted ({} → {} tokens): the model continues from a \
-                         summary; everything above stays here to read.",
-                        e.before_tokens, e.after_tokens
-                    ),
-                });
-                // Everything before is replaced: the usage reported for it no longer applies.
-                self.bytes = e.context.iter().map(message_bytes).sum();
-                self.messages = e.context;
-                self.usage = None;
-                // The summary carries the first prompt's goal from here on.
-                self.first_prompt = None;
-                self.trimmed = 0;
-            }
+            Entry::Compaction(e) => self.compaction(e),
             Entry::Usage(e) => {
                 self.usage = Some(Usage {
                     input_tokens: e.input_tokens,
@@ -344,38 +267,50 @@ impl Rebuilder {
                     ..Usage::default()
                 });
             }
-            Entry::Error(e) => view.push(HistoryItem::Notice {
-                text: format!("Error: {}", e.message),
-            }),
+            Entry::Error(e) => self.error(e.message),
             Entry::Interrupted(e) => {
                 // The cut-off answer was on screen: it comes back, marked by the notice.
                 if let Some(text) = e.partial {
-                    view.push(HistoryItem::Assistant {
-                        text,
-                        reasoning: None,
-                    });
+                    self.view.push(Event::AssistantMessage { text });
                 }
-                view.push(HistoryItem::Notice {
-                    text: "Interrupted.".into(),
-                });
+                self.view
+                    .push(notice(NoticeLevel::Warn, "Interrupted.".into()));
             }
             Entry::Rename(e) => self.title = Some(e.title),
             Entry::ModelChange(e) => {
-                view.push(HistoryItem::Notice {
-                    text: format!("Model switched to {}.", e.model),
-                });
+                let text = format!("Model switched to {}.", e.model);
+                self.view.push(notice(NoticeLevel::Info, text));
                 self.model = e.model;
             }
-            Entry::FileChange(e) => view.push(file_change_item(e)),
+            Entry::FileChange(e) => {
+                let call_id = self.last_call.clone().unwrap_or_default();
+                self.file_change(call_id, e);
+            }
             Entry::ModeChange(e) => self.mode = Some(e.mode),
-            // A subagent's writes count for `/diff` too; the rest of its chain stays its own.
+            // A subagent's writes count for `/diff` too, under its task; the rest of its chain
+            // stays its own.
             Entry::Subagent(e) => {
                 if let Entry::FileChange(change) = *e.entry {
-                    view.push(file_change_item(change));
+                    self.file_change(e.task_id, change);
                 }
             }
             Entry::Checkpoint(e) => self.rewind.record(e.changes),
             Entry::Rewind(e) => self.rewound(e),
+            Entry::Image(e) => {
+                // The person's cell shows it, as live: `[image shot.png 1280×720]`.
+                let labels = vec![e.image.label()];
+                match self.view.last() {
+                    Some(Event::UserMessage { .. } | Event::ImagesAttached { .. }) => {
+                        self.view.push(Event::ImagesAttached { labels })
+                    }
+                    _ => self.view.push(Event::UserMessage {
+                        text: labels.join("\n"),
+                    }),
+                }
+                if let Some(msg) = Entry::Image(e).to_message() {
+                    self.push_message(msg);
+                }
+            }
             // Quirks are for the eval and the transcript; the repaired messages carry the state.
             Entry::ModelQuirk(_) => {}
             // Approvals show in the tool's status.
@@ -385,6 +320,144 @@ impl Rebuilder {
                 }
             }
         }
+    }
+
+    /// A user entry: the person's message (a point to rewind to) or a nudge of rein's.
+    fn user(&mut self, e: super::entry::UserEntry) {
+        // Only the person's messages are points to rewind to, as live.
+        if e.by_person() {
+            if self.stop_at == Some(self.user_marks.len()) {
+                self.stopped = true;
+                return;
+            }
+            self.user_marks.push(self.view.len());
+            self.rewind
+                .user_message(e.command.as_deref().unwrap_or(&e.content));
+        }
+        self.view.push(match e.from {
+            Some(super::UserFrom::Rein) => notice(
+                NoticeLevel::Info,
+                format!("rein told the model: {}", nudge_gist(&e.content)),
+            ),
+            _ => Event::UserMessage {
+                text: e.command.clone().unwrap_or_else(|| e.content.clone()),
+            },
+        });
+        self.push_message(Message::User { content: e.content });
+    }
+
+    /// A tool's result: its call ends, as shown live (or is shown whole when its call was not
+    /// seen).
+    fn tool_result(&mut self, e: super::entry::ToolResultEntry) {
+        self.push_message(Message::ToolResult {
+            call_id: e.call_id.clone(),
+            name: e.name.clone(),
+            content: e.content.clone(),
+            is_error: e.is_error,
+        });
+        // Files from before statuses were recorded: a refused call was "denied", not "failed".
+        let refused = self.refused.remove(&e.call_id);
+        let status = e.status.unwrap_or(match (e.is_error, refused) {
+            (true, true) => ToolStatus::Denied,
+            (true, false) => ToolStatus::Error,
+            (false, _) => ToolStatus::Ok,
+        });
+        match self.open_calls.remove(&e.call_id) {
+            // What the live view showed; older files keep the rebuilt one.
+            Some(at) => {
+                if let (Some(Event::ToolCallStarted { display, .. }), Some(d)) =
+                    (self.view.get_mut(at), e.display)
+                {
+                    *display = d;
+                }
+            }
+            None => self.view.push(Event::ToolCallStarted {
+                call_id: e.call_id.clone(),
+                display: e
+                    .display
+                    .unwrap_or_else(|| self.registry.describe(&e.name, "")),
+            }),
+        }
+        self.view.push(Event::ToolCallFinished {
+            call_id: e.call_id,
+            status,
+            output: e.content,
+            elapsed_ms: e.elapsed_ms.unwrap_or(0),
+            exit_code: e.exit_code,
+        });
+    }
+
+    /// A compaction: a notice in the view; the context starts again from its summary.
+    fn compaction(&mut self, e: super::entry::CompactionEntry) {
+        let text = format!(
+            "Conversation compacted ({} → {} tokens): the model continues from a summary; \
+             everything above stays here to read.",
+            e.before_tokens, e.after_tokens
+        );
+        self.view.push(notice(NoticeLevel::Info, text));
+        // Everything before is replaced: the usage reported for it no longer applies.
+        self.bytes = e.context.iter().map(message_bytes).sum();
+        self.messages = e.context;
+        self.usage = None;
+        // The summary carries the first prompt's goal from here on.
+        self.first_prompt = None;
+        self.trimmed = 0;
+    }
+
+    /// A request that failed.
+    fn error(&mut self, message: String) {
+        // The model refused images: the ones before are not sent to it again.
+        if message.contains(crate::images::support::REFUSED) {
+            for msg in &mut self.messages {
+                if let Message::UserImage { image } = msg {
+                    image.drop_bytes("the model refused images");
+                }
+            }
+        }
+        self.view
+            .push(notice(NoticeLevel::Error, format!("Error: {message}")));
+    }
+
+    /// A file written by the call `call_id`, for `/diff`.
+    fn file_change(&mut self, call_id: String, e: super::entry::FileChangeEntry) {
+        self.view.push(Event::FileChanged {
+            call_id,
+            path: e.path,
+            old: e.old,
+            new: e.new,
+        });
+    }
+
+    /// The events of one assistant message: text (with the reasoning before it) and the start
+    /// of each call, waiting for its result.
+    fn assistant_view(&mut self, parts: &[AssistantPart]) {
+        let mut reasoning = String::new();
+        let mut text = String::new();
+        for part in parts {
+            match part {
+                AssistantPart::Thinking { text: t, .. } if !t.is_empty() => {
+                    if !text.is_empty() {
+                        answer(&mut self.view, &mut text, &mut reasoning);
+                    }
+                    if !reasoning.is_empty() {
+                        reasoning.push('\n');
+                    }
+                    reasoning.push_str(t);
+                }
+                AssistantPart::Thinking { .. } | AssistantPart::RedactedThinking { .. } => {}
+                AssistantPart::Text { text: t } => text.push_str(t),
+                AssistantPart::ToolCall(call) => {
+                    answer(&mut self.view, &mut text, &mut reasoning);
+                    self.open_calls.insert(call.id.clone(), self.view.len());
+                    self.last_call = Some(call.id.clone());
+                    self.view.push(Event::ToolCallStarted {
+                        call_id: call.id.clone(),
+                        display: self.registry.describe(&call.name, &call.arguments),
+                    });
+                }
+            }
+        }
+        answer(&mut self.view, &mut text, &mut reasoning);
     }
 
     /// A rewind: the restored files join the log; a conversation rewind cuts the view back to
@@ -399,7 +472,7 @@ impl Rebuilder {
                     super::short_title(&point.text)
                 );
                 self.view.truncate(mark);
-                self.view.push(HistoryItem::Notice { text });
+                self.view.push(notice(NoticeLevel::Info, text));
             }
             self.rewind.conversation_rewound(e.to);
             self.open_calls.clear();
@@ -417,10 +490,18 @@ impl Rebuilder {
     }
 
     fn finish(mut self, path: PathBuf, mut notices: Vec<String>) -> Resumed {
-        for at in self.open_calls.into_values() {
-            if let Some(HistoryItem::Tool { output, .. }) = self.view.get_mut(at) {
-                *output = DANGLING_TOOL_RESULT.into();
-            }
+        // Calls without a result end here, in the order they started.
+        let mut open: Vec<(usize, String)> =
+            self.open_calls.drain().map(|(id, at)| (at, id)).collect();
+        open.sort_unstable();
+        for (_, call_id) in open {
+            self.view.push(Event::ToolCallFinished {
+                call_id,
+                status: ToolStatus::Interrupted,
+                output: DANGLING_TOOL_RESULT.into(),
+                elapsed_ms: 0,
+                exit_code: None,
+            });
         }
         if self.trimmed > 0 {
             let first = self.first_prompt.take();
@@ -453,52 +534,21 @@ impl Rebuilder {
     }
 }
 
-/// Adds the view items of one assistant message: text (with the reasoning before it) and one
-/// tool item per call, waiting for its result.
-fn push_assistant_view(
-    view: &mut Vec<HistoryItem>,
-    open_calls: &mut HashMap<String, usize>,
-    parts: &[AssistantPart],
-    registry: &Registry,
-) {
-    let mut reasoning: Option<String> = None;
-    let mut text = String::new();
-    let flush = |view: &mut Vec<HistoryItem>, text: &mut String, reasoning: &mut Option<String>| {
-        if !text.is_empty() || reasoning.is_some() {
-            view.push(HistoryItem::Assistant {
-                text: std::mem::take(text),
-                reasoning: reasoning.take(),
-            });
-        }
-    };
-    for part in parts {
-        match part {
-            AssistantPart::Thinking { text: t, .. } if !t.is_empty() => {
-                if !text.is_empty() {
-                    flush(view, &mut text, &mut reasoning);
-                }
-                let r = reasoning.get_or_insert_with(String::new);
-                if !r.is_empty() {
-                    r.push('\n');
-                }
-                r.push_str(t);
-            }
-            AssistantPart::Thinking { .. } | AssistantPart::RedactedThinking { .. } => {}
-            AssistantPart::Text { text: t } => text.push_str(t),
-            AssistantPart::ToolCall(call) => {
-                flush(view, &mut text, &mut reasoning);
-                open_calls.insert(call.id.clone(), view.len());
-                view.push(HistoryItem::Tool {
-                    call_id: call.id.clone(),
-                    display: registry.describe(&call.name, &call.arguments),
-                    status: None,
-                    output: String::new(),
-                    exit_code: None,
-                });
-            }
-        }
+/// The events of an answer's text and the reasoning before it, as streamed live (taken, so
+/// the next part starts empty).
+fn answer(view: &mut Vec<Event>, text: &mut String, reasoning: &mut String) {
+    if text.is_empty() && reasoning.is_empty() {
+        return;
     }
-    flush(view, &mut text, &mut reasoning);
+    if !reasoning.trim().is_empty() {
+        view.push(Event::ReasoningDelta {
+            text: std::mem::take(reasoning),
+        });
+    }
+    reasoning.clear();
+    view.push(Event::AssistantMessage {
+        text: std::mem::take(text),
+    });
 }
 
 /// Makes the context valid for both APIs: every tool call gets a result right after its
@@ -542,7 +592,7 @@ pub(crate) fn repair(messages: &mut Vec<Message>) -> Vec<String> {
                 }));
                 out.push(msg);
             }
-            Message::User { .. } => {
+            Message::User { .. } | Message::UserImage { .. } => {
                 close(&mut out, &mut waiting, &mut dangling);
                 out.push(msg);
             }

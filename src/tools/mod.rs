@@ -208,6 +208,12 @@ pub trait Prepared: Send {
     fn stops_itself(&self) -> bool {
         false
     }
+
+    /// Whether the call may run at the same time as its neighbours of a response that say so
+    /// too (a subagent's question changes nothing of the others').
+    fn parallel(&self) -> bool {
+        false
+    }
 }
 
 /// Tools that appear and change while rein runs (MCP servers), offered next to the registry's.
@@ -223,12 +229,7 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
     let result: Result<T, _> = serde_path_to_error::deserialize(args);
     result.map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        // serde appends " at line 1 column N", which means nothing to the model.
-        let inner = match inner.find(" at line ") {
-            Some(i) => inner[..i].to_string(),
-            None => inner,
-        };
+        let inner = without_position(e.into_inner().to_string());
         if path == "." || path.is_empty() {
             ToolError(format!("invalid arguments for {tool}: {inner}. Check the tool's schema and call it again."))
         } else {
@@ -296,7 +297,7 @@ impl Registry {
 
     /// How a call of `name` with these raw arguments is shown without preparing it.
     pub fn describe(&self, name: &str, raw_args: &str) -> ToolDisplay {
-        let args = parse_lenient(raw_args);
+        let args = parse_arguments(raw_args).ok();
         match (self.get(name), &args) {
             (Some(tool), Some(args)) => {
                 let (tool, args) = (tool.clone(), args.clone());
@@ -316,15 +317,37 @@ fn other(name: &str, args: Option<Value>) -> ToolDisplay {
     }
 }
 
-/// The arguments as an object if they are one (also double-encoded; empty means `{}`).
-fn parse_lenient(raw: &str) -> Option<Value> {
+/// The one parser of a call's raw arguments (the dispatcher's before `prepare`, and
+/// `describe`'s): empty means `{}`; a JSON string holding the object (some models
+/// double-encode) is decoded; anything but an object is refused, in words for the model.
+pub fn parse_arguments(raw: &str) -> Result<Value, String> {
     if raw.trim().is_empty() {
-        return Some(Value::Object(Default::default()));
+        return Ok(Value::Object(Default::default()));
     }
-    match serde_json::from_str::<Value>(raw).ok()? {
-        Value::String(inner) => serde_json::from_str::<Value>(&inner)
-            .ok()
-            .filter(Value::is_object),
-        v => Some(v).filter(Value::is_object),
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(Value::String(inner)) => match serde_json::from_str::<Value>(&inner) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            _ => Err("expected a JSON object, got a string".into()),
+        },
+        Ok(other) => Err(format!(
+            "expected a JSON object, got {}",
+            match other {
+                Value::Array(_) => "an array",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                _ => "null",
+            }
+        )),
+        Err(e) => Err(without_position(e.to_string())),
+    }
+}
+
+/// serde's message without the " at line 1 column N" it appends, which means nothing to the
+/// model.
+fn without_position(msg: String) -> String {
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
     }
 }

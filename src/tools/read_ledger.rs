@@ -55,8 +55,8 @@ impl ReadLedger {
     ) -> Result<(), ToolError> {
         match crate::sync::lock(&self.files).get(&path.path) {
             None => Err(ToolError(format!(
-                "{} exists and you have not read it yet: read it with read_file first, then \
-                 {verb} it.",
+                "{} exists and you had not read it, so nothing was changed: read it with \
+                 read_file first, then {verb} it.",
                 path.display
             ))),
             Some(Some(seen)) if seen != now => Err(ToolError(format!(
@@ -78,6 +78,7 @@ impl ReadLedger {
         now: &Fingerprint,
         verb: &str,
     ) -> Result<(), ToolError> {
+        let changed = self.was_read(path);
         let Err(refusal) = self.check(path, now, verb) else {
             return Ok(());
         };
@@ -91,10 +92,22 @@ impl ReadLedger {
             .enumerate()
             .map(|(i, line)| format!("{:>6}\t{line}\n", i + 1))
             .collect();
+        // Said as one next step: a small model read "read it first" as "it cannot be done".
+        let next = if verb == "write" {
+            "Now call write_file again with the whole new file: this content plus your change \
+             (or str_replace to change one part)."
+        } else {
+            "Now call str_replace again with old_str copied exactly from this content."
+        };
+        let why = if changed {
+            "changed since you read it"
+        } else {
+            "exists and you had not read it"
+        };
         Err(ToolError(format!(
-            "{} Nothing was changed. This is the file now (it counts as read), so {verb} it \
-             against this content:\n{numbered}",
-            refusal.0
+            "{} {why}, so nothing was changed. Here it is (it counts as read now). \
+             {next}\n{numbered}",
+            path.display
         )))
     }
 

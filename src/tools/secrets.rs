@@ -104,6 +104,17 @@ impl Secrets {
                 name,
                 args: self.mask_value(args),
             },
+            ToolDisplay::Mcp {
+                name,
+                server,
+                tool,
+                args,
+            } => ToolDisplay::Mcp {
+                name,
+                server,
+                tool,
+                args: self.mask_value(args),
+            },
             other => other,
         }
     }
@@ -156,6 +167,14 @@ mod tests {
         ];
         for (name, want) in cases {
             assert_eq!(is_secret(name), want, "{name}");
+        }
+    }
+
+    /// The key variables are secret names by the sandbox's rules too.
+    #[test]
+    fn the_key_variables_are_secret_names() {
+        for name in crate::sandbox::secrets::KEY_VARIABLES {
+            assert!(crate::sandbox::is_secret_env_name(name), "{name}");
         }
     }
 

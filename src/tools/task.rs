@@ -95,6 +95,10 @@ impl Prepared for Question {
         }
     }
 
+    fn parallel(&self) -> bool {
+        true
+    }
+
     fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move {
             let Some(runner) = ctx.subagents.clone() else {

@@ -3,6 +3,7 @@
 //! by feeding it events (time is injected with `set_now`).
 
 mod commands;
+mod draw;
 mod events;
 mod flow;
 mod found;
@@ -10,15 +11,18 @@ mod keys;
 mod rewind;
 
 pub use commands::{COMMANDS, SlashCommand};
+// Where `events` (and the tests) have always found them.
+pub(crate) use crate::tui::layers::pickers::{ModelPicker, Popup};
+pub(crate) use crate::tui::model::FileChange;
+pub use crate::tui::model::StatusInfo;
 
-use crate::protocol::{ApprovalMode, ApprovalRequest, Op, RuleInfo, Todo};
+use crate::protocol::{ApprovalRequest, Op, RuleInfo, Todo};
+use crate::tui::layers::session_picker::SessionPicker;
 use crate::tui::theme::Theme;
 use crate::tui::view::approval::ApprovalView;
 use crate::tui::view::cell::{Cell, CellKind, Level, RenderCtx};
 use crate::tui::view::composer::Composer;
 use crate::tui::view::conversation::Conversation;
-use crate::tui::view::picker::Picker;
-use crate::tui::view::session_picker::SessionPicker;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -52,63 +56,6 @@ pub enum Effect {
     Suspend,
     /// Leave the app.
     Quit,
-}
-
-/// Facts shown in the status line.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct StatusInfo {
-    /// Model name.
-    pub model: String,
-    /// Provider name.
-    pub provider: String,
-    /// Workspace directory.
-    pub cwd: PathBuf,
-    /// Session id.
-    pub session_id: String,
-    /// Tokens in the context now.
-    pub used_tokens: u64,
-    /// The model's window.
-    pub context_window: u64,
-    /// Who answers questions (`ask`, `yes (headless)` …).
-    pub approval_mode: String,
-    /// The approval mode in force (Shift+Tab cycles it).
-    pub mode: ApprovalMode,
-    /// Sandbox mode.
-    pub sandbox_mode: String,
-    /// Whether `SessionConfigured` arrived.
-    pub configured: bool,
-    /// The checkpoints' first scan of the workspace is running.
-    pub indexing: bool,
-}
-
-/// Which completion popup is open.
-#[derive(Debug)]
-pub(crate) enum PopupKind {
-    /// Slash commands.
-    Slash,
-    /// Files for `@` (row and start column of the `@word` in the composer).
-    File { row: usize, start: usize },
-}
-
-/// An open completion popup.
-#[derive(Debug)]
-pub(crate) struct Popup {
-    pub(crate) kind: PopupKind,
-    pub(crate) picker: Picker,
-}
-
-/// What `/diff` knows about one file.
-#[derive(Debug, Clone)]
-pub(crate) struct FileChange {
-    pub(crate) path: String,
-    /// Content before the session's first change (`None`: created).
-    pub(crate) old: Option<String>,
-    /// Content after the last change (`None`: too large to keep).
-    pub(crate) new: Option<String>,
-    /// Every change was kept whole (else the diff can't be shown).
-    pub(crate) complete: bool,
-    /// The calls that changed it, in order (`bash  sed -i …`, `write  notes.txt`).
-    pub(crate) origins: Vec<String>,
 }
 
 /// Cells of the model response being streamed.
@@ -146,7 +93,7 @@ pub struct App {
     /// The rules `/permissions` listed last (numbers for `/permissions drop N`).
     pub(crate) permissions: Vec<RuleInfo>,
     /// The `/model` picker: `Some` while open (empty and loading until the list arrives).
-    pub(crate) model_picker: Option<Picker>,
+    pub(crate) model_picker: Option<ModelPicker>,
     /// The transient "retrying…" line of the current request.
     pub(crate) retry_cell: Option<usize>,
     /// The modal appeared while a message was being typed: letters are ignored until a pause.

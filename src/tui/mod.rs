@@ -8,6 +8,8 @@
 pub mod app;
 pub mod files;
 pub mod history;
+pub mod layers;
+pub mod model;
 pub mod notify;
 pub mod outside;
 pub mod sanitize;
@@ -16,12 +18,13 @@ pub mod theme;
 pub mod view;
 pub mod wrap;
 
-use crate::protocol::{Event, Op};
+use crate::protocol::{Event, Op, SessionSummary};
 use anyhow::Context;
 use app::{App, Effect};
 use crossterm::event::{EventStream, KeyEventKind};
 use crossterm::{execute, queue};
 use futures::StreamExt;
+use layers::Layer;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::{BufWriter, Stdout};
@@ -143,13 +146,7 @@ async fn event_loop(
         }
         let now = Instant::now();
         app.set_now(now);
-        let draw_at = app
-            .is_dirty()
-            .then(|| last_draw.map_or(now, |t| (t + FRAME).max(now)));
-        let deadline = match (draw_at, app.next_wakeup()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let deadline = next_deadline(app, last_draw, now);
         let sleep_target = deadline.unwrap_or(now + Duration::from_secs(3600));
         tokio::select! {
             ev = keys.next() => match ev {
@@ -167,21 +164,10 @@ async fn event_loop(
             },
             ev = events.recv() => match ev {
                 Some(ev) => {
-                    app.set_now(Instant::now());
                     if let Event::Error { message } = &ev {
                         last_error = Some(message.clone());
                     }
-                    notify(term, notifier, &ev);
-                    app.on_agent_event(ev);
-                    for _ in 0..EVENT_BATCH {
-                        match events.try_recv() {
-                            Ok(ev) => {
-                                notify(term, notifier, &ev);
-                                app.on_agent_event(ev);
-                            }
-                            Err(_) => break,
-                        }
-                    }
+                    apply_agent_events(app, term, notifier, events, ev);
                 }
                 // The agent could not start (or died): say why on the restored terminal.
                 None => match last_error {
@@ -194,59 +180,129 @@ async fn event_loop(
             _ = sighup.recv() => return Ok(()),
             _ = sigint.recv() => return Ok(()),
             _ = tokio::time::sleep_until(sleep_target.into()), if deadline.is_some() => {
-                let now = Instant::now();
-                app.set_now(now);
-                app.on_tick();
-                if app.is_dirty() && last_draw.is_none_or(|t| now >= t + FRAME) {
-                    draw(term, app)?;
-                    if last_draw.is_none() {
-                        // The first frame is on screen: load syntax highlighting off-thread.
-                        tokio::task::spawn_blocking(view::highlight::warm_up);
-                    }
-                    last_draw = Some(now);
-                }
+                on_wakeup(app, term, &mut last_draw)?;
             }
         }
-        for effect in app.take_effects() {
-            match effect {
-                Effect::Op(op) => {
-                    if ops.send(op).is_err() {
-                        anyhow::bail!("the agent stopped unexpectedly; see the log for why");
-                    }
-                }
-                Effect::SaveHistory(text) => {
-                    if let Err(e) = history::append(paths.history, &text) {
-                        tracing::warn!("could not save the input history: {e}");
-                    }
-                }
-                Effect::Copy(text) => {
-                    // Written between frames; the terminal takes it as a clipboard request.
-                    if let Err(e) = terminal::copy_osc52(&text) {
-                        tracing::warn!("clipboard write failed: {e}");
-                    }
-                }
-                Effect::IndexFiles(root) => {
-                    let tx = files_tx.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let _ = tx.send(files::index(&root));
-                    });
-                }
-                Effect::EditInEditor(text) => {
-                    let editor = outside::editor_command();
-                    let workspace = app.workspace();
-                    let result = outside_tui(term, &mut keys, || {
-                        outside::edit(&text, &editor, &workspace)
-                    })?;
-                    app.edited(result);
-                }
-                Effect::Suspend => {
-                    outside_tui(term, &mut keys, outside::stop_self)?;
-                    app.mark_dirty();
-                }
-                Effect::Quit => return Ok(()),
-            }
+        let looper = Looper {
+            ops,
+            files_tx: &files_tx,
+            keys: &mut keys,
+            paths,
+        };
+        if run_effects(app, term, looper)? {
+            return Ok(());
         }
     }
+}
+
+/// When the loop must wake up without input: the next frame (at most one per [`FRAME`]) if
+/// something changed, or the app's own timer; `None` when idle.
+fn next_deadline(app: &App, last_draw: Option<Instant>, now: Instant) -> Option<Instant> {
+    let draw_at = app
+        .is_dirty()
+        .then(|| last_draw.map_or(now, |t| (t + FRAME).max(now)));
+    match (draw_at, app.next_wakeup()) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The timer fired: the app's clock moves on, and a frame is drawn if one is due.
+fn on_wakeup(
+    app: &mut App,
+    term: &mut Term,
+    last_draw: &mut Option<Instant>,
+) -> anyhow::Result<()> {
+    let now = Instant::now();
+    app.set_now(now);
+    app.on_tick();
+    if app.is_dirty() && last_draw.is_none_or(|t| now >= t + FRAME) {
+        draw(term, app)?;
+        if last_draw.is_none() {
+            // The first frame is on screen: load syntax highlighting off-thread.
+            tokio::task::spawn_blocking(view::highlight::warm_up);
+        }
+        *last_draw = Some(now);
+    }
+    Ok(())
+}
+
+/// Applies `first` and the agent events already waiting behind it (at most [`EVENT_BATCH`]),
+/// with the notifier's bell or OSC sequence for each.
+fn apply_agent_events(
+    app: &mut App,
+    term: &mut Term,
+    notifier: &mut notify::Notifier,
+    events: &mut UnboundedReceiver<Event>,
+    first: Event,
+) {
+    app.set_now(Instant::now());
+    notify(term, notifier, &first);
+    app.on_agent_event(first);
+    for _ in 0..EVENT_BATCH {
+        let Ok(ev) = events.try_recv() else {
+            break;
+        };
+        notify(term, notifier, &ev);
+        app.on_agent_event(ev);
+    }
+}
+
+/// What carrying out the app's effects needs from the loop.
+struct Looper<'a> {
+    ops: &'a UnboundedSender<Op>,
+    files_tx: &'a UnboundedSender<Vec<String>>,
+    keys: &'a mut EventStream,
+    paths: Paths<'a>,
+}
+
+/// Carries out what the app asked for since the last turn of the loop; true when it asked to
+/// quit.
+fn run_effects(app: &mut App, term: &mut Term, looper: Looper<'_>) -> anyhow::Result<bool> {
+    let Looper {
+        ops,
+        files_tx,
+        keys,
+        paths,
+    } = looper;
+    for effect in app.take_effects() {
+        match effect {
+            Effect::Op(op) => {
+                if ops.send(op).is_err() {
+                    anyhow::bail!("the agent stopped unexpectedly; see the log for why");
+                }
+            }
+            Effect::SaveHistory(text) => {
+                if let Err(e) = history::append(paths.history, &text) {
+                    tracing::warn!("could not save the input history: {e}");
+                }
+            }
+            Effect::Copy(text) => {
+                // Written between frames; the terminal takes it as a clipboard request.
+                if let Err(e) = terminal::copy_osc52(&text) {
+                    tracing::warn!("clipboard write failed: {e}");
+                }
+            }
+            Effect::IndexFiles(root) => {
+                let tx = files_tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = tx.send(files::index(&root));
+                });
+            }
+            Effect::EditInEditor(text) => {
+                let editor = outside::editor_command();
+                let workspace = app.workspace();
+                let result = outside_tui(term, keys, || outside::edit(&text, &editor, &workspace))?;
+                app.edited(result);
+            }
+            Effect::Suspend => {
+                outside_tui(term, keys, outside::stop_self)?;
+                app.mark_dirty();
+            }
+            Effect::Quit => return Ok(true),
+        }
+    }
+    Ok(false)
 }
 
 /// Leaves the full-screen mode, runs `f` with the terminal as the shell had it, and comes
@@ -299,17 +355,18 @@ fn draw(term: &mut Term, app: &mut App) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The full-screen session picker of `rein --resume` (before the agent starts): every saved
-/// session, this directory's first. Returns the chosen session file, or `None` when the person
-/// leaves with Esc.
+/// The full-screen session picker of `rein --resume` (before the agent starts) over
+/// `sessions`, those of the `here` directories first. Returns the chosen session file, or
+/// `None` when the person leaves with Esc.
 #[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
-pub fn pick_session(data_dir: &Path, cwd: &Path) -> anyhow::Result<Option<PathBuf>> {
+pub fn pick_session(
+    sessions: Vec<SessionSummary>,
+    here: &[PathBuf],
+) -> anyhow::Result<Option<PathBuf>> {
     let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
-    let sessions = crate::session_store::list(data_dir, None);
-    let here = crate::session_store::here_dirs(cwd);
-    let mut picker = view::session_picker::SessionPicker::new(
+    let mut picker = layers::session_picker::SessionPicker::new(
         sessions,
-        &here,
+        here,
         jiff::Timestamp::now(),
         home,
         None,
@@ -330,7 +387,7 @@ pub fn pick_session(data_dir: &Path, cwd: &Path) -> anyhow::Result<Option<PathBu
 /// session (its file) or leaves (`None`).
 pub fn run_picker<B>(
     term: &mut Terminal<B>,
-    picker: &mut view::session_picker::SessionPicker,
+    picker: &mut layers::session_picker::SessionPicker,
     theme: &theme::Theme,
     mut next: impl FnMut() -> std::io::Result<crossterm::event::Event>,
 ) -> anyhow::Result<Option<PathBuf>>
@@ -344,9 +401,9 @@ where
             picker.render(area, f.buffer_mut(), theme);
         })?;
         match picker.on_event(next()?) {
-            view::session_picker::PickerAction::Open(s) => return Ok(Some(s.path)),
-            view::session_picker::PickerAction::Close => return Ok(None),
-            view::session_picker::PickerAction::None => {}
+            layers::session_picker::PickerAction::Open(s) => return Ok(Some(s.path)),
+            layers::session_picker::PickerAction::Close => return Ok(None),
+            layers::session_picker::PickerAction::None => {}
         }
     }
 }
@@ -446,4 +503,64 @@ pub fn show_setup_error(title: &str, message: &str) -> anyhow::Result<bool> {
     })();
     drop(guard);
     result
+}
+
+#[cfg(test)]
+mod layering_tests {
+    use std::path::{Path, PathBuf};
+
+    fn sources(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path, text));
+            }
+        }
+    }
+
+    /// The code of `dir` (test modules left out: they may name anything) that names one of
+    /// `forbidden`, as `file: line`.
+    fn naming(dir: &str, forbidden: &[&str]) -> Vec<String> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/tui")
+            .join(dir);
+        let mut files = Vec::new();
+        sources(&root, &mut files);
+        let mut found = Vec::new();
+        for (path, text) in files {
+            if path.components().any(|c| c.as_os_str() == "tests") {
+                continue;
+            }
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for line in code
+                .lines()
+                .filter(|l| forbidden.iter().any(|f| l.contains(f)))
+            {
+                found.push(format!("{}: {}", path.display(), line.trim()));
+            }
+        }
+        found
+    }
+
+    /// The rule docs/DESIGN.md states for the TUI's layers: they only point down, and the TUI
+    /// speaks the protocol only.
+    #[test]
+    fn the_tui_layers_only_point_down() {
+        let core = ["crate::agent", "crate::session_store", "crate::checkpoint"];
+        assert_eq!(naming("", &core), Vec::<String>::new());
+        let app = ["app::", "super::app", "crate::tui::app"];
+        for dir in ["view", "layers", "model"] {
+            assert_eq!(naming(dir, &app), Vec::<String>::new(), "{dir}");
+        }
+        for dir in ["view", "model"] {
+            assert_eq!(naming(dir, &["layers::"]), Vec::<String>::new(), "{dir}");
+        }
+        assert_eq!(
+            naming("model", &["ratatui", "crate::tui::view"]),
+            Vec::<String>::new()
+        );
+    }
 }

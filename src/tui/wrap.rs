@@ -286,54 +286,7 @@ pub fn wrap_spans(
 
 /// A word may span several styles (`**bold**text`), so words are collected as pieces.
 fn wrap_words(b: &mut Builder<'_>, spans: &[Span<'static>]) {
-    let mut word: Vec<(&str, Style)> = Vec::new();
-    let mut word_w = 0usize;
-    let mut spaces: Vec<(&str, Style)> = Vec::new();
-    let mut spaces_w = 0usize;
-
-    let flush = |b: &mut Builder<'_>,
-                 word: &mut Vec<(&str, Style)>,
-                 word_w: &mut usize,
-                 spaces: &mut Vec<(&str, Style)>,
-                 spaces_w: &mut usize| {
-        if word.is_empty() {
-            return;
-        }
-        let leading = !b.has_content;
-        if *spaces_w + *word_w <= b.avail() {
-            // Fits on this line together with the spaces before it.
-            for (s, st) in spaces.drain(..) {
-                b.push_str(s, str_width(s), st);
-            }
-        } else if *word_w <= b.width.saturating_sub(b.rest_w) && !leading {
-            b.newline();
-            spaces.clear();
-        } else {
-            // Too long for any line: keep the spaces that fit and split the word.
-            for (s, st) in spaces.drain(..) {
-                for g in s.graphemes(true) {
-                    if b.avail() == 0 {
-                        break;
-                    }
-                    b.push_grapheme(g, st);
-                }
-            }
-            for (s, st) in word.drain(..) {
-                for g in s.graphemes(true) {
-                    b.push_grapheme(g, st);
-                }
-            }
-            *word_w = 0;
-            *spaces_w = 0;
-            return;
-        }
-        for (s, st) in word.drain(..) {
-            b.push_str(s, str_width(s), st);
-        }
-        *word_w = 0;
-        *spaces_w = 0;
-    };
-
+    let mut pending = Pending::default();
     for span in spans {
         let text: &str = &span.content;
         let mut start = 0;
@@ -342,34 +295,82 @@ fn wrap_words(b: &mut Builder<'_>, spans: &[Span<'static>]) {
             let is_space = c == ' ';
             if in_space != Some(is_space) {
                 if let Some(was_space) = in_space {
-                    let piece = &text[start..i];
-                    if was_space {
-                        flush(b, &mut word, &mut word_w, &mut spaces, &mut spaces_w);
-                        spaces.push((piece, span.style));
-                        spaces_w += piece.len();
-                    } else {
-                        word.push((piece, span.style));
-                        word_w += str_width(piece);
-                    }
+                    pending.push(b, &text[start..i], span.style, was_space);
                 }
                 start = i;
                 in_space = Some(is_space);
             }
         }
         if let Some(was_space) = in_space {
-            let piece = &text[start..];
-            if was_space {
-                flush(b, &mut word, &mut word_w, &mut spaces, &mut spaces_w);
-                spaces.push((piece, span.style));
-                spaces_w += piece.len();
-            } else {
-                word.push((piece, span.style));
-                word_w += str_width(piece);
-            }
+            pending.push(b, &text[start..], span.style, was_space);
         }
     }
-    flush(b, &mut word, &mut word_w, &mut spaces, &mut spaces_w);
+    pending.flush(b);
     // Trailing spaces of the logical line are dropped: invisible anyway.
+}
+
+/// The word being gathered and the spaces before it, until it is known where it goes.
+#[derive(Default)]
+struct Pending<'a> {
+    word: Vec<(&'a str, Style)>,
+    word_w: usize,
+    spaces: Vec<(&'a str, Style)>,
+    spaces_w: usize,
+}
+
+impl<'a> Pending<'a> {
+    /// Adds a run of spaces (which ends the word before it) or of other characters.
+    fn push(&mut self, b: &mut Builder<'_>, piece: &'a str, style: Style, is_space: bool) {
+        if is_space {
+            self.flush(b);
+            self.spaces.push((piece, style));
+            self.spaces_w += piece.len();
+        } else {
+            self.word.push((piece, style));
+            self.word_w += str_width(piece);
+        }
+    }
+
+    /// Places the word: after its spaces on this line, else on the next line, else (too long
+    /// for any line) split where the lines end.
+    fn flush(&mut self, b: &mut Builder<'_>) {
+        if self.word.is_empty() {
+            return;
+        }
+        let leading = !b.has_content;
+        if self.spaces_w + self.word_w <= b.avail() {
+            // Fits on this line together with the spaces before it.
+            for (s, st) in self.spaces.drain(..) {
+                b.push_str(s, str_width(s), st);
+            }
+        } else if self.word_w <= b.width.saturating_sub(b.rest_w) && !leading {
+            b.newline();
+            self.spaces.clear();
+        } else {
+            // Too long for any line: keep the spaces that fit and split the word.
+            for (s, st) in self.spaces.drain(..) {
+                for g in s.graphemes(true) {
+                    if b.avail() == 0 {
+                        break;
+                    }
+                    b.push_grapheme(g, st);
+                }
+            }
+            for (s, st) in self.word.drain(..) {
+                for g in s.graphemes(true) {
+                    b.push_grapheme(g, st);
+                }
+            }
+            self.word_w = 0;
+            self.spaces_w = 0;
+            return;
+        }
+        for (s, st) in self.word.drain(..) {
+            b.push_str(s, str_width(s), st);
+        }
+        self.word_w = 0;
+        self.spaces_w = 0;
+    }
 }
 
 #[cfg(test)]

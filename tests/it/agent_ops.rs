@@ -43,6 +43,7 @@ fn start_with(server: &ScriptedServer, extra_config: &str, session: SessionStart
                 "REIN_PROVIDER".to_string(),
                 server.format().as_str().to_string(),
             ),
+            ("REIN_SMALL_MODEL".to_string(), "off".to_string()),
         ]
         .into_iter()
         .collect(),
@@ -263,7 +264,7 @@ async fn turn_cap_model_switch_and_clear() {
     );
     let notice = wait_for(
         &mut st.handle,
-        |e| matches!(e, Event::Notice { text } if text.contains("max_requests")),
+        |e| matches!(e, Event::Notice { text, .. } if text.contains("max_requests")),
     )
     .await;
     assert!(matches!(notice, Event::Notice { .. }));
@@ -333,7 +334,7 @@ async fn fork_keeps_the_view_and_clear_does_not() {
     assert_ne!(fork.session_id, first.session_id);
     wait_for(
         &mut st.handle,
-        |e| matches!(e, Event::Notice { text } if text.contains("Forked session")),
+        |e| matches!(e, Event::Notice { text, .. } if text.contains("Forked session")),
     )
     .await;
     // The fork goes on with the whole conversation.

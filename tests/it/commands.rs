@@ -111,7 +111,7 @@ fn exec_expands_commands_from_every_place_and_project_wins(kind: rein::llm::Prov
     let resumed = rein::session_store::resume(&file).unwrap();
     assert!(resumed.view.iter().any(|i| matches!(
         i,
-        rein::protocol::HistoryItem::User { text } if text == "/review src/a.rs"
+        rein::protocol::Event::UserMessage { text } if text == "/review src/a.rs"
     )));
     assert!(resumed.messages.iter().any(|m| matches!(
         m,

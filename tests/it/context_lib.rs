@@ -35,6 +35,7 @@ fn config(server: &ScriptedServer, root: &Path, ws: &Path, env: &[(&str, &str)])
         ("MODEL", "scripted-model".into()),
         ("API_KEY", "sk-test".into()),
         ("REIN_PROVIDER", server.format().as_str().into()),
+        ("REIN_SMALL_MODEL", "off".into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -222,7 +223,7 @@ async fn compacting_an_empty_conversation_says_so() {
         })
         .await;
     assert!(
-        matches!(events.last(), Some(Event::Notice { text }) if text.contains("Nothing to compact"))
+        matches!(events.last(), Some(Event::Notice { text, .. }) if text.contains("Nothing to compact"))
     );
     assert_eq!(s.request_count(), 0);
 }

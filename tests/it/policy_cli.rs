@@ -40,6 +40,25 @@ fn the_exit_status_is_the_verdict() {
     }
 }
 
+/// Printing a variable whose value tool results mask is never `allow`: the policy reads the
+/// same list of secret names as the masking (`echo $HOME` still is).
+#[test]
+fn printing_a_masked_variable_asks() {
+    for var in [
+        "SENTRY_DSN",
+        "DATABASE_URL",
+        "DEPLOY_KEY",
+        "NPM_PAT",
+        "GITHUB_TOKEN",
+    ] {
+        let command = format!("echo ${var}");
+        let (code, out) = check(&[&command]);
+        assert_eq!(code, 1, "{command}: {out}");
+    }
+    let (code, out) = check(&["echo $HOME"]);
+    assert_eq!(code, 0, "{out}");
+}
+
 #[test]
 fn always_prints_the_rule_an_answer_would_add() {
     let cases = [

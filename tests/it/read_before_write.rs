@@ -37,9 +37,13 @@ fn overwriting_an_unread_file_is_refused_until_it_is_read() {
     assert!(
         refused
             .content
-            .starts_with("Error: calc.py exists and you have not read it yet")
+            .starts_with("Error: calc.py exists and you had not read it")
     );
-    assert!(refused.content.contains("read it with read_file first"));
+    assert!(
+        refused
+            .content
+            .contains("Now call write_file again with the whole new file")
+    );
     // The refused write changed nothing; after the read the whole new content went in.
     assert!(
         last_result(&s.request(3))
@@ -81,14 +85,14 @@ fn a_file_changed_since_the_read_must_be_read_again() {
     assert_ok(&o);
     let first = last_result(&s.request(1)).content;
     assert!(
-        first.starts_with("Error: calc.py exists and you have not read it yet")
-            && first.contains("then edit it"),
+        first.starts_with("Error: calc.py exists and you had not read it")
+            && first.contains("Now call str_replace again"),
         "{first}"
     );
     let changed = last_result(&s.request(4)).content;
     assert!(
         changed.starts_with(
-            "Error: calc.py changed since you read it; read it again with read_file, then edit it."
+            "Error: calc.py changed since you read it, so nothing was changed. Here it is"
         ),
         "{changed}\n{}",
         stderr(&o)
@@ -125,7 +129,7 @@ fn a_subagents_read_does_not_count_for_the_parent() {
     assert_ok(&o);
     let parent = last_result(&s.request(4)).content;
     assert!(
-        parent.starts_with("Error: calc.py exists and you have not read it yet"),
+        parent.starts_with("Error: calc.py exists and you had not read it"),
         "{parent}"
     );
     assert_eq!(w.read("calc.py").unwrap(), CALC);

@@ -4,7 +4,7 @@
 
 use rein::checkpoint::{BlobStore, Change, FileState, blobs, dir_for};
 use rein::llm::{AssistantPart, Message};
-use rein::protocol::HistoryItem;
+use rein::protocol::Event;
 use rein::session_store::{self, Entry, Header, SessionWriter};
 
 fn text(t: &str) -> Vec<AssistantPart> {
@@ -68,8 +68,8 @@ fn a_resume_shows_and_continues_the_rewound_conversation_and_keeps_the_checkpoin
         .view
         .iter()
         .map(|i| match i {
-            HistoryItem::User { text } | HistoryItem::Notice { text } => text.clone(),
-            HistoryItem::Assistant { text, .. } => text.clone(),
+            Event::UserMessage { text } | Event::Notice { text, .. } => text.clone(),
+            Event::AssistantMessage { text } => text.clone(),
             _ => String::new(),
         })
         .collect();
@@ -96,7 +96,7 @@ fn a_resume_shows_and_continues_the_rewound_conversation_and_keeps_the_checkpoin
         before
             .view
             .iter()
-            .all(|i| !matches!(i, HistoryItem::User { text } if text == "two"))
+            .all(|i| !matches!(i, Event::UserMessage { text } if text == "two"))
     );
 }
 

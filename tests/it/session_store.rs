@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 use rein::llm::{AssistantPart, Message, ToolCall};
-use rein::protocol::{Decision, EditDiff, HistoryItem, Todo, TodoStatus, ToolDisplay, ToolStatus};
+use rein::protocol::{Decision, EditDiff, Event, Todo, TodoStatus, ToolDisplay, ToolStatus};
 use rein::session_store::{
     self, DANGLING_TOOL_RESULT, Entry, Header, RenameEntry, SessionError, SessionWriter, UserEntry,
 };
@@ -38,6 +38,16 @@ fn todo(content: &str, status: TodoStatus) -> Todo {
 fn every_entry() -> Vec<Entry> {
     vec![
         Entry::user("fix the \"bug\"\nin main.rs"),
+        Entry::image(rein::images::ImageRef {
+            name: "shot.png".into(),
+            path: Some("/work/proj/shot.png".into()),
+            media_type: rein::images::MediaType::Png,
+            width: 1280,
+            height: 720,
+            bytes: 81_234,
+            sha256: "9f".repeat(32),
+            original: None,
+        }),
         Entry::assistant(vec![
             AssistantPart::Thinking {
                 text: "look first".into(),
@@ -292,7 +302,7 @@ fn dangling_tool_calls_get_a_result_after_the_answered_ones() {
         .messages
         .iter()
         .map(|m| match m {
-            Message::User { .. } => "user",
+            Message::User { .. } | Message::UserImage { .. } => "user",
             Message::Assistant { .. } => "assistant",
             Message::ToolResult { .. } => "tool",
         })
@@ -315,11 +325,12 @@ fn dangling_tool_calls_get_a_result_after_the_answered_ones() {
             .iter()
             .any(|n| n.contains("3 tool calls had no recorded result"))
     );
-    let view_outputs: Vec<(&str, Option<ToolStatus>, &str)> = r
+    // The calls without a result end, interrupted, when the replay does.
+    let mut view_outputs: Vec<(&str, ToolStatus, &str)> = r
         .view
         .iter()
         .filter_map(|i| match i {
-            HistoryItem::Tool {
+            Event::ToolCallFinished {
                 call_id,
                 status,
                 output,
@@ -328,13 +339,15 @@ fn dangling_tool_calls_get_a_result_after_the_answered_ones() {
             _ => None,
         })
         .collect();
+    assert_eq!(view_outputs[0], ("c3", ToolStatus::Ok, "out3"));
+    view_outputs.sort_unstable_by_key(|(id, ..)| *id);
     assert_eq!(
         view_outputs,
         vec![
-            ("c1", None, DANGLING_TOOL_RESULT),
-            ("c2", None, DANGLING_TOOL_RESULT),
-            ("c3", Some(ToolStatus::Ok), "out3"),
-            ("c4", None, DANGLING_TOOL_RESULT),
+            ("c1", ToolStatus::Interrupted, DANGLING_TOOL_RESULT),
+            ("c2", ToolStatus::Interrupted, DANGLING_TOOL_RESULT),
+            ("c3", ToolStatus::Ok, "out3"),
+            ("c4", ToolStatus::Interrupted, DANGLING_TOOL_RESULT),
         ]
     );
 }
@@ -369,7 +382,7 @@ fn answered_calls_are_left_alone_and_orphan_results_dropped() {
             .any(|n| n.contains("answered no preceding tool call"))
     );
     assert!(r.view.iter().any(|i| matches!(i,
-        HistoryItem::Tool { call_id, status: Some(ToolStatus::Denied), .. } if call_id == "c2")));
+        Event::ToolCallFinished { call_id, status: ToolStatus::Denied, .. } if call_id == "c2")));
 }
 
 #[test]
@@ -434,7 +447,7 @@ fn resume_after_compaction_starts_the_context_there_and_shows_everything() {
         .view
         .iter()
         .filter_map(|i| match i {
-            HistoryItem::User { text } => Some(text.as_str()),
+            Event::UserMessage { text } => Some(text.as_str()),
             _ => None,
         })
         .collect();
@@ -445,15 +458,17 @@ fn resume_after_compaction_starts_the_context_there_and_shows_everything() {
     let notices = r
         .view
         .iter()
-        .filter(|i| matches!(i, HistoryItem::Notice { text } if text.contains("compacted")))
+        .filter(|i| matches!(i, Event::Notice { text, .. } if text.contains("compacted")))
         .count();
     assert_eq!(notices, 2);
     assert_eq!(
-        r.view.last(),
-        Some(&HistoryItem::Assistant {
-            text: "third answer".into(),
-            reasoning: Some("hmm".into()),
-        })
+        r.view[r.view.len() - 2..],
+        [
+            Event::ReasoningDelta { text: "hmm".into() },
+            Event::AssistantMessage {
+                text: "third answer".into()
+            }
+        ]
     );
 }
 
@@ -491,7 +506,7 @@ fn subagent_entries_stay_out_of_the_context_and_the_view() {
     assert!(
         !r.view
             .iter()
-            .any(|i| matches!(i, HistoryItem::User { text } if text == "look around"))
+            .any(|i| matches!(i, Event::UserMessage { text } if text == "look around"))
     );
 }
 
@@ -837,7 +852,7 @@ fn a_bounded_resume_keeps_the_first_prompt_and_the_recent_turns_only() {
             Message::ToolResult { call_id, .. } => {
                 assert!(open.contains(call_id), "orphan {call_id}")
             }
-            Message::User { .. } => {}
+            Message::User { .. } | Message::UserImage { .. } => {}
         }
     }
     assert!(
@@ -894,16 +909,24 @@ fn resumed_tool_calls_carry_their_display_old_files_rebuild_it() {
         ],
     );
     let r = session_store::resume(&path).unwrap();
+    // Each call as it started (with the display the live view showed) and its exit code.
+    let exit_code = |id: &str| {
+        r.view.iter().find_map(|i| match i {
+            Event::ToolCallFinished {
+                call_id, exit_code, ..
+            } if call_id == id => Some(*exit_code),
+            _ => None,
+        })
+    };
     let tools: Vec<(String, ToolDisplay, Option<i32>)> = r
         .view
         .iter()
         .filter_map(|i| match i {
-            HistoryItem::Tool {
-                call_id,
-                display,
-                exit_code,
-                ..
-            } => Some((call_id.clone(), display.clone(), *exit_code)),
+            Event::ToolCallStarted { call_id, display } => Some((
+                call_id.clone(),
+                display.clone(),
+                exit_code(call_id).flatten(),
+            )),
             _ => None,
         })
         .collect();

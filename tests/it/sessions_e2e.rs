@@ -258,14 +258,14 @@ fn rein_s_nudges_are_not_the_person_s_messages_on_resume_or_rewind() {
         .view
         .iter()
         .filter_map(|i| match i {
-            rein::protocol::HistoryItem::User { text } => Some(text.as_str()),
+            rein::protocol::Event::UserMessage { text } => Some(text.as_str()),
             _ => None,
         })
         .collect();
     assert_eq!(users, ["first task", "second task"]);
     assert!(
         r.view.iter().any(|i| matches!(i,
-            rein::protocol::HistoryItem::Notice { text } if text.contains("rein told the model"))),
+            rein::protocol::Event::Notice { text, .. } if text.contains("rein told the model"))),
         "{:#?}",
         r.view
     );

@@ -8,8 +8,8 @@ use proptest::prelude::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use rein::protocol::{
-    ApprovalRequest, EditDiff, Event, HistoryItem, SessionInfo, Todo, TodoStatus, ToolDisplay,
-    ToolStatus, TurnOutcome,
+    ApprovalRequest, EditDiff, Event, SessionInfo, Todo, TodoStatus, ToolDisplay, ToolStatus,
+    TurnOutcome,
 };
 use rein::tui::app::App;
 use rein::tui::theme::Theme;
@@ -147,14 +147,16 @@ fn agent_event() -> impl Strategy<Value = Event> {
                 }
             }),
         approval().prop_map(Event::ApprovalRequested),
-        (id(), prop::option::of(text()), text()).prop_map(|(call_id, old, new)| {
-            Event::FileChanged {
-                call_id,
-                path: "src/x.rs".into(),
-                old,
-                new,
+        (id(), prop::option::of(text()), prop::option::of(text())).prop_map(
+            |(call_id, old, new)| {
+                Event::FileChanged {
+                    call_id,
+                    path: "src/x.rs".into(),
+                    old,
+                    new,
+                }
             }
-        }),
+        ),
         todos().prop_map(|todos| Event::TodosUpdated { todos }),
         (id(), text()).prop_map(|(task_id, description)| Event::SubagentStarted {
             task_id,
@@ -179,7 +181,7 @@ fn agent_event() -> impl Strategy<Value = Event> {
                 }
             }
         ),
-        text().prop_map(|text| Event::Notice { text }),
+        text().prop_map(Event::notice),
         text().prop_map(|message| Event::Error { message }),
         text().prop_map(|model| Event::ModelChanged { model }),
         prop_oneof![
@@ -199,19 +201,20 @@ fn agent_event() -> impl Strategy<Value = Event> {
                 mode: Default::default(),
                 sandbox_mode: "off".into(),
                 history: vec![
-                    HistoryItem::User { text: "hi".into() },
-                    HistoryItem::Assistant {
+                    Event::UserMessage { text: "hi".into() },
+                    Event::ReasoningDelta { text: "r".into() },
+                    Event::AssistantMessage {
                         text: "**yo**".into(),
-                        reasoning: Some("r".into()),
                     },
-                    HistoryItem::Tool {
+                    Event::ToolCallStarted {
                         call_id: "a".into(),
                         display: ToolDisplay::Exec {
                             command: "ls".into(),
                         },
-                        status: None,
-                        output: "x\ny".into(),
-                        exit_code: None,
+                    },
+                    Event::ToolOutputDelta {
+                        call_id: "a".into(),
+                        chunk: "x\ny".into(),
                     },
                 ],
                 keep_view,

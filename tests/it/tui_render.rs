@@ -307,7 +307,7 @@ fn narrow_forty_columns() {
         call_id: "w".into(),
         path: "src/cli.rs".into(),
         old: Some("fn a() {}\nfn b() {}\n".into()),
-        new: "fn a() {}\nfn b() { run(); }\n".into(),
+        new: Some("fn a() {}\nfn b() { run(); }\n".into()),
     });
     app.on_agent_event(Event::ToolCallFinished {
         call_id: "w".into(),
@@ -363,17 +363,13 @@ fn scrolled_up_with_new_output_below() {
     let t0 = Instant::now();
     let mut app = new_app(t0);
     for i in 1..=20 {
-        app.on_agent_event(Event::Notice {
-            text: format!("event {i}"),
-        });
+        app.on_agent_event(Event::notice(format!("event {i}")));
     }
     let _ = screen(&mut app, 60, 16);
     app.on_terminal_event(key(crossterm::event::KeyCode::PageUp));
     let _ = screen(&mut app, 60, 16);
     for i in 21..=23 {
-        app.on_agent_event(Event::Notice {
-            text: format!("event {i}"),
-        });
+        app.on_agent_event(Event::notice(format!("event {i}")));
     }
     insta::assert_snapshot!(screen(&mut app, 60, 16));
 }

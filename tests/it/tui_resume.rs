@@ -7,20 +7,20 @@ use jiff::{SignedDuration, Timestamp};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use rein::protocol::{
-    Event, HistoryItem, Op, SessionInfo, Todo, TodoStatus, ToolDisplay, ToolStatus,
+    Event, NoticeLevel, Op, SessionInfo, Todo, TodoStatus, ToolDisplay, ToolStatus,
 };
 use rein::session_store::{Entry, Header, SessionSummary, SessionWriter};
 use rein::tui::app::{App, Effect};
+use rein::tui::layers::session_picker::SessionPicker;
 use rein::tui::theme::Theme;
 use rein::tui::view;
-use rein::tui::view::session_picker::SessionPicker;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 const HOME: &str = "/home/dev";
 const CWD: &str = "/home/dev/src/rein";
 
-fn info(id: &str, history: Vec<HistoryItem>, keep_view: bool) -> Event {
+fn info(id: &str, history: Vec<Event>, keep_view: bool) -> Event {
     Event::SessionConfigured(SessionInfo {
         session_id: id.into(),
         model: "qwen3-coder-30b".into(),
@@ -81,25 +81,34 @@ fn ops(app: &mut App) -> Vec<Op> {
         .collect()
 }
 
-fn user(text: &str) -> HistoryItem {
-    HistoryItem::User { text: text.into() }
+fn user(text: &str) -> Vec<Event> {
+    vec![Event::UserMessage { text: text.into() }]
 }
 
-fn answer(text: &str, reasoning: Option<&str>) -> HistoryItem {
-    HistoryItem::Assistant {
-        text: text.into(),
-        reasoning: reasoning.map(Into::into),
-    }
+fn answer(text: &str, reasoning: Option<&str>) -> Vec<Event> {
+    let mut events: Vec<Event> = reasoning
+        .map(|r| Event::ReasoningDelta { text: r.into() })
+        .into_iter()
+        .collect();
+    events.push(Event::AssistantMessage { text: text.into() });
+    events
 }
 
-fn tool(id: &str, display: ToolDisplay, status: Option<ToolStatus>, output: &str) -> HistoryItem {
-    HistoryItem::Tool {
-        call_id: id.into(),
-        display,
-        status,
-        output: output.into(),
-        exit_code: None,
-    }
+/// A call as a resume replays it (`None`: no result was recorded, so it ends interrupted).
+fn tool(id: &str, display: ToolDisplay, status: Option<ToolStatus>, output: &str) -> Vec<Event> {
+    vec![
+        Event::ToolCallStarted {
+            call_id: id.into(),
+            display,
+        },
+        Event::ToolCallFinished {
+            call_id: id.into(),
+            status: status.unwrap_or(ToolStatus::Interrupted),
+            output: output.into(),
+            elapsed_ms: 1200,
+            exit_code: None,
+        },
+    ]
 }
 
 fn exec(command: &str) -> ToolDisplay {
@@ -109,62 +118,63 @@ fn exec(command: &str) -> ToolDisplay {
 }
 
 /// A past conversation with every kind of item, longer than a screen.
-fn history() -> Vec<HistoryItem> {
-    let mut h = vec![
-        user("Why does the parser drop the last flag?"),
-        answer(
-            "Let me look at **`src/parser.rs`** first.",
-            Some("The loop bound looks off by one.\nCheck the tests to be sure."),
-        ),
-        tool(
-            "c1",
-            exec("cargo test -q parser"),
-            Some(ToolStatus::Ok),
-            "running 3 tests\ntest parse_one ... ok\ntest parse_two ... ok\ntest parse_last ... FAILED\n",
-        ),
-        tool(
-            "c2",
-            ToolDisplay::Edit {
-                path: "src/parser.rs".into(),
-                diff: None,
+fn history() -> Vec<Event> {
+    let mut h = Vec::new();
+    h.extend(user("Why does the parser drop the last flag?"));
+    h.extend(answer(
+        "Let me look at **`src/parser.rs`** first.",
+        Some("The loop bound looks off by one.\nCheck the tests to be sure."),
+    ));
+    h.extend(tool(
+        "c1",
+        exec("cargo test -q parser"),
+        Some(ToolStatus::Ok),
+        "running 3 tests\ntest parse_one ... ok\ntest parse_two ... ok\ntest parse_last ... FAILED\n",
+    ));
+    h.extend(tool(
+        "c2",
+        ToolDisplay::Edit {
+            path: "src/parser.rs".into(),
+            diff: None,
+        },
+        Some(ToolStatus::Error),
+        "Error: old_str was not found in src/parser.rs; read the file again and retry.",
+    ));
+    h.push(Event::TodosUpdated {
+        todos: vec![
+            Todo {
+                content: "Read the parser".into(),
+                active_form: "Reading the parser".into(),
+                status: TodoStatus::Completed,
             },
-            Some(ToolStatus::Error),
-            "Error: old_str was not found in src/parser.rs; read the file again and retry.",
-        ),
-        HistoryItem::Todos {
-            todos: vec![
-                Todo {
-                    content: "Read the parser".into(),
-                    active_form: "Reading the parser".into(),
-                    status: TodoStatus::Completed,
-                },
-                Todo {
-                    content: "Fix the loop bound".into(),
-                    active_form: "Fixing the loop bound".into(),
-                    status: TodoStatus::InProgress,
-                },
-            ],
-        },
-        HistoryItem::Notice {
-            text: "Interrupted.".into(),
-        },
-    ];
+            Todo {
+                content: "Fix the loop bound".into(),
+                active_form: "Fixing the loop bound".into(),
+                status: TodoStatus::InProgress,
+            },
+        ],
+    });
+    h.push(Event::Notice {
+        level: NoticeLevel::Warn,
+        text: "Interrupted.".into(),
+    });
     for n in 1..=6 {
-        h.push(user(&format!("question {n}: and the next flag?")));
-        h.push(answer(&format!("Answer {n}: it is parsed as well."), None));
+        h.extend(user(&format!("question {n}: and the next flag?")));
+        h.extend(answer(&format!("Answer {n}: it is parsed as well."), None));
     }
-    h.push(user("Fix it now"));
-    h.push(answer(
+    h.extend(user("Fix it now"));
+    h.extend(answer(
         "Fixed: the loop now runs to the end.\n\n```rust\nfor i in 0..args.len() {\n    flags.push(parse(&args[i]));\n}\n```",
         None,
     ));
-    h.push(tool(
+    h.extend(tool(
         "c9",
         exec("cargo test"),
         None,
         "(rein stopped before this tool finished; no result was recorded)",
     ));
-    h.push(HistoryItem::Notice {
+    h.push(Event::Notice {
+        level: NoticeLevel::Error,
         text: "Error: the model server closed the connection".into(),
     });
     h
@@ -229,8 +239,9 @@ fn page_up_reaches_the_first_message_and_a_new_prompt_follows_again() {
 #[test]
 fn resumed_cells_match_the_history_and_the_last_answer_is_copyable() {
     let mut app = resumed();
-    // A reasoning cell before its answer, one cell per other item.
-    assert_eq!(app.cells().len(), history().len() + 1);
+    // One cell per message, call, todo list and notice, and a reasoning cell before its
+    // answer.
+    assert_eq!(app.cells().len(), 23);
     assert_eq!(app.status().session_id, "s-resumed");
     // The todo panel shows the latest list.
     let s = screen(&mut app, 80, 30);
@@ -255,9 +266,9 @@ fn fork_keeps_the_view_clear_and_resume_replace_it() {
     command(&mut app, "/fork");
     assert!(matches!(&ops(&mut app)[..], [Op::Fork]));
     app.on_agent_event(info("s-fork", Vec::new(), true));
-    app.on_agent_event(Event::Notice {
-        text: "Forked session s-resumed into s-fork; you are now in the copy.".into(),
-    });
+    app.on_agent_event(Event::notice(
+        "Forked session s-resumed into s-fork; you are now in the copy.",
+    ));
     assert_eq!(
         app.cells().len(),
         before + 1,
@@ -270,7 +281,7 @@ fn fork_keeps_the_view_clear_and_resume_replace_it() {
     assert!(matches!(&ops(&mut app)[..], [Op::Resume { id }] if id == "abc123"));
     app.on_agent_event(info(
         "abc123",
-        vec![user("other"), answer("other answer", None)],
+        [user("other"), answer("other answer", None)].concat(),
         false,
     ));
     assert_eq!(app.cells().len(), 2);
@@ -643,4 +654,129 @@ fn picker_over_two_thousand_sessions_filters_and_opens_the_match() {
     })
     .expect("picker");
     assert_eq!(opened, None);
+}
+
+/// What a cell shows, for comparing two views without their layout or timing.
+fn cell_summary(cell: &rein::tui::view::cell::Cell) -> String {
+    use rein::tui::view::cell::CellKind;
+    match &cell.kind {
+        CellKind::User(t) => format!("user: {t}"),
+        CellKind::Assistant(s) => format!("assistant: {}", s.text()),
+        CellKind::Reasoning { text, streaming } => format!("reasoning: {text} {streaming}"),
+        CellKind::Tool(t) => format!(
+            "tool: {} {:?} {:?} {} diff={}",
+            rein::tui::view::tool::ToolCell::summary(&t.display),
+            t.status,
+            t.exit_code,
+            t.output,
+            t.diff.is_some()
+        ),
+        CellKind::Notice { text, level } => format!("notice: {text} {level:?}"),
+        other => format!("{other:?}"),
+    }
+}
+
+/// One builder of cells: a conversation resumed from its session file shows the same cells
+/// as it did live.
+#[test]
+fn a_resumed_conversation_has_the_cells_it_had_live() {
+    use rein::llm::{AssistantPart, ToolCall};
+    use rein::session_store::{LoadedSession, rebuild};
+    let ls = exec("ls");
+    let edit = ToolDisplay::Edit {
+        path: "a.txt".into(),
+        diff: Some(rein::protocol::EditDiff::between(Some("x\n"), "y\n")),
+    };
+    let call = |id: &str, name: &str, args: &str| {
+        AssistantPart::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        })
+    };
+    let entries = vec![
+        Entry::user("list and fix"),
+        Entry::assistant(vec![
+            AssistantPart::Thinking {
+                text: "look first".into(),
+                signature: None,
+            },
+            AssistantPart::Text {
+                text: "Let me look.".into(),
+            },
+            call("c1", "bash", r#"{"command":"ls"}"#),
+            call("c2", "write_file", r#"{"path":"a.txt","content":"y\n"}"#),
+        ]),
+        Entry::tool_result("c1", "bash", "a.txt", ToolStatus::Ok, Some(5))
+            .shown_as(ls.clone(), Some(0)),
+        Entry::file_change("a.txt", Some("x\n".into()), Some("y\n".into())),
+        Entry::tool_result("c2", "write_file", "Wrote a.txt", ToolStatus::Ok, Some(3))
+            .shown_as(edit.clone(), None),
+        Entry::assistant(vec![AssistantPart::Text {
+            text: "Fixed a.txt.".into(),
+        }]),
+    ];
+    let resumed = rebuild(LoadedSession {
+        path: "/d/s.jsonl".into(),
+        header: Header::new("s", std::path::Path::new(CWD), "m", "openai"),
+        entries,
+        notices: Vec::new(),
+    });
+    let mut replayed = new_app(HOME);
+    replayed.on_agent_event(info("s", resumed.view, false));
+
+    let mut live = new_app(HOME);
+    live.on_agent_event(info("s", Vec::new(), false));
+    type_str(&mut live, "list and fix");
+    key(&mut live, KeyCode::Enter);
+    let finished = |id: &str, output: &str, exit_code| Event::ToolCallFinished {
+        call_id: id.into(),
+        status: ToolStatus::Ok,
+        output: output.into(),
+        elapsed_ms: 5,
+        exit_code,
+    };
+    for event in [
+        Event::TurnStarted,
+        Event::ReasoningDelta {
+            text: "look first".into(),
+        },
+        Event::AssistantDelta {
+            text: "Let me look.".into(),
+        },
+        Event::AssistantMessage {
+            text: "Let me look.".into(),
+        },
+        Event::ToolCallStarted {
+            call_id: "c1".into(),
+            display: ls,
+        },
+        Event::ToolOutputDelta {
+            call_id: "c1".into(),
+            chunk: "a.txt".into(),
+        },
+        finished("c1", "a.txt", Some(0)),
+        Event::ToolCallStarted {
+            call_id: "c2".into(),
+            display: edit,
+        },
+        Event::FileChanged {
+            call_id: "c2".into(),
+            path: "a.txt".into(),
+            old: Some("x\n".into()),
+            new: Some("y\n".into()),
+        },
+        finished("c2", "Wrote a.txt", None),
+        Event::AssistantMessage {
+            text: "Fixed a.txt.".into(),
+        },
+        Event::TurnFinished {
+            outcome: rein::protocol::TurnOutcome::Completed,
+        },
+    ] {
+        live.on_agent_event(event);
+    }
+    let cells = |app: &App| app.cells().iter().map(cell_summary).collect::<Vec<_>>();
+    assert_eq!(cells(&replayed), cells(&live));
+    assert_eq!(cells(&replayed).len(), 6, "{:#?}", cells(&replayed));
 }

@@ -71,13 +71,7 @@ impl Mode {
     }
 }
 
-/// The rein binary (`REIN_TEST_BIN` overrides it, for the run as an unprivileged user, where
-/// the build directory may not be reachable).
-pub fn rein_bin() -> PathBuf {
-    std::env::var_os("REIN_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_rein")))
-}
+pub use crate::support::rein::rein_bin;
 
 /// `rein` in `w` with its clean environment, in `mode`.
 fn rein(w: &World, mode: Mode) -> Command {
@@ -284,7 +278,7 @@ pub fn planted_git_configuration_never_reaches_the_persons_git(mode: Mode) {
     std::fs::remove_dir_all(w.ws.join(".git/hooks")).unwrap();
     let config_before = std::fs::read(w.ws.join(".git/config")).unwrap();
     s.push(script(&w, &plant_git_payload(&payload_script)))
-        .push(bash("echo b > b.txt && git add b.txt && git commit -qm by-the-model && git log --oneline | wc -l"))
+        .push(bash("echo b > b.txt && git add b.txt && git -c maintenance.auto=false -c gc.auto=0 commit -qm by-the-model && git log --oneline | wc -l"))
         .push(Reply::text("done"));
     exec(rein(&w, mode));
     let git_dir = w.ws.join(".git");
@@ -826,6 +820,35 @@ pub fn saved_outputs_are_private(mode: Mode) {
     assert!(status.success());
 }
 
+/// Class 8: a directory on the way to home that holds more entries than rein may open
+/// descriptors (a crowded `/tmp`) still leaves what lies beside home readable: the read rules
+/// once held a descriptor per entry and silently lost the late ones.
+pub fn a_crowded_directory_beside_home_stays_readable(mode: Mode) {
+    use std::os::unix::process::CommandExt;
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    for i in 0..300 {
+        std::fs::create_dir(w.dir.path().join(format!("crowd-{i:03}"))).unwrap();
+    }
+    s.push(script(&w, "ls \"$0\" >/dev/null"))
+        .push(Reply::text("done"));
+    let mut c = rein(&w, mode);
+    let limit = libc::rlimit {
+        rlim_cur: 200,
+        rlim_max: 200,
+    };
+    // SAFETY: setrlimit only, between fork and exec.
+    unsafe {
+        c.pre_exec(move || match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        });
+    }
+    exec(c);
+    attacked(&s, 1);
+}
+
 /// One `#[test]` per class for `mode`.
 #[macro_export]
 macro_rules! sandbox_classes {
@@ -843,6 +866,7 @@ macro_rules! sandbox_classes {
             nothing_outlives_the_call,
             no_write_lands_outside,
             saved_outputs_are_private,
+            a_crowded_directory_beside_home_stays_readable,
         );
     };
     (@each $mode:expr; $($name:ident),* $(,)?) => {

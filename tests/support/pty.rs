@@ -410,7 +410,7 @@ impl World {
     /// `rein <args>` for a pseudo-terminal, with the same environment as [`World::cmd`]
     /// plus `TERM`.
     pub fn pty_command(&self, args: &[&str]) -> CommandBuilder {
-        let mut c = CommandBuilder::new(env!("CARGO_BIN_EXE_rein"));
+        let mut c = CommandBuilder::new(crate::support::rein::rein_bin());
         c.args(args);
         c.env_clear();
         for (k, v) in self.env_vars() {

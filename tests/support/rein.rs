@@ -81,12 +81,14 @@ impl World {
             ("MODEL", "scripted-model".into()),
             ("API_KEY", TEST_KEY.into()),
             ("REIN_PROVIDER", provider.into()),
+            // The scripted server stands in for a hosted API, though it listens on loopback.
+            ("REIN_SMALL_MODEL", "off".into()),
         ]
     }
 
     /// `rein` with a clean environment pointing at the server.
     pub fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_rein"));
+        let mut c = Command::new(rein_bin());
         c.env_clear()
             .current_dir(&self.ws)
             .envs(self.env_vars())
@@ -119,6 +121,14 @@ impl World {
         walk(self.dir.path(), &mut out);
         out
     }
+}
+
+/// The rein binary (`REIN_TEST_BIN` overrides it, for the run as an unprivileged user, where
+/// the build directory may not be reachable).
+pub fn rein_bin() -> std::path::PathBuf {
+    std::env::var_os("REIN_TEST_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_rein")))
 }
 
 /// Runs a command, killing it if it takes longer than `limit`.

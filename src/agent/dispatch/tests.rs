@@ -38,6 +38,8 @@ struct FakeArgs {
     count: Option<u32>,
     #[serde(default)]
     command: Option<String>,
+    #[serde(default)]
+    write: Option<String>,
 }
 
 struct FakeCall {
@@ -55,15 +57,19 @@ impl Tool for Fake {
         }
     }
 
-    fn prepare(&self, args: Value, _ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
+    fn prepare(&self, args: Value, ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
         let a: FakeArgs = parse_args("fake", args)?;
         if a.text == "panic in prepare" {
             panic!("tool bug");
         }
         Ok(Box::new(FakeCall {
-            access: match a.command {
-                Some(command) => Access::Bash { command },
-                None => Access::None,
+            access: match (a.command, a.write) {
+                (Some(command), _) => Access::Bash { command },
+                (None, Some(path)) => Access::Write {
+                    path: crate::sandbox::paths::resolve(&ctx.workspace, None, &path)
+                        .map_err(ToolError)?,
+                },
+                (None, None) => Access::None,
             },
             text: a.text,
             count: a.count.unwrap_or(0),
@@ -150,6 +156,17 @@ async fn answer(pending: PendingApprovals, decision: Decision, meanwhile: impl F
 
 fn drain(t: &mut TestCtx) -> Vec<Event> {
     std::iter::from_fn(|| t.events.try_recv().ok()).collect()
+}
+
+/// The questions asked since the last drain.
+fn questions(t: &mut TestCtx) -> Vec<ApprovalRequest> {
+    drain(t)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequested(req) => Some(req),
+            _ => None,
+        })
+        .collect()
 }
 
 #[tokio::test]
@@ -307,13 +324,7 @@ async fn interactive_answers_and_always() {
         r.output,
         format!("{DENIED}\n\nNote from the user: use cargo")
     );
-    let asked: Vec<ApprovalRequest> = drain(&mut t)
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::ApprovalRequested(req) => Some(req),
-            _ => None,
-        })
-        .collect();
+    let asked = questions(&mut t);
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].part, "make build");
     assert_eq!(asked[0].cwd, t.ws);
@@ -340,6 +351,26 @@ async fn interactive_answers_and_always() {
         (r.status, r.output.as_str()),
         (ToolStatus::Interrupted, INTERRUPTED)
     );
+}
+
+/// "Always" is chosen by what a call does, not by its tool's name: a write by a tool the
+/// policy has never heard of offers (and adds) the edit rule for that file.
+#[tokio::test]
+async fn always_follows_the_access_not_the_tool_name() {
+    let (d, mut t) = setup(Approver::Interactive);
+    let write = call("fake", "{\"text\": \"x\", \"write\": \"notes.txt\"}");
+    let (r, _) = tokio::join!(
+        d.dispatch(&write, &t.ctx, false),
+        answer(d.pending.clone(), Decision::Always, || {})
+    );
+    assert_eq!(r.status, ToolStatus::Ok);
+    let asked = questions(&mut t);
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].always.as_deref(), Some("edits of notes.txt"));
+    let again = tokio::time::timeout(Duration::from_secs(2), d.dispatch(&write, &t.ctx, false))
+        .await
+        .expect("no second question");
+    assert_eq!(again.status, ToolStatus::Ok);
 }
 
 /// The invariant through the dispatcher: the person is shown a diff; the file changes while
@@ -416,7 +447,7 @@ async fn file_changed_is_what_was_written_by_that_call() {
             call_id: "e7".into(),
             path: "a.txt".into(),
             old: Some("one\ntwo\n".into()),
-            new: t.read("a.txt"),
+            new: Some(t.read("a.txt")),
         }]
     );
     assert_eq!(t.read("a.txt"), "one\n2\n");
@@ -491,8 +522,10 @@ impl Prepared for ExternalCall {
         let Access::Mcp { args, .. } = &self.access else {
             unreachable!("built with an MCP access")
         };
-        ToolDisplay::Other {
+        ToolDisplay::Mcp {
             name: "mcp__x__echo".into(),
+            server: "x".into(),
+            tool: "echo".into(),
             args: args.clone(),
         }
     }
@@ -558,19 +591,14 @@ async fn extra_tools_are_offered_per_request_and_asked_about_without_touching_th
         answer(d.pending.clone(), Decision::No, || {})
     );
     assert_eq!(refused.status, ToolStatus::Denied);
-    let shown: Vec<ToolDisplay> = drain(&mut t)
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::ApprovalRequested(req) => Some(req.display),
-            _ => None,
-        })
-        .collect();
+    let shown: Vec<ToolDisplay> = questions(&mut t).into_iter().map(|q| q.display).collect();
     assert_eq!(shown.len(), 1);
-    assert_eq!(shown[0].mcp_parts(), Some(("x", "echo")));
     assert_eq!(
         shown[0],
-        ToolDisplay::Other {
+        ToolDisplay::Mcp {
             name: "mcp__x__echo".into(),
+            server: "x".into(),
+            tool: "echo".into(),
             args: serde_json::json!({"text": "hi"})
         }
     );

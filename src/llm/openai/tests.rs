@@ -25,6 +25,7 @@ fn request(messages: Vec<Message>) -> Request {
         }],
         max_tokens: 100,
         reminder: None,
+        force_tool: false,
     }
 }
 
@@ -46,6 +47,26 @@ fn body_has_streaming_tools_and_system_first() {
     use_max_completion_tokens(&mut body);
     assert_eq!(body["max_completion_tokens"], 100);
     assert!(body.get("max_tokens").is_none());
+}
+
+#[test]
+fn a_forced_first_step_asks_for_a_tool_call_in_each_wire_format() {
+    let mut req = request(vec![user("fix it")]);
+    assert!(build_body(&req).get("tool_choice").is_none());
+    req.force_tool = true;
+    assert_eq!(build_body(&req)["tool_choice"], "required");
+    assert_eq!(
+        crate::llm::anthropic::build_body(&req)["tool_choice"],
+        json!({"type": "any"})
+    );
+    let reasoning = crate::llm::Reasoning::default();
+    assert_eq!(
+        crate::llm::responses::build_body(&req, &reasoning)["tool_choice"],
+        "required"
+    );
+    // Nothing to call: nothing forced.
+    req.tools.clear();
+    assert!(build_body(&req).get("tool_choice").is_none());
 }
 
 #[test]

@@ -211,23 +211,8 @@ fn is_device(p: &str) -> bool {
     }
 }
 
-/// Variable names that usually hold secrets (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`).
+/// Variable names that usually hold secrets (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`): the
+/// sandbox's list, so what is masked in results is never printed unasked either.
 fn secret_var(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "API_KEY",
-        "APIKEY",
-        "CREDENTIAL",
-        "PRIVATE",
-        "ACCESS_KEY",
-        "AUTH",
-        "COOKIE",
-        "SESSION",
-    ]
-    .iter()
-    .any(|s| upper.contains(s))
+    crate::sandbox::may_hold_secret(name)
 }

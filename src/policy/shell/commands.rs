@@ -226,112 +226,90 @@ impl Walker {
     /// `sh -c 'script'`, `bash script.sh`, `sh <<EOF`, `... | sh`. The shell is a transparent
     /// wrapper only when it runs a script rein reads and no startup file it does not.
     fn shell(&mut self, name: &str, words: &[Word], ctx: &Ctx, stdin: Option<&Stdin>) {
-        let mut i = 1;
-        let mut dash_c = false;
-        let mut dash_s = false;
-        let mut risky: Option<String> = None;
-        while let Some(t) = words.get(i).and_then(Word::literal) {
-            if t == "--" || t == "-" {
-                i += 1;
-                break;
-            }
-            if let Some(long) = t.strip_prefix("--") {
-                match long {
-                    "norc" | "noprofile" | "posix" | "noediting" | "restricted" | "verbose" => {}
-                    _ => {
-                        risky.get_or_insert(format!("{name} {t} reads or changes startup files"));
-                        if matches!(long, "rcfile" | "init-file") {
-                            i += 1;
-                        }
-                    }
-                }
-                i += 1;
-                continue;
-            }
-            if !(t.starts_with('-') || t.starts_with('+')) || t.len() < 2 {
-                break;
-            }
-            i += 1;
-            for c in t.chars().skip(1) {
-                match c {
-                    'c' => dash_c = true,
-                    's' => dash_s = true,
-                    'i' | 'l' | 'O' | 'D' => {
-                        risky.get_or_insert(format!(
-                            "{name} -{c} reads startup files or changes how scripts run"
-                        ));
-                        if c == 'O' {
-                            i += 1;
-                        }
-                    }
-                    'o' => {
-                        let opt = words.get(i).and_then(Word::literal).unwrap_or_default();
-                        if !matches!(
-                            opt.as_str(),
-                            "pipefail" | "errexit" | "nounset" | "xtrace" | "noglob" | "noclobber"
-                        ) {
-                            risky.get_or_insert(format!("{name} -o {opt} changes how scripts run"));
-                        }
-                        i += 1;
-                    }
-                    c if "euxvfnrahkmpBCEHPT".contains(c) => {}
-                    _ => {
-                        risky.get_or_insert(format!("{name} -{c} is an option rein does not know"));
-                    }
-                }
-            }
-        }
-        if words.get(i).is_some_and(|w| w.literal().is_none()) && !dash_c && risky.is_none() {
+        let opts = shell_options(name, words);
+        let i = opts.operand;
+        let mut risky = opts.risky;
+        if words.get(i).is_some_and(|w| w.literal().is_none()) && !opts.dash_c && risky.is_none() {
             risky = Some(format!("{name} runs a script only known when it runs"));
         }
         if let Some(r) = &risky {
             // Startup files and unknown options run what no part shows.
             self.may_run_unseen(r);
         }
-        let via = format!("{name} -c");
-        let inner_ctx = ctx.with_doubt(risky.clone()).with_via(&via);
-        if dash_c {
-            match words.get(i).map(Word::literal) {
-                Some(Some(script)) => {
-                    self.emit_role(
-                        name.into(),
-                        words,
-                        &ctx.with_doubt(risky),
-                        Role::Wrapper,
-                        None,
-                    );
-                    self.script(&script, &inner_ctx);
-                }
-                Some(None) => {
-                    self.may_run_unseen(&format!("{name} runs a script only known when it runs"));
-                    let ctx = ctx.with_doubt(Some(format!(
-                        "{name} runs a script only known when it runs"
-                    )));
-                    self.emit(name.into(), words, &ctx);
-                    self.hidden_args(words, &ctx);
-                }
-                None => self.emit(name.into(), words, &ctx.with_doubt(risky)),
-            }
+        if opts.dash_c {
+            self.shell_dash_c(name, words, words.get(i), ctx, risky);
             return;
         }
-        if i < words.len() && !dash_s {
+        if i < words.len() && !opts.dash_s {
             // A script file: rated by its own rules (`bash build.sh`).
             self.may_run_unseen(&format!("{name} runs the commands of a file"));
             self.emit(name.into(), words, &ctx.with_doubt(risky));
             return;
         }
+        self.shell_stdin(name, words, ctx, stdin, risky);
+    }
+
+    /// `sh -c SCRIPT`: the script (`script`, the word after the options) is rated as commands
+    /// of their own when rein can read it.
+    fn shell_dash_c(
+        &mut self,
+        name: &str,
+        words: &[Word],
+        script: Option<&Word>,
+        ctx: &Ctx,
+        risky: Option<String>,
+    ) {
+        match script.map(Word::literal) {
+            Some(Some(script)) => {
+                self.shell_script(name, words, ctx, risky, &script, &format!("{name} -c"));
+            }
+            Some(None) => {
+                self.may_run_unseen(&format!("{name} runs a script only known when it runs"));
+                let ctx = ctx.with_doubt(Some(format!(
+                    "{name} runs a script only known when it runs"
+                )));
+                self.emit(name.into(), words, &ctx);
+                self.hidden_args(words, &ctx);
+            }
+            None => self.emit(name.into(), words, &ctx.with_doubt(risky)),
+        }
+    }
+
+    /// The shell as a wrapper, then the script it runs, rated as run `via` it.
+    fn shell_script(
+        &mut self,
+        name: &str,
+        words: &[Word],
+        ctx: &Ctx,
+        risky: Option<String>,
+        script: &str,
+        via: &str,
+    ) {
+        let inner = ctx.with_doubt(risky.clone()).with_via(via);
+        self.emit_role(
+            name.into(),
+            words,
+            &ctx.with_doubt(risky),
+            Role::Wrapper,
+            None,
+        );
+        self.script(script, &inner);
+    }
+
+    /// A shell that reads its script from its input: a here-document rein reads is rated, any
+    /// other input is not seen.
+    fn shell_stdin(
+        &mut self,
+        name: &str,
+        words: &[Word],
+        ctx: &Ctx,
+        stdin: Option<&Stdin>,
+        risky: Option<String>,
+    ) {
         match stdin {
             Some(Stdin::Script(s)) => {
                 let s = s.clone();
-                self.emit_role(
-                    name.into(),
-                    words,
-                    &ctx.with_doubt(risky),
-                    Role::Wrapper,
-                    None,
-                );
-                let stdin_via = format!("{name} stdin");
-                self.script(&s, &inner_ctx.with_via(&stdin_via));
+                self.shell_script(name, words, ctx, risky, &s, &format!("{name} stdin"));
             }
             Some(Stdin::Unknown) => {
                 self.may_run_unseen(&format!("{name} reads a script only known when it runs"));
@@ -519,4 +497,89 @@ fn is_special(base: &str) -> bool {
 
 pub(super) fn literals(words: &[Word]) -> Option<Vec<String>> {
     words.iter().map(Word::literal).collect()
+}
+
+/// What a shell's options say: where its operands start, whether it runs `-c SCRIPT` or reads
+/// its script from its input (`-s`), and the first option that reads startup files or
+/// changes how scripts run.
+struct ShellOptions {
+    operand: usize,
+    dash_c: bool,
+    dash_s: bool,
+    risky: Option<String>,
+}
+
+/// Reads the options of the shell `name` (`words[0]`).
+fn shell_options(name: &str, words: &[Word]) -> ShellOptions {
+    let mut o = ShellOptions {
+        operand: 1,
+        dash_c: false,
+        dash_s: false,
+        risky: None,
+    };
+    while let Some(t) = words.get(o.operand).and_then(Word::literal) {
+        if t == "--" || t == "-" {
+            o.operand += 1;
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            match long {
+                "norc" | "noprofile" | "posix" | "noediting" | "restricted" | "verbose" => {}
+                _ => {
+                    o.risky
+                        .get_or_insert(format!("{name} {t} reads or changes startup files"));
+                    if matches!(long, "rcfile" | "init-file") {
+                        o.operand += 1;
+                    }
+                }
+            }
+            o.operand += 1;
+            continue;
+        }
+        if !(t.starts_with('-') || t.starts_with('+')) || t.len() < 2 {
+            break;
+        }
+        o.operand += 1;
+        for c in t.chars().skip(1) {
+            o.short_flag(name, c, words);
+        }
+    }
+    o
+}
+
+impl ShellOptions {
+    /// One letter of a short-option word; `-O` and `-o` take the next word.
+    fn short_flag(&mut self, name: &str, c: char, words: &[Word]) {
+        match c {
+            'c' => self.dash_c = true,
+            's' => self.dash_s = true,
+            'i' | 'l' | 'O' | 'D' => {
+                self.risky.get_or_insert(format!(
+                    "{name} -{c} reads startup files or changes how scripts run"
+                ));
+                if c == 'O' {
+                    self.operand += 1;
+                }
+            }
+            'o' => {
+                let opt = words
+                    .get(self.operand)
+                    .and_then(Word::literal)
+                    .unwrap_or_default();
+                if !matches!(
+                    opt.as_str(),
+                    "pipefail" | "errexit" | "nounset" | "xtrace" | "noglob" | "noclobber"
+                ) {
+                    self.risky
+                        .get_or_insert(format!("{name} -o {opt} changes how scripts run"));
+                }
+                self.operand += 1;
+            }
+            c if "euxvfnrahkmpBCEHPT".contains(c) => {}
+            _ => {
+                self.risky
+                    .get_or_insert(format!("{name} -{c} is an option rein does not know"));
+            }
+        }
+    }
 }

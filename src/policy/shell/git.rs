@@ -111,6 +111,12 @@ impl Walker {
     /// `git`: global options are dropped so rules see `git <subcommand> ...`; those that can
     /// change what runs make the part doubtful.
     pub(super) fn git(&mut self, words: &[Word], ctx: &Ctx) {
+        let (i, reason) = self.git_global_options(words, ctx);
+        self.git_subcommand(words, i, &ctx.with_doubt(reason));
+    }
+
+    /// Reads git's global options: where the subcommand starts, and the first doubt they raise.
+    fn git_global_options(&mut self, words: &[Word], ctx: &Ctx) -> (usize, Option<String>) {
         let mut i = 1;
         let mut reason = None;
         while let Some(w) = words.get(i) {
@@ -134,42 +140,59 @@ impl Walker {
             if !t.starts_with('-') {
                 break;
             }
-            let (opt, attached) = match t.split_once('=') {
-                Some((o, _)) if WITH_ATTACHED.contains(&o) => (o.to_string(), true),
-                _ => (t.clone(), false),
-            };
-            let known = attached
-                || HARMLESS.contains(&opt.as_str())
-                || matches!(opt.as_str(), "-p" | "--paginate")
-                || WITH_VALUE.contains(&opt.as_str());
-            let takes_next = !attached && WITH_VALUE.contains(&opt.as_str());
-            let value = takes_next.then(|| words.get(i + 1)).flatten();
-            let r = if !known {
-                Some(format!("`{t}` is not a git option rein knows"))
-            } else if opt == "-C" {
-                value.and_then(|v| self.git_dir_doubt(v))
-            } else if HARMLESS.contains(&opt.as_str()) && !attached {
-                None
-            } else {
-                Some(format!(
-                    "git {opt} can change what git runs or reads as configuration"
-                ))
-            };
-            if let Some(r) = r {
+            let (doubt, step) = self.git_global_option(&t, words.get(i + 1), ctx);
+            if let Some(r) = doubt {
                 reason.get_or_insert(r);
             }
-            if opt == "-c"
-                && let Some(setting) = value.and_then(Word::literal)
-            {
-                self.git_setting(&setting, ctx);
-            }
-            i += if takes_next { 2 } else { 1 };
+            i += step;
         }
+        (i, reason)
+    }
+
+    /// One global option `t` (its value may be `next`): the doubt it raises and how many words
+    /// it takes.
+    fn git_global_option(
+        &mut self,
+        t: &str,
+        next: Option<&Word>,
+        ctx: &Ctx,
+    ) -> (Option<String>, usize) {
+        let (opt, attached) = match t.split_once('=') {
+            Some((o, _)) if WITH_ATTACHED.contains(&o) => (o.to_string(), true),
+            _ => (t.to_string(), false),
+        };
+        let known = attached
+            || HARMLESS.contains(&opt.as_str())
+            || matches!(opt.as_str(), "-p" | "--paginate")
+            || WITH_VALUE.contains(&opt.as_str());
+        let takes_next = !attached && WITH_VALUE.contains(&opt.as_str());
+        let value = next.filter(|_| takes_next);
+        let doubt = if !known {
+            Some(format!("`{t}` is not a git option rein knows"))
+        } else if opt == "-C" {
+            value.and_then(|v| self.git_dir_doubt(v))
+        } else if HARMLESS.contains(&opt.as_str()) && !attached {
+            None
+        } else {
+            Some(format!(
+                "git {opt} can change what git runs or reads as configuration"
+            ))
+        };
+        if opt == "-c"
+            && let Some(setting) = value.and_then(Word::literal)
+        {
+            self.git_setting(&setting, ctx);
+        }
+        (doubt, if takes_next { 2 } else { 1 })
+    }
+
+    /// `git <subcommand> ...` from word `i` on; a subcommand only known when it runs may be
+    /// any of the risky ones.
+    fn git_subcommand(&mut self, words: &[Word], i: usize, ctx: &Ctx) {
         let mut rest = vec![Word::lit("git")];
         rest.extend(words.iter().skip(i).cloned());
-        let ctx = ctx.with_doubt(reason);
         let Some(sub) = words.get(i) else {
-            self.emit("git".into(), &rest, &ctx);
+            self.emit("git".into(), &rest, ctx);
             return;
         };
         if sub.literal().is_none() {
@@ -192,7 +215,7 @@ impl Walker {
             );
             return;
         }
-        self.emit("git".into(), &rest, &ctx);
+        self.emit("git".into(), &rest, ctx);
     }
 
     /// `git -c KEY=VALUE` where the value is a command git runs (`core.pager`, an alias with

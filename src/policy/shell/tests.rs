@@ -340,6 +340,11 @@ fn unknowable_or_unsupported_commands_are_doubtful() {
         ("unset 'a[$(id)]'", Doubtful),
         ("a[$(id)]=1", Doubtful),
         ("echo \"$GITHUB_TOKEN\"", Doubtful),
+        // What the results mask (the sandbox's one list) is never printed unasked either.
+        ("echo \"$SENTRY_DSN\"", Doubtful),
+        ("echo $DEPLOY_KEY", Doubtful),
+        ("echo $DATABASE_URL", Doubtful),
+        ("echo $NPM_PAT", Doubtful),
         ("cat ~/.agents/env", Doubtful),
         ("cat /proc/self/envir?n", Doubtful),
         ("cd ~/.ssh && cat id_rsa", Doubtful),

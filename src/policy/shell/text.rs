@@ -3,6 +3,8 @@
 
 use super::MAX_PARTS;
 use super::words::Word;
+use std::iter::Peekable;
+use std::str::Chars;
 use tree_sitter::Tree;
 
 /// Removes backslash-newline line continuations that tree-sitter would read as word breaks
@@ -50,92 +52,122 @@ pub(super) fn join_continuations(text: &str, tree: &Tree) -> Option<String> {
 /// A rough split of text tree-sitter cannot parse: commands end at operators, words at
 /// unquoted blanks. Only used to find deny-worthy commands in input that is doubtful anyway.
 pub(super) fn crude_commands(text: &str) -> Vec<Vec<Word>> {
-    let mut cmds = Vec::new();
-    let mut cur: Vec<Word> = Vec::new();
-    let mut word = Word::default();
-    let mut in_word = false;
-    let mut drop_next = false;
-    let mut quote: Option<char> = None;
+    let mut split = CrudeSplit::default();
     let mut chars = text.chars().peekable();
-    let end_word =
-        |word: &mut Word, in_word: &mut bool, drop_next: &mut bool, cur: &mut Vec<Word>| {
-            if *in_word {
-                let w = std::mem::take(word);
-                if *drop_next {
-                    *drop_next = false;
-                } else {
-                    cur.push(w);
-                }
-                *in_word = false;
-            }
-        };
     while let Some(c) = chars.next() {
-        match quote {
-            Some('\'') if c == '\'' => quote = None,
-            Some('\'') => word.push_char(c, true),
-            Some(_) if c == '"' => quote = None,
-            Some(_) if c == '\\' => match chars.peek().copied() {
+        match split.quote {
+            Some(q) => split.quoted(q, c, &mut chars),
+            None => split.unquoted(c, &mut chars),
+        }
+        if split.cmds.len() > MAX_PARTS {
+            break;
+        }
+    }
+    split.end_word();
+    let mut cmds = split.cmds;
+    cmds.push(split.cur);
+    without_keywords(cmds)
+}
+
+/// Where [`crude_commands`] is in the text.
+#[derive(Default)]
+struct CrudeSplit {
+    /// The commands so far.
+    cmds: Vec<Vec<Word>>,
+    /// The words of the command being read.
+    cur: Vec<Word>,
+    /// The word being read.
+    word: Word,
+    in_word: bool,
+    /// The next word is a redirection's target, not an argument.
+    drop_next: bool,
+    /// The open quote, if any.
+    quote: Option<char>,
+}
+
+impl CrudeSplit {
+    fn end_word(&mut self) {
+        if self.in_word {
+            let w = std::mem::take(&mut self.word);
+            if self.drop_next {
+                self.drop_next = false;
+            } else {
+                self.cur.push(w);
+            }
+            self.in_word = false;
+        }
+    }
+
+    fn end_command(&mut self) {
+        self.end_word();
+        if !self.cur.is_empty() {
+            self.cmds.push(std::mem::take(&mut self.cur));
+        }
+    }
+
+    /// `c` inside the quote `q`.
+    fn quoted(&mut self, q: char, c: char, chars: &mut Peekable<Chars<'_>>) {
+        match q {
+            '\'' if c == '\'' => self.quote = None,
+            '\'' => self.word.push_char(c, true),
+            _ if c == '"' => self.quote = None,
+            _ if c == '\\' => match chars.peek().copied() {
                 Some('\n') => {
                     chars.next();
                 }
                 Some(n @ ('$' | '`' | '"' | '\\')) => {
                     chars.next();
-                    word.push_char(n, true);
+                    self.word.push_char(n, true);
                 }
-                _ => word.push_char('\\', true),
+                _ => self.word.push_char('\\', true),
             },
-            Some(_) => word.push_char(c, true),
-            None => match c {
-                '\'' | '"' => {
-                    quote = Some(c);
-                    in_word = true;
-                }
-                '\\' => {
-                    if let Some(n) = chars.next()
-                        && n != '\n'
-                    {
-                        word.push_char(n, true);
-                        in_word = true;
-                    }
-                }
-                '#' if !in_word => {
-                    for n in chars.by_ref() {
-                        if n == '\n' {
-                            break;
-                        }
-                    }
-                    end_word(&mut word, &mut in_word, &mut drop_next, &mut cur);
-                    if !cur.is_empty() {
-                        cmds.push(std::mem::take(&mut cur));
-                    }
-                }
-                '<' | '>' => {
-                    end_word(&mut word, &mut in_word, &mut drop_next, &mut cur);
-                    drop_next = true;
-                }
-                ';' | '&' | '|' | '(' | ')' | '`' | '\n' | '$'
-                    if c != '$' || chars.peek() == Some(&'(') =>
-                {
-                    end_word(&mut word, &mut in_word, &mut drop_next, &mut cur);
-                    if !cur.is_empty() {
-                        cmds.push(std::mem::take(&mut cur));
-                    }
-                }
-                c if c.is_whitespace() => {
-                    end_word(&mut word, &mut in_word, &mut drop_next, &mut cur)
-                }
-                _ => {
-                    word.push_char(c, false);
-                    in_word = true;
-                }
-            },
-        }
-        if cmds.len() > MAX_PARTS {
-            break;
+            _ => self.word.push_char(c, true),
         }
     }
-    end_word(&mut word, &mut in_word, &mut drop_next, &mut cur);
-    cmds.push(cur);
+
+    /// `c` outside quotes.
+    fn unquoted(&mut self, c: char, chars: &mut Peekable<Chars<'_>>) {
+        match c {
+            '\'' | '"' => {
+                self.quote = Some(c);
+                self.in_word = true;
+            }
+            '\\' => {
+                if let Some(n) = chars.next()
+                    && n != '\n'
+                {
+                    self.word.push_char(n, true);
+                    self.in_word = true;
+                }
+            }
+            '#' if !self.in_word => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+                self.end_command();
+            }
+            '<' | '>' => {
+                self.end_word();
+                self.drop_next = true;
+            }
+            ';' | '&' | '|' | '(' | ')' | '`' | '\n' | '$'
+                if c != '$' || chars.peek() == Some(&'(') =>
+            {
+                self.end_command()
+            }
+            c if c.is_whitespace() => self.end_word(),
+            _ => {
+                self.word.push_char(c, false);
+                self.in_word = true;
+            }
+        }
+    }
+}
+
+/// `cmds` without their leading keywords and assignments, and without the empty ones.
+fn without_keywords(cmds: Vec<Vec<Word>>) -> Vec<Vec<Word>> {
     const KEYWORDS: &[&str] = &[
         "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time",
     ];

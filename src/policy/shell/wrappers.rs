@@ -71,6 +71,30 @@ impl Walker {
     ) -> bool {
         match name {
             "env" => self.env(words, ctx, stdin),
+            "command" | "builtin" | "exec" => self.builtin_wrapper(name, words, ctx, stdin),
+            "xargs" => self.xargs(words, ctx),
+            "flock" => self.flock(words, ctx),
+            "watch" => self.watch(words, ctx),
+            // The named wrappers first: a name on both lists is handled as named.
+            _ => {
+                return self.option_wrapper(name, words, ctx, stdin)
+                    || self.elevating_wrapper(name, words, ctx, stdin)
+                    || self.runner(name, words, ctx, stdin);
+            }
+        }
+        true
+    }
+
+    /// The wrappers that only change how a command runs (its time, priority, buffers,
+    /// session): their options are read and the command after them is rated.
+    fn option_wrapper(
+        &mut self,
+        name: &str,
+        words: &[Word],
+        ctx: &Ctx,
+        stdin: Option<&Stdin>,
+    ) -> bool {
+        match name {
             "timeout" => {
                 let p = TIMEOUT.parse(words, 1);
                 // The first operand is the duration.
@@ -111,8 +135,21 @@ impl Walker {
                     self.pass_through(name, words, &p, p.rest + 1, ctx, stdin, None);
                 }
             }
-            "command" | "builtin" | "exec" => self.builtin_wrapper(name, words, ctx, stdin),
-            "xargs" => self.xargs(words, ctx),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The wrappers that run a command as someone else, elsewhere or recorded: they need a
+    /// rule themselves.
+    fn elevating_wrapper(
+        &mut self,
+        name: &str,
+        words: &[Word],
+        ctx: &Ctx,
+        stdin: Option<&Stdin>,
+    ) -> bool {
+        match name {
             "time" => {
                 // Reached by path or through another wrapper: GNU time, not the keyword.
                 let p = GNU_TIME.parse(words, 1);
@@ -124,7 +161,6 @@ impl Walker {
                 let p = SUDO.parse(words, 1);
                 self.run_inside(name, words, &p, p.rest, ctx, stdin, None);
             }
-            "flock" => self.flock(words, ctx),
             "script" => {
                 let p = SCRIPT.parse(words, 1);
                 let ctx = ctx.with_doubt(Some("script records to a file".into()));
@@ -147,7 +183,15 @@ impl Walker {
                 self.emit(name.into(), words, &ctx);
                 self.dash_c_script(words, &ctx);
             }
-            "watch" => self.watch(words, ctx),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Multi-call binaries and the other programs that run a command given as arguments
+    /// ([`RUNNERS`]): every later word may be the command.
+    fn runner(&mut self, name: &str, words: &[Word], ctx: &Ctx, stdin: Option<&Stdin>) -> bool {
+        match name {
             "busybox" | "toybox" | "coproc" => {
                 let reason = format!("{name} runs its own version of a command");
                 let ctx = ctx.with_doubt(Some(reason));

@@ -186,30 +186,97 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
             ))
         })?;
     let mut running = start(ctx, command)?;
-    let Some(mut stdout) = running.child.stdout.take() else {
+    let Some(stdout) = running.child.stdout.take() else {
         return Err(ToolError::new("could not capture the command's output."));
     };
-
-    let mut out = Output::new(ctx.temp_dir.clone(), &ctx.call_id);
-    let send = |chunk: String| {
-        ctx.events.send(Event::ToolOutputDelta {
-            call_id: ctx.call_id.clone(),
-            chunk,
-        })
+    let mut stream = Streaming {
+        ctx,
+        stdout,
+        out: Output::new(ctx.temp_dir.clone(), &ctx.call_id),
+        buf: vec![0u8; 32 * 1024],
+        eof: false,
     };
-    let mut buf = vec![0u8; 32 * 1024];
+    let end = watch(&mut running, &mut stream, timeout).await?;
+    let status = match end {
+        End::Exited(status) => status,
+        _ => {
+            let status = stop(&mut running).await;
+            // Collect what was written before the stop. An interrupt returns at once: its
+            // output is not shown to the model.
+            if !stream.eof && !matches!(end, End::Cancelled) {
+                let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, stream.drain()).await;
+            }
+            status
+        }
+    };
+    let finished = running.finish(status);
+    let mut out = stream.out;
+    if let Some(chunk) = out.flush_stream() {
+        send_chunk(ctx, chunk);
+    }
+    if let Some(e) = &finished.setup_error {
+        return Err(ToolError(format!(
+            "the sandbox could not be set up for this command: {e}"
+        )));
+    }
+    result(ctx, out, &end, &finished, timeout)
+}
+
+/// Shows a chunk of the command's output live.
+fn send_chunk(ctx: &ToolCtx, chunk: String) {
+    ctx.events.send(Event::ToolOutputDelta {
+        call_id: ctx.call_id.clone(),
+        chunk,
+    })
+}
+
+/// A command's output as it streams: kept (and saved when long) and shown chunk by chunk.
+struct Streaming<'a> {
+    ctx: &'a ToolCtx,
+    stdout: tokio::process::ChildStdout,
+    out: Output,
+    buf: Vec<u8>,
+    eof: bool,
+}
+
+impl Streaming<'_> {
+    /// Takes in the `n` bytes just read.
+    fn take(&mut self, n: usize) {
+        if let Some(chunk) = self.out.push(&self.buf[..n]) {
+            send_chunk(self.ctx, chunk);
+        }
+    }
+
+    /// Reads until end-of-file (bounded by the caller).
+    async fn drain(&mut self) {
+        while let Ok(n) = self.stdout.read(&mut self.buf).await {
+            if n == 0 {
+                break;
+            }
+            self.take(n);
+        }
+    }
+}
+
+/// Streams the output until the command exits (and its output ends), is interrupted or
+/// times out.
+async fn watch(
+    running: &mut Supervised,
+    stream: &mut Streaming<'_>,
+    timeout: u64,
+) -> Result<End, ToolError> {
     let deadline = tokio::time::sleep(Duration::from_secs(timeout));
     tokio::pin!(deadline);
+    let cancel = stream.ctx.cancel.clone();
     let mut status: Option<ExitStatus> = None;
-    let mut eof = false;
     // The supervisor exits only once every process of the command is gone, so the output
     // reaches end-of-file right after; the limit guards against the unforeseen.
     let mut drain_until: Option<Instant> = None;
-    let end = loop {
+    loop {
         if let Some(status) = status
-            && (eof || drain_until.is_some_and(|t| Instant::now() >= t))
+            && (stream.eof || drain_until.is_some_and(|t| Instant::now() >= t))
         {
-            break End::Exited(status);
+            return Ok(End::Exited(status));
         }
         let drain = async {
             match drain_until {
@@ -219,15 +286,11 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
         };
         tokio::select! {
             biased;
-            _ = ctx.cancel.cancelled(), if status.is_none() => break End::Cancelled,
-            _ = &mut deadline, if status.is_none() => break End::TimedOut,
-            read = stdout.read(&mut buf), if !eof => match read {
-                Ok(0) | Err(_) => eof = true,
-                Ok(n) => {
-                    if let Some(chunk) = out.push(&buf[..n]) {
-                        send(chunk);
-                    }
-                }
+            _ = cancel.cancelled(), if status.is_none() => return Ok(End::Cancelled),
+            _ = &mut deadline, if status.is_none() => return Ok(End::TimedOut),
+            read = stream.stdout.read(&mut stream.buf), if !stream.eof => match read {
+                Ok(0) | Err(_) => stream.eof = true,
+                Ok(n) => stream.take(n),
             },
             waited = running.child.wait(), if status.is_none() => match waited {
                 Ok(s) => {
@@ -238,40 +301,7 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
             },
             _ = drain => {}
         }
-    };
-
-    let status = match end {
-        End::Exited(status) => status,
-        _ => {
-            let status = stop(&mut running).await;
-            // Collect what was written before the stop. An interrupt returns at once: its
-            // output is not shown to the model.
-            if !eof && !matches!(end, End::Cancelled) {
-                let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, async {
-                    while let Ok(n) = stdout.read(&mut buf).await {
-                        if n == 0 {
-                            break;
-                        }
-                        if let Some(chunk) = out.push(&buf[..n]) {
-                            send(chunk);
-                        }
-                    }
-                })
-                .await;
-            }
-            status
-        }
-    };
-    let finished = running.finish(status);
-    if let Some(chunk) = out.flush_stream() {
-        send(chunk);
     }
-    if let Some(e) = &finished.setup_error {
-        return Err(ToolError(format!(
-            "the sandbox could not be set up for this command: {e}"
-        )));
-    }
-    result(ctx, out, &end, &finished, timeout)
 }
 
 /// The tool result for a command that ran.

@@ -109,6 +109,32 @@ fn load(path: &ResolvedPath) -> Result<String, ToolError> {
 
 /// Checks the arguments against the current file and computes the new content.
 fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
+    check_args(args)?;
+    let path = resolve(ctx, &args.path)?;
+    let old = load(&path)?;
+    // A never-read file may be edited where the model quotes text that occurs exactly once:
+    // it knows what it replaces and nothing else changes. Anything else needs the read
+    // (write_file always does), and a file changed since the read is read again.
+    let quoted_once = old.matches(args.old_str.as_str()).count() == 1;
+    if ctx.reads.was_read(&path) || !quoted_once {
+        ctx.reads
+            .check_showing(&path, Some(&old), &Fingerprint::of(old.as_bytes()), "edit")?;
+    }
+    let eol = if uses_crlf(&old) { "\r\n" } else { "\n" };
+    let found = find_matches(&old, args, eol, &path)?;
+    let (new, regions) = replace(&old, &found, eol);
+    Ok(Edit {
+        access: Access::Write { path: path.clone() },
+        diff: EditDiff::between(Some(&old), &new),
+        path,
+        old,
+        new,
+        regions,
+    })
+}
+
+/// Refuses an edit that could not change anything.
+fn check_args(args: &Args) -> Result<(), ToolError> {
     if args.old_str.is_empty() {
         return Err(ToolError::new(
             "`old_str` is empty. To create a file use write_file; to insert text, put an \
@@ -121,19 +147,26 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
              replacement text in new_str.",
         ));
     }
-    let path = resolve(ctx, &args.path)?;
-    let old = load(&path)?;
-    // A never-read file may be edited where the model quotes text that occurs exactly once:
-    // it knows what it replaces and nothing else changes. Anything else needs the read
-    // (write_file always does), and a file changed since the read is read again.
-    let quoted_once = old.matches(args.old_str.as_str()).count() == 1;
-    if ctx.reads.was_read(&path) || !quoted_once {
-        ctx.reads
-            .check_showing(&path, Some(&old), &Fingerprint::of(old.as_bytes()), "edit")?;
-    }
-    let eol = if uses_crlf(&old) { "\r\n" } else { "\n" };
+    Ok(())
+}
 
-    // Try the text in the file's line-ending style first, then exactly as given.
+/// Where `old_str` is found in the file, and what replaces it there.
+struct Matches {
+    /// The text looked for, in the line-ending style it was found in.
+    needle: String,
+    replacement: String,
+    /// Byte offsets of the occurrences to replace.
+    positions: Vec<usize>,
+}
+
+/// The occurrences to replace: `old_str` in the file's line-ending style first, then exactly
+/// as given; more than one only with `replace_all`.
+fn find_matches(
+    old: &str,
+    args: &Args,
+    eol: &str,
+    path: &ResolvedPath,
+) -> Result<Matches, ToolError> {
     let mut tries = vec![(with_eol(&args.old_str, eol), with_eol(&args.new_str, eol))];
     if tries[0].0 != args.old_str {
         tries.push((args.old_str.clone(), args.new_str.clone()));
@@ -143,7 +176,7 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
         (!positions.is_empty()).then_some((needle, replacement, positions))
     });
     let Some((needle, replacement, positions)) = found else {
-        let hint = hint::not_found(&old, &args.old_str);
+        let hint = hint::not_found(old, &args.old_str);
         return Err(ToolError(format!(
             "old_str was not found in {}.{hint}",
             path.display
@@ -151,7 +184,7 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
     };
     let replace_all = args.replace_all.unwrap_or(false);
     if positions.len() > 1 && !replace_all {
-        let lines = line_numbers(&old, &positions);
+        let lines = line_numbers(old, &positions);
         let mut listed: Vec<String> = lines
             .iter()
             .take(MAX_LISTED_MATCHES)
@@ -173,19 +206,26 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
     } else {
         vec![positions[0]]
     };
+    Ok(Matches {
+        needle,
+        replacement,
+        positions,
+    })
+}
 
-    let mut new = String::with_capacity(old.len() + positions.len() * replacement.len());
-    let mut regions = Vec::with_capacity(positions.len());
+/// The new content and the byte ranges of the replacements in it. An edit that reaches the
+/// end of the file keeps its trailing newline as it was.
+fn replace(old: &str, m: &Matches, eol: &str) -> (String, Vec<(usize, usize)>) {
+    let mut new = String::with_capacity(old.len() + m.positions.len() * m.replacement.len());
+    let mut regions = Vec::with_capacity(m.positions.len());
     let mut from = 0;
-    for &p in &positions {
+    for &p in &m.positions {
         new.push_str(&old[from..p]);
-        regions.push((new.len(), new.len() + replacement.len()));
-        new.push_str(&replacement);
-        from = p + needle.len();
+        regions.push((new.len(), new.len() + m.replacement.len()));
+        new.push_str(&m.replacement);
+        from = p + m.needle.len();
     }
     new.push_str(&old[from..]);
-
-    // An edit that reaches the end of the file keeps its trailing newline as it was.
     if from == old.len() && !new.is_empty() {
         let had = old.ends_with('\n');
         if had && !new.ends_with('\n') {
@@ -195,14 +235,7 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
             new.truncate(new.len() - cut);
         }
     }
-    Ok(Edit {
-        access: Access::Write { path: path.clone() },
-        diff: EditDiff::between(Some(&old), &new),
-        path,
-        old,
-        new,
-        regions,
-    })
+    (new, regions)
 }
 
 /// The edited regions of the new content with line numbers and a little context.

@@ -289,8 +289,8 @@ async fn a_file_must_have_been_read_and_unchanged() {
     let err = run(&t, edit("f.txt", "beta", "gamma")).await.unwrap_err();
     assert!(
         err.starts_with(
-            "f.txt exists and you have not read it yet: read it with read_file first, then \
-             edit it. Nothing was changed."
+            "f.txt exists and you had not read it, so nothing was changed. Here it is (it \
+             counts as read now). Now call str_replace again"
         ) && err.ends_with("     3\tbeta\n"),
         "{err}"
     );

@@ -125,6 +125,7 @@ fn render_line(kept: &[u8], full_len: usize) -> String {
     }
 }
 
+/// Lines `offset..offset + limit` of `file`, numbered, and how much of the file follows.
 fn read(
     path: &ResolvedPath,
     mut file: &fs::File,
@@ -156,26 +157,9 @@ fn read(
         }
         line_no += 1;
     }
-    let mut out = String::new();
-    let mut shown = 0u64;
-    let mut pending: Option<String> = None;
-    while shown < limit {
-        let Some(full) = next_line(&mut reader, MAX_LINE_BYTES, &mut line).map_err(cannot)? else {
-            break;
-        };
-        let rendered = format!("{:>6}\t{}", line_no + 1, render_line(&line, full));
-        if out.len() + rendered.len() + 1 > MAX_OUTPUT_BYTES && shown > 0 {
-            pending = Some(rendered);
-            break;
-        }
-        if shown > 0 {
-            out.push('\n');
-        }
-        out.push_str(&rendered);
-        line_no += 1;
-        shown += 1;
-    }
-    if shown == 0 && pending.is_none() {
+    let page = Page::read(&mut reader, &mut line, line_no, limit).map_err(cannot)?;
+    if page.shown == 0 && page.pending.is_none() {
+        let line_no = page.line_no;
         if line_no == 0 {
             return Ok(format!("({} is empty)", path.display));
         }
@@ -185,11 +169,69 @@ fn read(
             if line_no == 1 { "" } else { "s" }
         )));
     }
-    // Count what remains so the model knows how far it is from the end.
-    let mut remaining = u64::from(pending.is_some());
+    let rest = rest_note(&mut reader, &mut line, &page).map_err(cannot)?;
+    Ok(page.text + &rest)
+}
+
+/// The lines shown by one read.
+struct Page {
+    /// The numbered lines, joined by newlines.
+    text: String,
+    /// How many lines `text` holds.
+    shown: u64,
+    /// The number of the last line shown (or skipped).
+    line_no: u64,
+    /// A line that was read but did not fit in the output.
+    pending: Option<String>,
+}
+
+impl Page {
+    /// Up to `limit` lines after line `line_no`, within the output's size.
+    fn read(
+        reader: &mut impl BufRead,
+        line: &mut Vec<u8>,
+        mut line_no: u64,
+        limit: u64,
+    ) -> std::io::Result<Page> {
+        let mut text = String::new();
+        let mut shown = 0u64;
+        let mut pending: Option<String> = None;
+        while shown < limit {
+            let Some(full) = next_line(reader, MAX_LINE_BYTES, line)? else {
+                break;
+            };
+            let rendered = format!("{:>6}\t{}", line_no + 1, render_line(line, full));
+            if text.len() + rendered.len() + 1 > MAX_OUTPUT_BYTES && shown > 0 {
+                pending = Some(rendered);
+                break;
+            }
+            if shown > 0 {
+                text.push('\n');
+            }
+            text.push_str(&rendered);
+            line_no += 1;
+            shown += 1;
+        }
+        Ok(Page {
+            text,
+            shown,
+            line_no,
+            pending,
+        })
+    }
+}
+
+/// What follows `page` in the file, so the model knows how far it is from the end: counted
+/// up to a budget, then "more than".
+fn rest_note(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    page: &Page,
+) -> std::io::Result<String> {
+    let mut remaining = u64::from(page.pending.is_some());
     let mut scanned = 0u64;
     let mut exhausted = true;
-    while let Some(len) = next_line(&mut reader, 0, &mut line).map_err(cannot)? {
+    while let Some(len) = next_line(reader, 0, line)? {
         remaining += 1;
         scanned += len as u64 + 1;
         if scanned > COUNT_BUDGET_BYTES {
@@ -197,18 +239,17 @@ fn read(
             break;
         }
     }
-    let next = line_no + 1;
-    if !exhausted {
-        out.push_str(&format!(
+    let next = page.line_no + 1;
+    Ok(if !exhausted {
+        format!(
             "\n... the file continues (more than {remaining} more lines); call read_file with offset={next} to continue"
-        ));
+        )
     } else if remaining > 0 {
         let plural = if remaining == 1 { "line" } else { "lines" };
-        out.push_str(&format!(
-            "\n... {remaining} more {plural}; call read_file with offset={next} to continue"
-        ));
-    }
-    Ok(out)
+        format!("\n... {remaining} more {plural}; call read_file with offset={next} to continue")
+    } else {
+        String::new()
+    })
 }
 
 impl Tool for ReadFile {

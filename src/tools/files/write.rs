@@ -304,8 +304,8 @@ mod tests {
         let err = prepare_err(&t, args.clone());
         assert!(
             err.starts_with(
-                "calc.py exists and you have not read it yet: read it with read_file first, \
-                 then write it."
+                "calc.py exists and you had not read it, so nothing was changed. Here it is \
+                 (it counts as read now). Now call write_file again"
             ),
             "{err}"
         );
@@ -320,7 +320,7 @@ mod tests {
         let err = prepare_err(&t, args.clone());
         assert!(
             err.starts_with(
-                "calc.py changed since you read it; read it again with read_file, then write it."
+                "calc.py changed since you read it, so nothing was changed. Here it is"
             ) && err.ends_with("     2\t    return b + a\n"),
             "{err}"
         );

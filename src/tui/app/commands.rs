@@ -3,10 +3,10 @@
 
 use super::{App, Effect};
 use crate::protocol::Op;
+use crate::tui::layers::session_picker::SessionPicker;
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
 use crate::tui::view::picker::PickerItem;
-use crate::tui::view::session_picker::SessionPicker;
 use crate::tui::wrap::RichLine;
 use ratatui::style::Modifier;
 use ratatui::text::Span;
@@ -210,17 +210,7 @@ impl App {
         }
         match name {
             "help" => self.help(),
-            "clear" => {
-                self.send(Op::Clear);
-                self.conversation.clear();
-                self.tool_cells.clear();
-                self.response = Default::default();
-                self.file_changes.clear();
-                self.todos.clear();
-                self.last_answer = None;
-                self.queued.clear();
-                self.status.used_tokens = 0;
-            }
+            "clear" => self.clear(),
             "compact" => {
                 // The agent says "Compacting…" itself, then how much it freed.
                 let focus = (!args.is_empty()).then(|| args.to_string());
@@ -257,17 +247,7 @@ impl App {
                 self.push_cell(CellKind::Todos(todos));
             }
             "diff" => self.diff(),
-            "copy" => match self.last_answer.clone() {
-                Some(text) => {
-                    let n = text.chars().count();
-                    self.effect(Effect::Copy(text));
-                    self.notice(
-                        format!("copied the last answer ({n} characters)"),
-                        Level::Info,
-                    );
-                }
-                None => self.notice("nothing to copy yet", Level::Info),
-            },
+            "copy" => self.copy_last_answer(),
             "quit" | "exit" => self.request_quit(),
             "init" => self.run_custom("init", args),
             other if self.custom_commands.iter().any(|c| c.name == other) => {
@@ -281,6 +261,34 @@ impl App {
                 format!("unknown command /{other} · /help lists the commands"),
                 Level::Warn,
             ),
+        }
+    }
+
+    /// `/clear`: the agent starts a new conversation; so does the screen.
+    fn clear(&mut self) {
+        self.send(Op::Clear);
+        self.conversation.clear();
+        self.tool_cells.clear();
+        self.response = Default::default();
+        self.file_changes.clear();
+        self.todos.clear();
+        self.last_answer = None;
+        self.queued.clear();
+        self.status.used_tokens = 0;
+    }
+
+    /// `/copy`: the last answer goes to the clipboard.
+    fn copy_last_answer(&mut self) {
+        match self.last_answer.clone() {
+            Some(text) => {
+                let n = text.chars().count();
+                self.effect(Effect::Copy(text));
+                self.notice(
+                    format!("copied the last answer ({n} characters)"),
+                    Level::Info,
+                );
+            }
+            None => self.notice("nothing to copy yet", Level::Info),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use super::{App, Response};
 use crate::protocol::{
-    ApprovalMode, Event, HistoryItem, SessionInfo, ToolDisplay, ToolStatus, TurnOutcome,
+    ApprovalMode, Event, NoticeLevel, SessionInfo, ToolDisplay, ToolStatus, TurnOutcome,
 };
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::diff::FileDiff;
@@ -10,8 +10,17 @@ use crate::tui::view::stream::MarkdownStream;
 use crate::tui::view::tool::{ChildCall, ToolCell};
 use crate::tui::wrap::one_line;
 
+/// The cell level a notice of this level is drawn with.
+fn notice_level(level: NoticeLevel) -> Level {
+    match level {
+        NoticeLevel::Info => Level::Info,
+        NoticeLevel::Warn => Level::Warn,
+        NoticeLevel::Error => Level::Error,
+    }
+}
+
 impl App {
-    /// Applies one event from the agent.
+    /// Applies one event from the agent (live, or replayed when a session is resumed).
     pub fn on_agent_event(&mut self, event: Event) {
         self.mark_dirty();
         match event {
@@ -20,55 +29,16 @@ impl App {
                 self.busy = true;
                 self.turn_started.get_or_insert(self.now);
             }
-            Event::ReasoningDelta { text } => {
-                self.clear_retry();
-                let i = match self.response.reasoning {
-                    Some(i) => i,
-                    None => {
-                        let i = self.push_cell(CellKind::Reasoning {
-                            text: String::new(),
-                            streaming: true,
-                        });
-                        self.response.reasoning = Some(i);
-                        i
-                    }
-                };
-                if let Some(cell) = self.conversation.get_mut(i) {
-                    if let CellKind::Reasoning { text: t, .. } = &mut cell.kind {
-                        t.push_str(&text);
-                    }
-                    cell.invalidate();
-                }
+            Event::UserMessage { text } => {
+                self.push_cell(CellKind::User(text));
             }
-            Event::AssistantDelta { text } => {
-                self.clear_retry();
-                self.end_reasoning();
-                let i = match self.response.text {
-                    Some(i) => i,
-                    None => {
-                        let i = self.push_cell(CellKind::Assistant(MarkdownStream::default()));
-                        self.response.text = Some(i);
-                        i
-                    }
-                };
-                if let Some(cell) = self.conversation.get_mut(i)
-                    && let CellKind::Assistant(stream) = &mut cell.kind
-                {
-                    stream.push(&text);
-                }
-            }
+            Event::ReasoningDelta { text } => self.reasoning_delta(&text),
+            Event::AssistantDelta { text } => self.assistant_delta(&text),
             Event::AssistantMessage { text } => {
                 self.clear_retry();
                 self.assistant_message(text);
             }
-            Event::ToolCallStarted { call_id, display } => {
-                self.clear_retry();
-                self.end_response();
-                let mut cell = ToolCell::new(call_id.clone(), display, self.now);
-                cell.proposed = self.proposed_diff(&cell.display);
-                let i = self.push_cell(CellKind::Tool(Box::new(cell)));
-                self.tool_cells.insert(call_id, i);
-            }
+            Event::ToolCallStarted { call_id, display } => self.tool_started(call_id, display),
             Event::ToolOutputDelta { call_id, chunk } => {
                 if let Some(tool) = self.tool_mut(&call_id) {
                     tool.push_output(&chunk);
@@ -80,17 +50,35 @@ impl App {
                 output,
                 elapsed_ms,
                 exit_code,
-            } => {
-                if let Some(&i) = self.tool_cells.get(&call_id)
-                    && let Some(cell) = self.conversation.get_mut(i)
-                {
-                    if let CellKind::Tool(tool) = &mut cell.kind {
-                        tool.finish(status, output, elapsed_ms);
-                        tool.exit_code = exit_code;
+            } => self.tool_finished(&call_id, status, output, elapsed_ms, exit_code),
+            Event::FileChanged {
+                call_id,
+                path,
+                old,
+                new,
+            } => self.file_changed(&call_id, path, old, new),
+            Event::TodosUpdated { todos } => self.todos = todos,
+            Event::SubagentStarted {
+                task_id,
+                description,
+            } => self.subagent_started(task_id, description),
+            Event::Subagent { task_id, event } => self.subagent_event(&task_id, *event),
+            Event::SubagentFinished { task_id, .. } => {
+                if let Some(tool) = self.tool_mut(&task_id) {
+                    for c in &mut tool.children {
+                        c.status.get_or_insert(ToolStatus::Interrupted);
                     }
-                    cell.invalidate();
                 }
             }
+            Event::TurnFinished { outcome } => self.turn_finished(outcome),
+            other => self.on_status_event(other),
+        }
+    }
+
+    /// The events that change no cell of a running response: notices, answers to listings,
+    /// the status line, approvals and rewinds.
+    fn on_status_event(&mut self, event: Event) {
+        match event {
             Event::ApprovalRequested(req) => self.enqueue_approval(req),
             Event::ApprovalWithdrawn { id } => self.withdraw_approval(&id),
             Event::RewindPoints { points } => self.on_rewind_points(points),
@@ -102,37 +90,6 @@ impl App {
                 skipped,
                 ..
             } => self.on_rewound(message, conversation, restored, skipped),
-            Event::FileChanged {
-                call_id,
-                path,
-                old,
-                new,
-            } => self.file_changed(&call_id, path, old, new),
-            Event::TodosUpdated { todos } => self.todos = todos,
-            Event::SubagentStarted {
-                task_id,
-                description,
-            } => {
-                if !self.tool_cells.contains_key(&task_id) {
-                    let display = crate::protocol::ToolDisplay::Task {
-                        description: description.clone(),
-                    };
-                    let cell = ToolCell::new(task_id.clone(), display, self.now);
-                    let i = self.push_cell(CellKind::Tool(Box::new(cell)));
-                    self.tool_cells.insert(task_id.clone(), i);
-                }
-                if let Some(tool) = self.tool_mut(&task_id) {
-                    tool.subagent = Some(description);
-                }
-            }
-            Event::Subagent { task_id, event } => self.subagent_event(&task_id, *event),
-            Event::SubagentFinished { task_id, .. } => {
-                if let Some(tool) = self.tool_mut(&task_id) {
-                    for c in &mut tool.children {
-                        c.status.get_or_insert(ToolStatus::Interrupted);
-                    }
-                }
-            }
             Event::Compacted {
                 before_tokens,
                 after_tokens,
@@ -155,9 +112,11 @@ impl App {
                 delay_ms,
                 reason,
             } => self.retrying(attempt, max_attempts, delay_ms, &reason),
-            Event::Notice { text } => self.notice(text, Level::Info),
+            Event::Notice { level, text } => self.notice(text, notice_level(level)),
             Event::ModelQuirk { text, .. } => self.notice(text, Level::Warn),
             Event::Error { message } => self.notice(message, Level::Error),
+            Event::ImagesAttached { labels } => self.images_attached(&labels),
+            Event::PromptReturned { text } => self.prompt_returned(text),
             Event::ModelChanged { model } => {
                 self.status.model = one_line(&model);
                 self.notice(format!("model: {model}"), Level::Info);
@@ -171,7 +130,6 @@ impl App {
             Event::ModeChanged { mode } => self.status.mode = mode,
             Event::Permissions { rules } => self.show_permissions(rules),
             Event::Models { models, error } => self.models_listed(models, error),
-            Event::TurnFinished { outcome } => self.turn_finished(outcome),
             Event::SessionsListed {
                 sessions,
                 here,
@@ -181,6 +139,122 @@ impl App {
             Event::MemoryListed { files } => self.memory_listed(&files),
             Event::Indexing { active } => self.status.indexing = active,
             Event::CommandsListed { commands } => self.custom_commands = commands,
+            // Applied by `on_agent_event` (listed so a new event must be placed).
+            Event::SessionConfigured(_)
+            | Event::TurnStarted
+            | Event::UserMessage { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::AssistantDelta { .. }
+            | Event::AssistantMessage { .. }
+            | Event::ToolCallStarted { .. }
+            | Event::ToolOutputDelta { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::FileChanged { .. }
+            | Event::TodosUpdated { .. }
+            | Event::SubagentStarted { .. }
+            | Event::Subagent { .. }
+            | Event::SubagentFinished { .. }
+            | Event::TurnFinished { .. } => {}
+        }
+    }
+
+    /// Streamed reasoning: the response's reasoning cell grows (it is made on the first).
+    fn reasoning_delta(&mut self, text: &str) {
+        self.clear_retry();
+        let i = match self.response.reasoning {
+            Some(i) => i,
+            None => {
+                let i = self.push_cell(CellKind::Reasoning {
+                    text: String::new(),
+                    streaming: true,
+                });
+                self.response.reasoning = Some(i);
+                i
+            }
+        };
+        if let Some(cell) = self.conversation.get_mut(i) {
+            if let CellKind::Reasoning { text: t, .. } = &mut cell.kind {
+                t.push_str(text);
+            }
+            cell.invalidate();
+        }
+    }
+
+    /// Streamed answer text: the reasoning is over, the response's answer cell grows.
+    fn assistant_delta(&mut self, text: &str) {
+        self.clear_retry();
+        self.end_reasoning();
+        let i = match self.response.text {
+            Some(i) => i,
+            None => {
+                let i = self.push_cell(CellKind::Assistant(MarkdownStream::default()));
+                self.response.text = Some(i);
+                i
+            }
+        };
+        if let Some(cell) = self.conversation.get_mut(i)
+            && let CellKind::Assistant(stream) = &mut cell.kind
+        {
+            stream.push(text);
+        }
+    }
+
+    /// A call begins: its cell (with the diff an edit proposes).
+    fn tool_started(&mut self, call_id: String, display: ToolDisplay) {
+        self.clear_retry();
+        self.end_response();
+        let mut cell = ToolCell::new(call_id.clone(), display, self.now);
+        cell.proposed = self.proposed_diff(&cell.display);
+        let i = self.push_cell(CellKind::Tool(Box::new(cell)));
+        self.tool_cells.insert(call_id, i);
+    }
+
+    /// A call ended: its cell shows how, and a written edit the change it made.
+    fn tool_finished(
+        &mut self,
+        call_id: &str,
+        status: ToolStatus,
+        output: String,
+        elapsed_ms: u64,
+        exit_code: Option<i32>,
+    ) {
+        let Some(&i) = self.tool_cells.get(call_id) else {
+            return;
+        };
+        let theme = &self.theme;
+        let Some(cell) = self.conversation.get_mut(i) else {
+            return;
+        };
+        if let CellKind::Tool(tool) = &mut cell.kind {
+            tool.finish(status, output, elapsed_ms);
+            tool.exit_code = exit_code;
+            // A written edit is exactly the change it showed (when no `FileChanged` brought
+            // the contents, as a resumed one may not).
+            if let (ToolStatus::Ok, None, Some(d), Some(path)) =
+                (status, &tool.diff, tool.display.diff(), tool.display.path())
+            {
+                tool.diff = Some(Box::new(FileDiff::from_edit(path, d, theme)));
+            }
+            // A written edit shows what it wrote, not what it proposed.
+            if status == ToolStatus::Ok {
+                tool.proposed = None;
+            }
+        }
+        cell.invalidate();
+    }
+
+    /// A subagent began: the `task` call's cell (made when its start was not seen) shows it.
+    fn subagent_started(&mut self, task_id: String, description: String) {
+        if !self.tool_cells.contains_key(&task_id) {
+            let display = ToolDisplay::Task {
+                description: description.clone(),
+            };
+            let cell = ToolCell::new(task_id.clone(), display, self.now);
+            let i = self.push_cell(CellKind::Tool(Box::new(cell)));
+            self.tool_cells.insert(task_id.clone(), i);
+        }
+        if let Some(tool) = self.tool_mut(&task_id) {
+            tool.subagent = Some(description);
         }
     }
 
@@ -328,116 +402,40 @@ impl App {
         self.last_answer = None;
         self.files = None;
         self.files_requested = false;
-        self.load_history(history);
+        self.replay(history);
         for cell in early {
             self.conversation.push(cell);
         }
     }
 
-    /// Turns a resumed conversation into cells. Texts move into the cells (nothing is copied
-    /// or laid out here): the cells a frame shows are laid out when drawn, the others never.
-    fn load_history(&mut self, items: Vec<HistoryItem>) {
-        let extra = items
-            .iter()
-            .filter(|i| {
-                matches!(
-                    i,
-                    HistoryItem::Assistant {
-                        reasoning: Some(_),
-                        ..
-                    }
-                )
-            })
-            .count();
-        self.conversation.reserve(items.len() + extra);
-        let mut last_answer = None;
-        let mut last_todos = None;
-        for item in items {
-            match item {
-                HistoryItem::User { text } => {
-                    self.push_cell(CellKind::User(text));
+    /// Builds a resumed conversation from its replayed events, exactly as live ones build
+    /// it; a replayed todo list also stays where it changed (live, the panel shows it). Then
+    /// every call is over: no later event refers to one, and none shows a duration (it was
+    /// not timed now).
+    fn replay(&mut self, events: Vec<Event>) {
+        self.conversation.reserve(events.len());
+        for event in events {
+            match event {
+                Event::TodosUpdated { todos } => {
+                    self.push_cell(CellKind::Todos(todos.clone()));
+                    self.todos = todos;
                 }
-                HistoryItem::Assistant { text, reasoning } => {
-                    if let Some(r) = reasoning.filter(|r| !r.trim().is_empty()) {
-                        self.push_cell(CellKind::Reasoning {
-                            text: r,
-                            streaming: false,
-                        });
-                    }
-                    if !text.trim().is_empty() {
-                        last_answer = Some(
-                            self.push_cell(CellKind::Assistant(MarkdownStream::finished(text))),
-                        );
-                    }
-                }
-                HistoryItem::Tool {
-                    call_id,
-                    display,
-                    status,
-                    output,
-                    exit_code,
-                } => {
-                    // Finished calls get no entry in `tool_cells`: no event refers to them again.
-                    let status = status.unwrap_or(ToolStatus::Interrupted);
-                    // A written edit is exactly the change it showed, so its diff is that.
-                    let diff = match (&display, status) {
-                        (
-                            crate::protocol::ToolDisplay::Edit {
-                                path,
-                                diff: Some(d),
-                            },
-                            ToolStatus::Ok,
-                        ) => Some(Box::new(FileDiff::from_edit(path, d, &self.theme))),
-                        _ => None,
-                    };
-                    let proposed = match status {
-                        ToolStatus::Ok => None,
-                        _ => self.proposed_diff(&display),
-                    };
-                    let mut cell = ToolCell::new(call_id, display, self.now);
-                    cell.proposed = proposed;
-                    cell.finish(status, output, 0);
-                    cell.elapsed_ms = None;
-                    cell.exit_code = exit_code;
-                    cell.diff = diff;
-                    self.push_cell(CellKind::Tool(Box::new(cell)));
-                }
-                HistoryItem::Todos { todos } => {
-                    last_todos = Some(self.push_cell(CellKind::Todos(todos)));
-                }
-                HistoryItem::FileChange { path, old, new } => {
-                    // Recorded right after its call started, so the last call is its origin.
-                    let origin =
-                        self.conversation
-                            .cells()
-                            .iter()
-                            .rev()
-                            .find_map(|c| match &c.kind {
-                                CellKind::Tool(t) => Some(ToolCell::summary(&t.display)),
-                                _ => None,
-                            });
-                    self.record_file_change(path, old, new, origin);
-                }
-                HistoryItem::Notice { text } => {
-                    let level = if text.starts_with("Error:") {
-                        Level::Error
-                    } else if text.starts_with("Interrupted") {
-                        Level::Warn
-                    } else {
-                        Level::Info
-                    };
-                    self.notice(text, level);
-                }
+                other => self.on_agent_event(other),
             }
         }
-        let cells = self.conversation.cells();
-        self.last_answer = last_answer.and_then(|i| match &cells.get(i)?.kind {
-            CellKind::Assistant(s) => Some(s.text().to_string()),
-            _ => None,
-        });
-        if let Some(CellKind::Todos(t)) = last_todos.and_then(|i| cells.get(i)).map(|c| &c.kind) {
-            self.todos = t.clone();
+        for (_, i) in self.tool_cells.drain() {
+            if let Some(cell) = self.conversation.get_mut(i)
+                && let CellKind::Tool(tool) = &mut cell.kind
+            {
+                if tool.is_running() {
+                    let output = std::mem::take(&mut tool.output);
+                    tool.finish(ToolStatus::Interrupted, output, 0);
+                }
+                tool.elapsed_ms = None;
+                cell.invalidate();
+            }
         }
+        self.response = Response::default();
     }
 
     fn end_reasoning(&mut self) {
@@ -492,14 +490,32 @@ impl App {
     }
 
     /// A file was written: `/diff` learns it, and the call that wrote it shows the change.
-    fn file_changed(&mut self, call_id: &str, path: String, old: Option<String>, new: String) {
-        let diff = FileDiff::new(&path, old.as_deref(), &new, &self.theme);
+    /// (Its contents are missing only from a replay that did not keep them: then the call's
+    /// own diff shows it.)
+    fn file_changed(
+        &mut self,
+        call_id: &str,
+        path: String,
+        old: Option<String>,
+        new: Option<String>,
+    ) {
+        let diff = new
+            .as_deref()
+            .map(|new| FileDiff::new(&path, old.as_deref(), new, &self.theme));
         let origin = self.origin_of(call_id);
-        self.record_file_change(path, old, Some(new), origin);
+        self.record_file_change(path, old, new, origin);
         let child_command = self.is_child_command(call_id);
+        let Some(diff) = diff else {
+            return;
+        };
         match self.tool_mut(call_id) {
-            // A command's changes are for `/diff`; its cell shows what it printed.
-            Some(tool) if matches!(tool.display, ToolDisplay::Exec { .. }) => {}
+            // A command's or a subagent's changes are for `/diff`; its cell shows what it
+            // printed.
+            Some(tool)
+                if matches!(
+                    tool.display,
+                    ToolDisplay::Exec { .. } | ToolDisplay::Task { .. }
+                ) => {}
             None if child_command => {}
             Some(tool) => {
                 tool.diff = Some(Box::new(diff));
@@ -611,8 +627,9 @@ impl App {
             Event::Error { message } => {
                 self.notice(format!("{}: {message}", first_line(&label)), Level::Error);
             }
-            Event::Notice { text } => {
-                self.notice(format!("{}: {text}", first_line(&label)), Level::Info);
+            Event::Notice { level, text } => {
+                let text = format!("{}: {text}", first_line(&label));
+                self.notice(text, notice_level(level));
             }
             // A subagent's write counts for /diff like any other.
             changed @ Event::FileChanged { .. } => self.on_agent_event(changed),
@@ -676,6 +693,45 @@ impl App {
 }
 
 impl App {
+    /// Adds the labels of the images the last message attached to its cell, one a line.
+    fn images_attached(&mut self, labels: &[String]) {
+        let Some(cell) = self
+            .conversation
+            .cells_mut()
+            .iter_mut()
+            .rev()
+            .find(|c| matches!(c.kind, CellKind::User(_)))
+        else {
+            return;
+        };
+        if let CellKind::User(text) = &mut cell.kind {
+            for label in labels {
+                text.push('\n');
+                text.push_str(label);
+            }
+        }
+        cell.invalidate();
+    }
+
+    /// A message that was not sent comes back to the composer (before what is typed there),
+    /// and its cell, still the last one, leaves the conversation.
+    fn prompt_returned(&mut self, text: String) {
+        let last = self.conversation.len().saturating_sub(1);
+        if self
+            .conversation
+            .get_mut(last)
+            .is_some_and(|c| matches!(&c.kind, CellKind::User(t) if *t == text))
+        {
+            self.conversation.remove(last);
+        }
+        let typed = self.composer.text();
+        if typed.trim().is_empty() {
+            self.composer.set_text(&text);
+        } else {
+            self.composer.set_text(&format!("{text}\n\n{typed}"));
+        }
+    }
+
     /// Puts the queued messages back in the composer (before what is typed there), one
     /// paragraph each.
     fn unqueue_to_composer(&mut self) {

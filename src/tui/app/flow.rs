@@ -3,6 +3,7 @@
 
 use super::App;
 use crate::protocol::{ApprovalMode, Op, RuleInfo};
+use crate::tui::layers::pickers::{ModelAction, ModelPicker};
 use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::picker::{Picker, PickerItem};
 use crate::tui::wrap::RichLine;
@@ -26,11 +27,11 @@ impl App {
     /// agent rates the waiting calls again under the new mode (plan refuses, accept edits
     /// allows workspace edits) and withdraws what it decided.
     pub(crate) fn approval_shift_tab(&mut self) {
-        let edit = self
-            .approvals
-            .front()
-            .is_some_and(|r| matches!(r.display, crate::protocol::ToolDisplay::Edit { .. }));
-        if edit && self.status.mode != ApprovalMode::AcceptEdits {
+        // The same test decides the hint (`ApprovalLayer::hints`).
+        let accepts = self
+            .approval_layer()
+            .is_some_and(|(layer, _)| layer.shift_tab_accepts());
+        if accepts {
             self.set_mode(ApprovalMode::AcceptEdits);
             self.answer(crate::protocol::Decision::Yes);
         } else {
@@ -178,13 +179,13 @@ impl App {
     pub(crate) fn open_model_picker(&mut self) {
         let mut picker = Picker::new("models", Vec::new());
         picker.empty_text = "asking the server for its models…".into();
-        self.model_picker = Some(picker);
+        self.model_picker = Some(ModelPicker { picker });
         self.send(Op::ListModels);
     }
 
     /// The server's model list arrived.
     pub(crate) fn models_listed(&mut self, models: Vec<String>, error: Option<String>) {
-        let Some(picker) = &mut self.model_picker else {
+        let Some(ModelPicker { picker }) = &mut self.model_picker else {
             return;
         };
         if models.is_empty() {
@@ -209,29 +210,17 @@ impl App {
         picker.selected = models.iter().position(|m| *m == current).unwrap_or(0);
     }
 
-    /// Keys while the model picker is open.
-    pub(crate) fn model_picker_key(&mut self, key: &KeyEvent) {
-        let Some(picker) = &mut self.model_picker else {
-            return;
-        };
-        match key.code {
-            KeyCode::Up => picker.move_by(-1),
-            KeyCode::Down => picker.move_by(1),
-            KeyCode::PageUp => picker.move_by(-8),
-            KeyCode::PageDown => picker.move_by(8),
-            KeyCode::Esc => self.model_picker = None,
-            KeyCode::Enter => {
-                let chosen = picker.selected_item().map(|i| i.label.clone());
+    /// Carries out what a key in the model picker asked for.
+    pub(crate) fn model_action(&mut self, action: ModelAction) {
+        match action {
+            ModelAction::Stay => {}
+            ModelAction::Close | ModelAction::Choose(None) => self.model_picker = None,
+            ModelAction::Choose(Some(model)) => {
                 self.model_picker = None;
-                match chosen {
-                    Some(model) if model != self.status.model => {
-                        self.send(Op::SetModel { model });
-                    }
-                    Some(_) => {}
-                    None => {}
+                if model != self.status.model {
+                    self.send(Op::SetModel { model });
                 }
             }
-            _ => {}
         }
     }
 

@@ -2,10 +2,10 @@
 
 use super::App;
 use crate::protocol::Instructions;
-use crate::session_store::SessionSummary;
+use crate::protocol::SessionSummary;
 use crate::skills::SkillCatalog;
+use crate::tui::layers::session_picker::SessionPicker;
 use crate::tui::view::cell::CellKind;
-use crate::tui::view::session_picker::SessionPicker;
 use crate::tui::wrap::{RichLine, one_line, sanitize};
 use ratatui::style::Modifier;
 use ratatui::text::Span;

@@ -1,16 +1,20 @@
 //! Keys, mouse and paste: the modal first, then the completion popup, then the composer.
 
-use super::{App, Effect, Popup, PopupKind};
+use super::{App, Effect};
 use crate::protocol::{Decision, Op};
 use crate::tui::files;
+use crate::tui::layers::Layer;
+use crate::tui::layers::approval::{ApprovalAction, ApprovalLayer};
+use crate::tui::layers::composer::{ComposerAction, ComposerLayer};
+use crate::tui::layers::pickers::{Popup, PopupAction, PopupKind};
+use crate::tui::layers::session_picker::PickerAction;
+use crate::tui::theme::Theme;
 use crate::tui::view::cell::Level;
 use crate::tui::view::picker::{Picker, PickerItem};
-use crate::tui::view::session_picker::PickerAction;
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
     MouseEventKind,
 };
-use ratatui_textarea::Input;
 
 /// Rows a wheel notch scrolls.
 const WHEEL: i64 = 3;
@@ -37,10 +41,9 @@ impl App {
         }
     }
 
+    /// A key goes to the layer on top; Ctrl+C is the app's under the full-screen layers.
     fn on_key(&mut self, key: KeyEvent) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         let since_last_key = self.last_key.map(|t| self.now.saturating_duration_since(t));
         self.last_key = Some(self.now);
         if self.approvals.is_empty()
@@ -69,69 +72,80 @@ impl App {
             self.approval_key(key);
             return;
         }
-        if self.model_picker.is_some() {
-            self.model_picker_key(&key);
+        if let Some(picker) = &mut self.model_picker {
+            let action = picker.on_key(key);
+            self.model_action(action);
             return;
         }
         if self.plan_offer && !self.busy && self.composer.is_empty() && self.plan_offer_key(&key) {
             return;
         }
-        // A recalled entry walks on with Up/Down even when it looks like a command or an @path.
-        let plain = !ctrl && !alt;
-        if plain && self.composer.is_recalled() {
-            let walked = match key.code {
-                KeyCode::Up => Some(self.composer.history_prev()),
-                KeyCode::Down => Some(self.composer.history_next()),
-                _ => None,
-            };
-            if walked.is_some() {
+        if let Some(popup) = &mut self.popup
+            && !self.composer.is_recalled()
+        {
+            match popup.on_key(key) {
+                PopupAction::Pass => {}
+                PopupAction::Moved => return,
+                PopupAction::Accept { run } => {
+                    self.accept_popup(run);
+                    return;
+                }
+                PopupAction::Dismiss => {
+                    self.popup = None;
+                    self.popup_dismissed = Some(self.composer.word_at_cursor().2);
+                    self.update_popup();
+                    return;
+                }
+            }
+        }
+        let action = self.composer_layer().0.on_key(key);
+        self.composer_action(action);
+    }
+
+    /// The composer layer over the app's state, and the theme to draw it with.
+    pub(crate) fn composer_layer(&mut self) -> (ComposerLayer<'_>, &Theme) {
+        let layer = ComposerLayer {
+            scrolled: !self.conversation.is_following(),
+            busy: self.busy,
+            interrupting: self.interrupting,
+            queued: self.queued.len(),
+            expand_all: self.expand_all,
+            has_todos: !self.todos.is_empty(),
+            run_time: self.run_time(),
+            spinner: self.spinner_index(),
+            composer: &mut self.composer,
+        };
+        (layer, &self.theme)
+    }
+
+    /// Carries out what a composer key asked for.
+    fn composer_action(&mut self, action: ComposerAction) {
+        match action {
+            ComposerAction::Edited => {}
+            ComposerAction::Walked => {
                 self.popup = None;
                 return;
             }
-        }
-        if self.popup.is_some() && self.popup_key(key) {
-            return;
-        }
-        match key.code {
-            KeyCode::Esc => {
-                if self.popup.take().is_some() {
-                    self.popup_dismissed = Some(self.composer.word_at_cursor().2);
-                } else if !self.esc_rewind() {
+            ComposerAction::Submit => self.submit(),
+            ComposerAction::Esc => {
+                if !self.esc_rewind() {
                     self.interrupt();
                 }
             }
-            KeyCode::Enter if !shift && !alt && !ctrl => self.submit(),
-            KeyCode::Enter => self.composer.newline(),
-            KeyCode::Char('j') if ctrl => self.composer.newline(),
-            KeyCode::Char('d') if ctrl && self.composer.is_empty() => self.request_quit(),
-            KeyCode::Char('t') if ctrl => self.todos_hidden = !self.todos_hidden,
-            KeyCode::Char('g') if ctrl => self.effect(Effect::EditInEditor(self.composer.text())),
-            KeyCode::Char('z') if ctrl => self.effect(Effect::Suspend),
-            KeyCode::Char('o') if ctrl => {
-                self.expand_all = !self.expand_all;
-            }
-            KeyCode::Char('u') if ctrl => self.composer.delete_to_line_start(),
-            KeyCode::PageUp => self.conversation.page(-1),
-            KeyCode::PageDown => self.conversation.page(1),
-            KeyCode::Home if ctrl => self.conversation.to_top(),
-            KeyCode::End if ctrl => self.conversation.to_bottom(),
-            // The last queued message comes back to be edited (it leaves the queue: Enter
-            // queues it again, clearing the composer withdraws it).
-            KeyCode::Up if plain && self.composer.is_empty() && !self.queued.is_empty() => {
+            ComposerAction::Quit => self.request_quit(),
+            ComposerAction::ToggleTodos => self.todos_hidden = !self.todos_hidden,
+            ComposerAction::Editor => self.effect(Effect::EditInEditor(self.composer.text())),
+            ComposerAction::Suspend => self.effect(Effect::Suspend),
+            ComposerAction::ToggleExpand => self.expand_all = !self.expand_all,
+            ComposerAction::Page(dir) => self.conversation.page(dir),
+            ComposerAction::Top => self.conversation.to_top(),
+            ComposerAction::Bottom => self.conversation.to_bottom(),
+            ComposerAction::EditQueued => {
                 if let Some(text) = self.queued.pop_back() {
                     self.composer.set_text(&text);
                 }
             }
-            KeyCode::Up if !ctrl && !alt && self.composer.walks_history() => {
-                self.composer.history_prev();
-            }
-            KeyCode::Down if !ctrl && !alt && self.composer.walks_history() => {
-                self.composer.history_next();
-            }
-            KeyCode::BackTab => self.cycle_mode(),
-            KeyCode::Tab if shift => self.cycle_mode(),
-            KeyCode::Tab => {}
-            _ => self.composer.input(Input::from(key)),
+            ComposerAction::CycleMode => self.cycle_mode(),
         }
         self.update_popup();
     }
@@ -207,58 +221,35 @@ impl App {
         }
     }
 
+    /// The question in front as a layer, and the theme to draw it with (`None` when nothing
+    /// is asked).
+    pub(crate) fn approval_layer(&mut self) -> Option<(ApprovalLayer<'_>, &Theme)> {
+        let request = self.approvals.front()?;
+        let layer = ApprovalLayer {
+            request,
+            view: &mut self.approval_view,
+            pos: self.approvals_answered + 1,
+            total: self.approvals_answered + self.approvals.len(),
+            refusing: self.esc_refusing.is_some(),
+            mode: self.status.mode,
+        };
+        Some((layer, &self.theme))
+    }
+
     fn approval_key(&mut self, key: KeyEvent) {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let view = &mut self.approval_view;
-        if view.editing_note {
-            match key.code {
-                KeyCode::Enter | KeyCode::Tab => view.editing_note = false,
-                KeyCode::Esc => {
-                    view.note.clear();
-                    view.editing_note = false;
-                }
-                KeyCode::Backspace => {
-                    view.note.pop();
-                }
-                KeyCode::Char('u') if ctrl => view.note.clear(),
-                KeyCode::Char(c) if !ctrl => view.note.push(c),
-                _ => {}
-            }
+        let Some(action) = self
+            .approval_layer()
+            .map(|(mut layer, _)| layer.on_key(key))
+        else {
             return;
-        }
-        if self.esc_refusing.is_some() {
-            if key.code == KeyCode::Esc {
-                // A second Esc: refuse and stop, as Ctrl+C does.
-                self.refuse_all_and_stop();
-            } else {
-                // Another key means no second Esc is coming; it is not meant for the next
-                // question, which the person has not seen yet.
-                self.send_esc_refusal();
-            }
-            return;
-        }
-        let page = view.body_rows.max(1) as i64;
-        let always = self.approvals.front().is_some_and(|r| r.always.is_some());
-        match key.code {
-            KeyCode::Char('y') | KeyCode::Char('Y') => self.answer(Decision::Yes),
-            KeyCode::Char('a') | KeyCode::Char('A') if always => self.answer(Decision::Always),
-            KeyCode::Char('n') | KeyCode::Char('N') => self.answer(Decision::No),
-            KeyCode::Esc => {
-                self.esc_refusing = Some(self.now);
-                self.approval_view.refusing = true;
-            }
-            KeyCode::BackTab => self.approval_shift_tab(),
-            KeyCode::Tab if key.modifiers.contains(KeyModifiers::SHIFT) => {
-                self.approval_shift_tab()
-            }
-            KeyCode::Tab => view.editing_note = true,
-            KeyCode::Up | KeyCode::Char('k') => view.scroll_by(-1),
-            KeyCode::Down | KeyCode::Char('j') => view.scroll_by(1),
-            KeyCode::PageUp => view.scroll_by(-page),
-            KeyCode::PageDown | KeyCode::Char(' ') => view.scroll_by(page),
-            KeyCode::Home => view.scroll_by(i64::MIN / 2),
-            KeyCode::End => view.scroll_by(i64::MAX / 2),
-            _ => {}
+        };
+        match action {
+            ApprovalAction::None => {}
+            ApprovalAction::Answer(decision) => self.answer(decision),
+            ApprovalAction::StartRefusing => self.esc_refusing = Some(self.now),
+            ApprovalAction::RefuseAndStop => self.refuse_all_and_stop(),
+            ApprovalAction::SendRefusal => self.send_esc_refusal(),
+            ApprovalAction::ShiftTab => self.approval_shift_tab(),
         }
     }
 
@@ -291,30 +282,6 @@ impl App {
                 self.waited += self.now.saturating_duration_since(since);
             }
         }
-    }
-
-    /// Handles a key while a popup is open; false when the key should go on to the composer.
-    fn popup_key(&mut self, key: KeyEvent) -> bool {
-        let Some(popup) = &mut self.popup else {
-            return false;
-        };
-        let plain = !key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
-        match key.code {
-            KeyCode::Up => popup.picker.move_by(-1),
-            KeyCode::Down => popup.picker.move_by(1),
-            KeyCode::Char('p') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                popup.picker.move_by(-1)
-            }
-            KeyCode::Char('n') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                popup.picker.move_by(1)
-            }
-            KeyCode::Tab => self.accept_popup(false),
-            KeyCode::Enter if plain => self.accept_popup(true),
-            _ => return false,
-        }
-        true
     }
 
     fn accept_popup(&mut self, run: bool) {
@@ -452,11 +419,11 @@ impl App {
                     1
                 };
                 if !self.approvals.is_empty() {
-                    self.approval_view.scroll_by(dir * WHEEL);
+                    self.approval_view.scroll.scroll_by(dir * WHEEL);
                 } else if let Some(crate::tui::view::rewind::RewindDialog::Plan(view)) =
                     &mut self.rewind
                 {
-                    view.scroll_by(dir * WHEEL);
+                    view.scroll.scroll_by(dir * WHEEL);
                 } else if let Some(picker) = &mut self.session_picker {
                     picker.on_event(TermEvent::Mouse(m));
                 } else {
@@ -491,7 +458,11 @@ impl App {
             picker.on_event(TermEvent::Paste(text.to_string()));
             return;
         }
-        self.composer.paste(text);
+        // A dragged image file arrives as its path: it becomes a mention, which attaches it.
+        match crate::images::mention::paste_as_mention(text) {
+            Some(mention) => self.composer.paste(&mention),
+            None => self.composer.paste(text),
+        }
         self.update_popup();
     }
 

@@ -3,9 +3,11 @@
 
 use super::App;
 use crate::protocol::{Op, RewindPlan, RewindPoint};
+use crate::tui::layers::Layer;
+use crate::tui::layers::rewind::RewindAction;
 use crate::tui::view::cell::Level;
-use crate::tui::view::rewind::{OPTIONS, PlanView, RewindDialog};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::tui::view::rewind::{PlanView, RewindDialog};
+use crossterm::event::KeyEvent;
 
 impl App {
     /// Opens the dialog and asks the agent for the messages (`/rewind`, Esc Esc).
@@ -75,107 +77,21 @@ impl App {
         }
     }
 
-    /// Keys while the dialog is open.
+    /// Keys while the dialog is open: the dialog decides, the app carries it out.
     pub(crate) fn rewind_key(&mut self, key: KeyEvent) {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let Some(dialog) = self.rewind.as_mut() else {
             return;
         };
-        if ctrl && matches!(key.code, KeyCode::Char('c')) {
-            self.rewind = None;
-            return;
-        }
-        match dialog {
-            RewindDialog::Loading => {
-                if key.code == KeyCode::Esc {
-                    self.rewind = None;
-                }
+        match dialog.on_key(key) {
+            RewindAction::Stay => {}
+            RewindAction::Close => self.rewind = None,
+            RewindAction::Cancelled => {
+                self.rewind = None;
+                self.notice("Nothing was restored.", Level::Info);
             }
-            RewindDialog::Points { points, picker } => match key.code {
-                KeyCode::Esc => self.rewind = None,
-                KeyCode::Up | KeyCode::Char('k') => picker.move_by(-1),
-                KeyCode::Down | KeyCode::Char('j') => picker.move_by(1),
-                KeyCode::Enter => {
-                    if let Some(point) = points.get(picker.selected).cloned() {
-                        let points = std::mem::take(points);
-                        self.rewind = Some(RewindDialog::options(point, points));
-                    }
-                }
-                _ => {}
-            },
-            RewindDialog::Options {
-                point,
-                points,
-                picker,
-            } => match key.code {
-                KeyCode::Esc => {
-                    let (points, at) = (std::mem::take(points), point.index);
-                    let mut list = RewindDialog::points(points);
-                    if let RewindDialog::Points { points, picker } = &mut list {
-                        picker.selected = points.iter().position(|p| p.index == at).unwrap_or(0);
-                    }
-                    self.rewind = Some(list);
-                }
-                KeyCode::Up | KeyCode::Char('k') => picker.move_by(-1),
-                KeyCode::Down | KeyCode::Char('j') => picker.move_by(1),
-                KeyCode::Enter => {
-                    let (code, conversation, _) = OPTIONS[picker.selected.min(OPTIONS.len() - 1)];
-                    let to = point.index;
-                    self.rewind = None;
-                    self.send(Op::Rewind {
-                        to,
-                        code,
-                        conversation,
-                        confirm: None,
-                        overwrite_changed: false,
-                    });
-                }
-                _ => {}
-            },
-            RewindDialog::Plan(view) => {
-                let page = view.body_rows.max(1) as i64;
-                let answer = match key.code {
-                    KeyCode::Char('y') | KeyCode::Char('Y') if view.restorable > 0 => Some(true),
-                    KeyCode::Char('s') | KeyCode::Char('S')
-                        if view.restorable > 0 && view.changed_outside > 0 =>
-                    {
-                        Some(false)
-                    }
-                    KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
-                        self.rewind = None;
-                        self.notice("Nothing was restored.", Level::Info);
-                        return;
-                    }
-                    KeyCode::Up | KeyCode::Char('k') => {
-                        view.scroll_by(-1);
-                        None
-                    }
-                    KeyCode::Down | KeyCode::Char('j') => {
-                        view.scroll_by(1);
-                        None
-                    }
-                    KeyCode::PageUp => {
-                        view.scroll_by(-page);
-                        None
-                    }
-                    KeyCode::PageDown | KeyCode::Char(' ') => {
-                        view.scroll_by(page);
-                        None
-                    }
-                    _ => None,
-                };
-                if let Some(overwrite_changed) = answer {
-                    let plan = &view.plan;
-                    let op = Op::Rewind {
-                        to: plan.to,
-                        code: true,
-                        conversation: plan.conversation,
-                        confirm: Some(plan.id.clone()),
-                        overwrite_changed,
-                    };
-                    self.rewind = None;
-                    self.send(op);
-                }
+            RewindAction::Send(op) => {
+                self.rewind = None;
+                self.send(op);
             }
         }
     }

@@ -3,6 +3,7 @@
 
 use super::diff::FileDiff;
 use super::highlight;
+use super::pane::{PaneScroll, ScrollPane};
 use crate::protocol::{ApprovalRequest, ToolDisplay};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, sanitize, truncate};
@@ -10,7 +11,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use ratatui::widgets::{Block, BorderType, Borders, StatefulWidget};
 
 /// View state of the modal for the request in front of the queue.
 #[derive(Debug, Default)]
@@ -21,12 +22,8 @@ pub struct ApprovalView {
     pub editing_note: bool,
     /// Esc was pressed: refused unless a second Esc stops the turn.
     pub refusing: bool,
-    /// First body row shown.
-    pub scroll: usize,
-    /// Body rows that fit in the last frame (for paging).
-    pub body_rows: usize,
-    /// Body rows in all in the last frame (to clamp scrolling).
-    pub body_total: usize,
+    /// Where the body is scrolled to.
+    pub scroll: PaneScroll,
     cache: Option<(String, Vec<RichLine>, String)>,
     /// The body laid out: (request id, width, lines).
     layout: Option<(String, usize, Vec<Line<'static>>)>,
@@ -38,13 +35,6 @@ impl ApprovalView {
     /// Resets for the next request.
     pub fn reset(&mut self) {
         *self = ApprovalView::default();
-    }
-
-    /// Scrolls the body.
-    pub fn scroll_by(&mut self, n: i64) {
-        let max = self.body_total.saturating_sub(self.body_rows);
-        let next = (self.scroll as i64).saturating_add(n).max(0) as usize;
-        self.scroll = next.min(max);
     }
 
     /// The body's lines at `width`, laid out once per request and width. The first time, an
@@ -64,7 +54,7 @@ impl ApprovalView {
             if !self.placed {
                 self.placed = true;
                 // One line of context above the change.
-                self.scroll = first_change.map_or(0, |r| r.saturating_sub(1));
+                self.scroll.offset = first_change.map_or(0, |r| r.saturating_sub(1));
             }
             self.layout = Some((req.id.clone(), width, lines));
         }
@@ -108,35 +98,10 @@ fn change_index(req: &ApprovalRequest) -> Option<usize> {
 fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
     let label = sanitize(req.display.label()).into_owned();
     match &req.display {
-        ToolDisplay::Exec { command } => {
-            let command = sanitize(command);
-            let found = locate_part(&command, &req.part);
-            let mut lines = Vec::new();
-            let mut offset = 0;
-            for (i, spans) in highlight::highlight_shell(&command, &theme.syntax_theme)
-                .into_iter()
-                .enumerate()
-            {
-                // The range is in the whole command; each line gets its own part of it.
-                let len: usize = spans.iter().map(|s| s.content.len()).sum();
-                let here = found.clone().and_then(|r| {
-                    let (a, b) = (r.start.max(offset), r.end.min(offset + len));
-                    (a < b).then(|| a - offset..b - offset)
-                });
-                offset += len + 1;
-                let spans = mark(spans, here);
-                let first = if i == 0 { "$ " } else { "  " };
-                lines.push(
-                    RichLine::new(spans)
-                        .prefixed(
-                            vec![Span::styled(first, theme.dim())],
-                            vec![Span::raw("  ")],
-                        )
-                        .wrapped(Wrap::Char),
-                );
-            }
-            (lines, format!("Allow {label}?"))
-        }
+        ToolDisplay::Exec { command } => (
+            exec_body(command, &req.part, theme),
+            format!("Allow {label}?"),
+        ),
         ToolDisplay::Edit { path, diff } => {
             let Some(diff) = diff else {
                 let note = "(not a text file: its whole content is replaced)";
@@ -166,23 +131,25 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
             ])],
             format!("Allow {label} outside the workspace?"),
         ),
-        ToolDisplay::Other { args, .. } => {
-            let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
-            let mut lines: Vec<RichLine> = pretty
-                .lines()
-                .map(|l| {
-                    RichLine::new(vec![Span::raw(sanitize(l).into_owned())]).wrapped(Wrap::Char)
-                })
-                .collect();
-            match req.display.mcp_parts() {
-                Some((server, tool)) => {
-                    lines.insert(0, mcp_header(server, tool, theme));
-                    let (server, tool) = (sanitize(server), sanitize(tool));
-                    (lines, format!("Allow MCP tool {tool} of {server}?"))
-                }
-                None => (lines, format!("Allow {label}?")),
-            }
+        ToolDisplay::Network { host, port } => (
+            vec![RichLine::new(vec![
+                Span::styled("connect to ", theme.dim()),
+                Span::styled(
+                    format!("{}:{port}", sanitize(host)),
+                    Style::new().add_modifier(Modifier::BOLD),
+                ),
+            ])],
+            format!("Allow network to {}?", sanitize(host)),
+        ),
+        ToolDisplay::Mcp {
+            server, tool, args, ..
+        } => {
+            let mut lines = pretty_args(args);
+            lines.insert(0, mcp_header(server, tool, theme));
+            let (server, tool) = (sanitize(server), sanitize(tool));
+            (lines, format!("Allow MCP tool {tool} of {server}?"))
         }
+        ToolDisplay::Other { args, .. } => (pretty_args(args), format!("Allow {label}?")),
         other => (
             vec![RichLine::new(vec![Span::raw(
                 sanitize(&other.subject()).into_owned(),
@@ -190,6 +157,46 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
             format!("Allow {label}?"),
         ),
     }
+}
+
+/// A command highlighted, one body line per line of it, the part that asks underlined.
+fn exec_body(command: &str, part: &str, theme: &Theme) -> Vec<RichLine> {
+    let command = sanitize(command);
+    let found = locate_part(&command, part);
+    let mut lines = Vec::new();
+    let mut offset = 0;
+    for (i, spans) in highlight::highlight_shell(&command, &theme.syntax_theme)
+        .into_iter()
+        .enumerate()
+    {
+        // The range is in the whole command; each line gets its own part of it.
+        let len: usize = spans.iter().map(|s| s.content.len()).sum();
+        let here = found.clone().and_then(|r| {
+            let (a, b) = (r.start.max(offset), r.end.min(offset + len));
+            (a < b).then(|| a - offset..b - offset)
+        });
+        offset += len + 1;
+        let spans = mark(spans, here);
+        let first = if i == 0 { "$ " } else { "  " };
+        lines.push(
+            RichLine::new(spans)
+                .prefixed(
+                    vec![Span::styled(first, theme.dim())],
+                    vec![Span::raw("  ")],
+                )
+                .wrapped(Wrap::Char),
+        );
+    }
+    lines
+}
+
+/// A call's arguments, pretty-printed, a line each (wrapped anywhere: JSON has long words).
+fn pretty_args(args: &serde_json::Value) -> Vec<RichLine> {
+    let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
+    pretty
+        .lines()
+        .map(|l| RichLine::new(vec![Span::raw(sanitize(l).into_owned())]).wrapped(Wrap::Char))
+        .collect()
 }
 
 /// `server NAME  tool NAME`: which server a call goes to, above its arguments.
@@ -315,16 +322,7 @@ pub fn render(
     let inner_w = usize::from(area.width - 4);
     let footer = footer_lines(req, view, theme, inner_w);
     let title = view.body(req, theme).1.to_string();
-    let body_lines = view.laid_out(req, inner_w, theme).to_vec();
-    let chrome = 2 + footer.len();
-    let body_rows = usize::from(area.height)
-        .saturating_sub(chrome)
-        .min(body_lines.len());
-    view.body_rows = body_rows;
-    view.body_total = body_lines.len();
-    view.scroll = view.scroll.min(body_lines.len().saturating_sub(body_rows));
-    Clear.render(area, buf);
-
+    let body = view.laid_out(req, inner_w, theme).to_vec();
     let mut title_spans = vec![Span::styled(
         format!(" {} ", truncate(&title, inner_w.saturating_sub(12))),
         Style::new().fg(theme.accent).add_modifier(Modifier::BOLD),
@@ -343,42 +341,7 @@ pub fn render(
     if total > 1 {
         block = block.title_top(Line::from(format!(" {pos} of {total} ")).right_aligned());
     }
-    if body_lines.len() > body_rows {
-        let end = (view.scroll + body_rows).min(body_lines.len());
-        block = block.title_bottom(
-            Line::styled(
-                format!(
-                    " {}-{} of {} lines · ↑↓ scroll ",
-                    view.scroll + 1,
-                    end,
-                    body_lines.len()
-                ),
-                theme.dim(),
-            )
-            .right_aligned(),
-        );
-    }
-    let inner = block.inner(area);
-    block.render(area, buf);
-    // One column of padding inside the border.
-    let inner = Rect::new(
-        inner.x + 1,
-        inner.y,
-        inner.width.saturating_sub(2),
-        inner.height,
-    );
-    let mut row = inner.y;
-    for line in body_lines.iter().skip(view.scroll).take(body_rows) {
-        buf.set_line(inner.x, row, line, inner.width);
-        row += 1;
-    }
-    for line in &footer {
-        if row >= inner.y + inner.height {
-            break;
-        }
-        buf.set_line(inner.x, row, line, inner.width);
-        row += 1;
-    }
+    ScrollPane::new(block, &body, &footer, theme).render(area, buf, &mut view.scroll);
 }
 
 fn footer_lines(
@@ -449,7 +412,13 @@ fn key_lines(req: &ApprovalRequest, view: &ApprovalView, theme: &Theme) -> Vec<V
             Span::raw(" drop note"),
         ]];
     }
-    let mut first = vec![key("y"), Span::raw(" yes  ")];
+    let network = matches!(req.display, ToolDisplay::Network { .. });
+    let yes = if network {
+        " for this session  "
+    } else {
+        " yes  "
+    };
+    let mut first = vec![key("y"), Span::raw(yes)];
     if let (None, Some(why)) = (&req.always, &req.no_always) {
         first.push(Span::styled(
             format!("(no \"always\": {})", sanitize(why)),
@@ -458,7 +427,11 @@ fn key_lines(req: &ApprovalRequest, view: &ApprovalView, theme: &Theme) -> Vec<V
     }
     if let Some(rule) = &req.always {
         first.push(key("a"));
-        first.push(Span::raw(" don't ask again this session for: "));
+        first.push(Span::raw(if network {
+            " always, saved to "
+        } else {
+            " don't ask again this session for: "
+        }));
         first.push(Span::styled(
             sanitize(rule).into_owned(),
             Style::new().add_modifier(Modifier::BOLD),
@@ -551,6 +524,33 @@ mod tests {
             })
             .filter(|r| !r.is_empty())
             .collect()
+    }
+
+    #[test]
+    fn a_network_question_offers_this_session_always_and_no() {
+        let mut req = request(
+            ToolDisplay::Network {
+                host: "example.org".into(),
+                port: 443,
+            },
+            "example.org:443",
+        );
+        req.always = Some("[sandbox.network] allow in ~/.config/rein/config.toml".into());
+        let rows = drawn(&req, 120, 12);
+        assert!(
+            rows[0].starts_with("╭ Allow network to example.org? ─"),
+            "{rows:#?}"
+        );
+        let text = rows.join("\n");
+        for want in [
+            "connect to example.org:443",
+            "y for this session",
+            "a always, saved to [sandbox.network] allow in ~/.config/rein/config.toml",
+            "no, go on",
+        ] {
+            assert!(text.contains(want), "{want}: {rows:#?}");
+        }
+        assert!(!text.contains("don't ask again this session"), "{rows:#?}");
     }
 
     #[test]

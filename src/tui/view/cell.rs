@@ -224,36 +224,7 @@ fn layout(
         }
         CellKind::Assistant(_) => {}
         CellKind::Reasoning { text, streaming } => {
-            let style = t.dim().add_modifier(Modifier::ITALIC);
-            let text = sanitize(text);
-            let text = text.trim();
-            if expanded {
-                for line in text.split('\n') {
-                    RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
-                }
-                return;
-            }
-            let lines: Vec<&str> = text.split('\n').filter(|l| !l.trim().is_empty()).collect();
-            let shown = if *streaming {
-                lines.last()
-            } else {
-                lines.first()
-            };
-            let mut spans = vec![Span::styled(
-                if *streaming { "thinking " } else { "thought " },
-                t.dim().add_modifier(Modifier::BOLD),
-            )];
-            spans.push(Span::styled(
-                shown.map_or("", |l| l.trim()).to_string(),
-                style,
-            ));
-            if !*streaming && lines.len() > 1 {
-                spans.push(Span::styled(
-                    format!(" (+{} lines)", lines.len() - 1),
-                    t.dim(),
-                ));
-            }
-            RichLine::new(spans).wrapped(Wrap::Cut).layout(width, out);
+            layout_reasoning(text, *streaming, width, expanded, t, out);
         }
         CellKind::Tool(tool) => out.extend(tool.layout(width, ctx.now, expanded, t)),
         CellKind::Notice { text, level } => {
@@ -281,26 +252,7 @@ fn layout(
                 Span::styled("─".repeat(width.saturating_sub(w + side)), rule),
             ]));
         }
-        CellKind::Diff(files) => {
-            if files.is_empty() {
-                out.push(Line::styled("no file changes in this session yet", t.dim()));
-            }
-            for (i, f) in files.iter().enumerate() {
-                if i > 0 {
-                    out.push(Line::default());
-                }
-                f.header(t).layout(width, out);
-                for o in &f.origins {
-                    RichLine::new(vec![Span::styled(
-                        format!("by {}", sanitize(o).replace('\n', " ")),
-                        t.dim(),
-                    )])
-                    .wrapped(Wrap::Cut)
-                    .layout(width, out);
-                }
-                f.layout(width, out);
-            }
-        }
+        CellKind::Diff(files) => layout_diff(files, width, t, out),
         CellKind::Todos(todos) => {
             if todos.is_empty() {
                 out.push(Line::styled("the todo list is empty", t.dim()));
@@ -310,6 +262,70 @@ fn layout(
             }
         }
         CellKind::Info(lines) => crate::tui::wrap::layout_all(lines, width, out),
+    }
+}
+
+/// A model's reasoning: folded to its first line (the last while it streams), whole when
+/// expanded.
+fn layout_reasoning(
+    text: &str,
+    streaming: bool,
+    width: usize,
+    expanded: bool,
+    t: &Theme,
+    out: &mut Vec<Line<'static>>,
+) {
+    let style = t.dim().add_modifier(Modifier::ITALIC);
+    let text = sanitize(text);
+    let text = text.trim();
+    if expanded {
+        for line in text.split('\n') {
+            RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
+        }
+        return;
+    }
+    let lines: Vec<&str> = text.split('\n').filter(|l| !l.trim().is_empty()).collect();
+    let shown = if streaming {
+        lines.last()
+    } else {
+        lines.first()
+    };
+    let mut spans = vec![Span::styled(
+        if streaming { "thinking " } else { "thought " },
+        t.dim().add_modifier(Modifier::BOLD),
+    )];
+    spans.push(Span::styled(
+        shown.map_or("", |l| l.trim()).to_string(),
+        style,
+    ));
+    if !streaming && lines.len() > 1 {
+        spans.push(Span::styled(
+            format!(" (+{} lines)", lines.len() - 1),
+            t.dim(),
+        ));
+    }
+    RichLine::new(spans).wrapped(Wrap::Cut).layout(width, out);
+}
+
+/// `/diff`: each changed file's header, the calls that changed it, and its diff.
+fn layout_diff(files: &[FileDiff], width: usize, t: &Theme, out: &mut Vec<Line<'static>>) {
+    if files.is_empty() {
+        out.push(Line::styled("no file changes in this session yet", t.dim()));
+    }
+    for (i, f) in files.iter().enumerate() {
+        if i > 0 {
+            out.push(Line::default());
+        }
+        f.header(t).layout(width, out);
+        for o in &f.origins {
+            RichLine::new(vec![Span::styled(
+                format!("by {}", sanitize(o).replace('\n', " ")),
+                t.dim(),
+            )])
+            .wrapped(Wrap::Cut)
+            .layout(width, out);
+        }
+        f.layout(width, out);
     }
 }
 

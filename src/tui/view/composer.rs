@@ -4,7 +4,7 @@
 use crate::tui::theme::Theme;
 use crate::tui::wrap::str_width;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
@@ -279,12 +279,10 @@ impl Composer {
             theme.fg(theme.accent).add_modifier(Modifier::BOLD)
         };
         buf.set_span(area.x, area.y + 1, &Span::styled("›", marker_style), 1);
-        let text_area = Rect::new(
-            area.x + 2.min(area.width),
-            area.y + 1,
-            area.width.saturating_sub(2),
-            area.height - 1,
-        );
+        // Under the rule, right of the marker.
+        let [_, below] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+        let [_, text_area] =
+            Layout::horizontal([Constraint::Length(2), Constraint::Fill(1)]).areas(below);
         if text_area.width > 0 {
             (&self.textarea).render(text_area, buf);
         }

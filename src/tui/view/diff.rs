@@ -43,28 +43,7 @@ impl FileDiff {
 
     /// Lays out a diff computed by the agent (an approval, a resumed edit).
     pub fn from_edit(path: &str, edit: &EditDiff, theme: &Theme) -> FileDiff {
-        let mut rows: Vec<(Kind, Option<usize>, Option<usize>, String)> = Vec::new();
-        let mut hunk_starts = Vec::new();
-        for hunk in &edit.hunks {
-            hunk_starts.push(rows.len());
-            let (mut old_no, mut new_no) = (hunk.old_start - 1, hunk.new_start - 1);
-            for line in &hunk.lines {
-                let (kind, text) = match line.split_at_checked(1) {
-                    Some(("+", text)) => (Kind::Add, text),
-                    Some(("-", text)) => (Kind::Del, text),
-                    Some((_, text)) => (Kind::Same, text),
-                    None => (Kind::Same, ""),
-                };
-                let (o, n) = match kind {
-                    Kind::Same => (Some(old_no), Some(new_no)),
-                    Kind::Add => (None, Some(new_no)),
-                    Kind::Del => (Some(old_no), None),
-                };
-                old_no += usize::from(o.is_some());
-                new_no += usize::from(n.is_some());
-                rows.push((kind, o, n, sanitize(text).into_owned()));
-            }
-        }
+        let (rows, hunk_starts) = numbered_rows(edit);
         let created = edit.created;
         let max_no = rows
             .iter()
@@ -179,10 +158,41 @@ fn with_bg(style: Style, bg: Option<ratatui::style::Color>) -> Style {
     }
 }
 
+/// One line of an edit: its kind, old and new line numbers, and text.
+type Row = (Kind, Option<usize>, Option<usize>, String);
+
+/// The edit's lines with their kind and old and new line numbers, and where each hunk
+/// starts among them.
+fn numbered_rows(edit: &EditDiff) -> (Vec<Row>, Vec<usize>) {
+    let mut rows = Vec::new();
+    let mut hunk_starts = Vec::new();
+    for hunk in &edit.hunks {
+        hunk_starts.push(rows.len());
+        let (mut old_no, mut new_no) = (hunk.old_start - 1, hunk.new_start - 1);
+        for line in &hunk.lines {
+            let (kind, text) = match line.split_at_checked(1) {
+                Some(("+", text)) => (Kind::Add, text),
+                Some(("-", text)) => (Kind::Del, text),
+                Some((_, text)) => (Kind::Same, text),
+                None => (Kind::Same, ""),
+            };
+            let (o, n) = match kind {
+                Kind::Same => (Some(old_no), Some(new_no)),
+                Kind::Add => (None, Some(new_no)),
+                Kind::Del => (Some(old_no), None),
+            };
+            old_no += usize::from(o.is_some());
+            new_no += usize::from(n.is_some());
+            rows.push((kind, o, n, sanitize(text).into_owned()));
+        }
+    }
+    (rows, hunk_starts)
+}
+
 /// Highlights each hunk as one run of code so multi-line constructs keep their colours.
 fn highlight_hunks(
     path: &str,
-    rows: &[(Kind, Option<usize>, Option<usize>, String)],
+    rows: &[Row],
     starts: &[usize],
     theme: &str,
 ) -> Option<Vec<Vec<Span<'static>>>> {

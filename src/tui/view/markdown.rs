@@ -7,7 +7,7 @@ use super::highlight;
 pub use super::table::Table;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, push_span, spans_width, str_width};
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -211,6 +211,40 @@ impl Renderer<'_> {
         }
     }
 
+    /// A list item: its marker (the next number, or a bullet by depth) waits for its text.
+    fn start_item(&mut self) {
+        self.flush();
+        let depth = self.lists.len();
+        let marker = match self.lists.last_mut() {
+            Some(Some(n)) => {
+                let m = format!("{n}. ");
+                *n += 1;
+                m
+            }
+            _ => match depth {
+                0 | 1 => "• ".to_string(),
+                2 => "◦ ".to_string(),
+                _ => "▪ ".to_string(),
+            },
+        };
+        self.containers.push(Container::Item {
+            marker,
+            used: false,
+        });
+    }
+
+    /// A table: rows are kept until it ends, then laid out in columns.
+    fn start_table(&mut self, aligns: Vec<Alignment>) {
+        self.start_block();
+        let (first, _) = self.prefixes();
+        self.table = Some(Table {
+            prefix: first,
+            aligns,
+            header: Vec::new(),
+            rows: Vec::new(),
+        });
+    }
+
     fn start(&mut self, tag: Tag<'_>) {
         match tag {
             Tag::Paragraph | Tag::HtmlBlock => self.start_block(),
@@ -245,36 +279,8 @@ impl Renderer<'_> {
                 self.start_block();
                 self.lists.push(start);
             }
-            Tag::Item => {
-                self.flush();
-                let depth = self.lists.len();
-                let marker = match self.lists.last_mut() {
-                    Some(Some(n)) => {
-                        let m = format!("{n}. ");
-                        *n += 1;
-                        m
-                    }
-                    _ => match depth {
-                        0 | 1 => "• ".to_string(),
-                        2 => "◦ ".to_string(),
-                        _ => "▪ ".to_string(),
-                    },
-                };
-                self.containers.push(Container::Item {
-                    marker,
-                    used: false,
-                });
-            }
-            Tag::Table(aligns) => {
-                self.start_block();
-                let (first, _) = self.prefixes();
-                self.table = Some(Table {
-                    prefix: first,
-                    aligns,
-                    header: Vec::new(),
-                    rows: Vec::new(),
-                });
-            }
+            Tag::Item => self.start_item(),
+            Tag::Table(aligns) => self.start_table(aligns),
             Tag::TableHead | Tag::TableRow => self.row.clear(),
             Tag::TableCell => self.inline.clear(),
             Tag::Emphasis => self.push_style(|s| s.add_modifier(Modifier::ITALIC)),

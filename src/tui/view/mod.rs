@@ -12,22 +12,25 @@ pub mod conversation;
 pub mod diff;
 pub mod highlight;
 pub mod markdown;
+pub mod pane;
 pub mod picker;
 pub mod rewind;
-pub mod session_picker;
 pub mod status;
 pub mod stream;
 pub mod table;
 pub mod todos;
 pub mod tool;
 
-use crate::tui::app::App;
+use crate::tui::model::StatusInfo;
+use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, truncate};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
+use std::collections::VecDeque;
+use std::path::Path;
 
 /// Below this size only a "terminal too small" notice is drawn.
 pub const MIN_WIDTH: u16 = 40;
@@ -35,159 +38,177 @@ pub const MIN_WIDTH: u16 = 40;
 pub const APPROVAL_SHARE: u16 = 60;
 /// Below this size only a "terminal too small" notice is drawn.
 pub const MIN_HEIGHT: u16 = 10;
+/// Widest a completion popup gets.
+const POPUP_WIDTH: u16 = 72;
 
-/// Draws a frame.
-pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
-    let area = frame.area();
-    draw_buffer(area, frame.buffer_mut(), app);
+/// What draws a whole screen: the app, which knows the layers that are up. The view draws
+/// what it is handed and never reaches back into the app.
+pub trait Screen {
+    /// Draws everything into `buf` over `area`.
+    fn render_screen(&mut self, area: Rect, buf: &mut Buffer);
 }
 
-/// Draws the app into `buf` (what `draw` does, without a `Frame`).
-pub fn draw_buffer(area: Rect, buf: &mut Buffer, app: &mut App) {
-    draw_screen(area, buf, app);
+/// Draws a frame.
+pub fn draw(frame: &mut Frame<'_>, screen: &mut impl Screen) {
+    let area = frame.area();
+    draw_buffer(area, frame.buffer_mut(), screen);
+}
+
+/// Draws the screen into `buf` (what `draw` does, without a `Frame`).
+pub fn draw_buffer(area: Rect, buf: &mut Buffer, screen: &mut impl Screen) {
+    screen.render_screen(area, buf);
     // Whatever a widget drew, every cell must be one the terminal lays out as ratatui does.
     crate::tui::sanitize::settle_cells(buf);
 }
 
-fn draw_screen(area: Rect, buf: &mut Buffer, app: &mut App) {
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        too_small(area, buf, app);
-        return;
-    }
-    if app.approvals.is_empty()
-        && let Some(picker) = &mut app.session_picker
-    {
-        picker.render(area, buf, &app.theme);
-        return;
-    }
-    if !app.approvals.is_empty() {
-        draw_with_question(area, buf, app);
-        return;
-    }
-    let w = area.width;
-    // Fixed rows at the bottom; the conversation keeps at least 3 rows.
-    let hints_h = 1u16;
-    let status_h = 1u16;
-    let offer_h = u16::from(app.plan_offer && !app.busy) * 2;
-    let mut composer_h = app.composer.height(w) + offer_h;
-    let mut todo_h = todos::height(&app.todos, app.todos_hidden);
-    let mut queued_h = app.queued.len().min(3) as u16;
-    let budget = area.height.saturating_sub(hints_h + status_h + 3);
-    composer_h = composer_h.min(budget.max(2));
-    queued_h = queued_h.min(budget.saturating_sub(composer_h));
-    todo_h = todo_h.min(budget.saturating_sub(composer_h + queued_h));
-    let conv_h = area.height - hints_h - status_h - composer_h - todo_h - queued_h;
+/// Whether `area` is too small for anything but [`too_small`].
+pub fn is_too_small(area: Rect) -> bool {
+    area.width < MIN_WIDTH || area.height < MIN_HEIGHT
+}
 
-    let mut y = area.y;
-    let conv = Rect::new(area.x, y, w, conv_h);
-    y += conv_h;
-    let queued = Rect::new(area.x, y, w, queued_h);
-    y += queued_h;
-    let todo_area = Rect::new(area.x, y, w, todo_h);
-    y += todo_h;
-    let offer = Rect::new(area.x, y, w, offer_h.min(composer_h));
-    let composer = Rect::new(
-        area.x,
-        y + offer.height,
-        w,
-        composer_h.saturating_sub(offer.height),
-    );
-    y += composer_h;
-    let status_area = Rect::new(area.x, y, w, status_h);
-    let hints_area = Rect::new(area.x, y + status_h, w, hints_h);
+/// Rows the parts under the conversation would like (before the conversation's share).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wanted {
+    /// The composer with its border.
+    pub composer: u16,
+    /// The plan offer above the composer.
+    pub offer: u16,
+    /// The todo panel.
+    pub todos: u16,
+    /// The queued messages.
+    pub queued: u16,
+}
 
-    if app.conversation.is_empty() {
-        welcome(conv, buf, app);
-    }
-    {
-        let (ctx, conversation) = app.render_parts();
-        conversation.render(conv, buf, &ctx);
-    }
-    draw_queued(app, queued, buf);
-    draw_plan_offer(app, offer, buf);
-    let spinner = app.busy.then(|| app.spinner_index());
-    todos::render(&app.todos, todo_area, buf, &app.theme, spinner);
-    let title = (!app.queued.is_empty()).then(|| {
-        Line::from(Span::styled(
-            format!(" {} queued · sent when the turn ends ", app.queued.len()),
-            app.theme.fg(app.theme.warning),
-        ))
-    });
-    // A `!` line is not a message: say what Enter will do with it.
-    let title = title.or_else(|| {
-        app.composer.is_shell_command().then(|| {
-            Line::from(Span::styled(
-                " ! shell command · runs in the workspace; its output goes with your next message ",
-                app.theme.fg(app.theme.accent),
-            ))
-        })
-    });
-    app.composer.set_busy(app.busy);
-    app.composer
-        .render(composer, buf, &app.theme, title, app.busy);
-    status::render_status(app, status_area, buf);
-    status::render_hints(app, hints_area, buf);
+/// The main screen, top to bottom.
+#[derive(Clone, Copy, Debug)]
+pub struct ScreenAreas {
+    /// Everything above the status line (where a dialog floats).
+    pub body: Rect,
+    /// The conversation.
+    pub conversation: Rect,
+    /// The queued messages.
+    pub queued: Rect,
+    /// The todo panel.
+    pub todos: Rect,
+    /// The plan offer.
+    pub offer: Rect,
+    /// The composer.
+    pub composer: Rect,
+    /// The status line.
+    pub status: Rect,
+    /// The key hint line.
+    pub hints: Rect,
+}
 
-    // Popups float over the bottom of the conversation, never over the todo panel.
-    let rows = App::popup_rows();
-    let popup = match (&mut app.model_picker, &mut app.popup) {
-        (Some(picker), _) => Some(picker),
-        (None, Some(popup)) => Some(&mut popup.picker),
-        (None, None) => None,
-    };
-    if let Some(picker) = popup {
-        let h = picker.height(rows).min(conv_h);
-        let rect = Rect::new(area.x, conv.y + conv_h - h, w.min(72), h);
-        picker.render(rect, buf, &app.theme);
-    }
-    if let Some(dialog) = &mut app.rewind {
-        let modal_area = Rect::new(area.x, area.y, w, area.height - hints_h - status_h);
-        rewind::render(dialog, modal_area, buf, &app.theme);
+/// Lays the main screen out: the status and hint lines at the bottom, the composer, todo
+/// panel and queue above them as they fit, the conversation keeping at least 3 rows.
+pub fn screen_areas(area: Rect, wanted: Wanted) -> ScreenAreas {
+    let [body, status, hints] = Layout::vertical([
+        Constraint::Fill(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let budget = body.height.saturating_sub(3);
+    let composer_h = (wanted.composer + wanted.offer).min(budget.max(2));
+    let queued_h = wanted.queued.min(budget.saturating_sub(composer_h));
+    let todo_h = wanted
+        .todos
+        .min(budget.saturating_sub(composer_h + queued_h));
+    let [conversation, queued, todos, bottom] = Layout::vertical([
+        Constraint::Fill(1),
+        Constraint::Length(queued_h),
+        Constraint::Length(todo_h),
+        Constraint::Length(composer_h),
+    ])
+    .areas(body);
+    let [offer, composer] = Layout::vertical([
+        Constraint::Length(wanted.offer.min(composer_h)),
+        Constraint::Fill(1),
+    ])
+    .areas(bottom);
+    ScreenAreas {
+        body,
+        conversation,
+        queued,
+        todos,
+        offer,
+        composer,
+        status,
+        hints,
     }
 }
 
-/// The screen while a question waits: the conversation, then the question in the bottom pane
-/// (as tall as it needs, at most [`APPROVAL_SHARE`] percent), then the status and key lines.
-fn draw_with_question(area: Rect, buf: &mut Buffer, app: &mut App) {
-    let Some(req) = app.approvals.front() else {
-        return;
-    };
-    let w = area.width;
-    let fixed = 2u16;
-    let wanted = approval::wanted_height(req, &mut app.approval_view, w, &app.theme);
+/// The screen while a question waits.
+#[derive(Clone, Copy, Debug)]
+pub struct QuestionAreas {
+    /// The conversation, which led to the call.
+    pub conversation: Rect,
+    /// The question.
+    pub pane: Rect,
+    /// The status line.
+    pub status: Rect,
+    /// The key hint line.
+    pub hints: Rect,
+}
+
+/// Lays the screen out for a question that would like `wanted` rows: it gets them, up to
+/// [`APPROVAL_SHARE`] percent of the screen, and the conversation keeps at least 3 rows.
+pub fn question_areas(area: Rect, wanted: u16) -> QuestionAreas {
     let cap = (area.height * APPROVAL_SHARE / 100).max(6);
-    let pane_h = wanted.min(cap).min(area.height.saturating_sub(fixed + 3));
-    let conv_h = area.height - fixed - pane_h;
-    let conv = Rect::new(area.x, area.y, w, conv_h);
-    let pane = Rect::new(area.x, area.y + conv_h, w, pane_h);
-    {
-        let (ctx, conversation) = app.render_parts();
-        conversation.render(conv, buf, &ctx);
+    let pane_h = wanted.min(cap).min(area.height.saturating_sub(5));
+    let [conversation, pane, status, hints] = Layout::vertical([
+        Constraint::Fill(1),
+        Constraint::Length(pane_h),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    QuestionAreas {
+        conversation,
+        pane,
+        status,
+        hints,
     }
-    let pos = app.approvals_answered + 1;
-    let total = app.approvals_answered + app.approvals.len();
-    if let Some(req) = app.approvals.front() {
-        approval::render(
-            req,
-            pos,
-            total,
-            &mut app.approval_view,
-            pane,
-            buf,
-            &app.theme,
-        );
-    }
-    let status_area = Rect::new(area.x, pane.y + pane_h, w, 1);
-    status::render_status(app, status_area, buf);
-    status::render_hints(app, Rect::new(area.x, status_area.y + 1, w, 1), buf);
+}
+
+/// Where a completion popup `height` rows tall floats: over the bottom of the conversation
+/// (never over the todo panel), from its left edge.
+pub fn popup_area(conversation: Rect, height: u16) -> Rect {
+    let [_, strip] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(height)]).areas(conversation);
+    let [popup, _] = Layout::horizontal([
+        Constraint::Length(strip.width.min(POPUP_WIDTH)),
+        Constraint::Fill(1),
+    ])
+    .areas(strip);
+    popup
+}
+
+/// A `width`×`height` box in the middle of `area` (a pixel left and up when it can't be exact).
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    let [_, column, _] = Layout::horizontal([
+        Constraint::Length((area.width - width) / 2),
+        Constraint::Length(width),
+        Constraint::Fill(1),
+    ])
+    .areas(area);
+    let [_, rect, _] = Layout::vertical([
+        Constraint::Length((area.height - height) / 2),
+        Constraint::Length(height),
+        Constraint::Fill(1),
+    ])
+    .areas(column);
+    rect
 }
 
 /// After a turn planned in plan mode: approve the plan with one key.
-fn draw_plan_offer(app: &App, area: Rect, buf: &mut Buffer) {
+pub fn draw_plan_offer(t: &Theme, area: Rect, buf: &mut Buffer) {
     if area.height == 0 {
         return;
     }
-    let t = &app.theme;
     let key = |k: &str| Span::styled(k.to_string(), t.fg(t.accent).add_modifier(Modifier::BOLD));
     let line = RichLine::new(vec![
         Span::styled(
@@ -208,11 +229,12 @@ fn draw_plan_offer(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn too_small(area: Rect, buf: &mut Buffer, app: &App) {
+/// The notice drawn instead of the screen when the terminal is smaller than
+/// [`MIN_WIDTH`]×[`MIN_HEIGHT`].
+pub fn too_small(area: Rect, buf: &mut Buffer, t: &Theme) {
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let t = &app.theme;
     let lines = [
         RichLine::new(vec![Span::styled(
             "terminal too small",
@@ -240,12 +262,11 @@ fn too_small(area: Rect, buf: &mut Buffer, app: &App) {
     }
 }
 
-fn welcome(area: Rect, buf: &mut Buffer, app: &App) {
+/// The empty conversation: what rein is, the model and directory, and the first keys.
+pub fn welcome(area: Rect, buf: &mut Buffer, t: &Theme, s: &StatusInfo, home: Option<&Path>) {
     if area.height < 4 {
         return;
     }
-    let t = &app.theme;
-    let s = &app.status;
     let width = usize::from(area.width.saturating_sub(4));
     let mut lines = vec![Line::from(vec![
         Span::styled("rein", t.fg(t.accent).add_modifier(Modifier::BOLD)),
@@ -256,7 +277,10 @@ fn welcome(area: Rect, buf: &mut Buffer, app: &App) {
             Span::styled(truncate(&s.model, width).into_owned(), t.text()),
             Span::styled(format!(" · {}", s.provider), t.dim()),
         ]));
-        lines.push(Line::styled(app.short_path(&s.cwd, width), t.dim()));
+        lines.push(Line::styled(
+            crate::tui::wrap::short_path(&s.cwd, home, width),
+            t.dim(),
+        ));
     }
     lines.push(Line::default());
     for (k, what) in [
@@ -282,12 +306,19 @@ fn welcome(area: Rect, buf: &mut Buffer, app: &App) {
     }
 }
 
-fn draw_queued(app: &App, area: Rect, buf: &mut Buffer) {
-    let t = &app.theme;
-    for (i, text) in app.queued.iter().take(usize::from(area.height)).enumerate() {
+/// The messages waiting for the turn to end, one line each; `editable`: the last says Up
+/// brings it back (the composer is empty).
+pub fn draw_queued(
+    queued: &VecDeque<String>,
+    editable: bool,
+    t: &Theme,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    for (i, text) in queued.iter().take(usize::from(area.height)).enumerate() {
         let first = crate::tui::wrap::one_line(text.lines().next().unwrap_or(""));
         // The last one says how to take it back (Up, when the composer is empty).
-        let last = i + 1 == app.queued.len() && app.composer.is_empty();
+        let last = i + 1 == queued.len() && editable;
         let hint = if last { "  ↑ edit" } else { "" };
         let room = usize::from(area.width).saturating_sub(12 + crate::tui::wrap::str_width(hint));
         let line = Line::from(vec![
@@ -300,23 +331,12 @@ fn draw_queued(app: &App, area: Rect, buf: &mut Buffer) {
 }
 
 /// Draws the "what to set" screen shown when no model is configured.
-pub fn draw_setup_error(
-    area: Rect,
-    buf: &mut Buffer,
-    message: &str,
-    theme: &crate::tui::theme::Theme,
-) {
+pub fn draw_setup_error(area: Rect, buf: &mut Buffer, message: &str, theme: &Theme) {
     draw_setup_dialog(area, buf, "rein needs a model", message, theme);
 }
 
 /// Draws the "what to set" screen under `title` (what is missing: a model, a key).
-pub fn draw_setup_dialog(
-    area: Rect,
-    buf: &mut Buffer,
-    title: &str,
-    message: &str,
-    theme: &crate::tui::theme::Theme,
-) {
+pub fn draw_setup_dialog(area: Rect, buf: &mut Buffer, title: &str, message: &str, theme: &Theme) {
     // The local model needs nothing set: the way out for a newcomer with no key.
     let footer = Some("L: local model, no key (rein --local) · other keys quit");
     draw_dialog(area, buf, title, message, footer, theme);
@@ -329,7 +349,7 @@ pub fn draw_dialog(
     title: &str,
     message: &str,
     footer: Option<&str>,
-    theme: &crate::tui::theme::Theme,
+    theme: &Theme,
 ) {
     if area.width < 4 || area.height < 3 {
         return;
@@ -345,12 +365,7 @@ pub fn draw_dialog(
         lines.push(Line::styled(footer.to_string(), theme.dim()));
     }
     let height = (lines.len() as u16 + 2).min(area.height);
-    let rect = Rect::new(
-        area.x + (area.width - width) / 2,
-        area.y + (area.height - height) / 2,
-        width,
-        height,
-    );
+    let rect = centered(area, width, height);
     let block = ratatui::widgets::Block::default()
         .borders(ratatui::widgets::Borders::ALL)
         .border_type(ratatui::widgets::BorderType::Rounded)
@@ -371,5 +386,48 @@ pub fn draw_dialog(
             line,
             inner.width.saturating_sub(1),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_conversation_keeps_three_rows_and_the_parts_stack_in_order() {
+        let area = Rect::new(0, 0, 80, 12);
+        let wanted = Wanted {
+            composer: 20,
+            offer: 2,
+            todos: 5,
+            queued: 3,
+        };
+        let a = screen_areas(area, wanted);
+        assert_eq!(a.conversation.height, 3);
+        assert_eq!((a.status.y, a.hints.y), (10, 11));
+        assert_eq!(a.offer.height, 2);
+        assert_eq!(a.offer.y + a.offer.height, a.composer.y);
+        assert_eq!(a.composer.y + a.composer.height, a.status.y);
+        assert_eq!(
+            (a.queued.height, a.todos.height),
+            (0, 0),
+            "the composer comes first"
+        );
+        assert_eq!(
+            a.body.height, 10,
+            "a dialog floats over all but the two last lines"
+        );
+    }
+
+    #[test]
+    fn a_question_takes_at_most_its_share_and_a_popup_floats_low_and_left() {
+        let area = Rect::new(0, 0, 100, 40);
+        let q = question_areas(area, 100);
+        assert_eq!(q.pane.height, 40 * APPROVAL_SHARE / 100);
+        assert_eq!(q.conversation.height + q.pane.height + 2, 40);
+        let p = popup_area(Rect::new(0, 0, 100, 20), 5);
+        assert_eq!((p.x, p.y, p.width, p.height), (0, 15, POPUP_WIDTH, 5));
+        let c = centered(Rect::new(0, 0, 11, 11), 4, 4);
+        assert_eq!((c.x, c.y, c.width, c.height), (3, 3, 4, 4));
     }
 }

@@ -7,7 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Widget};
 
 /// One row of a picker.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,20 +87,15 @@ impl Picker {
             return;
         }
         Clear.render(area, buf);
+        // One column of padding inside the border.
         let block = Block::default()
             .borders(Borders::ALL)
             .border_type(BorderType::Rounded)
             .border_style(theme.fg(theme.border))
+            .padding(Padding::horizontal(1))
             .title(Span::styled(format!(" {} ", self.title), theme.dim()));
         let inner = block.inner(area);
         block.render(area, buf);
-        // One column of padding inside the border.
-        let inner = Rect::new(
-            inner.x + 1,
-            inner.y,
-            inner.width.saturating_sub(2),
-            inner.height,
-        );
         let rows = usize::from(inner.height);
         if self.items.is_empty() {
             buf.set_line(
@@ -133,50 +128,57 @@ impl Picker {
             .take(rows)
             .enumerate()
         {
-            let selected = i == self.selected;
-            let base = if selected {
-                theme.selected()
-            } else {
-                theme.text()
-            };
-            let mut spans = Vec::new();
-            let clean = crate::tui::wrap::one_line(&item.label);
-            let label = truncate(&clean, width.saturating_sub(2));
-            for (ci, ch) in label.chars().enumerate() {
-                let style = if item.matched.contains(&(ci as u32)) {
-                    base.add_modifier(Modifier::BOLD).fg(if selected {
-                        theme.selection_fg
-                    } else {
-                        theme.accent
-                    })
-                } else {
-                    base
-                };
-                crate::tui::wrap::push_span(&mut spans, ch.encode_utf8(&mut [0u8; 4]), style);
-            }
-            let used = str_width(&label).max(label_w);
-            let room = width.saturating_sub(used + 3);
-            if !item.detail.is_empty() && room > 4 {
-                let detail_style = if selected { base } else { theme.dim() };
-                let pad = used - str_width(&label);
-                spans.push(Span::styled(" ".repeat(pad + 2), base));
-                spans.push(Span::styled(
-                    truncate(&item.detail, room).into_owned(),
-                    detail_style,
-                ));
-            }
-            let fill = width.saturating_sub(crate::tui::wrap::spans_width(&spans));
-            spans.push(Span::styled(
-                " ".repeat(fill),
-                if selected { base } else { Style::new() },
-            ));
-            buf.set_line(
-                inner.x,
-                inner.y + row as u16,
-                &Line::from(spans),
-                inner.width,
-            );
+            let line = Self::item_line(item, i == self.selected, label_w, width, theme);
+            buf.set_line(inner.x, inner.y + row as u16, &line, inner.width);
         }
+    }
+
+    /// One row: the label (matched characters stand out), its detail in the column after
+    /// the widest label, the selection's background to the edge.
+    fn item_line(
+        item: &PickerItem,
+        selected: bool,
+        label_w: usize,
+        width: usize,
+        theme: &Theme,
+    ) -> Line<'static> {
+        let base = if selected {
+            theme.selected()
+        } else {
+            theme.text()
+        };
+        let mut spans = Vec::new();
+        let clean = crate::tui::wrap::one_line(&item.label);
+        let label = truncate(&clean, width.saturating_sub(2));
+        for (ci, ch) in label.chars().enumerate() {
+            let style = if item.matched.contains(&(ci as u32)) {
+                base.add_modifier(Modifier::BOLD).fg(if selected {
+                    theme.selection_fg
+                } else {
+                    theme.accent
+                })
+            } else {
+                base
+            };
+            crate::tui::wrap::push_span(&mut spans, ch.encode_utf8(&mut [0u8; 4]), style);
+        }
+        let used = str_width(&label).max(label_w);
+        let room = width.saturating_sub(used + 3);
+        if !item.detail.is_empty() && room > 4 {
+            let detail_style = if selected { base } else { theme.dim() };
+            let pad = used - str_width(&label);
+            spans.push(Span::styled(" ".repeat(pad + 2), base));
+            spans.push(Span::styled(
+                truncate(&item.detail, room).into_owned(),
+                detail_style,
+            ));
+        }
+        let fill = width.saturating_sub(crate::tui::wrap::spans_width(&spans));
+        spans.push(Span::styled(
+            " ".repeat(fill),
+            if selected { base } else { Style::new() },
+        ));
+        Line::from(spans)
     }
 }
 

@@ -2,6 +2,7 @@
 //! restore and answer once.
 
 use super::diff::FileDiff;
+use super::pane::{PaneScroll, ScrollPane};
 use super::picker::{Picker, PickerItem};
 use crate::protocol::{FileText, RewindPlan, RewindPoint};
 use crate::tui::theme::Theme;
@@ -10,7 +11,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use ratatui::widgets::{Block, BorderType, Borders, StatefulWidget};
 
 /// What can be restored, in the order the options list shows them.
 pub const OPTIONS: [(bool, bool, &str); 3] = [
@@ -54,11 +55,8 @@ pub struct PlanView {
     /// Files that can be restored.
     pub restorable: usize,
     body: Vec<RichLine>,
-    /// First body row shown.
-    pub scroll: usize,
-    /// Body rows shown in the last frame.
-    pub body_rows: usize,
-    body_total: usize,
+    /// Where the diff is scrolled to.
+    pub scroll: PaneScroll,
 }
 
 impl RewindDialog {
@@ -119,9 +117,9 @@ fn text_of(t: &FileText) -> Option<&str> {
 fn describe(t: &FileText) -> String {
     match t {
         FileText::Absent => "no file".into(),
-        FileText::Text { text } => crate::checkpoint::human_bytes(text.len() as u64),
+        FileText::Text { text } => crate::text::human_bytes(text.len() as u64),
         FileText::Opaque { size: Some(n) } => {
-            format!("binary or large, {}", crate::checkpoint::human_bytes(*n))
+            format!("binary or large, {}", crate::text::human_bytes(*n))
         }
         FileText::Opaque { size: None } => "not a file".into(),
     }
@@ -187,17 +185,11 @@ impl PlanView {
             changed_outside,
             restorable,
             body,
-            scroll: 0,
-            body_rows: 1,
-            body_total: 0,
+            scroll: PaneScroll {
+                rows: 1,
+                ..PaneScroll::default()
+            },
         }
-    }
-
-    /// Scrolls the diff.
-    pub fn scroll_by(&mut self, n: i64) {
-        let max = self.body_total.saturating_sub(self.body_rows);
-        let next = (self.scroll as i64).saturating_add(n).max(0) as usize;
-        self.scroll = next.min(max);
     }
 
     fn footer(&self, theme: &Theme, width: usize) -> Vec<Line<'static>> {
@@ -268,26 +260,17 @@ impl PlanView {
         let mut lines = Vec::new();
         crate::tui::wrap::layout_all(&self.body, inner_w, &mut lines);
         let footer = self.footer(theme, inner_w);
-        let chrome = 2 + footer.len();
+        let chrome = ScrollPane::chrome(footer.len());
         let rows = usize::from(max_height).saturating_sub(chrome).max(1);
-        self.body_rows = lines.len().min(rows);
-        self.body_total = lines.len();
-        self.scroll = self.scroll.min(lines.len().saturating_sub(self.body_rows));
-        let height = (chrome + self.body_rows) as u16;
-        let rect = Rect::new(
-            area.x + (area.width - width) / 2,
-            area.y + area.height.saturating_sub(height) / 2,
-            width,
-            height.min(area.height),
-        );
-        Clear.render(rect, buf);
+        let height = (chrome + lines.len().min(rows)) as u16;
+        let rect = super::centered(area, width, height);
         let n = self.plan.files.len();
         let title = format!(
             " Restore {n} file{} to before “{}” ",
             if n == 1 { "" } else { "s" },
             truncate(&one_line(&self.plan.message), 40)
         );
-        let mut block = Block::default()
+        let block = Block::default()
             .borders(Borders::ALL)
             .border_type(BorderType::Rounded)
             .border_style(theme.fg(theme.accent))
@@ -295,40 +278,7 @@ impl PlanView {
                 title,
                 theme.fg(theme.accent).add_modifier(Modifier::BOLD),
             ));
-        if lines.len() > self.body_rows {
-            let end = (self.scroll + self.body_rows).min(lines.len());
-            block = block.title_bottom(
-                Line::styled(
-                    format!(
-                        " {}-{end} of {} lines · ↑↓ scroll ",
-                        self.scroll + 1,
-                        lines.len()
-                    ),
-                    theme.dim(),
-                )
-                .right_aligned(),
-            );
-        }
-        let inner = block.inner(rect);
-        block.render(rect, buf);
-        let inner = Rect::new(
-            inner.x + 1,
-            inner.y,
-            inner.width.saturating_sub(2),
-            inner.height,
-        );
-        let mut row = inner.y;
-        for line in lines.iter().skip(self.scroll).take(self.body_rows) {
-            buf.set_line(inner.x, row, line, inner.width);
-            row += 1;
-        }
-        for line in &footer {
-            if row >= inner.y + inner.height {
-                break;
-            }
-            buf.set_line(inner.x, row, line, inner.width);
-            row += 1;
-        }
+        ScrollPane::new(block, &lines, &footer, theme).render(rect, buf, &mut self.scroll);
     }
 }
 
@@ -344,11 +294,5 @@ pub fn render(dialog: &mut RewindDialog, area: Rect, buf: &mut Buffer, theme: &T
     loading.empty_text = "listing the messages…".into();
     let picker = picker.unwrap_or(&mut loading);
     let h = picker.height(area.height.saturating_sub(4).max(1));
-    let rect = Rect::new(
-        area.x + (area.width.saturating_sub(width)) / 2,
-        area.y + area.height.saturating_sub(h) / 2,
-        width,
-        h.min(area.height),
-    );
-    picker.render(rect, buf, theme);
+    picker.render(super::centered(area, width, h), buf, theme);
 }

@@ -1,36 +1,45 @@
 //! The status line (model, provider, cwd, session, context use, modes) and the key hint line.
 
-use super::cell::{SPINNER, format_tokens};
+use super::cell::format_tokens;
 use crate::protocol::ApprovalMode;
-use crate::tui::app::App;
+use crate::tui::model::StatusInfo;
+use crate::tui::theme::Theme;
 use crate::tui::wrap::{spans_width, str_width, truncate};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
+use std::path::Path;
 
 /// Context use at or above this share of the window is shown in the warning colour.
 pub const WARN_RATIO: f64 = 0.8;
 
 /// Draws the status line: model · provider · cwd · session on the left, context use and
 /// modes on the right. On narrow screens labels go first, then the session, then the provider.
-pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
+/// `home` shortens the directory to `~`.
+pub fn render_status(
+    status: &StatusInfo,
+    home: Option<&Path>,
+    theme: &Theme,
+    area: Rect,
+    buf: &mut Buffer,
+) {
     if area.height == 0 {
         return;
     }
     let width = usize::from(area.width);
-    let full = right_side(app, true, true);
-    let short = right_side(app, false, true);
+    let full = right_side(status, theme, true, true);
+    let short = right_side(status, theme, false, true);
     let right = if spans_width(&full) + 40 <= width {
         full
     } else if spans_width(&short) + 24 <= width {
         short
     } else {
-        right_side(app, false, false)
+        right_side(status, theme, false, false)
     };
     let right_w = spans_width(&right);
     let room = width.saturating_sub(right_w + 2);
-    let left = cut_spans(left_side(app, room), room);
+    let left = cut_spans(left_side(status, home, theme, room), room);
     let left_w = spans_width(&left);
     buf.set_line(area.x, area.y, &Line::from(left), area.width);
     if right_w + left_w < width {
@@ -39,9 +48,7 @@ pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn right_side(app: &App, labels: bool, modes: bool) -> Vec<Span<'static>> {
-    let t = &app.theme;
-    let s = &app.status;
+fn right_side(s: &StatusInfo, t: &Theme, labels: bool, modes: bool) -> Vec<Span<'static>> {
     let base = t.fg(t.status_fg);
     let sep = Span::styled(" · ", t.fg(t.border));
     let mut right = Vec::new();
@@ -95,9 +102,7 @@ fn right_side(app: &App, labels: bool, modes: bool) -> Vec<Span<'static>> {
     right
 }
 
-fn left_side(app: &App, room: usize) -> Vec<Span<'static>> {
-    let t = &app.theme;
-    let s = &app.status;
+fn left_side(s: &StatusInfo, home: Option<&Path>, t: &Theme, room: usize) -> Vec<Span<'static>> {
     if !s.configured {
         return vec![Span::styled("starting…", t.dim())];
     }
@@ -118,7 +123,7 @@ fn left_side(app: &App, room: usize) -> Vec<Span<'static>> {
     let mut session = None;
     let cwd_room = room.saturating_sub(used + 3).min(40);
     if cwd_room >= 8 {
-        let c = app.short_path(&s.cwd, cwd_room);
+        let c = crate::tui::wrap::short_path(&s.cwd, home, cwd_room);
         used += 3 + str_width(&c);
         cwd = Some(c);
     }
@@ -169,95 +174,73 @@ fn cut_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
     out
 }
 
+/// A key and what it does now, as the hint line shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hint {
+    /// The key as written on the line (`ctrl+o`, `↑↓`).
+    pub key: &'static str,
+    /// What it does.
+    pub what: &'static str,
+}
+
+impl Hint {
+    /// `key` does `what`.
+    pub const fn new(key: &'static str, what: &'static str) -> Hint {
+        Hint { key, what }
+    }
+}
+
+/// How the lead of the hint line stands out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    /// rein waits for the person.
+    Warning,
+    /// rein is working.
+    Accent,
+}
+
+/// The hint line: what is going on (if anything), then the keys that matter now.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hints {
+    /// Said first (`waiting for you`, `⠋ working 7s`).
+    pub lead: Option<(String, Tone)>,
+    /// The keys, most important first (the last ones go when the line is short).
+    pub keys: Vec<Hint>,
+}
+
+impl Hints {
+    /// Just these keys.
+    pub fn keys(keys: impl Into<Vec<Hint>>) -> Hints {
+        Hints {
+            lead: None,
+            keys: keys.into(),
+        }
+    }
+}
+
 /// Draws the one-line hint of the keys that matter now.
-pub fn render_hints(app: &App, area: Rect, buf: &mut Buffer) {
+pub fn render_hints(hints: &Hints, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if area.height == 0 {
         return;
     }
-    let t = &app.theme;
+    let t = theme;
     let mut spans: Vec<Span<'static>> = Vec::new();
-    let hint = |spans: &mut Vec<Span<'static>>, k: &str, what: &str| {
+    if let Some((text, tone)) = &hints.lead {
+        let color = match tone {
+            Tone::Warning => t.warning,
+            Tone::Accent => t.accent,
+        };
+        spans.push(Span::styled(text.clone(), t.fg(color)));
+    }
+    for hint in &hints.keys {
         if !spans.is_empty() {
             spans.push(Span::styled("  ", t.dim()));
         }
         spans.push(Span::styled(
-            k.to_string(),
+            hint.key,
             t.fg(t.status_fg).add_modifier(Modifier::BOLD),
         ));
-        spans.push(Span::styled(format!(" {what}"), t.dim()));
-    };
-    if app.last_ctrl_c.is_some() {
-        hint(&mut spans, "ctrl+c", "again to quit");
-    } else if !app.approvals.is_empty() {
-        // The clock stops while rein waits for the person; the turn's run time is kept.
-        spans.push(Span::styled("waiting for you", t.fg(t.warning)));
-        if app.approval_view.editing_note {
-            hint(&mut spans, "enter", "keep note");
-            hint(&mut spans, "esc", "drop note");
-        } else {
-            hint(&mut spans, "↑↓", "scroll");
-            // What Shift+Tab does here (see `approval_shift_tab`).
-            let edit = app
-                .approvals
-                .front()
-                .is_some_and(|r| matches!(r.display, crate::protocol::ToolDisplay::Edit { .. }));
-            if edit && app.status.mode != crate::protocol::ApprovalMode::AcceptEdits {
-                hint(&mut spans, "shift+tab", "yes, accept edits from now on");
-            } else {
-                hint(&mut spans, "shift+tab", "mode");
-            }
-        }
-    } else if app.model_picker.is_some() {
-        hint(&mut spans, "↑↓", "select");
-        hint(&mut spans, "enter", "switch");
-        hint(&mut spans, "esc", "close");
-    } else if app.popup.is_some() {
-        hint(&mut spans, "↑↓", "select");
-        hint(&mut spans, "tab", "complete");
-        hint(&mut spans, "enter", "accept");
-        hint(&mut spans, "esc", "close");
-    } else {
-        let scrolled = !app.conversation.is_following();
-        if app.busy {
-            let glyph = SPINNER[app.spinner_index() % SPINNER.len()];
-            let secs = app.run_time().as_secs();
-            let label = if app.interrupting {
-                "stopping"
-            } else {
-                "working"
-            };
-            spans.push(Span::styled(format!("{glyph} "), t.fg(t.accent)));
-            spans.push(Span::styled(
-                format!("{label} {}", whole_seconds(secs)),
-                t.fg(t.accent),
-            ));
-            if scrolled {
-                hint(&mut spans, "ctrl+end", "bottom");
-            }
-            hint(&mut spans, "esc", "interrupt");
-            hint(&mut spans, "enter", "queue a message");
-        } else {
-            if scrolled {
-                hint(&mut spans, "ctrl+end", "bottom");
-            }
-            hint(&mut spans, "enter", "send");
-            hint(&mut spans, "shift+enter", "newline");
-            hint(&mut spans, "/", "commands");
-            hint(&mut spans, "@", "files");
-            hint(&mut spans, "shift+tab", "mode");
-        }
-        hint(
-            &mut spans,
-            "ctrl+o",
-            if app.expand_all {
-                "fold all"
-            } else {
-                "expand all"
-            },
-        );
-        if !app.todos.is_empty() {
-            hint(&mut spans, "ctrl+t", "todos");
-        }
+        spans.push(Span::styled(format!(" {}", hint.what), t.dim()));
     }
     let spans = whole_hints(spans, usize::from(area.width));
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
@@ -276,7 +259,7 @@ fn whole_hints(mut spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>
 }
 
 /// `7s`, `2m 03s`.
-fn whole_seconds(s: u64) -> String {
+pub fn whole_seconds(s: u64) -> String {
     if s < 60 {
         format!("{s}s")
     } else {

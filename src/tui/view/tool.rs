@@ -212,9 +212,24 @@ impl ToolCell {
             }
             return out;
         }
+        self.layout_output(width, expanded, status_style, theme, &mut out);
+        out
+    }
+
+    /// The call's output under its header: the live tail while it runs, a preview when
+    /// folded (a command's last lines, other tools' first), all of it when expanded.
+    fn layout_output(
+        &self,
+        width: usize,
+        expanded: bool,
+        status_style: Style,
+        theme: &Theme,
+        out: &mut Vec<Line<'static>>,
+    ) {
+        let bar = Span::styled("│ ", theme.fg(theme.border));
         let output = self.output.trim_end_matches('\n');
         if output.is_empty() {
-            return out;
+            return;
         }
         let style = match self.status {
             None | Some(ToolStatus::Ok) => theme.dim(),
@@ -242,16 +257,16 @@ impl ToolCell {
                 ]));
             }
             for l in tail {
-                line(l, Wrap::Cut, &mut out);
+                line(l, Wrap::Cut, out);
             }
-            return out;
+            return;
         }
         let (all, spill) = split_spill_note(output);
         if expanded {
             for l in &all {
-                line(l, Wrap::Char, &mut out);
+                line(l, Wrap::Char, out);
             }
-            return out;
+            return;
         }
         if let Some(note) = spill {
             out.push(Line::from(vec![
@@ -271,17 +286,16 @@ impl ToolCell {
                 Span::styled(earlier(all.len() - n), theme.dim()),
             ]));
             for l in &all[all.len() - n..] {
-                line(l, Wrap::Cut, &mut out);
+                line(l, Wrap::Cut, out);
             }
-            return out;
+            return;
         }
         for l in &all[..n] {
-            line(l, Wrap::Cut, &mut out);
+            line(l, Wrap::Cut, out);
         }
         if all.len() > n {
             out.push(more_line(all.len() - n, n > 0, theme));
         }
-        out
     }
 
     /// A refused edit keeps what it proposed: folded to one line, the diff when expanded.

@@ -54,7 +54,7 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
         call_id: "e".into(),
         path: "src/lib.rs".into(),
         old: Some("a\nb\n".into()),
-        new: "a\nc\n".into(),
+        new: Some("a\nc\n".into()),
     });
     app.on_agent_event(Event::ToolCallFinished {
         call_id: "e".into(),
@@ -88,13 +88,13 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
         call_id: "later".into(),
         path: "src/lib.rs".into(),
         old: Some("a\nc\n".into()),
-        new: "a\nd\n".into(),
+        new: Some("a\nd\n".into()),
     });
     app.on_agent_event(Event::FileChanged {
         call_id: "later2".into(),
         path: "new.txt".into(),
         old: None,
-        new: "x\n".into(),
+        new: Some("x\n".into()),
     });
     app.composer.set_text("/diff");
     app.popup = None;
@@ -116,9 +116,7 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
 fn scrolling_up_stops_following_and_counts_new_cells() {
     let mut app = app();
     for i in 0..30 {
-        app.on_agent_event(Event::Notice {
-            text: format!("line {i}"),
-        });
+        app.on_agent_event(Event::notice(format!("line {i}")));
     }
     let screen = frame(&mut app);
     assert!(screen.contains("line 29"), "follows the bottom: {screen}");
@@ -126,12 +124,8 @@ fn scrolling_up_stops_following_and_counts_new_cells() {
     let screen = frame(&mut app);
     assert!(!screen.contains("line 29"), "{screen}");
     assert!(!app.is_following());
-    app.on_agent_event(Event::Notice {
-        text: "fresh 1".into(),
-    });
-    app.on_agent_event(Event::Notice {
-        text: "fresh 2".into(),
-    });
+    app.on_agent_event(Event::notice("fresh 1"));
+    app.on_agent_event(Event::notice("fresh 2"));
     let screen = frame(&mut app);
     assert!(
         !screen.contains("fresh"),
@@ -235,21 +229,21 @@ fn a_resumed_session_rebuilds_the_view_and_early_warnings_stay() {
         mode: Default::default(),
         sandbox_mode: "off".into(),
         history: vec![
-            crate::protocol::HistoryItem::User { text: "hi".into() },
-            crate::protocol::HistoryItem::Assistant {
-                text: "hello".into(),
-                reasoning: Some("think".into()),
+            Event::UserMessage { text: "hi".into() },
+            Event::ReasoningDelta {
+                text: "think".into(),
             },
-            crate::protocol::HistoryItem::Tool {
+            Event::AssistantMessage {
+                text: "hello".into(),
+            },
+            // A call that never ended: the replay ends it, interrupted.
+            Event::ToolCallStarted {
                 call_id: "t".into(),
                 display: crate::protocol::ToolDisplay::Exec {
                     command: "ls".into(),
                 },
-                status: None,
-                output: String::new(),
-                exit_code: None,
             },
-            crate::protocol::HistoryItem::Todos {
+            Event::TodosUpdated {
                 todos: vec![crate::protocol::Todo {
                     content: "a".into(),
                     active_form: "doing a".into(),
@@ -271,6 +265,13 @@ fn a_resumed_session_rebuilds_the_view_and_early_warnings_stay() {
         ]
     );
     assert_eq!(app.todos.len(), 1);
+    match &app.cells()[3].kind {
+        CellKind::Tool(t) => {
+            assert_eq!(t.status, Some(ToolStatus::Interrupted));
+            assert_eq!(t.elapsed_ms, None, "a replayed call shows no duration");
+        }
+        other => panic!("{other:?}"),
+    }
     // A later configuration (/clear) starts from an empty view.
     app.on_agent_event(Event::SessionConfigured(SessionInfo {
         session_id: "s3".into(),
@@ -297,4 +298,30 @@ fn the_status_line_says_while_the_first_scan_runs() {
     assert!(shown.contains("m · indexing workspace…"), "{shown}");
     app.on_agent_event(Event::Indexing { active: false });
     assert!(!frame(&mut app).contains("indexing workspace…"));
+}
+
+/// A notice is marked by the level it comes with, never by its wording.
+#[test]
+fn a_notices_level_comes_from_the_event_not_its_words() {
+    use crate::protocol::NoticeLevel;
+    use crate::tui::view::cell::Level;
+    let mut app = app();
+    app.on_agent_event(Event::Notice {
+        level: NoticeLevel::Error,
+        text: "the server went away".into(),
+    });
+    app.on_agent_event(Event::notice("Error: only a word here"));
+    app.on_agent_event(Event::Notice {
+        level: NoticeLevel::Warn,
+        text: "skipped a file".into(),
+    });
+    let levels: Vec<Level> = app
+        .cells()
+        .iter()
+        .filter_map(|c| match &c.kind {
+            CellKind::Notice { level, .. } => Some(*level),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(levels, [Level::Error, Level::Info, Level::Warn]);
 }

@@ -515,3 +515,54 @@ fn a_modal_that_interrupts_typing_ignores_letters_until_a_pause() {
         }]
     ));
 }
+
+#[test]
+fn a_pasted_image_path_becomes_a_mention_and_its_label_joins_the_cell() {
+    let mut app = app();
+    app.on_terminal_event(TermEvent::Paste("'/tmp/My Shot.png'".into()));
+    assert_eq!(app.composer_text(), "@\"/tmp/My Shot.png\" ");
+    type_str(&mut app, "what is it?");
+    key(&mut app, KeyCode::Enter);
+    assert!(matches!(
+        &ops(&mut app)[..],
+        [Op::UserInput { text }] if text == "@\"/tmp/My Shot.png\" what is it?"
+    ));
+    app.on_agent_event(Event::TurnStarted);
+    app.on_agent_event(Event::ImagesAttached {
+        labels: vec!["[image My Shot.png 1280×720]".into()],
+    });
+    assert_eq!(
+        cell_texts(&app).last().map(String::as_str),
+        Some("user: @\"/tmp/My Shot.png\" what is it?\n[image My Shot.png 1280×720]")
+    );
+    assert!(frame(&mut app).contains("[image My Shot.png 1280×720]"));
+}
+
+#[test]
+fn a_returned_prompt_is_back_in_the_composer() {
+    let mut app = app();
+    type_str(&mut app, "look at @x.png please");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut app).len(), 1);
+    app.on_agent_event(Event::TurnStarted);
+    type_str(&mut app, "typed meanwhile");
+    app.on_agent_event(Event::PromptReturned {
+        text: "look at @x.png please".into(),
+    });
+    app.on_agent_event(Event::TurnFinished {
+        outcome: TurnOutcome::Failed {
+            reason: "the model m does not accept images".into(),
+        },
+    });
+    assert_eq!(
+        app.composer_text(),
+        "look at @x.png please\n\ntyped meanwhile"
+    );
+    // Not sent, so not shown as sent: the reason is.
+    let cells = cell_texts(&app);
+    assert!(!cells.iter().any(|c| c.starts_with("user:")), "{cells:?}");
+    assert!(
+        cells.iter().any(|c| c.contains("does not accept images")),
+        "{cells:?}"
+    );
+}

@@ -113,8 +113,10 @@ fn an_edit_dialog_shows_the_change_and_y_answers_it() {
 
 #[test]
 fn an_other_tools_dialog_shows_its_arguments() {
-    let display = ToolDisplay::Other {
+    let display = ToolDisplay::Mcp {
         name: "mcp__tickets__close".into(),
+        server: "tickets".into(),
+        tool: "close".into(),
         args: serde_json::json!({"ticket": 42, "reason": "fixed"}),
     };
     let mut app = scenario(vec![Event::TurnStarted, approval("1", display)], "");
@@ -130,13 +132,15 @@ fn an_other_tools_dialog_shows_its_arguments() {
         !screen.contains("ask again"),
         "`a` offered without a rule: {screen}"
     );
+    // A name shaped like an MCP tool's is not parsed: only a display that says so names a
+    // server.
     let other = ToolDisplay::Other {
-        name: "custom".into(),
+        name: "mcp__custom__x".into(),
         args: serde_json::json!({"x": 1}),
     };
     let mut app = scenario(vec![Event::TurnStarted, approval("1", other)], "");
     let screen = frame(&mut app);
-    assert!(screen.contains("Allow custom?"), "{screen}");
+    assert!(screen.contains("Allow mcp__custom__x?"), "{screen}");
     assert!(!screen.contains("server "), "{screen}");
 }
 
@@ -195,21 +199,36 @@ fn diff_with_nothing_written_says_so_even_after_a_refused_edit() {
 
 #[test]
 fn a_resumed_edit_shows_the_diff_it_wrote_and_a_command_its_exit_code() {
+    // The session file kept no contents for the edit: its own diff shows what it wrote.
     let history = vec![
-        crate::protocol::HistoryItem::Tool {
+        Event::ToolCallStarted {
             call_id: "e".into(),
             display: edit("src/a.rs", "one\ntwo\n", "one\n2\n"),
-            status: Some(ToolStatus::Ok),
+        },
+        Event::FileChanged {
+            call_id: "e".into(),
+            path: "src/a.rs".into(),
+            old: None,
+            new: None,
+        },
+        Event::ToolCallFinished {
+            call_id: "e".into(),
+            status: ToolStatus::Ok,
             output: "Edited src/a.rs".into(),
+            elapsed_ms: 4,
             exit_code: None,
         },
-        crate::protocol::HistoryItem::Tool {
+        Event::ToolCallStarted {
             call_id: "b".into(),
             display: ToolDisplay::Exec {
                 command: "cargo test".into(),
             },
-            status: Some(ToolStatus::Ok),
+        },
+        Event::ToolCallFinished {
+            call_id: "b".into(),
+            status: ToolStatus::Ok,
             output: "test result: FAILED".into(),
+            elapsed_ms: 900,
             exit_code: Some(101),
         },
     ];

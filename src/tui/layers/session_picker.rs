@@ -2,9 +2,11 @@
 //! per session (relative time, title, message count, model, directory). Typing filters
 //! fuzzily, in memory: the sessions are listed once when the picker opens.
 
+use super::Layer;
+use crate::protocol::SessionSummary;
 use crate::session_cli::relative_time;
-use crate::session_store::SessionSummary;
 use crate::tui::theme::Theme;
+use crate::tui::view::status::Hints;
 use crate::tui::wrap::{one_line, push_span, short_path, spans_width, str_width, truncate};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::event::{MouseEvent, MouseEventKind};
@@ -181,58 +183,6 @@ impl SessionPicker {
         }
     }
 
-    /// Applies one key.
-    pub fn on_key(&mut self, key: KeyEvent) -> PickerAction {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let page = self.rows.max(1) as i64;
-        match key.code {
-            KeyCode::Esc => return PickerAction::Close,
-            KeyCode::Char('c') | KeyCode::Char('d') if ctrl => return PickerAction::Close,
-            KeyCode::Enter => {
-                return match self.selected() {
-                    Some(s) => PickerAction::Open(Box::new(s.clone())),
-                    None => PickerAction::None,
-                };
-            }
-            KeyCode::Up => self.move_by(-1),
-            KeyCode::Down => self.move_by(1),
-            KeyCode::Char('p') if ctrl => self.move_by(-1),
-            KeyCode::Char('n') if ctrl => self.move_by(1),
-            KeyCode::PageUp => self.move_by(-page),
-            KeyCode::PageDown => self.move_by(page),
-            KeyCode::Home => self.selected = 0,
-            KeyCode::End => self.selected = self.shown.len().saturating_sub(1),
-            KeyCode::Tab | KeyCode::BackTab => {
-                let keep = self.selected().map(|s| s.path.clone());
-                self.all_dirs = !self.all_dirs;
-                self.refilter();
-                if let Some(at) = keep.and_then(|p| self.shown().position(|s| s.path == p)) {
-                    self.selected = at;
-                }
-            }
-            KeyCode::Backspace => {
-                self.query.pop();
-                self.refilter();
-            }
-            KeyCode::Char('u') if ctrl => {
-                self.query.clear();
-                self.refilter();
-            }
-            KeyCode::Char('w') if ctrl => {
-                let kept = self.query.trim_end().rfind(' ').map_or(0, |i| i + 1);
-                self.query.truncate(kept);
-                self.refilter();
-            }
-            KeyCode::Char(c) if !ctrl && !alt => {
-                self.query.push(c);
-                self.refilter();
-            }
-            _ => {}
-        }
-        PickerAction::None
-    }
-
     fn move_by(&mut self, n: i64) {
         let last = self.shown.len().saturating_sub(1) as i64;
         self.selected = (self.selected as i64 + n).clamp(0, last.max(0)) as usize;
@@ -285,12 +235,8 @@ impl SessionPicker {
             .collect();
     }
 
-    /// Draws the picker over all of `area`.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        if area.width < 10 || area.height < 5 {
-            return;
-        }
-        Clear.render(area, buf);
+    /// The title (which sessions are listed), the filter line with its cursor, a rule.
+    fn render_header(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let x = area.x + 1;
         let w = area.width.saturating_sub(2);
         let width = usize::from(w);
@@ -334,47 +280,6 @@ impl SessionPicker {
             &Line::styled("─".repeat(usize::from(area.width)), theme.fg(theme.border)),
             area.width,
         );
-        // Hints.
-        let hints = format!(
-            "↑↓ move · pgup pgdn page · enter open · tab {} · esc back",
-            if self.all_dirs {
-                "this directory"
-            } else {
-                "all directories"
-            }
-        );
-        let bottom = area.y + area.height - 1;
-        buf.set_line(
-            x,
-            bottom,
-            &Line::styled(truncate(&hints, width).into_owned(), theme.dim()),
-            w,
-        );
-        // Rows.
-        let top = area.y + 3;
-        let rows = usize::from(bottom.saturating_sub(top));
-        self.rows = rows;
-        if self.shown.is_empty() {
-            let text = self.empty_text();
-            buf.set_line(
-                x + 2,
-                top,
-                &Line::styled(text, theme.dim()),
-                w.saturating_sub(2),
-            );
-            return;
-        }
-        if self.selected < self.offset {
-            self.offset = self.selected;
-        } else if self.selected >= self.offset + rows {
-            self.offset = self.selected + 1 - rows;
-        }
-        let cols = self.columns(width);
-        for (row, shown) in self.shown.iter().skip(self.offset).take(rows).enumerate() {
-            let selected = self.offset + row == self.selected;
-            let line = self.row_line(shown, &cols, width, selected, theme);
-            buf.set_line(x, top + row as u16, &line, w);
-        }
     }
 
     fn empty_text(&self) -> String {
@@ -488,6 +393,120 @@ struct Columns {
     cwd: usize,
 }
 
+/// Full screen: its keys are written on its last row, not on the hint line.
+impl Layer for SessionPicker {
+    type Action = PickerAction;
+
+    /// Applies one key.
+    fn on_key(&mut self, key: KeyEvent) -> PickerAction {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let page = self.rows.max(1) as i64;
+        match key.code {
+            KeyCode::Esc => return PickerAction::Close,
+            KeyCode::Char('c') | KeyCode::Char('d') if ctrl => return PickerAction::Close,
+            KeyCode::Enter => {
+                return match self.selected() {
+                    Some(s) => PickerAction::Open(Box::new(s.clone())),
+                    None => PickerAction::None,
+                };
+            }
+            KeyCode::Up => self.move_by(-1),
+            KeyCode::Down => self.move_by(1),
+            KeyCode::Char('p') if ctrl => self.move_by(-1),
+            KeyCode::Char('n') if ctrl => self.move_by(1),
+            KeyCode::PageUp => self.move_by(-page),
+            KeyCode::PageDown => self.move_by(page),
+            KeyCode::Home => self.selected = 0,
+            KeyCode::End => self.selected = self.shown.len().saturating_sub(1),
+            KeyCode::Tab | KeyCode::BackTab => {
+                let keep = self.selected().map(|s| s.path.clone());
+                self.all_dirs = !self.all_dirs;
+                self.refilter();
+                if let Some(at) = keep.and_then(|p| self.shown().position(|s| s.path == p)) {
+                    self.selected = at;
+                }
+            }
+            KeyCode::Backspace => {
+                self.query.pop();
+                self.refilter();
+            }
+            KeyCode::Char('u') if ctrl => {
+                self.query.clear();
+                self.refilter();
+            }
+            KeyCode::Char('w') if ctrl => {
+                let kept = self.query.trim_end().rfind(' ').map_or(0, |i| i + 1);
+                self.query.truncate(kept);
+                self.refilter();
+            }
+            KeyCode::Char(c) if !ctrl && !alt => {
+                self.query.push(c);
+                self.refilter();
+            }
+            _ => {}
+        }
+        PickerAction::None
+    }
+
+    /// Draws the picker over all of `area`.
+    fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        if area.width < 10 || area.height < 5 {
+            return;
+        }
+        Clear.render(area, buf);
+        let x = area.x + 1;
+        let w = area.width.saturating_sub(2);
+        let width = usize::from(w);
+        self.render_header(area, buf, theme);
+        // Hints.
+        let hints = format!(
+            "↑↓ move · pgup pgdn page · enter open · tab {} · esc back",
+            if self.all_dirs {
+                "this directory"
+            } else {
+                "all directories"
+            }
+        );
+        let bottom = area.y + area.height - 1;
+        buf.set_line(
+            x,
+            bottom,
+            &Line::styled(truncate(&hints, width).into_owned(), theme.dim()),
+            w,
+        );
+        // Rows.
+        let top = area.y + 3;
+        let rows = usize::from(bottom.saturating_sub(top));
+        self.rows = rows;
+        if self.shown.is_empty() {
+            let text = self.empty_text();
+            buf.set_line(
+                x + 2,
+                top,
+                &Line::styled(text, theme.dim()),
+                w.saturating_sub(2),
+            );
+            return;
+        }
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if self.selected >= self.offset + rows {
+            self.offset = self.selected + 1 - rows;
+        }
+        let cols = self.columns(width);
+        for (row, shown) in self.shown.iter().skip(self.offset).take(rows).enumerate() {
+            let selected = self.offset + row == self.selected;
+            let line = self.row_line(shown, &cols, width, selected, theme);
+            buf.set_line(x, top + row as u16, &line, w);
+        }
+    }
+
+    fn hints(&self) -> Option<Hints> {
+        None
+    }
+}
+
 /// `1 session`, `3 sessions`.
 fn sessions_count(n: usize) -> String {
     format!("{n} session{}", if n == 1 { "" } else { "s" })
@@ -496,6 +515,7 @@ fn sessions_count(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::layers::Layer;
     use crossterm::event::KeyModifiers;
 
     fn summary(id: &str, title: &str, cwd: &str, minutes_ago: i64) -> SessionSummary {

@@ -1,0 +1,334 @@
+//! What rein does for a small local model (`small_model`): the pieces that do not live in
+//! the loop itself (examples cut from tool descriptions, the workspace's file list, nudges).
+
+use crate::llm::ToolSpec;
+use std::path::Path;
+
+/// Files named in the system prompt at most; a longer list costs a small window too much.
+const MAX_FILES: usize = 40;
+
+/// The tool descriptions without their `Example: …` sentences: small models copied them
+/// ("parse_header" in answers about `sum_to`).
+pub fn without_examples(mut specs: Vec<ToolSpec>) -> Vec<ToolSpec> {
+    for spec in &mut specs {
+        if let Some(at) = spec.description.find("Example:") {
+            spec.description.truncate(at);
+            let kept = spec.description.trim_end().len();
+            spec.description.truncate(kept);
+        }
+    }
+    specs
+}
+
+/// A short list of the workspace's files for the system prompt (ignored, hidden and
+/// protected entries left out), or nothing for an empty workspace.
+pub fn file_list(root: &Path) -> String {
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .require_git(false)
+        .follow_links(false)
+        .max_depth(Some(4))
+        .sort_by_file_path(|a, b| a.cmp(b))
+        .filter_entry(|e| !matches!(e.file_name().to_str(), Some("node_modules" | "target")))
+        .build();
+    let mut files = Vec::new();
+    let mut more = 0usize;
+    for entry in walker.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Some(rel) = entry.path().strip_prefix(root).ok().and_then(Path::to_str) else {
+            continue;
+        };
+        if files.len() < MAX_FILES {
+            // A name is the repository's text: keep it to one visible line.
+            files.push(crate::sanitize::visible_line(rel));
+        } else {
+            more += 1;
+        }
+    }
+    if files.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("\n# Files in the workspace\n");
+    for f in &files {
+        s.push_str("- ");
+        s.push_str(f);
+        s.push('\n');
+    }
+    if more > 0 {
+        s.push_str(&format!("- … and {more} more\n"));
+    }
+    s
+}
+
+/// What to tell the model after a command that failed: the next step, naming the file the
+/// error points at when it names one.
+pub fn after_failure(output: &str, exit_code: i32, workspace: &Path) -> String {
+    match blamed_file(output, workspace) {
+        Some((file, line)) => format!(
+            "[rein] The command failed (exit {exit_code}). The error points at {file} line \
+             {line}: read that file with read_file, fix the cause with str_replace, then run \
+             the command again."
+        ),
+        None => format!(
+            "[rein] The command failed (exit {exit_code}). Read the error above, read the file \
+             it is about with read_file, fix it, then run the command again."
+        ),
+    }
+}
+
+/// The last workspace file a Python traceback or a compiler error points at (relative to the
+/// workspace; library frames outside it are skipped).
+fn blamed_file(output: &str, workspace: &Path) -> Option<(String, u32)> {
+    let mut found = None;
+    for line in output.lines() {
+        let line = line.trim();
+        let Some((file, n)) = python_frame(line).or_else(|| compiler_location(line)) else {
+            continue;
+        };
+        let path = Path::new(file);
+        let rel = if path.is_absolute() {
+            path.strip_prefix(workspace).ok()
+        } else {
+            Some(path).filter(|_| !file.starts_with('<'))
+        };
+        if let Some(rel) = rel.and_then(Path::to_str).filter(|r| !r.is_empty()) {
+            found = Some((crate::sanitize::visible_line(rel), n));
+        }
+    }
+    found
+}
+
+/// `File "calc.py", line 12, in sum_to`.
+fn python_frame(line: &str) -> Option<(&str, u32)> {
+    let rest = line.strip_prefix("File \"")?;
+    let (file, rest) = rest.split_once('"')?;
+    let n = rest.strip_prefix(", line ")?;
+    let n: String = n.chars().take_while(char::is_ascii_digit).collect();
+    Some((file, n.parse().ok()?))
+}
+
+/// `--> src/main.rs:3:5` (rustc).
+fn compiler_location(line: &str) -> Option<(&str, u32)> {
+    let rest = line.strip_prefix("--> ")?;
+    let mut parts = rest.split(':');
+    let file = parts.next()?;
+    let n = parts.next()?.parse().ok()?;
+    Some((file, n))
+}
+
+/// Whether an answer shows code in a fenced block (of at least two lines) instead of
+/// writing it: what small models do when asked for a change.
+pub fn shows_code(text: &str) -> bool {
+    let mut inside = false;
+    let mut lines = 0;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            if inside && lines >= 2 {
+                return true;
+            }
+            inside = !inside;
+            lines = 0;
+        } else if inside {
+            lines += 1;
+        }
+    }
+    false
+}
+
+/// The nudge after an answer that showed code and changed nothing (sent once per message).
+pub const CODE_NOT_WRITTEN: &str = "[rein] Your answer shows code, but no file was changed. \
+    If the task asks for a change, make it now: str_replace (or write_file for a new file), \
+    then run the check with bash. If it asked only a question, give your answer again.";
+
+/// The nudge after an answer that ends a task asking for a change with no file changed.
+pub const CHANGE_NOT_MADE: &str = "[rein] No file was changed yet, but the task asks for a \
+    change. Make it now with str_replace (or write_file for a new file), then check it with \
+    bash. Do not say it is done before it is.";
+
+/// Whether the person's message asks for a change to files (a small model's claim of "done"
+/// without one is sent back); a message that says not to edit does not.
+pub fn asks_for_change(message: &str) -> bool {
+    let lower = message.to_lowercase();
+    let refuses = [
+        "do not edit",
+        "don't edit",
+        "do not change any",
+        "don't change any",
+    ];
+    if refuses.iter().any(|r| lower.contains(r)) {
+        return false;
+    }
+    const VERBS: &[&str] = &[
+        "add",
+        "fix",
+        "write",
+        "create",
+        "change",
+        "rename",
+        "refactor",
+        "implement",
+        "update",
+        "remove",
+        "delete",
+        "document",
+        "replace",
+        "edit",
+        "make",
+    ];
+    lower
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .any(|w| VERBS.contains(&w))
+}
+
+/// The nudge after an answer that gave up right after a failed call (once per message).
+pub const GAVE_UP_AFTER_ERROR: &str = "[rein] Your last call failed, and the task is not \
+    finished. Do what the error message says and call the tool again now.";
+
+/// Which end-of-run nudges were sent in this run of the loop.
+#[derive(Default)]
+pub struct Asked {
+    /// [`CODE_NOT_WRITTEN`].
+    pub code: bool,
+    /// [`GAVE_UP_AFTER_ERROR`].
+    pub after_error: bool,
+    /// [`CHANGE_NOT_MADE`].
+    pub change: bool,
+}
+
+/// The small tool set: no subagent (the 1.5B model picked `task` for everything), unless
+/// the person's message names it.
+pub fn small_tools(tools: Vec<ToolSpec>, message: &str) -> Vec<ToolSpec> {
+    tools
+        .into_iter()
+        .filter(|t| t.name != "task" || names_tool(message, &t.name))
+        .collect()
+}
+
+/// The tools of a forced first step: the ones that look (reading files, running commands)
+/// and any tool the person's message names ("use the write_file tool" is an instruction);
+/// all of them when none of those is offered.
+pub fn look_tools(tools: Vec<ToolSpec>, message: &str) -> Vec<ToolSpec> {
+    let look: Vec<ToolSpec> = tools
+        .iter()
+        .filter(|t| matches!(t.name.as_str(), "read_file" | "bash") || names_tool(message, &t.name))
+        .cloned()
+        .collect();
+    if look.is_empty() { tools } else { look }
+}
+
+/// Whether `message` names the tool `name`: as a whole word when the name is an identifier
+/// (`write_file`), and for a plain word (`task`, `bash`) only as `` `task` `` or "task tool",
+/// since "the task" is ordinary English.
+pub fn names_tool(message: &str, name: &str) -> bool {
+    let lower = message.to_lowercase();
+    if name.contains('_') {
+        return lower
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| w == name);
+    }
+    lower.contains(&format!("`{name}`")) || lower.contains(&format!("{name} tool"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            parameters: serde_json::json!({}),
+        }
+    }
+
+    fn names(specs: &[ToolSpec]) -> Vec<&str> {
+        specs.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_tool_the_person_names_is_offered() {
+        let all = || {
+            ["read_file", "write_file", "str_replace", "bash", "task"]
+                .map(spec)
+                .to_vec()
+        };
+        let first = look_tools(all(), "Use the write_file tool to create hello.txt");
+        assert_eq!(names(&first), ["read_file", "write_file", "bash"]);
+        assert_eq!(
+            names(&look_tools(all(), "Fix calc.py")),
+            ["read_file", "bash"]
+        );
+        let small = small_tools(all(), "Fix the task list in todo.py");
+        assert!(!names(&small).contains(&"task"), "{:?}", names(&small));
+        let small = small_tools(all(), "Use the task tool to find parse_header");
+        assert!(names(&small).contains(&"task"));
+        assert!(!names_tool("rewrite_files please", "write_file"));
+    }
+
+    #[test]
+    fn a_traceback_names_the_last_workspace_frame() {
+        let out = "Traceback (most recent call last):\n  File \"test_calc.py\", line 5, in \
+                   test_sum\n  File \"calc.py\", line 12, in sum_to\n  File \
+                   \"/usr/lib/python3.11/x.py\", line 1, in f\nValueError: no";
+        let ws = Path::new("/w");
+        let nudge = after_failure(out, 1, ws);
+        assert!(nudge.contains("calc.py line 12"), "{nudge}");
+        let abs = "  File \"/w/pkg/m.py\", line 3, in <module>\n";
+        assert!(after_failure(abs, 1, ws).contains("pkg/m.py line 3"));
+        let rust = "error[E0308]: mismatched types\n --> src/lib.rs:7:9\n";
+        assert!(after_failure(rust, 101, ws).contains("src/lib.rs line 7"));
+        assert!(after_failure("make: *** [all] Error 2", 2, ws).contains("exit 2"));
+    }
+
+    #[test]
+    fn code_in_a_fence_counts_but_one_line_or_inline_code_does_not() {
+        assert!(shows_code(
+            "Here:\n```python\ndef f():\n    return 1\n```\n"
+        ));
+        assert!(!shows_code("Run `pytest`.\n```\npytest -q\n```"));
+        assert!(!shows_code("No code here."));
+    }
+
+    #[test]
+    fn a_change_request_is_told_from_a_question() {
+        assert!(asks_for_change("Fix the bug in calc.py."));
+        assert!(asks_for_change("Write a script count_words.py and run it"));
+        assert!(!asks_for_change(
+            "Which port does it use? Read the code; do not edit any file."
+        ));
+        assert!(!asks_for_change("What does this function return?"));
+    }
+
+    #[test]
+    fn examples_are_cut_from_descriptions() {
+        let spec = ToolSpec {
+            name: "task".into(),
+            description: "Runs a subagent. Example: {\"description\": \"parse_header\"}".into(),
+            parameters: serde_json::json!({}),
+        };
+        let out = without_examples(vec![spec]);
+        assert_eq!(out[0].description, "Runs a subagent.");
+    }
+
+    #[test]
+    fn the_file_list_leaves_out_hidden_and_ignored_files_and_caps_its_length() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("calc.py"), "").unwrap();
+        std::fs::write(dir.path().join(".env"), "SECRET=1").unwrap();
+        std::fs::create_dir(dir.path().join("node_modules")).unwrap();
+        std::fs::write(dir.path().join("node_modules/x.js"), "").unwrap();
+        for i in 0..50 {
+            std::fs::write(dir.path().join(format!("f{i:02}.txt")), "").unwrap();
+        }
+        let list = file_list(dir.path());
+        assert!(list.contains("- calc.py\n"), "{list}");
+        assert!(
+            !list.contains(".env") && !list.contains("node_modules"),
+            "{list}"
+        );
+        assert!(list.contains("and 11 more"), "{list}");
+        assert!(file_list(tempfile::tempdir().unwrap().path()).is_empty());
+    }
+}

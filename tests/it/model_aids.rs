@@ -1,0 +1,268 @@
+//! `small_model`: what rein does for a small local model, end to end through the real
+//! `rein exec` against the scripted server on loopback (where `auto` turns the aids on): the
+//! first step is forced to be a tool call, the tool set is small and has no examples, the
+//! system prompt lists the workspace's files, a failing command gets the next step named, and
+//! code shown instead of written is sent back once. `small_model = "off"` has none of it.
+
+use crate::support;
+
+use rein::llm::ProviderKind;
+use serde_json::json;
+use support::rein::{World, assert_ok, last_result, stdout, system_prompt, tool_names, user_texts};
+use support::{Reply, ScriptedServer};
+
+both!(
+    a_local_server_gets_a_forced_first_step_a_small_tool_set_and_the_file_list,
+    a_failing_command_names_the_file_in_the_traceback,
+    code_shown_instead_of_written_is_sent_back_once,
+    giving_up_after_a_failed_call_is_sent_back_once,
+    a_change_asked_for_and_not_made_is_sent_back_once_a_write_ends_it,
+    small_model_off_offers_everything_and_forces_nothing,
+    a_tool_the_person_names_is_offered_on_the_forced_first_step,
+    a_command_that_made_the_change_is_not_sent_back,
+);
+
+/// `rein exec` with `small_model` left to its default (the scripted server is on loopback).
+fn exec_auto(w: &World, args: &[&str]) -> std::process::Output {
+    let mut c = w.cmd();
+    c.env_remove("REIN_SMALL_MODEL").arg("exec").args(args);
+    support::rein::run_with_timeout(c, std::time::Duration::from_secs(60))
+}
+
+/// Whether the request forced a tool call, in either wire format.
+fn forced(req: &support::RecordedRequest) -> bool {
+    match &req.body["tool_choice"] {
+        serde_json::Value::String(s) => s == "required",
+        v => v["type"] == "any",
+    }
+}
+
+fn a_local_server_gets_a_forced_first_step_a_small_tool_set_and_the_file_list(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))
+        .push(Reply::text("calc.py defines add."));
+    let w = World::new(&s);
+    w.write("calc.py", "def add(a, b):\n    return a + b\n");
+    w.write(".env", "TOKEN=hidden\n");
+    w.write("pkg/util.py", "X = 1\n");
+    let o = exec_auto(&w, &["what does calc.py define?"]);
+    assert_ok(&o);
+    assert!(
+        stdout(&o).contains("calc.py defines add."),
+        "{}",
+        stdout(&o)
+    );
+    let (first, second) = (s.request(0), s.request(1));
+    assert!(forced(&first), "{}", first.body_text);
+    assert!(
+        !forced(&second),
+        "only the first step is forced: {}",
+        second.body_text
+    );
+    // The forced first step is a look; then the small tool set, without examples.
+    let mut names = tool_names(&first);
+    names.sort();
+    assert_eq!(names, ["bash", "read_file"]);
+    let names = tool_names(&second);
+    assert!(names.iter().any(|n| n == "write_file"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "task"), "no subagent: {names:?}");
+    assert!(
+        !second.body_text.contains("Example:"),
+        "{}",
+        second.body_text
+    );
+    let system = system_prompt(&first);
+    assert!(system.contains("# Files in the workspace"), "{system}");
+    assert!(
+        system.contains("- calc.py\n") && system.contains("- pkg/util.py\n"),
+        "{system}"
+    );
+    assert!(
+        !system.contains(".env"),
+        "hidden files are not listed: {system}"
+    );
+}
+
+fn a_failing_command_names_the_file_in_the_traceback(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 test_calc.py"}),
+    ))
+    .push(Reply::text("It fails."))
+    .push(Reply::text("Still failing."));
+    let w = World::new(&s);
+    w.write("calc.py", "def sum_to(n):\n    return undefined_name\n");
+    w.write("test_calc.py", "import calc\nassert calc.sum_to(3) == 6\n");
+    let o = exec_auto(&w, &["--yes", "make the test pass"]);
+    assert_ok(&o);
+    let result = last_result(&s.request(1)).content;
+    assert!(
+        result.contains("NameError"),
+        "the real output comes first: {result}"
+    );
+    assert!(
+        result.contains("The error points at calc.py line 2: read that file with read_file"),
+        "{result}"
+    );
+}
+
+fn code_shown_instead_of_written_is_sent_back_once(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    let prose = "Here is the fix:\n```python\ndef sum_to(n):\n    return n * (n + 1) // 2\n```";
+    s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))
+        .push(Reply::text(prose))
+        .push(Reply::text(prose))
+        .push(Reply::text("Done."));
+    let w = World::new(&s);
+    w.write("calc.py", "def sum_to(n):\n    return 0\n");
+    let o = exec_auto(&w, &["--yes", "fix sum_to in calc.py"]);
+    assert_ok(&o);
+    assert_eq!(
+        s.request_count(),
+        4,
+        "each nudge once, then the answer stands"
+    );
+    let asked = user_texts(&s.request(2));
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.contains("Your answer shows code, but no file was changed")),
+        "{asked:?}"
+    );
+    let asked = user_texts(&s.request(3));
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.contains("No file was changed yet, but the task asks")),
+        "{asked:?}"
+    );
+    assert!(stdout(&o).contains("Done."), "{}", stdout(&o));
+}
+
+fn a_change_asked_for_and_not_made_is_sent_back_once_a_write_ends_it(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))
+        .push(Reply::text("Fixed."))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": "calc.py", "old_str": "return 0", "new_str": "return n"}),
+        ))
+        .push(Reply::text("Fixed now."));
+    let w = World::new(&s);
+    w.write("calc.py", "def ident(n):\n    return 0\n");
+    let o = exec_auto(&w, &["--yes", "fix ident in calc.py"]);
+    assert_ok(&o);
+    assert_eq!(s.request_count(), 4, "after the write, the answer stands");
+    assert!(
+        forced(&s.request(2)),
+        "the answer to a nudge must be a call"
+    );
+    assert!(
+        !forced(&s.request(3)),
+        "after the call, a plain answer may end it"
+    );
+    let asked = user_texts(&s.request(2));
+    assert!(
+        asked.iter().any(|t| t.contains("No file was changed yet")),
+        "{asked:?}"
+    );
+    assert_eq!(w.read("calc.py").unwrap(), "def ident(n):\n    return n\n");
+    // A question is not sent back.
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))
+        .push(Reply::text("It returns 0."));
+    let w = World::new(&s);
+    w.write("calc.py", "def ident(n):\n    return 0\n");
+    assert_ok(&exec_auto(
+        &w,
+        &["what does ident return? do not edit any file"],
+    ));
+    assert_eq!(s.request_count(), 2);
+}
+
+fn giving_up_after_a_failed_call_is_sent_back_once(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "missing.py"})))
+        .push(Reply::text("I cannot do this."))
+        .push(Reply::tool_call("read_file", json!({"path": "missing.py"})))
+        .push(Reply::text("Still cannot."));
+    let w = World::new(&s);
+    let o = exec_auto(&w, &["--yes", "look at missing.py"]);
+    assert_ok(&o);
+    assert_eq!(
+        s.request_count(),
+        4,
+        "sent back once, then the answer stands"
+    );
+    let asked = user_texts(&s.request(2));
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.contains("Your last call failed, and the task is not finished")),
+        "{asked:?}"
+    );
+    assert!(stdout(&o).contains("Still cannot."), "{}", stdout(&o));
+}
+
+fn small_model_off_offers_everything_and_forces_nothing(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("bash", json!({"command": "exit 3"})))
+        .push(Reply::text("```python\nx = 1\ny = 2\n```"));
+    let w = World::new(&s);
+    w.write("calc.py", "X = 1\n");
+    w.user_config("retry_backoff_ms = 20\nsmall_model = \"off\"\n");
+    let o = exec_auto(&w, &["--yes", "run it"]);
+    assert_ok(&o);
+    assert_eq!(s.request_count(), 2, "no code nudge");
+    let first = s.request(0);
+    assert!(!forced(&first), "{}", first.body_text);
+    assert!(tool_names(&first).iter().any(|n| n == "task"));
+    assert!(!system_prompt(&first).contains("# Files in the workspace"));
+    let result = last_result(&s.request(1)).content;
+    assert!(!result.contains("The command failed"), "{result}");
+}
+
+fn a_tool_the_person_names_is_offered_on_the_forced_first_step(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "hello.txt", "content": "hi\n"}),
+    ))
+    .push(Reply::text("Created."));
+    let w = World::new(&s);
+    let o = exec_auto(
+        &w,
+        &[
+            "--yes",
+            "Use the write_file tool to create hello.txt containing hi",
+        ],
+    );
+    assert_ok(&o);
+    let first = s.request(0);
+    assert!(forced(&first), "{}", first.body_text);
+    let mut names = tool_names(&first);
+    names.sort();
+    assert_eq!(names, ["bash", "read_file", "write_file"]);
+    assert_eq!(w.read("hello.txt").as_deref(), Some("hi\n"));
+    assert_eq!(s.request_count(), 2, "the write ended it: no nudge");
+}
+
+fn a_command_that_made_the_change_is_not_sent_back(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "echo hi > hello.txt"}),
+    ))
+    .push(Reply::text("Created hello.txt."));
+    let w = World::new(&s);
+    let o = exec_auto(&w, &["--yes", "create hello.txt containing hi"]);
+    assert_ok(&o);
+    assert_eq!(w.read("hello.txt").as_deref(), Some("hi\n"));
+    assert_eq!(
+        s.request_count(),
+        2,
+        "a command that writes is a change: no \"no file was changed\" nudge"
+    );
+    assert!(stdout(&o).contains("Created hello.txt."), "{}", stdout(&o));
+}
