@@ -86,8 +86,12 @@ fn health_is_read_from_the_status_line_and_nothing_listening_is_none() {
     });
     assert_eq!(server::http_status(port, "/health"), Some(503));
     t.join().unwrap();
-    // The listener is gone: nothing answers on that port now.
-    assert_eq!(server::http_status(port, "/health"), None);
+    // A port bound but not listening: nothing answers, and no other test can take it meanwhile
+    // (a closed listener's port could be reused by a parallel test).
+    let quiet = tokio::net::TcpSocket::new_v4().unwrap();
+    quiet.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let quiet_port = quiet.local_addr().unwrap().port();
+    assert_eq!(server::http_status(quiet_port, "/health"), None);
 }
 
 #[test]
