@@ -186,7 +186,6 @@ async fn event_loop(
         let looper = Looper {
             ops,
             files_tx: &files_tx,
-            keys: &mut keys,
             paths,
         };
         if run_effects(app, term, looper)? {
@@ -252,7 +251,6 @@ fn apply_agent_events(
 struct Looper<'a> {
     ops: &'a UnboundedSender<Op>,
     files_tx: &'a UnboundedSender<Vec<String>>,
-    keys: &'a mut EventStream,
     paths: Paths<'a>,
 }
 
@@ -262,7 +260,6 @@ fn run_effects(app: &mut App, term: &mut Term, looper: Looper<'_>) -> anyhow::Re
     let Looper {
         ops,
         files_tx,
-        keys,
         paths,
     } = looper;
     for effect in app.take_effects() {
@@ -292,11 +289,11 @@ fn run_effects(app: &mut App, term: &mut Term, looper: Looper<'_>) -> anyhow::Re
             Effect::EditInEditor(text) => {
                 let editor = outside::editor_command();
                 let workspace = app.workspace();
-                let result = outside_tui(term, keys, || outside::edit(&text, &editor, &workspace))?;
+                let result = outside_tui(term, || outside::edit(&text, &editor, &workspace))?;
                 app.edited(result);
             }
             Effect::Suspend => {
-                outside_tui(term, keys, outside::stop_self)?;
+                outside_tui(term, outside::stop_self)?;
                 app.mark_dirty();
             }
             Effect::Quit => return Ok(true),
@@ -306,16 +303,14 @@ fn run_effects(app: &mut App, term: &mut Term, looper: Looper<'_>) -> anyhow::Re
 }
 
 /// Leaves the full-screen mode, runs `f` with the terminal as the shell had it, and comes
-/// back with a full redraw. The key reader is replaced first: the old one would otherwise
-/// read keys meant for what `f` runs.
-fn outside_tui<R>(
-    term: &mut Term,
-    keys: &mut EventStream,
-    f: impl FnOnce() -> R,
-) -> anyhow::Result<R> {
-    drop(std::mem::replace(keys, EventStream::new()));
-    // Let the old reader's thread see it is done before anything else reads the terminal.
-    std::thread::sleep(Duration::from_millis(20));
+/// back with a full redraw.
+///
+/// The key reader is kept, and it reads nothing meanwhile: `f` runs for a key the reader has
+/// just returned, and its thread only reads the terminal again when the stream is next
+/// polled. Replacing it lost keys: dropping a reader wakes crossterm's poller, and a key that
+/// arrived before that wake-up was taken came in the same (edge-triggered) batch, which
+/// crossterm abandons on a wake-up; the key then sat unread until the next one.
+fn outside_tui<R>(term: &mut Term, f: impl FnOnce() -> R) -> anyhow::Result<R> {
     terminal::suspend();
     let result = f();
     terminal::resume().context("could not set up the terminal again")?;

@@ -445,18 +445,14 @@ fn ctrl_g_edits_the_message_in_the_editor_and_ctrl_z_comes_back() {
         WAIT,
     );
     // Without job control the stop returns at once; rein leaves the alternate screen and
-    // comes back. Keys are sent only after it is back (the pre-stop screen looks the same).
+    // comes back. Enter is typed the moment it is back (raw mode is on before it enters the
+    // alternate screen), before its first frame: a key typed while rein comes back is not lost.
     let entered = |t: &Pty| count(&t.raw_output(), ENTER_ALT_SCREEN);
     let before = entered(&t);
     t.send_raw(b"\x1a");
     wait_until("rein back on the alternate screen", WAIT, || {
         entered(&t) > before
     });
-    t.expect(
-        "the screen back after the stop",
-        |s| s.contains("a final message") && s.contains("scripted-model") && idle(s),
-        WAIT,
-    );
     t.send_raw(keys::ENTER);
     t.expect(
         "the answer",
@@ -468,6 +464,40 @@ fn ctrl_g_edits_the_message_in_the_editor_and_ctrl_z_comes_back() {
             .iter()
             .any(|m| m.contains("a final message")),
         "the edited text was not sent"
+    );
+}
+
+/// Keys typed while rein is away (here while the editor runs; the terminal holds them) are
+/// read once rein is back: they become readable the moment it switches the terminal to raw
+/// mode again, which is when a lost wake-up of the key reader used to swallow them.
+#[test]
+fn keys_typed_while_the_editor_runs_reach_the_composer_afterwards() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::text("Got it."));
+    let w = World::new(&s);
+    let mut c = w.pty_command(&[]);
+    c.env("EDITOR", "sleep 1; sed -i s/draft/final/");
+    let mut t = Pty::spawn(c, 100, 30);
+    t.ready(WAIT);
+    t.send_keys("a draft message");
+    t.expect("the draft", |s| s.contains("a draft message"), WAIT);
+    let left = |t: &Pty| count(&t.raw_output(), b"\x1b[?1049l");
+    let before = left(&t);
+    t.send_raw(b"\x07");
+    wait_until("rein off the alternate screen", WAIT, || left(&t) > before);
+    t.send_keys(" typed meanwhile");
+    t.expect(
+        "the edit and the keys typed meanwhile in the composer",
+        |s| s.contains("a final message typed meanwhile") && idle(s),
+        WAIT,
+    );
+    t.send_raw(keys::ENTER);
+    t.expect("the answer", |s| s.contains("Got it.") && idle(s), WAIT);
+    assert!(
+        user_texts(&s.request(0))
+            .iter()
+            .any(|m| m.contains("a final message typed meanwhile")),
+        "the typed keys were not sent"
     );
 }
 
