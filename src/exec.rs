@@ -8,7 +8,7 @@ use crate::agent::dispatch::Approver;
 use crate::agent::{self, AgentOptions};
 use crate::cli::{print_error, print_stderr, print_stdout};
 use crate::config::Config;
-use crate::protocol::{Event, Op, ToolDisplay, ToolStatus, TurnOutcome, retry_notice};
+use crate::protocol::{Event, NoticeLevel, Op, ToolDisplay, ToolStatus, TurnOutcome, retry_notice};
 use crate::text::headline;
 use std::collections::HashMap;
 
@@ -168,6 +168,13 @@ impl PlainPrinter {
                 let notice = retry_notice(*attempt, *max_attempts, *delay_ms, reason);
                 self.err(&format!("{indent}{notice}"));
             }
+            Event::Notice {
+                level: NoticeLevel::Error,
+                text,
+            } => {
+                self.saw_error = true;
+                self.err(&format!("{indent}error: {text}"));
+            }
             Event::Notice { text, .. } | Event::ModelQuirk { text, .. } => {
                 self.err(&format!("{indent}{text}"))
             }
@@ -176,10 +183,6 @@ impl PlainPrinter {
                 for label in labels {
                     self.err(&format!("{indent}{label}"));
                 }
-            }
-            Event::Error { message } => {
-                self.saw_error = true;
-                self.err(&format!("{indent}error: {message}"));
             }
             Event::Compacted {
                 before_tokens,
@@ -329,7 +332,7 @@ fn start(config: Config, opts: &ExecOptions) -> Option<agent::AgentHandle> {
 /// Prints one event: a JSON line with `--json`, else as text.
 fn show(event: &Event, json: bool, printer: &mut PlainPrinter) {
     if json {
-        match serde_json::to_string(event) {
+        match serde_json::to_string(&JsonLine::of(event)) {
             // JSON escapes C0 but not DEL, C1 or bidi overrides: those become `\uXXXX`.
             Ok(line) => {
                 let _ = print_stdout(&format!("{}\n", crate::sanitize::json_safe(&line)));
@@ -338,6 +341,45 @@ fn show(event: &Event, json: bool, printer: &mut PlainPrinter) {
         }
     } else {
         printer.event(event, "");
+    }
+}
+
+/// What `--json` prints for an event: the event itself, except that an error notice keeps the
+/// line it had when errors were an event of their own, `{"type":"error","message":…}`, which
+/// scripts match on (also inside a subagent's event). A replayed history is left as it is: its
+/// errors were notices already.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum JsonLine<'a> {
+    Error {
+        r#type: &'static str,
+        message: &'a str,
+    },
+    Subagent {
+        r#type: &'static str,
+        task_id: &'a str,
+        event: Box<JsonLine<'a>>,
+    },
+    Event(&'a Event),
+}
+
+impl<'a> JsonLine<'a> {
+    fn of(event: &'a Event) -> JsonLine<'a> {
+        match event {
+            Event::Notice {
+                level: NoticeLevel::Error,
+                text,
+            } => JsonLine::Error {
+                r#type: "error",
+                message: text,
+            },
+            Event::Subagent { task_id, event } => JsonLine::Subagent {
+                r#type: "subagent",
+                task_id,
+                event: Box::new(JsonLine::of(event)),
+            },
+            _ => JsonLine::Event(event),
+        }
     }
 }
 
@@ -366,5 +408,43 @@ fn end_of(outcome: TurnOutcome, by_signal: bool, tally: &CallTally, yes: bool) -
             print_error(&reason);
             ExecEnd::Failed
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(event: &Event) -> serde_json::Value {
+        serde_json::to_value(JsonLine::of(event)).unwrap()
+    }
+
+    #[test]
+    fn an_error_notice_keeps_the_json_line_scripts_read() {
+        let line = serde_json::to_string(&JsonLine::of(&Event::error("boom"))).unwrap();
+        assert_eq!(line, r#"{"type":"error","message":"boom"}"#);
+        let nested = Event::Subagent {
+            task_id: "call_1".into(),
+            event: Box::new(Event::error("boom")),
+        };
+        assert_eq!(
+            json(&nested),
+            serde_json::json!({"type": "subagent", "task_id": "call_1",
+                "event": {"type": "error", "message": "boom"}})
+        );
+        // Any other notice is printed as the event it is.
+        assert_eq!(
+            json(&Event::notice("hi")),
+            serde_json::json!({"type": "notice", "level": "info", "text": "hi"})
+        );
+    }
+
+    #[test]
+    fn only_an_error_notice_counts_as_the_reason_for_a_stop() {
+        let mut printer = PlainPrinter::new(true);
+        printer.event(&Event::notice("Error: only a word here"), "");
+        assert!(!printer.saw_error);
+        printer.event(&Event::error("cannot start: no temp dir"), "");
+        assert!(printer.saw_error);
     }
 }

@@ -496,18 +496,14 @@ pub enum Event {
         /// What to tell the person, one sentence.
         text: String,
     },
-    /// Something worth telling the person.
+    /// Something worth telling the person, an error among them: a failure that did not
+    /// (necessarily) end the turn is a notice of level `Error`, so there is one way to say it.
     Notice {
         /// How much it matters (front ends mark warnings and errors).
         #[serde(default)]
         level: NoticeLevel,
         /// The text.
         text: String,
-    },
-    /// An error that did not (necessarily) end the turn.
-    Error {
-        /// The message.
-        message: String,
     },
     /// The model was switched.
     ModelChanged {
@@ -624,6 +620,14 @@ impl Event {
     pub fn notice(text: impl Into<String>) -> Event {
         Event::Notice {
             level: NoticeLevel::Info,
+            text: text.into(),
+        }
+    }
+
+    /// An error notice: something failed (the turn may go on).
+    pub fn error(text: impl Into<String>) -> Event {
+        Event::Notice {
+            level: NoticeLevel::Error,
             text: text.into(),
         }
     }

@@ -75,11 +75,9 @@ impl Journal {
         tracing::error!("session file: {e}");
         if !state.warned {
             state.warned = true;
-            self.events.send(Event::Error {
-                message: format!(
-                    "Cannot write the session file ({e}); this conversation may not be resumable."
-                ),
-            });
+            self.events.send(Event::error(format!(
+                "Cannot write the session file ({e}); this conversation may not be resumable."
+            )));
         }
     }
 

@@ -85,7 +85,7 @@ pub fn new_session_id() -> String {
 /// Starts the agent task (must be called inside a tokio runtime). Returns at once: the
 /// agent is built off the async threads (HTTP client, sandbox probe, reading a resumed
 /// session), so a front end can draw its first frame meanwhile. If it cannot be built, an
-/// `Event::Error` saying why is sent and the event channel closes.
+/// error notice (`Event::error`) saying why is sent and the event channel closes.
 pub fn spawn(opts: AgentOptions) -> anyhow::Result<AgentHandle> {
     let (ops_tx, ops_rx) = unbounded_channel();
     let (ev_tx, ev_rx) = unbounded_channel();
@@ -94,12 +94,8 @@ pub fn spawn(opts: AgentOptions) -> anyhow::Result<AgentHandle> {
         let sink = events.clone();
         match tokio::task::spawn_blocking(move || Agent::new(opts, sink)).await {
             Ok(Ok(agent)) => agent.run(ops_rx).await,
-            Ok(Err(e)) => events.send(Event::Error {
-                message: format!("cannot start: {e:#}"),
-            }),
-            Err(e) => events.send(Event::Error {
-                message: format!("cannot start: {e}"),
-            }),
+            Ok(Err(e)) => events.send(Event::error(format!("cannot start: {e:#}"))),
+            Err(e) => events.send(Event::error(format!("cannot start: {e}"))),
         }
     });
     Ok(AgentHandle {

@@ -166,9 +166,7 @@ impl Agent {
     }
 
     fn rewind_error(&self, message: impl Into<String>) {
-        self.events.send(Event::Error {
-            message: message.into(),
-        });
+        self.events.send(Event::error(message));
     }
 
     /// `Op::Undo`: the plan that restores the code of the last turn that changed files.

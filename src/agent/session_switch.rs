@@ -196,9 +196,9 @@ impl Agent {
             Ok(()) => self
                 .events
                 .send(Event::notice(format!("Session renamed to \"{title}\"."))),
-            Err(e) => self.events.send(Event::Error {
-                message: format!("Cannot rename the session: {e}"),
-            }),
+            Err(e) => self
+                .events
+                .send(Event::error(format!("Cannot rename the session: {e}"))),
         }
     }
 
@@ -240,9 +240,9 @@ impl Agent {
                     "Forked session {parent} into {new_id}; you are now in the copy."
                 )));
             }
-            Err(e) => self.events.send(Event::Error {
-                message: format!("Cannot fork the session: {e}"),
-            }),
+            Err(e) => self
+                .events
+                .send(Event::error(format!("Cannot fork the session: {e}"))),
         }
     }
 
@@ -251,9 +251,7 @@ impl Agent {
         let path = match session_store::find(&self.config.data_dir, id) {
             Ok(p) => p,
             Err(e) => {
-                self.events.send(Event::Error {
-                    message: e.to_string(),
-                });
+                self.events.send(Event::error(e.to_string()));
                 return;
             }
         };
@@ -283,9 +281,9 @@ impl Agent {
                 }
                 self.announce_usage();
             }
-            Err(e) => self.events.send(Event::Error {
-                message: format!("Cannot resume {id}: {e}"),
-            }),
+            Err(e) => self
+                .events
+                .send(Event::error(format!("Cannot resume {id}: {e}"))),
         }
     }
 }

@@ -18,7 +18,7 @@ pub mod theme;
 pub mod view;
 pub mod wrap;
 
-use crate::protocol::{Event, Op, SessionSummary};
+use crate::protocol::{Event, NoticeLevel, Op, SessionSummary};
 use anyhow::Context;
 use app::{App, Effect};
 use crossterm::event::{EventStream, KeyEventKind};
@@ -164,8 +164,9 @@ async fn event_loop(
             },
             ev = events.recv() => match ev {
                 Some(ev) => {
-                    if let Event::Error { message } = &ev {
-                        last_error = Some(message.clone());
+                    // Why the agent stops, if it does: the last error it reported.
+                    if let Event::Notice { level: NoticeLevel::Error, text } = &ev {
+                        last_error = Some(text.clone());
                     }
                     apply_agent_events(app, term, notifier, events, ev);
                 }

@@ -7,7 +7,9 @@ use rein::agent::dispatch::Approver;
 use rein::agent::journal::SessionStart;
 use rein::agent::{AgentHandle, AgentOptions};
 use rein::config::{Config, Flags, Inputs};
-use rein::protocol::{Decision, EditDiff, Event, Op, ToolDisplay, ToolStatus, TurnOutcome};
+use rein::protocol::{
+    Decision, EditDiff, Event, NoticeLevel, Op, ToolDisplay, ToolStatus, TurnOutcome,
+};
 use serde_json::json;
 use std::time::Duration;
 use support::rein::{last_result, tool_results, user_texts};
@@ -354,6 +356,28 @@ async fn fork_keeps_the_view_and_clear_does_not() {
         unreachable!()
     };
     assert!(!cleared.keep_view);
+}
+
+/// A failure the agent reports is a notice of level `Error`, the one way to say it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_resume_arrives_as_an_error_notice() {
+    let s = ScriptedServer::openai();
+    let mut st = start(&s, "");
+    send(&st.handle, Op::Resume { id: "nope".into() });
+    let ev = wait_for(&mut st.handle, |e| {
+        matches!(
+            e,
+            Event::Notice {
+                level: NoticeLevel::Error,
+                ..
+            }
+        )
+    })
+    .await;
+    let Event::Notice { text, .. } = ev else {
+        unreachable!()
+    };
+    assert!(text.contains("nope"), "{text}");
 }
 
 /// `/skills`, `/memory` and `/resume` ask the agent, which answers with what it offers, at

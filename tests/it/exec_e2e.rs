@@ -325,6 +325,47 @@ fn json_mode_prints_events(kind: ProviderKind) {
     assert_eq!(finished["output"].as_str().map(str::trim), Some("hi"));
 }
 
+/// An agent that cannot start (here: no temp directory) says why as an error: `error: …` on
+/// stderr, or the `{"type":"error"}` line with `--json`, and exit 1.
+#[test]
+fn an_agent_that_cannot_start_says_why_and_exits_1() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    for json in [false, true] {
+        let mut c = w.cmd();
+        c.env("TMPDIR", w.ws.join("no-such-dir")).arg("exec");
+        if json {
+            c.arg("--json");
+        }
+        c.arg("hi");
+        let o = support::rein::run_with_timeout(c, Duration::from_secs(60));
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        if json {
+            let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+            assert_eq!(line["type"], "error", "{line}");
+            assert!(
+                line["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("cannot start: ")
+            );
+        } else {
+            // Said once: the reason, not also "stopped unexpectedly".
+            assert!(
+                stderr(&o).contains("error: cannot start: "),
+                "{}",
+                stderr(&o)
+            );
+            assert!(
+                !stderr(&o).contains("stopped unexpectedly"),
+                "{}",
+                stderr(&o)
+            );
+        }
+        assert_eq!(s.request_count(), 0);
+    }
+}
+
 #[test]
 fn missing_model_exits_2_with_a_clear_paragraph() {
     let dir = tempfile::tempdir().unwrap();

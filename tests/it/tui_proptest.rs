@@ -182,7 +182,7 @@ fn agent_event() -> impl Strategy<Value = Event> {
             }
         ),
         text().prop_map(Event::notice),
-        text().prop_map(|message| Event::Error { message }),
+        text().prop_map(Event::error),
         text().prop_map(|model| Event::ModelChanged { model }),
         prop_oneof![
             Just(TurnOutcome::Completed),

@@ -179,9 +179,7 @@ fn finished_tools_error_blocked_and_notices() {
         before_tokens: 104_000,
         after_tokens: 31_000,
     });
-    app.on_agent_event(Event::Error {
-        message: "connection reset by peer".into(),
-    });
+    app.on_agent_event(Event::error("connection reset by peer"));
     app.on_agent_event(Event::TurnFinished {
         outcome: TurnOutcome::Interrupted,
     });

@@ -114,7 +114,6 @@ impl App {
             } => self.retrying(attempt, max_attempts, delay_ms, &reason),
             Event::Notice { level, text } => self.notice(text, notice_level(level)),
             Event::ModelQuirk { text, .. } => self.notice(text, Level::Warn),
-            Event::Error { message } => self.notice(message, Level::Error),
             Event::ImagesAttached { labels } => self.images_attached(&labels),
             Event::PromptReturned { text } => self.prompt_returned(text),
             Event::ModelChanged { model } => {
@@ -624,9 +623,6 @@ impl App {
                 self.enqueue_approval(req);
             }
             Event::ApprovalWithdrawn { id } => self.withdraw_approval(&id),
-            Event::Error { message } => {
-                self.notice(format!("{}: {message}", first_line(&label)), Level::Error);
-            }
             Event::Notice { level, text } => {
                 let text = format!("{}: {text}", first_line(&label));
                 self.notice(text, notice_level(level));

@@ -325,3 +325,52 @@ fn a_notices_level_comes_from_the_event_not_its_words() {
         .collect();
     assert_eq!(levels, [Level::Error, Level::Info, Level::Warn]);
 }
+
+/// A failure the agent reports (`Event::error`) is an error notice, a subagent's labelled with
+/// its task, and drawn with the error mark.
+#[test]
+fn an_agent_error_is_shown_as_an_error_notice() {
+    use crate::tui::view::cell::Level;
+    let mut app = app();
+    app.on_agent_event(Event::ToolCallStarted {
+        call_id: "t1".into(),
+        display: ToolDisplay::Task {
+            description: "find the parser".into(),
+        },
+    });
+    app.on_agent_event(Event::SubagentStarted {
+        task_id: "t1".into(),
+        description: "find the parser".into(),
+    });
+    app.on_agent_event(Event::Subagent {
+        task_id: "t1".into(),
+        event: Box::new(Event::error("the subagent lost its way")),
+    });
+    app.on_agent_event(Event::error("Cannot resume nope: no such session"));
+    let notices: Vec<(String, Level)> = app
+        .cells()
+        .iter()
+        .filter_map(|c| match &c.kind {
+            CellKind::Notice { text, level } => Some((text.clone(), *level)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notices,
+        [
+            (
+                "find the parser: the subagent lost its way".to_string(),
+                Level::Error
+            ),
+            (
+                "Cannot resume nope: no such session".to_string(),
+                Level::Error
+            ),
+        ]
+    );
+    let shown = frame(&mut app);
+    assert!(
+        shown.contains("✗ Cannot resume nope: no such session"),
+        "{shown}"
+    );
+}
