@@ -163,13 +163,7 @@ async fn event_loop(
                 None => return Ok(()),
             },
             ev = events.recv() => match ev {
-                Some(ev) => {
-                    // Why the agent stops, if it does: the last error it reported.
-                    if let Event::Notice { level: NoticeLevel::Error, text } = &ev {
-                        last_error = Some(text.clone());
-                    }
-                    apply_agent_events(app, term, notifier, events, ev);
-                }
+                Some(ev) => apply_agent_events(app, term, notifier, events, ev, &mut last_error),
                 // The agent could not start (or died): say why on the restored terminal.
                 None => match last_error {
                     Some(message) => anyhow::bail!("{message}"),
@@ -228,21 +222,29 @@ fn on_wakeup(
 }
 
 /// Applies `first` and the agent events already waiting behind it (at most [`EVENT_BATCH`]),
-/// with the notifier's bell or OSC sequence for each.
+/// with the notifier's bell or OSC sequence for each; `last_error` keeps the last error
+/// reported (why the agent stopped, if it does).
 fn apply_agent_events(
     app: &mut App,
     term: &mut Term,
     notifier: &mut notify::Notifier,
     events: &mut UnboundedReceiver<Event>,
     first: Event,
+    last_error: &mut Option<String>,
 ) {
     app.set_now(Instant::now());
-    notify(term, notifier, &first);
-    app.on_agent_event(first);
-    for _ in 0..EVENT_BATCH {
-        let Ok(ev) = events.try_recv() else {
+    let mut next = Some(first);
+    for _ in 0..=EVENT_BATCH {
+        let Some(ev) = next.take().or_else(|| events.try_recv().ok()) else {
             break;
         };
+        if let Event::Notice {
+            level: NoticeLevel::Error,
+            text,
+        } = &ev
+        {
+            *last_error = Some(text.clone());
+        }
         notify(term, notifier, &ev);
         app.on_agent_event(ev);
     }
