@@ -392,13 +392,25 @@ fn wire_body_time(client: &rein::llm::Client, steps: usize, rounds: u32) -> Dura
         reminder: Some("<reminder>".into()),
         max_tokens: 1000,
         force_tool: false,
+        mark: None,
     };
+    // Requests of one conversation, as the loop marks them: each shares the history with the
+    // one before (the new step differs).
+    static CONVERSATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let conversation = CONVERSATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mark = |seq: u64| rein::llm::HistoryMark {
+        conversation,
+        seq,
+        unchanged: steps,
+    };
+    req.mark = Some(mark(1));
     std::hint::black_box(client.body_text(&req));
     let mut spent = Duration::ZERO;
     for round in 0..rounds {
         req.messages.push(rein::llm::Message::User {
             content: format!("step {round}"),
         });
+        req.mark = Some(mark(u64::from(round) + 2));
         let started = Instant::now();
         std::hint::black_box(client.body_text(&req));
         spent += started.elapsed();

@@ -315,9 +315,10 @@ impl TurnHooks for MainHooks<'_> {
         &'b mut self,
         history: &'b mut Vec<Message>,
         keep: Option<usize>,
-    ) -> BoxFuture<'b, ()> {
+    ) -> BoxFuture<'b, bool> {
         Box::pin(async move {
             self.state.keep = keep;
+            let mut rewrote = false;
             if self.compactor.due(self.state, history)
                 && let Some(c) = self
                     .compactor
@@ -325,12 +326,14 @@ impl TurnHooks for MainHooks<'_> {
                     .await
             {
                 (self.record)(Record::Compaction(&c, history));
+                rewrote = true;
             }
             // The status line follows the context request by request.
             self.compactor.events.send(Event::Usage {
                 used_tokens: self.state.used(history),
                 context_window: self.compactor.window,
             });
+            rewrote
         })
     }
 }

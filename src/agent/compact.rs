@@ -149,6 +149,7 @@ pub async fn summarize(
         reminder: None,
         force_tool: false,
         max_tokens: SUMMARY_MAX_TOKENS.min(context_window / 5).max(256) as u32,
+        mark: None,
     };
     let response = client.stream(&request, cancel, &mut |_| {}).await?;
     let text = response.text();

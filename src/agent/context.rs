@@ -76,9 +76,10 @@ fn first_kept_result(history: &[Message], keep: usize) -> usize {
 fn is_compacted(i: usize, content: &str, cutoff: usize, frozen: usize) -> bool {
     i >= frozen
         && i < cutoff
-        // Cheap byte test first: 100 chars take at least 100 bytes.
+        // Cheap byte tests first: 100 chars take 100 to 400 bytes.
         && content.len() > MICRO_COMPACT_MIN_CHARS
-        && content.chars().nth(MICRO_COMPACT_MIN_CHARS).is_some()
+        && (content.len() > 4 * MICRO_COMPACT_MIN_CHARS
+            || content.chars().nth(MICRO_COMPACT_MIN_CHARS).is_some())
 }
 
 /// Tool results older than the most recent `keep` (and longer than 100 chars) are replaced by
@@ -106,28 +107,67 @@ pub fn micro_compact(history: &[Message], keep: usize, frozen: usize) -> Vec<Mes
         .collect()
 }
 
+/// What [`micro_compact_into`] last established about its copy, so that the next call looks
+/// only at what can have changed since: the messages appended and the results that became old.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Synced {
+    /// `sent[..upto]` is what `history[..upto]` is sent as under `keep` and `frozen`.
+    upto: usize,
+    /// The first result kept in full then.
+    cutoff: usize,
+    keep: usize,
+    frozen: usize,
+}
+
+impl Synced {
+    /// The history may have changed other than by appending (a compaction replaced it): the
+    /// next call compares every message again.
+    pub fn reset(&mut self) {
+        self.upto = 0;
+    }
+}
+
 /// [`micro_compact`] into `sent`, the copy made for the previous request: only what changed
 /// since (new messages, results that became old) is copied, so a request's cost does not grow
-/// with the history. Anything else that differs (a compaction replaced the history) starts over.
+/// with the history. Messages before `synced`'s mark are trusted unchanged (the caller resets
+/// it when the history is rewritten); after it they are compared, and anything else that
+/// differs (a compaction replaced the history) starts over. Returns how many leading messages
+/// of `sent` it left as they were.
 pub fn micro_compact_into(
     sent: &mut Vec<Message>,
     history: &[Message],
     keep: usize,
     frozen: usize,
-) {
+    synced: &mut Synced,
+) -> usize {
     let cutoff = first_kept_result(history, keep);
     let compacted = |i: usize| {
         matches!(&history[i], Message::ToolResult { content, .. }
             if is_compacted(i, content, cutoff, frozen))
     };
+    let same_rules = synced.keep == keep && synced.frozen == frozen && synced.cutoff <= cutoff;
+    let trusted = if same_rules {
+        synced.upto.min(sent.len()).min(history.len())
+    } else {
+        0
+    };
+    let mut untouched = usize::MAX;
+    // Trusted results that became old since: those between the last cutoff and this one.
+    for i in synced.cutoff.min(trusted)..cutoff.min(trusted) {
+        if compacted(i) {
+            sent[i] = compacted_copy(&history[i]);
+            untouched = untouched.min(i);
+        }
+    }
     let mut valid = sent.len().min(history.len());
-    for i in 0..valid {
+    for i in trusted..valid {
         if sends_as(&sent[i], &history[i], compacted(i)) {
             continue;
         }
         // A result that just became old is replaced in place; anything else ends the reuse.
         if compacted(i) && same_call(&sent[i], &history[i]) {
             sent[i] = compacted_copy(&history[i]);
+            untouched = untouched.min(i);
         } else {
             valid = i;
             break;
@@ -141,6 +181,13 @@ pub fn micro_compact_into(
             history[i].clone()
         }
     }));
+    *synced = Synced {
+        upto: history.len(),
+        cutoff,
+        keep,
+        frozen,
+    };
+    untouched.min(valid)
 }
 
 /// Whether `sent` is what `original` is sent as.
@@ -435,6 +482,8 @@ mod tests {
             (state >> 33) % n
         };
         let mut sent = Vec::new();
+        let mut synced = Synced::default();
+        let (mut keep, mut frozen) = (2, 0);
         let mut history = Vec::new();
         for step in 0..400 {
             let i = history.len();
@@ -453,11 +502,21 @@ mod tests {
                 })
                 .chain(tail)
                 .collect();
+                synced.reset();
             }
-            let keep = 1 + next(4) as usize;
-            let frozen = next(3) as usize;
-            micro_compact_into(&mut sent, &history, keep, frozen);
+            // The rules change now and then (most requests trust what the last one synced).
+            if next(20) == 0 {
+                keep = 1 + next(4) as usize;
+            }
+            if next(30) == 0 {
+                frozen = next(3) as usize;
+            }
+            let before = sent.clone();
+            let untouched = micro_compact_into(&mut sent, &history, keep, frozen, &mut synced);
             assert_eq!(sent, micro_compact(&history, keep, frozen), "step {step}");
+            // What it says it left alone, it did (the wire cache trusts it).
+            assert!(untouched <= before.len(), "step {step}");
+            assert_eq!(sent[..untouched], before[..untouched], "step {step}");
         }
     }
 

@@ -7,11 +7,14 @@ use super::dispatch::{CallResult, Dispatcher, INTERRUPTED, Preparation};
 use super::loop_guard::{LoopGuard, Verdict};
 use super::repair::{self, Quirk};
 use crate::llm::ToolCall;
-use crate::llm::{AssistantPart, Client, LlmError, Message, Request, Response, StreamNotice};
+use crate::llm::{
+    AssistantPart, Client, HistoryMark, LlmError, Message, Request, Response, StreamNotice,
+};
 use crate::protocol::EventSink;
 use crate::protocol::{Event, QuirkKind, ToolStatus};
 use crate::tools::ToolCtx;
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_util::sync::CancellationToken;
 
 /// What distinguishes one loop from another (main agent vs subagent).
@@ -71,13 +74,13 @@ pub trait TurnHooks: Send {
     /// The harness repaired something in an answer (for the session file).
     fn quirk(&mut self, _quirk: &Quirk) {}
     /// Called before each request (`keep` is the loop's micro-compaction setting); may replace
-    /// the history (auto-compaction).
+    /// the history (auto-compaction), and then says so (true).
     fn before_request<'a>(
         &'a mut self,
         _history: &'a mut Vec<Message>,
         _keep: Option<usize>,
-    ) -> futures::future::BoxFuture<'a, ()> {
-        Box::pin(async {})
+    ) -> futures::future::BoxFuture<'a, bool> {
+        Box::pin(async { false })
     }
 }
 
@@ -143,9 +146,12 @@ impl TurnEnv<'_> {
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
             }
-            hooks
+            if hooks
                 .before_request(history, self.lc.keep_tool_results)
-                .await;
+                .await
+            {
+                st.synced.reset();
+            }
             if self.cancel().is_cancelled() {
                 return LoopEnd::Interrupted;
             }
@@ -186,13 +192,20 @@ impl TurnEnv<'_> {
     ) -> Request {
         // The copy sent is kept between requests and brought up to date, not rebuilt.
         let mut messages = std::mem::take(&mut st.sent);
-        match self.lc.keep_tool_results {
-            Some(keep) => {
-                context::micro_compact_into(&mut messages, history, keep, hooks.frozen_prefix())
-            }
+        let unchanged = match self.lc.keep_tool_results {
+            Some(keep) => context::micro_compact_into(
+                &mut messages,
+                history,
+                keep,
+                hooks.frozen_prefix(),
+                &mut st.synced,
+            ),
             // Nothing is compacted: the same update with nothing old enough.
-            None => context::micro_compact_into(&mut messages, history, usize::MAX, 0),
-        }
+            None => {
+                context::micro_compact_into(&mut messages, history, usize::MAX, 0, &mut st.synced)
+            }
+        };
+        let mark = st.mark(unchanged);
         let reminder = if std::mem::take(&mut st.without_reminder) {
             None
         } else {
@@ -221,6 +234,7 @@ impl TurnEnv<'_> {
             tools,
             max_tokens: self.lc.max_tokens,
             reminder,
+            mark: Some(mark),
         }
     }
 
@@ -521,6 +535,10 @@ struct RunState {
     requests: u32,
     /// The history's copy as last sent (brought up to date for the next request).
     sent: Vec<Message>,
+    /// How far `sent` is known to be up to date (reset when the history is rewritten).
+    synced: context::Synced,
+    /// This run's place in the wire cache: its conversation id and last request number.
+    conversation: Option<(u64, u64)>,
     /// The next request goes without the reminder (the last answer only echoed it).
     without_reminder: bool,
     /// Nudges for calls written as text.
@@ -535,6 +553,23 @@ struct RunState {
     force_next: bool,
     /// Loop detection.
     guard: LoopGuard,
+}
+
+impl RunState {
+    /// The next request's mark: its conversation, its number, and the `unchanged` messages it
+    /// shares with the request before.
+    fn mark(&mut self, unchanged: usize) -> HistoryMark {
+        static CONVERSATIONS: AtomicU64 = AtomicU64::new(1);
+        let (conversation, seq) = self
+            .conversation
+            .get_or_insert_with(|| (CONVERSATIONS.fetch_add(1, Ordering::Relaxed), 0));
+        *seq += 1;
+        HistoryMark {
+            conversation: *conversation,
+            seq: *seq,
+            unchanged,
+        }
+    }
 }
 
 /// What follows an answer.

@@ -147,6 +147,7 @@ mod wire {
             reminder: reminder.map(str::to_owned),
             max_tokens: 0,
             force_tool: false,
+            mark: None,
         }
     }
 

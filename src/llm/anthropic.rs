@@ -36,7 +36,7 @@ pub fn build_body(req: &Request) -> Value {
 pub fn build_body_text(req: &Request, cache: &mut WireCache) -> String {
     let segments = segments(&req.messages);
     // The last two turns carry the cache breakpoints: always built fresh.
-    let mut assembled = cache.assemble(&req.messages, &segments, render, 2);
+    let mut assembled = cache.assemble(&req.messages, &segments, render, 2, req.mark);
     if let Some(reminder) = &req.reminder {
         add_reminder(&mut assembled.tail, reminder);
     }

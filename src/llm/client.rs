@@ -316,7 +316,8 @@ impl Client {
         cancel: &CancellationToken,
         on: &mut (dyn FnMut(StreamNotice) + Send),
     ) -> Result<Response, LlmError> {
-        let body = Bytes::from(self.body_text(req));
+        let text = self.body_text(req);
+        let body = Bytes::from_owner(crate::sync::lock(&self.wire).spare().wrap(text));
         let images = req
             .messages
             .iter()

@@ -167,6 +167,22 @@ pub struct Request {
     pub max_tokens: u32,
     /// The answer must be a tool call (`tool_choice` required; a small model's first step).
     pub force_tool: bool,
+    /// Where this request stands in its conversation (what it shares with the one before), so
+    /// that the wire form of what did not change is not looked at again; `None` for one-off
+    /// requests.
+    pub mark: Option<HistoryMark>,
+}
+
+/// A request's place in its conversation: request `seq` of `conversation`, whose first
+/// `unchanged` messages are those of request `seq - 1`, untouched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryMark {
+    /// One run of the agent loop (a subagent runs its own).
+    pub conversation: u64,
+    /// Counts the conversation's requests from 1.
+    pub seq: u64,
+    /// How many leading messages are the previous request's, unchanged.
+    pub unchanged: usize,
 }
 
 /// Token usage reported by the provider.

@@ -35,7 +35,7 @@ pub fn build_body(req: &Request) -> Value {
 /// The same JSON value; the keys may come in another order.
 pub fn build_body_text(req: &Request, cache: &mut WireCache, official_openai: bool) -> String {
     let segments = segments(&req.messages);
-    let mut assembled = cache.assemble(&req.messages, &segments, render, 1);
+    let mut assembled = cache.assemble(&req.messages, &segments, render, 1, req.mark);
     if let Some(reminder) = &req.reminder {
         // The tail holds the last wire message whenever there is one; with none, the reminder
         // becomes a message of its own, as in build_body.

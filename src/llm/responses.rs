@@ -33,7 +33,7 @@ pub fn build_body(req: &Request, reasoning: &Reasoning) -> Value {
 pub fn build_body_text(req: &Request, reasoning: &Reasoning, cache: &mut WireCache) -> String {
     // Every message's items stand alone: each message is a segment.
     let segments: Vec<Range<usize>> = (0..req.messages.len()).map(|i| i..i + 1).collect();
-    let mut assembled = cache.assemble(&req.messages, &segments, render, 1);
+    let mut assembled = cache.assemble(&req.messages, &segments, render, 1, req.mark);
     if let Some(reminder) = &req.reminder {
         fold_reminder(&mut assembled.tail, reminder);
     }

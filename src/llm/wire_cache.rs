@@ -4,13 +4,20 @@
 //! follows them; each segment's JSON text is kept under a hash of its messages, so a request
 //! serialises only what is new (the end of the history, micro-compacted results) and copies the
 //! rest. The last segments are always built fresh: the reminder and cache markers go there.
+//!
+//! Looking every segment up each request still touched the whole history (a hash of each, a
+//! lookup, a scattered copy). So each conversation also keeps its last request's prefix as one
+//! text: a request's [`HistoryMark`] says which leading messages the previous request had,
+//! untouched, and the text of the segments among them is kept in place; only the rest is
+//! looked up and appended.
 
-use super::Message;
+use super::{HistoryMark, Message};
 use serde_json::Value;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// How many requests an entry survives unused (parallel subagents share one client).
 const KEEP_GENERATIONS: u64 = 4;
@@ -20,8 +27,86 @@ const KEEP_GENERATIONS: u64 = 4;
 pub struct WireCache {
     /// Keyed by a hash already: the map's own hash of it need not be SipHash's.
     entries: HashMap<(u64, usize), Entry, foldhash::fast::FixedState>,
+    /// Per conversation, its last request's prefix text.
+    last: HashMap<u64, Prefix, foldhash::fast::FixedState>,
     generation: u64,
+    spare: Spare,
 }
+
+/// Where a sent body's buffer goes back to, for the next request's body.
+#[derive(Clone, Default)]
+pub struct Spare(Arc<Mutex<String>>);
+
+impl Spare {
+    /// `text` as a body that gives its buffer back here once the last copy of it is dropped.
+    pub fn wrap(&self, text: String) -> Recycled {
+        Recycled {
+            text,
+            spare: self.clone(),
+        }
+    }
+
+    /// The buffer given back last, emptied (a new one if there is none).
+    fn take(&self) -> String {
+        let mut text = std::mem::take(&mut *crate::sync::lock(&self.0));
+        text.clear();
+        text
+    }
+}
+
+/// A request body that hands its buffer on to the next: a fresh buffer the history's size for
+/// every request cost a page fault per 4 KiB written.
+pub struct Recycled {
+    text: String,
+    spare: Spare,
+}
+
+impl AsRef<[u8]> for Recycled {
+    fn as_ref(&self) -> &[u8] {
+        self.text.as_bytes()
+    }
+}
+
+impl Drop for Recycled {
+    fn drop(&mut self) {
+        let mut spare = crate::sync::lock(&self.spare.0);
+        if spare.capacity() < self.text.capacity() {
+            *spare = std::mem::take(&mut self.text);
+        }
+    }
+}
+
+/// A prefix's wire text and where each of its segments ends in it.
+#[derive(Default)]
+struct Prefix {
+    /// The request it was built for.
+    seq: u64,
+    /// Each segment, with the byte of `text` its wire messages end at.
+    segments: Vec<(Range<usize>, usize)>,
+    /// The segments' wire messages, serialised and joined by commas. Shared with the
+    /// [`Assembled`] of its request, and unshared again (so grown in place) by the next.
+    text: Arc<String>,
+    used: u64,
+}
+
+impl Prefix {
+    /// Keeps the leading segments that `segments` starts with too and that lie before
+    /// `unchanged`; drops the rest and their text.
+    fn keep_common(&mut self, segments: &[Range<usize>], unchanged: usize) {
+        let common = self
+            .segments
+            .iter()
+            .zip(segments)
+            .take_while(|((had, _), seg)| had == *seg && seg.end <= unchanged)
+            .count();
+        self.segments.truncate(common);
+        let end = self.segments.last().map_or(0, |(_, end)| *end);
+        Arc::make_mut(&mut self.text).truncate(end);
+    }
+}
+
+/// A segment's identity: a hash of its messages and how many there are.
+type Key = (u64, usize);
 
 impl std::fmt::Debug for WireCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -36,11 +121,12 @@ struct Entry {
 
 /// A request's messages as wire JSON: the cached prefix and the freshly built tail.
 pub struct Assembled {
-    /// The prefix's segments: each one's wire messages, serialised and joined by commas
-    /// (never empty), shared with the cache rather than copied.
-    prefix: Vec<Arc<str>>,
+    /// The prefix's wire messages, serialised and joined by commas (shared with the cache).
+    prefix: Arc<String>,
     /// The tail's wire messages, for the caller to finish (reminder, cache markers).
     pub tail: Vec<Value>,
+    /// The buffer the body is written into (a sent body's, given back).
+    buffer: Cell<String>,
 }
 
 impl Assembled {
@@ -54,10 +140,11 @@ impl Assembled {
         let pieces = lead
             .iter()
             .map(String::as_str)
-            .chain(self.prefix.iter().map(|p| &**p))
+            .chain((!self.prefix.is_empty()).then_some(self.prefix.as_str()))
             .chain(tail.iter().map(String::as_str));
         let size: usize = pieces.clone().map(|p| p.len() + 1).sum();
-        let mut out = String::with_capacity(size + rest.len() + key.len() + 8);
+        let mut out = self.buffer.take();
+        out.reserve(size + rest.len() + key.len() + 8);
         out.push('{');
         out.push_str(&Value::String(key.to_owned()).to_string());
         out.push_str(":[");
@@ -78,14 +165,22 @@ impl Assembled {
 }
 
 impl WireCache {
+    /// Where sent bodies give their buffers back (see [`Recycled`]).
+    pub fn spare(&self) -> Spare {
+        self.spare.clone()
+    }
+
     /// Renders `messages` cut at `segments` (in order, covering them) with `render`, building
     /// fresh at least the last `tail_messages` wire messages and reusing cached text before.
+    /// With `mark`, the keys of segments the previous request of the conversation had, and
+    /// that lie in its unchanged part, are reused rather than computed.
     pub fn assemble(
         &mut self,
         messages: &[Message],
         segments: &[Range<usize>],
         render: fn(&[Message]) -> Vec<Value>,
         tail_messages: usize,
+        mark: Option<HistoryMark>,
     ) -> Assembled {
         self.generation += 1;
         let mut tail_start = segments.len();
@@ -97,23 +192,56 @@ impl WireCache {
             fresh += rendered.len();
             tail.push(rendered);
         }
-        let mut prefix = Vec::with_capacity(tail_start);
-        for seg in &segments[..tail_start] {
-            let json = self.segment(&messages[seg.clone()], render);
+        let mut prefix = self.reusable_prefix(mark, &segments[..tail_start]);
+        let kept = prefix.segments.len();
+        for seg in &segments[kept..tail_start] {
+            let msgs = &messages[seg.clone()];
+            let json = self.segment(key(msgs), msgs, render);
+            let text = Arc::make_mut(&mut prefix.text);
             if !json.is_empty() {
-                prefix.push(json);
+                if !text.is_empty() {
+                    text.push(',');
+                }
+                text.push_str(&json);
             }
+            prefix.segments.push((seg.clone(), text.len()));
+        }
+        let text = prefix.text.clone();
+        if let Some(mark) = mark {
+            prefix.seq = mark.seq;
+            prefix.used = self.generation;
+            self.last.insert(mark.conversation, prefix);
         }
         self.evict();
         Assembled {
-            prefix,
+            prefix: text,
             tail: tail.into_iter().rev().flatten().collect(),
+            buffer: Cell::new(self.spare.take()),
+        }
+    }
+
+    /// The previous request's prefix cut to what this one's `segments` share with it (empty
+    /// when that request is not the one before this, or there is no mark).
+    fn reusable_prefix(&mut self, mark: Option<HistoryMark>, segments: &[Range<usize>]) -> Prefix {
+        let Some(mark) = mark else {
+            return Prefix::default();
+        };
+        match self.last.remove(&mark.conversation) {
+            Some(mut last) if last.seq.checked_add(1) == Some(mark.seq) => {
+                last.keep_common(segments, mark.unchanged);
+                last
+            }
+            _ => Prefix::default(),
         }
     }
 
     /// One segment's JSON text, from the cache or rendered now.
-    fn segment(&mut self, messages: &[Message], render: fn(&[Message]) -> Vec<Value>) -> Arc<str> {
-        let key = key(messages);
+    fn segment(
+        &mut self,
+        key: Key,
+        messages: &[Message],
+        render: fn(&[Message]) -> Vec<Value>,
+    ) -> Arc<str> {
         let generation = self.generation;
         let entry = self.entries.entry(key).or_insert_with(|| {
             let json: Vec<String> = render(messages).iter().map(Value::to_string).collect();
@@ -129,11 +257,12 @@ impl WireCache {
     fn evict(&mut self) {
         let oldest = self.generation.saturating_sub(KEEP_GENERATIONS);
         self.entries.retain(|_, e| e.used > oldest);
+        self.last.retain(|_, k| k.used > oldest);
     }
 }
 
 /// A segment's identity: a hash of its messages and how many there are.
-fn key(messages: &[Message]) -> (u64, usize) {
+fn key(messages: &[Message]) -> Key {
     let hash = foldhash::quality::FixedState::with_seed(0x7265_696e).hash_one(messages);
     (hash, messages.len())
 }
@@ -142,7 +271,8 @@ fn key(messages: &[Message]) -> (u64, usize) {
 mod tests {
     use super::*;
     use crate::llm::{
-        AssistantPart, Reasoning, Request, ToolCall, ToolSpec, anthropic, openai, responses,
+        AssistantPart, HistoryMark, Reasoning, Request, ToolCall, ToolSpec, anthropic, openai,
+        responses,
     };
     use serde_json::json;
 
@@ -235,6 +365,7 @@ mod tests {
                 _ => Some("<reminder>".into()),
             },
             force_tool: g.next(2) == 0,
+            mark: None,
         }
     }
 
@@ -252,6 +383,7 @@ mod tests {
             let (mut oa, mut an, mut re) = Default::default();
             let mut history: Vec<Message> = Vec::new();
             for step in 0..12 {
+                let mut unchanged = history.len();
                 for _ in 0..=g.next(3) {
                     let i = history.len();
                     history.push(message(&mut g, i));
@@ -259,8 +391,16 @@ mod tests {
                 if g.next(3) == 0 && !history.is_empty() {
                     let at = g.next(history.len() as u64) as usize;
                     history[at] = message(&mut g, at);
+                    unchanged = unchanged.min(at);
                 }
-                let req = request(history.clone(), &mut g);
+                let mut req = request(history.clone(), &mut g);
+                // Now and then a request goes unmarked: the next one's mark is then relative to
+                // a request the cache never saw, and must not be trusted.
+                req.mark = (g.next(4) != 0).then_some(HistoryMark {
+                    conversation: seed,
+                    seq: step + 1,
+                    unchanged,
+                });
                 let official = g.next(2) == 0;
                 let mut want = openai::build_body(&req);
                 if official {
@@ -295,10 +435,10 @@ mod tests {
         let one = |i: usize| i..i + 1;
         let segments: Vec<Range<usize>> = (0..5).map(one).collect();
         let render = |m: &[Message]| m.iter().map(|_| json!(1)).collect();
-        cache.assemble(&msgs, &segments, render, 1);
+        cache.assemble(&msgs, &segments, render, 1, None);
         assert_eq!(cache.entries.len(), 4);
         for _ in 0..=KEEP_GENERATIONS {
-            cache.assemble(&msgs[..1], &segments[..1], render, 1);
+            cache.assemble(&msgs[..1], &segments[..1], render, 1, None);
         }
         assert!(cache.entries.is_empty(), "{cache:?}");
     }
@@ -317,12 +457,46 @@ mod tests {
             Message::User { content } => vec![json!(content)],
             _ => Vec::new(),
         };
-        let assembled = cache.assemble(&msgs, &segments, render, 1);
+        let assembled = cache.assemble(&msgs, &segments, render, 1, None);
         let text = assembled.body(&json!({"a": 1}), "m", Some(&json!("lead")));
         assert_eq!(text, r#"{"m":["lead","m0","m2"],"a":1}"#);
         let text = assembled.body(&json!({}), "m", None);
         assert_eq!(text, r#"{"m":["m0","m2"]}"#);
-        let empty = cache.assemble(&[], &[], render, 1);
+        let empty = cache.assemble(&[], &[], render, 1, None);
         assert_eq!(empty.body(&json!({}), "m", None), r#"{"m":[]}"#);
+    }
+
+    /// A sent body's buffer is written again by the next request, and only once every copy of
+    /// the sent body is gone (a retry may still hold one).
+    #[test]
+    fn a_body_buffer_is_reused_only_after_its_last_copy_is_dropped() {
+        let mut cache = WireCache::default();
+        let msgs = vec![Message::User {
+            content: "x".repeat(10_000),
+        }];
+        let render = |m: &[Message]| m.iter().map(|_| json!("y".repeat(10_000))).collect();
+        let body = |cache: &mut WireCache| {
+            let segments = [Range { start: 0, end: 1 }];
+            let text =
+                cache
+                    .assemble(&msgs, &segments, render, 0, None)
+                    .body(&json!({}), "m", None);
+            bytes::Bytes::from_owner(cache.spare().wrap(text))
+        };
+        let first = body(&mut cache);
+        let held = first.clone();
+        drop(first);
+        let second = body(&mut cache);
+        assert_ne!(
+            second.as_ptr(),
+            held.as_ptr(),
+            "a held body was written over"
+        );
+        assert_eq!(held, second, "the held body changed");
+        let at = held.as_ptr();
+        drop(held);
+        let third = body(&mut cache);
+        assert_eq!(third.as_ptr(), at, "the buffer given back was not reused");
+        assert_eq!(third, second);
     }
 }

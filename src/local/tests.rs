@@ -79,8 +79,16 @@ fn health_is_read_from_the_status_line_and_nothing_listening_is_none() {
     let t = std::thread::spawn(move || {
         use std::io::{Read, Write};
         let (mut s, _) = listener.accept().unwrap();
+        // The whole request is read first: closing with some of it unread would reset the
+        // connection, and the answer could be lost with it.
+        let mut got = Vec::new();
         let mut buf = [0u8; 256];
-        let _ = s.read(&mut buf);
+        while !got.ends_with(b"\r\n\r\n") {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
         s.write_all(b"HTTP/1.1 503 Service Unavailable\r\n\r\n")
             .unwrap();
     });

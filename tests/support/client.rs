@@ -59,6 +59,7 @@ pub fn request() -> Request {
         max_tokens: 1024,
         reminder: None,
         force_tool: false,
+        mark: None,
     }
 }
 

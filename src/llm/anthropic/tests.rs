@@ -14,6 +14,7 @@ fn request(messages: Vec<Message>) -> Request {
         max_tokens: 0,
         reminder: None,
         force_tool: false,
+        mark: None,
     }
 }
 

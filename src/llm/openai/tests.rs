@@ -26,6 +26,7 @@ fn request(messages: Vec<Message>) -> Request {
         max_tokens: 100,
         reminder: None,
         force_tool: false,
+        mark: None,
     }
 }
 

@@ -172,6 +172,7 @@ fn request(messages: Vec<Message>) -> Request {
         reminder: Some("REMINDER".into()),
         max_tokens: 1000,
         force_tool: false,
+        mark: None,
     }
 }
 
