@@ -152,6 +152,7 @@ fn exec(world: &World, prompt: &str) -> Cost {
 
 fn harness(c: &mut Criterion) {
     let server = ScriptedServer::openai();
+    server.forget_bodies();
     let probe = session(&server, CALLS);
     assert_eq!(server.request_count(), CALLS + 1);
     eprintln!(
@@ -177,6 +178,7 @@ fn per_step(server: &ScriptedServer, steps: usize) -> Duration {
 
 fn cpu_per_step(c: &mut Criterion) {
     let server = ScriptedServer::openai();
+    server.forget_bodies();
     let mut probes = Vec::new();
     for steps in [50, 500, 2_000] {
         let cost = session(&server, steps);
@@ -297,6 +299,7 @@ fn own_cpu() -> Duration {
 
 fn round_trips(c: &mut Criterion) {
     let server = ScriptedServer::openai();
+    server.forget_bodies();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

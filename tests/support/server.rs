@@ -124,6 +124,8 @@ struct Shared {
     others: Mutex<Vec<RecordedRequest>>,
     /// JSON answers for other paths ([`ScriptedServer::route`]); the rest get a 404.
     routes: Mutex<Vec<(String, Value)>>,
+    /// Request bodies are kept (and parsed); see [`ScriptedServer::forget_bodies`].
+    keep_bodies: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -170,6 +172,7 @@ impl ScriptedServer {
             requests: Mutex::new(Vec::new()),
             others: Mutex::new(Vec::new()),
             routes: Mutex::new(Vec::new()),
+            keep_bodies: std::sync::atomic::AtomicBool::new(true),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let state = shared.clone();
@@ -256,6 +259,15 @@ impl ScriptedServer {
         self.shared.requests.lock().unwrap().clone()
     }
 
+    /// From now on, requests are counted and their headers kept, but their bodies are neither
+    /// parsed nor kept: for benches, where the server's own work on a client's (large) bodies
+    /// would otherwise be counted as the client's wall time.
+    pub fn forget_bodies(&self) {
+        self.shared
+            .keep_bodies
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Request number `i` (0-based); panics when there is none.
     pub fn request(&self, i: usize) -> RecordedRequest {
         self.requests()
@@ -319,7 +331,14 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
     let bytes = axum::body::to_bytes(body, 256 * 1024 * 1024)
         .await
         .unwrap_or_default();
-    let body_text = String::from_utf8_lossy(&bytes).into_owned();
+    let keep = shared
+        .keep_bodies
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let body_text = if keep {
+        String::from_utf8_lossy(&bytes).into_owned()
+    } else {
+        String::new()
+    };
     let recorded = RecordedRequest {
         method: parts.method.to_string(),
         path: parts.uri.path().to_owned(),
@@ -333,7 +352,11 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
                 )
             })
             .collect(),
-        body: serde_json::from_str(&body_text).unwrap_or(Value::Null),
+        body: if keep {
+            serde_json::from_str(&body_text).unwrap_or(Value::Null)
+        } else {
+            Value::Null
+        },
         body_text,
         received,
         finished: None,
