@@ -175,6 +175,10 @@ impl PlainPrinter {
                 self.saw_error = true;
                 self.err(&format!("{indent}error: {text}"));
             }
+            Event::Notice {
+                level: NoticeLevel::Warn,
+                text,
+            } => self.err(&format!("{indent}warning: {text}")),
             Event::Notice { text, .. } | Event::ModelQuirk { text, .. } => {
                 self.err(&format!("{indent}{text}"))
             }

@@ -624,6 +624,14 @@ impl Event {
         }
     }
 
+    /// A warning: something went differently than asked (the work goes on without it).
+    pub fn warn(text: impl Into<String>) -> Event {
+        Event::Notice {
+            level: NoticeLevel::Warn,
+            text: text.into(),
+        }
+    }
+
     /// An error notice: something failed (the turn may go on).
     pub fn error(text: impl Into<String>) -> Event {
         Event::Notice {

@@ -173,7 +173,7 @@ impl Agent {
                 && let Err(e) = store::put(&self.config.data_dir, &image.meta, sent)
             {
                 tracing::warn!(image = %image.meta.name, %e, "cannot store an image copy");
-                self.events.send(Event::notice(format!(
+                self.events.send(Event::warn(format!(
                     "cannot keep the downscaled copy of {} ({e}); a resumed session will \
                          not send it again",
                     image.meta.name

@@ -115,13 +115,13 @@ impl Compactor {
         {
             Ok(s) => s,
             Err(LlmError::Cancelled) => {
-                self.events.send(Event::notice(
+                self.events.send(Event::warn(
                     "Compaction interrupted; the conversation is kept as it was.",
                 ));
                 return None;
             }
             Err(e) => {
-                self.events.send(Event::notice(format!(
+                self.events.send(Event::warn(format!(
                     "Compaction failed ({e}); the conversation is kept as it was."
                 )));
                 // Don't retry on every request: wait for new growth.

@@ -291,7 +291,8 @@ fn a_failed_summary_keeps_the_history(kind: ProviderKind) {
     assert!(is_summary_request(&s.request(1)));
     let err = stderr(&o);
     assert!(
-        err.contains("Compaction failed") && err.contains("kept as it was"),
+        // A warning: the run goes on without the compaction.
+        err.contains("warning: Compaction failed") && err.contains("kept as it was"),
         "{err}"
     );
     // The next normal request still carries the old turns.
