@@ -332,16 +332,7 @@ fn a_notices_level_comes_from_the_event_not_its_words() {
 fn an_agent_error_is_shown_as_an_error_notice() {
     use crate::tui::view::cell::Level;
     let mut app = app();
-    app.on_agent_event(Event::ToolCallStarted {
-        call_id: "t1".into(),
-        display: ToolDisplay::Task {
-            description: "find the parser".into(),
-        },
-    });
-    app.on_agent_event(Event::SubagentStarted {
-        task_id: "t1".into(),
-        description: "find the parser".into(),
-    });
+    super::start_subagent(&mut app, "t1", "find the parser");
     app.on_agent_event(Event::Subagent {
         task_id: "t1".into(),
         event: Box::new(Event::error("the subagent lost its way")),

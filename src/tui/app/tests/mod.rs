@@ -208,6 +208,20 @@ fn ctrl_d_quits_only_on_an_empty_composer() {
     assert!(app.should_quit());
 }
 
+/// A `task` call `id` whose subagent has started on `description`.
+fn start_subagent(app: &mut App, id: &str, description: &str) {
+    app.on_agent_event(Event::ToolCallStarted {
+        call_id: id.into(),
+        display: ToolDisplay::Task {
+            description: description.into(),
+        },
+    });
+    app.on_agent_event(Event::SubagentStarted {
+        task_id: id.into(),
+        description: description.into(),
+    });
+}
+
 fn bash_request(id: &str) -> crate::protocol::ApprovalRequest {
     crate::protocol::ApprovalRequest {
         id: id.into(),
@@ -273,16 +287,7 @@ fn approval_keys_answer_in_order_with_notes() {
 fn subagent_approvals_are_labelled_and_ctrl_c_refuses_everything() {
     let mut app = app();
     app.busy = true;
-    app.on_agent_event(Event::ToolCallStarted {
-        call_id: "t1".into(),
-        display: ToolDisplay::Task {
-            description: "find the parser".into(),
-        },
-    });
-    app.on_agent_event(Event::SubagentStarted {
-        task_id: "t1".into(),
-        description: "find the parser".into(),
-    });
+    start_subagent(&mut app, "t1", "find the parser");
     app.on_agent_event(Event::Subagent {
         task_id: "t1".into(),
         event: Box::new(Event::ApprovalRequested(bash_request("s1"))),
