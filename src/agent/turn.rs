@@ -192,19 +192,13 @@ impl TurnEnv<'_> {
     ) -> Request {
         // The copy sent is kept between requests and brought up to date, not rebuilt.
         let mut messages = std::mem::take(&mut st.sent);
-        let unchanged = match self.lc.keep_tool_results {
-            Some(keep) => context::micro_compact_into(
-                &mut messages,
-                history,
-                keep,
-                hooks.frozen_prefix(),
-                &mut st.synced,
-            ),
+        let (keep, frozen) = match self.lc.keep_tool_results {
+            Some(keep) => (keep, hooks.frozen_prefix()),
             // Nothing is compacted: the same update with nothing old enough.
-            None => {
-                context::micro_compact_into(&mut messages, history, usize::MAX, 0, &mut st.synced)
-            }
+            None => (usize::MAX, 0),
         };
+        let unchanged =
+            context::micro_compact_into(&mut messages, history, keep, frozen, &mut st.synced);
         let mark = st.mark(unchanged);
         let reminder = if std::mem::take(&mut st.without_reminder) {
             None

@@ -431,13 +431,7 @@ fn bang_runs_a_command_for_the_next_message_and_model_opens_a_picker() {
 fn ctrl_g_edits_the_message_in_the_editor_and_ctrl_z_comes_back() {
     let s = ScriptedServer::openai();
     s.push(Reply::text("Got the final words."));
-    let w = World::new(&s);
-    let mut c = w.pty_command(&[]);
-    c.env("EDITOR", "sed -i s/draft/final/");
-    let mut t = Pty::spawn(c, 100, 30);
-    t.ready(WAIT);
-    t.send_keys("a draft message");
-    t.expect("the draft", |s| s.contains("a draft message"), WAIT);
+    let (_w, mut t) = draft_with_editor(&s, "sed -i s/draft/final/");
     t.send_raw(b"\x07");
     t.expect(
         "the edited message back in the composer",
@@ -474,13 +468,7 @@ fn ctrl_g_edits_the_message_in_the_editor_and_ctrl_z_comes_back() {
 fn keys_typed_while_the_editor_runs_reach_the_composer_afterwards() {
     let s = ScriptedServer::openai();
     s.push(Reply::text("Got it."));
-    let w = World::new(&s);
-    let mut c = w.pty_command(&[]);
-    c.env("EDITOR", "sleep 1; sed -i s/draft/final/");
-    let mut t = Pty::spawn(c, 100, 30);
-    t.ready(WAIT);
-    t.send_keys("a draft message");
-    t.expect("the draft", |s| s.contains("a draft message"), WAIT);
+    let (_w, mut t) = draft_with_editor(&s, "sleep 1; sed -i s/draft/final/");
     let left = |t: &Pty| count(&t.raw_output(), b"\x1b[?1049l");
     let before = left(&t);
     t.send_raw(b"\x07");
@@ -499,6 +487,18 @@ fn keys_typed_while_the_editor_runs_reach_the_composer_afterwards() {
             .any(|m| m.contains("a final message typed meanwhile")),
         "the typed keys were not sent"
     );
+}
+
+/// rein in a terminal with `editor` as `$EDITOR` and "a draft message" typed in the composer.
+fn draft_with_editor(s: &ScriptedServer, editor: &str) -> (World, Pty) {
+    let w = World::new(s);
+    let mut c = w.pty_command(&[]);
+    c.env("EDITOR", editor);
+    let mut t = Pty::spawn(c, 100, 30);
+    t.ready(WAIT);
+    t.send_keys("a draft message");
+    t.expect("the draft", |s| s.contains("a draft message"), WAIT);
+    (w, t)
 }
 
 /// How often `needle` occurs in `haystack`.
