@@ -5,7 +5,7 @@
 //! are found, and why the content before a change is always at hand.
 
 use super::anchored::{Anchor, Found};
-use super::blobs::{self, BlobStore};
+use super::blobs::{self, Batch, BlobStore};
 use super::state::{Caps, Change, FileState};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -204,6 +204,8 @@ impl Shadow {
     ) -> io::Result<Scan> {
         let anchor = Anchor::open(&scanner.root)?;
         let mut out = Scan::default();
+        let mut batch = blobs.batch();
+        let blobs = &mut batch;
         match scope {
             Scope::Path(rel) => {
                 // A file behind a link swapped in for one of its directories is no workspace
@@ -216,6 +218,8 @@ impl Shadow {
             }
             Scope::Workspace => self.scan_all(&anchor, scanner, blobs, budget, &mut out),
         }
+        // Before anything that names the new blobs (the shadow, the session's log) is saved.
+        batch.finish()?;
         Ok(out)
     }
 
@@ -223,7 +227,7 @@ impl Shadow {
         &mut self,
         anchor: &Anchor,
         scanner: &Scanner,
-        blobs: &BlobStore,
+        blobs: &mut Batch<'_>,
         budget: &mut u64,
         out: &mut Scan,
     ) {
@@ -269,7 +273,7 @@ impl Shadow {
         scanner: &Scanner,
         rel: &str,
         stat: Option<Stat>,
-        blobs: &BlobStore,
+        blobs: &mut Batch<'_>,
         budget: &mut u64,
         out: &mut Scan,
     ) {
@@ -326,7 +330,7 @@ pub(crate) fn read_state(
     anchor: &Anchor,
     rel: &str,
     max: u64,
-    blobs: &BlobStore,
+    blobs: &mut Batch<'_>,
     budget: &mut u64,
     withhold: &Withhold,
 ) -> io::Result<Option<FileState>> {
