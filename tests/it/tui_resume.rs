@@ -665,7 +665,7 @@ fn cell_summary(cell: &rein::tui::view::cell::Cell) -> String {
         CellKind::Reasoning { text, streaming } => format!("reasoning: {text} {streaming}"),
         CellKind::Tool(t) => format!(
             "tool: {} {:?} {:?} {} diff={}",
-            rein::tui::view::tool::ToolCell::summary(&t.display),
+            rein::tui::model::tool::ToolCall::summary(&t.display),
             t.status,
             t.exit_code,
             t.output,

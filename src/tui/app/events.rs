@@ -4,10 +4,10 @@ use super::{App, Response};
 use crate::protocol::{
     ApprovalMode, Event, NoticeLevel, SessionInfo, ToolDisplay, ToolStatus, TurnOutcome,
 };
+use crate::tui::model::cell::FileEdit;
+use crate::tui::model::tool::{ChildCall, ToolCall};
 use crate::tui::view::cell::{CellKind, Level};
-use crate::tui::view::diff::FileDiff;
 use crate::tui::view::stream::MarkdownStream;
-use crate::tui::view::tool::{ChildCall, ToolCell};
 use crate::tui::wrap::one_line;
 
 /// The cell level a notice of this level is drawn with.
@@ -202,7 +202,7 @@ impl App {
     fn tool_started(&mut self, call_id: String, display: ToolDisplay) {
         self.clear_retry();
         self.end_response();
-        let mut cell = ToolCell::new(call_id.clone(), display, self.now);
+        let mut cell = ToolCall::new(call_id.clone(), display, self.now);
         cell.proposed = self.proposed_diff(&cell.display);
         let i = self.push_cell(CellKind::Tool(Box::new(cell)));
         self.tool_cells.insert(call_id, i);
@@ -220,7 +220,6 @@ impl App {
         let Some(&i) = self.tool_cells.get(call_id) else {
             return;
         };
-        let theme = &self.theme;
         let Some(cell) = self.conversation.get_mut(i) else {
             return;
         };
@@ -232,7 +231,7 @@ impl App {
             if let (ToolStatus::Ok, None, Some(d), Some(path)) =
                 (status, &tool.diff, tool.display.diff(), tool.display.path())
             {
-                tool.diff = Some(Box::new(FileDiff::from_edit(path, d, theme)));
+                tool.diff = Some(Box::new(FileEdit::new(path, d.clone())));
             }
             // A written edit shows what it wrote, not what it proposed.
             if status == ToolStatus::Ok {
@@ -248,7 +247,7 @@ impl App {
             let display = ToolDisplay::Task {
                 description: description.clone(),
             };
-            let cell = ToolCell::new(task_id.clone(), display, self.now);
+            let cell = ToolCall::new(task_id.clone(), display, self.now);
             let i = self.push_cell(CellKind::Tool(Box::new(cell)));
             self.tool_cells.insert(task_id.clone(), i);
         }
@@ -290,12 +289,12 @@ impl App {
     }
 
     /// The diff an edit proposes, laid out once (kept to show a refused edit, folded).
-    fn proposed_diff(&self, display: &ToolDisplay) -> Option<Box<FileDiff>> {
+    fn proposed_diff(&self, display: &ToolDisplay) -> Option<Box<FileEdit>> {
         match display {
             ToolDisplay::Edit {
                 path,
                 diff: Some(d),
-            } => Some(Box::new(FileDiff::from_edit(path, d, &self.theme))),
+            } => Some(Box::new(FileEdit::new(path, d.clone()))),
             _ => None,
         }
     }
@@ -350,7 +349,7 @@ impl App {
         }
     }
 
-    fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCell> {
+    fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCall> {
         let i = *self.tool_cells.get(call_id)?;
         match &mut self.conversation.get_mut(i)?.kind {
             CellKind::Tool(t) => Some(t),
@@ -500,7 +499,7 @@ impl App {
     ) {
         let diff = new
             .as_deref()
-            .map(|new| FileDiff::new(&path, old.as_deref(), new, &self.theme));
+            .map(|new| FileEdit::between(&path, old.as_deref(), new));
         let origin = self.origin_of(call_id);
         self.record_file_change(path, old, new, origin);
         let child_command = self.is_child_command(call_id);
@@ -572,7 +571,7 @@ impl App {
             .cells()
             .iter()
             .find_map(|c| match &c.kind {
-                CellKind::Tool(t) if t.call_id == call_id => Some(ToolCell::summary(&t.display)),
+                CellKind::Tool(t) if t.call_id == call_id => Some(ToolCall::summary(&t.display)),
                 CellKind::Tool(t) => t
                     .children
                     .iter()
@@ -603,7 +602,7 @@ impl App {
                 if let Some(tool) = self.tool_mut(task_id) {
                     tool.children.push(ChildCall {
                         call_id,
-                        summary: ToolCell::summary(&display),
+                        summary: ToolCall::summary(&display),
                         status: None,
                         command: matches!(display, ToolDisplay::Exec { .. }),
                     });

@@ -2,11 +2,13 @@
 
 use super::diff::FileDiff;
 use super::stream::MarkdownStream;
-use super::tool::ToolCell;
 use crate::protocol::{Todo, TodoStatus};
+pub use crate::tui::model::cell::Level;
+use crate::tui::model::cell::{FileEdit, InfoLine, Run, Tone};
+use crate::tui::model::tool::ToolCall;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, sanitize, str_width};
-use ratatui::style::Modifier;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use std::time::Instant;
 
@@ -35,17 +37,6 @@ impl RenderCtx<'_> {
     }
 }
 
-/// How loud a notice is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    /// Informational, dim.
-    Info,
-    /// Needs attention (retrying, interrupted).
-    Warn,
-    /// Something failed.
-    Error,
-}
-
 /// What a cell shows.
 #[derive(Debug)]
 pub enum CellKind {
@@ -61,7 +52,7 @@ pub enum CellKind {
         streaming: bool,
     },
     /// A tool call.
-    Tool(Box<ToolCell>),
+    Tool(Box<ToolCall>),
     /// A notice line.
     Notice {
         /// The text.
@@ -77,11 +68,11 @@ pub enum CellKind {
         after: u64,
     },
     /// File diffs (`/diff`).
-    Diff(Vec<FileDiff>),
+    Diff(Vec<FileEdit>),
     /// A todo list snapshot (`/todos`).
     Todos(Vec<Todo>),
     /// Preformatted lines (`/help`).
-    Info(Vec<RichLine>),
+    Info(Vec<InfoLine>),
 }
 
 /// A conversation cell with its layout cache.
@@ -102,6 +93,8 @@ struct Cache {
     expanded: bool,
     valid: bool,
     lines: Vec<Line<'static>>,
+    /// The cell's diffs, highlighted once per content (a resize only lays them out again).
+    diffs: Vec<FileDiff>,
 }
 
 impl Cell {
@@ -166,7 +159,7 @@ impl Cell {
             CellKind::User(_) => Some(Span::styled("›", t.fg(t.user).add_modifier(Modifier::BOLD))),
             CellKind::Assistant(_) => Some(Span::styled("●", t.fg(t.accent))),
             CellKind::Reasoning { .. } => Some(Span::styled("∴", t.dim())),
-            CellKind::Tool(tool) => Some(tool.marker(t, ctx.spinner_glyph())),
+            CellKind::Tool(tool) => Some(super::tool::marker(tool, t, ctx.spinner_glyph())),
             CellKind::Notice { level, .. } => Some(match level {
                 Level::Info => Span::styled("·", t.dim()),
                 Level::Warn => Span::styled("!", t.fg(t.warning).add_modifier(Modifier::BOLD)),
@@ -194,11 +187,19 @@ impl Cell {
                 expanded: false,
                 valid: false,
                 lines: Vec::new(),
+                diffs: Vec::new(),
             })
         });
+        if !cache.valid {
+            cache.diffs = laid_diffs(&self.kind, ctx.theme);
+        }
         if !cache.valid || cache.width != width || cache.expanded != expanded || live {
             cache.lines.clear();
-            layout(&self.kind, width, expanded, ctx, &mut cache.lines);
+            let laid = Laid {
+                kind: &self.kind,
+                diffs: &cache.diffs,
+            };
+            laid.layout(width, expanded, ctx, &mut cache.lines);
             cache.width = width;
             cache.expanded = expanded;
             cache.valid = true;
@@ -207,62 +208,133 @@ impl Cell {
     }
 }
 
-fn layout(
-    kind: &CellKind,
+/// The diffs a cell shows, highlighted (a finished edit's, `/diff`'s files).
+fn laid_diffs(kind: &CellKind, theme: &Theme) -> Vec<FileDiff> {
+    match kind {
+        CellKind::Tool(tool) => super::tool::laid_diff(tool, theme).into_iter().collect(),
+        CellKind::Diff(files) => files
+            .iter()
+            .map(|f| {
+                let mut d = FileDiff::from_edit(&f.path, &f.diff, theme);
+                d.origins = f.origins.clone();
+                d
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A cell and its highlighted diffs, while one layout runs.
+struct Laid<'a> {
+    kind: &'a CellKind,
+    diffs: &'a [FileDiff],
+}
+
+impl Laid<'_> {
+    fn layout(
+        &self,
+        width: usize,
+        expanded: bool,
+        ctx: &RenderCtx<'_>,
+        out: &mut Vec<Line<'static>>,
+    ) {
+        let t = ctx.theme;
+        match self.kind {
+            CellKind::User(text) => {
+                let style = t.fg(t.user);
+                for line in sanitize(text).split('\n') {
+                    RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
+                }
+            }
+            CellKind::Assistant(_) => {}
+            CellKind::Reasoning { text, streaming } => {
+                layout_reasoning(text, *streaming, width, expanded, t, out);
+            }
+            CellKind::Tool(tool) => out.extend(super::tool::layout(
+                tool,
+                self.diffs.first(),
+                width,
+                ctx.now,
+                expanded,
+                t,
+            )),
+            CellKind::Notice { text, level } => {
+                let style = match level {
+                    Level::Info => t.dim(),
+                    Level::Warn => t.fg(t.warning),
+                    Level::Error => t.fg(t.error),
+                };
+                for line in sanitize(text).split('\n') {
+                    RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
+                }
+            }
+            CellKind::Compacted { before, after } => {
+                layout_compacted(*before, *after, width, t, out)
+            }
+            CellKind::Diff(_) => layout_diff(self.diffs, width, t, out),
+            CellKind::Todos(todos) => {
+                if todos.is_empty() {
+                    out.push(Line::styled("the todo list is empty", t.dim()));
+                }
+                for todo in todos {
+                    todo_line(todo, t, STILL).layout(width, out);
+                }
+            }
+            CellKind::Info(lines) => {
+                for line in lines {
+                    info_line(line, t).layout(width, out);
+                }
+            }
+        }
+    }
+}
+
+/// `──── context compacted: 104k → 31k tokens ────`.
+fn layout_compacted(
+    before: u64,
+    after: u64,
     width: usize,
-    expanded: bool,
-    ctx: &RenderCtx<'_>,
+    t: &Theme,
     out: &mut Vec<Line<'static>>,
 ) {
-    let t = ctx.theme;
-    match kind {
-        CellKind::User(text) => {
-            let style = t.fg(t.user);
-            for line in sanitize(text).split('\n') {
-                RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
-            }
-        }
-        CellKind::Assistant(_) => {}
-        CellKind::Reasoning { text, streaming } => {
-            layout_reasoning(text, *streaming, width, expanded, t, out);
-        }
-        CellKind::Tool(tool) => out.extend(tool.layout(width, ctx.now, expanded, t)),
-        CellKind::Notice { text, level } => {
-            let style = match level {
-                Level::Info => t.dim(),
-                Level::Warn => t.fg(t.warning),
-                Level::Error => t.fg(t.error),
-            };
-            for line in sanitize(text).split('\n') {
-                RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
-            }
-        }
-        CellKind::Compacted { before, after } => {
-            let label = format!(
-                " context compacted: {} → {} tokens ",
-                format_tokens(*before),
-                format_tokens(*after)
-            );
-            let w = str_width(&label);
-            let side = width.saturating_sub(w) / 2;
-            let rule = t.fg(t.border);
-            out.push(Line::from(vec![
-                Span::styled("─".repeat(side), rule),
-                Span::styled(label, t.dim()),
-                Span::styled("─".repeat(width.saturating_sub(w + side)), rule),
-            ]));
-        }
-        CellKind::Diff(files) => layout_diff(files, width, t, out),
-        CellKind::Todos(todos) => {
-            if todos.is_empty() {
-                out.push(Line::styled("the todo list is empty", t.dim()));
-            }
-            for todo in todos {
-                todo_line(todo, t, STILL).layout(width, out);
-            }
-        }
-        CellKind::Info(lines) => crate::tui::wrap::layout_all(lines, width, out),
-    }
+    let label = format!(
+        " context compacted: {} → {} tokens ",
+        format_tokens(before),
+        format_tokens(after)
+    );
+    let w = str_width(&label);
+    let side = width.saturating_sub(w) / 2;
+    let rule = t.fg(t.border);
+    out.push(Line::from(vec![
+        Span::styled("─".repeat(side), rule),
+        Span::styled(label, t.dim()),
+        Span::styled("─".repeat(width.saturating_sub(w + side)), rule),
+    ]));
+}
+
+/// An info line in the theme's colours.
+fn info_line(line: &InfoLine, t: &Theme) -> RichLine {
+    let spans = |runs: &[Run]| -> Vec<Span<'static>> {
+        runs.iter()
+            .map(|r| {
+                let style = match r.tone {
+                    Tone::Plain => Style::default(),
+                    Tone::Text => t.text(),
+                    Tone::Dim => t.dim(),
+                    Tone::Accent => t.fg(t.accent),
+                    Tone::Border => t.fg(t.border),
+                    Tone::Warning => t.fg(t.warning),
+                };
+                let style = if r.bold {
+                    style.add_modifier(Modifier::BOLD)
+                } else {
+                    style
+                };
+                Span::styled(r.text.clone(), style)
+            })
+            .collect()
+    };
+    RichLine::new(spans(&line.runs)).prefixed(spans(&line.first), spans(&line.rest))
 }
 
 /// A model's reasoning: folded to its first line (the last while it streams), whole when

@@ -103,10 +103,14 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
         Some(CellKind::Diff(files)) => {
             assert_eq!(files.len(), 2);
             assert_eq!(
-                (files[0].path.as_str(), files[0].added, files[0].removed),
+                (
+                    files[0].path.as_str(),
+                    files[0].diff.added,
+                    files[0].diff.removed
+                ),
                 ("src/lib.rs", 1, 1)
             );
-            assert!(files[1].created);
+            assert!(files[1].diff.created);
         }
         other => panic!("{other:?}"),
     }

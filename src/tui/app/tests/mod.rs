@@ -7,7 +7,7 @@ mod scenarios;
 
 use super::*;
 use crate::protocol::{Decision, Event, SessionInfo, ToolDisplay, ToolStatus, TurnOutcome};
-use crate::tui::view::tool::ToolCell;
+use crate::tui::model::tool::ToolCall;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -79,7 +79,7 @@ pub(super) fn cell_texts(app: &App) -> Vec<String> {
             CellKind::User(t) => format!("user: {t}"),
             CellKind::Assistant(s) => format!("assistant: {}", s.text()),
             CellKind::Notice { text, .. } => format!("notice: {text}"),
-            CellKind::Tool(t) => format!("tool: {}", ToolCell::summary(&t.display)),
+            CellKind::Tool(t) => format!("tool: {}", ToolCall::summary(&t.display)),
             CellKind::Reasoning { text, .. } => format!("reasoning: {text}"),
             CellKind::Diff(d) => format!("diff: {}", d.len()),
             CellKind::Todos(t) => format!("todos: {}", t.len()),
