@@ -5,8 +5,8 @@ use super::{App, Effect};
 use crate::protocol::Op;
 use crate::tui::layers::session_picker::SessionPicker;
 use crate::tui::model::cell::FileEdit;
+use crate::tui::model::cell::{CellKind, Level};
 use crate::tui::model::cell::{InfoLine, Run, Tone};
-use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::picker::PickerItem;
 
 /// A slash command: name, argument hint, description.
@@ -265,6 +265,7 @@ impl App {
     /// `/clear`: the agent starts a new conversation; so does the screen.
     fn clear(&mut self) {
         self.send(Op::Clear);
+        self.transcript.clear();
         self.conversation.clear();
         self.tool_cells.clear();
         self.response = Default::default();

@@ -5,9 +5,8 @@ use crate::protocol::{
     ApprovalMode, Event, NoticeLevel, SessionInfo, ToolDisplay, ToolStatus, TurnOutcome,
 };
 use crate::tui::model::cell::FileEdit;
+use crate::tui::model::cell::{Answer, CellKind, Level};
 use crate::tui::model::tool::{ChildCall, ToolCall};
-use crate::tui::view::cell::{CellKind, Level};
-use crate::tui::view::stream::MarkdownStream;
 use crate::tui::wrap::one_line;
 
 /// The cell level a notice of this level is drawn with.
@@ -171,11 +170,10 @@ impl App {
                 i
             }
         };
-        if let Some(cell) = self.conversation.get_mut(i) {
-            if let CellKind::Reasoning { text: t, .. } = &mut cell.kind {
-                t.push_str(text);
-            }
-            cell.invalidate();
+        if let Some(cell) = self.transcript.get_mut(i)
+            && let CellKind::Reasoning { text: t, .. } = cell.kind_mut()
+        {
+            t.push_str(text);
         }
     }
 
@@ -186,13 +184,13 @@ impl App {
         let i = match self.response.text {
             Some(i) => i,
             None => {
-                let i = self.push_cell(CellKind::Assistant(MarkdownStream::default()));
+                let i = self.push_cell(CellKind::Assistant(Answer::streaming()));
                 self.response.text = Some(i);
                 i
             }
         };
-        if let Some(cell) = self.conversation.get_mut(i)
-            && let CellKind::Assistant(stream) = &mut cell.kind
+        if let Some(cell) = self.transcript.get_mut(i)
+            && let CellKind::Assistant(stream) = cell.kind_mut()
         {
             stream.push(text);
         }
@@ -220,10 +218,10 @@ impl App {
         let Some(&i) = self.tool_cells.get(call_id) else {
             return;
         };
-        let Some(cell) = self.conversation.get_mut(i) else {
+        let Some(cell) = self.transcript.get_mut(i) else {
             return;
         };
-        if let CellKind::Tool(tool) = &mut cell.kind {
+        if let CellKind::Tool(tool) = cell.kind_mut() {
             tool.finish(status, output, elapsed_ms);
             tool.exit_code = exit_code;
             // A written edit is exactly the change it showed (when no `FileChanged` brought
@@ -238,7 +236,6 @@ impl App {
                 tool.proposed = None;
             }
         }
-        cell.invalidate();
     }
 
     /// A subagent began: the `task` call's cell (made when its start was not seen) shows it.
@@ -272,10 +269,9 @@ impl App {
             text,
             level: Level::Warn,
         };
-        match self.retry_cell.and_then(|i| self.conversation.get_mut(i)) {
+        match self.retry_cell.and_then(|i| self.transcript.get_mut(i)) {
             Some(cell) => {
-                cell.kind = kind;
-                cell.invalidate();
+                *cell.kind_mut() = kind;
             }
             None => self.retry_cell = Some(self.push_cell(kind)),
         }
@@ -310,7 +306,6 @@ impl App {
             && let Some(tool) = self.tool_mut(&req.call_id)
         {
             tool.waiting = true;
-            self.invalidate_tool(&req.call_id);
         }
         self.approvals.push_back(req);
     }
@@ -327,7 +322,6 @@ impl App {
             && let Some(tool) = self.tool_mut(&req.call_id)
         {
             tool.answered(now);
-            self.invalidate_tool(&req.call_id);
         }
         if at == 0 {
             self.approval_view.reset();
@@ -341,17 +335,9 @@ impl App {
         }
     }
 
-    pub(crate) fn invalidate_tool(&mut self, call_id: &str) {
-        if let Some(&i) = self.tool_cells.get(call_id)
-            && let Some(cell) = self.conversation.get_mut(i)
-        {
-            cell.invalidate();
-        }
-    }
-
     fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCall> {
         let i = *self.tool_cells.get(call_id)?;
-        match &mut self.conversation.get_mut(i)?.kind {
+        match self.transcript.get_mut(i)?.kind_mut() {
             CellKind::Tool(t) => Some(t),
             _ => None,
         }
@@ -386,10 +372,11 @@ impl App {
         }
         // Notices from before the first configuration (a bad theme file) stay on screen.
         let early: Vec<_> = if first {
-            std::mem::take(&mut self.conversation).into_cells()
+            std::mem::take(&mut self.transcript).into_cells()
         } else {
             Vec::new()
         };
+        self.transcript.clear();
         self.conversation.clear();
         self.tool_cells.clear();
         self.response = Response::default();
@@ -402,7 +389,7 @@ impl App {
         self.files_requested = false;
         self.replay(history);
         for cell in early {
-            self.conversation.push(cell);
+            self.push(cell);
         }
     }
 
@@ -411,7 +398,7 @@ impl App {
     /// every call is over: no later event refers to one, and none shows a duration (it was
     /// not timed now).
     fn replay(&mut self, events: Vec<Event>) {
-        self.conversation.reserve(events.len());
+        self.transcript.reserve(events.len());
         for event in events {
             match event {
                 Event::TodosUpdated { todos } => {
@@ -422,15 +409,14 @@ impl App {
             }
         }
         for (_, i) in self.tool_cells.drain() {
-            if let Some(cell) = self.conversation.get_mut(i)
-                && let CellKind::Tool(tool) = &mut cell.kind
+            if let Some(cell) = self.transcript.get_mut(i)
+                && let CellKind::Tool(tool) = cell.kind_mut()
             {
                 if tool.is_running() {
                     let output = std::mem::take(&mut tool.output);
                     tool.finish(ToolStatus::Interrupted, output, 0);
                 }
                 tool.elapsed_ms = None;
-                cell.invalidate();
             }
         }
         self.response = Response::default();
@@ -438,12 +424,10 @@ impl App {
 
     fn end_reasoning(&mut self) {
         if let Some(i) = self.response.reasoning
-            && let Some(cell) = self.conversation.get_mut(i)
+            && let Some(cell) = self.transcript.get_mut(i)
+            && let CellKind::Reasoning { streaming, .. } = cell.kind_mut()
         {
-            if let CellKind::Reasoning { streaming, .. } = &mut cell.kind {
-                *streaming = false;
-            }
-            cell.invalidate();
+            *streaming = false;
         }
     }
 
@@ -451,8 +435,8 @@ impl App {
     fn end_response(&mut self) {
         self.end_reasoning();
         if let Some(i) = self.response.text
-            && let Some(cell) = self.conversation.get_mut(i)
-            && let CellKind::Assistant(stream) = &mut cell.kind
+            && let Some(cell) = self.transcript.get_mut(i)
+            && let CellKind::Assistant(stream) = cell.kind_mut()
             && stream.is_streaming()
         {
             stream.finish(None);
@@ -467,8 +451,8 @@ impl App {
         self.end_reasoning();
         match self.response.text {
             Some(i) => {
-                if let Some(cell) = self.conversation.get_mut(i)
-                    && let CellKind::Assistant(stream) = &mut cell.kind
+                if let Some(cell) = self.transcript.get_mut(i)
+                    && let CellKind::Assistant(stream) = cell.kind_mut()
                 {
                     stream.finish(Some(&text));
                 }
@@ -477,7 +461,7 @@ impl App {
                 }
             }
             None if !text.trim().is_empty() => {
-                self.push_cell(CellKind::Assistant(MarkdownStream::complete(&text)));
+                self.push_cell(CellKind::Assistant(Answer::complete(text.clone())));
             }
             None => {}
         }
@@ -517,11 +501,6 @@ impl App {
             None if child_command => {}
             Some(tool) => {
                 tool.diff = Some(Box::new(diff));
-                if let Some(&i) = self.tool_cells.get(call_id)
-                    && let Some(cell) = self.conversation.get_mut(i)
-                {
-                    cell.invalidate();
-                }
             }
             None => {
                 self.push_cell(CellKind::Diff(vec![diff]));
@@ -567,23 +546,20 @@ impl App {
 
     /// The call that made a change, as `/diff` names it (a subagent's calls too).
     fn origin_of(&self, call_id: &str) -> Option<String> {
-        self.conversation
-            .cells()
-            .iter()
-            .find_map(|c| match &c.kind {
-                CellKind::Tool(t) if t.call_id == call_id => Some(ToolCall::summary(&t.display)),
-                CellKind::Tool(t) => t
-                    .children
-                    .iter()
-                    .find(|ch| ch.call_id == call_id)
-                    .map(|ch| ch.summary.clone()),
-                _ => None,
-            })
+        self.transcript.cells().iter().find_map(|c| match c.kind() {
+            CellKind::Tool(t) if t.call_id == call_id => Some(ToolCall::summary(&t.display)),
+            CellKind::Tool(t) => t
+                .children
+                .iter()
+                .find(|ch| ch.call_id == call_id)
+                .map(|ch| ch.summary.clone()),
+            _ => None,
+        })
     }
 
     /// Whether `call_id` is a subagent's command (its changes are for `/diff` only).
     fn is_child_command(&self, call_id: &str) -> bool {
-        self.conversation.cells().iter().any(|c| match &c.kind {
+        self.transcript.cells().iter().any(|c| match c.kind() {
             CellKind::Tool(t) => t
                 .children
                 .iter()
@@ -630,11 +606,6 @@ impl App {
             changed @ Event::FileChanged { .. } => self.on_agent_event(changed),
             _ => {}
         }
-        if let Some(&i) = self.tool_cells.get(task_id)
-            && let Some(cell) = self.conversation.get_mut(i)
-        {
-            cell.invalidate();
-        }
     }
 
     fn turn_finished(&mut self, outcome: TurnOutcome) {
@@ -642,14 +613,13 @@ impl App {
         // Calls that never reported an end were stopped with the turn.
         let running: Vec<usize> = self.tool_cells.values().copied().collect();
         for i in running {
-            if let Some(cell) = self.conversation.get_mut(i)
-                && let CellKind::Tool(t) = &mut cell.kind
+            if let Some(cell) = self.transcript.get_mut(i)
+                && let CellKind::Tool(t) = cell.kind_mut()
                 && t.is_running()
             {
                 let elapsed = self.now.saturating_duration_since(t.started).as_millis() as u64;
                 let output = std::mem::take(&mut t.output);
                 t.finish(ToolStatus::Interrupted, output, elapsed);
-                cell.invalidate();
             }
         }
         // A retry line stays only when the request failed in the end.
@@ -691,33 +661,32 @@ impl App {
     /// Adds the labels of the images the last message attached to its cell, one a line.
     fn images_attached(&mut self, labels: &[String]) {
         let Some(cell) = self
-            .conversation
-            .cells_mut()
+            .transcript
             .iter_mut()
             .rev()
-            .find(|c| matches!(c.kind, CellKind::User(_)))
+            .find(|c| matches!(c.kind(), CellKind::User(_)))
         else {
             return;
         };
-        if let CellKind::User(text) = &mut cell.kind {
+        if let CellKind::User(text) = cell.kind_mut() {
             for label in labels {
                 text.push('\n');
                 text.push_str(label);
             }
         }
-        cell.invalidate();
     }
 
     /// A message that was not sent comes back to the composer (before what is typed there),
     /// and its cell, still the last one, leaves the conversation.
     fn prompt_returned(&mut self, text: String) {
-        let last = self.conversation.len().saturating_sub(1);
+        let last = self.transcript.len().saturating_sub(1);
         if self
-            .conversation
+            .transcript
             .get_mut(last)
-            .is_some_and(|c| matches!(&c.kind, CellKind::User(t) if *t == text))
+            .is_some_and(|c| matches!(c.kind(), CellKind::User(t) if *t == text))
         {
-            self.conversation.remove(last);
+            self.transcript.remove(last);
+            self.conversation.removed(last, self.transcript.len());
         }
         let typed = self.composer.text();
         if typed.trim().is_empty() {

@@ -4,8 +4,8 @@
 use super::App;
 use crate::protocol::{ApprovalMode, Op, RuleInfo};
 use crate::tui::layers::pickers::{ModelAction, ModelPicker};
+use crate::tui::model::cell::{CellKind, Level};
 use crate::tui::model::cell::{InfoLine, Run, Tone};
-use crate::tui::view::cell::{CellKind, Level};
 use crate::tui::view::picker::{Picker, PickerItem};
 use crossterm::event::{KeyCode, KeyEvent};
 

@@ -5,8 +5,8 @@ use crate::protocol::Instructions;
 use crate::protocol::SessionSummary;
 use crate::skills::SkillCatalog;
 use crate::tui::layers::session_picker::SessionPicker;
+use crate::tui::model::cell::CellKind;
 use crate::tui::model::cell::{InfoLine, Run, Tone};
-use crate::tui::view::cell::CellKind;
 use crate::tui::wrap::{one_line, sanitize};
 use std::path::Path;
 

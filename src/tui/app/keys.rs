@@ -8,8 +8,8 @@ use crate::tui::layers::approval::{ApprovalAction, ApprovalLayer};
 use crate::tui::layers::composer::{ComposerAction, ComposerLayer};
 use crate::tui::layers::pickers::{Popup, PopupAction, PopupKind};
 use crate::tui::layers::session_picker::PickerAction;
+use crate::tui::model::cell::Level;
 use crate::tui::theme::Theme;
-use crate::tui::view::cell::Level;
 use crate::tui::view::picker::{Picker, PickerItem};
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
@@ -269,12 +269,10 @@ impl App {
         self.approvals_answered += 1;
         if req.subagent.is_none()
             && let Some(&i) = self.tool_cells.get(&req.call_id)
-            && let Some(cell) = self.conversation.get_mut(i)
+            && let Some(cell) = self.transcript.get_mut(i)
+            && let crate::tui::model::cell::CellKind::Tool(t) = cell.kind_mut()
         {
-            if let crate::tui::view::cell::CellKind::Tool(t) = &mut cell.kind {
-                t.answered(self.now);
-            }
-            cell.invalidate();
+            t.answered(self.now);
         }
         if self.approvals.is_empty() {
             self.approvals_answered = 0;
@@ -435,7 +433,7 @@ impl App {
                 if self.approvals.is_empty() && self.session_picker.is_none() =>
             {
                 if let Some(i) = self.conversation.cell_at(m.column, m.row)
-                    && let Some(cell) = self.conversation.get_mut(i)
+                    && let Some(cell) = self.transcript.get_mut(i)
                     && cell.is_foldable()
                 {
                     cell.expanded = !cell.expanded;

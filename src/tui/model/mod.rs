@@ -3,6 +3,7 @@
 
 pub mod cell;
 pub mod tool;
+pub mod transcript;
 
 use crate::protocol::ApprovalMode;
 use std::path::PathBuf;

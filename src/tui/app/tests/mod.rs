@@ -75,7 +75,7 @@ pub(super) fn frame(app: &mut App) -> String {
 pub(super) fn cell_texts(app: &App) -> Vec<String> {
     app.cells()
         .iter()
-        .map(|c| match &c.kind {
+        .map(|c| match c.kind() {
             CellKind::User(t) => format!("user: {t}"),
             CellKind::Assistant(s) => format!("assistant: {}", s.text()),
             CellKind::Notice { text, .. } => format!("notice: {text}"),
