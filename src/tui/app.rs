@@ -16,8 +16,9 @@ pub(crate) use crate::tui::layers::pickers::{ModelPicker, Popup};
 pub(crate) use crate::tui::model::FileChange;
 pub use crate::tui::model::StatusInfo;
 
-use crate::protocol::{ApprovalRequest, Op, RuleInfo, Todo};
+use crate::protocol::{Op, RuleInfo, Todo};
 use crate::tui::layers::session_picker::SessionPicker;
+use crate::tui::model::approvals::Approvals;
 use crate::tui::model::cell::{Cell, CellKind, Level};
 use crate::tui::model::transcript::Transcript;
 use crate::tui::theme::Theme;
@@ -80,8 +81,7 @@ pub struct App {
     pub(crate) home: Option<PathBuf>,
     pub(crate) todos: Vec<Todo>,
     pub(crate) todos_hidden: bool,
-    pub(crate) approvals: VecDeque<ApprovalRequest>,
-    pub(crate) approvals_answered: usize,
+    pub(crate) approvals: Approvals,
     pub(crate) approval_view: ApprovalView,
     /// When Esc was pressed in a question: the refusal goes out [`DOUBLE_ESC`] later, unless a
     /// second Esc comes first and stops the turn. (Sending it at once would let the model be
@@ -150,8 +150,7 @@ impl App {
             home,
             todos: Vec::new(),
             todos_hidden: false,
-            approvals: VecDeque::new(),
-            approvals_answered: 0,
+            approvals: Approvals::default(),
             approval_view: ApprovalView::default(),
             esc_refusing: None,
             waiting_since: None,

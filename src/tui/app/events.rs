@@ -307,18 +307,17 @@ impl App {
         {
             tool.waiting = true;
         }
-        self.approvals.push_back(req);
+        self.approvals.push(req);
     }
 
     /// The agent decided a question itself (the mode changed): it leaves the queue, and the
     /// pane resets when it was the one shown.
     fn withdraw_approval(&mut self, id: &str) {
-        let Some(at) = self.approvals.iter().position(|r| r.id == id) else {
+        let Some((at, req)) = self.approvals.withdraw(id) else {
             return;
         };
         let now = self.now;
-        if let Some(req) = self.approvals.remove(at)
-            && req.subagent.is_none()
+        if req.subagent.is_none()
             && let Some(tool) = self.tool_mut(&req.call_id)
         {
             tool.answered(now);
@@ -327,11 +326,11 @@ impl App {
             self.approval_view.reset();
             self.esc_refusing = None;
         }
-        if self.approvals.is_empty() {
-            self.approvals_answered = 0;
-            if let Some(since) = self.waiting_since.take() {
-                self.waited += self.now.saturating_duration_since(since);
-            }
+        // The last question was answered: the turn's clock runs again.
+        if self.approvals.is_empty()
+            && let Some(since) = self.waiting_since.take()
+        {
+            self.waited += self.now.saturating_duration_since(since);
         }
     }
 
@@ -646,7 +645,6 @@ impl App {
         self.interrupting = false;
         self.turn_started = None;
         self.approvals.clear();
-        self.approvals_answered = 0;
         self.approval_view.reset();
         if outcome_interrupted {
             // Stopping is not a "send": what was queued comes back to the composer.

@@ -228,8 +228,8 @@ impl App {
         let layer = ApprovalLayer {
             request,
             view: &mut self.approval_view,
-            pos: self.approvals_answered + 1,
-            total: self.approvals_answered + self.approvals.len(),
+            pos: self.approvals.position().0,
+            total: self.approvals.position().1,
             refusing: self.esc_refusing.is_some(),
             mode: self.status.mode,
         };
@@ -255,7 +255,7 @@ impl App {
 
     /// Answers the request in front of the queue.
     pub(crate) fn answer(&mut self, decision: Decision) {
-        let Some(req) = self.approvals.pop_front() else {
+        let Some(req) = self.approvals.answer_front() else {
             return;
         };
         let note = std::mem::take(&mut self.approval_view.note);
@@ -266,7 +266,6 @@ impl App {
             note,
         });
         self.approval_view.reset();
-        self.approvals_answered += 1;
         if req.subagent.is_none()
             && let Some(&i) = self.tool_cells.get(&req.call_id)
             && let Some(cell) = self.transcript.get_mut(i)
@@ -274,11 +273,11 @@ impl App {
         {
             t.answered(self.now);
         }
-        if self.approvals.is_empty() {
-            self.approvals_answered = 0;
-            if let Some(since) = self.waiting_since.take() {
-                self.waited += self.now.saturating_duration_since(since);
-            }
+        // The last question was answered: the turn's clock runs again.
+        if self.approvals.is_empty()
+            && let Some(since) = self.waiting_since.take()
+        {
+            self.waited += self.now.saturating_duration_since(since);
         }
     }
 

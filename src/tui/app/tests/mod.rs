@@ -294,7 +294,7 @@ fn subagent_approvals_are_labelled_and_ctrl_c_refuses_everything() {
     });
     app.on_agent_event(Event::ApprovalRequested(bash_request("m1")));
     assert_eq!(
-        app.approvals[0].subagent.as_deref(),
+        app.approvals.front().and_then(|r| r.subagent.as_deref()),
         Some("find the parser")
     );
     assert!(frame(&mut app).contains("subagent: find the parser"));
