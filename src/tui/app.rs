@@ -16,11 +16,14 @@ pub(crate) use crate::tui::layers::pickers::{ModelPicker, Popup};
 pub(crate) use crate::tui::model::FileChange;
 pub use crate::tui::model::StatusInfo;
 
-use crate::protocol::{ApprovalRequest, Op, RuleInfo, Todo};
+use crate::protocol::{Op, RuleInfo, Todo};
 use crate::tui::layers::session_picker::SessionPicker;
+use crate::tui::model::approvals::Approvals;
+use crate::tui::model::cell::{Cell, CellKind, Level};
+use crate::tui::model::transcript::Transcript;
 use crate::tui::theme::Theme;
 use crate::tui::view::approval::ApprovalView;
-use crate::tui::view::cell::{Cell, CellKind, Level, RenderCtx};
+use crate::tui::view::cell::RenderCtx;
 use crate::tui::view::composer::Composer;
 use crate::tui::view::conversation::Conversation;
 use std::collections::{HashMap, VecDeque};
@@ -69,14 +72,16 @@ pub(crate) struct Response {
 #[derive(Debug)]
 pub struct App {
     pub(crate) theme: Theme,
+    /// The conversation's cells (what is shown).
+    pub(crate) transcript: Transcript,
+    /// The conversation pane (how far it is scrolled, the cells' layouts).
     pub(crate) conversation: Conversation,
     pub(crate) composer: Composer,
     pub(crate) status: StatusInfo,
     pub(crate) home: Option<PathBuf>,
     pub(crate) todos: Vec<Todo>,
     pub(crate) todos_hidden: bool,
-    pub(crate) approvals: VecDeque<ApprovalRequest>,
-    pub(crate) approvals_answered: usize,
+    pub(crate) approvals: Approvals,
     pub(crate) approval_view: ApprovalView,
     /// When Esc was pressed in a question: the refusal goes out [`DOUBLE_ESC`] later, unless a
     /// second Esc comes first and stops the turn. (Sending it at once would let the model be
@@ -138,14 +143,14 @@ impl App {
         composer.set_theme(&theme);
         App {
             theme,
+            transcript: Transcript::default(),
             conversation: Conversation::default(),
             composer,
             status: StatusInfo::default(),
             home,
             todos: Vec::new(),
             todos_hidden: false,
-            approvals: VecDeque::new(),
-            approvals_answered: 0,
+            approvals: Approvals::default(),
             approval_view: ApprovalView::default(),
             esc_refusing: None,
             waiting_since: None,
@@ -230,7 +235,7 @@ impl App {
 
     /// The conversation cells.
     pub fn cells(&self) -> &[Cell] {
-        self.conversation.cells()
+        self.transcript.cells()
     }
 
     /// Whether the conversation view follows new output.
@@ -245,7 +250,7 @@ impl App {
 
     /// Shows conversation cell `i` at the top of the view.
     pub fn scroll_to_cell(&mut self, i: usize) {
-        self.conversation.scroll_to_cell(i);
+        self.conversation.scroll_to_cell(i, self.transcript.len());
         self.dirty = true;
     }
 
@@ -305,7 +310,7 @@ impl App {
     pub fn is_animating(&self) -> bool {
         self.busy
             || self
-                .conversation
+                .transcript
                 .cells()
                 .iter()
                 .rev()
@@ -334,8 +339,8 @@ impl App {
         }
     }
 
-    /// Rendering context for this frame.
-    pub(crate) fn render_parts(&mut self) -> (RenderCtx<'_>, &mut Conversation) {
+    /// Rendering context for this frame, the pane and the cells it draws.
+    pub(crate) fn render_parts(&mut self) -> (RenderCtx<'_>, &mut Conversation, &Transcript) {
         let spinner = (self.now.saturating_duration_since(self.epoch).as_millis()
             / SPINNER_PERIOD.as_millis()) as usize;
         let ctx = RenderCtx {
@@ -344,7 +349,7 @@ impl App {
             spinner,
             expand_all: self.expand_all,
         };
-        (ctx, &mut self.conversation)
+        (ctx, &mut self.conversation, &self.transcript)
     }
 
     pub(crate) fn spinner_index(&self) -> usize {
@@ -361,8 +366,13 @@ impl App {
     }
 
     pub(crate) fn push_cell(&mut self, kind: CellKind) -> usize {
-        self.conversation.push(Cell::new(kind));
-        self.conversation.len() - 1
+        self.push(Cell::new(kind))
+    }
+
+    /// Appends a cell to the transcript and tells the pane (it counts cells added below).
+    pub(crate) fn push(&mut self, cell: Cell) -> usize {
+        self.conversation.added();
+        self.transcript.push(cell)
     }
 
     pub(crate) fn notice(&mut self, text: impl Into<String>, level: Level) {
@@ -432,7 +442,8 @@ impl App {
 
     /// Removes a cell and keeps the index maps right.
     pub(crate) fn remove_cell(&mut self, i: usize) {
-        self.conversation.remove(i);
+        self.transcript.remove(i);
+        self.conversation.removed(i, self.transcript.len());
         let fix = |x: &mut usize| {
             if *x > i {
                 *x -= 1;

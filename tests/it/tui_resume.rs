@@ -657,15 +657,15 @@ fn picker_over_two_thousand_sessions_filters_and_opens_the_match() {
 }
 
 /// What a cell shows, for comparing two views without their layout or timing.
-fn cell_summary(cell: &rein::tui::view::cell::Cell) -> String {
-    use rein::tui::view::cell::CellKind;
-    match &cell.kind {
+fn cell_summary(cell: &rein::tui::model::cell::Cell) -> String {
+    use rein::tui::model::cell::CellKind;
+    match cell.kind() {
         CellKind::User(t) => format!("user: {t}"),
         CellKind::Assistant(s) => format!("assistant: {}", s.text()),
         CellKind::Reasoning { text, streaming } => format!("reasoning: {text} {streaming}"),
         CellKind::Tool(t) => format!(
             "tool: {} {:?} {:?} {} diff={}",
-            rein::tui::view::tool::ToolCell::summary(&t.display),
+            rein::tui::model::tool::ToolCall::summary(&t.display),
             t.status,
             t.exit_code,
             t.output,

@@ -4,12 +4,10 @@
 use super::{App, Effect};
 use crate::protocol::Op;
 use crate::tui::layers::session_picker::SessionPicker;
-use crate::tui::view::cell::{CellKind, Level};
-use crate::tui::view::diff::FileDiff;
+use crate::tui::model::cell::FileEdit;
+use crate::tui::model::cell::{CellKind, Level};
+use crate::tui::model::cell::{InfoLine, Run, Tone};
 use crate::tui::view::picker::PickerItem;
-use crate::tui::wrap::RichLine;
-use ratatui::style::Modifier;
-use ratatui::text::Span;
 
 /// A slash command: name, argument hint, description.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,6 +265,7 @@ impl App {
     /// `/clear`: the agent starts a new conversation; so does the screen.
     fn clear(&mut self) {
         self.send(Op::Clear);
+        self.transcript.clear();
         self.conversation.clear();
         self.tool_cells.clear();
         self.response = Default::default();
@@ -376,48 +375,47 @@ impl App {
     }
 
     fn help(&mut self) {
-        let t = &self.theme;
-        let bold = t.fg(t.accent).add_modifier(Modifier::BOLD);
-        let mut lines = vec![RichLine::new(vec![Span::styled("Commands", bold)])];
+        let mut lines = vec![InfoLine::new(vec![
+            Run::new(Tone::Accent, "Commands").bold(),
+        ])];
         let w = usage_width();
         for c in COMMANDS {
             let name = usage(c);
             lines.push(
-                RichLine::new(vec![
-                    Span::styled(format!("  {name:<w$}  "), t.fg(t.accent)),
-                    Span::raw(c.about),
+                InfoLine::new(vec![
+                    Run::new(Tone::Accent, format!("  {name:<w$}  ")),
+                    Run::plain(c.about),
                 ])
-                .prefixed(vec![], vec![Span::raw(" ".repeat(w + 4))]),
+                .prefixed(vec![], vec![Run::plain(" ".repeat(w + 4))]),
             );
         }
         if !self.custom_commands.is_empty() {
-            lines.push(RichLine::blank());
-            lines.push(RichLine::new(vec![Span::styled(
-                "Custom commands (docs/commands.md)",
-                bold,
-            )]));
+            lines.push(InfoLine::blank());
+            lines.push(InfoLine::new(vec![
+                Run::new(Tone::Accent, "Custom commands (docs/commands.md)").bold(),
+            ]));
             for item in self.command_items("").into_iter().skip(COMMANDS.len()) {
                 let cw = w.max(crate::tui::wrap::str_width(&item.label));
                 lines.push(
-                    RichLine::new(vec![
-                        Span::styled(format!("  {:<cw$}  ", item.label), t.fg(t.accent)),
-                        Span::raw(item.detail),
+                    InfoLine::new(vec![
+                        Run::new(Tone::Accent, format!("  {:<cw$}  ", item.label)),
+                        Run::plain(item.detail),
                     ])
-                    .prefixed(vec![], vec![Span::raw(" ".repeat(w + 4))]),
+                    .prefixed(vec![], vec![Run::plain(" ".repeat(w + 4))]),
                 );
             }
         }
-        lines.push(RichLine::blank());
-        lines.push(RichLine::new(vec![Span::styled("Keys", bold)]));
+        lines.push(InfoLine::blank());
+        lines.push(InfoLine::new(vec![Run::new(Tone::Accent, "Keys").bold()]));
         // Long key names get their own width; the rest line up with the commands.
         for (k, what) in KEYS {
             let kw = w.max(crate::tui::wrap::str_width(k));
             lines.push(
-                RichLine::new(vec![
-                    Span::styled(format!("  {k:<kw$}  "), t.fg(t.accent)),
-                    Span::raw(*what),
+                InfoLine::new(vec![
+                    Run::new(Tone::Accent, format!("  {k:<kw$}  ")),
+                    Run::plain(*what),
                 ])
-                .prefixed(vec![], vec![Span::raw(" ".repeat(w + 4))]),
+                .prefixed(vec![], vec![Run::plain(" ".repeat(w + 4))]),
             );
         }
         self.push_cell(CellKind::Info(lines));
@@ -430,7 +428,7 @@ impl App {
         for c in &self.file_changes {
             match (&c.new, c.complete) {
                 (Some(new), true) => {
-                    let mut d = FileDiff::new(&c.path, c.old.as_deref(), new, &self.theme);
+                    let mut d = FileEdit::between(&c.path, c.old.as_deref(), new);
                     d.origins = c.origins.clone();
                     diffs.push(d)
                 }

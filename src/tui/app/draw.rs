@@ -41,7 +41,7 @@ impl App {
             queued: self.queued.len().min(3) as u16,
         };
         let areas = view::screen_areas(area, wanted);
-        if self.conversation.is_empty() {
+        if self.transcript.is_empty() {
             let home = self.home.as_deref();
             view::welcome(areas.conversation, buf, &self.theme, &self.status, home);
         }
@@ -85,8 +85,8 @@ impl App {
     }
 
     fn draw_conversation(&mut self, area: Rect, buf: &mut Buffer) {
-        let (ctx, conversation) = self.render_parts();
-        conversation.render(area, buf, &ctx);
+        let (ctx, conversation, transcript) = self.render_parts();
+        conversation.render(area, buf, &ctx, transcript.cells());
     }
 
     fn draw_status_lines(&mut self, status_area: Rect, hints_area: Rect, buf: &mut Buffer) {

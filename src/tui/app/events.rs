@@ -4,10 +4,9 @@ use super::{App, Response};
 use crate::protocol::{
     ApprovalMode, Event, NoticeLevel, SessionInfo, ToolDisplay, ToolStatus, TurnOutcome,
 };
-use crate::tui::view::cell::{CellKind, Level};
-use crate::tui::view::diff::FileDiff;
-use crate::tui::view::stream::MarkdownStream;
-use crate::tui::view::tool::{ChildCall, ToolCell};
+use crate::tui::model::cell::FileEdit;
+use crate::tui::model::cell::{Answer, CellKind, Level};
+use crate::tui::model::tool::{ChildCall, ToolCall};
 use crate::tui::wrap::one_line;
 
 /// The cell level a notice of this level is drawn with.
@@ -171,11 +170,10 @@ impl App {
                 i
             }
         };
-        if let Some(cell) = self.conversation.get_mut(i) {
-            if let CellKind::Reasoning { text: t, .. } = &mut cell.kind {
-                t.push_str(text);
-            }
-            cell.invalidate();
+        if let Some(cell) = self.transcript.get_mut(i)
+            && let CellKind::Reasoning { text: t, .. } = cell.kind_mut()
+        {
+            t.push_str(text);
         }
     }
 
@@ -186,13 +184,13 @@ impl App {
         let i = match self.response.text {
             Some(i) => i,
             None => {
-                let i = self.push_cell(CellKind::Assistant(MarkdownStream::default()));
+                let i = self.push_cell(CellKind::Assistant(Answer::streaming()));
                 self.response.text = Some(i);
                 i
             }
         };
-        if let Some(cell) = self.conversation.get_mut(i)
-            && let CellKind::Assistant(stream) = &mut cell.kind
+        if let Some(cell) = self.transcript.get_mut(i)
+            && let CellKind::Assistant(stream) = cell.kind_mut()
         {
             stream.push(text);
         }
@@ -202,7 +200,7 @@ impl App {
     fn tool_started(&mut self, call_id: String, display: ToolDisplay) {
         self.clear_retry();
         self.end_response();
-        let mut cell = ToolCell::new(call_id.clone(), display, self.now);
+        let mut cell = ToolCall::new(call_id.clone(), display, self.now);
         cell.proposed = self.proposed_diff(&cell.display);
         let i = self.push_cell(CellKind::Tool(Box::new(cell)));
         self.tool_cells.insert(call_id, i);
@@ -220,11 +218,10 @@ impl App {
         let Some(&i) = self.tool_cells.get(call_id) else {
             return;
         };
-        let theme = &self.theme;
-        let Some(cell) = self.conversation.get_mut(i) else {
+        let Some(cell) = self.transcript.get_mut(i) else {
             return;
         };
-        if let CellKind::Tool(tool) = &mut cell.kind {
+        if let CellKind::Tool(tool) = cell.kind_mut() {
             tool.finish(status, output, elapsed_ms);
             tool.exit_code = exit_code;
             // A written edit is exactly the change it showed (when no `FileChanged` brought
@@ -232,14 +229,13 @@ impl App {
             if let (ToolStatus::Ok, None, Some(d), Some(path)) =
                 (status, &tool.diff, tool.display.diff(), tool.display.path())
             {
-                tool.diff = Some(Box::new(FileDiff::from_edit(path, d, theme)));
+                tool.diff = Some(Box::new(FileEdit::new(path, d.clone())));
             }
             // A written edit shows what it wrote, not what it proposed.
             if status == ToolStatus::Ok {
                 tool.proposed = None;
             }
         }
-        cell.invalidate();
     }
 
     /// A subagent began: the `task` call's cell (made when its start was not seen) shows it.
@@ -248,7 +244,7 @@ impl App {
             let display = ToolDisplay::Task {
                 description: description.clone(),
             };
-            let cell = ToolCell::new(task_id.clone(), display, self.now);
+            let cell = ToolCall::new(task_id.clone(), display, self.now);
             let i = self.push_cell(CellKind::Tool(Box::new(cell)));
             self.tool_cells.insert(task_id.clone(), i);
         }
@@ -273,10 +269,9 @@ impl App {
             text,
             level: Level::Warn,
         };
-        match self.retry_cell.and_then(|i| self.conversation.get_mut(i)) {
+        match self.retry_cell.and_then(|i| self.transcript.get_mut(i)) {
             Some(cell) => {
-                cell.kind = kind;
-                cell.invalidate();
+                *cell.kind_mut() = kind;
             }
             None => self.retry_cell = Some(self.push_cell(kind)),
         }
@@ -290,12 +285,12 @@ impl App {
     }
 
     /// The diff an edit proposes, laid out once (kept to show a refused edit, folded).
-    fn proposed_diff(&self, display: &ToolDisplay) -> Option<Box<FileDiff>> {
+    fn proposed_diff(&self, display: &ToolDisplay) -> Option<Box<FileEdit>> {
         match display {
             ToolDisplay::Edit {
                 path,
                 diff: Some(d),
-            } => Some(Box::new(FileDiff::from_edit(path, d, &self.theme))),
+            } => Some(Box::new(FileEdit::new(path, d.clone()))),
             _ => None,
         }
     }
@@ -311,48 +306,37 @@ impl App {
             && let Some(tool) = self.tool_mut(&req.call_id)
         {
             tool.waiting = true;
-            self.invalidate_tool(&req.call_id);
         }
-        self.approvals.push_back(req);
+        self.approvals.push(req);
     }
 
     /// The agent decided a question itself (the mode changed): it leaves the queue, and the
     /// pane resets when it was the one shown.
     fn withdraw_approval(&mut self, id: &str) {
-        let Some(at) = self.approvals.iter().position(|r| r.id == id) else {
+        let Some((at, req)) = self.approvals.withdraw(id) else {
             return;
         };
         let now = self.now;
-        if let Some(req) = self.approvals.remove(at)
-            && req.subagent.is_none()
+        if req.subagent.is_none()
             && let Some(tool) = self.tool_mut(&req.call_id)
         {
             tool.answered(now);
-            self.invalidate_tool(&req.call_id);
         }
         if at == 0 {
             self.approval_view.reset();
             self.esc_refusing = None;
         }
-        if self.approvals.is_empty() {
-            self.approvals_answered = 0;
-            if let Some(since) = self.waiting_since.take() {
-                self.waited += self.now.saturating_duration_since(since);
-            }
-        }
-    }
-
-    pub(crate) fn invalidate_tool(&mut self, call_id: &str) {
-        if let Some(&i) = self.tool_cells.get(call_id)
-            && let Some(cell) = self.conversation.get_mut(i)
+        // The last question was answered: the turn's clock runs again.
+        if self.approvals.is_empty()
+            && let Some(since) = self.waiting_since.take()
         {
-            cell.invalidate();
+            self.waited += self.now.saturating_duration_since(since);
         }
     }
 
-    fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCell> {
+    fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCall> {
         let i = *self.tool_cells.get(call_id)?;
-        match &mut self.conversation.get_mut(i)?.kind {
+        match self.transcript.get_mut(i)?.kind_mut() {
             CellKind::Tool(t) => Some(t),
             _ => None,
         }
@@ -387,10 +371,11 @@ impl App {
         }
         // Notices from before the first configuration (a bad theme file) stay on screen.
         let early: Vec<_> = if first {
-            std::mem::take(&mut self.conversation).into_cells()
+            std::mem::take(&mut self.transcript).into_cells()
         } else {
             Vec::new()
         };
+        self.transcript.clear();
         self.conversation.clear();
         self.tool_cells.clear();
         self.response = Response::default();
@@ -403,7 +388,7 @@ impl App {
         self.files_requested = false;
         self.replay(history);
         for cell in early {
-            self.conversation.push(cell);
+            self.push(cell);
         }
     }
 
@@ -412,7 +397,7 @@ impl App {
     /// every call is over: no later event refers to one, and none shows a duration (it was
     /// not timed now).
     fn replay(&mut self, events: Vec<Event>) {
-        self.conversation.reserve(events.len());
+        self.transcript.reserve(events.len());
         for event in events {
             match event {
                 Event::TodosUpdated { todos } => {
@@ -423,15 +408,14 @@ impl App {
             }
         }
         for (_, i) in self.tool_cells.drain() {
-            if let Some(cell) = self.conversation.get_mut(i)
-                && let CellKind::Tool(tool) = &mut cell.kind
+            if let Some(cell) = self.transcript.get_mut(i)
+                && let CellKind::Tool(tool) = cell.kind_mut()
             {
                 if tool.is_running() {
                     let output = std::mem::take(&mut tool.output);
                     tool.finish(ToolStatus::Interrupted, output, 0);
                 }
                 tool.elapsed_ms = None;
-                cell.invalidate();
             }
         }
         self.response = Response::default();
@@ -439,12 +423,10 @@ impl App {
 
     fn end_reasoning(&mut self) {
         if let Some(i) = self.response.reasoning
-            && let Some(cell) = self.conversation.get_mut(i)
+            && let Some(cell) = self.transcript.get_mut(i)
+            && let CellKind::Reasoning { streaming, .. } = cell.kind_mut()
         {
-            if let CellKind::Reasoning { streaming, .. } = &mut cell.kind {
-                *streaming = false;
-            }
-            cell.invalidate();
+            *streaming = false;
         }
     }
 
@@ -452,8 +434,8 @@ impl App {
     fn end_response(&mut self) {
         self.end_reasoning();
         if let Some(i) = self.response.text
-            && let Some(cell) = self.conversation.get_mut(i)
-            && let CellKind::Assistant(stream) = &mut cell.kind
+            && let Some(cell) = self.transcript.get_mut(i)
+            && let CellKind::Assistant(stream) = cell.kind_mut()
             && stream.is_streaming()
         {
             stream.finish(None);
@@ -468,8 +450,8 @@ impl App {
         self.end_reasoning();
         match self.response.text {
             Some(i) => {
-                if let Some(cell) = self.conversation.get_mut(i)
-                    && let CellKind::Assistant(stream) = &mut cell.kind
+                if let Some(cell) = self.transcript.get_mut(i)
+                    && let CellKind::Assistant(stream) = cell.kind_mut()
                 {
                     stream.finish(Some(&text));
                 }
@@ -478,7 +460,7 @@ impl App {
                 }
             }
             None if !text.trim().is_empty() => {
-                self.push_cell(CellKind::Assistant(MarkdownStream::complete(&text)));
+                self.push_cell(CellKind::Assistant(Answer::complete(text.clone())));
             }
             None => {}
         }
@@ -500,7 +482,7 @@ impl App {
     ) {
         let diff = new
             .as_deref()
-            .map(|new| FileDiff::new(&path, old.as_deref(), new, &self.theme));
+            .map(|new| FileEdit::between(&path, old.as_deref(), new));
         let origin = self.origin_of(call_id);
         self.record_file_change(path, old, new, origin);
         let child_command = self.is_child_command(call_id);
@@ -518,11 +500,6 @@ impl App {
             None if child_command => {}
             Some(tool) => {
                 tool.diff = Some(Box::new(diff));
-                if let Some(&i) = self.tool_cells.get(call_id)
-                    && let Some(cell) = self.conversation.get_mut(i)
-                {
-                    cell.invalidate();
-                }
             }
             None => {
                 self.push_cell(CellKind::Diff(vec![diff]));
@@ -568,23 +545,20 @@ impl App {
 
     /// The call that made a change, as `/diff` names it (a subagent's calls too).
     fn origin_of(&self, call_id: &str) -> Option<String> {
-        self.conversation
-            .cells()
-            .iter()
-            .find_map(|c| match &c.kind {
-                CellKind::Tool(t) if t.call_id == call_id => Some(ToolCell::summary(&t.display)),
-                CellKind::Tool(t) => t
-                    .children
-                    .iter()
-                    .find(|ch| ch.call_id == call_id)
-                    .map(|ch| ch.summary.clone()),
-                _ => None,
-            })
+        self.transcript.cells().iter().find_map(|c| match c.kind() {
+            CellKind::Tool(t) if t.call_id == call_id => Some(ToolCall::summary(&t.display)),
+            CellKind::Tool(t) => t
+                .children
+                .iter()
+                .find(|ch| ch.call_id == call_id)
+                .map(|ch| ch.summary.clone()),
+            _ => None,
+        })
     }
 
     /// Whether `call_id` is a subagent's command (its changes are for `/diff` only).
     fn is_child_command(&self, call_id: &str) -> bool {
-        self.conversation.cells().iter().any(|c| match &c.kind {
+        self.transcript.cells().iter().any(|c| match c.kind() {
             CellKind::Tool(t) => t
                 .children
                 .iter()
@@ -603,7 +577,7 @@ impl App {
                 if let Some(tool) = self.tool_mut(task_id) {
                     tool.children.push(ChildCall {
                         call_id,
-                        summary: ToolCell::summary(&display),
+                        summary: ToolCall::summary(&display),
                         status: None,
                         command: matches!(display, ToolDisplay::Exec { .. }),
                     });
@@ -631,11 +605,6 @@ impl App {
             changed @ Event::FileChanged { .. } => self.on_agent_event(changed),
             _ => {}
         }
-        if let Some(&i) = self.tool_cells.get(task_id)
-            && let Some(cell) = self.conversation.get_mut(i)
-        {
-            cell.invalidate();
-        }
     }
 
     fn turn_finished(&mut self, outcome: TurnOutcome) {
@@ -643,14 +612,13 @@ impl App {
         // Calls that never reported an end were stopped with the turn.
         let running: Vec<usize> = self.tool_cells.values().copied().collect();
         for i in running {
-            if let Some(cell) = self.conversation.get_mut(i)
-                && let CellKind::Tool(t) = &mut cell.kind
+            if let Some(cell) = self.transcript.get_mut(i)
+                && let CellKind::Tool(t) = cell.kind_mut()
                 && t.is_running()
             {
                 let elapsed = self.now.saturating_duration_since(t.started).as_millis() as u64;
                 let output = std::mem::take(&mut t.output);
                 t.finish(ToolStatus::Interrupted, output, elapsed);
-                cell.invalidate();
             }
         }
         // A retry line stays only when the request failed in the end.
@@ -677,7 +645,6 @@ impl App {
         self.interrupting = false;
         self.turn_started = None;
         self.approvals.clear();
-        self.approvals_answered = 0;
         self.approval_view.reset();
         if outcome_interrupted {
             // Stopping is not a "send": what was queued comes back to the composer.
@@ -692,33 +659,32 @@ impl App {
     /// Adds the labels of the images the last message attached to its cell, one a line.
     fn images_attached(&mut self, labels: &[String]) {
         let Some(cell) = self
-            .conversation
-            .cells_mut()
+            .transcript
             .iter_mut()
             .rev()
-            .find(|c| matches!(c.kind, CellKind::User(_)))
+            .find(|c| matches!(c.kind(), CellKind::User(_)))
         else {
             return;
         };
-        if let CellKind::User(text) = &mut cell.kind {
+        if let CellKind::User(text) = cell.kind_mut() {
             for label in labels {
                 text.push('\n');
                 text.push_str(label);
             }
         }
-        cell.invalidate();
     }
 
     /// A message that was not sent comes back to the composer (before what is typed there),
     /// and its cell, still the last one, leaves the conversation.
     fn prompt_returned(&mut self, text: String) {
-        let last = self.conversation.len().saturating_sub(1);
+        let last = self.transcript.len().saturating_sub(1);
         if self
-            .conversation
+            .transcript
             .get_mut(last)
-            .is_some_and(|c| matches!(&c.kind, CellKind::User(t) if *t == text))
+            .is_some_and(|c| matches!(c.kind(), CellKind::User(t) if *t == text))
         {
-            self.conversation.remove(last);
+            self.transcript.remove(last);
+            self.conversation.removed(last, self.transcript.len());
         }
         let typed = self.composer.text();
         if typed.trim().is_empty() {

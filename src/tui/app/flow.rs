@@ -4,12 +4,10 @@
 use super::App;
 use crate::protocol::{ApprovalMode, Op, RuleInfo};
 use crate::tui::layers::pickers::{ModelAction, ModelPicker};
-use crate::tui::view::cell::{CellKind, Level};
+use crate::tui::model::cell::{CellKind, Level};
+use crate::tui::model::cell::{InfoLine, Run, Tone};
 use crate::tui::view::picker::{Picker, PickerItem};
-use crate::tui::wrap::RichLine;
 use crossterm::event::{KeyCode, KeyEvent};
-use ratatui::style::Modifier;
-use ratatui::text::Span;
 
 /// What the model is told when the person approves its plan with one key.
 pub const PLAN_APPROVED: &str = "The plan is approved. Carry it out now.";
@@ -117,9 +115,9 @@ impl App {
 
     /// Shows the rules in force, grouped by where they came from.
     pub(crate) fn show_permissions(&mut self, rules: Vec<RuleInfo>) {
-        let t = &self.theme;
-        let bold = t.fg(t.accent).add_modifier(Modifier::BOLD);
-        let mut lines = vec![RichLine::new(vec![Span::styled("Permissions", bold)])];
+        let mut lines = vec![InfoLine::new(vec![
+            Run::new(Tone::Accent, "Permissions").bold(),
+        ])];
         let mut sources: Vec<&str> = Vec::new();
         for r in &rules {
             if !sources.contains(&r.source.as_str()) {
@@ -127,14 +125,14 @@ impl App {
             }
         }
         for source in sources {
-            lines.push(RichLine::new(vec![Span::styled(
+            lines.push(InfoLine::new(vec![Run::new(
+                Tone::Accent,
                 format!("  {source}"),
-                t.fg(t.accent),
             )]));
             let of_source = rules.iter().filter(|r| r.source == source);
             if of_source.clone().any(|r| r.session) {
                 for (i, r) in of_source.enumerate() {
-                    lines.push(RichLine::new(vec![Span::raw(format!(
+                    lines.push(InfoLine::new(vec![Run::plain(format!(
                         "    {}. {} {}",
                         i + 1,
                         r.action,
@@ -156,11 +154,11 @@ impl App {
             }
             for (action, tool, patterns) in groups {
                 lines.push(
-                    RichLine::new(vec![
-                        Span::styled(format!("    {action:<5} {tool}  "), t.text()),
-                        Span::styled(patterns.join("  "), t.dim()),
+                    InfoLine::new(vec![
+                        Run::new(Tone::Text, format!("    {action:<5} {tool}  ")),
+                        Run::new(Tone::Dim, patterns.join("  ")),
                     ])
-                    .prefixed(vec![], vec![Span::raw(" ".repeat(8))]),
+                    .prefixed(vec![], vec![Run::plain(" ".repeat(8))]),
                 );
             }
         }
@@ -170,7 +168,7 @@ impl App {
         } else {
             "/permissions drop N drops session rule N. Last match wins; deny always wins."
         };
-        lines.push(RichLine::new(vec![Span::styled(hint, t.dim())]));
+        lines.push(InfoLine::new(vec![Run::new(Tone::Dim, hint)]));
         self.permissions = rules;
         self.push_cell(CellKind::Info(lines));
     }

@@ -5,10 +5,9 @@ use crate::protocol::Instructions;
 use crate::protocol::SessionSummary;
 use crate::skills::SkillCatalog;
 use crate::tui::layers::session_picker::SessionPicker;
-use crate::tui::view::cell::CellKind;
-use crate::tui::wrap::{RichLine, one_line, sanitize};
-use ratatui::style::Modifier;
-use ratatui::text::Span;
+use crate::tui::model::cell::CellKind;
+use crate::tui::model::cell::{InfoLine, Run, Tone};
+use crate::tui::wrap::{one_line, sanitize};
 use std::path::Path;
 
 /// Lines of one `AGENTS.md` shown by `/memory` before the rest is summarised.
@@ -71,25 +70,25 @@ impl App {
         out
     }
 
-    fn skills_lines(&self, catalog: &SkillCatalog) -> Vec<RichLine> {
-        let t = &self.theme;
-        let bold = t.fg(t.accent).add_modifier(Modifier::BOLD);
+    fn skills_lines(&self, catalog: &SkillCatalog) -> Vec<InfoLine> {
         let mut lines = Vec::new();
         if catalog.skills.is_empty() {
-            lines.push(RichLine::new(vec![Span::styled("No skills found.", bold)]));
-            lines.push(RichLine::new(vec![Span::styled(
+            lines.push(InfoLine::new(vec![
+                Run::new(Tone::Accent, "No skills found.").bold(),
+            ]));
+            lines.push(InfoLine::new(vec![Run::new(
+                Tone::Dim,
                 "A skill is a folder with a SKILL.md (front matter: name, description) in \
                  ~/.agents/skills/ or in the project's .agents/skills/ (.claude/skills/ is \
                  read too).",
-                t.dim(),
             )]));
         } else {
             let n = catalog.skills.len();
-            lines.push(RichLine::new(vec![
-                Span::styled(format!("Skills ({n})"), bold),
-                Span::styled(
+            lines.push(InfoLine::new(vec![
+                Run::new(Tone::Accent, format!("Skills ({n})")).bold(),
+                Run::new(
+                    Tone::Dim,
                     "  the model sees names and descriptions and reads a body with read_skill",
-                    t.dim(),
                 ),
             ]));
         }
@@ -104,94 +103,94 @@ impl App {
         for skill in &catalog.skills {
             let name = one_line(&skill.name);
             lines.push(
-                RichLine::new(vec![
-                    Span::styled(format!("  {name:<name_w$}  "), t.fg(t.accent)),
-                    Span::styled(one_line(&skill.description), t.text()),
+                InfoLine::new(vec![
+                    Run::new(Tone::Accent, format!("  {name:<name_w$}  ")),
+                    Run::new(Tone::Text, one_line(&skill.description)),
                 ])
-                .prefixed(vec![], vec![Span::raw(indent.clone())]),
+                .prefixed(vec![], vec![Run::plain(indent.clone())]),
             );
             lines.push(
-                RichLine::new(vec![Span::styled(self.display_path(&skill.path), t.dim())])
-                    .prefixed(
-                        vec![Span::raw(indent.clone())],
-                        vec![Span::raw(indent.clone())],
-                    ),
+                InfoLine::new(vec![Run::new(Tone::Dim, self.display_path(&skill.path))]).prefixed(
+                    vec![Run::plain(indent.clone())],
+                    vec![Run::plain(indent.clone())],
+                ),
             );
         }
         if !catalog.skipped.is_empty() {
-            lines.push(RichLine::blank());
-            lines.push(RichLine::new(vec![Span::styled(
-                format!("Skipped ({})", catalog.skipped.len()),
-                t.fg(t.warning).add_modifier(Modifier::BOLD),
-            )]));
+            lines.push(InfoLine::blank());
+            lines.push(InfoLine::new(vec![
+                Run::new(
+                    Tone::Warning,
+                    format!("Skipped ({})", catalog.skipped.len()),
+                )
+                .bold(),
+            ]));
             for skipped in &catalog.skipped {
                 lines.push(
-                    RichLine::new(vec![Span::styled(
+                    InfoLine::new(vec![Run::new(
+                        Tone::Warning,
                         self.display_path(&skipped.path),
-                        t.fg(t.warning),
                     )])
-                    .prefixed(vec![Span::raw("  ")], vec![Span::raw("  ")]),
+                    .prefixed(vec![Run::plain("  ")], vec![Run::plain("  ")]),
                 );
                 let reason = self.shorten_paths_in(&one_line(&skipped.reason));
                 lines.push(
-                    RichLine::new(vec![Span::styled(reason, t.dim())])
-                        .prefixed(vec![Span::raw("    ")], vec![Span::raw("    ")]),
+                    InfoLine::new(vec![Run::new(Tone::Dim, reason)])
+                        .prefixed(vec![Run::plain("    ")], vec![Run::plain("    ")]),
                 );
             }
         }
         lines
     }
 
-    fn memory_lines(&self, files: &[Instructions]) -> Vec<RichLine> {
-        let t = &self.theme;
-        let bold = t.fg(t.accent).add_modifier(Modifier::BOLD);
+    fn memory_lines(&self, files: &[Instructions]) -> Vec<InfoLine> {
         let mut lines = Vec::new();
         if files.is_empty() {
-            lines.push(RichLine::new(vec![Span::styled(
-                "No AGENTS.md in effect.",
-                bold,
-            )]));
-            lines.push(RichLine::new(vec![Span::styled(
+            lines.push(InfoLine::new(vec![
+                Run::new(Tone::Accent, "No AGENTS.md in effect.").bold(),
+            ]));
+            lines.push(InfoLine::new(vec![Run::new(
+                Tone::Dim,
                 "rein reads ~/.agents/AGENTS.md, then every AGENTS.md from the repository root \
                  down to this directory, and gives them to the model in that order.",
-                t.dim(),
             )]));
             return lines;
         }
         let n = files.len();
-        lines.push(RichLine::new(vec![
-            Span::styled(
+        lines.push(InfoLine::new(vec![
+            Run::new(
+                Tone::Accent,
                 format!(
                     "Memory: {n} AGENTS.md file{}",
                     if n == 1 { "" } else { "s" }
                 ),
-                bold,
-            ),
-            Span::styled("  given to the model in this order", t.dim()),
+            )
+            .bold(),
+            Run::new(Tone::Dim, "  given to the model in this order"),
         ]));
-        let bar = Span::styled("│ ", t.fg(t.border));
+        let bar = Run::new(Tone::Border, "│ ");
         for file in files {
             let text = sanitize(&file.text);
             let text = text.trim_end();
             let count = text.lines().count();
-            lines.push(RichLine::new(vec![
-                Span::styled(self.display_path(&file.path), t.fg(t.accent)),
-                Span::styled(
+            lines.push(InfoLine::new(vec![
+                Run::new(Tone::Accent, self.display_path(&file.path)),
+                Run::new(
+                    Tone::Dim,
                     format!(" · {count} line{}", if count == 1 { "" } else { "s" }),
-                    t.dim(),
                 ),
             ]));
             for line in text.lines().take(MEMORY_LINES) {
                 lines.push(
-                    RichLine::new(vec![Span::styled(line.to_string(), t.text())])
+                    InfoLine::new(vec![Run::new(Tone::Text, line.to_string())])
                         .prefixed(vec![bar.clone()], vec![bar.clone()]),
                 );
             }
             if count > MEMORY_LINES {
                 lines.push(
-                    RichLine::new(vec![Span::styled(
+                    InfoLine::new(vec![Run::new(
+                        Tone::Dim,
                         format!("… {} more lines in the file", count - MEMORY_LINES),
-                        t.dim(),
                     )])
                     .prefixed(vec![bar.clone()], vec![bar.clone()]),
                 );

@@ -8,8 +8,8 @@ use crate::tui::layers::approval::{ApprovalAction, ApprovalLayer};
 use crate::tui::layers::composer::{ComposerAction, ComposerLayer};
 use crate::tui::layers::pickers::{Popup, PopupAction, PopupKind};
 use crate::tui::layers::session_picker::PickerAction;
+use crate::tui::model::cell::Level;
 use crate::tui::theme::Theme;
-use crate::tui::view::cell::Level;
 use crate::tui::view::picker::{Picker, PickerItem};
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
@@ -228,8 +228,8 @@ impl App {
         let layer = ApprovalLayer {
             request,
             view: &mut self.approval_view,
-            pos: self.approvals_answered + 1,
-            total: self.approvals_answered + self.approvals.len(),
+            pos: self.approvals.position().0,
+            total: self.approvals.position().1,
             refusing: self.esc_refusing.is_some(),
             mode: self.status.mode,
         };
@@ -255,7 +255,7 @@ impl App {
 
     /// Answers the request in front of the queue.
     pub(crate) fn answer(&mut self, decision: Decision) {
-        let Some(req) = self.approvals.pop_front() else {
+        let Some(req) = self.approvals.answer_front() else {
             return;
         };
         let note = std::mem::take(&mut self.approval_view.note);
@@ -266,21 +266,18 @@ impl App {
             note,
         });
         self.approval_view.reset();
-        self.approvals_answered += 1;
         if req.subagent.is_none()
             && let Some(&i) = self.tool_cells.get(&req.call_id)
-            && let Some(cell) = self.conversation.get_mut(i)
+            && let Some(cell) = self.transcript.get_mut(i)
+            && let crate::tui::model::cell::CellKind::Tool(t) = cell.kind_mut()
         {
-            if let crate::tui::view::cell::CellKind::Tool(t) = &mut cell.kind {
-                t.answered(self.now);
-            }
-            cell.invalidate();
+            t.answered(self.now);
         }
-        if self.approvals.is_empty() {
-            self.approvals_answered = 0;
-            if let Some(since) = self.waiting_since.take() {
-                self.waited += self.now.saturating_duration_since(since);
-            }
+        // The last question was answered: the turn's clock runs again.
+        if self.approvals.is_empty()
+            && let Some(since) = self.waiting_since.take()
+        {
+            self.waited += self.now.saturating_duration_since(since);
         }
     }
 
@@ -435,7 +432,7 @@ impl App {
                 if self.approvals.is_empty() && self.session_picker.is_none() =>
             {
                 if let Some(i) = self.conversation.cell_at(m.column, m.row)
-                    && let Some(cell) = self.conversation.get_mut(i)
+                    && let Some(cell) = self.transcript.get_mut(i)
                     && cell.is_foldable()
                 {
                     cell.expanded = !cell.expanded;

@@ -5,7 +5,7 @@ use super::App;
 use crate::protocol::{Op, RewindPlan, RewindPoint};
 use crate::tui::layers::Layer;
 use crate::tui::layers::rewind::RewindAction;
-use crate::tui::view::cell::Level;
+use crate::tui::model::cell::Level;
 use crate::tui::view::rewind::{PlanView, RewindDialog};
 use crossterm::event::KeyEvent;
 

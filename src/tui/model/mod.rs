@@ -1,5 +1,10 @@
-//! Plain data the screen is drawn from: the status line's facts and what `/diff` knows. No
-//! terminal types here: `view/` draws these, `app/` keeps them up to date.
+//! Plain data the screen is drawn from: the conversation's cells, the status line's facts and
+//! what `/diff` knows. No terminal types here: `view/` draws these, `app/` keeps them up to date.
+
+pub mod approvals;
+pub mod cell;
+pub mod tool;
+pub mod transcript;
 
 use crate::protocol::ApprovalMode;
 use std::path::PathBuf;

@@ -1,12 +1,13 @@
-//! Conversation cells: each renders itself to lines for a width and caches them.
+//! Laying conversation cells out: each cell's lines for a width, kept between frames in its
+//! [`CellLayout`] until the cell changes (its revision) or scrolls far out of view.
 
 use super::diff::FileDiff;
-use super::stream::MarkdownStream;
-use super::tool::ToolCell;
+use super::stream::StreamLayout;
 use crate::protocol::{Todo, TodoStatus};
+use crate::tui::model::cell::{Cell, CellKind, InfoLine, Level, Run, Tone};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, sanitize, str_width};
-use ratatui::style::Modifier;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use std::time::Instant;
 
@@ -35,234 +36,269 @@ impl RenderCtx<'_> {
     }
 }
 
-/// How loud a notice is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    /// Informational, dim.
-    Info,
-    /// Needs attention (retrying, interrupted).
-    Warn,
-    /// Something failed.
-    Error,
+/// The layout kept for one cell: `None` until the cell is first measured or drawn (most cells
+/// of a long resumed conversation never are), and again once it scrolled far away.
+#[derive(Debug, Default)]
+pub struct CellLayout {
+    held: Option<Box<Held>>,
 }
 
-/// What a cell shows.
+/// A layout made for one cell at one revision.
 #[derive(Debug)]
-pub enum CellKind {
-    /// A message the person sent.
-    User(String),
-    /// A model answer, possibly still streaming.
-    Assistant(MarkdownStream),
-    /// Model reasoning; folded to one line unless expanded.
-    Reasoning {
-        /// The text.
-        text: String,
-        /// Whether more may come.
-        streaming: bool,
-    },
-    /// A tool call.
-    Tool(Box<ToolCell>),
-    /// A notice line.
-    Notice {
-        /// The text.
-        text: String,
-        /// How loud.
-        level: Level,
-    },
-    /// `context compacted: 104k → 31k tokens`.
-    Compacted {
-        /// Tokens before.
-        before: u64,
-        /// Tokens after.
-        after: u64,
-    },
-    /// File diffs (`/diff`).
-    Diff(Vec<FileDiff>),
-    /// A todo list snapshot (`/todos`).
-    Todos(Vec<Todo>),
-    /// Preformatted lines (`/help`).
-    Info(Vec<RichLine>),
-}
-
-/// A conversation cell with its layout cache.
-#[derive(Debug)]
-pub struct Cell {
-    /// What it shows.
-    pub kind: CellKind,
-    /// Unfolded by a click.
-    pub expanded: bool,
-    /// Laid-out lines; `None` until the cell is first measured or drawn (most cells of a
-    /// long resumed conversation never are).
-    cache: Option<Box<Cache>>,
+struct Held {
+    id: u64,
+    revision: u64,
+    laid: Laid,
 }
 
 #[derive(Debug)]
-struct Cache {
+enum Laid {
+    /// An answer's incremental markdown layout.
+    Answer(StreamLayout),
+    /// Any other cell's lines.
+    Lines(Lines),
+}
+
+#[derive(Debug, Default)]
+struct Lines {
     width: usize,
     expanded: bool,
     valid: bool,
     lines: Vec<Line<'static>>,
+    /// The cell's diffs, highlighted once per content (a resize only lays them out again).
+    diffs: Vec<FileDiff>,
 }
 
-impl Cell {
-    /// A new cell.
-    pub fn new(kind: CellKind) -> Cell {
-        Cell {
-            kind,
-            expanded: false,
-            cache: None,
-        }
-    }
-
-    /// Marks the cached lines stale (content changed).
-    pub fn invalidate(&mut self) {
-        if let Some(c) = &mut self.cache {
-            c.valid = false;
-        }
-        if let CellKind::Assistant(s) = &mut self.kind
-            && !s.is_streaming()
-        {
-            s.invalidate();
-        }
-    }
-
+impl CellLayout {
     /// Whether laid-out lines are held.
     pub fn is_laid_out(&self) -> bool {
-        match &self.kind {
-            CellKind::Assistant(s) => s.is_laid_out(),
-            _ => self.cache.is_some(),
+        self.held.is_some()
+    }
+
+    /// Frees the laid-out lines of `cell` (it scrolled far out of view); they are rebuilt
+    /// when it is drawn again. A streaming answer keeps its incremental state.
+    pub fn drop_layout(&mut self, cell: &Cell) {
+        if !matches!(cell.kind(), CellKind::Assistant(a) if a.is_streaming()) {
+            self.held = None;
         }
     }
 
-    /// Frees the laid-out lines (the cell scrolled far out of view); they are rebuilt when
-    /// it is drawn again. A streaming answer keeps its incremental state.
-    pub fn drop_layout(&mut self) {
-        self.cache = None;
-        if let CellKind::Assistant(s) = &mut self.kind
-            && !s.is_streaming()
-        {
-            s.invalidate();
+    /// The content lines of `cell` for `width` columns (the marker column is not included).
+    pub fn lines(&mut self, cell: &Cell, width: usize, ctx: &RenderCtx<'_>) -> &[Line<'static>] {
+        let answer = matches!(cell.kind(), CellKind::Assistant(_));
+        // A layout made for another cell (the transcript changed under it) is not reused.
+        let fits = matches!(&self.held,
+            Some(h) if h.id == cell.id() && matches!(h.laid, Laid::Answer(_)) == answer);
+        if !fits {
+            self.held = Some(Box::new(Held {
+                id: cell.id(),
+                revision: cell.revision(),
+                laid: if answer {
+                    Laid::Answer(StreamLayout::default())
+                } else {
+                    Laid::Lines(Lines::default())
+                },
+            }));
         }
-    }
-
-    /// Whether the cell changes with time alone (spinners, elapsed time).
-    pub fn is_live(&self) -> bool {
-        match &self.kind {
-            CellKind::Tool(t) => t.is_running(),
-            CellKind::Reasoning { streaming, .. } => *streaming,
-            _ => false,
+        let Some(held) = self.held.as_deref_mut() else {
+            return &[];
+        };
+        let changed = held.revision != cell.revision();
+        held.revision = cell.revision();
+        match (&mut held.laid, cell.kind()) {
+            (Laid::Answer(stream), CellKind::Assistant(a)) => {
+                if changed && a.is_streaming() {
+                    stream.text_grew();
+                } else if changed {
+                    // Finished (or its text replaced): rendered again in one piece.
+                    *stream = StreamLayout::default();
+                }
+                stream.lines(a.text(), !a.is_streaming(), width, ctx.theme)
+            }
+            (Laid::Lines(lines), kind) => {
+                let expanded = cell.expanded || ctx.expand_all;
+                lines.valid &= !changed;
+                lines.lay(kind, cell.is_live(), width, expanded, ctx)
+            }
+            (Laid::Answer(_), _) => &[],
         }
-    }
-
-    /// Whether clicking it (or Ctrl+O) shows more.
-    pub fn is_foldable(&self) -> bool {
-        matches!(self.kind, CellKind::Tool(_) | CellKind::Reasoning { .. })
-    }
-
-    /// The one-character marker drawn left of the first line.
-    pub fn marker(&self, ctx: &RenderCtx<'_>) -> Option<Span<'static>> {
-        let t = ctx.theme;
-        match &self.kind {
-            CellKind::User(_) => Some(Span::styled("›", t.fg(t.user).add_modifier(Modifier::BOLD))),
-            CellKind::Assistant(_) => Some(Span::styled("●", t.fg(t.accent))),
-            CellKind::Reasoning { .. } => Some(Span::styled("∴", t.dim())),
-            CellKind::Tool(tool) => Some(tool.marker(t, ctx.spinner_glyph())),
-            CellKind::Notice { level, .. } => Some(match level {
-                Level::Info => Span::styled("·", t.dim()),
-                Level::Warn => Span::styled("!", t.fg(t.warning).add_modifier(Modifier::BOLD)),
-                Level::Error => Span::styled("✗", t.fg(t.error).add_modifier(Modifier::BOLD)),
-            }),
-            CellKind::Diff(_) => Some(Span::styled("±", t.fg(t.accent))),
-            CellKind::Todos(_) => Some(Span::styled("☰", t.fg(t.accent))),
-            CellKind::Compacted { .. } | CellKind::Info(_) => None,
-        }
-    }
-
-    /// The content lines for `width` columns (the marker column is not included).
-    pub fn lines(&mut self, width: usize, ctx: &RenderCtx<'_>) -> &[Line<'static>] {
-        let expanded = self.expanded || ctx.expand_all;
-        if matches!(self.kind, CellKind::Assistant(_)) {
-            return match &mut self.kind {
-                CellKind::Assistant(stream) => stream.lines(width, ctx.theme),
-                _ => &[],
-            };
-        }
-        let live = self.is_live();
-        let cache = self.cache.get_or_insert_with(|| {
-            Box::new(Cache {
-                width: 0,
-                expanded: false,
-                valid: false,
-                lines: Vec::new(),
-            })
-        });
-        if !cache.valid || cache.width != width || cache.expanded != expanded || live {
-            cache.lines.clear();
-            layout(&self.kind, width, expanded, ctx, &mut cache.lines);
-            cache.width = width;
-            cache.expanded = expanded;
-            cache.valid = true;
-        }
-        &cache.lines
     }
 }
 
-fn layout(
-    kind: &CellKind,
+impl Lines {
+    /// Lays `kind` out again when it changed, the width or folding did, or it moves by itself.
+    fn lay(
+        &mut self,
+        kind: &CellKind,
+        live: bool,
+        width: usize,
+        expanded: bool,
+        ctx: &RenderCtx<'_>,
+    ) -> &[Line<'static>] {
+        if !self.valid {
+            self.diffs = laid_diffs(kind, ctx.theme);
+        }
+        if !self.valid || self.width != width || self.expanded != expanded || live {
+            self.lines.clear();
+            let laid = Laying {
+                kind,
+                diffs: &self.diffs,
+            };
+            laid.layout(width, expanded, ctx, &mut self.lines);
+            self.width = width;
+            self.expanded = expanded;
+            self.valid = true;
+        }
+        &self.lines
+    }
+}
+
+/// The one-character marker drawn left of a cell's first line.
+pub fn marker(cell: &Cell, ctx: &RenderCtx<'_>) -> Option<Span<'static>> {
+    let t = ctx.theme;
+    match cell.kind() {
+        CellKind::User(_) => Some(Span::styled("›", t.fg(t.user).add_modifier(Modifier::BOLD))),
+        CellKind::Assistant(_) => Some(Span::styled("●", t.fg(t.accent))),
+        CellKind::Reasoning { .. } => Some(Span::styled("∴", t.dim())),
+        CellKind::Tool(tool) => Some(super::tool::marker(tool, t, ctx.spinner_glyph())),
+        CellKind::Notice { level, .. } => Some(match level {
+            Level::Info => Span::styled("·", t.dim()),
+            Level::Warn => Span::styled("!", t.fg(t.warning).add_modifier(Modifier::BOLD)),
+            Level::Error => Span::styled("✗", t.fg(t.error).add_modifier(Modifier::BOLD)),
+        }),
+        CellKind::Diff(_) => Some(Span::styled("±", t.fg(t.accent))),
+        CellKind::Todos(_) => Some(Span::styled("☰", t.fg(t.accent))),
+        CellKind::Compacted { .. } | CellKind::Info(_) => None,
+    }
+}
+
+/// The diffs a cell shows, highlighted (a finished edit's, `/diff`'s files).
+fn laid_diffs(kind: &CellKind, theme: &Theme) -> Vec<FileDiff> {
+    match kind {
+        CellKind::Tool(tool) => super::tool::laid_diff(tool, theme).into_iter().collect(),
+        CellKind::Diff(files) => files
+            .iter()
+            .map(|f| {
+                let mut d = FileDiff::from_edit(&f.path, &f.diff, theme);
+                d.origins = f.origins.clone();
+                d
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A cell and its highlighted diffs, while one layout runs.
+struct Laying<'a> {
+    kind: &'a CellKind,
+    diffs: &'a [FileDiff],
+}
+
+impl Laying<'_> {
+    fn layout(
+        &self,
+        width: usize,
+        expanded: bool,
+        ctx: &RenderCtx<'_>,
+        out: &mut Vec<Line<'static>>,
+    ) {
+        let t = ctx.theme;
+        match self.kind {
+            CellKind::User(text) => {
+                let style = t.fg(t.user);
+                for line in sanitize(text).split('\n') {
+                    RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
+                }
+            }
+            CellKind::Assistant(_) => {}
+            CellKind::Reasoning { text, streaming } => {
+                layout_reasoning(text, *streaming, width, expanded, t, out);
+            }
+            CellKind::Tool(tool) => out.extend(super::tool::layout(
+                tool,
+                self.diffs.first(),
+                width,
+                ctx.now,
+                expanded,
+                t,
+            )),
+            CellKind::Notice { text, level } => {
+                let style = match level {
+                    Level::Info => t.dim(),
+                    Level::Warn => t.fg(t.warning),
+                    Level::Error => t.fg(t.error),
+                };
+                for line in sanitize(text).split('\n') {
+                    RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
+                }
+            }
+            CellKind::Compacted { before, after } => {
+                layout_compacted(*before, *after, width, t, out)
+            }
+            CellKind::Diff(_) => layout_diff(self.diffs, width, t, out),
+            CellKind::Todos(todos) => {
+                if todos.is_empty() {
+                    out.push(Line::styled("the todo list is empty", t.dim()));
+                }
+                for todo in todos {
+                    todo_line(todo, t, STILL).layout(width, out);
+                }
+            }
+            CellKind::Info(lines) => {
+                for line in lines {
+                    info_line(line, t).layout(width, out);
+                }
+            }
+        }
+    }
+}
+
+/// `──── context compacted: 104k → 31k tokens ────`.
+fn layout_compacted(
+    before: u64,
+    after: u64,
     width: usize,
-    expanded: bool,
-    ctx: &RenderCtx<'_>,
+    t: &Theme,
     out: &mut Vec<Line<'static>>,
 ) {
-    let t = ctx.theme;
-    match kind {
-        CellKind::User(text) => {
-            let style = t.fg(t.user);
-            for line in sanitize(text).split('\n') {
-                RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
-            }
-        }
-        CellKind::Assistant(_) => {}
-        CellKind::Reasoning { text, streaming } => {
-            layout_reasoning(text, *streaming, width, expanded, t, out);
-        }
-        CellKind::Tool(tool) => out.extend(tool.layout(width, ctx.now, expanded, t)),
-        CellKind::Notice { text, level } => {
-            let style = match level {
-                Level::Info => t.dim(),
-                Level::Warn => t.fg(t.warning),
-                Level::Error => t.fg(t.error),
-            };
-            for line in sanitize(text).split('\n') {
-                RichLine::new(vec![Span::styled(line.to_string(), style)]).layout(width, out);
-            }
-        }
-        CellKind::Compacted { before, after } => {
-            let label = format!(
-                " context compacted: {} → {} tokens ",
-                format_tokens(*before),
-                format_tokens(*after)
-            );
-            let w = str_width(&label);
-            let side = width.saturating_sub(w) / 2;
-            let rule = t.fg(t.border);
-            out.push(Line::from(vec![
-                Span::styled("─".repeat(side), rule),
-                Span::styled(label, t.dim()),
-                Span::styled("─".repeat(width.saturating_sub(w + side)), rule),
-            ]));
-        }
-        CellKind::Diff(files) => layout_diff(files, width, t, out),
-        CellKind::Todos(todos) => {
-            if todos.is_empty() {
-                out.push(Line::styled("the todo list is empty", t.dim()));
-            }
-            for todo in todos {
-                todo_line(todo, t, STILL).layout(width, out);
-            }
-        }
-        CellKind::Info(lines) => crate::tui::wrap::layout_all(lines, width, out),
-    }
+    let label = format!(
+        " context compacted: {} → {} tokens ",
+        format_tokens(before),
+        format_tokens(after)
+    );
+    let w = str_width(&label);
+    let side = width.saturating_sub(w) / 2;
+    let rule = t.fg(t.border);
+    out.push(Line::from(vec![
+        Span::styled("─".repeat(side), rule),
+        Span::styled(label, t.dim()),
+        Span::styled("─".repeat(width.saturating_sub(w + side)), rule),
+    ]));
+}
+
+/// An info line in the theme's colours.
+fn info_line(line: &InfoLine, t: &Theme) -> RichLine {
+    let spans = |runs: &[Run]| -> Vec<Span<'static>> {
+        runs.iter()
+            .map(|r| {
+                let style = match r.tone {
+                    Tone::Plain => Style::default(),
+                    Tone::Text => t.text(),
+                    Tone::Dim => t.dim(),
+                    Tone::Accent => t.fg(t.accent),
+                    Tone::Border => t.fg(t.border),
+                    Tone::Warning => t.fg(t.warning),
+                };
+                let style = if r.bold {
+                    style.add_modifier(Modifier::BOLD)
+                } else {
+                    style
+                };
+                Span::styled(r.text.clone(), style)
+            })
+            .collect()
+    };
+    RichLine::new(spans(&line.runs)).prefixed(spans(&line.first), spans(&line.rest))
 }
 
 /// A model's reasoning: folded to its first line (the last while it streams), whole when
@@ -373,6 +409,7 @@ pub fn format_tokens(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::model::cell::Answer;
 
     #[test]
     fn token_counts_read_naturally() {
@@ -383,27 +420,61 @@ mod tests {
         assert_eq!(format_tokens(1_300_000), "1.3M");
     }
 
-    #[test]
-    fn reasoning_folds_to_one_line_and_caches_until_invalidated() {
-        let theme = Theme::dark();
-        let ctx = RenderCtx {
-            theme: &theme,
+    fn ctx(theme: &Theme) -> RenderCtx<'_> {
+        RenderCtx {
+            theme,
             now: Instant::now(),
             spinner: 0,
             expand_all: false,
-        };
+        }
+    }
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn reasoning_folds_to_one_line_and_is_laid_out_again_when_it_changes() {
+        let theme = Theme::dark();
+        let ctx = ctx(&theme);
         let mut cell = Cell::new(CellKind::Reasoning {
             text: "First idea.\nSecond idea.\nThird.".into(),
             streaming: false,
         });
-        assert_eq!(cell.lines(40, &ctx).len(), 1);
-        let line: String = cell.lines(40, &ctx)[0]
-            .spans
-            .iter()
-            .map(|s| s.content.as_ref())
-            .collect();
-        assert_eq!(line, "thought First idea. (+2 lines)");
+        let mut layout = CellLayout::default();
+        assert_eq!(
+            text(layout.lines(&cell, 40, &ctx)),
+            ["thought First idea. (+2 lines)"]
+        );
         cell.expanded = true;
-        assert_eq!(cell.lines(40, &ctx).len(), 3);
+        assert_eq!(layout.lines(&cell, 40, &ctx).len(), 3);
+        if let CellKind::Reasoning { text, .. } = cell.kind_mut() {
+            text.push_str("\nFourth.");
+        }
+        assert_eq!(layout.lines(&cell, 40, &ctx).len(), 4);
+    }
+
+    #[test]
+    fn the_authoritative_text_replaces_the_stream() {
+        let theme = Theme::dark();
+        let ctx = ctx(&theme);
+        let mut cell = Cell::new(CellKind::Assistant(Answer::streaming()));
+        let mut layout = CellLayout::default();
+        if let CellKind::Assistant(a) = cell.kind_mut() {
+            a.push("partial garbage");
+        }
+        assert_eq!(text(layout.lines(&cell, 20, &ctx)), ["partial garbage"]);
+        // Far out of view, a streaming answer keeps its incremental state.
+        layout.drop_layout(&cell);
+        assert!(layout.is_laid_out());
+        if let CellKind::Assistant(a) = cell.kind_mut() {
+            a.finish(Some("final"));
+        }
+        assert_eq!(text(layout.lines(&cell, 20, &ctx)), ["final"]);
+        layout.drop_layout(&cell);
+        assert!(!layout.is_laid_out());
     }
 }

@@ -8,8 +8,12 @@
 //!
 //! Laid-out lines are kept for the most recently measured cells only (a few thousand), so
 //! scrolling through a huge session does not end up holding its whole layout.
+//!
+//! The cells themselves are the model's (`model::transcript::Transcript`), handed in at each
+//! frame; this pane keeps only what drawing them needs: their layouts and the scroll state.
 
-use super::cell::{Cell, RenderCtx};
+use super::cell::{CellLayout, RenderCtx, marker};
+use crate::tui::model::cell::Cell;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -29,10 +33,11 @@ struct Anchor {
     row: usize,
 }
 
-/// The conversation: cells plus scroll state.
+/// The conversation pane: the cells' layouts plus scroll state.
 #[derive(Debug, Default)]
 pub struct Conversation {
-    cells: Vec<Cell>,
+    /// One per cell, in the transcript's order.
+    layouts: Vec<CellLayout>,
     /// `None`: follow the bottom.
     anchor: Option<Anchor>,
     /// Cells added since the view stopped following.
@@ -49,74 +54,33 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// All cells.
-    pub fn cells(&self) -> &[Cell] {
-        &self.cells
-    }
-
-    /// Consumes the conversation, returning its cells.
-    pub fn into_cells(self) -> Vec<Cell> {
-        self.cells
-    }
-
-    /// Number of cells.
-    pub fn len(&self) -> usize {
-        self.cells.len()
-    }
-
-    /// Whether there are no cells.
-    pub fn is_empty(&self) -> bool {
-        self.cells.is_empty()
-    }
-
-    /// A cell by index.
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut Cell> {
-        self.cells.get_mut(i)
-    }
-
-    /// The last cell.
-    pub fn last_mut(&mut self) -> Option<&mut Cell> {
-        self.cells.last_mut()
-    }
-
-    /// Mutable access to every cell (theme switch, expand all).
-    pub fn cells_mut(&mut self) -> &mut [Cell] {
-        &mut self.cells
-    }
-
-    /// Reserves room for `n` more cells (a resumed history).
-    pub fn reserve(&mut self, n: usize) {
-        self.cells.reserve(n);
-    }
-
-    /// Appends a cell; counts it as new when the view is scrolled up.
-    pub fn push(&mut self, cell: Cell) {
+    /// A cell was appended to the transcript; it counts as new when the view is scrolled up.
+    pub fn added(&mut self) {
         if self.anchor.is_some() {
             self.new_below += 1;
         }
-        self.cells.push(cell);
     }
 
-    /// Removes cell `i` (a retried response's partial text).
-    pub fn remove(&mut self, i: usize) {
-        if i >= self.cells.len() {
-            return;
+    /// Cell `i` left the transcript (a retried response's partial text), which now holds
+    /// `len` cells.
+    pub fn removed(&mut self, i: usize, len: usize) {
+        if i < self.layouts.len() {
+            self.layouts.remove(i);
         }
-        self.cells.remove(i);
         if let Some(a) = &mut self.anchor {
             if a.cell > i {
                 a.cell -= 1;
             } else if a.cell == i {
                 a.row = 0;
             }
-            if a.cell >= self.cells.len() {
+            if a.cell >= len {
                 self.anchor = None;
                 self.new_below = 0;
             }
         }
     }
 
-    /// Removes every cell and follows the bottom again.
+    /// Forgets every layout and follows the bottom again (the transcript was cleared).
     pub fn clear(&mut self) {
         *self = Conversation::default();
     }
@@ -132,9 +96,10 @@ impl Conversation {
         self.scroll(dir * page);
     }
 
-    /// Shows cell `i` at the top (a picker's "jump to message"; benchmarks).
-    pub fn scroll_to_cell(&mut self, i: usize) {
-        if i < self.cells.len() {
+    /// Shows cell `i` of the `len` there are at the top (a picker's "jump to message";
+    /// benchmarks).
+    pub fn scroll_to_cell(&mut self, i: usize, len: usize) {
+        if i < len {
             self.anchor = Some(Anchor { cell: i, row: 0 });
             self.pending = 0;
             self.jump_top = false;
@@ -179,21 +144,21 @@ impl Conversation {
     }
 
     /// Rows of cell `i` including its separator line.
-    fn height(&mut self, i: usize, width: usize, ctx: &RenderCtx<'_>) -> usize {
+    fn height(&mut self, cells: &[Cell], i: usize, width: usize, ctx: &RenderCtx<'_>) -> usize {
         let sep = usize::from(i > 0);
         self.note_laid_out(i);
-        self.cells[i].lines(width, ctx).len() + sep
+        self.layouts[i].lines(&cells[i], width, ctx).len() + sep
     }
 
     /// Remembers that cell `i` is about to hold a layout.
     fn note_laid_out(&mut self, i: usize) {
-        if !self.cells[i].is_laid_out() {
+        if !self.layouts[i].is_laid_out() {
             self.warm.push_back(i);
         }
     }
 
     /// Frees the layout of the least recently laid out cells outside `visible`.
-    fn evict(&mut self, visible: std::ops::RangeInclusive<usize>) {
+    fn evict(&mut self, cells: &[Cell], visible: std::ops::RangeInclusive<usize>) {
         let mut kept = 0;
         while self.warm.len() > WARM_CELLS && kept < self.warm.len() {
             let Some(j) = self.warm.pop_front() else {
@@ -202,19 +167,25 @@ impl Conversation {
             if visible.contains(&j) {
                 self.warm.push_back(j);
                 kept += 1;
-            } else if let Some(cell) = self.cells.get_mut(j) {
-                cell.drop_layout();
+            } else if let (Some(layout), Some(cell)) = (self.layouts.get_mut(j), cells.get(j)) {
+                layout.drop_layout(cell);
             }
         }
     }
 
     /// The anchor that shows the bottom of the conversation.
-    fn bottom_anchor(&mut self, height: usize, width: usize, ctx: &RenderCtx<'_>) -> Anchor {
+    fn bottom_anchor(
+        &mut self,
+        cells: &[Cell],
+        height: usize,
+        width: usize,
+        ctx: &RenderCtx<'_>,
+    ) -> Anchor {
         let mut need = height;
-        let mut i = self.cells.len();
+        let mut i = cells.len();
         while i > 0 {
             i -= 1;
-            let h = self.height(i, width, ctx);
+            let h = self.height(cells, i, width, ctx);
             if h >= need {
                 return Anchor {
                     cell: i,
@@ -227,10 +198,17 @@ impl Conversation {
     }
 
     /// Whether at least `height` rows exist from `a` to the end.
-    fn fills(&mut self, a: Anchor, height: usize, width: usize, ctx: &RenderCtx<'_>) -> bool {
+    fn fills(
+        &mut self,
+        cells: &[Cell],
+        a: Anchor,
+        height: usize,
+        width: usize,
+        ctx: &RenderCtx<'_>,
+    ) -> bool {
         let mut rows = 0;
-        for i in a.cell..self.cells.len() {
-            let h = self.height(i, width, ctx);
+        for i in a.cell..cells.len() {
+            let h = self.height(cells, i, width, ctx);
             rows += if i == a.cell {
                 h.saturating_sub(a.row)
             } else {
@@ -245,6 +223,7 @@ impl Conversation {
 
     fn move_up(
         &mut self,
+        cells: &[Cell],
         mut a: Anchor,
         mut n: usize,
         width: usize,
@@ -261,25 +240,26 @@ impl Conversation {
                 return a;
             }
             a.cell -= 1;
-            a.row = self.height(a.cell, width, ctx);
+            a.row = self.height(cells, a.cell, width, ctx);
         }
     }
 
     fn move_down(
         &mut self,
+        cells: &[Cell],
         mut a: Anchor,
         mut n: usize,
         width: usize,
         ctx: &RenderCtx<'_>,
     ) -> Anchor {
         loop {
-            let h = self.height(a.cell, width, ctx);
+            let h = self.height(cells, a.cell, width, ctx);
             if a.row + n < h {
                 a.row += n;
                 return a;
             }
             n -= h - a.row;
-            if a.cell + 1 >= self.cells.len() {
+            if a.cell + 1 >= cells.len() {
                 a.row = h.saturating_sub(1);
                 return a;
             }
@@ -288,13 +268,16 @@ impl Conversation {
         }
     }
 
-    /// Draws the visible cells into `area`.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &RenderCtx<'_>) {
+    /// Draws the visible ones of `cells` into `area`.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &RenderCtx<'_>, cells: &[Cell]) {
+        // One layout per cell; a removal the pane was not told of only costs a re-layout
+        // (a layout is checked against its cell's id).
+        self.layouts.resize_with(cells.len(), CellLayout::default);
         self.area = area;
         self.rows.clear();
         self.rows.resize(usize::from(area.height), None);
         let height = usize::from(area.height);
-        if height == 0 || area.width == 0 || self.cells.is_empty() {
+        if height == 0 || area.width == 0 || cells.is_empty() {
             self.pending = 0;
             self.jump_top = false;
             return;
@@ -304,36 +287,37 @@ impl Conversation {
             (true, _) => Anchor { cell: 0, row: 0 },
             (false, Some(a)) => {
                 // The cell may have shrunk (resize, retry): keep the anchor inside it.
-                let cell = a.cell.min(self.cells.len() - 1);
-                let h = self.height(cell, width, ctx);
+                let cell = a.cell.min(cells.len() - 1);
+                let h = self.height(cells, cell, width, ctx);
                 Anchor {
                     cell,
                     row: a.row.min(h.saturating_sub(1)),
                 }
             }
-            (false, None) => self.bottom_anchor(height, width, ctx),
+            (false, None) => self.bottom_anchor(cells, height, width, ctx),
         };
         let was_following = self.anchor.is_none() && !self.jump_top;
         self.jump_top = false;
         let pending = std::mem::take(&mut self.pending);
         if pending < 0 {
-            top = self.move_up(top, pending.unsigned_abs() as usize, width, ctx);
+            top = self.move_up(cells, top, pending.unsigned_abs() as usize, width, ctx);
         } else if pending > 0 && !was_following {
-            top = self.move_down(top, pending as usize, width, ctx);
+            top = self.move_down(cells, top, pending as usize, width, ctx);
         }
-        if self.fills(top, height + 1, width, ctx) {
+        if self.fills(cells, top, height + 1, width, ctx) {
             self.anchor = Some(top);
         } else {
             // At (or past) the bottom: follow again.
             self.anchor = None;
             self.new_below = 0;
-            top = self.bottom_anchor(height, width, ctx);
+            top = self.bottom_anchor(cells, height, width, ctx);
         }
-        self.draw_from(top, area, buf, ctx, width);
+        self.draw_from(cells, top, area, buf, ctx, width);
     }
 
     fn draw_from(
         &mut self,
+        cells: &[Cell],
         top: Anchor,
         area: Rect,
         buf: &mut Buffer,
@@ -346,7 +330,7 @@ impl Conversation {
         let content_x = area.x + GUTTER.min(area.width);
         let content_w = area.width.saturating_sub(GUTTER);
         let mut last = top.cell;
-        for i in top.cell..self.cells.len() {
+        for (i, cell) in cells.iter().enumerate().skip(top.cell) {
             if y >= height {
                 break;
             }
@@ -359,15 +343,15 @@ impl Conversation {
             }
             self.note_laid_out(i);
             last = i;
-            let marker = self.cells[i].marker(ctx);
-            let lines = self.cells[i].lines(width, ctx);
+            let mark = marker(cell, ctx);
+            let lines = self.layouts[i].lines(cell, width, ctx);
             for (row, line) in lines.iter().enumerate().skip(skip) {
                 if y >= height {
                     break;
                 }
                 let sy = area.y + y as u16;
                 if row == 0
-                    && let Some(m) = &marker
+                    && let Some(m) = &mark
                 {
                     buf.set_span(area.x, sy, m, GUTTER.min(area.width));
                 }
@@ -377,7 +361,7 @@ impl Conversation {
             }
             skip = 0;
         }
-        self.evict(top.cell..=last);
+        self.evict(cells, top.cell..=last);
         if !self.is_following_now() && self.new_below > 0 {
             self.draw_new_marker(area, buf, ctx);
         }
@@ -406,8 +390,8 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::model::cell::CellKind;
     use crate::tui::theme::Theme;
-    use crate::tui::view::cell::CellKind;
     use std::time::Instant;
 
     fn text_at(buf: &Buffer, y: u16) -> String {
@@ -427,29 +411,29 @@ mod tests {
         };
         let mut conv = Conversation::default();
         let n = 3 * WARM_CELLS;
-        for i in 0..n {
-            conv.push(Cell::new(CellKind::User(format!("message {i}"))));
-        }
+        let cells: Vec<Cell> = (0..n)
+            .map(|i| Cell::new(CellKind::User(format!("message {i}"))))
+            .collect();
         let area = Rect::new(0, 0, 40, 10);
         let mut buf = Buffer::empty(area);
-        conv.render(area, &mut buf, &ctx);
-        let laid = |c: &Conversation| c.cells.iter().filter(|c| c.is_laid_out()).count();
+        conv.render(area, &mut buf, &ctx, &cells);
+        let laid = |c: &Conversation| c.layouts.iter().filter(|l| l.is_laid_out()).count();
         assert!(laid(&conv) <= 10, "only the bottom is laid out at first");
         conv.to_top();
-        conv.render(area, &mut buf, &ctx);
+        conv.render(area, &mut buf, &ctx, &cells);
         assert_eq!(text_at(&buf, 0).trim_end(), "› message 0");
         // Page down through everything.
         while !conv.is_following() {
             conv.page(1);
             buf = Buffer::empty(area);
-            conv.render(area, &mut buf, &ctx);
+            conv.render(area, &mut buf, &ctx, &cells);
             assert!(laid(&conv) <= WARM_CELLS + 10, "{}", laid(&conv));
         }
         assert!(text_at(&buf, 9).contains(&format!("message {}", n - 1)));
         // Evicted cells lay themselves out again when shown.
         conv.to_top();
         buf = Buffer::empty(area);
-        conv.render(area, &mut buf, &ctx);
+        conv.render(area, &mut buf, &ctx, &cells);
         assert_eq!(text_at(&buf, 0).trim_end(), "› message 0");
     }
 }

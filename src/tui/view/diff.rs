@@ -121,11 +121,7 @@ impl FileDiff {
 
     /// `+N −M` as coloured spans (headers of edit cells and of `/diff`).
     pub fn count_spans(&self, theme: &Theme) -> Vec<Span<'static>> {
-        vec![
-            Span::styled(format!("+{}", self.added), theme.fg(theme.diff_add)),
-            Span::raw(" "),
-            Span::styled(format!("−{}", self.removed), theme.fg(theme.diff_del)),
-        ]
+        count_spans(self.added, self.removed, theme)
     }
 
     /// A header line: the path and the counts.
@@ -149,6 +145,15 @@ impl FileDiff {
     pub fn layout(&self, width: usize, out: &mut Vec<Line<'static>>) {
         crate::tui::wrap::layout_all(&self.lines, width, out);
     }
+}
+
+/// `+N −M` as coloured spans, from the counts alone (a header needs no laid-out diff).
+pub fn count_spans(added: usize, removed: usize, theme: &Theme) -> Vec<Span<'static>> {
+    vec![
+        Span::styled(format!("+{added}"), theme.fg(theme.diff_add)),
+        Span::raw(" "),
+        Span::styled(format!("−{removed}"), theme.fg(theme.diff_del)),
+    ]
 }
 
 fn with_bg(style: Style, bg: Option<ratatui::style::Color>) -> Style {

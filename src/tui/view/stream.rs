@@ -1,10 +1,11 @@
 //! Markdown that grows while it streams.
 //!
-//! Appending a delta only pushes to a string. At layout time the text is cut at safe points
-//! (a blank line outside code fences, a closed fence, or every few dozen lines inside an open
-//! fence); everything before the last cut is parsed and laid out once and kept, so each frame
-//! only re-parses the short tail. When the response is complete the whole text is rendered
-//! once more, so the final result is exactly what a one-shot render would give.
+//! Appending a delta only pushes to the answer's string (`model::cell::Answer`). At layout
+//! time the text is cut at safe points (a blank line outside code fences, a closed fence, or
+//! every few dozen lines inside an open fence); everything before the last cut is parsed and
+//! laid out once and kept, so each frame only re-parses the short tail. When the response is
+//! complete the whole text is rendered once more, so the final result is exactly what a
+//! one-shot render would give.
 
 use super::markdown::{self, MdBlock};
 use crate::tui::theme::Theme;
@@ -21,21 +22,12 @@ struct Fence {
     lines: usize,
 }
 
-/// A markdown text that can grow, with cached layout.
+/// The layout of a markdown text that can grow (an answer while it streams).
 ///
-/// Until it is first laid out it is only its text: a resumed conversation of 100,000 items
-/// holds its answers at the cost of their bytes, and only the answers that are drawn get
-/// parse and layout state.
+/// Created only for the answers that are drawn; the text itself is the model's
+/// ([`crate::tui::model::cell::Answer`]) and is handed in at each layout.
 #[derive(Default)]
-pub struct MarkdownStream {
-    text: String,
-    done: bool,
-    layout: Option<Box<Layout>>,
-}
-
-/// Parse and layout state, created on the first layout.
-#[derive(Default)]
-struct Layout {
+pub struct StreamLayout {
     stable_end: usize,
     scan_pos: usize,
     fence: Option<Fence>,
@@ -49,73 +41,32 @@ struct Layout {
     tail_valid: bool,
 }
 
-impl std::fmt::Debug for MarkdownStream {
+impl std::fmt::Debug for StreamLayout {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MarkdownStream")
-            .field("len", &self.text.len())
-            .field("done", &self.done)
+        f.debug_struct("StreamLayout")
+            .field("stable_end", &self.stable_end)
+            .field("lines", &self.lines.len())
             .finish()
     }
 }
 
-impl MarkdownStream {
-    /// A finished text.
-    pub fn complete(text: &str) -> MarkdownStream {
-        MarkdownStream::finished(text.to_string())
+impl StreamLayout {
+    /// The text grew since the last layout: only its tail is laid out again.
+    pub fn text_grew(&mut self) {
+        self.tail_valid = false;
     }
 
-    /// A finished text, taking ownership (no copy).
-    pub fn finished(text: String) -> MarkdownStream {
-        MarkdownStream {
-            text,
-            done: true,
-            layout: None,
-        }
-    }
-
-    /// The text so far.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// Whether more text may come.
-    pub fn is_streaming(&self) -> bool {
-        !self.done
-    }
-
-    /// Appends streamed text. O(length of the delta).
-    pub fn push(&mut self, delta: &str) {
-        self.text.push_str(delta);
-        if let Some(l) = &mut self.layout {
-            l.tail_valid = false;
-        }
-    }
-
-    /// Marks the text complete, replacing it with the authoritative `text` when given.
-    pub fn finish(&mut self, text: Option<&str>) {
-        if let Some(t) = text {
-            self.text = t.to_string();
-        }
-        self.done = true;
-        self.layout = None;
-    }
-
-    /// Forgets cached lines and parse state (the theme changed, or the cell scrolled far
-    /// out of view).
-    pub fn invalidate(&mut self) {
-        self.layout = None;
-    }
-
-    /// Whether parse or layout state is held.
-    pub fn is_laid_out(&self) -> bool {
-        self.layout.is_some()
-    }
-
-    /// Lines for `width`; re-parses only what changed since the last call.
-    pub fn lines(&mut self, width: usize, theme: &Theme) -> &[Line<'static>] {
-        let text = &self.text;
-        let done = self.done;
-        let l = self.layout.get_or_insert_with(Box::default);
+    /// Lines of `text` for `width`; re-parses only what changed since the last call. `done`:
+    /// no more text comes (a layout made while it streamed is not reused then: a finished
+    /// text is rendered in one piece).
+    pub fn lines(
+        &mut self,
+        text: &str,
+        done: bool,
+        width: usize,
+        theme: &Theme,
+    ) -> &[Line<'static>] {
+        let l = self;
         if width != l.width {
             l.width = width;
             l.reset_lines();
@@ -153,9 +104,7 @@ impl MarkdownStream {
         }
         &l.lines
     }
-}
 
-impl Layout {
     fn reset_lines(&mut self) {
         self.lines.clear();
         self.stable_lines = 0;
@@ -263,49 +212,35 @@ mod tests {
     #[test]
     fn streaming_in_small_pieces_ends_like_a_one_shot_render() {
         let theme = Theme::dark();
-        let mut one_shot = MarkdownStream::complete(DOC);
-        let expected = text(one_shot.lines(30, &theme));
+        let expected = text(StreamLayout::default().lines(DOC, true, 30, &theme));
 
-        let mut s = MarkdownStream::default();
+        let mut s = StreamLayout::default();
+        let mut sent = String::new();
         for (i, c) in DOC.chars().enumerate() {
-            s.push(&c.to_string());
+            sent.push(c);
+            s.text_grew();
             if i % 7 == 0 {
                 // Interleave layouts as frames would.
-                let _ = s.lines(30, &theme);
+                let _ = s.lines(&sent, false, 30, &theme);
             }
         }
         // Even before finishing, the streamed layout matches here (cuts at safe points).
-        assert_eq!(text(s.lines(30, &theme)), expected);
-        s.finish(None);
-        assert_eq!(text(s.lines(30, &theme)), expected);
+        assert_eq!(text(s.lines(&sent, false, 30, &theme)), expected);
     }
 
     #[test]
     fn long_open_fences_are_cut_and_continue_as_code() {
         let theme = Theme::dark();
-        let mut s = MarkdownStream::default();
-        s.push("```\n");
+        let mut s = StreamLayout::default();
+        let mut sent = String::from("```\n");
         for i in 0..100 {
-            s.push(&format!("line {i}\n"));
-            let _ = s.lines(40, &theme);
+            sent.push_str(&format!("line {i}\n"));
+            s.text_grew();
+            let _ = s.lines(&sent, false, 40, &theme);
         }
-        let lines = text(s.lines(40, &theme));
+        let lines = text(s.lines(&sent, false, 40, &theme));
         assert_eq!(lines.len(), 100, "{lines:?}");
         assert_eq!(lines[45], "  line 45");
-        assert!(
-            s.layout.as_ref().is_some_and(|l| l.stable_end > 0),
-            "the stable part moved into the fence"
-        );
-    }
-
-    #[test]
-    fn the_authoritative_text_replaces_the_stream() {
-        let theme = Theme::dark();
-        let mut s = MarkdownStream::default();
-        s.push("partial garbage");
-        let _ = s.lines(20, &theme);
-        s.finish(Some("final"));
-        assert_eq!(text(s.lines(20, &theme)), vec!["final"]);
-        assert!(!s.is_streaming());
+        assert!(s.stable_end > 0, "the stable part moved into the fence");
     }
 }

@@ -1,9 +1,10 @@
-//! A tool call cell: one summary line with a spinner and elapsed time while it runs, the live
-//! tail of its output, then a short preview (or the diff of an edit) that can be expanded.
-//! A `task` call also lists its subagent's tool calls and shows its answer.
+//! Drawing a tool call cell: one summary line with a spinner and elapsed time while it runs,
+//! the live tail of its output, then a short preview (or the diff of an edit) that can be
+//! expanded. A `task` call also lists its subagent's tool calls and shows its answer.
 
-use super::diff::FileDiff;
+use super::diff::{FileDiff, count_spans};
 use crate::protocol::{ToolDisplay, ToolStatus};
+use crate::tui::model::tool::{ChildCall, ToolCall};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, sanitize};
 use ratatui::style::{Modifier, Style};
@@ -17,151 +18,64 @@ const DIFF_PREVIEW: usize = 12;
 /// Subagent tool calls listed while it runs.
 const CHILD_TAIL: usize = 3;
 
-/// One tool call of a subagent, shown folded under its `task` cell.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChildCall {
-    /// Call id (inside the subagent).
-    pub call_id: String,
-    /// One-line summary.
-    pub summary: String,
-    /// How it ended (`None` while running).
-    pub status: Option<ToolStatus>,
-    /// It runs a command (its file changes are for `/diff` only, as the main agent's are).
-    pub command: bool,
+/// The status icon (a spinner frame while running).
+pub fn marker(call: &ToolCall, theme: &Theme, spinner: &str) -> Span<'static> {
+    let (icon, color) = match call.status {
+        None if call.waiting => ("?".to_string(), theme.warning),
+        None => (spinner.to_string(), theme.accent),
+        Some(ToolStatus::Ok) => ("✓".to_string(), theme.success),
+        Some(ToolStatus::Error) => ("✗".to_string(), theme.error),
+        Some(ToolStatus::Blocked) => ("⊘".to_string(), theme.error),
+        Some(ToolStatus::Denied) => ("✗".to_string(), theme.warning),
+        Some(ToolStatus::Interrupted) => ("■".to_string(), theme.warning),
+    };
+    Span::styled(icon, Style::new().fg(color).add_modifier(Modifier::BOLD))
 }
 
-/// State of a tool call cell.
-#[derive(Clone, Debug)]
-pub struct ToolCell {
-    /// Call id.
-    pub call_id: String,
-    /// What the call does (the header and the preview are rendered from it alone).
-    pub display: ToolDisplay,
-    /// A command's exit code once it exited.
-    pub exit_code: Option<i32>,
-    /// Live output while running; the result afterwards.
-    pub output: String,
-    /// How it ended (`None` while running).
-    pub status: Option<ToolStatus>,
-    /// When it started (for the elapsed time while running).
-    pub started: Instant,
-    /// Wall time once finished.
-    pub elapsed_ms: Option<u64>,
-    /// The change an edit made (what was written, never what was proposed).
-    pub diff: Option<Box<FileDiff>>,
-    /// The change an edit proposed; shown (folded) when it was not written.
-    pub proposed: Option<Box<FileDiff>>,
-    /// The call waits for the person's answer (its clock starts when it runs).
-    pub waiting: bool,
-    /// A subagent's description, when this is a `task` call.
-    pub subagent: Option<String>,
-    /// The subagent's tool calls.
-    pub children: Vec<ChildCall>,
-    /// Output lines dropped from the front of a huge live output.
-    dropped_lines: usize,
+/// The diff a finished call's cell lays out (the written change, else the refused proposal),
+/// highlighted once and kept with the cell's layout; a running call shows none.
+pub fn laid_diff(call: &ToolCall, theme: &Theme) -> Option<FileDiff> {
+    call.status?;
+    let edit = call.shown_edit()?;
+    let mut diff = FileDiff::from_edit(&edit.path, &edit.diff, theme);
+    diff.origins = edit.origins.clone();
+    Some(diff)
 }
 
-/// Live output kept while a tool runs; older output is dropped (the result replaces it).
-const LIVE_MAX_BYTES: usize = 256 * 1024;
+/// Lays the cell out at `width`; `diff` is [`laid_diff`] of the call.
+pub fn layout(
+    call: &ToolCall,
+    diff: Option<&FileDiff>,
+    width: usize,
+    now: Instant,
+    expanded: bool,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    Laid { call, diff }.layout(width, now, expanded, theme)
+}
 
-impl ToolCell {
-    /// A call that just started.
-    pub fn new(call_id: String, display: ToolDisplay, now: Instant) -> ToolCell {
-        ToolCell {
-            call_id,
-            display,
-            exit_code: None,
-            output: String::new(),
-            status: None,
-            started: now,
-            elapsed_ms: None,
-            diff: None,
-            proposed: None,
-            waiting: false,
-            subagent: None,
-            children: Vec::new(),
-            dropped_lines: 0,
-        }
-    }
+/// A call and its highlighted diff, while one layout runs.
+struct Laid<'a> {
+    call: &'a ToolCall,
+    diff: Option<&'a FileDiff>,
+}
 
-    /// Appends live output, keeping at most the last ~256 KiB.
-    pub fn push_output(&mut self, chunk: &str) {
-        self.output.push_str(chunk);
-        if self.output.len() > LIVE_MAX_BYTES {
-            let mut cut = self.output.len() - LIVE_MAX_BYTES / 2;
-            while !self.output.is_char_boundary(cut) {
-                cut += 1;
-            }
-            // Cut at a line start so the tail shows whole lines.
-            if let Some(nl) = self.output[cut..].find('\n') {
-                cut += nl + 1;
-            }
-            self.dropped_lines += self.output[..cut].matches('\n').count();
-            self.output.drain(..cut);
-        }
-    }
-
-    /// Records the end of the call; `output` is what the model sees.
-    pub fn finish(&mut self, status: crate::protocol::ToolStatus, output: String, elapsed_ms: u64) {
-        self.status = Some(status);
-        self.output = output;
-        self.elapsed_ms = Some(elapsed_ms);
-        self.dropped_lines = 0;
-    }
-
-    /// Whether it still runs (or waits to).
-    pub fn is_running(&self) -> bool {
-        self.status.is_none()
-    }
-
-    /// The person answered: the call runs from `now` on.
-    pub fn answered(&mut self, now: Instant) {
-        if self.waiting {
-            self.waiting = false;
-            self.started = now;
-        }
-    }
-
-    /// The one-line summary a list of calls shows (`bash  cargo test`).
-    pub fn summary(display: &ToolDisplay) -> String {
-        let subject = display.subject();
-        if subject.is_empty() {
-            display.label().to_string()
-        } else {
-            format!("{}  {subject}", display.label())
-        }
-    }
-
-    /// The status icon (a spinner frame while running).
-    pub fn marker(&self, theme: &Theme, spinner: &str) -> Span<'static> {
-        let (icon, color) = match self.status {
-            None if self.waiting => ("?".to_string(), theme.warning),
-            None => (spinner.to_string(), theme.accent),
-            Some(ToolStatus::Ok) => ("✓".to_string(), theme.success),
-            Some(ToolStatus::Error) => ("✗".to_string(), theme.error),
-            Some(ToolStatus::Blocked) => ("⊘".to_string(), theme.error),
-            Some(ToolStatus::Denied) => ("✗".to_string(), theme.warning),
-            Some(ToolStatus::Interrupted) => ("■".to_string(), theme.warning),
-        };
-        Span::styled(icon, Style::new().fg(color).add_modifier(Modifier::BOLD))
-    }
-
+impl Laid<'_> {
     fn preview_lines(&self) -> usize {
-        match &self.display {
+        match &self.call.display {
             // What was read or set is the model's business; the header says enough.
             ToolDisplay::Read { .. } | ToolDisplay::Skill { .. } | ToolDisplay::Todos { .. }
-                if !self.status.is_some_and(ToolStatus::is_error) =>
+                if !self.call.status.is_some_and(ToolStatus::is_error) =>
             {
                 0
             }
-            _ if self.status.is_some_and(ToolStatus::is_error) => 8,
+            _ if self.call.status.is_some_and(ToolStatus::is_error) => 8,
             ToolDisplay::Task { .. } => 6,
             _ => 5,
         }
     }
 
-    /// Lays the cell out at `width`.
-    pub fn layout(
+    fn layout(
         &self,
         width: usize,
         now: Instant,
@@ -171,18 +85,20 @@ impl ToolCell {
         let mut out = Vec::new();
         self.header(theme, now).layout(width, &mut out);
         let bar = Span::styled("│ ", theme.fg(theme.border));
-        let status_style = match self.status {
+        let status_style = match self.call.status {
             Some(ToolStatus::Blocked | ToolStatus::Error) => theme.fg(theme.error),
             Some(ToolStatus::Denied | ToolStatus::Interrupted) => theme.fg(theme.warning),
             _ => theme.dim(),
         };
-        if let Some(desc) = &self.subagent {
+        if let Some(desc) = &self.call.subagent {
             RichLine::new(vec![Span::styled(sanitize(desc).into_owned(), theme.dim())])
                 .prefixed(vec![bar.clone()], vec![bar.clone()])
                 .layout(width, &mut out);
             self.layout_children(width, expanded, theme, &mut out);
         }
-        if let (Some(diff), Some(ToolStatus::Ok)) = (&self.diff, self.status) {
+        if let (Some(_), Some(ToolStatus::Ok), Some(diff)) =
+            (&self.call.diff, self.call.status, self.diff)
+        {
             let mut lines = Vec::new();
             diff.layout(width, &mut lines);
             let total = lines.len();
@@ -195,14 +111,15 @@ impl ToolCell {
             }
             return out;
         }
-        if let (Some(proposed), Some(status)) = (&self.proposed, self.status)
+        if let (Some(_), Some(status), Some(proposed)) =
+            (&self.call.proposed, self.call.status, self.diff)
             && status != ToolStatus::Ok
-            && self.diff.is_none()
+            && self.call.diff.is_none()
         {
             self.layout_refused_diff(proposed, width, expanded, theme, &mut out);
         }
-        if let (ToolDisplay::Todos { todos }, true) = (&self.display, expanded)
-            && !self.status.is_some_and(ToolStatus::is_error)
+        if let (ToolDisplay::Todos { todos }, true) = (&self.call.display, expanded)
+            && !self.call.status.is_some_and(ToolStatus::is_error)
         {
             for todo in todos {
                 let mut line = super::cell::todo_line(todo, theme, super::cell::STILL);
@@ -227,11 +144,11 @@ impl ToolCell {
         out: &mut Vec<Line<'static>>,
     ) {
         let bar = Span::styled("│ ", theme.fg(theme.border));
-        let output = self.output.trim_end_matches('\n');
+        let output = self.call.output.trim_end_matches('\n');
         if output.is_empty() {
             return;
         }
-        let style = match self.status {
+        let style = match self.call.status {
             None | Some(ToolStatus::Ok) => theme.dim(),
             _ => status_style,
         };
@@ -241,14 +158,14 @@ impl ToolCell {
                 .wrapped(wrap)
                 .layout(width, out);
         };
-        if self.is_running() && !expanded {
+        if self.call.is_running() && !expanded {
             // Only the tail is looked at, so a huge live output costs nothing per frame.
             let mut tail: Vec<&str> = output.rsplitn(LIVE_TAIL + 1, '\n').collect();
             let earlier = if tail.len() > LIVE_TAIL {
                 tail.pop().map_or(0, |rest| rest.matches('\n').count() + 1)
             } else {
                 0
-            } + self.dropped_lines;
+            } + self.call.dropped_lines();
             tail.reverse();
             if earlier > 0 {
                 out.push(Line::from(vec![
@@ -279,7 +196,7 @@ impl ToolCell {
             n if n + 1 >= all.len() => all.len(),
             n => n,
         };
-        if all.len() > n && matches!(self.display, ToolDisplay::Exec { .. }) && n > 0 {
+        if all.len() > n && matches!(self.call.display, ToolDisplay::Exec { .. }) && n > 0 {
             // A command's last lines carry its summary and its errors: show the tail.
             out.push(Line::from(vec![
                 bar.clone(),
@@ -321,8 +238,8 @@ impl ToolCell {
     }
 
     fn header(&self, theme: &Theme, now: Instant) -> RichLine {
-        let label = sanitize(self.display.label()).replace('\n', " ");
-        let subject = sanitize(&self.display.subject()).replace('\n', " ");
+        let label = sanitize(self.call.display.label()).replace('\n', " ");
+        let subject = sanitize(&self.call.display.subject()).replace('\n', " ");
         let mut spans = vec![Span::styled(
             label,
             Style::new().add_modifier(Modifier::BOLD),
@@ -331,30 +248,32 @@ impl ToolCell {
             spans.push(Span::raw(format!("  {subject}")));
         }
         // A refused or failed edit wrote nothing: its folded line names the proposed counts.
-        let unwritten = self.status.is_some_and(|s| s != ToolStatus::Ok);
-        let proposed = self.proposed.as_ref().filter(|_| !unwritten);
-        if let Some(diff) = self.diff.as_ref().or(proposed) {
+        let unwritten = self.call.status.is_some_and(|s| s != ToolStatus::Ok);
+        let proposed = self.call.proposed.as_deref().filter(|_| !unwritten);
+        if let Some(edit) = self.call.diff.as_deref().or(proposed) {
             spans.push(Span::raw(" ("));
-            spans.extend(diff.count_spans(theme));
+            spans.extend(count_spans(edit.diff.added, edit.diff.removed, theme));
             spans.push(Span::raw(")"));
         }
-        if let Some(code) = self.exit_code.filter(|c| *c != 0) {
+        if let Some(code) = self.call.exit_code.filter(|c| *c != 0) {
             spans.push(Span::styled(
                 format!("  exit {code}"),
                 theme.fg(theme.warning),
             ));
         }
         // A call from a resumed session has no recorded duration: none is shown.
-        if self.waiting && self.status.is_none() {
+        if self.call.waiting && self.call.status.is_none() {
             spans.push(Span::styled("  waiting for you", theme.fg(theme.warning)));
             return RichLine::new(spans).wrapped(Wrap::Word);
         }
-        let elapsed = match (self.elapsed_ms, self.status) {
+        let elapsed = match (self.call.elapsed_ms, self.call.status) {
             (Some(ms), _) => Some(ms),
-            (None, None) => Some(now.saturating_duration_since(self.started).as_millis() as u64),
+            (None, None) => {
+                Some(now.saturating_duration_since(self.call.started).as_millis() as u64)
+            }
             (None, Some(_)) => None,
         };
-        let label = match self.status {
+        let label = match self.call.status {
             Some(ToolStatus::Blocked) => Some(("blocked", theme.error)),
             Some(ToolStatus::Denied) => Some(("denied", theme.warning)),
             Some(ToolStatus::Interrupted) => Some(("interrupted", theme.warning)),
@@ -365,7 +284,10 @@ impl ToolCell {
             spans.push(Span::styled(format!("  {label}"), theme.fg(color)));
         }
         if let Some(elapsed) = elapsed
-            && !matches!(self.status, Some(ToolStatus::Blocked | ToolStatus::Denied))
+            && !matches!(
+                self.call.status,
+                Some(ToolStatus::Blocked | ToolStatus::Denied)
+            )
         {
             spans.push(Span::styled(
                 format!("  {}", format_elapsed(elapsed)),
@@ -384,20 +306,20 @@ impl ToolCell {
     ) {
         let bar = Span::styled("│ ", theme.fg(theme.border));
         let shown: &[ChildCall] = if expanded {
-            &self.children
-        } else if self.is_running() {
-            &self.children[self.children.len().saturating_sub(CHILD_TAIL)..]
+            &self.call.children
+        } else if self.call.is_running() {
+            &self.call.children[self.call.children.len().saturating_sub(CHILD_TAIL)..]
         } else {
             &[]
         };
-        let hidden = self.children.len() - shown.len();
+        let hidden = self.call.children.len() - shown.len();
         if hidden > 0 {
             let calls = if hidden == 1 {
                 "tool call"
             } else {
                 "tool calls"
             };
-            let what = if self.is_running() {
+            let what = if self.call.is_running() {
                 format!("earlier {calls}")
             } else {
                 calls.to_string()
@@ -475,7 +397,20 @@ pub fn format_elapsed(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::model::cell::FileEdit;
     use std::time::Duration;
+
+    /// The cell's lines, with its diff highlighted as the cell's layout would.
+    fn lay(
+        c: &ToolCall,
+        width: usize,
+        now: Instant,
+        expanded: bool,
+        theme: &Theme,
+    ) -> Vec<Line<'static>> {
+        let diff = laid_diff(c, theme);
+        layout(c, diff.as_ref(), width, now, expanded, theme)
+    }
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
         lines
@@ -490,8 +425,8 @@ mod tests {
         }
     }
 
-    fn cell(now: Instant) -> ToolCell {
-        ToolCell::new("c1".into(), exec("cargo test"), now)
+    fn cell(now: Instant) -> ToolCall {
+        ToolCall::new("c1".into(), exec("cargo test"), now)
     }
 
     #[test]
@@ -499,7 +434,13 @@ mod tests {
         let t0 = Instant::now();
         let mut c = cell(t0);
         c.output = (1..=9).map(|i| format!("out {i}\n")).collect();
-        let lines = text(&c.layout(40, t0 + Duration::from_millis(3_200), false, &Theme::dark()));
+        let lines = text(&lay(
+            &c,
+            40,
+            t0 + Duration::from_millis(3_200),
+            false,
+            &Theme::dark(),
+        ));
         assert_eq!(
             lines,
             vec![
@@ -523,7 +464,7 @@ mod tests {
         c.output = (1..=9).map(|i| format!("out {i}\n")).collect();
         let theme = Theme::dark();
         // A command's preview is its tail: the summary and the errors are at the end.
-        let short = text(&c.layout(40, t0, false, &theme));
+        let short = text(&lay(&c, 40, t0, false, &theme));
         assert_eq!(
             short,
             [
@@ -536,9 +477,9 @@ mod tests {
                 "│ out 9"
             ]
         );
-        assert_eq!(text(&c.layout(40, t0, true, &theme)).len(), 10);
+        assert_eq!(text(&lay(&c, 40, t0, true, &theme)).len(), 10);
         // Other tools preview their head.
-        let mut other = ToolCell::new(
+        let mut other = ToolCall::new(
             "o".into(),
             ToolDisplay::Other {
                 name: "mcp__q".into(),
@@ -547,7 +488,7 @@ mod tests {
             t0,
         );
         other.finish(ToolStatus::Ok, c.output.clone(), 5);
-        let short = text(&other.layout(40, t0, false, &theme));
+        let short = text(&lay(&other, 40, t0, false, &theme));
         assert_eq!(short[1], "│ out 1");
         assert_eq!(short.last().map(String::as_str), Some("… 4 more lines"));
     }
@@ -560,10 +501,10 @@ mod tests {
             path: "a.rs".into(),
             lines: None,
         };
-        let mut c = ToolCell::new("r".into(), read, t0);
+        let mut c = ToolCall::new("r".into(), read, t0);
         c.finish(ToolStatus::Ok, "just one line".into(), 3);
         assert_eq!(
-            text(&c.layout(40, t0, false, &theme)),
+            text(&lay(&c, 40, t0, false, &theme)),
             ["read  a.rs  3ms", "│ just one line"]
         );
         let mut c = cell(t0);
@@ -572,7 +513,7 @@ mod tests {
             (1..=6).map(|i| format!("{i}\n")).collect(),
             3,
         );
-        let lines = text(&c.layout(40, t0, false, &theme));
+        let lines = text(&lay(&c, 40, t0, false, &theme));
         assert!(
             !lines.iter().any(|l| l.contains("1 earlier line")),
             "{lines:?}"
@@ -585,7 +526,7 @@ mod tests {
         let t0 = Instant::now();
         let mut c = cell(t0);
         c.finish(ToolStatus::Error, format!("Error: {}", "x".repeat(100)), 3);
-        let lines = text(&c.layout(40, t0, false, &Theme::dark()));
+        let lines = text(&lay(&c, 40, t0, false, &Theme::dark()));
         assert_eq!(lines[1].chars().count(), 40, "{lines:?}");
         assert!(lines[1].ends_with('…'), "{lines:?}");
     }
@@ -597,7 +538,7 @@ mod tests {
         let out = "head 1\n[... 5000 characters cut; the full output (9000 bytes) is saved in \
                    /tmp/rein-x/out.txt. Read it with read_file (offset) or grep.]\ntail 1\ntail 2";
         c.finish(ToolStatus::Ok, out.into(), 3);
-        let lines = text(&c.layout(80, t0, false, &Theme::dark()));
+        let lines = text(&lay(&c, 80, t0, false, &Theme::dark()));
         assert_eq!(
             lines[1],
             "│ output cut; the full output is saved in /tmp/rein-x/out.txt"
@@ -617,13 +558,19 @@ mod tests {
         c.waiting = true;
         let later = t0 + Duration::from_secs(30);
         assert_eq!(
-            text(&c.layout(60, later, false, &theme))[0],
+            text(&lay(&c, 60, later, false, &theme))[0],
             "bash  cargo test  waiting for you"
         );
-        assert_eq!(c.marker(&theme, "⠋").content, "?");
+        assert_eq!(marker(&c, &theme, "⠋").content, "?");
         c.answered(later);
         assert_eq!(
-            text(&c.layout(60, later + Duration::from_millis(200), false, &theme))[0],
+            text(&lay(
+                &c,
+                60,
+                later + Duration::from_millis(200),
+                false,
+                &theme
+            ))[0],
             "bash  cargo test  200ms"
         );
     }
@@ -637,21 +584,21 @@ mod tests {
             path: "x.txt".into(),
             diff: Some(diff.clone()),
         };
-        let mut c = ToolCell::new("e".into(), display, t0);
-        c.proposed = Some(Box::new(FileDiff::from_edit("x.txt", &diff, &theme)));
+        let mut c = ToolCall::new("e".into(), display, t0);
+        c.proposed = Some(Box::new(FileEdit::new("x.txt", diff.clone())));
         c.finish(
             ToolStatus::Denied,
             "The user denied this tool call.".into(),
             0,
         );
-        let folded = text(&c.layout(80, t0, false, &theme));
+        let folded = text(&lay(&c, 80, t0, false, &theme));
         // The count is given once, on the line that says it was not written.
         assert_eq!(folded[0], "edit  x.txt  denied");
         assert!(
             folded[1].contains("proposed change (+1 −1), not written"),
             "{folded:?}"
         );
-        let open = text(&c.layout(80, t0, true, &theme));
+        let open = text(&lay(&c, 80, t0, true, &theme));
         assert!(open.iter().any(|l| l.contains("+ B")), "{open:?}");
         assert!(open.iter().any(|l| l.contains("- b")), "{open:?}");
     }
@@ -672,13 +619,13 @@ mod tests {
                 todo("Ship it", crate::protocol::TodoStatus::Pending),
             ],
         };
-        let mut c = ToolCell::new("t".into(), display, t0);
+        let mut c = ToolCall::new("t".into(), display, t0);
         c.finish(
             ToolStatus::Ok,
             "[x] Write it\n[~] Test it\n[ ] Ship it".into(),
             1,
         );
-        let open = text(&c.layout(60, t0, true, &theme));
+        let open = text(&lay(&c, 60, t0, true, &theme));
         assert_eq!(
             &open[1..],
             ["│ ☑ Write it", "│ ▸ Test it", "│ ☐ Ship it"],
@@ -689,7 +636,7 @@ mod tests {
     #[test]
     fn one_subagent_call_is_one_tool_call() {
         let t0 = Instant::now();
-        let mut c = ToolCell::new(
+        let mut c = ToolCall::new(
             "t".into(),
             ToolDisplay::Task {
                 description: "look".into(),
@@ -704,7 +651,7 @@ mod tests {
             command: false,
         });
         c.finish(ToolStatus::Ok, "found".into(), 1);
-        let lines = text(&c.layout(60, t0, false, &Theme::dark()));
+        let lines = text(&lay(&c, 60, t0, false, &Theme::dark()));
         assert!(lines.contains(&"│ ↳ 1 tool call".to_string()), "{lines:?}");
     }
 
@@ -714,7 +661,7 @@ mod tests {
         let mut c = cell(t0);
         c.status = Some(ToolStatus::Blocked);
         c.output = "Blocked by rule deny bash(rm *).".into();
-        let lines = text(&c.layout(60, t0, false, &Theme::dark()));
+        let lines = text(&lay(&c, 60, t0, false, &Theme::dark()));
         assert_eq!(
             lines,
             vec![
@@ -730,11 +677,11 @@ mod tests {
         let t0 = Instant::now();
         let theme = Theme::dark();
         let header = |display: ToolDisplay, exit_code: Option<i32>| {
-            let mut c = ToolCell::new("c".into(), display, t0);
+            let mut c = ToolCall::new("c".into(), display, t0);
             c.status = Some(ToolStatus::Ok);
             c.elapsed_ms = Some(10);
             c.exit_code = exit_code;
-            text(&c.layout(60, t0, false, &theme)).remove(0)
+            text(&lay(&c, 60, t0, false, &theme)).remove(0)
         };
         let read = ToolDisplay::Read {
             path: "src/main.rs".into(),

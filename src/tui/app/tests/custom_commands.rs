@@ -129,13 +129,10 @@ fn help_lists_custom_commands_and_their_text_is_sanitized() {
     assert!(!evil.label.contains('\u{1b}') && !evil.detail.contains('\u{1b}'));
     assert!(!evil.detail.contains('\n'), "{}", evil.detail);
     app.run_command("/help");
-    let CellKind::Info(lines) = &app.cells().last().unwrap().kind else {
+    let CellKind::Info(lines) = app.cells().last().unwrap().kind() else {
         panic!("no help cell")
     };
-    let text: Vec<String> = lines
-        .iter()
-        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-        .collect();
+    let text: Vec<String> = lines.iter().map(|l| l.text()).collect();
     assert!(
         text.iter().any(|l| l.contains("Custom commands")),
         "{text:?}"

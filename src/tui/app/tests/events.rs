@@ -76,7 +76,7 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
     app.on_agent_event(Event::TurnFinished {
         outcome: TurnOutcome::Interrupted,
     });
-    match &app.cells()[1].kind {
+    match app.cells()[1].kind() {
         CellKind::Tool(t) => assert_eq!(t.status, Some(ToolStatus::Interrupted)),
         other => panic!("{other:?}"),
     }
@@ -99,14 +99,18 @@ fn tool_calls_and_file_changes_end_up_in_their_cells() {
     app.composer.set_text("/diff");
     app.popup = None;
     key(&mut app, KeyCode::Enter);
-    match &app.cells().last().map(|c| &c.kind) {
+    match &app.cells().last().map(|c| c.kind()) {
         Some(CellKind::Diff(files)) => {
             assert_eq!(files.len(), 2);
             assert_eq!(
-                (files[0].path.as_str(), files[0].added, files[0].removed),
+                (
+                    files[0].path.as_str(),
+                    files[0].diff.added,
+                    files[0].diff.removed
+                ),
                 ("src/lib.rs", 1, 1)
             );
-            assert!(files[1].created);
+            assert!(files[1].diff.created);
         }
         other => panic!("{other:?}"),
     }
@@ -265,7 +269,7 @@ fn a_resumed_session_rebuilds_the_view_and_early_warnings_stay() {
         ]
     );
     assert_eq!(app.todos.len(), 1);
-    match &app.cells()[3].kind {
+    match app.cells()[3].kind() {
         CellKind::Tool(t) => {
             assert_eq!(t.status, Some(ToolStatus::Interrupted));
             assert_eq!(t.elapsed_ms, None, "a replayed call shows no duration");
@@ -304,7 +308,7 @@ fn the_status_line_says_while_the_first_scan_runs() {
 #[test]
 fn a_notices_level_comes_from_the_event_not_its_words() {
     use crate::protocol::NoticeLevel;
-    use crate::tui::view::cell::Level;
+    use crate::tui::model::cell::Level;
     let mut app = app();
     app.on_agent_event(Event::Notice {
         level: NoticeLevel::Error,
@@ -318,7 +322,7 @@ fn a_notices_level_comes_from_the_event_not_its_words() {
     let levels: Vec<Level> = app
         .cells()
         .iter()
-        .filter_map(|c| match &c.kind {
+        .filter_map(|c| match c.kind() {
             CellKind::Notice { level, .. } => Some(*level),
             _ => None,
         })
@@ -330,7 +334,7 @@ fn a_notices_level_comes_from_the_event_not_its_words() {
 /// its task, and drawn with the error mark.
 #[test]
 fn an_agent_error_is_shown_as_an_error_notice() {
-    use crate::tui::view::cell::Level;
+    use crate::tui::model::cell::Level;
     let mut app = app();
     super::start_subagent(&mut app, "t1", "find the parser");
     app.on_agent_event(Event::Subagent {
@@ -341,7 +345,7 @@ fn an_agent_error_is_shown_as_an_error_notice() {
     let notices: Vec<(String, Level)> = app
         .cells()
         .iter()
-        .filter_map(|c| match &c.kind {
+        .filter_map(|c| match c.kind() {
             CellKind::Notice { text, level } => Some((text.clone(), *level)),
             _ => None,
         })

@@ -7,7 +7,7 @@ mod scenarios;
 
 use super::*;
 use crate::protocol::{Decision, Event, SessionInfo, ToolDisplay, ToolStatus, TurnOutcome};
-use crate::tui::view::tool::ToolCell;
+use crate::tui::model::tool::ToolCall;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -75,11 +75,11 @@ pub(super) fn frame(app: &mut App) -> String {
 pub(super) fn cell_texts(app: &App) -> Vec<String> {
     app.cells()
         .iter()
-        .map(|c| match &c.kind {
+        .map(|c| match c.kind() {
             CellKind::User(t) => format!("user: {t}"),
             CellKind::Assistant(s) => format!("assistant: {}", s.text()),
             CellKind::Notice { text, .. } => format!("notice: {text}"),
-            CellKind::Tool(t) => format!("tool: {}", ToolCell::summary(&t.display)),
+            CellKind::Tool(t) => format!("tool: {}", ToolCall::summary(&t.display)),
             CellKind::Reasoning { text, .. } => format!("reasoning: {text}"),
             CellKind::Diff(d) => format!("diff: {}", d.len()),
             CellKind::Todos(t) => format!("todos: {}", t.len()),
@@ -294,7 +294,7 @@ fn subagent_approvals_are_labelled_and_ctrl_c_refuses_everything() {
     });
     app.on_agent_event(Event::ApprovalRequested(bash_request("m1")));
     assert_eq!(
-        app.approvals[0].subagent.as_deref(),
+        app.approvals.front().and_then(|r| r.subagent.as_deref()),
         Some("find the parser")
     );
     assert!(frame(&mut app).contains("subagent: find the parser"));
