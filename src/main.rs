@@ -697,6 +697,7 @@ fn run_tui(
     let result = rt.block_on(async move {
         let mut agent_opts = rein::agent::AgentOptions::new(config, Approver::Interactive);
         agent_opts.session = session;
+        agent_opts.servers_after_shown = true;
         let handle = rein::agent::spawn(agent_opts)?;
         rein::tui::run(opts, handle.ops, handle.events).await
     });

@@ -181,6 +181,9 @@ pub enum Op {
     /// Which `AGENTS.md` files does the model get (`/memory`)? Answered with
     /// `Event::MemoryListed`.
     ListMemory,
+    /// The front end has drawn the session (its first full frame): what would compete with
+    /// that frame for the CPU (MCP servers) may start now. Sent once, by the TUI.
+    SessionShown,
     /// End the agent task.
     Shutdown,
 }

@@ -53,6 +53,9 @@ pub struct AgentOptions {
     /// Wait for MCP servers to start before a turn's first request (headless runs, where
     /// nobody would see the tools arrive later).
     pub mcp_wait: bool,
+    /// Start MCP servers only once the front end sends [`Op::SessionShown`] (or a turn needs
+    /// them), so the first frame never shares the CPU with their start (the TUI).
+    pub servers_after_shown: bool,
 }
 
 impl AgentOptions {
@@ -64,6 +67,7 @@ impl AgentOptions {
             registry: Registry::builtin(),
             session: journal::SessionStart::New,
             mcp_wait: false,
+            servers_after_shown: false,
         }
     }
 }
@@ -141,6 +145,8 @@ struct Agent {
     /// The MCP servers (started after the session is announced).
     mcp: crate::mcp::McpManager,
     mcp_wait: bool,
+    /// MCP servers wait for [`Op::SessionShown`] or the first turn.
+    servers_after_shown: bool,
     /// What the model read or wrote in this conversation (edits need it).
     reads: Arc<crate::tools::read_ledger::ReadLedger>,
     /// A saved session starts the checkpoints' first scan once it is announced.
@@ -450,6 +456,7 @@ impl Agent {
             config,
             mcp,
             mcp_wait: opts.mcp_wait,
+            servers_after_shown: opts.servers_after_shown,
             images_refused: None,
             reads: Arc::default(),
             hooks,
@@ -490,6 +497,7 @@ impl Agent {
         let events = self.events.clone();
         let journal = self.journal.clone();
         let hooks = self.hooks.clone();
+        let mcp = self.mcp.clone();
         let flow = flow_ops::FlowOps {
             mode: self.mode.clone(),
             policy: self.dispatcher.policy.clone(),
@@ -515,6 +523,7 @@ impl Agent {
                 }
                 match op {
                     Op::Interrupt => cancel_current(),
+                    Op::SessionShown => mcp.start_all(),
                     Op::ListHooks => events.send(Event::notice(hooks.describe())),
                     Op::Approval { id, decision, note } => {
                         let waiter = crate::sync::lock(&pending).remove(&id);
@@ -557,8 +566,11 @@ impl Agent {
         }
         self.announce_resumed();
         self.announce_commands();
-        // After the session is announced, so the first frame never waits for a server.
-        self.mcp.start_all();
+        // After the session is announced; a front end that draws asks for them once it has
+        // (`Op::SessionShown`), so the first frame never shares the CPU with their start.
+        if !self.servers_after_shown {
+            self.mcp.start_all();
+        }
         let source = if self.history.is_empty() {
             "startup"
         } else {
@@ -609,7 +621,8 @@ impl Agent {
                 | Op::ListSkills
                 | Op::ListMemory
                 | Op::ListHooks
-                | Op::McpStatus => {}
+                | Op::McpStatus
+                | Op::SessionShown => {}
             }
         }
         self.journal.close();
@@ -711,6 +724,8 @@ impl Agent {
     /// from, for the session file.
     async fn user_turn(&mut self, text: String, shown: Option<String>) {
         let cancel = self.fresh_cancel_token();
+        // A message typed before the front end said it was shown still gets the servers.
+        self.mcp.start_all();
         if self.mcp_wait {
             self.mcp.wait_started(&cancel).await;
         }

@@ -51,6 +51,8 @@ struct Inner {
     workspace: PathBuf,
     notify: Notify,
     announced: Vec<String>,
+    /// `start_all` has run (the front end's cue and a turn may both ask for it).
+    started: std::sync::atomic::AtomicBool,
     /// Bumped whenever any server's tools change, so the offered list is rebuilt.
     generation: AtomicU64,
     offered: Mutex<(u64, Vec<OfferedTool>)>,
@@ -110,6 +112,7 @@ impl McpManager {
                 workspace: setup.workspace,
                 notify: setup.notify,
                 announced: setup.announced,
+                started: std::sync::atomic::AtomicBool::new(false),
                 generation: AtomicU64::new(1),
                 offered: Mutex::new((0, Vec::new())),
             }),
@@ -122,8 +125,11 @@ impl McpManager {
     }
 
     /// Starts every server that may start, each in its own task; returns at once. Refused
-    /// project servers are announced once.
+    /// project servers are announced once. Only the first call does anything.
     pub fn start_all(&self) {
+        if self.inner.started.swap(true, Ordering::AcqRel) {
+            return;
+        }
         for (i, slot) in self.inner.slots.iter().enumerate() {
             match state_of(slot) {
                 McpState::Starting => {
@@ -168,6 +174,7 @@ impl McpManager {
     async fn connect_slot(&self, i: usize, first: bool) -> Option<Arc<Connection>> {
         let slot = &self.inner.slots[i];
         set_state(slot, McpState::Starting);
+        tracing::info!(server = %slot.config.name, "mcp: starting the server");
         // Weak: the connection's handler must not keep the manager (and so itself) alive.
         let weak = Arc::downgrade(&self.inner);
         let on_change: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {

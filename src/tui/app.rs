@@ -132,6 +132,8 @@ pub struct App {
     pub(crate) now: Instant,
     effects: Vec<Effect>,
     dirty: bool,
+    /// `Op::SessionShown` went out (after the first frame that showed the session).
+    shown_sent: bool,
     quit: bool,
 }
 
@@ -184,6 +186,7 @@ impl App {
             now,
             effects: Vec::new(),
             dirty: true,
+            shown_sent: false,
             quit: false,
         }
     }
@@ -203,9 +206,15 @@ impl App {
         self.dirty
     }
 
-    /// Marks the frame drawn.
+    /// Marks the frame drawn; the first one that shows the session tells the agent, which
+    /// starts the MCP servers only then.
     pub fn mark_drawn(&mut self) {
         self.dirty = false;
+        if self.status.configured && !self.shown_sent {
+            self.shown_sent = true;
+            tracing::info!("tui: the session is on screen");
+            self.send(Op::SessionShown);
+        }
     }
 
     /// Requests a redraw.

@@ -1,7 +1,8 @@
 //! MCP end to end through the real `rein exec` binary and the scripted model: the model calls
 //! `mcp__<server>__<tool>`, the result reaches its next request, the session records it and
 //! resumes without the server; permissions; project servers never start untrusted; secrets
-//! stay out of servers, session files and logs.
+//! stay out of servers, session files and logs; servers start only once the TUI shows the
+//! session.
 
 use crate::support;
 
@@ -250,5 +251,43 @@ fn rein_mcp_add_list_and_remove() {
     assert!(
         config.contains("[mcp_servers.fault]") && !config.contains("web"),
         "{config}"
+    );
+}
+
+/// What rein logged (`<data dir>/rein/logs/`).
+fn log_text(w: &World) -> String {
+    let dir = w.data_home.join("rein/logs");
+    let mut text = String::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        text.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+    }
+    text
+}
+
+/// The first frame never shares the CPU with servers starting (node alone takes ~150 ms of it
+/// here): the TUI draws the session, and only then does rein start them.
+#[test]
+fn mcp_servers_start_only_after_the_tui_has_shown_the_session() {
+    use std::time::{Duration, Instant};
+    use support::pty::{Pty, keys};
+    let s = ScriptedServer::start(ProviderKind::OpenAi);
+    let w = World::new(&s);
+    let dir = tempfile::tempdir().unwrap();
+    w.user_config(&fault_config(dir.path(), ""));
+    let mut t = Pty::spawn(w.pty_command(&[]), 100, 30);
+    t.wait_for_text("Ask rein anything", Duration::from_secs(20))
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(20);
+    while !log_text(&w).contains("mcp: starting the server") && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    t.send_raw(keys::CTRL_D);
+    t.wait_exit(Duration::from_secs(20));
+    let log = log_text(&w);
+    let shown = log.find("tui: the session is on screen");
+    let started = log.find("mcp: starting the server");
+    assert!(
+        matches!((shown, started), (Some(a), Some(b)) if a < b),
+        "the server must start after the session is on screen:\n{log}"
     );
 }
