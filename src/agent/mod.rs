@@ -72,6 +72,9 @@ impl AgentOptions {
     }
 }
 
+/// How long after the TUI's first frame MCP servers start (unless a turn needs them sooner).
+const PAINT_SETTLE: std::time::Duration = std::time::Duration::from_millis(150);
+
 /// The front end's ends of the two channels.
 pub struct AgentHandle {
     /// Send operations here.
@@ -523,7 +526,15 @@ impl Agent {
                 }
                 match op {
                     Op::Interrupt => cancel_current(),
-                    Op::SessionShown => mcp.start_all(),
+                    Op::SessionShown => {
+                        // The terminal paints the frame meanwhile: a server's start (node takes
+                        // ~150 ms of CPU) would otherwise slow the very frame it waited for.
+                        let mcp = mcp.clone();
+                        tokio::spawn(async move {
+                            tokio::time::sleep(PAINT_SETTLE).await;
+                            mcp.start_all();
+                        });
+                    }
                     Op::ListHooks => events.send(Event::notice(hooks.describe())),
                     Op::Approval { id, decision, note } => {
                         let waiter = crate::sync::lock(&pending).remove(&id);
