@@ -416,11 +416,7 @@ impl FileWatch {
 
 /// The late reminder: built fresh for every request, never stored. Its first line says it is
 /// not part of the conversation (small models answered it, or repeated it as their answer).
-pub fn reminder(cwd: &Path, todos: &[crate::protocol::Todo], changed: &[String]) -> String {
-    reminder_with(cwd, todos, changed, None)
-}
-
-/// [`reminder`] with a last paragraph (the plan-mode instructions).
+/// `last` is a closing paragraph (the plan-mode instructions).
 pub fn reminder_with(
     cwd: &Path,
     todos: &[crate::protocol::Todo],
@@ -539,7 +535,7 @@ mod tests {
         std::fs::write(dir.path().join("b.txt"), "new").unwrap();
         assert_eq!(w.changed(dir.path()), ["a.txt", "b.txt"]);
         assert!(w.changed(dir.path()).is_empty());
-        let r = reminder(dir.path(), &[], &["a.txt".into()]);
+        let r = reminder_with(dir.path(), &[], &["a.txt".into()], None);
         assert!(r.contains("a.txt") && r.contains("read them"));
     }
 

@@ -281,23 +281,8 @@ impl Client {
         &self.url
     }
 
-    /// The JSON body sent for `req`.
-    pub fn body(&self, req: &Request) -> serde_json::Value {
-        match self.opts.kind {
-            ProviderKind::OpenAi => {
-                let mut body = openai::build_body(req);
-                if self.official_openai {
-                    openai::use_max_completion_tokens(&mut body);
-                }
-                body
-            }
-            ProviderKind::Anthropic => anthropic::build_body(req),
-            ProviderKind::OpenAiResponses => responses::build_body(req, &self.opts.reasoning),
-        }
-    }
-
-    /// The JSON text of [`Client::body`], serialising only the part of the history that
-    /// earlier requests did not send already.
+    /// The JSON text of the body sent for `req` (the provider's `build_body`), serialising
+    /// only the part of the history that earlier requests did not send already.
     pub fn body_text(&self, req: &Request) -> String {
         let mut wire = crate::sync::lock(&self.wire);
         match self.opts.kind {

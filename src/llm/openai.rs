@@ -313,11 +313,6 @@ impl Assembler {
         self.done
     }
 
-    /// Number of data events other than `[DONE]` seen so far.
-    pub fn data_events(&self) -> usize {
-        self.data_events
-    }
-
     /// Takes one event; text and reasoning deltas are reported to `on` as they arrive.
     /// An error reported by the server inside the stream is returned as
     /// [`LlmError::Provider`]; what was assembled before it stays available.
