@@ -186,7 +186,8 @@ impl Batch<'_> {
     /// Stages `bytes` under their hash `h`; returns whether it is new (not kept, nor staged
     /// in this batch).
     pub fn put(&mut self, h: &str, bytes: &[u8]) -> io::Result<bool> {
-        if self.has(h) {
+        // `stage` itself skips a blob already in place.
+        if self.hashes.contains(h) {
             return Ok(false);
         }
         match self.store.stage(h, bytes)? {
