@@ -110,8 +110,14 @@ fn session(server: &ScriptedServer, steps: usize) -> Cost {
 
 /// Runs `rein exec --yes prompt` in `world` and measures it.
 fn exec(world: &World, prompt: &str) -> Cost {
+    exec_with(world, prompt, &[])
+}
+
+/// [`exec`] with more environment variables.
+fn exec_with(world: &World, prompt: &str, env: &[(&str, &str)]) -> Cost {
     let started = Instant::now();
     let mut cmd = world.cmd();
+    cmd.envs(env.iter().copied());
     cmd.args(["exec", "--yes", prompt])
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -230,17 +236,34 @@ fn queue_round_trips(server: &ScriptedServer) {
     server.push(Reply::text("done"));
 }
 
+/// How the round trips' commands run.
+#[derive(Clone, Copy, PartialEq)]
+enum Sandboxing {
+    Off,
+    /// Sandboxed, each command forked from rein (`REIN_SANDBOX_ZYGOTE=0`, as before the zygote).
+    Forked,
+    /// Sandboxed, started by the zygote (the default).
+    Zygote,
+}
+
 /// rein doing `ROUND_TRIPS` bash round trips, with the sandbox or without.
-fn rein_round_trips(server: &ScriptedServer, sandbox: bool) -> Cost {
+fn rein_round_trips(server: &ScriptedServer, sandboxing: Sandboxing) -> Cost {
     queue_round_trips(server);
     let world = World::new(server);
-    let mode = if sandbox { "workspace-write" } else { "off" };
+    let mode = match sandboxing {
+        Sandboxing::Off => "off",
+        _ => "workspace-write",
+    };
     world.user_config(&format!(
         "retry_backoff_ms = 20\nidle_timeout_secs = 3\nauto_compact = false\n\
          [sandbox]\nmode = \"{mode}\"\n"
     ));
     git(&world.ws, &["init", "-q"]);
-    let cost = exec(&world, "run true");
+    let env: &[(&str, &str)] = match sandboxing {
+        Sandboxing::Forked => &[(rein::sandbox::zygote::SWITCH, "0")],
+        _ => &[],
+    };
+    let cost = exec_with(&world, "run true", env);
     assert_eq!(server.remaining(), 0, "not every scripted reply was used");
     cost
 }
@@ -305,15 +328,21 @@ fn round_trips(c: &mut Criterion) {
         .build()
         .expect("runtime");
     // Side by side, interleaved, so that load on the machine hits all three alike.
-    let mut rows: [(&str, Vec<Cost>); 3] = [
+    let mut rows: [(&str, Vec<Cost>); 4] = [
         ("floor", vec![]),
         ("rein, sandbox off", vec![]),
-        ("rein, sandbox on", vec![]),
+        ("rein, sandbox on, forked from rein", vec![]),
+        ("rein, sandbox on (zygote)", vec![]),
     ];
     for _ in 0..5 {
         rows[0].1.push(floor_round_trips(&rt, &server));
-        rows[1].1.push(rein_round_trips(&server, false));
-        rows[2].1.push(rein_round_trips(&server, true));
+        rows[1].1.push(rein_round_trips(&server, Sandboxing::Off));
+        rows[2]
+            .1
+            .push(rein_round_trips(&server, Sandboxing::Forked));
+        rows[3]
+            .1
+            .push(rein_round_trips(&server, Sandboxing::Zygote));
     }
     let median = |v: &mut Vec<Duration>| {
         v.sort();
@@ -342,7 +371,10 @@ fn round_trips(c: &mut Criterion) {
                 .sum()
         })
     });
-    for (name, sandbox) in [("rein_50_sandbox_off", false), ("rein_50_sandbox_on", true)] {
+    for (name, sandbox) in [
+        ("rein_50_sandbox_off", Sandboxing::Off),
+        ("rein_50_sandbox_on", Sandboxing::Zygote),
+    ] {
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 (0..iters)

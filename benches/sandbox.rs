@@ -6,22 +6,30 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use rein::config::SandboxMode;
-use rein::sandbox::Sandbox;
+use rein::sandbox::{ChildIo, Sandbox, Stderr, zygote};
 use std::process::Stdio;
 
 fn spawn_true(rt: &tokio::runtime::Runtime, sandbox: Option<&Sandbox>, dir: &std::path::Path) {
     rt.block_on(async {
-        let mut cmd = tokio::process::Command::new("bash");
-        cmd.args(["-c", "true"])
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null());
         let status = match sandbox {
             Some(sb) => {
-                let mut child = sb.spawn(&mut cmd).expect("spawn");
+                let mut cmd = std::process::Command::new(sb.program("bash"));
+                cmd.args(["-c", "true"]).current_dir(dir);
+                let io = ChildIo {
+                    stdin: false,
+                    stderr: Stderr::Null,
+                };
+                let mut child = sb.spawn(&mut cmd, io).expect("spawn");
                 child.wait().await.expect("wait").status
             }
-            None => cmd.status().await.expect("spawn"),
+            None => tokio::process::Command::new("bash")
+                .args(["-c", "true"])
+                .current_dir(dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .status()
+                .await
+                .expect("spawn"),
         };
         assert!(status.success());
     });
@@ -59,10 +67,23 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("bash -c true");
     group.bench_function("unsandboxed", |b| b.iter(|| spawn_true(&rt, None, &ws)));
-    group.bench_function("sandboxed", |b| b.iter(|| spawn_true(&rt, Some(&sb), &ws)));
-    group.bench_function("sandboxed, fallback without namespaces", |b| {
-        b.iter(|| spawn_true(&rt, Some(&fallback), &ws))
-    });
+    // Forked from this process (as before the zygote), then through the zygote (the binary's
+    // own, as rein runs it).
+    for zygote in [false, true] {
+        let how = if zygote { "zygote" } else { "forked" };
+        match zygote {
+            true => zygote::enable(env!("CARGO_BIN_EXE_rein").into()),
+            false => zygote::disable(),
+        }
+        group.bench_function(format!("sandboxed, {how}"), |b| {
+            b.iter(|| spawn_true(&rt, Some(&sb), &ws))
+        });
+        group.bench_function(
+            format!("sandboxed, fallback without namespaces, {how}"),
+            |b| b.iter(|| spawn_true(&rt, Some(&fallback), &ws)),
+        );
+    }
+    zygote::disable();
     group.finish();
 
     // What rein does before the fork and after the exit, without the process: the rules, the

@@ -211,8 +211,18 @@ mod exit {
 }
 
 fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    if let (Some(arg), None) = (args.next(), args.next())
+        && arg == rein::sandbox::zygote::ZYGOTE_ARG
+    {
+        return ExitCode::from(rein::sandbox::zygote::serve() as u8);
+    }
     // Before anything reads the key: no process of ours may read rein's memory or environment.
     rein::sandbox::protect_process();
+    // Sandboxed commands start from a small process of rein's binary (see `sandbox::zygote`).
+    if std::env::var_os(rein::sandbox::zygote::SWITCH).is_none_or(|v| v != "0") {
+        rein::sandbox::zygote::enable("/proc/self/exe".into());
+    }
     match run() {
         Ok(code) => code,
         Err(e) => {

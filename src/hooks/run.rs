@@ -6,11 +6,11 @@
 
 use super::HookSpec;
 use super::answer::Ran;
-use crate::sandbox::{Sandbox, SpawnError, Supervised};
+use crate::sandbox::{ChildIo, Sandbox, SpawnError, Stderr, Supervised};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 /// Most output kept from one stream of a hook (the rest is read and dropped).
@@ -49,10 +49,7 @@ pub async fn run(
             };
         }
     };
-    let child = running.child();
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    let (stdin, stdout, stderr) = running.streams();
     let input = input.as_bytes().to_vec();
     let feed = async move {
         if let Some(mut s) = stdin {
@@ -63,7 +60,7 @@ pub async fn run(
     };
     let collect = async {
         let (out, err, ()) = tokio::join!(read_capped(stdout), read_capped(stderr), feed);
-        let status = running.child().wait().await;
+        let status = running.exited().await;
         (out, err, status)
     };
     let outcome = tokio::select! {
@@ -136,11 +133,35 @@ enum Running {
     },
 }
 
+/// A hook's stdin, and its stdout and stderr.
+type Streams = (
+    Option<Box<dyn AsyncWrite + Unpin + Send>>,
+    Option<Box<dyn AsyncRead + Unpin + Send>>,
+    Option<Box<dyn AsyncRead + Unpin + Send>>,
+);
+
 impl Running {
-    fn child(&mut self) -> &mut tokio::process::Child {
+    /// Takes its streams.
+    fn streams(&mut self) -> Streams {
         match self {
-            Running::Sandboxed(s) => &mut s.child,
-            Running::Unconfined { child, .. } => child,
+            Running::Sandboxed(s) => (
+                s.stdin.take().map(|w| Box::new(w) as _),
+                s.stdout.take().map(|r| Box::new(r) as _),
+                s.stderr.take().map(|r| Box::new(r) as _),
+            ),
+            Running::Unconfined { child, .. } => (
+                child.stdin.take().map(|w| Box::new(w) as _),
+                child.stdout.take().map(|r| Box::new(r) as _),
+                child.stderr.take().map(|r| Box::new(r) as _),
+            ),
+        }
+    }
+
+    /// Waits until it has exited (for a sandboxed hook: everything it started too).
+    async fn exited(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            Running::Sandboxed(s) => s.exited().await,
+            Running::Unconfined { child, .. } => child.wait().await,
         }
     }
 
@@ -163,12 +184,9 @@ impl Running {
         match self {
             Running::Sandboxed(s) => {
                 s.stop();
-                if !matches!(
-                    tokio::time::timeout(REAP_WAIT, s.child.wait()).await,
-                    Ok(Ok(_))
-                ) {
+                if !matches!(tokio::time::timeout(REAP_WAIT, s.exited()).await, Ok(Ok(_))) {
                     s.kill();
-                    let _ = tokio::time::timeout(REAP_WAIT, s.child.wait()).await;
+                    let _ = tokio::time::timeout(REAP_WAIT, s.exited()).await;
                 }
             }
             Running::Unconfined { child, .. } => {
@@ -197,18 +215,19 @@ impl Drop for Running {
 
 /// `bash -c COMMAND` in the workspace, confined like the bash tool.
 fn start_sandboxed(spec: &HookSpec, sandbox: &Sandbox) -> Result<Supervised, String> {
-    let mut cmd = tokio::process::Command::new(sandbox.program("bash"));
+    let mut cmd = std::process::Command::new(sandbox.program("bash"));
     cmd.arg("-c")
         .arg(&spec.command)
         .current_dir(&sandbox.workspace)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .env("TMPDIR", &sandbox.temp_dir);
     for (k, v) in own_env(&sandbox.workspace) {
         cmd.env(k, v);
     }
-    sandbox.spawn(&mut cmd).map_err(|e| match e {
+    let io = ChildIo {
+        stdin: true,
+        stderr: Stderr::Pipe,
+    };
+    sandbox.spawn(&mut cmd, io).map_err(|e| match e {
         SpawnError::Sandbox(e) => format!("the sandbox could not be set up: {e}"),
         SpawnError::Start(e) => format!("bash could not start: {e}"),
     })

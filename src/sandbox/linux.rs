@@ -114,11 +114,72 @@ pub(crate) struct Confinement {
 }
 
 /// Landlock rights for what only exists once the child has mounted it.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 struct LateGrants {
     shm: u64,
     pts: u64,
     proc: u64,
+}
+
+/// A [`Confinement`] as it travels to the zygote: its descriptors go alongside, in the order
+/// report, ruleset (when `ruleset`), proxy channel (when `proxy`).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct WireConfinement {
+    mounts: Option<MountPlan>,
+    ruleset: bool,
+    late: LateGrants,
+    seccomp: Option<Vec<u64>>,
+    proxy: bool,
+}
+
+impl Confinement {
+    /// The wire form and the descriptors to pass with it (owned by this confinement and the
+    /// caller's `Supervision`, which outlive the send).
+    pub(crate) fn to_wire(&self) -> (WireConfinement, Vec<RawFd>) {
+        let mut fds = vec![self.report];
+        fds.extend(self.ruleset.as_ref().map(AsRawFd::as_raw_fd));
+        fds.extend(self.proxy);
+        let wire = WireConfinement {
+            mounts: self.mounts.clone(),
+            ruleset: self.ruleset.is_some(),
+            late: self.late,
+            seccomp: self.seccomp.as_ref().map(Filter::to_words),
+            proxy: self.proxy.is_some(),
+        };
+        (wire, fds)
+    }
+
+    /// The confinement the zygote runs, from the wire form and the descriptors it came with
+    /// (taken from `fds` in the order [`Confinement::to_wire`] gave them; the raw ones stay
+    /// owned by the caller). `None` when a descriptor is missing.
+    pub(crate) fn from_wire(
+        wire: WireConfinement,
+        fds: &mut impl Iterator<Item = OwnedFd>,
+        kept: &mut Vec<OwnedFd>,
+    ) -> Option<Confinement> {
+        let raw = |fd: OwnedFd, kept: &mut Vec<OwnedFd>| {
+            let n = fd.as_raw_fd();
+            kept.push(fd);
+            n
+        };
+        let report = raw(fds.next()?, kept);
+        let ruleset = match wire.ruleset {
+            true => Some(fds.next()?),
+            false => None,
+        };
+        let proxy = match wire.proxy {
+            true => Some(raw(fds.next()?, kept)),
+            false => None,
+        };
+        Some(Confinement {
+            mounts: wire.mounts,
+            ruleset,
+            late: wire.late,
+            seccomp: wire.seccomp.as_deref().map(Filter::from_words),
+            report,
+            proxy,
+        })
+    }
 }
 
 /// Settings for [`Confinement::prepare`].

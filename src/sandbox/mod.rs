@@ -29,12 +29,21 @@ mod run;
 #[cfg(target_os = "linux")]
 mod seccomp;
 pub mod secrets;
+mod spawn;
 #[cfg(target_os = "linux")]
 mod supervise;
 mod tripwire;
 mod trusted;
+#[cfg(target_os = "linux")]
+pub mod zygote;
 
-pub use run::{Finished, Supervised, Supervision};
+pub use run::{ChildIo, Finished, Stderr, Supervised, Supervision};
+
+/// What a child runs before exec to confine itself.
+#[cfg(target_os = "linux")]
+type Confinement = linux::Confinement;
+#[cfg(not(target_os = "linux"))]
+type Confinement = ();
 pub use secrets::{SecretSettings, Secrets, is_secret_env_name, may_hold_secret};
 pub use trusted::trusted_program;
 
@@ -327,6 +336,23 @@ impl Sandbox {
     /// only the person's identity. Call right before spawning; the work that allocates
     /// happens here, in rein.
     pub fn prepare(&self, cmd: &mut std::process::Command) -> Result<Supervision, String> {
+        let (supervision, confinement) = self.confinement_for(cmd)?;
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: `enter` only makes async-signal-safe system calls (no allocation, no locks).
+            unsafe { cmd.pre_exec(move || confinement.enter()) };
+        }
+        #[cfg(not(target_os = "linux"))]
+        let () = confinement;
+        Ok(supervision)
+    }
+
+    /// Sets `cmd`'s environment (see [`Sandbox::prepare`]) and prepares its confinement.
+    fn confinement_for(
+        &self,
+        cmd: &mut std::process::Command,
+    ) -> Result<(Supervision, Confinement), String> {
         let own: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = cmd
             .get_envs()
             .map(|(k, v)| (k.to_owned(), v.map(std::ffi::OsStr::to_owned)))
@@ -358,20 +384,35 @@ impl Sandbox {
         self.prepare_platform(cmd)
     }
 
-    /// Spawns `cmd` (tokio) confined, in a process group of its own.
-    pub fn spawn(&self, cmd: &mut tokio::process::Command) -> Result<Supervised, SpawnError> {
-        let mut supervision = self
-            .prepare(cmd.as_std_mut())
-            .map_err(SpawnError::Sandbox)?;
-        cmd.process_group(0).kill_on_drop(false);
-        let child = cmd.spawn().map_err(SpawnError::Start)?;
+    /// Spawns `cmd` confined, in a process group of its own, with a pipe for its stdout and
+    /// the other streams as `io` says. Only its program, arguments, environment and directory
+    /// are used when the zygote starts it (see `zygote`); otherwise it is forked from rein.
+    /// Needs a tokio runtime.
+    pub fn spawn(
+        &self,
+        cmd: &mut std::process::Command,
+        io: ChildIo,
+    ) -> Result<Supervised, SpawnError> {
+        let (mut supervision, confinement) =
+            self.confinement_for(cmd).map_err(SpawnError::Sandbox)?;
+        let streams = run::Streams::new(io).map_err(SpawnError::Start)?;
+        #[cfg(target_os = "linux")]
+        let launched = spawn::via_zygote(cmd, &confinement, &streams);
+        #[cfg(not(target_os = "linux"))]
+        let launched = None;
+        let pid = match launched {
+            Some(started) => started.map_err(SpawnError::Start)?,
+            None => spawn::by_fork(cmd, confinement, &streams).map_err(SpawnError::Start)?,
+        };
         supervision.start_proxy(false);
-        Ok(Supervised::new(child, supervision))
+        Supervised::new(pid, streams, supervision).map_err(SpawnError::Start)
     }
 
     #[cfg(target_os = "linux")]
-    fn prepare_platform(&self, cmd: &mut std::process::Command) -> Result<Supervision, String> {
-        use std::os::unix::process::CommandExt;
+    fn prepare_platform(
+        &self,
+        cmd: &mut std::process::Command,
+    ) -> Result<(Supervision, Confinement), String> {
         let (mut supervision, report) = Supervision::with_pipe()
             .map_err(|e| format!("The sandbox cannot make a pipe: {e}."))?;
         if self.mode != SandboxMode::Off
@@ -397,15 +438,16 @@ impl Sandbox {
                 Err(e) => return Err(e),
             }
         };
-        // SAFETY: `enter` only makes async-signal-safe system calls (no allocation, no locks).
-        unsafe { cmd.pre_exec(move || confinement.enter()) };
-        Ok(supervision)
+        Ok((supervision, confinement))
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn prepare_platform(&self, _cmd: &mut std::process::Command) -> Result<Supervision, String> {
+    fn prepare_platform(
+        &self,
+        _cmd: &mut std::process::Command,
+    ) -> Result<(Supervision, Confinement), String> {
         // Reported as unavailable: every command is asked for, and runs unconfined.
-        Ok(Supervision::default())
+        Ok((Supervision::default(), ()))
     }
 
     /// When a failed command's output shows that the sandbox blocked it (a write outside the

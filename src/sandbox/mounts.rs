@@ -22,6 +22,7 @@
 //! Everything here runs in the child after `fork`, so it only makes system calls: no
 //! allocation, no locks. Paths are prepared as `CString`s before the fork.
 
+use serde::{Deserialize, Serialize};
 use std::ffi::{CStr, CString};
 use std::io;
 
@@ -36,7 +37,7 @@ pub(crate) enum NsMode {
 }
 
 /// Which ways to a private mount namespace work on this machine.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct NsSupport {
     pub(crate) plain: bool,
     pub(crate) user: bool,
@@ -63,6 +64,7 @@ impl NsSupport {
 }
 
 /// What to set up in the child.
+#[derive(Clone, Serialize, Deserialize)]
 pub(crate) struct MountPlan {
     /// Decided in the child, whose uid may differ from rein's (`Command::uid`).
     pub(crate) ns: NsSupport,
@@ -86,7 +88,7 @@ pub(crate) struct MountPlan {
 }
 
 /// The home directory as the command sees it, prepared once per session.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct HomeMounts {
     /// The home directory (canonical).
     pub(crate) dir: CString,
@@ -95,7 +97,7 @@ pub(crate) struct HomeMounts {
 }
 
 /// One path of the home view.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum HomeNode {
     /// A directory on the way.
     Dir,
@@ -106,6 +108,7 @@ pub(crate) enum HomeNode {
 }
 
 /// How the workspace's `.git` is presented to the command.
+#[derive(Clone, Serialize, Deserialize)]
 pub(crate) enum GitPlan {
     /// Nothing to do (no `.git`, or a symlink, which the tripwire watches).
     Leave,

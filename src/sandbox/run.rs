@@ -239,22 +239,252 @@ impl Supervision {
     }
 }
 
-/// A sandboxed command started with tokio, with its supervision.
+/// Where a sandboxed command's stderr goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stderr {
+    /// `/dev/null`.
+    Null,
+    /// A pipe of its own ([`Supervised::stderr`]).
+    Pipe,
+    /// The stdout pipe, as `2>&1` does: both streams in the order they were written.
+    Stdout,
+}
+
+/// The streams of a sandboxed command; stdout is always a pipe ([`Supervised::stdout`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ChildIo {
+    /// A pipe to its stdin ([`Supervised::stdin`]); else `/dev/null`.
+    pub stdin: bool,
+    pub stderr: Stderr,
+}
+
+/// The pipes of one command: the child's end and rein's end of each.
+pub(super) struct Streams {
+    stdin: Option<Pipe>,
+    stdout: Pipe,
+    stderr: Option<Pipe>,
+    merged: bool,
+}
+
+/// One pipe: the end the child gets and the end rein keeps.
+struct Pipe {
+    child: OwnedFd,
+    ours: OwnedFd,
+}
+
+impl Streams {
+    /// Fresh pipes for `io` (closed on exec, so no other child inherits them).
+    pub(super) fn new(io: ChildIo) -> io::Result<Streams> {
+        let to_child = || {
+            pipe().map(|(read, write)| Pipe {
+                child: read,
+                ours: write,
+            })
+        };
+        let from_child = || {
+            pipe().map(|(read, write)| Pipe {
+                child: write,
+                ours: read,
+            })
+        };
+        Ok(Streams {
+            stdin: io.stdin.then(to_child).transpose()?,
+            stdout: from_child()?,
+            stderr: (io.stderr == Stderr::Pipe).then(from_child).transpose()?,
+            merged: io.stderr == Stderr::Stdout,
+        })
+    }
+
+    /// The child's ends as the zygote takes them: for stdin, stdout and stderr the index into
+    /// the descriptors (`None`: `/dev/null`), and the descriptors.
+    #[cfg(target_os = "linux")]
+    pub(super) fn for_child(&self) -> ([Option<u8>; 3], Vec<std::os::fd::BorrowedFd<'_>>) {
+        use std::os::fd::AsFd;
+        let mut fds = Vec::new();
+        fn add<'a>(p: &'a Pipe, fds: &mut Vec<std::os::fd::BorrowedFd<'a>>) -> u8 {
+            fds.push(p.child.as_fd());
+            (fds.len() - 1) as u8
+        }
+        let stdin = self.stdin.as_ref().map(|p| add(p, &mut fds));
+        let stdout = Some(add(&self.stdout, &mut fds));
+        let stderr = match (&self.stderr, self.merged) {
+            (Some(p), _) => Some(add(p, &mut fds)),
+            (None, true) => stdout,
+            (None, false) => None,
+        };
+        ([stdin, stdout, stderr], fds)
+    }
+
+    /// The child's ends as `std::process::Command` takes them (copies: these stay open until
+    /// rein's copies are closed in [`Supervised::new`]).
+    pub(super) fn stdio(&self) -> io::Result<[std::process::Stdio; 3]> {
+        use std::process::Stdio;
+        let copy = |p: &Pipe| p.child.try_clone().map(Stdio::from);
+        Ok([
+            self.stdin
+                .as_ref()
+                .map_or_else(|| Ok(Stdio::null()), copy)?,
+            copy(&self.stdout)?,
+            match (&self.stderr, self.merged) {
+                (Some(p), _) => copy(p)?,
+                (None, true) => copy(&self.stdout)?,
+                (None, false) => Stdio::null(),
+            },
+        ])
+    }
+}
+
+/// A pipe `(read, write)` whose ends close on exec.
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid out-array of two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are fresh and owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// A sandboxed command's supervisor (rein's child), waited for through a pidfd.
+struct Exit {
+    pidfd: tokio::io::unix::AsyncFd<OwnedFd>,
+    status: Option<ExitStatus>,
+}
+
+impl Exit {
+    fn new(pid: u32) -> io::Result<Exit> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: plain syscall; `pid` is our own child, not yet reaped, so it is not reused.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor owned by nothing else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        // SAFETY: the AsyncFd owns the descriptor; nothing else closes or replaces it.
+        let pidfd = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+        }?;
+        Ok(Exit {
+            pidfd,
+            status: None,
+        })
+    }
+
+    /// Waits until the supervisor has exited and reaps it (cancel-safe).
+    async fn wait(&mut self) -> io::Result<ExitStatus> {
+        loop {
+            if let Some(status) = self.status {
+                return Ok(status);
+            }
+            let mut ready = self.pidfd.readable().await?;
+            match reap(self.pidfd.get_ref())? {
+                Some(status) => self.status = Some(status),
+                None => ready.clear_ready(),
+            }
+        }
+    }
+}
+
+/// Reaps the process behind `pidfd` if it has exited.
+fn reap(pidfd: &OwnedFd) -> io::Result<Option<ExitStatus>> {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: an all-zero siginfo_t is valid; waitid fills it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waiting for our own child through its pidfd.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PIDFD,
+                pidfd.as_raw_fd() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG,
+            )
+        };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        // SAFETY: waitid filled the child fields (si_pid is 0 when nothing exited).
+        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+        if pid == 0 {
+            return Ok(None);
+        }
+        let raw = match info.si_code {
+            libc::CLD_EXITED => (status & 0xff) << 8,
+            libc::CLD_DUMPED => (status & 0x7f) | 0x80,
+            _ => status & 0x7f,
+        };
+        return Ok(Some(ExitStatus::from_raw(raw)));
+    }
+}
+
+/// A sandboxed command, with its streams and its supervision.
 pub struct Supervised {
-    /// The supervisor process (the command runs beneath it).
-    pub child: tokio::process::Child,
+    /// A pipe to the command's stdin (when [`ChildIo::stdin`]).
+    pub stdin: Option<tokio::net::unix::pipe::Sender>,
+    /// The command's stdout (and stderr with [`Stderr::Stdout`]).
+    pub stdout: Option<tokio::net::unix::pipe::Receiver>,
+    /// The command's stderr (with [`Stderr::Pipe`]).
+    pub stderr: Option<tokio::net::unix::pipe::Receiver>,
+    /// `None` once handed to the reaper task of a dropped command.
+    exit: Option<Exit>,
     supervision: Option<Supervision>,
+    /// The supervisor's pid until it is reaped.
     pid: Option<u32>,
 }
 
 impl Supervised {
-    /// Pairs a spawned supervisor with its supervision.
-    pub fn new(child: tokio::process::Child, supervision: Supervision) -> Supervised {
-        let pid = child.id();
-        Supervised {
-            child,
-            supervision: Some(supervision),
-            pid,
+    /// Pairs the supervisor `pid` (rein's child) with its streams and its supervision; closes
+    /// rein's copies of the child's ends.
+    pub(super) fn new(
+        pid: u32,
+        streams: Streams,
+        supervision: Supervision,
+    ) -> io::Result<Supervised> {
+        use tokio::net::unix::pipe;
+        let Streams {
+            stdin,
+            stdout,
+            stderr,
+            ..
+        } = streams;
+        let ours = || -> io::Result<_> {
+            Ok((
+                Exit::new(pid)?,
+                stdin
+                    .map(|p| pipe::Sender::from_owned_fd(p.ours))
+                    .transpose()?,
+                pipe::Receiver::from_owned_fd(stdout.ours)?,
+                stderr
+                    .map(|p| pipe::Receiver::from_owned_fd(p.ours))
+                    .transpose()?,
+            ))
+        };
+        match ours() {
+            Ok((exit, stdin, stdout, stderr)) => Ok(Supervised {
+                stdin,
+                stdout: Some(stdout),
+                stderr,
+                exit: Some(exit),
+                supervision: Some(supervision),
+                pid: Some(pid),
+            }),
+            Err(e) => {
+                // Nothing could wait for it or read it: it must not run on unwatched.
+                if let Ok(pid) = i32::try_from(pid) {
+                    // SAFETY: plain calls on our own child and its process group.
+                    unsafe {
+                        libc::kill(-pid, libc::SIGKILL);
+                        libc::waitpid(pid, std::ptr::null_mut(), 0);
+                    }
+                }
+                Err(e)
+            }
         }
     }
 
@@ -268,7 +498,7 @@ impl Supervised {
     /// Last resort when the supervisor does not exit: kills it and its process group.
     pub fn kill(&self) {
         if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: plain calls; a stale pid only yields ESRCH.
+            // SAFETY: plain calls on our own child, not yet reaped.
             unsafe {
                 if libc::getpgid(pid) == pid {
                     libc::kill(-pid, libc::SIGKILL);
@@ -279,6 +509,16 @@ impl Supervised {
         }
     }
 
+    /// Waits until the supervisor has exited, that is, the command and everything it started
+    /// (cancel-safe; call [`Supervised::finish`] with the status).
+    pub async fn exited(&mut self) -> io::Result<ExitStatus> {
+        let exit = self.exit.as_mut().ok_or(io::ErrorKind::NotFound)?;
+        let status = exit.wait().await?;
+        // Reaped: the pid may belong to another process from now on.
+        self.pid = None;
+        Ok(status)
+    }
+
     /// Finishes after the supervisor exited with `status` (see [`Supervision::finish`]).
     pub fn finish(&mut self, status: ExitStatus) -> Finished {
         self.pid = None;
@@ -287,16 +527,16 @@ impl Supervised {
 
     /// Waits for the command and everything it started.
     pub async fn wait(&mut self) -> io::Result<Finished> {
-        let status = self.child.wait().await?;
+        let status = self.exited().await?;
         Ok(self.finish(status))
     }
 
-    /// Waits, collecting stdout and stderr (when piped).
+    /// Waits, collecting stdout and stderr.
     pub async fn wait_with_output(mut self) -> io::Result<(std::process::Output, Finished)> {
         use tokio::io::AsyncReadExt;
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let mut stdout = self.child.stdout.take();
-        let mut stderr = self.child.stderr.take();
+        let mut stdout = self.stdout.take();
+        let mut stderr = self.stderr.take();
         let read_out = async {
             if let Some(s) = stdout.as_mut() {
                 let _ = s.read_to_end(&mut out).await;
@@ -307,7 +547,7 @@ impl Supervised {
                 let _ = s.read_to_end(&mut err).await;
             }
         };
-        let (status, (), ()) = tokio::join!(self.child.wait(), read_out, read_err);
+        let (status, (), ()) = tokio::join!(self.exited(), read_out, read_err);
         let finished = self.finish(status?);
         let output = std::process::Output {
             status: finished.status,
@@ -319,8 +559,17 @@ impl Supervised {
 }
 
 impl Drop for Supervised {
-    /// A call abandoned mid-run (its future dropped) still leaves nothing running.
+    /// A call abandoned mid-run (its future dropped) still leaves nothing running, and its
+    /// supervisor is reaped once it has exited.
     fn drop(&mut self) {
         self.stop();
+        if self.pid.is_some()
+            && let Some(mut exit) = self.exit.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(async move {
+                let _ = exit.wait().await;
+            });
+        }
     }
 }

@@ -177,6 +177,29 @@ pub(crate) struct Filter {
     prog: Vec<libc::sock_filter>,
 }
 
+impl Filter {
+    /// The program as plain words, to send it to the zygote.
+    pub(crate) fn to_words(&self) -> Vec<u64> {
+        let word = |i: &libc::sock_filter| {
+            u64::from(i.code) | u64::from(i.jt) << 16 | u64::from(i.jf) << 24 | u64::from(i.k) << 32
+        };
+        self.prog.iter().map(word).collect()
+    }
+
+    /// The program [`Filter::to_words`] made.
+    pub(crate) fn from_words(words: &[u64]) -> Filter {
+        let ins = |w: &u64| libc::sock_filter {
+            code: *w as u16,
+            jt: (*w >> 16) as u8,
+            jf: (*w >> 24) as u8,
+            k: (*w >> 32) as u32,
+        };
+        Filter {
+            prog: words.iter().map(ins).collect(),
+        }
+    }
+}
+
 /// One instruction whose jump targets are still symbolic.
 enum Ins {
     Load(u32),
@@ -367,6 +390,20 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_program_reaches_the_zygote_unchanged() {
+        for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
+            let Some(f) = Filter::build(sockets) else {
+                return;
+            };
+            let back = Filter::from_words(&f.to_words());
+            let fields = |f: &Filter| -> Vec<(u16, u8, u8, u32)> {
+                f.prog.iter().map(|i| (i.code, i.jt, i.jf, i.k)).collect()
+            };
+            assert_eq!(fields(&back), fields(&f));
+        }
+    }
 
     /// A tiny interpreter for the subset of classic BPF the filter uses, to check the program
     /// without installing it.

@@ -115,9 +115,15 @@ pub(crate) fn unblock_signals() -> io::Result<()> {
 /// `fork` without the C library's fork handlers (which may take locks): a plain `clone`.
 /// Returns the child's pid in the parent and 0 in the child.
 pub(crate) fn fork() -> io::Result<libc::pid_t> {
-    // SAFETY: clone with only an exit signal behaves like fork; the extra arguments are zero,
-    // so their order (which differs between architectures) does not matter.
-    let pid = unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0, 0, 0, 0) };
+    clone_with(0)
+}
+
+/// Like [`fork`], with more `clone` flags (e.g. `CLONE_PARENT`).
+pub(crate) fn clone_with(flags: libc::c_int) -> io::Result<libc::pid_t> {
+    let flags = (flags | libc::SIGCHLD) as libc::c_ulong;
+    // SAFETY: clone without CLONE_VM behaves like fork; the extra arguments are zero, so their
+    // order (which differs between architectures) does not matter.
+    let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0, 0, 0, 0) };
     if pid < 0 {
         Err(io::Error::last_os_error())
     } else {

@@ -47,6 +47,8 @@ mod rewind_session;
 mod sandbox;
 mod sandbox_escape;
 mod sandbox_fallback;
+mod sandbox_forked;
+mod sandbox_zygote;
 mod scripted_server;
 mod session_store;
 mod sessions_e2e;

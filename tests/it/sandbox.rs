@@ -6,11 +6,10 @@
 #![cfg(target_os = "linux")]
 
 use rein::config::SandboxMode;
-use rein::sandbox::{Sandbox, SandboxStatus, run_sandboxed};
+use rein::sandbox::{ChildIo, Sandbox, SandboxStatus, Stderr, run_sandboxed};
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 /// A user's machine in miniature: `proj` is the workspace; `proj-evil` its look-alike
@@ -57,7 +56,7 @@ impl Machine {
     }
 
     async fn run_as(&self, sb: &Sandbox, script: &str, uid: Option<u32>) -> (i32, String) {
-        let mut cmd = tokio::process::Command::new("bash");
+        let mut cmd = std::process::Command::new("bash");
         cmd.arg("-c")
             .arg(script)
             .current_dir(&self.ws)
@@ -66,13 +65,16 @@ impl Machine {
             .env("GIT_AUTHOR_NAME", "t")
             .env("GIT_AUTHOR_EMAIL", "t@example.com")
             .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .stdin(Stdio::null());
+            .env("GIT_COMMITTER_EMAIL", "t@example.com");
         if let Some(id) = uid {
-            cmd.as_std_mut().uid(id).gid(id);
+            // A relative program: forked from this process, where the uid applies.
+            cmd.uid(id).gid(id);
         }
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let child = sb.spawn(&mut cmd).expect("spawn");
+        let io = ChildIo {
+            stdin: false,
+            stderr: Stderr::Pipe,
+        };
+        let child = sb.spawn(&mut cmd, io).expect("spawn");
         let (out, _) = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
             .await
             .expect("timeout")

@@ -24,6 +24,9 @@ pub enum Mode {
     Namespaces,
     /// `REIN_SANDBOX_FALLBACK=1`: Landlock, seccomp and the tripwire only.
     Fallback,
+    /// Namespaces, each command forked from rein instead of started by the zygote
+    /// (`REIN_SANDBOX_ZYGOTE=0`, rein's way when its zygote cannot run).
+    Forked,
 }
 
 impl Mode {
@@ -32,13 +35,15 @@ impl Mode {
     fn ready(self) -> bool {
         let dir = std::env::temp_dir();
         let sb = match self {
-            Mode::Namespaces => Sandbox::new(SandboxMode::WorkspaceWrite, false, dir.clone(), dir),
+            Mode::Namespaces | Mode::Forked => {
+                Sandbox::new(SandboxMode::WorkspaceWrite, false, dir.clone(), dir)
+            }
             Mode::Fallback => {
                 Sandbox::without_namespaces(SandboxMode::WorkspaceWrite, false, dir.clone(), dir)
             }
         };
         let want = match self {
-            Mode::Namespaces => Mechanism::Namespaces,
+            Mode::Namespaces | Mode::Forked => Mechanism::Namespaces,
             Mode::Fallback => Mechanism::LandlockOnly,
         };
         if sb.status() == &SandboxStatus::Enforced && sb.mechanism() == want {
@@ -65,8 +70,14 @@ impl Mode {
     }
 
     fn env(self, c: &mut Command) {
-        if self == Mode::Fallback {
-            c.env("REIN_SANDBOX_FALLBACK", "1");
+        match self {
+            Mode::Namespaces => {}
+            Mode::Fallback => {
+                c.env("REIN_SANDBOX_FALLBACK", "1");
+            }
+            Mode::Forked => {
+                c.env(rein::sandbox::zygote::SWITCH, "0");
+            }
         }
     }
 }
@@ -687,8 +698,10 @@ pub fn commands_have_no_terminal(mode: Mode) {
     for (k, v) in w.env_vars() {
         cmd.env(k, v);
     }
-    if mode == Mode::Fallback {
-        cmd.env("REIN_SANDBOX_FALLBACK", "1");
+    match mode {
+        Mode::Namespaces => {}
+        Mode::Fallback => cmd.env("REIN_SANDBOX_FALLBACK", "1"),
+        Mode::Forked => cmd.env(rein::sandbox::zygote::SWITCH, "0"),
     }
     cmd.env("TERM", "xterm-256color");
     cmd.cwd(&w.ws);
@@ -711,7 +724,7 @@ pub fn commands_have_no_terminal(mode: Mode) {
         !r.contains(&typed),
         "the command read another terminal: {r}"
     );
-    if mode == Mode::Namespaces {
+    if mode != Mode::Fallback {
         // Its own terminals work (a private /dev/pts).
         assert!(r.contains("own pty b'ok"), "{r}");
     }

@@ -9,12 +9,12 @@ use super::{
 };
 use crate::llm::ToolSpec;
 use crate::protocol::{Event, ToolDisplay};
-use crate::sandbox::{Finished, SpawnError, Supervised};
+use crate::sandbox::{ChildIo, Finished, SpawnError, Stderr, Supervised};
 use output::Output;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
@@ -114,35 +114,27 @@ enum End {
 
 /// Builds the `bash -c` command for `command` in the workspace (bash from a trusted place:
 /// never a relative `PATH` entry or a directory commands may write).
-fn build_command(ctx: &ToolCtx, command: &str) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(ctx.sandbox.program("bash"));
+fn build_command(ctx: &ToolCtx, command: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(ctx.sandbox.program("bash"));
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.workspace)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .env("TMPDIR", &ctx.temp_dir);
     for name in &ctx.env_remove {
         cmd.env_remove(name);
     }
-    // SAFETY: runs in the forked child before exec; dup2 is async-signal-safe and allocates
-    // nothing. Sharing one pipe keeps stdout and stderr in the order they were written.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::dup2(1, 2) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
     cmd
 }
 
-/// Starts `command` under the sandbox.
+/// Starts `command` under the sandbox. Its stderr shares the stdout pipe, which keeps the two
+/// in the order they were written.
 fn start(ctx: &ToolCtx, command: &str) -> Result<Supervised, ToolError> {
+    let io = ChildIo {
+        stdin: false,
+        stderr: Stderr::Stdout,
+    };
     ctx.sandbox
-        .spawn(&mut build_command(ctx, command))
+        .spawn(&mut build_command(ctx, command), io)
         .map_err(|e| match e {
             SpawnError::Sandbox(e) => ToolError(format!(
                 "the sandbox could not be set up for this command: {e}"
@@ -158,11 +150,11 @@ fn start(ctx: &ToolCtx, command: &str) -> Result<Supervised, ToolError> {
 /// it does not exit in time, it is killed too.
 async fn stop(running: &mut Supervised) -> ExitStatus {
     running.stop();
-    if let Ok(Ok(status)) = tokio::time::timeout(REAP_WAIT, running.child.wait()).await {
+    if let Ok(Ok(status)) = tokio::time::timeout(REAP_WAIT, running.exited()).await {
         return status;
     }
     running.kill();
-    match tokio::time::timeout(REAP_WAIT, running.child.wait()).await {
+    match tokio::time::timeout(REAP_WAIT, running.exited()).await {
         Ok(Ok(status)) => status,
         _ => ExitStatus::from_raw(libc::SIGKILL),
     }
@@ -186,7 +178,7 @@ async fn run_command(ctx: &ToolCtx, command: &str, timeout: u64) -> Result<ToolO
             ))
         })?;
     let mut running = start(ctx, command)?;
-    let Some(stdout) = running.child.stdout.take() else {
+    let Some(stdout) = running.stdout.take() else {
         return Err(ToolError::new("could not capture the command's output."));
     };
     let mut stream = Streaming {
@@ -233,7 +225,7 @@ fn send_chunk(ctx: &ToolCtx, chunk: String) {
 /// A command's output as it streams: kept (and saved when long) and shown chunk by chunk.
 struct Streaming<'a> {
     ctx: &'a ToolCtx,
-    stdout: tokio::process::ChildStdout,
+    stdout: tokio::net::unix::pipe::Receiver,
     out: Output,
     buf: Vec<u8>,
     eof: bool,
@@ -292,7 +284,7 @@ async fn watch(
                 Ok(0) | Err(_) => stream.eof = true,
                 Ok(n) => stream.take(n),
             },
-            waited = running.child.wait(), if status.is_none() => match waited {
+            waited = running.exited(), if status.is_none() => match waited {
                 Ok(s) => {
                     status = Some(s);
                     drain_until = Some(Instant::now() + DRAIN_AFTER_EXIT);

@@ -1,0 +1,415 @@
+//! The sandbox's zygote: a small process, exec'd from rein's own binary once per rein process,
+//! that starts sandboxed commands for rein.
+//!
+//! Forking rein for a command copies rein's whole address space three times (the supervisor,
+//! the PID namespace's init, the command) and tears it down three times; forking a freshly
+//! exec'd process that holds almost nothing costs a fraction of that. rein still prepares
+//! everything (environment, mounts, Landlock ruleset, seccomp program) and sends it with the
+//! descriptors over a private socket. The zygote clones a child *for rein* (`CLONE_PARENT`:
+//! rein is its parent, waits for it and signals it as before), which runs the same
+//! `Confinement::enter` a child forked from rein runs, and execs the command. The zygote
+//! holds no secret (its environment is empty), is not dumpable, and exits when rein's end of
+//! the socket closes.
+
+use super::linux::{Confinement, WireConfinement};
+use super::supervise;
+use rustix::net::{
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags,
+    SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
+};
+use serde::{Deserialize, Serialize};
+use std::ffi::{CString, c_char};
+use std::io::{self, IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// The argument that makes rein's binary serve as the zygote (see [`serve`]).
+pub const ZYGOTE_ARG: &str = "__sandbox-zygote";
+
+/// The environment variable that turns the zygote off (`0`): commands are then forked from
+/// rein, as before it existed.
+pub const SWITCH: &str = "REIN_SANDBOX_ZYGOTE";
+
+/// The largest request the zygote reads; a larger one is started by forking rein instead.
+const MAX_REQUEST: usize = 192 << 10;
+
+/// The most descriptors one request carries: three streams, report, ruleset, proxy channel.
+const MAX_FDS: usize = 6;
+
+static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+static ON: AtomicBool = AtomicBool::new(false);
+static CLIENT: Mutex<Option<Client>> = Mutex::new(None);
+
+/// Starts sandboxed commands through a zygote run from `program` (a binary whose `main` calls
+/// [`serve`] when given [`ZYGOTE_ARG`]; the first program given is kept); without it,
+/// commands are forked from rein itself.
+pub fn enable(program: PathBuf) {
+    let _ = PROGRAM.set(program);
+    ON.store(true, Ordering::SeqCst);
+}
+
+/// Forks commands from rein again (for comparisons); a running zygote stays for later.
+pub fn disable() {
+    ON.store(false, Ordering::SeqCst);
+}
+
+/// One command for the zygote: what to exec, where, and with which streams.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Request {
+    /// An absolute path.
+    pub(super) program: Vec<u8>,
+    /// Including `argv[0]`.
+    pub(super) argv: Vec<Vec<u8>>,
+    /// The whole environment, `NAME=value`.
+    pub(super) env: Vec<Vec<u8>>,
+    /// An absolute path.
+    pub(super) cwd: Vec<u8>,
+    /// For stdin, stdout and stderr: the index of the passed descriptor, or `None` for
+    /// `/dev/null` (the same index twice shares one pipe, as `2>&1` does).
+    pub(super) stdio: [Option<u8>; 3],
+    /// Its descriptors follow the streams' among the passed ones.
+    pub(super) confinement: WireConfinement,
+}
+
+/// How a request ended: the child's pid (rein's child) and, when the command could not be
+/// started, the error (the child has then exited or is about to).
+pub(super) struct Started {
+    pub(super) pid: libc::pid_t,
+    pub(super) error: Option<io::Error>,
+}
+
+/// Sends `req` with `fds` to the zygote. `None`: no zygote (not enabled, it cannot start, or
+/// the request is too large), and nothing was started; fork from rein instead.
+pub(super) fn launch(req: &Request, fds: &[BorrowedFd<'_>]) -> Option<io::Result<Started>> {
+    let program = PROGRAM.get().filter(|_| ON.load(Ordering::SeqCst))?;
+    let bytes = bincode::serialize(req).ok()?;
+    if bytes.len() > MAX_REQUEST || fds.len() > MAX_FDS {
+        return None;
+    }
+    let mut slot = crate::sync::lock(&CLIENT);
+    for _ in 0..2 {
+        if slot.is_none() {
+            match Client::start(program) {
+                Ok(c) => *slot = Some(c),
+                Err(e) => {
+                    tracing::warn!("sandbox: the zygote cannot start ({e}); forking instead");
+                    return None;
+                }
+            }
+        }
+        let client = slot.as_ref()?;
+        match client.call(&bytes, fds) {
+            Ok(started) => return Some(Ok(started)),
+            // Not sent: nothing started; a new zygote gets the request once more.
+            Err(Call::NotSent(e)) => {
+                tracing::warn!("sandbox: the zygote is gone ({e}); starting a new one");
+                *slot = None;
+            }
+            // Sent but unanswered: the command may have started, so it is not run again.
+            Err(Call::Unanswered(e)) => {
+                *slot = None;
+                return Some(Err(e));
+            }
+        }
+    }
+    None
+}
+
+/// A call that failed before or after the request was sent.
+enum Call {
+    NotSent(io::Error),
+    Unanswered(io::Error),
+}
+
+/// rein's end of a running zygote.
+struct Client {
+    socket: OwnedFd,
+    process: std::process::Child,
+}
+
+impl Client {
+    /// Execs `program` as the zygote, with an empty environment, `/` as its directory and the
+    /// socket as its stdin.
+    fn start(program: &Path) -> io::Result<Client> {
+        let (ours, theirs) = rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )?;
+        let process = std::process::Command::new(program)
+            .arg(ZYGOTE_ARG)
+            .env_clear()
+            .current_dir("/")
+            .stdin(Stdio::from(theirs))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()?;
+        tracing::debug!(pid = process.id(), "sandbox: the zygote runs");
+        Ok(Client {
+            socket: ours,
+            process,
+        })
+    }
+
+    fn call(&self, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> Result<Started, Call> {
+        let mut space = vec![MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(fds.len()))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        if !control.push(SendAncillaryMessage::ScmRights(fds)) {
+            return Err(Call::NotSent(io::Error::other(
+                "no room for the descriptors",
+            )));
+        }
+        let iov = [IoSlice::new(bytes)];
+        retry(|| rustix::net::sendmsg(&self.socket, &iov, &mut control, SendFlags::NOSIGNAL))
+            .map_err(|e| Call::NotSent(e.into()))?;
+        let mut reply = [0u8; 8];
+        let n = retry(|| rustix::net::recv(&self.socket, &mut reply, RecvFlags::empty()))
+            .map_err(|e| Call::Unanswered(e.into()))?
+            .0;
+        if n != reply.len() {
+            return Err(Call::Unanswered(io::ErrorKind::UnexpectedEof.into()));
+        }
+        let word =
+            |i: usize| i32::from_ne_bytes([reply[i], reply[i + 1], reply[i + 2], reply[i + 3]]);
+        let (pid, errno) = (word(0), word(4));
+        if pid <= 0 {
+            return Err(Call::Unanswered(io::Error::from_raw_os_error(errno)));
+        }
+        Ok(Started {
+            pid,
+            error: (errno != 0).then(|| io::Error::from_raw_os_error(errno)),
+        })
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+/// Retries `f` while it is interrupted by a signal.
+fn retry<T>(mut f: impl FnMut() -> rustix::io::Result<T>) -> rustix::io::Result<T> {
+    loop {
+        match f() {
+            Err(rustix::io::Errno::INTR) => {}
+            r => return r,
+        }
+    }
+}
+
+/// The zygote itself (rein's binary given [`ZYGOTE_ARG`]): starts what arrives on stdin until
+/// rein closes it. Returns the process's exit code.
+pub fn serve() -> i32 {
+    super::protect_process();
+    // SAFETY: rein passes the socket as stdin, and nothing else in this process uses it.
+    let socket = unsafe { OwnedFd::from_raw_fd(0) };
+    let mut buf = vec![0u8; MAX_REQUEST];
+    loop {
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        let mut iov = [IoSliceMut::new(&mut buf)];
+        let got = retry(|| {
+            rustix::net::recvmsg(&socket, &mut iov, &mut control, RecvFlags::CMSG_CLOEXEC)
+        });
+        let Ok(msg) = got else { return 1 };
+        let fds: Vec<OwnedFd> = control
+            .drain()
+            .flat_map(|m| match m {
+                RecvAncillaryMessage::ScmRights(fds) => fds.collect::<Vec<_>>(),
+                _ => Vec::new(),
+            })
+            .collect();
+        if msg.bytes == 0 && fds.is_empty() {
+            return 0;
+        }
+        let truncated =
+            msg.flags.contains(ReturnFlags::TRUNC) || msg.flags.contains(ReturnFlags::CTRUNC);
+        let (pid, errno) = match bincode::deserialize::<Request>(&buf[..msg.bytes.min(buf.len())]) {
+            Ok(req) if !truncated => start(req, fds),
+            _ => (0, libc::EINVAL),
+        };
+        let mut reply = [0u8; 8];
+        reply[..4].copy_from_slice(&pid.to_ne_bytes());
+        reply[4..].copy_from_slice(&errno.to_ne_bytes());
+        if retry(|| rustix::net::send(&socket, &reply, SendFlags::NOSIGNAL)).is_err() {
+            return 1;
+        }
+    }
+}
+
+/// A request made ready to exec: C strings, pointer arrays and the confinement.
+struct Ready {
+    program: CString,
+    cwd: CString,
+    _argv: Vec<CString>,
+    argv_ptrs: Vec<*const c_char>,
+    _env: Vec<CString>,
+    env_ptrs: Vec<*const c_char>,
+    stdio: [Option<RawFd>; 3],
+    confinement: Confinement,
+}
+
+/// Starts one request: `(pid, 0)`, `(pid, errno)` when the command could not be started, or
+/// `(0, errno)` when nothing was.
+fn start(req: Request, fds: Vec<OwnedFd>) -> (i32, i32) {
+    let mut kept = Vec::new();
+    let ready = match Ready::new(req, fds, &mut kept) {
+        Some(r) => r,
+        None => return (0, libc::EINVAL),
+    };
+    let (err_read, err_write) = match pipe() {
+        Ok(p) => p,
+        Err(e) => return (0, e.raw_os_error().unwrap_or(libc::EIO)),
+    };
+    match supervise::clone_with(libc::CLONE_PARENT) {
+        Ok(0) => ready.exec(err_write.as_raw_fd()),
+        Ok(pid) => {
+            drop(err_write);
+            (pid, read_errno(&err_read))
+        }
+        Err(e) => (0, e.raw_os_error().unwrap_or(libc::EIO)),
+    }
+}
+
+impl Ready {
+    fn new(req: Request, fds: Vec<OwnedFd>, kept: &mut Vec<OwnedFd>) -> Option<Ready> {
+        let c = |b: Vec<u8>| CString::new(b).ok();
+        let argv: Vec<CString> = req.argv.into_iter().map(c).collect::<Option<_>>()?;
+        let env: Vec<CString> = req.env.into_iter().map(c).collect::<Option<_>>()?;
+        let streams = req
+            .stdio
+            .iter()
+            .flatten()
+            .map(|i| usize::from(*i) + 1)
+            .max()
+            .unwrap_or(0);
+        let mut fds = fds.into_iter();
+        let mut stream_fds = Vec::new();
+        for _ in 0..streams {
+            let fd = fds.next()?;
+            stream_fds.push(fd.as_raw_fd());
+            kept.push(fd);
+        }
+        let mut stdio = [None; 3];
+        for (slot, index) in stdio.iter_mut().zip(req.stdio) {
+            if let Some(i) = index {
+                *slot = Some(*stream_fds.get(usize::from(i))?);
+            }
+        }
+        let confinement = Confinement::from_wire(req.confinement, &mut fds, kept)?;
+        let ptrs = |v: &[CString]| {
+            v.iter()
+                .map(|s| s.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect::<Vec<_>>()
+        };
+        Some(Ready {
+            program: c(req.program)?,
+            cwd: c(req.cwd)?,
+            argv_ptrs: ptrs(&argv),
+            env_ptrs: ptrs(&env),
+            _argv: argv,
+            _env: env,
+            stdio,
+            confinement,
+        })
+    }
+
+    /// In the child: the streams, the directory, the confinement (which forks the supervising
+    /// processes), then exec. Reports an error on `err` and exits.
+    fn exec(&self, err: RawFd) -> ! {
+        let e = self.enter_and_exec();
+        let errno = e.raw_os_error().unwrap_or(libc::EIO).to_ne_bytes();
+        // SAFETY: writing a local buffer to our own pipe, then leaving the child.
+        unsafe {
+            libc::write(err, errno.as_ptr().cast(), errno.len());
+            libc::_exit(127)
+        }
+    }
+
+    /// What `std::process::Command` does before exec, then the confinement; returns only on
+    /// failure.
+    fn enter_and_exec(&self) -> io::Error {
+        // SAFETY: plain calls on this (single-threaded) child's own state; the pointers are
+        // valid NUL-terminated strings and NULL-terminated arrays owned by `self`.
+        unsafe {
+            if libc::setpgid(0, 0) != 0
+                || libc::signal(libc::SIGPIPE, libc::SIG_DFL) == libc::SIG_ERR
+            {
+                return io::Error::last_os_error();
+            }
+            for (target, source) in self.stdio.iter().enumerate() {
+                if let Err(e) = stream(*source, target as RawFd) {
+                    return e;
+                }
+            }
+            if libc::chdir(self.cwd.as_ptr()) != 0 {
+                return io::Error::last_os_error();
+            }
+            if let Err(e) = self.confinement.enter() {
+                return e;
+            }
+            libc::execve(
+                self.program.as_ptr(),
+                self.argv_ptrs.as_ptr(),
+                self.env_ptrs.as_ptr(),
+            );
+        }
+        io::Error::last_os_error()
+    }
+}
+
+/// Puts `source` (or `/dev/null`) on descriptor `target`.
+fn stream(source: Option<RawFd>, target: RawFd) -> io::Result<()> {
+    // SAFETY: plain descriptor calls; the path is a valid C string.
+    unsafe {
+        let fd = match source {
+            Some(fd) => fd,
+            None => libc::open(c"/dev/null".as_ptr(), libc::O_RDWR),
+        };
+        if fd < 0 || libc::dup2(fd, target) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if source.is_none() && fd != target {
+            libc::close(fd);
+        }
+    }
+    Ok(())
+}
+
+/// A pipe whose ends close on exec.
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid out-array of two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are fresh and owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The errno the child wrote before it exited, or 0 once the command's exec closed the pipe.
+fn read_errno(read: &OwnedFd) -> i32 {
+    let mut buf = [0u8; 4];
+    loop {
+        // SAFETY: reading into a local buffer of the length passed.
+        let n = unsafe { libc::read(read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return match n {
+            4 => i32::from_ne_bytes(buf),
+            0 => 0,
+            _ => libc::EIO,
+        };
+    }
+}

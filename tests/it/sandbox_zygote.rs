@@ -1,0 +1,169 @@
+//! The sandbox's zygote through the real binary: commands come from it (not from forks of
+//! rein), it holds no environment, it does not outlive rein, and a zygote killed mid-session
+//! loses no command.
+#![cfg(target_os = "linux")]
+
+use crate::support::rein::{World, assert_ok, last_result};
+use crate::support::{Reply, ScriptedServer};
+use rein::sandbox::zygote::ZYGOTE_ARG;
+use serde_json::json;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bash(command: &str) -> Reply {
+    Reply::tool_call("bash", json!({ "command": command }))
+}
+
+/// `rein exec --yes go` in `w`, started (not waited for).
+fn start(w: &World) -> Child {
+    let mut c = Command::new(crate::support::rein::rein_bin());
+    c.env_clear()
+        .current_dir(&w.ws)
+        .envs(w.env_vars())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .args(["exec", "--yes", "go"]);
+    c.spawn().unwrap()
+}
+
+/// Waits for `child` (at most 90 s).
+fn finish(child: Child) -> Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(90)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("rein did not finish");
+        }
+    }
+}
+
+/// The children of `pid` (every thread's) whose command line is the zygote's, that is the
+/// zygote and the supervisors it cloned for rein.
+fn zygote_children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for child in children_of(pid) {
+        let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+        let is_zygote = cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg == ZYGOTE_ARG.as_bytes());
+        if is_zygote && !found.contains(&child) {
+            found.push(child);
+        }
+    }
+    found
+}
+
+/// The children of `pid`'s threads.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .flat_map(|t| {
+            let list = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            list.split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Polls until `check` holds (at most `limit`).
+fn wait_for(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    check()
+}
+
+/// Whether `pid` is gone (or only a zombie waiting for its new parent).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+    }
+}
+
+#[test]
+fn commands_start_from_the_zygote_which_holds_nothing_and_ends_with_rein() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    s.push(bash("sleep 3; echo slept"))
+        .push(Reply::text("done"));
+    let child = start(&w);
+    let rein = child.id();
+    // While the command runs: the zygote and the command's supervisor, both rein's children
+    // with the zygote's command line (a fork of rein would carry rein's `exec --yes go`).
+    let mut seen = Vec::new();
+    let both = wait_for(Duration::from_secs(20), || {
+        seen = zygote_children(rein);
+        seen.len() >= 2
+    });
+    assert!(both, "no zygote-started command under rein: {seen:?}");
+    for pid in &seen {
+        // Readable as the same user only where the test may (root); the zygote's own
+        // environment is empty, so no key can be in it.
+        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) {
+            let key = w
+                .env_vars()
+                .into_iter()
+                .find(|(k, _)| k.contains("API_KEY"));
+            if let Some((_, value)) = key {
+                let value = value.to_string_lossy().into_owned();
+                assert!(
+                    !String::from_utf8_lossy(&env).contains(&value),
+                    "the key reached process {pid}"
+                );
+            }
+        }
+    }
+    let out = finish(child);
+    assert_ok(&out);
+    assert!(last_result(&s.request(1)).content.contains("slept"));
+    assert!(
+        wait_for(Duration::from_secs(10), || seen.iter().all(|p| gone(*p))),
+        "a zygote process outlived rein: {seen:?}"
+    );
+}
+
+#[test]
+fn a_killed_zygote_loses_no_command() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    s.push(bash("sleep 2; echo first-done"))
+        .push(bash("echo second-done"))
+        .push(Reply::text("done"));
+    let child = start(&w);
+    let rein = child.id();
+    let mut seen = Vec::new();
+    let running = wait_for(Duration::from_secs(20), || {
+        seen = zygote_children(rein);
+        seen.len() >= 2
+    });
+    assert!(running, "no zygote-started command under rein: {seen:?}");
+    // The zygote has no children of its own (it clones them for rein); the supervisor has.
+    let zygote = *seen
+        .iter()
+        .find(|p| children_of(**p).is_empty())
+        .expect("the zygote");
+    unsafe { libc::kill(zygote as i32, libc::SIGKILL) };
+    let out = finish(child);
+    assert_ok(&out);
+    let first = last_result(&s.request(1)).content;
+    assert!(first.contains("first-done"), "{first}");
+    let second = last_result(&s.request(2)).content;
+    assert!(second.contains("second-done"), "{second}");
+}
