@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 user=rein-sandbox-ci
 stage=/tmp/rein-sandbox-ci
 # The suites to run, modules of the one integration-test binary `it`.
-suites=(sandbox sandbox_escape sandbox_fallback net_proxy)
+suites=(sandbox sandbox_escape sandbox_fallback sandbox_forked sandbox_zygote net_proxy)
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "setup-sandbox-user: must run as root (it creates a user)" >&2

@@ -190,6 +190,22 @@ impl Supervision {
     /// Once the supervisor has exited with `status`: what happened, and the checks after the
     /// command (all its processes are gone by now).
     pub fn finish(mut self, status: ExitStatus) -> Finished {
+        #[cfg(target_os = "linux")]
+        let report = self.read_report();
+        #[cfg(not(target_os = "linux"))]
+        let report = None;
+        self.finish_with(status, report)
+    }
+
+    /// Takes the report pipe's read end, for a caller that reads the report itself.
+    /// Call once the child is spawned (it holds its own copy of the write end, so the pipe
+    /// ends when the supervising processes have exited).
+    pub(super) fn take_report_reader(&mut self) -> Option<OwnedFd> {
+        self.report.take().map(|(read, _write)| read)
+    }
+
+    /// [`Supervision::finish`] with the report already read (`None`: none came).
+    fn finish_with(mut self, status: ExitStatus, report: Option<RawReport>) -> Finished {
         let mut done = Finished {
             status,
             killed: 0,
@@ -198,7 +214,7 @@ impl Supervision {
             notes: std::mem::take(&mut self.notes),
         };
         #[cfg(target_os = "linux")]
-        if let Some(r) = self.read_report() {
+        if let Some(r) = report {
             done.killed = r.killed;
             done.stopped = r.kind == REPORT_STOPPED;
             done.status = ExitStatus::from_raw(r.status);
@@ -224,18 +240,25 @@ impl Supervision {
     /// The last report in the pipe, if any came.
     #[cfg(target_os = "linux")]
     fn read_report(&mut self) -> Option<RawReport> {
-        use std::os::fd::AsRawFd;
         let (read, _) = self.report.take()?;
-        let mut last = None;
-        let mut buf = [0u8; RawReport::SIZE];
-        loop {
-            // SAFETY: `buf` is a valid buffer of the length passed.
-            let n = unsafe { libc::read(read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n != RawReport::SIZE as isize {
-                return last;
-            }
-            last = RawReport::decode(&buf).or(last);
+        read_reports(&read).0
+    }
+}
+
+/// The last report waiting in the (non-blocking) pipe `read`, and whether the pipe has ended
+/// (every writer gone).
+#[cfg(target_os = "linux")]
+fn read_reports(read: &OwnedFd) -> (Option<RawReport>, bool) {
+    use std::os::fd::AsRawFd;
+    let mut last = None;
+    let mut buf = [0u8; RawReport::SIZE];
+    loop {
+        // SAFETY: `buf` is a valid buffer of the length passed.
+        let n = unsafe { libc::read(read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n != RawReport::SIZE as isize {
+            return (last, n == 0);
         }
+        last = RawReport::decode(&buf).or(last);
     }
 }
 
@@ -346,15 +369,25 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// A sandboxed command's supervisor (rein's child), waited for through a pidfd.
+/// A sandboxed command's end, waited for through its supervisor's pidfd (the supervisor is
+/// rein's child) and the report pipe: the report comes once every process of the command is
+/// gone, a little before the supervising processes themselves have exited.
 struct Exit {
     pidfd: tokio::io::unix::AsyncFd<OwnedFd>,
+    /// The report pipe's read end, until it has ended.
+    report: Option<tokio::io::unix::AsyncFd<OwnedFd>>,
+    /// The report, once read.
+    got: Option<RawReport>,
+    /// The command's end: from the report, or from the supervisor's exit.
     status: Option<ExitStatus>,
+    /// Whether the supervisor has been reaped.
+    reaped: bool,
 }
 
 impl Exit {
-    fn new(pid: u32) -> io::Result<Exit> {
+    fn new(pid: u32, report: Option<OwnedFd>) -> io::Result<Exit> {
         use std::os::fd::FromRawFd;
+        use tokio::io::{Interest, unix::AsyncFd};
         // SAFETY: plain syscall; `pid` is our own child, not yet reaped, so it is not reused.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
         if fd < 0 {
@@ -362,26 +395,80 @@ impl Exit {
         }
         // SAFETY: a fresh descriptor owned by nothing else.
         let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-        // SAFETY: the AsyncFd owns the descriptor; nothing else closes or replaces it.
-        let pidfd = unsafe {
-            tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
-        }?;
+        // SAFETY: each AsyncFd owns its descriptor; nothing else closes or replaces it.
+        let pidfd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }?;
+        let report = report
+            .map(|r| unsafe { AsyncFd::register_with_interest(r, Interest::READABLE) })
+            .transpose()?;
         Ok(Exit {
             pidfd,
+            report,
+            got: None,
             status: None,
+            reaped: false,
         })
     }
 
-    /// Waits until the supervisor has exited and reaps it (cancel-safe).
+    /// Waits until the command has ended (cancel-safe).
     async fn wait(&mut self) -> io::Result<ExitStatus> {
         loop {
             if let Some(status) = self.status {
                 return Ok(status);
             }
-            let mut ready = self.pidfd.readable().await?;
-            match reap(self.pidfd.get_ref())? {
-                Some(status) => self.status = Some(status),
-                None => ready.clear_ready(),
+            let report = async {
+                match &self.report {
+                    Some(r) => r.readable().await.map(Some),
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                ready = self.pidfd.readable() => {
+                    let mut ready = ready?;
+                    match reap(self.pidfd.get_ref())? {
+                        Some(status) => {
+                            self.reaped = true;
+                            self.take_report();
+                            self.status = Some(self.reported().unwrap_or(status));
+                        }
+                        None => ready.clear_ready(),
+                    }
+                }
+                ready = report => {
+                    if let Some(mut ready) = ready? {
+                        ready.clear_ready();
+                    }
+                    self.take_report();
+                    self.status = self.reported();
+                }
+            }
+        }
+    }
+
+    /// Reads what the report pipe holds; stops watching it once it has ended.
+    fn take_report(&mut self) {
+        if let Some(r) = &self.report {
+            let (got, ended) = read_reports(r.get_ref());
+            self.got = got.or(self.got);
+            if ended {
+                self.report = None;
+            }
+        }
+    }
+
+    /// The command's status as the report gives it.
+    fn reported(&self) -> Option<ExitStatus> {
+        self.got.map(|r| ExitStatus::from_raw(r.status))
+    }
+
+    /// Waits until the supervisor has exited, and reaps it.
+    async fn reap_supervisor(&mut self) {
+        while !self.reaped {
+            let Ok(mut ready) = self.pidfd.readable().await else {
+                return;
+            };
+            match reap(self.pidfd.get_ref()) {
+                Ok(Some(_)) | Err(_) => self.reaped = true,
+                Ok(None) => ready.clear_ready(),
             }
         }
     }
@@ -444,7 +531,7 @@ impl Supervised {
     pub(super) fn new(
         pid: u32,
         streams: Streams,
-        supervision: Supervision,
+        mut supervision: Supervision,
     ) -> io::Result<Supervised> {
         use tokio::net::unix::pipe;
         let Streams {
@@ -453,9 +540,10 @@ impl Supervised {
             stderr,
             ..
         } = streams;
+        let report = supervision.take_report_reader();
         let ours = || -> io::Result<_> {
             Ok((
-                Exit::new(pid)?,
+                Exit::new(pid, report)?,
                 stdin
                     .map(|p| pipe::Sender::from_owned_fd(p.ours))
                     .transpose()?,
@@ -509,20 +597,26 @@ impl Supervised {
         }
     }
 
-    /// Waits until the supervisor has exited, that is, the command and everything it started
-    /// (cancel-safe; call [`Supervised::finish`] with the status).
+    /// Waits until the command and everything it started are gone (cancel-safe; call
+    /// [`Supervised::finish`] with the status). Returns the command's status.
     pub async fn exited(&mut self) -> io::Result<ExitStatus> {
         let exit = self.exit.as_mut().ok_or(io::ErrorKind::NotFound)?;
         let status = exit.wait().await?;
-        // Reaped: the pid may belong to another process from now on.
-        self.pid = None;
+        if exit.reaped {
+            // The pid may belong to another process from now on.
+            self.pid = None;
+        }
         Ok(status)
     }
 
-    /// Finishes after the supervisor exited with `status` (see [`Supervision::finish`]).
+    /// Finishes after the command ended with `status` (see [`Supervision::finish`]).
     pub fn finish(&mut self, status: ExitStatus) -> Finished {
-        self.pid = None;
-        self.supervision.take().unwrap_or_default().finish(status)
+        let report = self.exit.as_mut().and_then(|e| {
+            e.take_report();
+            e.got
+        });
+        let supervision = self.supervision.take().unwrap_or_default();
+        supervision.finish_with(status, report)
     }
 
     /// Waits for the command and everything it started.
@@ -559,17 +653,18 @@ impl Supervised {
 }
 
 impl Drop for Supervised {
-    /// A call abandoned mid-run (its future dropped) still leaves nothing running, and its
-    /// supervisor is reaped once it has exited.
+    /// A call abandoned mid-run (its future dropped) still leaves nothing running, and the
+    /// supervisor is reaped once it has exited (it exits right after the report).
     fn drop(&mut self) {
-        self.stop();
-        if self.pid.is_some()
-            && let Some(mut exit) = self.exit.take()
+        let ended = self.exit.as_ref().is_some_and(|e| e.status.is_some());
+        if !ended {
+            self.stop();
+        }
+        if let Some(mut exit) = self.exit.take()
+            && !exit.reaped
             && let Ok(rt) = tokio::runtime::Handle::try_current()
         {
-            rt.spawn(async move {
-                let _ = exit.wait().await;
-            });
+            rt.spawn(async move { exit.reap_supervisor().await });
         }
     }
 }
