@@ -210,6 +210,9 @@ fn retry<T>(mut f: impl FnMut() -> rustix::io::Result<T>) -> rustix::io::Result<
 /// rein closes it. Returns the process's exit code.
 pub fn serve() -> i32 {
     super::protect_process();
+    // Named for `ps` and `top` (it would show as "exe", after `/proc/self/exe`).
+    // SAFETY: plain prctl with a NUL-terminated name of at most 16 bytes.
+    unsafe { libc::prctl(libc::PR_SET_NAME, c"rein-zygote".as_ptr(), 0, 0, 0) };
     // SAFETY: rein passes the socket as stdin, and nothing else in this process uses it.
     let socket = unsafe { OwnedFd::from_raw_fd(0) };
     let mut buf = vec![0u8; MAX_REQUEST];
