@@ -38,6 +38,9 @@ pub const SWITCH: &str = "REIN_SANDBOX_ZYGOTE";
 /// The largest request the zygote reads; a larger one is started by forking rein instead.
 const MAX_REQUEST: usize = 192 << 10;
 
+/// What the zygote sends as soon as it has a request, before it starts anything.
+const ACK: u8 = b'k';
+
 /// The most descriptors one request carries: three streams, report, ruleset, proxy channel.
 const MAX_FDS: usize = 6;
 
@@ -169,6 +172,14 @@ impl Client {
         let iov = [IoSlice::new(bytes)];
         retry(|| rustix::net::sendmsg(&self.socket, &iov, &mut control, SendFlags::NOSIGNAL))
             .map_err(|e| Call::NotSent(e.into()))?;
+        // The zygote acknowledges a request before it starts anything: a zygote that died
+        // before that (killed while idle, with the request already queued) started nothing.
+        let mut ack = [0u8; 1];
+        match retry(|| rustix::net::recv(&self.socket, &mut ack, RecvFlags::empty())) {
+            Ok((1, _)) if ack[0] == ACK => {}
+            Ok(_) => return Err(Call::NotSent(io::ErrorKind::UnexpectedEof.into())),
+            Err(e) => return Err(Call::NotSent(e.into())),
+        }
         let mut reply = [0u8; 8];
         let n = retry(|| rustix::net::recv(&self.socket, &mut reply, RecvFlags::empty()))
             .map_err(|e| Call::Unanswered(e.into()))?
@@ -233,6 +244,9 @@ pub fn serve() -> i32 {
             .collect();
         if msg.bytes == 0 && fds.is_empty() {
             return 0;
+        }
+        if retry(|| rustix::net::send(&socket, &[ACK], SendFlags::NOSIGNAL)).is_err() {
+            return 1;
         }
         let truncated =
             msg.flags.contains(ReturnFlags::TRUNC) || msg.flags.contains(ReturnFlags::CTRUNC);
