@@ -84,6 +84,8 @@ pub(super) struct Request {
 pub(super) struct Started {
     pub(super) pid: libc::pid_t,
     pub(super) error: Option<io::Error>,
+    /// The zygote died after starting the child (which rein now waits for as any other).
+    gone: bool,
 }
 
 /// Sends `req` with `fds` to the zygote. `None`: no zygote (not enabled, it cannot start, or
@@ -107,7 +109,14 @@ pub(super) fn launch(req: &Request, fds: &[BorrowedFd<'_>]) -> Option<io::Result
         }
         let client = slot.as_ref()?;
         match client.call(&bytes, fds) {
-            Ok(started) => return Some(Ok(started)),
+            Ok(started) => {
+                if started.gone {
+                    tracing::warn!("sandbox: the zygote is gone; starting a new one next time");
+                    *slot = None;
+                }
+                return Some(Ok(started));
+            }
+            Err(Call::Refused(e)) => return Some(Err(e)),
             // Not sent: nothing started; a new zygote gets the request once more.
             Err(Call::NotSent(e)) => {
                 tracing::warn!("sandbox: the zygote is gone ({e}); starting a new one");
@@ -123,10 +132,12 @@ pub(super) fn launch(req: &Request, fds: &[BorrowedFd<'_>]) -> Option<io::Result
     None
 }
 
-/// A call that failed before or after the request was sent.
+/// A call that failed before the request was taken, after it (the command may have started),
+/// or was answered with an error (nothing started).
 enum Call {
     NotSent(io::Error),
     Unanswered(io::Error),
+    Refused(io::Error),
 }
 
 /// rein's end of a running zygote.
@@ -180,23 +191,35 @@ impl Client {
             Ok(_) => return Err(Call::NotSent(io::ErrorKind::UnexpectedEof.into())),
             Err(e) => return Err(Call::NotSent(e.into())),
         }
-        let mut reply = [0u8; 8];
-        let n = retry(|| rustix::net::recv(&self.socket, &mut reply, RecvFlags::empty()))
-            .map_err(|e| Call::Unanswered(e.into()))?
-            .0;
-        if n != reply.len() {
+        // First the pid (or why nothing started), as soon as the child exists: from then on
+        // rein can wait for it and stop it whatever happens to the zygote.
+        let Some((pid, errno)) = self.reply() else {
             return Err(Call::Unanswered(io::ErrorKind::UnexpectedEof.into()));
+        };
+        if pid <= 0 {
+            return Err(Call::Refused(io::Error::from_raw_os_error(errno)));
+        }
+        // Then whether it execs. A zygote gone meanwhile leaves a running child: its report
+        // tells how it ends.
+        let (error, gone) = match self.reply() {
+            Some((_, 0)) => (None, false),
+            Some((_, errno)) => (Some(io::Error::from_raw_os_error(errno)), false),
+            None => (None, true),
+        };
+        Ok(Started { pid, error, gone })
+    }
+
+    /// One `(pid, errno)` reply; `None` when the zygote is gone.
+    fn reply(&self) -> Option<(i32, i32)> {
+        let mut reply = [0u8; 8];
+        let (n, _) =
+            retry(|| rustix::net::recv(&self.socket, &mut reply, RecvFlags::empty())).ok()?;
+        if n != reply.len() {
+            return None;
         }
         let word =
             |i: usize| i32::from_ne_bytes([reply[i], reply[i + 1], reply[i + 2], reply[i + 3]]);
-        let (pid, errno) = (word(0), word(4));
-        if pid <= 0 {
-            return Err(Call::Unanswered(io::Error::from_raw_os_error(errno)));
-        }
-        Ok(Started {
-            pid,
-            error: (errno != 0).then(|| io::Error::from_raw_os_error(errno)),
-        })
+        Some((word(0), word(4)))
     }
 }
 
@@ -250,14 +273,11 @@ pub fn serve() -> i32 {
         }
         let truncated =
             msg.flags.contains(ReturnFlags::TRUNC) || msg.flags.contains(ReturnFlags::CTRUNC);
-        let (pid, errno) = match bincode::deserialize::<Request>(&buf[..msg.bytes.min(buf.len())]) {
-            Ok(req) if !truncated => start(req, fds),
-            _ => (0, libc::EINVAL),
+        let answered = match bincode::deserialize::<Request>(&buf[..msg.bytes.min(buf.len())]) {
+            Ok(req) if !truncated => start(req, fds, &socket),
+            _ => send_reply(&socket, 0, libc::EINVAL),
         };
-        let mut reply = [0u8; 8];
-        reply[..4].copy_from_slice(&pid.to_ne_bytes());
-        reply[4..].copy_from_slice(&errno.to_ne_bytes());
-        if retry(|| rustix::net::send(&socket, &reply, SendFlags::NOSIGNAL)).is_err() {
+        if !answered {
             return 1;
         }
     }
@@ -275,26 +295,35 @@ struct Ready {
     confinement: Confinement,
 }
 
-/// Starts one request: `(pid, 0)`, `(pid, errno)` when the command could not be started, or
-/// `(0, errno)` when nothing was.
-fn start(req: Request, fds: Vec<OwnedFd>) -> (i32, i32) {
+/// Starts one request and answers it: `(pid, 0)` once the child exists, then `(pid, 0)`
+/// once the command has exec'd or `(pid, errno)` if it could not be started; `(0, errno)`
+/// alone when nothing was started. Returns whether the answers were sent.
+fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd) -> bool {
+    let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EIO);
     let mut kept = Vec::new();
-    let ready = match Ready::new(req, fds, &mut kept) {
-        Some(r) => r,
-        None => return (0, libc::EINVAL),
+    let Some(ready) = Ready::new(req, fds, &mut kept) else {
+        return send_reply(socket, 0, libc::EINVAL);
     };
     let (err_read, err_write) = match pipe() {
         Ok(p) => p,
-        Err(e) => return (0, e.raw_os_error().unwrap_or(libc::EIO)),
+        Err(e) => return send_reply(socket, 0, errno(e)),
     };
     match supervise::clone_with(libc::CLONE_PARENT) {
         Ok(0) => ready.exec(err_write.as_raw_fd()),
         Ok(pid) => {
             drop(err_write);
-            (pid, read_errno(&err_read))
+            send_reply(socket, pid, 0) && send_reply(socket, pid, read_errno(&err_read))
         }
-        Err(e) => (0, e.raw_os_error().unwrap_or(libc::EIO)),
+        Err(e) => send_reply(socket, 0, errno(e)),
     }
+}
+
+/// Sends one `(pid, errno)` answer.
+fn send_reply(socket: &OwnedFd, pid: i32, errno: i32) -> bool {
+    let mut reply = [0u8; 8];
+    reply[..4].copy_from_slice(&pid.to_ne_bytes());
+    reply[4..].copy_from_slice(&errno.to_ne_bytes());
+    retry(|| rustix::net::send(socket, &reply, SendFlags::NOSIGNAL)).is_ok()
 }
 
 impl Ready {
