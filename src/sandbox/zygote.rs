@@ -41,6 +41,9 @@ const MAX_REQUEST: usize = 192 << 10;
 /// What the zygote sends as soon as it has a request, before it starts anything.
 const ACK: u8 = b'k';
 
+/// What the zygote tells a child once rein has the child's pid.
+const GO: u8 = b'g';
+
 /// The most descriptors one request carries: three streams, report, ruleset, proxy channel.
 const MAX_FDS: usize = 6;
 
@@ -308,13 +311,46 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd) -> bool {
         Ok(p) => p,
         Err(e) => return send_reply(socket, 0, errno(e)),
     };
+    // The child goes on only once rein has its pid: nothing runs that rein cannot wait for.
+    let (go_read, go_write) = match pipe() {
+        Ok(p) => p,
+        Err(e) => return send_reply(socket, 0, errno(e)),
+    };
     match supervise::clone_with(libc::CLONE_PARENT) {
-        Ok(0) => ready.exec(err_write.as_raw_fd()),
+        Ok(0) => {
+            drop(go_write);
+            wait_for_go(&go_read);
+            ready.exec(err_write.as_raw_fd())
+        }
         Ok(pid) => {
-            drop(err_write);
-            send_reply(socket, pid, 0) && send_reply(socket, pid, read_errno(&err_read))
+            drop((err_write, go_read));
+            if !send_reply(socket, pid, 0) {
+                return false;
+            }
+            // SAFETY: writing one byte from a local buffer to our own pipe.
+            unsafe { libc::write(go_write.as_raw_fd(), [GO].as_ptr().cast(), 1) };
+            drop(go_write);
+            send_reply(socket, pid, read_errno(&err_read))
         }
         Err(e) => send_reply(socket, 0, errno(e)),
+    }
+}
+
+/// In the child: waits until the zygote has told rein the pid; exits if it never did (the
+/// zygote died first).
+fn wait_for_go(go: &OwnedFd) {
+    let mut byte = [0u8; 1];
+    loop {
+        // SAFETY: reading one byte into a local buffer.
+        let n = unsafe { libc::read(go.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
+        if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        if n != 1 || byte[0] != GO {
+            // SAFETY: leaving the child before it did anything.
+            unsafe { libc::_exit(1) };
+        }
+        return;
     }
 }
 
@@ -457,5 +493,77 @@ fn read_errno(read: &OwnedFd) -> i32 {
             0 => 0,
             _ => libc::EIO,
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request to run `sh -c script` in `dir`, unconfined, with the report pipe `report`.
+    fn request(dir: &Path, script: &str, report: &OwnedFd) -> (Request, Vec<OwnedFd>) {
+        let confinement = Confinement::unconfined(report.as_raw_fd());
+        let (wire, fds) = confinement.to_wire();
+        let fds = fds
+            .iter()
+            // SAFETY: `report` is open for the duration of the borrow.
+            .map(|fd| {
+                unsafe { BorrowedFd::borrow_raw(*fd) }
+                    .try_clone_to_owned()
+                    .unwrap()
+            })
+            .collect();
+        let req = Request {
+            program: b"/bin/sh".to_vec(),
+            argv: vec![b"sh".to_vec(), b"-c".to_vec(), script.as_bytes().to_vec()],
+            env: Vec::new(),
+            cwd: dir.as_os_str().as_encoded_bytes().to_vec(),
+            stdio: [None, None, None],
+            confinement: wire,
+        };
+        (req, fds)
+    }
+
+    #[test]
+    fn a_child_runs_nothing_until_rein_has_its_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_report_read, report) = pipe().unwrap();
+        let (req, fds) = request(dir.path(), "touch ran", &report);
+        // rein's end is gone: the pid cannot reach it, so the child must not go on.
+        let (ours, theirs) = rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .unwrap();
+        drop(ours);
+        assert!(!start(req, fds, &theirs));
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        assert!(!dir.path().join("ran").exists(), "the command ran unseen");
+    }
+
+    #[test]
+    fn a_child_runs_once_rein_has_its_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_report_read, report) = pipe().unwrap();
+        let (req, fds) = request(dir.path(), "touch ran", &report);
+        let (ours, theirs) = rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .unwrap();
+        assert!(start(req, fds, &theirs));
+        let mut reply = [0u8; 8];
+        let (n, _) = rustix::net::recv(&ours, &mut reply, RecvFlags::empty()).unwrap();
+        assert_eq!(n, 8);
+        let ran = dir.path().join("ran");
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !ran.exists() && std::time::Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(ran.exists());
     }
 }
