@@ -148,14 +148,8 @@ impl Supervision {
     /// for the child.
     #[cfg(target_os = "linux")]
     pub(super) fn with_pipe() -> io::Result<(Supervision, std::os::fd::RawFd)> {
-        use std::os::fd::{AsRawFd, FromRawFd};
-        let mut fds = [0; 2];
-        // SAFETY: `fds` is a valid out-array of two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: both descriptors are fresh and owned by nothing else.
-        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        use std::os::fd::AsRawFd;
+        let (read, write) = pipe()?;
         // SAFETY: plain fcntl on our own descriptor.
         unsafe { libc::fcntl(read.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
         let raw = write.as_raw_fd();
@@ -358,7 +352,7 @@ impl Streams {
 }
 
 /// A pipe `(read, write)` whose ends close on exec.
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+pub(super) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     use std::os::fd::FromRawFd;
     let mut fds = [0; 2];
     // SAFETY: `fds` is a valid out-array of two descriptors.

@@ -12,6 +12,7 @@
 //! the socket closes.
 
 use super::linux::{Confinement, WireConfinement};
+use super::run::pipe;
 use super::supervise;
 use rustix::net::{
     AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags,
@@ -468,17 +469,6 @@ fn stream(source: Option<RawFd>, target: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// A pipe whose ends close on exec.
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid out-array of two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors are fresh and owned by nothing else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
 /// The errno the child wrote before it exited, or 0 once the command's exec closed the pipe.
 fn read_errno(read: &OwnedFd) -> i32 {
     let mut buf = [0u8; 4];
@@ -524,19 +514,24 @@ mod tests {
         (req, fds)
     }
 
+    /// A fresh pair of connected SEQPACKET sockets: (rein's end, the zygote's end).
+    fn sockets() -> (OwnedFd, OwnedFd) {
+        rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn a_child_runs_nothing_until_rein_has_its_pid() {
         let dir = tempfile::tempdir().unwrap();
         let (_report_read, report) = pipe().unwrap();
         let (req, fds) = request(dir.path(), "touch ran", &report);
         // rein's end is gone: the pid cannot reach it, so the child must not go on.
-        let (ours, theirs) = rustix::net::socketpair(
-            AddressFamily::UNIX,
-            SocketType::SEQPACKET,
-            SocketFlags::CLOEXEC,
-            None,
-        )
-        .unwrap();
+        let (ours, theirs) = sockets();
         drop(ours);
         assert!(!start(req, fds, &theirs));
         std::thread::sleep(std::time::Duration::from_millis(500));
@@ -548,13 +543,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (_report_read, report) = pipe().unwrap();
         let (req, fds) = request(dir.path(), "touch ran", &report);
-        let (ours, theirs) = rustix::net::socketpair(
-            AddressFamily::UNIX,
-            SocketType::SEQPACKET,
-            SocketFlags::CLOEXEC,
-            None,
-        )
-        .unwrap();
+        let (ours, theirs) = sockets();
         assert!(start(req, fds, &theirs));
         let mut reply = [0u8; 8];
         let (n, _) = rustix::net::recv(&ours, &mut reply, RecvFlags::empty()).unwrap();
