@@ -337,14 +337,7 @@ impl Sandbox {
     /// happens here, in rein.
     pub fn prepare(&self, cmd: &mut std::process::Command) -> Result<Supervision, String> {
         let (supervision, confinement) = self.confinement_for(cmd)?;
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::unix::process::CommandExt;
-            // SAFETY: `enter` only makes async-signal-safe system calls (no allocation, no locks).
-            unsafe { cmd.pre_exec(move || confinement.enter()) };
-        }
-        #[cfg(not(target_os = "linux"))]
-        let () = confinement;
+        spawn::confine_on_fork(cmd, confinement);
         Ok(supervision)
     }
 

@@ -66,6 +66,18 @@ pub(super) fn via_zygote(
     Some(Ok(started.pid as u32))
 }
 
+/// Makes the child that forking `cmd` gives confine itself before exec.
+pub(super) fn confine_on_fork(cmd: &mut std::process::Command, confinement: Confinement) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: `enter` only makes async-signal-safe system calls (no allocation, no locks).
+        unsafe { cmd.pre_exec(move || confinement.enter()) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let () = (cmd, confinement);
+}
+
 /// Forks rein for `cmd`: the child confines itself before exec.
 pub(super) fn by_fork(
     cmd: &mut std::process::Command,

@@ -154,12 +154,7 @@ impl Client {
     /// Execs `program` as the zygote, with an empty environment, `/` as its directory and the
     /// socket as its stdin.
     fn start(program: &Path) -> io::Result<Client> {
-        let (ours, theirs) = rustix::net::socketpair(
-            AddressFamily::UNIX,
-            SocketType::SEQPACKET,
-            SocketFlags::CLOEXEC,
-            None,
-        )?;
+        let (ours, theirs) = socket_pair()?;
         let process = std::process::Command::new(program)
             .arg(ZYGOTE_ARG)
             .env_clear()
@@ -232,6 +227,16 @@ impl Drop for Client {
         let _ = self.process.kill();
         let _ = self.process.wait();
     }
+}
+
+/// A connected pair of SEQPACKET sockets, closed on exec: rein's end and the zygote's.
+fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    Ok(rustix::net::socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )?)
 }
 
 /// Retries `f` while it is interrupted by a signal.
@@ -514,24 +519,13 @@ mod tests {
         (req, fds)
     }
 
-    /// A fresh pair of connected SEQPACKET sockets: (rein's end, the zygote's end).
-    fn sockets() -> (OwnedFd, OwnedFd) {
-        rustix::net::socketpair(
-            AddressFamily::UNIX,
-            SocketType::SEQPACKET,
-            SocketFlags::CLOEXEC,
-            None,
-        )
-        .unwrap()
-    }
-
     #[test]
     fn a_child_runs_nothing_until_rein_has_its_pid() {
         let dir = tempfile::tempdir().unwrap();
         let (_report_read, report) = pipe().unwrap();
         let (req, fds) = request(dir.path(), "touch ran", &report);
         // rein's end is gone: the pid cannot reach it, so the child must not go on.
-        let (ours, theirs) = sockets();
+        let (ours, theirs) = socket_pair().unwrap();
         drop(ours);
         assert!(!start(req, fds, &theirs));
         std::thread::sleep(std::time::Duration::from_millis(500));
@@ -543,7 +537,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (_report_read, report) = pipe().unwrap();
         let (req, fds) = request(dir.path(), "touch ran", &report);
-        let (ours, theirs) = sockets();
+        let (ours, theirs) = socket_pair().unwrap();
         assert!(start(req, fds, &theirs));
         let mut reply = [0u8; 8];
         let (n, _) = rustix::net::recv(&ours, &mut reply, RecvFlags::empty()).unwrap();
