@@ -1,8 +1,10 @@
 //! What the model sees: token estimates, micro-compaction of old tool output, and the late
 //! reminder appended to every request (never stored).
 
+use crate::checkpoint::watch::{Dirty, Watch, parent_of};
 use crate::llm::{AssistantPart, Message};
 use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Rough token count of a text: bytes / 4, rounded up.
@@ -264,6 +266,9 @@ pub struct FileWatch {
     snapshot: Option<Snapshot>,
     /// rein's tools ran since the last snapshot: the next one is a new baseline.
     tools_ran: bool,
+    /// The directories the last walk saw (inotify): the next look walks only those that
+    /// changed.
+    watch: Option<Watch>,
 }
 
 /// A repository with more files than this is not watched (the walk would cost too much per
@@ -329,47 +334,137 @@ fn fingerprint(path: &Path, meta: &std::fs::Metadata, before: Option<&Seen>) -> 
     }
 }
 
+/// Walks the repository at and below `from` (`depth` levels, or all) as the watch sees it:
+/// `.gitignore` and git's excludes honoured, `.git` skipped, links not followed. `each` gets
+/// every entry but `from` itself, and returns false to stop.
+fn walk(
+    root: &Path,
+    from: &str,
+    depth: Option<usize>,
+    mut each: impl FnMut(String, &std::fs::Metadata, &Path) -> bool,
+) {
+    let walker = ignore::WalkBuilder::new(root.join(from))
+        .hidden(false)
+        .ignore(false)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .max_depth(depth)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walker.flatten() {
+        if entry.depth() == 0 {
+            continue;
+        }
+        let (Ok(meta), Ok(rel)) = (entry.metadata(), entry.path().strip_prefix(root)) else {
+            continue;
+        };
+        if !each(rel.to_string_lossy().into_owned(), &meta, entry.path()) {
+            return;
+        }
+    }
+}
+
+/// `old` brought up to date for the directories the watch marked (each walked one level
+/// deep, a directory new to the watch in full); `None` when only a full walk can tell (a
+/// `.gitignore` changed, the watch cannot take a new directory, the limit is passed).
+fn rewalk(
+    old: &Snapshot,
+    watch: &mut Watch,
+    dirs: &std::collections::BTreeMap<String, std::collections::HashSet<String>>,
+) -> Option<HashMap<String, Seen>> {
+    if dirs.values().flatten().any(|n| n == ".gitignore") {
+        return None;
+    }
+    let mut files = old.files.clone();
+    files.retain(|k, _| !dirs.contains_key(parent_of(k)));
+    let mut fresh = Vec::new();
+    let walked: Vec<&String> = dirs.keys().filter(|d| watch.has(d)).collect();
+    for dir in walked {
+        walk(&old.root, dir, Some(1), |rel, meta, path| {
+            if meta.is_dir() {
+                if !watch.has(&rel) {
+                    fresh.push(rel);
+                }
+            } else {
+                if meta.nlink() > 1 {
+                    watch.linked(dir);
+                }
+                let seen = fingerprint(path, meta, old.files.get(&rel));
+                files.insert(rel, seen);
+            }
+            true
+        });
+    }
+    let mut complete = true;
+    for top in &fresh {
+        complete &= watch.add(top);
+        walk(&old.root, top, None, |rel, meta, path| {
+            if meta.is_dir() {
+                complete &= watch.add(&rel);
+            } else {
+                if meta.nlink() > 1 {
+                    watch.linked(parent_of(&rel));
+                }
+                let seen = fingerprint(path, meta, old.files.get(&rel));
+                files.insert(rel, seen);
+            }
+            complete
+        });
+    }
+    (complete && files.len() <= WATCH_LIMIT).then_some(files)
+}
+
 impl FileWatch {
-    fn take(&self, cwd: &Path) -> Option<Snapshot> {
+    /// The repository now: from the last snapshot, re-walking only the directories the watch
+    /// marked; from nothing when the watch cannot tell.
+    fn take(&mut self, cwd: &Path) -> Option<Snapshot> {
         let root = crate::repo::repo_root(cwd)?;
         let old = self.snapshot.as_ref().filter(|s| s.root == root);
-        let walker = ignore::WalkBuilder::new(&root)
-            .hidden(false)
-            .ignore(false)
-            .git_ignore(true)
-            .git_global(true)
-            .git_exclude(true)
-            .require_git(false)
-            .follow_links(false)
-            .filter_entry(|e| e.file_name() != ".git")
-            .build();
-        let mut files = HashMap::new();
-        for entry in walker.flatten() {
-            if entry.file_type().is_none_or(|t| t.is_dir()) {
-                continue;
-            }
-            let (Ok(meta), Ok(rel)) = (entry.metadata(), entry.path().strip_prefix(&root)) else {
-                continue;
-            };
-            if files.len() >= WATCH_LIMIT {
-                tracing::debug!(
-                    "file watch: more than {WATCH_LIMIT} files in {}",
-                    root.display()
-                );
-                return None;
-            }
-            let rel = rel.to_string_lossy().into_owned();
-            let before = old.and_then(|o| o.files.get(&rel));
-            let seen = fingerprint(entry.path(), &meta, before);
-            files.insert(rel, seen);
+        if let (Some(old), Some(mut watch)) = (old, self.watch.take())
+            && watch.is_of(&root)
+            && let Dirty::Dirs(dirs) = watch.take()
+            && let Some(files) = rewalk(old, &mut watch, &dirs)
+        {
+            self.watch = Some(watch);
+            return Some(Snapshot { root, files });
         }
+        // Started before the walk: what changes while it reads is an event for the next look.
+        let mut watch = Watch::new(&root).and_then(|mut w| w.add("").then_some(w));
+        let mut files = HashMap::new();
+        let mut over = false;
+        walk(&root, "", None, |rel, meta, path| {
+            if meta.is_dir() {
+                if watch.as_mut().is_some_and(|w| !w.add(&rel)) {
+                    watch = None;
+                }
+                return true;
+            }
+            if let (true, Some(w)) = (meta.nlink() > 1, watch.as_mut()) {
+                w.linked(parent_of(&rel));
+            }
+            over = files.len() >= WATCH_LIMIT;
+            let before = old.and_then(|o| o.files.get(&rel));
+            files.insert(rel, fingerprint(path, meta, before));
+            !over
+        });
+        if over {
+            tracing::debug!(
+                "file watch: more than {WATCH_LIMIT} files in {}",
+                root.display()
+            );
+            return None;
+        }
+        self.watch = watch;
         Some(Snapshot { root, files })
     }
 
     /// Takes a new snapshot without reporting anything.
     pub fn rebase(&mut self, cwd: &Path) {
-        self.snapshot = self.take(cwd);
         self.tools_ran = false;
+        self.snapshot = self.take(cwd);
     }
 
     /// rein's own tools ran: what changed until the next snapshot is theirs, not news. (The
@@ -513,6 +608,86 @@ mod tests {
             // What it says it left alone, it did (the wire cache trusts it).
             assert!(untouched <= before.len(), "step {step}");
             assert_eq!(sent[..untouched], before[..untouched], "step {step}");
+        }
+    }
+
+    #[test]
+    fn file_watch_sees_an_edit_through_a_second_name_outside_the_repository() {
+        // A write through another name raises no event in the repository's directories, so
+        // the watch alone cannot vouch for a directory holding a linked file.
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, outside) = (dir.path().join("repo"), dir.path().join("outside"));
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(repo.join("src/a.txt"), "one").unwrap();
+        std::fs::hard_link(repo.join("src/a.txt"), outside.join("a.txt")).unwrap();
+        let mut w = FileWatch::default();
+        w.rebase(&repo);
+        assert!(w.changed(&repo).is_empty());
+        std::fs::write(outside.join("a.txt"), "two").unwrap();
+        assert_eq!(w.changed(&repo), ["src/a.txt"]);
+    }
+
+    #[test]
+    fn a_watched_look_reports_what_a_full_walk_reports() {
+        use std::fs;
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, outside) = (dir.path().join("repo"), dir.path().join("outside"));
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        let dirs = ["", "src", "src/deep", "src/deep/er", "build", "new/sub"];
+        let (mut watched, mut full) = (FileWatch::default(), FileWatch::default());
+        watched.rebase(&repo);
+        full.rebase(&repo);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut below = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for step in 0..200 {
+            let d = repo.join(dirs[below(dirs.len())]);
+            let f = d.join(["a.rs", "b.txt", "c.log"][below(3)]);
+            let op = below(9);
+            match op {
+                0..=2 => {
+                    fs::create_dir_all(&d).unwrap();
+                    fs::write(&f, format!("{step:04}")).unwrap();
+                }
+                3 => drop(fs::remove_file(&f)),
+                4 if d != repo => drop(fs::remove_dir_all(&d)),
+                5 if d != repo => {
+                    let base = [&repo, &outside][below(2)];
+                    let to = base.join(format!("moved{}", below(2)));
+                    let _ = fs::remove_dir_all(&to);
+                    let _ = fs::rename(&d, to);
+                }
+                6 => {
+                    fs::create_dir_all(&d).unwrap();
+                    let rule = ["*.log\n", "deep/\n", "*.txt\n"][below(3)];
+                    fs::write(d.join(".gitignore"), rule).unwrap();
+                }
+                7 => {
+                    if fs::write(&f, "linked").is_ok() {
+                        let _ = fs::hard_link(&f, outside.join(format!("l{step}")));
+                    }
+                }
+                _ => {
+                    // Only through the second name: no event reaches the repository.
+                    for e in fs::read_dir(&outside).unwrap().flatten() {
+                        let _ = fs::write(e.path(), format!("via {step}"));
+                    }
+                }
+            }
+            full.watch = None;
+            assert_eq!(
+                watched.changed(&repo),
+                full.changed(&repo),
+                "step {step}: op {op} on {}",
+                f.display()
+            );
         }
     }
 

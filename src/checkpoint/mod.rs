@@ -16,6 +16,7 @@ mod restore;
 mod scan;
 mod state;
 mod store;
+pub(crate) mod watch;
 
 pub use blobs::BlobStore;
 pub use log::{Planned, Point, RewindLog};
