@@ -227,11 +227,13 @@ const ROUND_TRIPS: usize = 50;
 /// The model's reply for each round trip: one `bash -c 'true N'` (N differs, or loop
 /// detection would stop the run).
 fn queue_round_trips(server: &ScriptedServer) {
+    queue_commands(server, |i| format!("true {i}"));
+}
+
+/// `ROUND_TRIPS` bash calls running `command(i)`, then an answer.
+fn queue_commands(server: &ScriptedServer, command: impl Fn(usize) -> String) {
     for i in 0..ROUND_TRIPS {
-        server.push(Reply::tool_call(
-            "bash",
-            json!({"command": format!("true {i}")}),
-        ));
+        server.push(Reply::tool_call("bash", json!({"command": command(i)})));
     }
     server.push(Reply::text("done"));
 }
@@ -249,7 +251,11 @@ enum Sandboxing {
 /// rein doing `ROUND_TRIPS` bash round trips, with the sandbox or without.
 fn rein_round_trips(server: &ScriptedServer, sandboxing: Sandboxing) -> Cost {
     queue_round_trips(server);
-    let world = World::new(server);
+    rein_in(World::new(server), server, sandboxing)
+}
+
+/// Runs the queued round trips in `world` (a git repository from here on).
+fn rein_in(world: World, server: &ScriptedServer, sandboxing: Sandboxing) -> Cost {
     let mode = match sandboxing {
         Sandboxing::Off => "off",
         _ => "workspace-write",
@@ -266,6 +272,56 @@ fn rein_round_trips(server: &ScriptedServer, sandboxing: Sandboxing) -> Cost {
     let cost = exec_with(&world, "run true", env);
     assert_eq!(server.remaining(), 0, "not every scripted reply was used");
     cost
+}
+
+/// A committed repository of `files` small files, ten to a directory, settled (their mtimes
+/// in the past, as in a real checkout).
+fn repository_of(server: &ScriptedServer, files: usize) -> World {
+    let world = World::new(server);
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for i in 0..files {
+        let rel = format!("src/d{}/f{}.rs", i / 10, i % 10);
+        world.write(&rel, &"fn f() {}\n".repeat(20));
+        let f = std::fs::File::options()
+            .write(true)
+            .open(world.ws.join(&rel))
+            .expect("open");
+        f.set_modified(old).expect("set mtime");
+    }
+    if files > 0 {
+        git(&world.ws, &["init", "-q"]);
+        git(&world.ws, &["add", "."]);
+        git(&world.ws, &["commit", "-q", "-m", "init"]);
+    }
+    world
+}
+
+/// 50 round trips in repositories of 0, 1,000 and 10,000 files, each command `true` or a
+/// write of one file: what a call costs as the workspace grows (it walked every file three
+/// times per call before the checkpoints' and the changed-files look's watches).
+fn round_trips_by_size(_c: &mut Criterion) {
+    let server = ScriptedServer::openai();
+    server.forget_bodies();
+    for files in [0, 1_000, 10_000] {
+        for (what, write) in [("true", false), ("a write", true)] {
+            for (mode, sandboxing) in [("off", Sandboxing::Off), ("on", Sandboxing::Zygote)] {
+                let mut walls: Vec<Duration> = (0..3)
+                    .map(|_| {
+                        queue_commands(&server, |i| match write {
+                            true => format!("echo {i} > out.rs"),
+                            false => format!("true {i}"),
+                        });
+                        rein_in(repository_of(&server, files), &server, sandboxing).wall
+                    })
+                    .collect();
+                walls.sort();
+                eprintln!(
+                    "{ROUND_TRIPS} round trips, {files} files, {what}, sandbox {mode}: {:.3} s wall (median of 3)",
+                    walls[1].as_secs_f64()
+                );
+            }
+        }
+    }
 }
 
 /// The floor: the least a client can do for the same round trips (stream each answer from
@@ -477,5 +533,12 @@ fn wire_body(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, harness, cpu_per_step, wire_body, round_trips);
+criterion_group!(
+    benches,
+    harness,
+    cpu_per_step,
+    wire_body,
+    round_trips,
+    round_trips_by_size
+);
 criterion_main!(benches);
