@@ -368,20 +368,17 @@ fn walk(
 }
 
 /// `old` brought up to date for the directories the watch marked (each walked one level
-/// deep, a directory new to the watch in full); `None` when only a full walk can tell (a
-/// `.gitignore` changed, the watch cannot take a new directory, the limit is passed).
+/// deep, a directory new to the watch in full); `None` when only a full walk can tell (the
+/// watch cannot take a new directory, the limit is passed).
 fn rewalk(
     old: &Snapshot,
     watch: &mut Watch,
-    dirs: &std::collections::BTreeMap<String, std::collections::HashSet<String>>,
+    dirs: &std::collections::BTreeSet<String>,
 ) -> Option<HashMap<String, Seen>> {
-    if dirs.values().flatten().any(|n| n == ".gitignore") {
-        return None;
-    }
     let mut files = old.files.clone();
-    files.retain(|k, _| !dirs.contains_key(parent_of(k)));
+    files.retain(|k, _| !dirs.contains(parent_of(k)));
     let mut fresh = Vec::new();
-    let walked: Vec<&String> = dirs.keys().filter(|d| watch.has(d)).collect();
+    let walked: Vec<&String> = dirs.iter().filter(|d| watch.has(d)).collect();
     for dir in walked {
         walk(&old.root, dir, Some(1), |rel, meta, path| {
             if meta.is_dir() {

@@ -9,7 +9,7 @@ use super::blobs::{self, Batch, BlobStore};
 use super::state::{Caps, Change, FileState};
 use super::watch::{Dirty, Watch, parent_of};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -130,11 +130,6 @@ enum Walked {
     /// A regular file, its metadata, and whether it has other names (links).
     File(String, Stat, bool),
     Dir(String),
-}
-
-/// Names whose change changes what a walk includes.
-fn is_ignore_file(name: &str) -> bool {
-    name == ".gitignore" || name == ".ignore"
 }
 
 fn is_protected(name: &std::ffi::OsStr) -> bool {
@@ -377,8 +372,8 @@ impl Shadow {
     }
 
     /// Walks the directories a watch marked: each one level deep, a directory new to the
-    /// watch in full. Returns false when only a full walk can tell (an ignore file changed,
-    /// the watch could not take a new directory); what it looked at so far is in the shadow.
+    /// watch in full. Returns false when only a full walk can tell (the watch could not take
+    /// a new directory); what it looked at so far is in the shadow.
     /// (The names an event gave are not read regardless of their metadata: a scan trusts
     /// size, times and inode, as a full walk does.)
     #[allow(clippy::too_many_arguments)]
@@ -387,17 +382,14 @@ impl Shadow {
         anchor: &Anchor,
         scanner: &Scanner,
         watch: &mut Watch,
-        dirs: &BTreeMap<String, HashSet<String>>,
+        dirs: &BTreeSet<String>,
         blobs: &mut Batch<'_>,
         budget: &mut u64,
         out: &mut Scan,
     ) -> bool {
-        if dirs.values().flatten().any(|n| is_ignore_file(n)) {
-            return false;
-        }
         let mut seen = HashSet::new();
         let mut fresh = Vec::new();
-        for dir in dirs.keys() {
+        for dir in dirs {
             if !dir.is_empty() && !watch.has(dir) {
                 // Removed since: its parent is marked too, and its files by their events.
                 continue;
@@ -432,7 +424,7 @@ impl Shadow {
             .files
             .keys()
             .filter(|k| !seen.contains(k.as_str()))
-            .filter(|k| dirs.contains_key(parent_of(k)) || fresh.iter().any(|d| under(k, d)))
+            .filter(|k| dirs.contains(parent_of(k)) || fresh.iter().any(|d| under(k, d)))
             .cloned()
             .chain(unseen.into_iter().filter(|k| !seen.contains(k)))
             .collect::<HashSet<_>>()
@@ -576,6 +568,7 @@ pub(crate) fn read_state(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
     use std::fs;
 
     /// A small deterministic generator (xorshift), so a failing sequence can be replayed.

@@ -10,7 +10,7 @@
 
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 use rustix::io::Errno;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -20,9 +20,8 @@ use std::path::{Path, PathBuf};
 pub(crate) enum Dirty {
     /// Not known: walk everything (and build a new watch).
     All,
-    /// These directories (workspace-relative, `""` for the root), each with the names of the
-    /// entries its events named (an ignore file among them changes what a walk includes).
-    Dirs(BTreeMap<String, HashSet<String>>),
+    /// These directories (workspace-relative, `""` for the root).
+    Dirs(BTreeSet<String>),
 }
 
 /// The directories watched, and what their events said so far.
@@ -31,7 +30,7 @@ pub(crate) struct Watch {
     root: PathBuf,
     by_wd: HashMap<i32, String>,
     by_dir: HashMap<String, i32>,
-    dirty: BTreeMap<String, HashSet<String>>,
+    dirty: BTreeSet<String>,
     /// Directories holding files with more than one link: a write through another name of
     /// such a file raises no event here, so they are looked at by every scan.
     linked: HashSet<String>,
@@ -56,6 +55,11 @@ const EVENTS: WatchFlags = WatchFlags::CREATE
     .union(WatchFlags::ONLYDIR)
     .union(WatchFlags::DONT_FOLLOW);
 
+/// Names whose change changes what a walk includes.
+fn is_ignore_file(name: &str) -> bool {
+    name == ".gitignore" || name == ".ignore"
+}
+
 /// The parent of a workspace-relative path (`""` for a top-level entry).
 pub(crate) fn parent_of(rel: &str) -> &str {
     rel.rsplit_once('/').map_or("", |(p, _)| p)
@@ -72,7 +76,7 @@ impl Watch {
             root: root.to_path_buf(),
             by_wd: HashMap::new(),
             by_dir: HashMap::new(),
-            dirty: BTreeMap::new(),
+            dirty: BTreeSet::new(),
             linked: HashSet::new(),
             lost: false,
         })
@@ -124,9 +128,7 @@ impl Watch {
             return Dirty::All;
         }
         let mut dirs = std::mem::take(&mut self.dirty);
-        for d in &self.linked {
-            dirs.entry(d.clone()).or_default();
-        }
+        dirs.extend(self.linked.iter().cloned());
         Dirty::Dirs(dirs)
     }
 
@@ -184,15 +186,15 @@ impl Watch {
                     self.by_dir.remove(&dir);
                 }
             }
-            self.dirty.entry(parent_of(&dir).to_string()).or_default();
+            self.dirty.insert(parent_of(&dir).to_string());
             return;
         }
-        let names = self.dirty.entry(dir).or_default();
-        if let Some(name) = name
-            && !mask.contains(ReadFlags::ISDIR)
-        {
-            names.insert(name);
+        // An ignore file changes what a walk includes anywhere below it.
+        if name.is_some_and(|n| is_ignore_file(&n)) {
+            self.lost = true;
+            return;
         }
+        self.dirty.insert(dir);
     }
 }
 
@@ -203,26 +205,22 @@ mod tests {
     fn dirs(d: Dirty) -> Vec<String> {
         match d {
             Dirty::All => vec!["*".into()],
-            Dirty::Dirs(m) => m.into_keys().collect(),
+            Dirty::Dirs(m) => m.into_iter().collect(),
         }
     }
 
     #[test]
-    fn a_write_marks_its_directory_and_names_the_file() {
+    fn a_write_marks_its_directory_and_an_ignore_file_all() {
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(t.path().join("a/b")).unwrap();
         let mut w = Watch::new(t.path()).unwrap();
         assert!(w.add("") && w.add("a") && w.add("a/b"));
-        assert_eq!(w.take(), Dirty::Dirs(BTreeMap::new()));
-        std::fs::write(t.path().join("a/b/x"), "1").unwrap();
-        match w.take() {
-            Dirty::Dirs(m) => {
-                assert_eq!(m.keys().collect::<Vec<_>>(), ["a/b"]);
-                assert!(m["a/b"].contains("x"));
-            }
-            Dirty::All => panic!("a write is not a loss"),
-        }
         assert_eq!(dirs(w.take()), Vec::<String>::new());
+        std::fs::write(t.path().join("a/b/x"), "1").unwrap();
+        assert_eq!(dirs(w.take()), ["a/b"]);
+        assert_eq!(dirs(w.take()), Vec::<String>::new());
+        std::fs::write(t.path().join("a/.gitignore"), "x\n").unwrap();
+        assert_eq!(w.take(), Dirty::All);
     }
 
     #[test]
