@@ -35,6 +35,7 @@ COLUMNS = [
     ("wall_s", "wall_s", 7),
     ("tool_errors", "tool_err", 8),
     ("recovered_calls", "recov", 5),
+    ("applied_blocks", "blocks", 6),
     ("reminder_echoes", "echo", 4),
     ("first_request_tokens", "first_in", 8),
 ]
@@ -93,7 +94,7 @@ def looks_like_echo(text):
 
 def metrics(entries):
     m = {"requests": 0, "tokens_in": 0, "tokens_out": 0, "tool_errors": 0,
-         "recovered_calls": 0, "reminder_echoes": 0, "first_request_tokens": None,
+         "recovered_calls": 0, "applied_blocks": 0, "reminder_echoes": 0, "first_request_tokens": None,
          "empty_answers": 0, "invented_results": 0, "tools": {}}
     for e in entries:
         kind = e.get("type")
@@ -116,6 +117,8 @@ def metrics(entries):
             q = e.get("kind")
             if q == "recovered_tool_call":
                 m["recovered_calls"] += 1
+            elif q == "applied_code_block":
+                m["applied_blocks"] += 1
             elif q == "reminder_echo":
                 m["reminder_echoes"] += 1
             elif q == "empty_answer":
@@ -233,14 +236,15 @@ def print_table(run, out=sys.stdout):
     tot = run["totals"]
     print(f"solved {tot['solved']}/{tot['tasks']}  requests {tot['requests']}  tokens in/out "
           f"{tot['tokens_in']}/{tot['tokens_out']}  wall {tot['wall_s']} s  tool errors "
-          f"{tot['tool_errors']}  recovered calls {tot['recovered_calls']}  reminder echoes "
+          f"{tot['tool_errors']}  recovered calls {tot['recovered_calls']}  applied blocks "
+          f"{tot.get('applied_blocks', 0)}  reminder echoes "
           f"{tot['reminder_echoes']}  empty answers {tot['empty_answers']}  first request "
           f"{tot['first_request_tokens']} tokens", file=out)
 
 
 def totals(tasks):
     keys = ["requests", "tokens_in", "tokens_out", "tool_errors", "recovered_calls",
-            "reminder_echoes", "empty_answers"]
+            "applied_blocks", "reminder_echoes", "empty_answers"]
     t = {k: sum(x.get(k) or 0 for x in tasks) for k in keys}
     t["tasks"] = len(tasks)
     t["solved"] = sum(1 for x in tasks if x["solved"])

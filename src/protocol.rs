@@ -291,6 +291,9 @@ pub enum QuirkKind {
     /// object with its quotes escaped, as a chat template that renders arguments as strings
     /// teaches); they were decoded.
     DoublyEncodedArguments,
+    /// Code the answer showed in a fenced block instead of writing it became a tool call
+    /// (an edit of the file it names, a new file, or a command to run).
+    AppliedCodeBlock,
 }
 
 /// How a turn ended.

@@ -6,6 +6,7 @@
 mod aids;
 mod attach;
 pub mod budget;
+pub mod code_blocks;
 mod commands;
 pub mod compact;
 pub mod context;

@@ -246,7 +246,10 @@ impl TurnEnv<'_> {
             hooks.usage(u.input_tokens, u.output_tokens, history.len());
         }
         let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
-        let repaired = repair::repair(answer_parts(response), &offered, st.nudges < MAX_NUDGES);
+        let mut repaired = repair::repair(answer_parts(response), &offered, st.nudges < MAX_NUDGES);
+        if repaired.calls.is_empty() && repaired.nudge.is_none() {
+            self.apply_code_blocks(&mut repaired, &offered, history);
+        }
         for q in &repaired.quirks {
             self.quirk(q, hooks);
         }
@@ -278,6 +281,42 @@ impl TurnEnv<'_> {
             return self.answer_without_calls(&text, response.truncated(), history, st, hooks);
         }
         Next::Run(repaired.calls)
+    }
+
+    /// A small model's answer that shows code instead of writing it, to a message that asks
+    /// for a change: its blocks become the calls they describe (`small_model` aid
+    /// `code_blocks`), rated and approved like any other call.
+    fn apply_code_blocks(
+        &self,
+        repaired: &mut repair::Repaired,
+        offered: &[&str],
+        history: &[Message],
+    ) {
+        if !self.lc.aids.code_blocks {
+            return;
+        }
+        let Some(task) = task_message(history).filter(|t| super::aids::asks_for_change(t)) else {
+            return;
+        };
+        let ws = super::code_blocks::ToolWorkspace(&self.ctx);
+        for p in super::code_blocks::proposals(&repaired.text(), task, &ws) {
+            if !offered.contains(&p.tool) {
+                continue;
+            }
+            let call = ToolCall {
+                id: crate::llm::openai::new_call_id(),
+                name: p.tool.into(),
+                arguments: p.arguments.to_string(),
+            };
+            repaired.quirks.push(Quirk {
+                kind: QuirkKind::AppliedCodeBlock,
+                call_id: Some(call.id.clone()),
+                detail: format!("{}: {}", call.name, p.what),
+                text: p.what,
+            });
+            repaired.parts.push(AssistantPart::ToolCall(call.clone()));
+            repaired.calls.push(call);
+        }
     }
 
     /// An answer with no calls ends the run, unless it is empty after tool results or a

@@ -13,10 +13,12 @@ pub struct ModelAids {
     pub files: bool,
     /// Next-step nudges: after a failing command, and after code shown instead of written.
     pub nudges: bool,
+    /// Code shown in fenced blocks instead of written becomes the edits it describes.
+    pub code_blocks: bool,
 }
 
 /// The names `small_model` lists, in the order `rein config` shows them.
-pub const AID_NAMES: &[&str] = &["first_call", "tools", "files", "nudges"];
+pub const AID_NAMES: &[&str] = &["first_call", "tools", "files", "nudges", "code_blocks"];
 
 impl ModelAids {
     /// Every aid on.
@@ -25,6 +27,7 @@ impl ModelAids {
         tools: true,
         files: true,
         nudges: true,
+        code_blocks: true,
     };
 
     /// Whether any aid is on.
@@ -47,6 +50,7 @@ impl ModelAids {
                 "tools" => &mut aids.tools,
                 "files" => &mut aids.files,
                 "nudges" => &mut aids.nudges,
+                "code_blocks" => &mut aids.code_blocks,
                 _ => {
                     return Err(ConfigError::Invalid(format!(
                         "small_model must be auto, on, off or a list of {}; \"{name}\" is none \
@@ -62,7 +66,13 @@ impl ModelAids {
 
     /// The aids on, for `rein config` ("off" when none).
     pub fn describe(&self) -> String {
-        let on = [self.first_call, self.tools, self.files, self.nudges];
+        let on = [
+            self.first_call,
+            self.tools,
+            self.files,
+            self.nudges,
+            self.code_blocks,
+        ];
         let names: Vec<&str> = AID_NAMES
             .iter()
             .zip(on)

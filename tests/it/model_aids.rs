@@ -20,6 +20,10 @@ both!(
     small_model_off_offers_everything_and_forces_nothing,
     a_tool_the_person_names_is_offered_on_the_forced_first_step,
     a_command_that_made_the_change_is_not_sent_back,
+    code_shown_in_a_block_becomes_the_edit_it_describes,
+    a_new_script_shown_and_its_run_command_become_a_write_and_a_run,
+    a_block_naming_a_link_out_of_the_workspace_reads_nothing_there,
+    code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change,
 );
 
 /// `rein exec` with `small_model` left to its default (the scripted server is on loopback).
@@ -115,6 +119,8 @@ fn code_shown_instead_of_written_is_sent_back_once(kind: ProviderKind) {
         .push(Reply::text(prose))
         .push(Reply::text("Done."));
     let w = World::new(&s);
+    // The nudges alone: with `code_blocks` the block would become the edit.
+    w.user_config("retry_backoff_ms = 20\nsmall_model = \"first_call,tools,files,nudges\"\n");
     w.write("calc.py", "def sum_to(n):\n    return 0\n");
     let o = exec_auto(&w, &["--yes", "fix sum_to in calc.py"]);
     assert_ok(&o);
@@ -265,4 +271,129 @@ fn a_command_that_made_the_change_is_not_sent_back(kind: ProviderKind) {
         "a command that writes is a change: no \"no file was changed\" nudge"
     );
     assert!(stdout(&o).contains("Created hello.txt."), "{}", stdout(&o));
+}
+
+const STATS: &str = "def mean(values):\n    return sum(values) / len(values)\n\n\ndef summary(values):\n    return {\"n\": len(values), \"mean\": mean(values)}\n";
+
+/// The answer of a small model that shows the fix instead of making it.
+const SHOWN_FIX: &str = "To fix the `ZeroDivisionError`, here's the updated code:\n\n```python\ndef mean(values):\n    if not values:\n        return 0.0\n    return sum(values) / len(values)\n```\n\nThis keeps the rest.";
+
+fn code_shown_in_a_block_becomes_the_edit_it_describes(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "stats.py"})))
+        .push(Reply::text(SHOWN_FIX))
+        .push(Reply::text("Fixed: the mean of an empty list is 0.0."));
+    let w = World::new(&s);
+    w.write("stats.py", STATS);
+    let o = exec_auto(
+        &w,
+        &[
+            "--yes",
+            "--json",
+            "Fix stats.py: the mean of an empty list should be 0.0.",
+        ],
+    );
+    assert_ok(&o);
+    let want = STATS.replace(
+        "def mean(values):\n",
+        "def mean(values):\n    if not values:\n        return 0.0\n",
+    );
+    assert_eq!(w.read("stats.py").unwrap(), want, "only mean changed");
+    // The model sees its block as the call it became, with the tool's real result.
+    let result = last_result(&s.request(2));
+    assert!(result.content.contains("stats.py"), "{}", result.content);
+    assert!(!result.is_error, "{}", result.content);
+    let out = stdout(&o);
+    assert!(
+        out.contains("applied_code_block"),
+        "the quirk is reported: {out}"
+    );
+}
+
+fn a_new_script_shown_and_its_run_command_become_a_write_and_a_run(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    let answer = "Here is `count_words.py`:\n\n```python\nwith open('notes.txt') as f:\n    print(len(f.read().split()))\n```\n\nRun it:\n\n```bash\npython3 count_words.py\n```";
+    s.push(Reply::tool_call("bash", json!({"command": "ls"})))
+        .push(Reply::text(answer))
+        .push(Reply::text("It prints 3."));
+    let w = World::new(&s);
+    w.write("notes.txt", "one two three\n");
+    let o = exec_auto(
+        &w,
+        &[
+            "--yes",
+            "Write a Python script count_words.py that prints the number of words in notes.txt, run it and tell me the number.",
+        ],
+    );
+    assert_ok(&o);
+    assert!(w.read("count_words.py").unwrap().contains("print(len("));
+    let results = support::rein::tool_results(&s.request(2));
+    let ran = results.last().unwrap();
+    assert!(
+        ran.content.contains('3'),
+        "the command ran: {}",
+        ran.content
+    );
+}
+
+fn a_block_naming_a_link_out_of_the_workspace_reads_nothing_there(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("bash", json!({"command": "true"})))
+        .push(Reply::text(SHOWN_FIX));
+    // Nothing is applied, so the nudges ask again.
+    for _ in 0..3 {
+        s.push(Reply::text("Done."));
+    }
+    let w = World::new(&s);
+    let outside = w.dir.path().join("outside.py");
+    std::fs::write(
+        &outside,
+        "def mean(values):\n    return 'OUTSIDE-SECRET-7731'\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, w.ws.join("stats.py")).unwrap();
+    let o = exec_auto(
+        &w,
+        &[
+            "--yes",
+            "Fix stats.py: the mean of an empty list should be 0.0.",
+        ],
+    );
+    assert_ok(&o);
+    for i in 0..s.request_count() {
+        assert!(
+            !s.request(i).body_text.contains("OUTSIDE-SECRET-7731"),
+            "request {i} leaked the file behind the link"
+        );
+    }
+    let kept = std::fs::read_to_string(&outside).unwrap();
+    assert!(
+        kept.contains("OUTSIDE-SECRET-7731"),
+        "the file outside is untouched: {kept}"
+    );
+}
+
+fn code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change(kind: ProviderKind) {
+    for (config, message) in [
+        (
+            "small_model = \"first_call,tools,files,nudges\"\n",
+            "Fix stats.py: the mean of an empty list should be 0.0.",
+        ),
+        (
+            "",
+            "What would make mean() safe for an empty list? Do not edit any file.",
+        ),
+    ] {
+        let s = ScriptedServer::start(kind);
+        s.push(Reply::tool_call("read_file", json!({"path": "stats.py"})))
+            .push(Reply::text(SHOWN_FIX))
+            .push(Reply::text("Done."))
+            .push(Reply::text("Done."));
+        let w = World::new(&s);
+        w.user_config(&format!("retry_backoff_ms = 20\n{config}"));
+        w.write("stats.py", STATS);
+        let o = exec_auto(&w, &["--yes", message]);
+        assert_ok(&o);
+        assert_eq!(w.read("stats.py").unwrap(), STATS, "{config} / {message}");
+    }
 }

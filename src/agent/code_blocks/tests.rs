@@ -1,0 +1,228 @@
+use super::*;
+use std::collections::BTreeMap;
+
+/// A workspace in memory; files not listed are missing.
+struct Mem(BTreeMap<String, String>);
+
+impl Mem {
+    fn new(files: &[(&str, &str)]) -> Mem {
+        Mem(files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect())
+    }
+
+    /// What the file holds after the proposals' edits, applied as the tools would.
+    fn apply(&mut self, props: &[Proposal]) {
+        for p in props {
+            let path = p.arguments["path"].as_str().unwrap_or_default().to_string();
+            match p.tool {
+                "write_file" => {
+                    let c = p.arguments["content"].as_str().unwrap().to_string();
+                    self.0.insert(path, c);
+                }
+                "str_replace" => {
+                    let old = p.arguments["old_str"].as_str().unwrap();
+                    let new = p.arguments["new_str"].as_str().unwrap();
+                    let text = self.0.get_mut(&path).unwrap();
+                    assert_eq!(text.matches(old).count(), 1, "old_str occurs once: {old:?}");
+                    *text = text.replacen(old, new, 1);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+impl Workspace for Mem {
+    fn file(&self, path: &str) -> FileState {
+        match self.0.get(path) {
+            Some(t) => FileState::Text(t.clone()),
+            None => FileState::Missing,
+        }
+    }
+
+    fn sources(&self, lang: Lang) -> Vec<String> {
+        self.0
+            .keys()
+            .filter(|p| Lang::of_path(p) == Some(lang))
+            .cloned()
+            .collect()
+    }
+}
+
+const STATS: &str = "\"\"\"Summary statistics.\"\"\"\n\n\ndef mean(values):\n    return sum(values) / len(values)\n\n\ndef summary(values):\n    return {\"n\": len(values), \"mean\": mean(values)}\n\n\nif __name__ == \"__main__\":\n    print(summary([1, 2, 3]))\n    print(summary([]))\n";
+
+#[test]
+fn a_function_shown_in_prose_replaces_the_one_of_that_name_and_nothing_else() {
+    let mut ws = Mem::new(&[("stats.py", STATS), ("other.py", "def f():\n    pass\n")]);
+    let answer = "To fix the `ZeroDivisionError` in the `mean` function, here's the updated \
+                  code:\n\n```python\ndef mean(values):\n    if not values:\n        return 0.0\n    \
+                  return sum(values) / len(values)\n```\n\nThis keeps the rest.";
+    let props = proposals(
+        answer,
+        "Fix it: the mean of an empty list should be 0.0.",
+        &ws,
+    );
+    assert_eq!(props.len(), 1, "{props:?}");
+    assert_eq!(props[0].tool, "str_replace");
+    ws.apply(&props);
+    let want = STATS.replace(
+        "def mean(values):\n",
+        "def mean(values):\n    if not values:\n        return 0.0\n",
+    );
+    assert_eq!(ws.0["stats.py"], want);
+    // The replacement names only what changed, not the whole file.
+    assert!(
+        !props[0].arguments["old_str"]
+            .as_str()
+            .unwrap()
+            .contains("summary")
+    );
+}
+
+#[test]
+fn a_new_function_is_added_before_the_main_guard_with_its_imports() {
+    let mut ws = Mem::new(&[("stats.py", STATS)]);
+    let answer = "```python\n# stats.py\nimport math\n\ndef median(values):\n    return sorted(values)[len(values) // 2]\n```";
+    let props = proposals(answer, "add median", &ws);
+    ws.apply(&props);
+    let text = &ws.0["stats.py"];
+    assert!(text.contains("import math\n"), "{text}");
+    let median = text.find("def median").unwrap();
+    assert!(median > text.find("def summary").unwrap());
+    assert!(median < text.find("if __name__").unwrap(), "{text}");
+    assert!(text.contains("def mean(values):\n    return sum(values) / len(values)"));
+}
+
+#[test]
+fn a_test_class_is_merged_method_by_method_and_keeps_the_other_tests() {
+    let tests = "import unittest\n\nfrom mathops import add, sub\n\n\nclass MathopsTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_sub(self):\n        self.assertEqual(sub(5, 3), 2)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+    let mut ws = Mem::new(&[
+        ("test_mathops.py", tests),
+        ("mathops.py", "def add(a, b):\n    return a + b\n"),
+    ]);
+    let answer = "Here is test_mathops.py:\n```python\nimport unittest\nfrom mathops import mul\n\nclass MathopsTest(unittest.TestCase):\n  def test_mul(self):\n    self.assertEqual(mul(2, 3), 6)\n```";
+    let props = proposals(answer, "Add mul and a test", &ws);
+    ws.apply(&props);
+    let text = &ws.0["test_mathops.py"];
+    for must in [
+        "def test_add",
+        "def test_sub",
+        "    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)",
+        "from mathops import mul\n",
+    ] {
+        assert!(text.contains(must), "{must} missing in:\n{text}");
+    }
+    assert!(text.find("def test_mul").unwrap() < text.find("if __name__").unwrap());
+}
+
+#[test]
+fn a_new_file_the_answer_names_is_written_and_a_run_command_follows() {
+    let ws = Mem::new(&[("notes.txt", "a b c\n")]);
+    let answer = "Here is `count_words.py`:\n\n```python\nwith open('notes.txt') as f:\n    print(len(f.read().split()))\n```\n\nRun it:\n\n```bash\n$ python3 count_words.py\n```";
+    let props = proposals(
+        answer,
+        "Write a Python script count_words.py that prints the number of words in notes.txt.",
+        &ws,
+    );
+    assert_eq!(props.len(), 2, "{props:?}");
+    assert_eq!(props[0].tool, "write_file");
+    assert_eq!(props[0].arguments["path"], "count_words.py");
+    assert_eq!(props[1].tool, "bash");
+    assert_eq!(props[1].arguments["command"], "python3 count_words.py");
+}
+
+#[test]
+fn a_whole_script_the_answer_names_replaces_a_script_without_functions() {
+    let old = "#!/usr/bin/env bash\ntotal=1\nwhile read -r n; do\n    total=$((total + n))\ndone < \"$1\"\necho \"$total\"\n";
+    let mut ws = Mem::new(&[("sum.sh", old)]);
+    let new = "#!/usr/bin/env bash\ntotal=0\nwhile read -r n; do\n    total=$((total + n))\ndone < \"$1\"\necho \"$total\"";
+    let answer = format!("Here's the corrected version of `sum.sh`:\n\n```bash\n{new}\n```");
+    let props = proposals(&answer, "Fix sum.sh", &ws);
+    assert_eq!(props.len(), 1, "{props:?}");
+    assert_eq!(props[0].arguments["old_str"], "total=1\n");
+    ws.apply(&props);
+    assert_eq!(ws.0["sum.sh"], format!("{new}\n"));
+}
+
+#[test]
+fn fragments_illustrations_and_unknown_files_change_nothing() {
+    let ws = Mem::new(&[("stats.py", STATS)]);
+    // A fragment without definitions is not taken for the whole file.
+    let fragment = "In stats.py:\n```python\nreturn 0.0\n```";
+    assert!(proposals(fragment, "fix stats.py", &ws).is_empty());
+    // An example for a file nobody named, with no definition the workspace has.
+    let example = "For example:\n```python\ndef port():\n    return 8080\n```";
+    assert!(proposals(example, "fix the port", &ws).is_empty());
+    // A block identical to what the file holds is no edit.
+    let same = "```python\ndef mean(values):\n    return sum(values) / len(values)\n```";
+    assert!(proposals(same, "fix it", &ws).is_empty());
+    // Paths outside the workspace are never targets.
+    let outside = "```python\n# ../evil.py\nprint(1)\n```\n```python\n# /etc/x.py\nprint(1)\n```";
+    assert!(proposals(outside, "fix it", &ws).is_empty());
+}
+
+#[test]
+fn two_files_defining_the_same_name_make_the_target_ambiguous() {
+    let ws = Mem::new(&[
+        ("a.py", "def run():\n    pass\n"),
+        ("b.py", "def run():\n    pass\n"),
+    ]);
+    let answer = "```python\ndef run():\n    return 1\n```";
+    assert!(proposals(answer, "fix run", &ws).is_empty());
+}
+
+#[test]
+fn a_rust_function_is_replaced_inside_a_crate_and_the_tests_module_stays() {
+    let lib = "/// Whether `year` is a leap year.\npub fn is_leap(year: u32) -> bool {\n    year % 4 == 0 && year % 100 != 0\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn t() {\n        assert!(is_leap(2000));\n    }\n}\n";
+    let mut ws = Mem::new(&[("src/lib.rs", lib), ("Cargo.toml", "[package]\n")]);
+    let answer = "The fix:\n```rust\npub fn is_leap(year: u32) -> bool {\n    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0\n}\n```";
+    let props = proposals(answer, "cargo test fails. Fix src/lib.rs", &ws);
+    ws.apply(&props);
+    let text = &ws.0["src/lib.rs"];
+    assert!(
+        text.contains("|| year % 400 == 0\n}\n\n#[cfg(test)]"),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("/// Whether"),
+        "the doc comment stays: {text}"
+    );
+}
+
+#[test]
+fn a_shell_function_is_added_before_the_scripts_code() {
+    let old = "#!/bin/sh\ngreet() {\n  echo hi\n}\ngreet\n";
+    let mut ws = Mem::new(&[("run.sh", old)]);
+    let answer = "In `run.sh`:\n```sh\nbye() {\n  echo bye\n}\n```";
+    let props = proposals(answer, "add bye to run.sh", &ws);
+    ws.apply(&props);
+    assert_eq!(
+        ws.0["run.sh"],
+        "#!/bin/sh\ngreet() {\n  echo hi\n}\n\nbye() {\n  echo bye\n}\n\ngreet\n"
+    );
+}
+
+#[test]
+fn the_replacement_is_widened_until_it_is_unique() {
+    let (old, new) = replacement("x\ny\nx\nz\n", "x\ny\nx\nw\n").unwrap();
+    assert_eq!(("z\n", "w\n"), (old.as_str(), new.as_str()));
+    let (old, new) = replacement("a\nb\na\nb\n", "a\nb\na\nc\nb\n").unwrap();
+    assert_eq!(
+        "a\nb\na\nb\n".matches(&old).count(),
+        1,
+        "unique: {old:?} -> {new:?}"
+    );
+    assert_eq!("a\nb\na\nb\n".replacen(&old, &new, 1), "a\nb\na\nc\nb\n");
+    assert!(replacement("same\n", "same\n").is_none());
+}
+
+#[test]
+fn long_shell_blocks_and_scripts_are_not_commands() {
+    assert!(is_command(&["python3 count_words.py"]));
+    assert!(is_command(&["$ cargo test", "# then", "ls"]));
+    assert!(!is_command(&["for f in *; do", "  echo $f", "done"]));
+    assert!(!is_command(&["a", "b", "c", "d"]));
+    assert!(!is_command(&["cat > x <<EOF"]));
+}
