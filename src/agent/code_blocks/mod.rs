@@ -101,6 +101,9 @@ pub fn proposals(answer: &str, message: &str, ws: &dyn Workspace) -> Vec<Proposa
             out.push(command(&body));
             continue;
         }
+        // Only a block that says what it is may stand for a whole file (an untyped block
+        // after a sentence naming a script could be anything, a JSON plan for one).
+        let typed = lang.is_some() || named.is_some();
         let target = named
             .or_else(|| prose_target(&block.prose, lang))
             .map(|p| (p, true))
@@ -112,8 +115,12 @@ pub fn proposals(answer: &str, message: &str, ws: &dyn Workspace) -> Vec<Proposa
         let Some(lang) = lang.or_else(|| Lang::of_path(&path)) else {
             continue;
         };
+        let claim = Claim {
+            names_file: explicit,
+            whole: explicit && typed,
+        };
         if !edited.contains(&path)
-            && let Some(p) = edit(&path, lang, &body.join("\n"), explicit, ws)
+            && let Some(p) = edit(&path, lang, &body.join("\n"), claim, ws)
         {
             edited.insert(path);
             out.push(p);
@@ -293,22 +300,25 @@ fn command(body: &[&str]) -> Proposal {
     }
 }
 
+/// What the answer says of a block's file.
+#[derive(Clone, Copy)]
+struct Claim {
+    /// The answer or the message names the file (not only its definitions).
+    names_file: bool,
+    /// The block may stand for the whole file: named, and of a stated language.
+    whole: bool,
+}
+
 /// The edit a block makes to `path`: a new file (named explicitly), or the smallest
 /// replacement that merges its definitions in, or the whole file when the block is a whole
 /// script the answer names.
-fn edit(
-    path: &str,
-    lang: Lang,
-    block: &str,
-    explicit: bool,
-    ws: &dyn Workspace,
-) -> Option<Proposal> {
+fn edit(path: &str, lang: Lang, block: &str, claim: Claim, ws: &dyn Workspace) -> Option<Proposal> {
     let mut content = block.to_string();
     if !content.ends_with('\n') {
         content.push('\n');
     }
     let text = match ws.file(path) {
-        FileState::Missing if explicit && !block.trim().is_empty() => {
+        FileState::Missing if claim.names_file && !block.trim().is_empty() => {
             return Some(Proposal {
                 tool: "write_file",
                 what: format!(
@@ -322,7 +332,7 @@ fn edit(
         _ => return None,
     };
     let merged = units::merge(lang, &text, block).or_else(|| {
-        let whole = explicit && is_whole_file(lang, &text, block);
+        let whole = claim.whole && is_whole_file(lang, &text, block);
         whole.then_some(content)
     })?;
     let (old, new) = replacement(&text, &merged)?;

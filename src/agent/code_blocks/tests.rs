@@ -158,6 +158,10 @@ fn fragments_illustrations_and_unknown_files_change_nothing() {
     // A block identical to what the file holds is no edit.
     let same = "```python\ndef mean(values):\n    return sum(values) / len(values)\n```";
     assert!(proposals(same, "fix it", &ws).is_empty());
+    // An untyped block after a sentence naming a script is not taken for the script.
+    let ws_sh = Mem::new(&[("run.sh", "echo 1\necho 2\n")]);
+    let plan = "The plan for `run.sh`:\n```\n{\"todos\": []}\n```";
+    assert!(proposals(plan, "fix run.sh", &ws_sh).is_empty());
     // Paths outside the workspace are never targets.
     let outside = "```python\n# ../evil.py\nprint(1)\n```\n```python\n# /etc/x.py\nprint(1)\n```";
     assert!(proposals(outside, "fix it", &ws).is_empty());
