@@ -167,19 +167,36 @@ fn indent_of(line: &str) -> usize {
 
 /// Python definitions at exactly `indent` between `from` and `to`.
 fn py_units(lines: &[&str], indent: usize, from: usize, to: usize) -> Vec<Unit> {
+    scan(
+        lines,
+        from..to,
+        |l| py_key(l).filter(|_| indent_of(l) == indent),
+        |l| l.trim_start().starts_with('@'),
+        |i| py_end(lines, i, indent, to),
+    )
+}
+
+/// The definitions in `range`: where `key_of` names one, with the lines above it that
+/// `attached` claims, to the end `end_of` finds.
+fn scan(
+    lines: &[&str],
+    range: std::ops::Range<usize>,
+    key_of: impl Fn(&str) -> Option<String>,
+    attached: impl Fn(&str) -> bool,
+    end_of: impl Fn(usize) -> usize,
+) -> Vec<Unit> {
     let mut out = Vec::new();
-    let mut i = from;
-    while i < to {
-        let line = lines[i];
-        let Some(key) = py_key(line).filter(|_| indent_of(line) == indent) else {
+    let mut i = range.start;
+    while i < range.end {
+        let Some(key) = key_of(lines[i]) else {
             i += 1;
             continue;
         };
         let mut start = i;
-        while start > from && lines[start - 1].trim_start().starts_with('@') {
+        while start > range.start && attached(lines[start - 1]) {
             start -= 1;
         }
-        let end = py_end(lines, i, indent, to);
+        let end = end_of(i);
         out.push(Unit {
             key,
             start,
@@ -230,27 +247,13 @@ fn py_end(lines: &[&str], start: usize, indent: usize, to: usize) -> usize {
 
 /// Definitions at column 0 of a brace language (Rust, JavaScript, shell functions).
 fn brace_units(lang: Lang, lines: &[&str]) -> Vec<Unit> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let Some(key) = brace_key(lang, lines[i]) else {
-            i += 1;
-            continue;
-        };
-        let mut start = i;
-        while start > 0 && is_attached(lines[start - 1]) {
-            start -= 1;
-        }
-        let end = brace_end(lang, lines, i);
-        out.push(Unit {
-            key,
-            start,
-            head: i,
-            end,
-        });
-        i = end.max(i + 1);
-    }
-    out
+    scan(
+        lines,
+        0..lines.len(),
+        |l| brace_key(lang, l),
+        is_attached,
+        |i| brace_end(lang, lines, i),
+    )
 }
 
 /// The first line of a shell script's top-level code outside its functions (new functions
