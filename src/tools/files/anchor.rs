@@ -158,12 +158,8 @@ impl Dir {
         }
     }
 
-    /// Creates a new file `name` here for writing (fails if anything has that name).
-    pub(crate) fn create_new(&self, name: &OsStr) -> io::Result<File> {
-        self.create_new_with(name, 0o666)
-    }
-
-    /// [`Dir::create_new`] with the permission bits `mode` (before the umask).
+    /// Creates a new file `name` here for writing, with the permission bits `mode` (before
+    /// the umask); fails if anything has that name.
     pub(crate) fn create_new_with(&self, name: &OsStr, mode: u32) -> io::Result<File> {
         let flags =
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;

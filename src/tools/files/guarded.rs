@@ -240,18 +240,44 @@ pub(crate) fn write_unchanged(
     if !now.same(before) {
         return Err(changed_error(path));
     }
-    replace(&dir, name, content, mode)
+    let bits = mode.map_or_else(|| Bits::New(new_file_mode(path, content)), Bits::Kept);
+    replace(&dir, name, content, bits)
         .map_err(|e| ToolError(format!("cannot write {}: {e}.", path.display)))?;
     Ok(mode.is_none())
 }
 
-/// Writes `content` to a new temp file in `dir`, then renames it over `name` (keeping the
-/// old file's permission bits `mode`), so readers see the old or the new file, never a part.
-fn replace(dir: &Dir, name: &std::ffi::OsStr, content: &[u8], mode: Option<u32>) -> io::Result<()> {
+/// The permission bits a write leaves.
+#[derive(Clone, Copy)]
+enum Bits {
+    /// A new file's, before the umask.
+    New(u32),
+    /// The old file's, kept.
+    Kept(u32),
+}
+
+/// The permission bits of a new file (before the umask): executable when it starts with `#!`
+/// (a script the model was asked to write is meant to run, and `chmod` is denied by default),
+/// except in protected places (`.git/`, `.rein/`), where an executable could be a hook.
+pub(crate) fn new_file_mode(path: &ResolvedPath, content: &[u8]) -> u32 {
+    if content.starts_with(b"#!") && path.inside_workspace && !path.protected {
+        0o777
+    } else {
+        0o666
+    }
+}
+
+/// Writes `content` to a new temp file in `dir`, then renames it over `name` (with the old
+/// file's permission bits, or a new file's under the umask), so readers see the old or the
+/// new file, never a part.
+fn replace(dir: &Dir, name: &std::ffi::OsStr, content: &[u8], bits: Bits) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let (tmp, mut file) = loop {
         let tmp = anchor::temp_name(name, COUNTER.fetch_add(1, Ordering::Relaxed));
-        match dir.create_new(&tmp) {
+        let create = match bits {
+            Bits::New(mode) => mode,
+            Bits::Kept(_) => 0o600,
+        };
+        match dir.create_new_with(&tmp, create) {
             Ok(f) => break (tmp, f),
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -259,7 +285,7 @@ fn replace(dir: &Dir, name: &std::ffi::OsStr, content: &[u8], mode: Option<u32>)
     };
     let written = (|| {
         file.write_all(content)?;
-        if let Some(mode) = mode {
+        if let Bits::Kept(mode) = bits {
             file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
         }
         file.sync_all()?;

@@ -153,6 +153,43 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_new_script_is_executable_other_new_files_are_not() {
+        let t = TestCtx::new();
+        run(
+            &t,
+            json!({"path": "hello.sh", "content": "#!/bin/sh\necho hi\n"}),
+        )
+        .await
+        .unwrap();
+        run(
+            &t,
+            json!({"path": "notes.txt", "content": "#not a script\n"}),
+        )
+        .await
+        .unwrap();
+        let mode = |p: &str| {
+            std::fs::metadata(t.ws.join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+        };
+        assert_eq!(
+            mode("hello.sh") & 0o111,
+            0o111 & !umask_now(),
+            "{:o}",
+            mode("hello.sh")
+        );
+        assert_eq!(mode("notes.txt") & 0o111, 0, "{:o}", mode("notes.txt"));
+    }
+
+    /// The test process's umask, from /proc (nothing else reads it without changing it).
+    fn umask_now() -> u32 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+        u32::from_str_radix(line[6..].trim(), 8).unwrap()
+    }
+
+    #[tokio::test]
     async fn overwrites_and_keeps_mode() {
         let t = TestCtx::new();
         let p = t.write_seen("run.sh", "old");
