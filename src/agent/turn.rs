@@ -138,6 +138,9 @@ impl TurnEnv<'_> {
     /// Runs the loop on `history` (which already ends with the user's message).
     pub async fn run(&self, history: &mut Vec<Message>, hooks: &mut dyn TurnHooks) -> LoopEnd {
         let mut st = RunState::default();
+        if let Some(end) = self.read_named_files(history, &mut st, hooks).await {
+            return end;
+        }
         loop {
             if self.lc.max_requests.is_some_and(|cap| st.requests >= cap) {
                 return LoopEnd::RequestCap;
@@ -180,6 +183,46 @@ impl TurnEnv<'_> {
                 return end;
             }
         }
+    }
+
+    /// A small model sees the source files the person's message names before its first step
+    /// (`small_model` aid `read_named`): rein reads them with `read_file` calls of its own,
+    /// rated and recorded like the model's, so the model starts from the code instead of a
+    /// guess about it.
+    async fn read_named_files(
+        &self,
+        history: &mut Vec<Message>,
+        st: &mut RunState,
+        hooks: &mut dyn TurnHooks,
+    ) -> Option<LoopEnd> {
+        if !self.lc.aids.read_named || !matches!(history.last(), Some(Message::User { .. })) {
+            return None;
+        }
+        let task = task_message(history)?;
+        let ws = super::code_blocks::ToolWorkspace(&self.ctx);
+        let calls: Vec<ToolCall> = super::code_blocks::named_files(task, &ws)
+            .into_iter()
+            .map(|path| ToolCall {
+                id: crate::llm::openai::new_call_id(),
+                name: "read_file".into(),
+                arguments: serde_json::json!({ "path": path }).to_string(),
+            })
+            .collect();
+        if calls.is_empty()
+            || self
+                .dispatcher
+                .specs()
+                .iter()
+                .all(|t| t.name != "read_file")
+        {
+            return None;
+        }
+        let assistant = Message::Assistant {
+            parts: calls.iter().cloned().map(AssistantPart::ToolCall).collect(),
+        };
+        history.push(assistant.clone());
+        hooks.appended(&assistant);
+        self.run_and_record(&calls, false, history, st, hooks).await
     }
 
     /// The next request: the history's copy brought up to date (micro-compacted), the

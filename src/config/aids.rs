@@ -15,10 +15,19 @@ pub struct ModelAids {
     pub nudges: bool,
     /// Code shown in fenced blocks instead of written becomes the edits it describes.
     pub code_blocks: bool,
+    /// The source files the person's message names are read before the first request.
+    pub read_named: bool,
 }
 
 /// The names `small_model` lists, in the order `rein config` shows them.
-pub const AID_NAMES: &[&str] = &["first_call", "tools", "files", "nudges", "code_blocks"];
+pub const AID_NAMES: &[&str] = &[
+    "first_call",
+    "tools",
+    "files",
+    "nudges",
+    "code_blocks",
+    "read_named",
+];
 
 impl ModelAids {
     /// Every aid on.
@@ -28,6 +37,7 @@ impl ModelAids {
         files: true,
         nudges: true,
         code_blocks: true,
+        read_named: true,
     };
 
     /// Whether any aid is on.
@@ -51,6 +61,7 @@ impl ModelAids {
                 "files" => &mut aids.files,
                 "nudges" => &mut aids.nudges,
                 "code_blocks" => &mut aids.code_blocks,
+                "read_named" => &mut aids.read_named,
                 _ => {
                     return Err(ConfigError::Invalid(format!(
                         "small_model must be auto, on, off or a list of {}; \"{name}\" is none \
@@ -72,6 +83,7 @@ impl ModelAids {
             self.files,
             self.nudges,
             self.code_blocks,
+            self.read_named,
         ];
         let names: Vec<&str> = AID_NAMES
             .iter()

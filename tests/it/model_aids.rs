@@ -24,6 +24,7 @@ both!(
     a_new_script_shown_and_its_run_command_become_a_write_and_a_run,
     a_block_naming_a_link_out_of_the_workspace_reads_nothing_there,
     code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change,
+    the_files_the_message_names_are_read_before_the_first_request,
 );
 
 /// `rein exec` with `small_model` left to its default (the scripted server is on loopback).
@@ -396,4 +397,51 @@ fn code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change(k
         assert_ok(&o);
         assert_eq!(w.read("stats.py").unwrap(), STATS, "{config} / {message}");
     }
+}
+
+fn the_files_the_message_names_are_read_before_the_first_request(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("bash", json!({"command": "true"})))
+        .push(Reply::text(SHOWN_FIX))
+        .push(Reply::text("Fixed."));
+    let w = World::new(&s);
+    w.write("stats.py", STATS);
+    w.write("secret.py", "TOKEN = 'never-read-3391'\n");
+    std::os::unix::fs::symlink(w.dir.path().join("outside.py"), w.ws.join("link.py")).unwrap();
+    std::fs::write(
+        w.dir.path().join("outside.py"),
+        "OUTSIDE = 'never-read-5512'\n",
+    )
+    .unwrap();
+    let o = exec_auto(
+        &w,
+        &[
+            "--yes",
+            "Fix stats.py (and link.py): the mean of an empty list should be 0.0.",
+        ],
+    );
+    assert_ok(&o);
+    let first = s.request(0);
+    let results = support::rein::tool_results(&first);
+    assert_eq!(
+        results.len(),
+        1,
+        "stats.py only (link.py leads out): {:?}",
+        first.body_text
+    );
+    assert!(
+        results[0].content.contains("def summary(values)"),
+        "{}",
+        results[0].content
+    );
+    assert!(
+        !first.body_text.contains("never-read-3391"),
+        "a file the message does not name"
+    );
+    assert!(
+        !first.body_text.contains("never-read-5512"),
+        "a link out of the workspace"
+    );
+    // Read means seen: the model's edit of the file needs no read of its own.
+    assert!(w.read("stats.py").unwrap().contains("return 0.0"));
 }

@@ -129,6 +129,29 @@ pub fn proposals(answer: &str, message: &str, ws: &dyn Workspace) -> Vec<Proposa
     out
 }
 
+/// Files read for a small model before its first step, at the most.
+const MAX_NAMED: usize = 3;
+
+/// Largest file read for a small model before its first step.
+const MAX_NAMED_BYTES: usize = 32 * 1024;
+
+/// The workspace's source files that `message` names, in its order (a few, small, text):
+/// what a small model should see before its first step.
+pub fn named_files(message: &str, ws: &dyn Workspace) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for path in file_tokens(message) {
+        if out.len() == MAX_NAMED || out.contains(&path) {
+            continue;
+        }
+        if let FileState::Text(t) = ws.file(&path)
+            && t.len() <= MAX_NAMED_BYTES
+        {
+            out.push(path);
+        }
+    }
+    out
+}
+
 /// The fenced blocks of `text` (``` or ~~~, indented up to a list item's depth), each with
 /// the prose since the previous one.
 fn fences(text: &str) -> Vec<Block<'_>> {

@@ -230,3 +230,14 @@ fn long_shell_blocks_and_scripts_are_not_commands() {
     assert!(!is_command(&["a", "b", "c", "d"]));
     assert!(!is_command(&["cat > x <<EOF"]));
 }
+
+#[test]
+fn the_files_a_message_names_are_found_once_each_and_missing_ones_not() {
+    let ws = Mem::new(&[
+        ("stats.py", STATS),
+        ("sum.sh", "echo 1\n"),
+        ("big.py", &"x = 1\n".repeat(10_000)),
+    ]);
+    let msg = "Running `python3 stats.py` crashes in stats.py; sum.sh, new.py and big.py too.";
+    assert_eq!(named_files(msg, &ws), ["stats.py", "sum.sh"]);
+}
