@@ -112,7 +112,7 @@ pub struct CallResult {
     /// The new todo list, when the call replaced it (the agent applies it).
     pub todos: Option<Vec<Todo>>,
     /// Whether the call changed a file in the workspace, as the checkpoints saw it (a file
-    /// tool's write, a command's redirect or `sed -i`).
+    /// tool's write, a command's redirect or `sed -i`; not the caches running code leaves).
     pub changed_files: bool,
 }
 

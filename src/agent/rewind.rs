@@ -93,13 +93,28 @@ impl Watch {
         for (change, texts) in report.changes.iter().zip(texts) {
             command_change(journal, ctx, call_id, &change.path, texts);
         }
-        let changed = !report.tracked || !report.changes.is_empty();
+        let changed = !report.tracked || report.changes.iter().any(|c| !is_byproduct(&c.path));
         record(journal, Some(call_id), report.changes);
         for text in report.notices {
             ctx.events.send(Event::notice(text));
         }
         changed
     }
+}
+
+/// Whether a changed path is what running code leaves behind (bytecode, caches, build
+/// output), not a change anyone made: running `python3 test_x.py` writes `__pycache__/`.
+fn is_byproduct(path: &str) -> bool {
+    const DIRS: &[&str] = &[
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        "node_modules",
+    ];
+    path.split('/').any(|c| DIRS.contains(&c))
+        || path.starts_with("target/")
+        || path.ends_with(".pyc")
 }
 
 /// A changed file's texts before and after (`None` before: it was created; after: removed),
@@ -348,5 +363,24 @@ impl Agent {
         let info = self.session_info();
         self.events.send(Event::SessionConfigured(info));
         self.set_todos(todos);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn caches_and_build_output_are_byproducts_sources_are_not() {
+        for p in [
+            "__pycache__/m.cpython-311.pyc",
+            "pkg/__pycache__/x.pyc",
+            "target/debug/app",
+            "a/node_modules/x/i.js",
+            "m.pyc",
+        ] {
+            assert!(super::is_byproduct(p), "{p}");
+        }
+        for p in ["mathops.py", "src/target.rs", "targets/x", "pycache.py"] {
+            assert!(!super::is_byproduct(p), "{p}");
+        }
     }
 }

@@ -25,6 +25,7 @@ both!(
     a_block_naming_a_link_out_of_the_workspace_reads_nothing_there,
     code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change,
     the_files_the_message_names_are_read_before_the_first_request,
+    running_python_is_no_change_though_it_writes_bytecode,
 );
 
 /// `rein exec` with `small_model` left to its default (the scripted server is on loopback).
@@ -444,4 +445,27 @@ fn the_files_the_message_names_are_read_before_the_first_request(kind: ProviderK
     );
     // Read means seen: the model's edit of the file needs no read of its own.
     assert!(w.read("stats.py").unwrap().contains("return 0.0"));
+}
+
+fn running_python_is_no_change_though_it_writes_bytecode(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 -c 'import calc'"}),
+    ))
+    .push(Reply::text("I added mul to calc.py."))
+    .push(Reply::text("Done."));
+    let w = World::new(&s);
+    w.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let o = exec_auto(&w, &["--yes", "Add a function mul to calc.py."]);
+    assert_ok(&o);
+    assert!(
+        w.ws.join("__pycache__").is_dir(),
+        "the import wrote bytecode"
+    );
+    let asked = user_texts(&s.request(2));
+    assert!(
+        asked.iter().any(|t| t.contains("No file was changed yet")),
+        "bytecode is not the change asked for: {asked:?}"
+    );
 }
