@@ -354,10 +354,14 @@ fn edit(path: &str, lang: Lang, block: &str, claim: Claim, ws: &dyn Workspace) -
         FileState::Text(t) => t,
         _ => return None,
     };
-    let merged = units::merge(lang, &text, block).or_else(|| {
-        let whole = claim.whole && is_whole_file(lang, &text, block);
-        whole.then_some(content)
-    })?;
+    let merged = if claim.whole && is_new_version(&text, block) {
+        content
+    } else {
+        units::merge(lang, &text, block).or_else(|| {
+            let whole = claim.whole && is_whole_file(lang, &text, block);
+            whole.then_some(content)
+        })?
+    };
     let (old, new) = replacement(&text, &merged)?;
     Some(Proposal {
         tool: "str_replace",
@@ -374,6 +378,21 @@ fn edit(path: &str, lang: Lang, block: &str, claim: Claim, ws: &dyn Workspace) -
 fn is_whole_file(lang: Lang, file: &str, block: &str) -> bool {
     let lines: Vec<&str> = file.lines().collect();
     units::units(lang, &lines).is_empty() && block.lines().count() * 2 >= lines.len()
+}
+
+/// Whether a block is a new version of the whole file (so a definition it renamed replaces
+/// the old one instead of joining it): it starts where the file starts, is nearly as long,
+/// and leaves nothing out with a `...` placeholder.
+fn is_new_version(file: &str, block: &str) -> bool {
+    fn first(t: &str) -> Option<&str> {
+        t.lines().find(|l| !l.trim().is_empty()).map(str::trim_end)
+    }
+    let elided = block.lines().any(|l| {
+        let t = l.trim();
+        t == "..." || t == "…" || (t.contains("...") && (t.starts_with('#') || t.starts_with("//")))
+    });
+    let (b, f) = (block.lines().count(), file.lines().count());
+    !elided && first(file).is_some() && first(file) == first(block) && b * 5 >= f * 4
 }
 
 /// The smallest span of whole lines of `old` that differs from `new`, widened until it

@@ -241,3 +241,25 @@ fn the_files_a_message_names_are_found_once_each_and_missing_ones_not() {
     let msg = "Running `python3 stats.py` crashes in stats.py; sum.sh, new.py and big.py too.";
     assert_eq!(named_files(msg, &ws), ["stats.py", "sum.sh"]);
 }
+
+#[test]
+fn a_whole_new_version_of_a_file_replaces_it_so_a_rename_leaves_no_old_definition() {
+    let users = "USERS = {1: \"ada\", 2: \"grace\"}\n\n\ndef get_usr(uid):\n    return USERS.get(uid, \"unknown\")\n";
+    let mut ws = Mem::new(&[("users.py", users)]);
+    let answer = "Here is the updated code from `users.py`:\n\n```python\nUSERS = {1: \"ada\", 2: \"grace\"}\n\ndef get_user(uid):\n    return USERS.get(uid, \"unknown\")\n```";
+    ws.apply(&proposals(answer, "Rename get_usr to get_user", &ws));
+    let text = &ws.0["users.py"];
+    assert!(
+        text.contains("def get_user(uid)") && !text.contains("get_usr"),
+        "{text}"
+    );
+    // With a placeholder for the rest it is not the whole file: merged by definition.
+    let mut ws = Mem::new(&[("users.py", users)]);
+    let elided = answer.replace("\n\ndef get_user", "\n# ... rest unchanged\n\ndef get_user");
+    ws.apply(&proposals(&elided, "Rename get_usr to get_user", &ws));
+    let text = &ws.0["users.py"];
+    assert!(
+        text.contains("def get_usr(uid)") && text.contains("def get_user(uid)"),
+        "{text}"
+    );
+}
