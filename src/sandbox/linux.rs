@@ -365,6 +365,13 @@ impl Confinement {
     /// goes on to exec the command. System calls only (async-signal-safe); errors carry only
     /// an errno.
     pub(crate) fn enter(&self) -> io::Result<()> {
+        self.enter_after(&|| Ok(()))
+    }
+
+    /// [`Confinement::enter`], calling `gate` once the namespaces and mounts are ready and
+    /// before any other process is forked (the zygote's child waits there for rein to have its
+    /// pid, so that setting up overlaps that round trip).
+    pub(crate) fn enter_after(&self, gate: &dyn Fn() -> io::Result<()>) -> io::Result<()> {
         supervise::block_signals()?;
         let mut mounted = Mounted::default();
         let mut pid_ns = false;
@@ -372,6 +379,7 @@ impl Confinement {
             pid_ns = plan.enter_namespaces()?;
             mounted = plan.arrange()?;
         }
+        gate()?;
         if let Some(channel) = self.proxy {
             // In the new network namespace, before anything of the command runs.
             super::netns::open_proxy_port(channel)?;
@@ -396,6 +404,43 @@ impl Confinement {
                 Ok(pid) => supervise::reap(pid, Reaping::PidNamespace, self.report),
                 Err(e) => supervise::fail(self.report, &e),
             }
+        }
+        self.confine_command(mounted)
+    }
+
+    /// The namespaces a child can be cloned into directly, to be their init itself (see
+    /// [`Confinement::enter_as_init`]); `None` when this confinement has no PID namespace.
+    /// Call in the process that clones.
+    pub(crate) fn init_entry(&self) -> Option<mounts::NsEntry> {
+        let plan = self.mounts.as_ref()?;
+        plan.ns_entry().ok().filter(|e| e.pid())
+    }
+
+    /// [`Confinement::enter_after`] for a child cloned into the namespaces `entry` gives
+    /// (rein's child, the init of its PID namespace): it sets up the mounts, waits at `gate`,
+    /// forks the command and reaps; a stop request (`SIGTERM`) kills the whole namespace. One
+    /// process less than a supervisor that forks an init. The stop signals must be blocked
+    /// already when it is cloned: an init ignores signals it has no handler for.
+    pub(crate) fn enter_as_init(
+        &self,
+        entry: mounts::NsEntry,
+        gate: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        let plan = self
+            .mounts
+            .as_ref()
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+        supervise::block_signals()?;
+        entry.map_ids()?;
+        let mut mounted = plan.arrange()?;
+        gate()?;
+        if let Some(channel) = self.proxy {
+            super::netns::open_proxy_port(channel)?;
+        }
+        mounted.proc = mounts::fresh_proc();
+        let pid = supervise::fork()?;
+        if pid > 0 {
+            supervise::reap(pid, Reaping::PidNamespace, self.report);
         }
         self.confine_command(mounted)
     }

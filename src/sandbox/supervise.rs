@@ -97,6 +97,24 @@ pub(crate) fn block_signals() -> io::Result<()> {
     }
 }
 
+/// Blocks the signals the supervisor waits for and returns the mask as it was (for a process
+/// that clones a supervisor and goes on: [`restore_signals`] right after the clone).
+pub(crate) fn block_signals_saving() -> libc::sigset_t {
+    let set = wait_set();
+    // SAFETY: an all-zero set is valid; sigprocmask only writes the old mask.
+    unsafe {
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old);
+        old
+    }
+}
+
+/// Sets the signal mask back to `mask` (from [`block_signals_saving`]).
+pub(crate) fn restore_signals(mask: &libc::sigset_t) {
+    // SAFETY: a valid set.
+    unsafe { libc::sigprocmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
+}
+
 /// Unblocks every signal again: for the command itself, just before exec (exec keeps the mask).
 pub(crate) fn unblock_signals() -> io::Result<()> {
     // SAFETY: an empty set is valid.
