@@ -5,6 +5,7 @@
 //! - enters new namespaces with a PID namespace and forks its *init*: the init forks the
 //!   command and reaps everything; when the command exits it kills whatever is left
 //!   (`kill(-1)` inside the namespace reaches every process in it and nothing else), or
+//! - (started by the zygote) is cloned into the new namespaces and is their init itself, or
 //! - (no PID namespace) becomes a child subreaper, forks the command, and after it exits kills
 //!   its remaining descendants: orphans are re-parented to the subreaper, so repeatedly killing
 //!   its children reaches every process the command started, `setsid` or double fork included.

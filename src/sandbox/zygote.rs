@@ -6,8 +6,9 @@
 //! exec'd process that holds almost nothing costs a fraction of that. rein still prepares
 //! everything (environment, mounts, Landlock ruleset, seccomp program) and sends it with the
 //! descriptors over a private socket. The zygote clones a child *for rein* (`CLONE_PARENT`:
-//! rein is its parent, waits for it and signals it as before), which runs the same
-//! `Confinement::enter` a child forked from rein runs, and execs the command. The zygote
+//! rein is its parent, waits for it and signals it as before), which sets up the same
+//! confinement a child forked from rein does (cloned straight into the namespaces as their
+//! init when there is a PID namespace: one process less), and execs the command. The zygote
 //! holds no secret (its environment is empty), is not dumpable, and exits when rein's end of
 //! the socket closes.
 
