@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 /// The newest Landlock ABI whose rights rein has been tested with. Newer kernels get these
 /// rights (the kernel keeps old ABIs stable); older ones get what they support.
-const TESTED_ABI: i32 = 7;
+pub(crate) const TESTED_ABI: i32 = 7;
 
 /// The oldest ABI rein trusts: before ABI 3, `truncate` was not governed, so a command could
 /// empty any file.
@@ -115,7 +115,7 @@ pub(crate) struct Confinement {
 
 /// Landlock rights for what only exists once the child has mounted it.
 #[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
-struct LateGrants {
+pub(crate) struct LateGrants {
     shm: u64,
     pts: u64,
     proc: u64,
@@ -212,6 +212,8 @@ pub(crate) struct Request<'a> {
     pub(crate) nested_git: &'a [PathBuf],
     /// The write end of the report pipe.
     pub(crate) report: RawFd,
+    /// The ruleset built ahead for this sandbox's next command.
+    pub(crate) spare: &'a std::sync::Arc<super::spare::SpareRuleset>,
 }
 
 fn cstring(p: &Path) -> Result<CString, String> {
@@ -248,32 +250,32 @@ fn mount_plan(
     })
 }
 
-/// The Landlock ruleset of a command (built before the fork) and the grants added late.
+/// The Landlock ruleset of a command (built before the fork, or ahead: see `spare`) and the
+/// grants added late.
 fn landlock_rules(
     req: &Request<'_>,
     kernel_abi: i32,
     namespaces: bool,
     writable: &[PathBuf],
 ) -> Result<(Option<OwnedFd>, LateGrants), String> {
-    let abi = ABI::from(kernel_abi.min(TESTED_ABI));
     // Without namespaces the secrets and home can only be kept out of the read rules.
     // Home is left out in both: without namespaces that hides it; with them, the
     // shown places are mounts in an empty tmpfs, and Landlock looks for a rule on a
     // mount's own root, not on the directory it covers, so they need rules of their own.
     let unreadable = if namespaces { &[][..] } else { req.secrets };
-    let rules = Rules {
-        abi,
+    let inputs = super::spare::Inputs::new(
+        kernel_abi,
         // In its own network namespace, TCP reaches only `lo` of that namespace: the
         // proxy, and servers the command starts itself.
-        tcp: req.network || req.proxy.is_some(),
-        network: req.network,
+        req.network || req.proxy.is_some(),
+        req.network,
         writable,
         unreadable,
-        home: req.home_dir.map(|h| (h, req.home_shown)),
-        private_terminals: namespaces,
-    };
-    build_ruleset(&rules)
-        .map_err(|e| format!("The sandbox could not build its Landlock rules: {e}."))
+        req.home_dir
+            .map(|h| (h.to_path_buf(), req.home_shown.to_vec())),
+        namespaces,
+    );
+    req.spare.take(inputs)
 }
 
 /// Creates `dir` if needed and returns its canonical path.
@@ -543,24 +545,24 @@ fn grant_path(ruleset: &OwnedFd, path: &std::ffi::CStr, access: u64) -> io::Resu
 }
 
 /// What the Landlock rules allow.
-struct Rules<'a> {
-    abi: ABI,
+pub(crate) struct Rules<'a> {
+    pub(crate) abi: ABI,
     /// TCP bind and connect are not restricted (the whole network, or a namespace of its own).
-    tcp: bool,
+    pub(crate) tcp: bool,
     /// The whole network: abstract unix sockets are not scoped either.
-    network: bool,
-    writable: &'a [PathBuf],
+    pub(crate) network: bool,
+    pub(crate) writable: &'a [PathBuf],
     /// Paths left out of the read rules (canonical).
-    unreadable: &'a [PathBuf],
+    pub(crate) unreadable: &'a [PathBuf],
     /// The home directory, left out of the read rules but for its shown places (canonical).
-    home: Option<(&'a Path, &'a [PathBuf])>,
+    pub(crate) home: Option<(&'a Path, &'a [PathBuf])>,
     /// The child mounts its own `/dev/pts`: `/dev/ptmx` may open terminals there.
-    private_terminals: bool,
+    pub(crate) private_terminals: bool,
 }
 
 /// Builds the ruleset: read and execute everywhere but `/dev` and the unreadable paths; write
 /// in the writable trees; a few device files.
-fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String> {
+pub(crate) fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String> {
     let e = |e: landlock::RulesetError| e.to_string();
     let abi = r.abi;
     let read = AccessFs::from_read(abi);
