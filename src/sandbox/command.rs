@@ -142,6 +142,7 @@ impl Sandbox {
             git,
             nested_git: if namespaces { nested } else { &[] },
             report,
+            spare: &self.spare,
         })
     }
 

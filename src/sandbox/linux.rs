@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 /// The newest Landlock ABI whose rights rein has been tested with. Newer kernels get these
 /// rights (the kernel keeps old ABIs stable); older ones get what they support.
-const TESTED_ABI: i32 = 7;
+pub(crate) const TESTED_ABI: i32 = 7;
 
 /// The oldest ABI rein trusts: before ABI 3, `truncate` was not governed, so a command could
 /// empty any file.
@@ -115,7 +115,7 @@ pub(crate) struct Confinement {
 
 /// Landlock rights for what only exists once the child has mounted it.
 #[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
-struct LateGrants {
+pub(crate) struct LateGrants {
     shm: u64,
     pts: u64,
     proc: u64,
@@ -212,6 +212,8 @@ pub(crate) struct Request<'a> {
     pub(crate) nested_git: &'a [PathBuf],
     /// The write end of the report pipe.
     pub(crate) report: RawFd,
+    /// The ruleset built ahead for this sandbox's next command.
+    pub(crate) spare: &'a std::sync::Arc<super::spare::SpareRuleset>,
 }
 
 fn cstring(p: &Path) -> Result<CString, String> {
@@ -248,32 +250,32 @@ fn mount_plan(
     })
 }
 
-/// The Landlock ruleset of a command (built before the fork) and the grants added late.
+/// The Landlock ruleset of a command (built before the fork, or ahead: see `spare`) and the
+/// grants added late.
 fn landlock_rules(
     req: &Request<'_>,
     kernel_abi: i32,
     namespaces: bool,
     writable: &[PathBuf],
 ) -> Result<(Option<OwnedFd>, LateGrants), String> {
-    let abi = ABI::from(kernel_abi.min(TESTED_ABI));
     // Without namespaces the secrets and home can only be kept out of the read rules.
     // Home is left out in both: without namespaces that hides it; with them, the
     // shown places are mounts in an empty tmpfs, and Landlock looks for a rule on a
     // mount's own root, not on the directory it covers, so they need rules of their own.
     let unreadable = if namespaces { &[][..] } else { req.secrets };
-    let rules = Rules {
-        abi,
+    let inputs = super::spare::Inputs::new(
+        kernel_abi,
         // In its own network namespace, TCP reaches only `lo` of that namespace: the
         // proxy, and servers the command starts itself.
-        tcp: req.network || req.proxy.is_some(),
-        network: req.network,
+        req.network || req.proxy.is_some(),
+        req.network,
         writable,
         unreadable,
-        home: req.home_dir.map(|h| (h, req.home_shown)),
-        private_terminals: namespaces,
-    };
-    build_ruleset(&rules)
-        .map_err(|e| format!("The sandbox could not build its Landlock rules: {e}."))
+        req.home_dir
+            .map(|h| (h.to_path_buf(), req.home_shown.to_vec())),
+        namespaces,
+    );
+    req.spare.take(inputs)
 }
 
 /// Creates `dir` if needed and returns its canonical path.
@@ -365,6 +367,13 @@ impl Confinement {
     /// goes on to exec the command. System calls only (async-signal-safe); errors carry only
     /// an errno.
     pub(crate) fn enter(&self) -> io::Result<()> {
+        self.enter_after(&|| Ok(()))
+    }
+
+    /// [`Confinement::enter`], calling `gate` once the namespaces and mounts are ready and
+    /// before any other process is forked (the zygote's child waits there for rein to have its
+    /// pid, so that setting up overlaps that round trip).
+    pub(crate) fn enter_after(&self, gate: &dyn Fn() -> io::Result<()>) -> io::Result<()> {
         supervise::block_signals()?;
         let mut mounted = Mounted::default();
         let mut pid_ns = false;
@@ -372,6 +381,7 @@ impl Confinement {
             pid_ns = plan.enter_namespaces()?;
             mounted = plan.arrange()?;
         }
+        gate()?;
         if let Some(channel) = self.proxy {
             // In the new network namespace, before anything of the command runs.
             super::netns::open_proxy_port(channel)?;
@@ -396,6 +406,43 @@ impl Confinement {
                 Ok(pid) => supervise::reap(pid, Reaping::PidNamespace, self.report),
                 Err(e) => supervise::fail(self.report, &e),
             }
+        }
+        self.confine_command(mounted)
+    }
+
+    /// The namespaces a child can be cloned into directly, to be their init itself (see
+    /// [`Confinement::enter_as_init`]); `None` when this confinement has no PID namespace.
+    /// Call in the process that clones.
+    pub(crate) fn init_entry(&self) -> Option<mounts::NsEntry> {
+        let plan = self.mounts.as_ref()?;
+        plan.ns_entry().ok().filter(|e| e.pid())
+    }
+
+    /// [`Confinement::enter_after`] for a child cloned into the namespaces `entry` gives
+    /// (rein's child, the init of its PID namespace): it sets up the mounts, waits at `gate`,
+    /// forks the command and reaps; a stop request (`SIGTERM`) kills the whole namespace. One
+    /// process less than a supervisor that forks an init. The stop signals must be blocked
+    /// already when it is cloned: an init ignores signals it has no handler for.
+    pub(crate) fn enter_as_init(
+        &self,
+        entry: mounts::NsEntry,
+        gate: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        let plan = self
+            .mounts
+            .as_ref()
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+        supervise::block_signals()?;
+        entry.map_ids()?;
+        let mut mounted = plan.arrange()?;
+        gate()?;
+        if let Some(channel) = self.proxy {
+            super::netns::open_proxy_port(channel)?;
+        }
+        mounted.proc = mounts::fresh_proc();
+        let pid = supervise::fork()?;
+        if pid > 0 {
+            supervise::reap(pid, Reaping::PidNamespace, self.report);
         }
         self.confine_command(mounted)
     }
@@ -498,24 +545,24 @@ fn grant_path(ruleset: &OwnedFd, path: &std::ffi::CStr, access: u64) -> io::Resu
 }
 
 /// What the Landlock rules allow.
-struct Rules<'a> {
-    abi: ABI,
+pub(crate) struct Rules<'a> {
+    pub(crate) abi: ABI,
     /// TCP bind and connect are not restricted (the whole network, or a namespace of its own).
-    tcp: bool,
+    pub(crate) tcp: bool,
     /// The whole network: abstract unix sockets are not scoped either.
-    network: bool,
-    writable: &'a [PathBuf],
+    pub(crate) network: bool,
+    pub(crate) writable: &'a [PathBuf],
     /// Paths left out of the read rules (canonical).
-    unreadable: &'a [PathBuf],
+    pub(crate) unreadable: &'a [PathBuf],
     /// The home directory, left out of the read rules but for its shown places (canonical).
-    home: Option<(&'a Path, &'a [PathBuf])>,
+    pub(crate) home: Option<(&'a Path, &'a [PathBuf])>,
     /// The child mounts its own `/dev/pts`: `/dev/ptmx` may open terminals there.
-    private_terminals: bool,
+    pub(crate) private_terminals: bool,
 }
 
 /// Builds the ruleset: read and execute everywhere but `/dev` and the unreadable paths; write
 /// in the writable trees; a few device files.
-fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String> {
+pub(crate) fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String> {
     let e = |e: landlock::RulesetError| e.to_string();
     let abi = r.abi;
     let read = AccessFs::from_read(abi);

@@ -29,6 +29,8 @@ mod run;
 #[cfg(target_os = "linux")]
 mod seccomp;
 pub mod secrets;
+#[cfg(target_os = "linux")]
+mod spare;
 mod spawn;
 #[cfg(target_os = "linux")]
 mod supervise;
@@ -133,7 +135,15 @@ pub struct Sandbox {
     /// The home view as commands get it, built on the first command.
     #[cfg(target_os = "linux")]
     home: Arc<std::sync::OnceLock<Arc<command::CommandHome>>>,
+    /// The Landlock ruleset built ahead for the next command.
+    #[cfg(target_os = "linux")]
+    spare: Arc<spare::SpareRuleset>,
+    /// Programs found by [`Sandbox::program`]: the name and `PATH` looked up, and the result.
+    programs: Arc<std::sync::Mutex<Vec<ProgramFound>>>,
 }
+
+/// One program [`Sandbox::program`] found: its name, the `PATH` it was looked up in, where.
+type ProgramFound = (String, Option<std::ffi::OsString>, PathBuf);
 
 impl Sandbox {
     /// A sandbox for the given settings. Probes the kernel on first use in a process (one
@@ -210,6 +220,9 @@ impl Sandbox {
             nested_git: Arc::default(),
             #[cfg(target_os = "linux")]
             home: Arc::default(),
+            #[cfg(target_os = "linux")]
+            spare: Arc::default(),
+            programs: Arc::default(),
         };
         sandbox.with_secrets(Secrets::for_current_user())
     }
@@ -218,6 +231,8 @@ impl Sandbox {
     /// `~/.cache/go-build` that tools insist on. Everything else stays as configured.
     pub fn with_writable_dirs(mut self, dirs: Vec<PathBuf>) -> Sandbox {
         self.extra_writable = dirs;
+        // What is trusted depends on what commands may write.
+        self.programs = Arc::default();
         let secrets = (*self.secrets).clone();
         self.with_secrets(secrets)
     }
@@ -274,12 +289,26 @@ impl Sandbox {
     /// Where to find a program rein starts itself (bash): on `PATH`, but never from a relative
     /// entry or a directory commands may write. Falls back to the bare name.
     pub fn program(&self, name: &str) -> PathBuf {
+        let path = std::env::var_os("PATH");
+        // Found once per name and `PATH` (the walk canonicalizes every entry on the way, a
+        // good part of a call's preparation); a result that is no longer an executable file
+        // is looked up again. The directories commands may write do not change.
+        let mut found = crate::sync::lock(&self.programs);
+        if let Some((_, _, p)) = found.iter().find(|(n, v, _)| n == name && *v == path)
+            && trusted::is_executable(p)
+        {
+            return p.clone();
+        }
         let untrusted: Vec<PathBuf> = std::iter::once(&self.workspace)
             .chain(self.writable_dirs())
             .cloned()
             .collect();
-        trusted_program(name, std::env::var_os("PATH").as_deref(), &untrusted)
-            .unwrap_or_else(|| PathBuf::from(name))
+        let Some(program) = trusted_program(name, path.as_deref(), &untrusted) else {
+            return PathBuf::from(name);
+        };
+        found.retain(|(n, v, _)| !(n == name && *v == path));
+        found.push((name.to_string(), path, program.clone()));
+        program
     }
 
     /// The directories bash may write besides the workspace: the temp dir and any added.

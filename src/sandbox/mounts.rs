@@ -321,41 +321,77 @@ pub(crate) fn drop_capabilities() -> io::Result<()> {
     check(unsafe { libc::prctl(libc::PR_CAPBSET_DROP, 8, 0, 0, 0) } as libc::c_long).map(|_| ())
 }
 
+/// How a process gets the command's namespaces, decided before it makes them: the `clone` or
+/// `unshare` flags, and the ids to map when a user namespace is among them (read before it
+/// exists: inside it, before the map is written, every id is the overflow id).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NsEntry {
+    pub(crate) flags: libc::c_int,
+    user: Option<(libc::uid_t, libc::gid_t)>,
+}
+
+impl NsEntry {
+    /// Whether a PID namespace is among the flags.
+    pub(crate) fn pid(self) -> bool {
+        self.flags & libc::CLONE_NEWPID != 0
+    }
+
+    /// Maps this process's own uid and gid in its new user namespace, if it has one. Call in
+    /// the process that is in it (after `unshare`, or in the child `clone` made).
+    /// Async-signal-safe.
+    pub(crate) fn map_ids(self) -> io::Result<()> {
+        let Some((uid, gid)) = self.user else {
+            return Ok(());
+        };
+        // rein is not dumpable (so commands cannot read its memory or environment), and a
+        // process that changed uid (`Command::uid`) is not either; that makes its /proc
+        // files root's, and it needs them to write its own maps. Not dumpable again
+        // afterwards: the supervisor processes keep a copy of rein's memory.
+        // SAFETY: plain prctl.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) };
+        let mut buf = [0u8; 32];
+        let written = write_file(c"/proc/self/setgroups", b"deny")
+            .and_then(|()| write_file(c"/proc/self/uid_map", id_map(uid, &mut buf)))
+            .and_then(|()| write_file(c"/proc/self/gid_map", id_map(gid, &mut buf)));
+        // SAFETY: plain prctl.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        written
+    }
+}
+
 impl MountPlan {
-    /// Enters the new namespaces (with a PID namespace when `self.ns.pid`: the next process
-    /// forked is its init). Returns whether a PID namespace was made. Async-signal-safe.
-    pub(crate) fn enter_namespaces(&self) -> io::Result<bool> {
-        // SAFETY: getuid/getgid cannot fail.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        // SAFETY: geteuid cannot fail.
+    /// How this process (or a child it clones now) gets the namespaces: with a PID namespace
+    /// when `self.ns.pid`. Async-signal-safe.
+    pub(crate) fn ns_entry(&self) -> io::Result<NsEntry> {
+        // SAFETY: getuid/getgid/geteuid cannot fail.
+        let (uid, gid, euid) = unsafe { (libc::getuid(), libc::getgid(), libc::geteuid()) };
         let mode = self
             .ns
-            .choose(unsafe { libc::geteuid() })
+            .choose(euid)
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EPERM))?;
         let pid = if self.ns.pid { libc::CLONE_NEWPID } else { 0 };
         // Created with the user namespace (if any), so its `lo` can be brought up.
         let net = if self.net { libc::CLONE_NEWNET } else { 0 };
-        let flags = match mode {
-            NsMode::User => libc::CLONE_NEWUSER | libc::CLONE_NEWNS | pid | net,
-            NsMode::Plain => libc::CLONE_NEWNS | pid | net,
-        };
+        Ok(match mode {
+            NsMode::User => NsEntry {
+                flags: libc::CLONE_NEWUSER | libc::CLONE_NEWNS | pid | net,
+                user: Some((uid, gid)),
+            },
+            NsMode::Plain => NsEntry {
+                flags: libc::CLONE_NEWNS | pid | net,
+                user: None,
+            },
+        })
+    }
+
+    /// Enters the new namespaces (with a PID namespace when `self.ns.pid`: the next process
+    /// forked is its init). Returns whether a PID namespace was made. Async-signal-safe.
+    pub(crate) fn enter_namespaces(&self) -> io::Result<bool> {
+        let entry = self.ns_entry()?;
         // SAFETY: plain syscall; the child is single-threaded.
-        check(unsafe { libc::unshare(flags) } as libc::c_long)?;
-        if mode == NsMode::User {
-            // rein is not dumpable (so commands cannot read its memory or environment), and a
-            // process that changed uid (`Command::uid`) is not either; that makes its /proc
-            // files root's, and it needs them to write its own maps. Not dumpable again
-            // afterwards: the supervisor processes keep a copy of rein's memory.
-            // SAFETY: plain prctl.
-            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) };
-            let mut buf = [0u8; 32];
-            write_file(c"/proc/self/setgroups", b"deny")?;
-            write_file(c"/proc/self/uid_map", id_map(uid, &mut buf))?;
-            write_file(c"/proc/self/gid_map", id_map(gid, &mut buf))?;
-            // SAFETY: plain prctl.
-            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-        }
-        Ok(pid != 0)
+        check(unsafe { libc::unshare(entry.flags) } as libc::c_long)?;
+        entry.map_ids()?;
+        Ok(entry.pid())
     }
 
     /// Arranges the mounts (in the new mount namespace). Async-signal-safe.

@@ -5,6 +5,7 @@
 //! - enters new namespaces with a PID namespace and forks its *init*: the init forks the
 //!   command and reaps everything; when the command exits it kills whatever is left
 //!   (`kill(-1)` inside the namespace reaches every process in it and nothing else), or
+//! - (started by the zygote) is cloned into the new namespaces and is their init itself, or
 //! - (no PID namespace) becomes a child subreaper, forks the command, and after it exits kills
 //!   its remaining descendants: orphans are re-parented to the subreaper, so repeatedly killing
 //!   its children reaches every process the command started, `setsid` or double fork included.
@@ -95,6 +96,24 @@ pub(crate) fn block_signals() -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// Blocks the signals the supervisor waits for and returns the mask as it was (for a process
+/// that clones a supervisor and goes on: [`restore_signals`] right after the clone).
+pub(crate) fn block_signals_saving() -> libc::sigset_t {
+    let set = wait_set();
+    // SAFETY: an all-zero set is valid; sigprocmask only writes the old mask.
+    unsafe {
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old);
+        old
+    }
+}
+
+/// Sets the signal mask back to `mask` (from [`block_signals_saving`]).
+pub(crate) fn restore_signals(mask: &libc::sigset_t) {
+    // SAFETY: a valid set.
+    unsafe { libc::sigprocmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
 }
 
 /// Unblocks every signal again: for the command itself, just before exec (exec keeps the mask).

@@ -24,7 +24,8 @@ pub fn trusted_program(
         .find(|p| is_executable(p))
 }
 
-fn is_executable(p: &Path) -> bool {
+/// Whether `p` is an executable regular file.
+pub(crate) fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 

@@ -6,12 +6,14 @@
 //! exec'd process that holds almost nothing costs a fraction of that. rein still prepares
 //! everything (environment, mounts, Landlock ruleset, seccomp program) and sends it with the
 //! descriptors over a private socket. The zygote clones a child *for rein* (`CLONE_PARENT`:
-//! rein is its parent, waits for it and signals it as before), which runs the same
-//! `Confinement::enter` a child forked from rein runs, and execs the command. The zygote
+//! rein is its parent, waits for it and signals it as before), which sets up the same
+//! confinement a child forked from rein does (cloned straight into the namespaces as their
+//! init when there is a PID namespace: one process less), and execs the command. The zygote
 //! holds no secret (its environment is empty), is not dumpable, and exits when rein's end of
 //! the socket closes.
 
 use super::linux::{Confinement, WireConfinement};
+use super::mounts::NsEntry;
 use super::run::pipe;
 use super::supervise;
 use rustix::net::{
@@ -322,11 +324,22 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd) -> bool {
         Ok(p) => p,
         Err(e) => return send_reply(socket, 0, errno(e)),
     };
-    match supervise::clone_with(libc::CLONE_PARENT) {
+    // With a PID namespace the child is cloned into the namespaces as their init (one process
+    // less); an init ignores signals it has no handler for, so the stop signals are blocked
+    // before it exists, not by the child.
+    let init = ready.confinement.init_entry();
+    let flags = libc::CLONE_PARENT | init.map_or(0, |e| e.flags);
+    let mask = supervise::block_signals_saving();
+    let cloned = supervise::clone_with(flags);
+    if let Ok(pid) = cloned
+        && pid != 0
+    {
+        supervise::restore_signals(&mask);
+    }
+    match cloned {
         Ok(0) => {
             drop(go_write);
-            wait_for_go(&go_read);
-            ready.exec(err_write.as_raw_fd())
+            ready.exec(err_write.as_raw_fd(), &go_read, init)
         }
         Ok(pid) => {
             drop((err_write, go_read));
@@ -338,13 +351,16 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd) -> bool {
             drop(go_write);
             send_reply(socket, pid, read_errno(&err_read))
         }
-        Err(e) => send_reply(socket, 0, errno(e)),
+        Err(e) => {
+            supervise::restore_signals(&mask);
+            send_reply(socket, 0, errno(e))
+        }
     }
 }
 
 /// In the child: waits until the zygote has told rein the pid; exits if it never did (the
 /// zygote died first).
-fn wait_for_go(go: &OwnedFd) {
+fn wait_for_go(go: &OwnedFd) -> io::Result<()> {
     let mut byte = [0u8; 1];
     loop {
         // SAFETY: reading one byte into a local buffer.
@@ -353,10 +369,10 @@ fn wait_for_go(go: &OwnedFd) {
             continue;
         }
         if n != 1 || byte[0] != GO {
-            // SAFETY: leaving the child before it did anything.
+            // SAFETY: leaving the child before anything of the command exists.
             unsafe { libc::_exit(1) };
         }
-        return;
+        return Ok(());
     }
 }
 
@@ -413,9 +429,10 @@ impl Ready {
     }
 
     /// In the child: the streams, the directory, the confinement (which forks the supervising
-    /// processes), then exec. Reports an error on `err` and exits.
-    fn exec(&self, err: RawFd) -> ! {
-        let e = self.enter_and_exec();
+    /// processes, once `go` says that rein has the pid), then exec. Reports an error on `err`
+    /// and exits. `init`: the child was cloned into the command's namespaces as their init.
+    fn exec(&self, err: RawFd, go: &OwnedFd, init: Option<NsEntry>) -> ! {
+        let e = self.enter_and_exec(go, init);
         let errno = e.raw_os_error().unwrap_or(libc::EIO).to_ne_bytes();
         // SAFETY: writing a local buffer to our own pipe, then leaving the child.
         unsafe {
@@ -426,7 +443,7 @@ impl Ready {
 
     /// What `std::process::Command` does before exec, then the confinement; returns only on
     /// failure.
-    fn enter_and_exec(&self) -> io::Error {
+    fn enter_and_exec(&self, go: &OwnedFd, init: Option<NsEntry>) -> io::Error {
         // SAFETY: plain calls on this (single-threaded) child's own state; the pointers are
         // valid NUL-terminated strings and NULL-terminated arrays owned by `self`.
         unsafe {
@@ -443,7 +460,12 @@ impl Ready {
             if libc::chdir(self.cwd.as_ptr()) != 0 {
                 return io::Error::last_os_error();
             }
-            if let Err(e) = self.confinement.enter() {
+            let gate = || wait_for_go(go);
+            let entered = match init {
+                Some(entry) => self.confinement.enter_as_init(entry, &gate),
+                None => self.confinement.enter_after(&gate),
+            };
+            if let Err(e) = entered {
                 return e;
             }
             libc::execve(

@@ -462,6 +462,27 @@ async fn extra_writable_dirs_are_writable_and_nothing_else() {
 }
 
 #[tokio::test]
+async fn a_temp_dir_made_anew_between_commands_stays_writable() {
+    // The next command's Landlock rules are built ahead, while the current one runs; a temp dir
+    // removed and made again meanwhile is another directory, and its rules must be too.
+    let m = machine();
+    let sb = m.sandbox(SandboxMode::WorkspaceWrite, false);
+    if !enforced(&sb) {
+        return;
+    }
+    for round in 0..3 {
+        let (code, out) = m.run(&sb, "echo x > \"$TMPDIR/f\" && echo x > f").await;
+        assert_eq!(code, 0, "round {round}: {out}");
+        // Time for the rules built ahead, then a new temp dir under the same name.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        std::fs::remove_dir_all(&m.tmp).unwrap();
+        std::fs::create_dir(&m.tmp).unwrap();
+    }
+    let (code, out) = m.run(&sb, "echo x > \"$FAKE_HOME/f\"").await;
+    assert_ne!(code, 0, "a write outside succeeded: {out}");
+}
+
+#[tokio::test]
 async fn read_only_mode_blocks_workspace_writes() {
     let m = machine();
     let sb = m.sandbox(SandboxMode::ReadOnly, false);

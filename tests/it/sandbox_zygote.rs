@@ -169,3 +169,48 @@ fn a_killed_zygote_loses_no_command() {
     let second = last_result(&s.request(2)).content;
     assert!(second.contains("second-done"), "{second}");
 }
+
+/// The command lines of running processes that contain `tag`.
+fn processes_with(tag: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(tag))
+        .collect()
+}
+
+#[test]
+fn a_command_stopped_at_its_timeout_leaves_nothing_running() {
+    // The zygote's child is the init of the command's PID namespace: an init ignores signals
+    // it has no handler for, so rein's stop request must still reach it (it is blocked before
+    // the child exists) and take everything in the namespace with it.
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    let tag = format!(
+        "{}.{}",
+        1000 + std::process::id() % 1000,
+        std::process::id()
+    );
+    let command = format!(
+        "(trap '' TERM HUP INT; exec sleep {tag}1) > /dev/null 2>&1 & \
+         setsid sleep {tag}2 > /dev/null 2>&1 & echo started; sleep {tag}3"
+    );
+    s.push(Reply::tool_call(
+        "bash",
+        json!({ "command": command, "timeout_secs": 1 }),
+    ))
+    .push(Reply::text("done"));
+    let out = finish(start(&w));
+    assert_ok(&out);
+    let result = last_result(&s.request(1)).content;
+    assert!(result.contains("started"), "{result}");
+    assert!(result.contains("timed out after 1s"), "{result}");
+    let left = || processes_with(&format!("sleep {tag}"));
+    assert!(
+        wait_for(Duration::from_secs(5), || left().is_empty()),
+        "outlived the timeout: {:?}",
+        left()
+    );
+}
