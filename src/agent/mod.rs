@@ -203,11 +203,16 @@ fn subagents_for(
     dispatcher: Arc<Dispatcher>,
     journal: &journal::Journal,
 ) -> Arc<subagent::Subagents> {
+    let mut system = prompt::subagent_prompt(&config.cwd);
+    // A small model's subagent guessed paths (`…/src`) it would have seen in the list.
+    if config.small_model.files {
+        system.push_str(&aids::file_list(&config.cwd));
+    }
     Arc::new(subagent::Subagents {
         client: client.clone(),
         model: model.clone(),
         dispatcher,
-        system: prompt::subagent_prompt(&config.cwd),
+        system,
         max_requests: config.subagent_max_requests,
         max_tokens: config.max_output_tokens,
         keep_tool_results: config.keep_tool_results,

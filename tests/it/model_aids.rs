@@ -26,6 +26,7 @@ both!(
     code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change,
     the_files_the_message_names_are_read_before_the_first_request,
     running_python_is_no_change_though_it_writes_bytecode,
+    a_subagent_of_a_small_model_gets_the_file_list_too,
 );
 
 /// `rein exec` with `small_model` left to its default (the scripted server is on loopback).
@@ -467,5 +468,33 @@ fn running_python_is_no_change_though_it_writes_bytecode(kind: ProviderKind) {
     assert!(
         asked.iter().any(|t| t.contains("No file was changed yet")),
         "bytecode is not the change asked for: {asked:?}"
+    );
+}
+
+fn a_subagent_of_a_small_model_gets_the_file_list_too(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call(
+        "task",
+        json!({"description": "Find the file that defines parse_header."}),
+    ))
+    .push(Reply::text("pkg/net/wire.py defines it."))
+    .push(Reply::text("It is pkg/net/wire.py."));
+    let w = World::new(&s);
+    w.write(
+        "pkg/net/wire.py",
+        "def parse_header(line):\n    return line\n",
+    );
+    let o = exec_auto(
+        &w,
+        &[
+            "--yes",
+            "Use the task tool to have a subagent find which file defines parse_header.",
+        ],
+    );
+    assert_ok(&o);
+    let sub = system_prompt(&s.request(1));
+    assert!(
+        sub.contains("# Files in the workspace") && sub.contains("- pkg/net/wire.py"),
+        "{sub}"
     );
 }
