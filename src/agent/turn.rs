@@ -342,8 +342,13 @@ impl TurnEnv<'_> {
             return;
         };
         let ws = super::code_blocks::ToolWorkspace(&self.ctx);
-        for p in super::code_blocks::proposals(&repaired.text(), task, &ws) {
-            if !offered.contains(&p.tool) {
+        let proposals = super::code_blocks::proposals(&repaired.text(), task, &ws);
+        let edits = proposals.iter().any(|p| p.tool != "bash");
+        for p in proposals {
+            // A command shown again after it ran, with nothing edited since, would run again
+            // for nothing (a model repeating its answer repeats its "run the tests" block).
+            let again = !edits && p.tool == "bash" && ran_this_message(history, &p.arguments);
+            if !offered.contains(&p.tool) || again {
                 continue;
             }
             let call = ToolCall {
@@ -666,6 +671,28 @@ fn append_user(history: &mut Vec<Message>, hooks: &mut dyn TurnHooks, content: S
 }
 
 /// The person's last message (rein's own `[rein]` nudges are not the task).
+/// Whether a bash call with these arguments' command already ran since the person's last
+/// message.
+fn ran_this_message(history: &[Message], arguments: &serde_json::Value) -> bool {
+    let command = &arguments["command"];
+    history
+        .iter()
+        .rev()
+        .take_while(|m| !matches!(m, Message::User { content } if !content.starts_with("[rein]")))
+        .filter_map(|m| match m {
+            Message::Assistant { parts } => Some(parts),
+            _ => None,
+        })
+        .flatten()
+        .any(|part| match part {
+            AssistantPart::ToolCall(c) if c.name == "bash" => {
+                serde_json::from_str::<serde_json::Value>(&c.arguments)
+                    .is_ok_and(|a| a["command"] == *command)
+            }
+            _ => false,
+        })
+}
+
 fn task_message(history: &[Message]) -> Option<&str> {
     history.iter().rev().find_map(|m| match m {
         Message::User { content } if !content.starts_with("[rein]") => Some(content.as_str()),

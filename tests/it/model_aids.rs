@@ -27,6 +27,7 @@ both!(
     the_files_the_message_names_are_read_before_the_first_request,
     running_python_is_no_change_though_it_writes_bytecode,
     a_subagent_of_a_small_model_gets_the_file_list_too,
+    a_command_block_that_already_ran_is_not_run_again,
 );
 
 /// `rein exec` with `small_model` left to its default (the scripted server is on loopback).
@@ -496,5 +497,25 @@ fn a_subagent_of_a_small_model_gets_the_file_list_too(kind: ProviderKind) {
     assert!(
         sub.contains("# Files in the workspace") && sub.contains("- pkg/net/wire.py"),
         "{sub}"
+    );
+}
+
+fn a_command_block_that_already_ran_is_not_run_again(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 -c 'print(6 * 7)'"}),
+    ))
+    .push(Reply::text(
+        "It works. Check it with:\n```bash\npython3 -c 'print(6 * 7)'\n```",
+    ));
+    let w = World::new(&s);
+    w.user_config("retry_backoff_ms = 20\nsmall_model = \"code_blocks\"\n");
+    let o = exec_auto(&w, &["--yes", "Fix the product printer."]);
+    assert_ok(&o);
+    assert_eq!(
+        s.request_count(),
+        2,
+        "the block of a command that ran is only text"
     );
 }
