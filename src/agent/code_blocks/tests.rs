@@ -263,3 +263,19 @@ fn a_whole_new_version_of_a_file_replaces_it_so_a_rename_leaves_no_old_definitio
         "{text}"
     );
 }
+
+#[test]
+fn a_method_shown_without_its_class_replaces_that_method() {
+    let tests = "import unittest\n\n\nclass CalcTest(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(1, 1)\n\n    def test_average(self):\n        self.assertEqual(2, 3)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+    let mut ws = Mem::new(&[("test_calc.py", tests)]);
+    let answer = "I changed `test_calc.py`:\n```python\ndef test_average(self):\n    self.assertEqual(2, 2)\n```";
+    ws.apply(&proposals(answer, "Fix the tests", &ws));
+    let want = tests.replace("self.assertEqual(2, 3)", "self.assertEqual(2, 2)");
+    assert_eq!(ws.0["test_calc.py"], want);
+    // A plain function of that name is a new function, not the method.
+    let mut ws = Mem::new(&[("test_calc.py", tests)]);
+    let plain = "In `test_calc.py`:\n```python\ndef test_average(x):\n    return x\n```";
+    ws.apply(&proposals(plain, "Fix the tests", &ws));
+    assert!(ws.0["test_calc.py"].contains("self.assertEqual(2, 3)"));
+    assert!(ws.0["test_calc.py"].contains("\ndef test_average(x):"));
+}

@@ -64,6 +64,12 @@ fn merge_unit(lang: Lang, out: &mut Vec<String>, key: &str, new_lines: &[&str], 
             let from = if attached { old.start } else { old.head };
             out.splice(from..old.end, new);
         }
+        None if lang == Lang::Python
+            && let Some((body, m)) = lone_method(&view, key, new_lines) =>
+        {
+            let lines: Vec<String> = new_lines.iter().map(|l| reindent(l, 0, body)).collect();
+            out.splice(m.start..m.end, lines);
+        }
         None => {
             let at = insertion_point(lang, &view);
             let mut new: Vec<String> = Vec::new();
@@ -77,6 +83,30 @@ fn merge_unit(lang: Lang, out: &mut Vec<String>, key: &str, new_lines: &[&str], 
             out.splice(at..at, new);
         }
     }
+}
+
+/// The one method of a class in `lines` that a top-level `def` taking `self` or `cls` stands
+/// for (a model shows a method without its class), with the class body's indentation.
+fn lone_method(lines: &[&str], key: &str, new_lines: &[&str]) -> Option<(usize, Unit)> {
+    let takes_self = new_lines
+        .iter()
+        .find(|l| py_key(l).is_some())
+        .is_some_and(|l| l.contains("(self") || l.contains("(cls"));
+    if !takes_self {
+        return None;
+    }
+    let mut found = units(Lang::Python, lines)
+        .into_iter()
+        .filter(|c| c.key.starts_with("class "))
+        .filter_map(|c| {
+            let body = body_indent(&lines[c.start..c.end])?;
+            let m = py_units(lines, body, c.head + 1, c.end)
+                .into_iter()
+                .find(|m| m.key == key)?;
+            Some((body, m))
+        });
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
 }
 
 /// The blank lines between two definitions (PEP 8's two in Python).
