@@ -3,6 +3,7 @@
 //! loses no command.
 #![cfg(target_os = "linux")]
 
+use crate::sandbox_e2e::processes_with;
 use crate::support::rein::{World, assert_ok, last_result};
 use crate::support::{Reply, ScriptedServer};
 use rein::sandbox::zygote::ZYGOTE_ARG;
@@ -168,17 +169,6 @@ fn a_killed_zygote_loses_no_command() {
     assert!(first.contains("first-done"), "{first}");
     let second = last_result(&s.request(2)).content;
     assert!(second.contains("second-done"), "{second}");
-}
-
-/// The command lines of running processes that contain `tag`.
-fn processes_with(tag: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(tag))
-        .collect()
 }
 
 #[test]

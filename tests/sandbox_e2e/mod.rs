@@ -732,7 +732,7 @@ pub fn commands_have_no_terminal(mode: Mode) {
 }
 
 /// Processes whose command line holds `tag`.
-fn processes_with(tag: &str) -> Vec<String> {
+pub fn processes_with(tag: &str) -> Vec<String> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
