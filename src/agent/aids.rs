@@ -23,14 +23,7 @@ pub fn without_examples(mut specs: Vec<ToolSpec>) -> Vec<ToolSpec> {
 /// A short list of the workspace's files for the system prompt (ignored, hidden and
 /// protected entries left out), or nothing for an empty workspace.
 pub fn file_list(root: &Path) -> String {
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .require_git(false)
-        .follow_links(false)
-        .max_depth(Some(4))
-        .sort_by_file_path(|a, b| a.cmp(b))
-        .filter_entry(|e| !matches!(e.file_name().to_str(), Some("node_modules" | "target")))
-        .build();
+    let walker = workspace_walk(root, 4);
     let mut files = Vec::new();
     let mut more = 0usize;
     for entry in walker.flatten() {
@@ -60,6 +53,19 @@ pub fn file_list(root: &Path) -> String {
         s.push_str(&format!("- … and {more} more\n"));
     }
     s
+}
+
+/// A sorted walk of the workspace's files as a small model should see them: no hidden or
+/// ignored entries, no `node_modules` or `target`, no links followed, `depth` levels deep.
+pub fn workspace_walk(root: &Path, depth: usize) -> ignore::Walk {
+    ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .require_git(false)
+        .follow_links(false)
+        .max_depth(Some(depth))
+        .sort_by_file_path(|a, b| a.cmp(b))
+        .filter_entry(|e| !matches!(e.file_name().to_str(), Some("node_modules" | "target")))
+        .build()
 }
 
 /// What to tell the model after a command that failed: the next step, naming the file the

@@ -273,3 +273,40 @@ fn read_file_refuses_exactly_what_bash_cannot_see() {
         assert!(r.content.contains(&visible), "{}: {}", r.id, r.content);
     }
 }
+
+/// A new script the model writes is executable (`chmod` is denied by default), a plain file is
+/// not, and nothing written into `.git/` is, even approved: there it could be a hook.
+#[test]
+fn new_scripts_are_executable_but_never_in_git() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = ScriptedServer::start(rein::llm::ProviderKind::OpenAi);
+    let script = "#!/bin/sh\necho hi\n";
+    for (path, content) in [
+        ("hello.sh", script),
+        ("notes.txt", "plain\n"),
+        (".git/hooks/pre-commit", script),
+    ] {
+        s.push(Reply::tool_call(
+            "write_file",
+            json!({"path": path, "content": content}),
+        ));
+    }
+    s.push(Reply::text("Done."));
+    let w = World::new(&s);
+    std::fs::create_dir_all(w.ws.join(".git/hooks")).unwrap();
+    assert_ok(&w.exec(&["--yes", "write them"]));
+    let exec_bits = |p: &str| {
+        std::fs::metadata(w.ws.join(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o111
+    };
+    assert_ne!(exec_bits("hello.sh"), 0, "a new script runs");
+    assert_eq!(exec_bits("notes.txt"), 0);
+    assert_eq!(
+        exec_bits(".git/hooks/pre-commit"),
+        0,
+        "no executable hook, approved or not"
+    );
+}

@@ -457,14 +457,7 @@ impl Workspace for ToolWorkspace<'_> {
 
     fn sources(&self, lang: Lang) -> Vec<String> {
         let root = &self.0.workspace;
-        let walker = ignore::WalkBuilder::new(root)
-            .hidden(true)
-            .require_git(false)
-            .follow_links(false)
-            .max_depth(Some(6))
-            .sort_by_file_path(|a, b| a.cmp(b))
-            .build();
-        walker
+        super::aids::workspace_walk(root, 6)
             .flatten()
             .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
             .filter_map(|e| {
