@@ -98,6 +98,11 @@ pub(crate) fn missing_support(network: bool, simulate_no_landlock: bool) -> Opti
     None
 }
 
+/// What the command's process does once confined (`Ok`) or when confining it failed: exec the
+/// command, or report the error and exit. It runs in a process that shares its parent's memory
+/// (see [`supervise::spawn_shared`]): system calls only.
+pub(crate) type Start<'a> = &'a dyn Fn(io::Result<()>) -> std::convert::Infallible;
+
 /// Everything the child needs, prepared before the fork.
 pub(crate) struct Confinement {
     mounts: Option<MountPlan>,
@@ -367,13 +372,19 @@ impl Confinement {
     /// goes on to exec the command. System calls only (async-signal-safe); errors carry only
     /// an errno.
     pub(crate) fn enter(&self) -> io::Result<()> {
-        self.enter_after(&|| Ok(()))
+        self.enter_after(&|| Ok(()), None)
     }
 
     /// [`Confinement::enter`], calling `gate` once the namespaces and mounts are ready and
     /// before any other process is forked (the zygote's child waits there for rein to have its
-    /// pid, so that setting up overlaps that round trip).
-    pub(crate) fn enter_after(&self, gate: &dyn Fn() -> io::Result<()>) -> io::Result<()> {
+    /// pid, so that setting up overlaps that round trip). With `start`, the command's process
+    /// shares this one's memory until it execs and runs `start` (see [`Start`]); this call
+    /// then never returns.
+    pub(crate) fn enter_after(
+        &self,
+        gate: &dyn Fn() -> io::Result<()>,
+        start: Option<Start>,
+    ) -> io::Result<()> {
         supervise::block_signals()?;
         let mut mounted = Mounted::default();
         let mut pid_ns = false;
@@ -388,26 +399,36 @@ impl Confinement {
         }
         if !pid_ns {
             supervise::become_subreaper()?;
+            let pid = self.command_process(mounted, start)?;
+            if pid > 0 {
+                supervise::reap(pid, Reaping::Subreaper, self.report);
+            }
+            return self.confine_command(mounted);
         }
         let pid = supervise::fork()?;
         if pid > 0 {
-            match pid_ns {
-                true => supervise::forward(pid, self.report),
-                false => supervise::reap(pid, Reaping::Subreaper, self.report),
-            }
+            supervise::forward(pid, self.report);
         }
-        if pid_ns {
-            // The namespace's init: it dies with the supervisor, and the namespace with it.
-            // SAFETY: plain prctl.
-            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
-            mounted.proc = mounts::fresh_proc();
-            match supervise::fork() {
-                Ok(0) => {}
-                Ok(pid) => supervise::reap(pid, Reaping::PidNamespace, self.report),
-                Err(e) => supervise::fail(self.report, &e),
-            }
+        // The namespace's init: it dies with the supervisor, and the namespace with it.
+        // SAFETY: plain prctl.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+        mounted.proc = mounts::fresh_proc();
+        match self.command_process(mounted, start) {
+            Ok(0) => {}
+            Ok(pid) => supervise::reap(pid, Reaping::PidNamespace, self.report),
+            Err(e) => supervise::fail(self.report, &e),
         }
         self.confine_command(mounted)
+    }
+
+    /// Makes the process that becomes the command and returns its pid here. With `start` it
+    /// shares this process's memory until it execs (this process waits until then; nothing
+    /// is copied) and never comes back; without, it is forked and returns `Ok(0)` here.
+    fn command_process(&self, mounted: Mounted, start: Option<Start>) -> io::Result<libc::pid_t> {
+        match start {
+            Some(start) => supervise::spawn_shared(&|| start(self.confine_command(mounted))),
+            None => supervise::fork(),
+        }
     }
 
     /// The namespaces a child can be cloned into directly, to be their init itself (see
@@ -427,6 +448,7 @@ impl Confinement {
         &self,
         entry: mounts::NsEntry,
         gate: &dyn Fn() -> io::Result<()>,
+        start: Start,
     ) -> io::Result<()> {
         let plan = self
             .mounts
@@ -440,11 +462,8 @@ impl Confinement {
             super::netns::open_proxy_port(channel)?;
         }
         mounted.proc = mounts::fresh_proc();
-        let pid = supervise::fork()?;
-        if pid > 0 {
-            supervise::reap(pid, Reaping::PidNamespace, self.report);
-        }
-        self.confine_command(mounted)
+        let pid = self.command_process(mounted, Some(start))?;
+        supervise::reap(pid, Reaping::PidNamespace, self.report)
     }
 
     /// The last steps in the process that becomes the command.

@@ -150,6 +150,60 @@ pub(crate) fn clone_with(flags: libc::c_int) -> io::Result<libc::pid_t> {
     }
 }
 
+use std::convert::Infallible;
+
+/// The stack of a [`spawn_shared`] child, on the suspended caller's stack.
+pub(crate) const SHARED_STACK: usize = 64 << 10;
+
+/// Starts `child` in a new process that shares this one's memory until it execs or exits, as
+/// `vfork` (and `posix_spawn`) do; this process waits meanwhile. No page tables are copied and
+/// none are torn down at its exec: about 0.1 ms less per command than [`fork`]. `child` must
+/// make system calls only (no allocation, no lock: it runs on memory this process owns) and
+/// never return. Returns its pid.
+pub(crate) fn spawn_shared(child: &dyn Fn() -> Infallible) -> io::Result<libc::pid_t> {
+    let mut stack = [std::mem::MaybeUninit::<u8>::uninit(); SHARED_STACK];
+    let top = stack.as_mut_ptr_range().end.cast::<libc::c_void>();
+    let flags = libc::CLONE_VM | libc::CLONE_VFORK;
+    // SAFETY: `stack` outlives the child as a process sharing this memory: CLONE_VFORK
+    // suspends this thread until the child execs or exits.
+    let pid = unsafe { clone_on(top, flags, &child, std::ptr::null_mut()) };
+    std::hint::black_box(&mut stack);
+    pid
+}
+
+/// `clone` with `flags` (plus `SIGCHLD`) that runs `child` on the stack ending at `top`;
+/// `parent_tid` receives what `CLONE_PIDFD` or `CLONE_PARENT_SETTID` put there. Returns the
+/// child's pid.
+///
+/// # Safety
+/// With `CLONE_VM`, the stack, `child` (the reference itself too: the child reads it when it
+/// starts, maybe after this returns) and whatever `child` uses must stay valid and unchanged
+/// for as long as the child uses them, and `child` must make system calls only.
+pub(crate) unsafe fn clone_on(
+    top: *mut libc::c_void,
+    flags: libc::c_int,
+    child: &&dyn Fn() -> Infallible,
+    parent_tid: *mut libc::c_int,
+) -> io::Result<libc::pid_t> {
+    // The child never returns: `Infallible` has no value.
+    #[allow(unreachable_code)]
+    extern "C" fn trampoline(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` points at `child`, alive while the child runs (see `clone_on`).
+        let child = unsafe { &*(arg as *const &dyn Fn() -> Infallible) };
+        match child() {}
+    }
+    // Stacks grow down on every architecture rein runs on; the top, aligned to 16 bytes.
+    let top = (top as usize & !15) as *mut libc::c_void;
+    let arg = child as *const &dyn Fn() -> Infallible as *mut libc::c_void;
+    // SAFETY: the caller keeps the stack and `child` valid (see above).
+    let pid = unsafe { libc::clone(trampoline, top, flags | libc::SIGCHLD, arg, parent_tid) };
+    if pid < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(pid)
+    }
+}
+
 /// Closes every descriptor from 3 up except `keep`, so a process that never calls exec holds
 /// nothing of rein's (other commands' pipes, `spawn`'s error pipe) and rein sees end-of-file
 /// on the output pipe as soon as the command's own processes close it.

@@ -12,7 +12,7 @@
 //! holds no secret (its environment is empty), is not dumpable, and exits when rein's end of
 //! the socket closes.
 
-use super::linux::{Confinement, WireConfinement};
+use super::linux::{Confinement, Start, WireConfinement};
 use super::mounts::NsEntry;
 use super::run::pipe;
 use super::supervise;
@@ -21,6 +21,7 @@ use rustix::net::{
     SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
 };
 use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
 use std::ffi::{CString, c_char};
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
@@ -261,6 +262,7 @@ pub fn serve() -> i32 {
     // SAFETY: rein passes the socket as stdin, and nothing else in this process uses it.
     let socket = unsafe { OwnedFd::from_raw_fd(0) };
     let mut buf = vec![0u8; MAX_REQUEST];
+    let mut stacks = InitStacks::default();
     loop {
         let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
         let mut control = RecvAncillaryBuffer::new(&mut space);
@@ -285,7 +287,7 @@ pub fn serve() -> i32 {
         let truncated =
             msg.flags.contains(ReturnFlags::TRUNC) || msg.flags.contains(ReturnFlags::CTRUNC);
         let answered = match bincode::deserialize::<Request>(&buf[..msg.bytes.min(buf.len())]) {
-            Ok(req) if !truncated => start(req, fds, &socket),
+            Ok(req) if !truncated => start(req, fds, &socket, &mut stacks),
             _ => send_reply(&socket, 0, libc::EINVAL),
         };
         if !answered {
@@ -309,7 +311,7 @@ struct Ready {
 /// Starts one request and answers it: `(pid, 0)` once the child exists, then `(pid, 0)`
 /// once the command has exec'd or `(pid, errno)` if it could not be started; `(0, errno)`
 /// alone when nothing was started. Returns whether the answers were sent.
-fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd) -> bool {
+fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitStacks) -> bool {
     let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EIO);
     let mut kept = Vec::new();
     let Some(ready) = Ready::new(req, fds, &mut kept) else {
@@ -328,9 +330,25 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd) -> bool {
     // less); an init ignores signals it has no handler for, so the stop signals are blocked
     // before it exists, not by the child.
     let init = ready.confinement.init_entry();
-    let flags = libc::CLONE_PARENT | init.map_or(0, |e| e.flags);
+    // Numbers, not the descriptors: an init shares this memory while these are dropped here.
+    let (err_fd, go_fd, go_write_fd) = (
+        err_write.as_raw_fd(),
+        go_read.as_raw_fd(),
+        go_write.as_raw_fd(),
+    );
+    let ready = &ready;
+    let child = move || -> Infallible {
+        // The child's copy of the zygote's end: it reads end-of-file if the zygote dies first.
+        // SAFETY: closing a descriptor of the child's own table.
+        unsafe { libc::close(go_write_fd) };
+        ready.exec(err_fd, go_fd, init)
+    };
+    let child: &dyn Fn() -> Infallible = &child;
     let mask = supervise::block_signals_saving();
-    let cloned = supervise::clone_with(flags);
+    let cloned = match init {
+        Some(entry) => stacks.clone_init(libc::CLONE_PARENT | entry.flags, &child),
+        None => supervise::clone_with(libc::CLONE_PARENT),
+    };
     if let Ok(pid) = cloned
         && pid != 0
     {
@@ -339,16 +357,22 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd) -> bool {
     match cloned {
         Ok(0) => {
             drop(go_write);
-            ready.exec(err_write.as_raw_fd(), &go_read, init)
+            ready.exec(err_fd, go_fd, init)
         }
         Ok(pid) => {
             drop((err_write, go_read));
             if !send_reply(socket, pid, 0) {
+                // An init still reads `ready`: it sees end-of-file instead of the go and exits,
+                // and only then may this return (and free what it reads).
+                drop(go_write);
+                read_errno(&err_read);
                 return false;
             }
             // SAFETY: writing one byte from a local buffer to our own pipe.
             unsafe { libc::write(go_write.as_raw_fd(), [GO].as_ptr().cast(), 1) };
             drop(go_write);
+            // Returns once the command has exec'd or the child has failed: from then on no
+            // child reads this function's memory.
             send_reply(socket, pid, read_errno(&err_read))
         }
         Err(e) => {
@@ -358,13 +382,87 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd) -> bool {
     }
 }
 
+/// The stack of an init that shares the zygote's memory; a command's process borrows
+/// [`supervise::SHARED_STACK`] of it until its exec.
+const INIT_STACK: usize = 256 << 10;
+
+/// Stacks of inits cloned with the zygote's memory (`CLONE_VM`), with each init's pidfd: an
+/// init outlives the request that started it, so its stack is unmapped only once it exits.
+/// Sharing the memory spares copying the zygote's page tables for each command, the faults
+/// that copy-on-write costs after it and tearing them down when the init exits.
+#[derive(Default)]
+struct InitStacks(Vec<(OwnedFd, usize)>);
+
+impl InitStacks {
+    /// Clones `child` with `flags` as a process that shares this memory, on a stack of its
+    /// own. The caller keeps what `child` uses unchanged until the command's exec.
+    fn clone_init(
+        &mut self,
+        flags: libc::c_int,
+        child: &&dyn Fn() -> Infallible,
+    ) -> io::Result<libc::pid_t> {
+        self.reclaim();
+        // SAFETY: a fresh private anonymous mapping, checked below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                INIT_STACK,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let mut pidfd: libc::c_int = -1;
+        let top = base.cast::<u8>().wrapping_add(INIT_STACK).cast();
+        let flags = flags | libc::CLONE_VM | libc::CLONE_PIDFD;
+        // SAFETY: the stack stays mapped until the init has exited (see `reclaim`); the caller
+        // keeps `child` and what it reads valid until the command's exec, after which the
+        // init only reaps (system calls on its own stack).
+        match unsafe { supervise::clone_on(top, flags, child, &mut pidfd) } {
+            Ok(pid) => {
+                // SAFETY: CLONE_PIDFD stored a fresh descriptor that nothing else owns.
+                self.0
+                    .push((unsafe { OwnedFd::from_raw_fd(pidfd) }, base as usize));
+                Ok(pid)
+            }
+            Err(e) => {
+                // SAFETY: unmapping the mapping made above, which no process uses.
+                unsafe { libc::munmap(base, INIT_STACK) };
+                Err(e)
+            }
+        }
+    }
+
+    /// Unmaps the stacks of inits that have exited.
+    fn reclaim(&mut self) {
+        self.0.retain(|(pidfd, base)| {
+            let mut poll = libc::pollfd {
+                fd: pidfd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: polling one valid descriptor without waiting.
+            let exited = unsafe { libc::poll(&mut poll, 1, 0) } == 1;
+            if exited {
+                // SAFETY: the init that used this stack has exited (its pidfd says so).
+                unsafe { libc::munmap(*base as *mut libc::c_void, INIT_STACK) };
+            }
+            !exited
+        });
+    }
+}
+
 /// In the child: waits until the zygote has told rein the pid; exits if it never did (the
 /// zygote died first).
-fn wait_for_go(go: &OwnedFd) -> io::Result<()> {
+fn wait_for_go(go: RawFd) -> io::Result<()> {
     let mut byte = [0u8; 1];
     loop {
         // SAFETY: reading one byte into a local buffer.
-        let n = unsafe { libc::read(go.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
+        let n = unsafe { libc::read(go, byte.as_mut_ptr().cast(), 1) };
         if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
             continue;
         }
@@ -431,43 +529,50 @@ impl Ready {
     /// In the child: the streams, the directory, the confinement (which forks the supervising
     /// processes, once `go` says that rein has the pid), then exec. Reports an error on `err`
     /// and exits. `init`: the child was cloned into the command's namespaces as their init.
-    fn exec(&self, err: RawFd, go: &OwnedFd, init: Option<NsEntry>) -> ! {
-        let e = self.enter_and_exec(go, init);
-        let errno = e.raw_os_error().unwrap_or(libc::EIO).to_ne_bytes();
-        // SAFETY: writing a local buffer to our own pipe, then leaving the child.
-        unsafe {
-            libc::write(err, errno.as_ptr().cast(), errno.len());
-            libc::_exit(127)
-        }
+    fn exec(&self, err: RawFd, go: RawFd, init: Option<NsEntry>) -> ! {
+        let start = |confined: io::Result<()>| -> std::convert::Infallible {
+            let e = match confined {
+                Ok(()) => self.exec_command(),
+                Err(e) => e,
+            };
+            report_and_exit(err, &e)
+        };
+        let e = match self.prepare(go, init, &start) {
+            Ok(()) => self.exec_command(),
+            Err(e) => e,
+        };
+        report_and_exit(err, &e)
     }
 
-    /// What `std::process::Command` does before exec, then the confinement; returns only on
-    /// failure.
-    fn enter_and_exec(&self, go: &OwnedFd, init: Option<NsEntry>) -> io::Error {
-        // SAFETY: plain calls on this (single-threaded) child's own state; the pointers are
-        // valid NUL-terminated strings and NULL-terminated arrays owned by `self`.
+    /// What `std::process::Command` does before exec, then the confinement; the command's
+    /// process runs `start` (in it, and only there, this returns `Ok`).
+    fn prepare(&self, go: RawFd, init: Option<NsEntry>, start: Start) -> io::Result<()> {
+        // SAFETY: plain calls on this (single-threaded) child's own state; the path is a
+        // valid NUL-terminated string owned by `self`.
         unsafe {
             if libc::setpgid(0, 0) != 0
                 || libc::signal(libc::SIGPIPE, libc::SIG_DFL) == libc::SIG_ERR
             {
-                return io::Error::last_os_error();
+                return Err(io::Error::last_os_error());
             }
             for (target, source) in self.stdio.iter().enumerate() {
-                if let Err(e) = stream(*source, target as RawFd) {
-                    return e;
-                }
+                stream(*source, target as RawFd)?;
             }
             if libc::chdir(self.cwd.as_ptr()) != 0 {
-                return io::Error::last_os_error();
+                return Err(io::Error::last_os_error());
             }
-            let gate = || wait_for_go(go);
-            let entered = match init {
-                Some(entry) => self.confinement.enter_as_init(entry, &gate),
-                None => self.confinement.enter_after(&gate),
-            };
-            if let Err(e) = entered {
-                return e;
-            }
+        }
+        let gate = || wait_for_go(go);
+        match init {
+            Some(entry) => self.confinement.enter_as_init(entry, &gate, start),
+            None => self.confinement.enter_after(&gate, Some(start)),
+        }
+    }
+
+    /// Execs the command; returns only on failure.
+    fn exec_command(&self) -> io::Error {
+        // SAFETY: valid NUL-terminated strings and NULL-terminated arrays owned by `self`.
+        unsafe {
             libc::execve(
                 self.program.as_ptr(),
                 self.argv_ptrs.as_ptr(),
@@ -475,6 +580,16 @@ impl Ready {
             );
         }
         io::Error::last_os_error()
+    }
+}
+
+/// Writes `e`'s errno to the child's error pipe and leaves the child.
+fn report_and_exit(err: RawFd, e: &io::Error) -> ! {
+    let errno = e.raw_os_error().unwrap_or(libc::EIO).to_ne_bytes();
+    // SAFETY: writing a local buffer to our own pipe, then leaving the child.
+    unsafe {
+        libc::write(err, errno.as_ptr().cast(), errno.len());
+        libc::_exit(127)
     }
 }
 
@@ -549,7 +664,7 @@ mod tests {
         // rein's end is gone: the pid cannot reach it, so the child must not go on.
         let (ours, theirs) = socket_pair().unwrap();
         drop(ours);
-        assert!(!start(req, fds, &theirs));
+        assert!(!start(req, fds, &theirs, &mut InitStacks::default()));
         std::thread::sleep(std::time::Duration::from_millis(500));
         assert!(!dir.path().join("ran").exists(), "the command ran unseen");
     }
@@ -560,7 +675,7 @@ mod tests {
         let (_report_read, report) = pipe().unwrap();
         let (req, fds) = request(dir.path(), "touch ran", &report);
         let (ours, theirs) = socket_pair().unwrap();
-        assert!(start(req, fds, &theirs));
+        assert!(start(req, fds, &theirs, &mut InitStacks::default()));
         let mut reply = [0u8; 8];
         let (n, _) = rustix::net::recv(&ours, &mut reply, RecvFlags::empty()).unwrap();
         assert_eq!(n, 8);
@@ -570,5 +685,37 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         assert!(ran.exists());
+    }
+
+    #[test]
+    fn an_init_stack_stays_mapped_until_its_init_exits() {
+        let mut stacks = InitStacks::default();
+        let (hold_read, hold_write) = pipe().unwrap();
+        let (hold, held) = (hold_read.as_raw_fd(), hold_write.as_raw_fd());
+        let child = move || -> Infallible {
+            let mut byte = [0u8; 1];
+            // SAFETY: closing the child's copy of the write end, reading into a local buffer,
+            // then leaving the child.
+            unsafe {
+                libc::close(held);
+                libc::read(hold, byte.as_mut_ptr().cast(), 1);
+                libc::_exit(0)
+            }
+        };
+        let child: &dyn Fn() -> Infallible = &child;
+        let pid = stacks.clone_init(0, &child).unwrap();
+        stacks.reclaim();
+        assert_eq!(
+            stacks.0.len(),
+            1,
+            "the stack of a running init was unmapped"
+        );
+        drop(hold_write);
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        stacks.reclaim();
+        assert!(stacks.0.is_empty(), "the stack of an exited init is kept");
     }
 }
