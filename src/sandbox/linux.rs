@@ -439,6 +439,12 @@ impl Confinement {
         plan.ns_entry().ok().filter(|e| e.pid())
     }
 
+    /// Whether the child calls `unshare` (namespaces without a PID namespace to be cloned
+    /// into): a process that shares its parent's memory cannot enter a user namespace so.
+    pub(crate) fn unshares(&self) -> bool {
+        self.mounts.is_some() && self.init_entry().is_none()
+    }
+
     /// [`Confinement::enter_after`] for a child cloned into the namespaces `entry` gives
     /// (rein's child, the init of its PID namespace): it sets up the mounts, waits at `gate`,
     /// forks the command and reaps; a stop request (`SIGTERM`) kills the whole namespace. One

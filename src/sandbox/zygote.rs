@@ -42,9 +42,6 @@ pub const SWITCH: &str = "REIN_SANDBOX_ZYGOTE";
 /// The largest request the zygote reads; a larger one is started by forking rein instead.
 const MAX_REQUEST: usize = 192 << 10;
 
-/// What the zygote sends as soon as it has a request, before it starts anything.
-const ACK: u8 = b'k';
-
 /// What the zygote tells a child once rein has the child's pid.
 const GO: u8 = b'g';
 
@@ -129,21 +126,15 @@ pub(super) fn launch(req: &Request, fds: &[BorrowedFd<'_>]) -> Option<io::Result
                 tracing::warn!("sandbox: the zygote is gone ({e}); starting a new one");
                 *slot = None;
             }
-            // Sent but unanswered: the command may have started, so it is not run again.
-            Err(Call::Unanswered(e)) => {
-                *slot = None;
-                return Some(Err(e));
-            }
         }
     }
     None
 }
 
-/// A call that failed before the request was taken, after it (the command may have started),
-/// or was answered with an error (nothing started).
+/// A call that started nothing and may be sent to a new zygote, or was answered with an error
+/// (nothing started either).
 enum Call {
     NotSent(io::Error),
-    Unanswered(io::Error),
     Refused(io::Error),
 }
 
@@ -185,18 +176,13 @@ impl Client {
         let iov = [IoSlice::new(bytes)];
         retry(|| rustix::net::sendmsg(&self.socket, &iov, &mut control, SendFlags::NOSIGNAL))
             .map_err(|e| Call::NotSent(e.into()))?;
-        // The zygote acknowledges a request before it starts anything: a zygote that died
-        // before that (killed while idle, with the request already queued) started nothing.
-        let mut ack = [0u8; 1];
-        match retry(|| rustix::net::recv(&self.socket, &mut ack, RecvFlags::empty())) {
-            Ok((1, _)) if ack[0] == ACK => {}
-            Ok(_) => return Err(Call::NotSent(io::ErrorKind::UnexpectedEof.into())),
-            Err(e) => return Err(Call::NotSent(e.into())),
-        }
         // First the pid (or why nothing started), as soon as the child exists: from then on
-        // rein can wait for it and stop it whatever happens to the zygote.
+        // rein can wait for it and stop it whatever happens to the zygote. No pid, no command:
+        // the child waits for the go, which the zygote gives only after sending the pid (a
+        // zygote killed before that leaves a child that exits), so the request may go to a
+        // new zygote.
         let Some((pid, errno)) = self.reply() else {
-            return Err(Call::Unanswered(io::ErrorKind::UnexpectedEof.into()));
+            return Err(Call::NotSent(io::ErrorKind::UnexpectedEof.into()));
         };
         if pid <= 0 {
             return Err(Call::Refused(io::Error::from_raw_os_error(errno)));
@@ -281,9 +267,6 @@ pub fn serve() -> i32 {
         if msg.bytes == 0 && fds.is_empty() {
             return 0;
         }
-        if retry(|| rustix::net::send(&socket, &[ACK], SendFlags::NOSIGNAL)).is_err() {
-            return 1;
-        }
         let truncated =
             msg.flags.contains(ReturnFlags::TRUNC) || msg.flags.contains(ReturnFlags::CTRUNC);
         let answered = match bincode::deserialize::<Request>(&buf[..msg.bytes.min(buf.len())]) {
@@ -345,8 +328,10 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitSta
     };
     let child: &dyn Fn() -> Infallible = &child;
     let mask = supervise::block_signals_saving();
+    // The child shares this memory unless it unshares namespaces (which needs its own).
     let cloned = match init {
         Some(entry) => stacks.clone_init(libc::CLONE_PARENT | entry.flags, &child),
+        None if !ready.confinement.unshares() => stacks.clone_init(libc::CLONE_PARENT, &child),
         None => supervise::clone_with(libc::CLONE_PARENT),
     };
     if let Ok(pid) = cloned
@@ -386,8 +371,8 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitSta
 /// [`supervise::SHARED_STACK`] of it until its exec.
 const INIT_STACK: usize = 256 << 10;
 
-/// Stacks of inits cloned with the zygote's memory (`CLONE_VM`), with each init's pidfd: an
-/// init outlives the request that started it, so its stack is unmapped only once it exits.
+/// Stacks of inits (or supervisors) cloned with the zygote's memory (`CLONE_VM`), with each
+/// one's pidfd: it outlives the request that started it, so its stack is unmapped only once it exits.
 /// Sharing the memory spares copying the zygote's page tables for each command, the faults
 /// that copy-on-write costs after it and tearing them down when the init exits.
 #[derive(Default)]
@@ -717,5 +702,25 @@ mod tests {
         assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
         stacks.reclaim();
         assert!(stacks.0.is_empty(), "the stack of an exited init is kept");
+    }
+
+    #[test]
+    fn a_zygote_gone_before_the_pid_started_nothing_and_the_request_may_be_resent() {
+        let (ours, theirs) = socket_pair().unwrap();
+        let client = Client {
+            socket: ours,
+            process: std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap(),
+        };
+        // A zygote that takes the request and dies before it answers.
+        let zygote = std::thread::spawn(move || {
+            let mut buf = [0u8; 64];
+            let _ = rustix::net::recv(&theirs, &mut buf, RecvFlags::empty());
+        });
+        let answer = client.call(b"request", &[]);
+        zygote.join().unwrap();
+        assert!(matches!(answer, Err(Call::NotSent(_))));
     }
 }
