@@ -279,3 +279,30 @@ fn a_method_shown_without_its_class_replaces_that_method() {
     assert!(ws.0["test_calc.py"].contains("self.assertEqual(2, 3)"));
     assert!(ws.0["test_calc.py"].contains("\ndef test_average(x):"));
 }
+
+#[test]
+fn a_body_shown_as_a_comment_never_replaces_the_real_one() {
+    // What the 1.5B model answered to "rename get_usr to get_user everywhere" (eval run E).
+    let report = "from users import get_usr\n\n\ndef report(ids):\n    return \", \".join(get_usr(i) for i in ids)\n";
+    let users = "USERS = {1: \"ada\", 2: \"grace\"}\n\n\ndef get_usr(uid):\n    return USERS.get(uid, \"unknown\")\n";
+    let mut ws = Mem::new(&[("report.py", report), ("users.py", users)]);
+    let answer = "The final code changes are as follows:\n\n```python\n# report.py\ndef report(ids):\n    \
+                  # existing code\n```\n\n```python\n# users.py\nUSERS = {1: \"ada\", 2: \"grace\"}\n\n\
+                  def get_user(uid):\n    return USERS.get(uid, \"unknown\")\n```\n";
+    let props = proposals(
+        answer,
+        "Rename the function `get_usr` to `get_user` everywhere in this project.",
+        &ws,
+    );
+    ws.apply(&props);
+    assert_eq!(ws.0["report.py"], report, "{props:?}");
+    assert!(ws.0["users.py"].contains("def get_user(uid):"), "{props:?}");
+    // Rust and JS: `// ...` stands for the body too.
+    let rs = "fn total(v: &[u32]) -> u32 {\n    v.iter().sum()\n}\n";
+    let merged = units::merge(
+        Lang::Rust,
+        rs,
+        "fn total(v: &[u32]) -> u32 {\n    // ... unchanged\n}\n",
+    );
+    assert_eq!(merged.as_deref(), Some(rs));
+}

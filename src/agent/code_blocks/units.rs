@@ -54,7 +54,10 @@ pub fn merge(lang: Lang, file: &str, block: &str) -> Option<String> {
 fn merge_unit(lang: Lang, out: &mut Vec<String>, key: &str, new_lines: &[&str], attached: bool) {
     let view: Vec<&str> = out.iter().map(String::as_str).collect();
     let found = units(lang, &view).into_iter().find(|u| u.key == key);
+    let placeholder = is_placeholder(lang, new_lines);
     match found {
+        // "# existing code" stands for the real body: it never replaces it.
+        Some(_) if placeholder => {}
         Some(old) if lang == Lang::Python && key.starts_with("class ") => {
             let merged = merge_class(&view[old.start..old.end], new_lines);
             out.splice(old.start..old.end, merged);
@@ -67,6 +70,9 @@ fn merge_unit(lang: Lang, out: &mut Vec<String>, key: &str, new_lines: &[&str], 
         None if lang == Lang::Python
             && let Some((body, m)) = lone_method(&view, key, new_lines) =>
         {
+            if placeholder {
+                return;
+            }
             let lines: Vec<String> = new_lines.iter().map(|l| reindent(l, 0, body)).collect();
             out.splice(m.start..m.end, lines);
         }
@@ -83,6 +89,50 @@ fn merge_unit(lang: Lang, out: &mut Vec<String>, key: &str, new_lines: &[&str], 
             out.splice(at..at, new);
         }
     }
+}
+
+/// Whether a definition shows no code of its body, only a stand-in for it: after the line that
+/// names it, nothing but blank lines, `pass`, braces and at least one comment or `...` (a model's
+/// `# existing code`, `// ... rest unchanged`).
+fn is_placeholder(lang: Lang, lines: &[&str]) -> bool {
+    let body: Vec<&str> = match lang {
+        Lang::Python => {
+            let Some(head) = lines.iter().position(|l| py_key(l).is_some()) else {
+                return false;
+            };
+            if !lines[head].trim_end().ends_with(':') {
+                return false;
+            }
+            lines[head + 1..].to_vec()
+        }
+        Lang::Rust | Lang::Js | Lang::Shell => {
+            let text = lines.join("\n");
+            let (Some(open), Some(close)) = (text.find('{'), text.rfind('}')) else {
+                return false;
+            };
+            if close <= open {
+                return false;
+            }
+            return stands_in(&text[open + 1..close].lines().collect::<Vec<_>>());
+        }
+    };
+    stands_in(&body)
+}
+
+/// Whether `body` holds no code: blank lines and `pass`, with at least one comment or `...`.
+fn stands_in(body: &[&str]) -> bool {
+    let marker = |t: &str| {
+        t.starts_with('#')
+            || t.starts_with("//")
+            || t.starts_with("/*")
+            || t.contains("...")
+            || t == "…"
+    };
+    let code = body
+        .iter()
+        .map(|l| l.trim())
+        .any(|t| !(t.is_empty() || t == "pass" || t.starts_with('*') || marker(t)));
+    !code && body.iter().any(|l| marker(l.trim()))
 }
 
 /// The one method of a class in `lines` that a top-level `def` taking `self` or `cls` stands
@@ -154,6 +204,7 @@ fn merge_class(old: &[&str], new: &[&str]) -> Vec<String> {
             .into_iter()
             .find(|u| u.key == m.key)
         {
+            Some(_) if is_placeholder(Lang::Python, &new[m.start..m.end]) => {}
             Some(u) => {
                 out.splice(u.start..u.end, lines);
             }
