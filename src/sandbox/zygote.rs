@@ -371,6 +371,9 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitSta
 /// [`supervise::SHARED_STACK`] of it until its exec.
 const INIT_STACK: usize = 256 << 10;
 
+/// The inaccessible bottom of an init's stack (rounded up to the page size by the kernel).
+const STACK_GUARD: usize = 4 << 10;
+
 /// Stacks of inits (or supervisors) cloned with the zygote's memory (`CLONE_VM`), with each
 /// one's pidfd: it outlives the request that started it, so its stack is unmapped only once it exits.
 /// Sharing the memory spares copying the zygote's page tables for each command, the faults
@@ -400,6 +403,15 @@ impl InitStacks {
         };
         if base == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
+        }
+        // A guard page below the stack: an overflow faults instead of writing over the
+        // zygote's memory, which the init shares.
+        // SAFETY: the lowest page of the mapping made above, which nothing uses yet.
+        if unsafe { libc::mprotect(base, STACK_GUARD, libc::PROT_NONE) } != 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: unmapping the mapping made above, which no process uses.
+            unsafe { libc::munmap(base, INIT_STACK) };
+            return Err(e);
         }
         let mut pidfd: libc::c_int = -1;
         let top = base.cast::<u8>().wrapping_add(INIT_STACK).cast();
