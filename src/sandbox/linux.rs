@@ -447,9 +447,10 @@ impl Confinement {
 
     /// [`Confinement::enter_after`] for a child cloned into the namespaces `entry` gives
     /// (rein's child, the init of its PID namespace): it sets up the mounts, waits at `gate`,
-    /// forks the command and reaps; a stop request (`SIGTERM`) kills the whole namespace. One
-    /// process less than a supervisor that forks an init. The stop signals must be blocked
-    /// already when it is cloned: an init ignores signals it has no handler for.
+    /// makes the command's process (which runs `start`) and reaps; a stop request (`SIGTERM`)
+    /// kills the whole namespace. One process less than a supervisor that forks an init. The
+    /// stop signals must be blocked already when it is cloned: an init ignores signals it has
+    /// no handler for.
     pub(crate) fn enter_as_init(
         &self,
         entry: mounts::NsEntry,

@@ -527,18 +527,16 @@ impl Ready {
     /// processes, once `go` says that rein has the pid), then exec. Reports an error on `err`
     /// and exits. `init`: the child was cloned into the command's namespaces as their init.
     fn exec(&self, err: RawFd, go: RawFd, init: Option<NsEntry>) -> ! {
-        let start = |confined: io::Result<()>| -> std::convert::Infallible {
+        let start = |confined: io::Result<()>| -> Infallible {
             let e = match confined {
                 Ok(()) => self.exec_command(),
                 Err(e) => e,
             };
             report_and_exit(err, &e)
         };
-        let e = match self.prepare(go, init, &start) {
-            Ok(()) => self.exec_command(),
-            Err(e) => e,
-        };
-        report_and_exit(err, &e)
+        // `Ok` here too means this is the command's process (forked, not sharing memory).
+        let prepared = self.prepare(go, init, &start);
+        match start(prepared) {}
     }
 
     /// What `std::process::Command` does before exec, then the confinement; the command's
