@@ -13,6 +13,8 @@
 //! `rein exec` with the sandbox on and off, and through the least client that does the same
 //! work (streams each answer from the same server, runs `bash -c true`, asks again), interleaved
 //! and printed as medians with rein's ratio to the floor (goal: ≤ 1.25×, sandbox included).
+//! Two more rows run rein with no call at all (start, one answer, exit): what a run costs
+//! once, so that the cost per step can be told from it.
 //!
 //! `cpu_per_step` runs sessions of 50, 500 and 2,000 steps the same way and reports rein's CPU
 //! time per step: it should stay flat as the history grows (goal: 2,000 steps ≤ 1.2× of 50).
@@ -384,11 +386,19 @@ fn round_trips(c: &mut Criterion) {
         .build()
         .expect("runtime");
     // Side by side, interleaved, so that load on the machine hits all three alike.
-    let mut rows: [(&str, Vec<Cost>); 4] = [
+    let mut rows: [(&str, Vec<Cost>); 6] = [
         ("floor", vec![]),
         ("rein, sandbox off", vec![]),
         ("rein, sandbox on, forked from rein", vec![]),
         ("rein, sandbox on (zygote)", vec![]),
+        (
+            "rein, no call (start, one answer, exit), sandbox off",
+            vec![],
+        ),
+        (
+            "rein, no call (start, one answer, exit), sandbox on",
+            vec![],
+        ),
     ];
     for _ in 0..5 {
         rows[0].1.push(floor_round_trips(&rt, &server));
@@ -399,6 +409,13 @@ fn round_trips(c: &mut Criterion) {
         rows[3]
             .1
             .push(rein_round_trips(&server, Sandboxing::Zygote));
+        // What rein costs once per run, so that the per-step cost can be told from it.
+        for (row, sandboxing) in [(4, Sandboxing::Off), (5, Sandboxing::Zygote)] {
+            server.push(Reply::text("done"));
+            rows[row]
+                .1
+                .push(rein_in(World::new(&server), &server, sandboxing));
+        }
     }
     let median = |v: &mut Vec<Duration>| {
         v.sort();

@@ -14,6 +14,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// What changed since the last [`Watch::take`].
 #[derive(Debug, PartialEq, Eq)]
@@ -24,9 +26,118 @@ pub(crate) enum Dirty {
     Dirs(BTreeSet<String>),
 }
 
+/// One event as read: the watch descriptor, what happened, the name in the directory.
+type Event = (i32, ReadFlags, Option<String>);
+
+/// The process's one inotify instance, shared by every [`Watch`].
+///
+/// One, because closing an instance waits for the kernel to free its marks, and when another
+/// instance was closed just before, that is a full RCU grace period (5–15 ms here, measured):
+/// the checkpoints' and the changed-files look's instances closed at exit were most of what
+/// `rein exec` spent after its answer. The instance is never closed before the process exits.
+/// Its events go to every watch; each keeps those of the directories it added.
+struct Hub {
+    fd: OwnedFd,
+    /// What each live watch has not taken yet, by the watch's id.
+    queues: Mutex<HashMap<u64, Queue>>,
+}
+
+/// The events read for one watch and not taken yet.
+#[derive(Default)]
+struct Queue {
+    /// The watch descriptors the watch added: only their events are its.
+    wds: HashSet<i32>,
+    events: Vec<Event>,
+    /// More arrived than [`QUEUE_LIMIT`], or reading failed: only a full walk can tell.
+    lost: bool,
+}
+
+/// Events kept for a watch that is not taking them, as the kernel's own queue keeps
+/// (`max_queued_events`), before the watch is treated as overflowed.
+const QUEUE_LIMIT: usize = 16_384;
+
+/// The hub, made on first use; `None` where inotify is not available (tried again next time).
+fn hub() -> Option<&'static Hub> {
+    static HUB: Mutex<Option<&'static Hub>> = Mutex::new(None);
+    let mut hub = HUB.lock().unwrap_or_else(|e| e.into_inner());
+    if hub.is_none() {
+        let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)
+            .map_err(|e| tracing::debug!("checkpoint: no inotify: {e}"))
+            .ok()?;
+        // Leaked on purpose: it lives as long as the process.
+        *hub = Some(Box::leak(Box::new(Hub {
+            fd,
+            queues: Mutex::default(),
+        })));
+    }
+    *hub
+}
+
+impl Hub {
+    fn queues(&self) -> MutexGuard<'_, HashMap<u64, Queue>> {
+        self.queues.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Reads every event the kernel has queued and hands each to every watch, then takes
+    /// what is queued for the watch `id`.
+    fn take(&self, id: u64) -> Queue {
+        let mut queues = self.queues();
+        let mut buf = [MaybeUninit::<u8>::uninit(); 8192];
+        let mut reader = inotify::Reader::new(&self.fd, &mut buf);
+        loop {
+            let event = match reader.next() {
+                Ok(ev) => (
+                    ev.wd(),
+                    ev.events(),
+                    ev.file_name().map(|n| n.to_string_lossy().into_owned()),
+                ),
+                Err(Errno::AGAIN) => break,
+                Err(Errno::INTR) => continue,
+                Err(e) => {
+                    tracing::debug!("checkpoint: inotify read failed: {e}");
+                    queues.values_mut().for_each(|q| q.lost = true);
+                    break;
+                }
+            };
+            // An overflow of the kernel's queue (wd -1) is everyone's.
+            let overflow = event.1.contains(ReadFlags::QUEUE_OVERFLOW);
+            let theirs = |q: &&mut Queue| !q.lost && (overflow || q.wds.contains(&event.0));
+            for queue in queues.values_mut().filter(theirs) {
+                if queue.events.len() >= QUEUE_LIMIT {
+                    queue.lost = true;
+                    queue.events = Vec::new();
+                } else {
+                    queue.events.push(event.clone());
+                }
+            }
+        }
+        let Some(queue) = queues.get_mut(&id) else {
+            return Queue::default();
+        };
+        Queue {
+            wds: HashSet::new(),
+            events: std::mem::take(&mut queue.events),
+            lost: std::mem::take(&mut queue.lost),
+        }
+    }
+
+    /// Watches `path` for the watch `id`. Under the lock that reading takes, so that no event
+    /// of the new descriptor is handed out before it is known to be the watch's.
+    fn add(&self, id: u64, path: &Path) -> Result<i32, Errno> {
+        let mut queues = self.queues();
+        let wd = inotify::add_watch(&self.fd, path, EVENTS)?;
+        if let Some(queue) = queues.get_mut(&id) {
+            queue.wds.insert(wd);
+        }
+        Ok(wd)
+    }
+}
+
 /// The directories watched, and what their events said so far.
 pub(crate) struct Watch {
-    fd: OwnedFd,
+    hub: &'static Hub,
+    /// This watch's queue in the hub.
+    id: u64,
     root: PathBuf,
     by_wd: HashMap<i32, String>,
     by_dir: HashMap<String, i32>,
@@ -68,11 +179,13 @@ pub(crate) fn parent_of(rel: &str) -> &str {
 impl Watch {
     /// A watch of nothing yet under `root`; `None` where inotify is not available.
     pub fn new(root: &Path) -> Option<Watch> {
-        let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)
-            .map_err(|e| tracing::debug!("checkpoint: no inotify: {e}"))
-            .ok()?;
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+        let hub = hub()?;
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        hub.queues().insert(id, Queue::default());
         Some(Watch {
-            fd,
+            hub,
+            id,
             root: root.to_path_buf(),
             by_wd: HashMap::new(),
             by_dir: HashMap::new(),
@@ -91,7 +204,7 @@ impl Watch {
     /// (the limit of watches is reached, or the directory is already watched under another
     /// name); a directory that is gone already is no failure (its parent's event tells).
     pub fn add(&mut self, rel: &str) -> bool {
-        match inotify::add_watch(&self.fd, self.root.join(rel), EVENTS) {
+        match self.hub.add(self.id, &self.root.join(rel)) {
             Ok(wd) => match self.by_wd.get(&wd) {
                 Some(known) if known != rel => {
                     tracing::debug!("checkpoint: {rel} is {known} again; watching stops");
@@ -132,28 +245,14 @@ impl Watch {
         Dirty::Dirs(dirs)
     }
 
-    /// Reads every queued event into `dirty` (or `lost`).
+    /// Takes in every event queued for this watch (or that it lost some).
     fn drain(&mut self) {
-        let mut buf = [MaybeUninit::<u8>::uninit(); 8192];
-        let mut events = Vec::new();
-        let mut reader = inotify::Reader::new(&self.fd, &mut buf);
-        loop {
-            match reader.next() {
-                Ok(ev) => events.push((
-                    ev.wd(),
-                    ev.events(),
-                    ev.file_name().map(|n| n.to_string_lossy().into_owned()),
-                )),
-                Err(Errno::AGAIN) => break,
-                Err(Errno::INTR) => continue,
-                Err(e) => {
-                    tracing::debug!("checkpoint: inotify read failed: {e}");
-                    self.lost = true;
-                    return;
-                }
-            }
+        let queue = self.hub.take(self.id);
+        if queue.lost {
+            self.lost = true;
+            return;
         }
-        for (wd, mask, name) in events {
+        for (wd, mask, name) in queue.events {
             self.note(wd, mask, name);
         }
     }
@@ -195,6 +294,13 @@ impl Watch {
             return;
         }
         self.dirty.insert(dir);
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        // Its marks stay: another watch may share them, and the instance is closed at exit.
+        self.hub.queues().remove(&self.id);
     }
 }
 
@@ -250,5 +356,61 @@ mod tests {
         std::fs::remove_dir(t.path().join("a/b")).unwrap();
         assert_eq!(dirs(w.take()), ["a"]);
         assert!(!w.has("a/b") && w.has("a"));
+    }
+
+    #[test]
+    fn two_watches_of_one_directory_each_see_every_change_in_it() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("a")).unwrap();
+        let mut whole = Watch::new(t.path()).unwrap();
+        assert!(whole.add("") && whole.add("a"));
+        let mut inner = Watch::new(&t.path().join("a")).unwrap();
+        assert!(inner.add(""));
+        std::fs::write(t.path().join("a/x"), "1").unwrap();
+        // The first to look does not take the other's events.
+        assert_eq!(dirs(whole.take()), ["a"]);
+        assert_eq!(dirs(inner.take()), [""]);
+        std::fs::write(t.path().join("a/y"), "1").unwrap();
+        assert_eq!(dirs(inner.take()), [""]);
+        assert_eq!(dirs(whole.take()), ["a"]);
+        // A watch gone takes nothing with it.
+        drop(inner);
+        std::fs::write(t.path().join("a/z"), "1").unwrap();
+        assert_eq!(dirs(whole.take()), ["a"]);
+    }
+
+    #[test]
+    fn a_watch_that_never_looks_is_told_to_walk_once_it_missed_too_much() {
+        let t = tempfile::tempdir().unwrap();
+        let mut idle = Watch::new(t.path()).unwrap();
+        let mut busy = Watch::new(t.path()).unwrap();
+        assert!(idle.add("") && busy.add(""));
+        let file = t.path().join("x");
+        // Each write is two events (modify, close); the busy watch drains the kernel's queue.
+        for round in 0..QUEUE_LIMIT / 1000 + 1 {
+            for i in 0..500 {
+                std::fs::write(&file, format!("{round} {i}")).unwrap();
+            }
+            assert_eq!(dirs(busy.take()), [""]);
+        }
+        assert_eq!(idle.take(), Dirty::All);
+        std::fs::write(&file, "again").unwrap();
+        assert_eq!(dirs(busy.take()), [""]);
+    }
+
+    /// Two instances closed one after the other cost a grace period at exit (see [`Hub`]).
+    #[test]
+    fn every_watch_shares_the_one_inotify_instance() {
+        let t = tempfile::tempdir().unwrap();
+        let watches: Vec<Watch> = (0..3).map(|_| Watch::new(t.path()).unwrap()).collect();
+        let instances = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|l| l.as_os_str() == "anon_inode:inotify")
+            })
+            .count();
+        assert_eq!(instances, 1);
+        drop(watches);
     }
 }

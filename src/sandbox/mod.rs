@@ -199,7 +199,8 @@ impl Sandbox {
                 None => SandboxStatus::Enforced,
             }
         };
-        let mechanism = if fallback || !namespaces_available() {
+        // Off needs no mechanism: not probing the kernel spares every start three forks.
+        let mechanism = if mode == SandboxMode::Off || fallback || !namespaces_available() {
             Mechanism::LandlockOnly
         } else {
             Mechanism::Namespaces
