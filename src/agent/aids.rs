@@ -153,6 +153,13 @@ pub const CHANGE_NOT_MADE: &str = "[rein] No file was changed yet, but the task 
     change. Make it now with str_replace (or write_file for a new file), then check it with \
     bash. Do not say it is done before it is.";
 
+/// The nudge after an answer that ends a run whose last change came after its last command
+/// (the 1.5B model ran the tests, edited, never ran them again, and said they passed). Not
+/// sent where no command ran at all: then there is no check to repeat.
+pub const CHANGE_NOT_CHECKED: &str = "[rein] You changed files after the last command you \
+    ran, so the change is not checked yet. Run the check now with bash (the tests, or the \
+    script or program the task names) and fix what fails. If nothing can be run, answer again.";
+
 /// Whether the person's message asks for a change to files (a small model's claim of "done"
 /// without one is sent back); a message that says not to edit does not.
 pub fn asks_for_change(message: &str) -> bool {
@@ -201,6 +208,8 @@ pub struct Asked {
     pub after_error: bool,
     /// [`CHANGE_NOT_MADE`].
     pub change: bool,
+    /// [`CHANGE_NOT_CHECKED`].
+    pub check: bool,
 }
 
 /// The small tool set: no subagent (the 1.5B model picked `task` for everything), unless

@@ -409,7 +409,7 @@ impl TurnEnv<'_> {
             }
         }
         if self.lc.aids.nudges
-            && let Some(nudge) = self.unfinished_nudge(history, text, st.wrote, &mut st.asked)
+            && let Some(nudge) = self.unfinished_nudge(history, text, st)
         {
             st.force_next = self.lc.aids.first_call;
             append_user(history, hooks, nudge.into());
@@ -429,6 +429,14 @@ impl TurnEnv<'_> {
         hooks: &mut dyn TurnHooks,
     ) -> Option<LoopEnd> {
         let mut results = self.run_calls(calls, truncated).await;
+        for (call, result) in calls.iter().zip(&results) {
+            if call.name == "bash" {
+                st.ran_command = true;
+                st.unchecked = false;
+            } else if st.ran_command && !result.status.is_error() && result.changed_files {
+                st.unchecked = true;
+            }
+        }
         st.wrote |= results
             .iter()
             .any(|r| !r.status.is_error() && r.changed_files);
@@ -472,15 +480,15 @@ impl TurnEnv<'_> {
     }
 
     /// What to tell a small model whose answer ends the run too early (each once per run):
-    /// code shown but not written, giving up right after a failed call, or a change asked
-    /// for and none made.
+    /// code shown but not written, giving up right after a failed call, a change asked for
+    /// and none made, or a change made after the last command and not checked.
     fn unfinished_nudge(
         &self,
         history: &[Message],
         text: &str,
-        wrote: bool,
-        asked: &mut super::aids::Asked,
+        st: &mut RunState,
     ) -> Option<&'static str> {
+        let (wrote, asked) = (st.wrote, &mut st.asked);
         let after_error = matches!(
             history.iter().rev().nth(1),
             Some(Message::ToolResult { is_error: true, .. })
@@ -497,6 +505,9 @@ impl TurnEnv<'_> {
             && !std::mem::replace(&mut asked.change, true)
         {
             return Some(super::aids::CHANGE_NOT_MADE);
+        }
+        if st.unchecked && !std::mem::replace(&mut asked.check, true) {
+            return Some(super::aids::CHANGE_NOT_CHECKED);
         }
         None
     }
@@ -630,6 +641,10 @@ struct RunState {
     asked: super::aids::Asked,
     /// A call that may change files succeeded.
     wrote: bool,
+    /// A bash command ran: the model has a check it can run again.
+    ran_command: bool,
+    /// A file tool changed files after the last bash command.
+    unchecked: bool,
     /// The next request must be answered with a tool call.
     force_next: bool,
     /// Loop detection.

@@ -28,6 +28,7 @@ both!(
     running_python_is_no_change_though_it_writes_bytecode,
     a_subagent_of_a_small_model_gets_the_file_list_too,
     a_command_block_that_already_ran_is_not_run_again,
+    a_change_not_checked_since_is_sent_back_once_to_be_run,
 );
 
 /// `rein exec` with `small_model` left to its default (the scripted server is on loopback).
@@ -163,7 +164,11 @@ fn a_change_asked_for_and_not_made_is_sent_back_once_a_write_ends_it(kind: Provi
     w.write("calc.py", "def ident(n):\n    return 0\n");
     let o = exec_auto(&w, &["--yes", "fix ident in calc.py"]);
     assert_ok(&o);
-    assert_eq!(s.request_count(), 4, "after the write, the answer stands");
+    assert_eq!(
+        s.request_count(),
+        4,
+        "after the write, the answer stands (no command ran: nothing to check again)"
+    );
     assert!(
         forced(&s.request(2)),
         "the answer to a nudge must be a call"
@@ -406,7 +411,10 @@ fn the_files_the_message_names_are_read_before_the_first_request(kind: ProviderK
     let s = ScriptedServer::start(kind);
     s.push(Reply::tool_call("bash", json!({"command": "true"})))
         .push(Reply::text(SHOWN_FIX))
-        .push(Reply::text("Fixed."));
+        .push(Reply::text("Fixed."))
+        // The change came after the command: asked to run the check.
+        .push(Reply::tool_call("bash", json!({"command": "true"})))
+        .push(Reply::text("Checked."));
     let w = World::new(&s);
     w.write("stats.py", STATS);
     w.write("secret.py", "TOKEN = 'never-read-3391'\n");
@@ -517,5 +525,65 @@ fn a_command_block_that_already_ran_is_not_run_again(kind: ProviderKind) {
         s.request_count(),
         2,
         "the block of a command that ran is only text"
+    );
+}
+
+fn a_change_not_checked_since_is_sent_back_once_to_be_run(kind: ProviderKind) {
+    let edit = |to: &str| {
+        Reply::tool_call(
+            "str_replace",
+            json!({"path": "calc.py", "old_str": "return 0", "new_str": to}),
+        )
+    };
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 calc.py"}),
+    ))
+    .push(edit("return n"))
+    .push(Reply::text("Fixed; the tests pass."))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 calc.py"}),
+    ))
+    .push(Reply::text("Checked."));
+    let w = World::new(&s);
+    w.write("calc.py", "def ident(n):\n    return 0\n");
+    let o = exec_auto(&w, &["--yes", "fix ident in calc.py"]);
+    assert_ok(&o);
+    assert_eq!(s.request_count(), 5, "asked once, then the answer stands");
+    let asked = user_texts(&s.request(3));
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.contains("You changed files after the last command you ran")),
+        "{asked:?}"
+    );
+    assert!(
+        forced(&s.request(3)),
+        "the answer to a nudge must be a call"
+    );
+    assert!(stdout(&o).contains("Checked."), "{}", stdout(&o));
+
+    // Asked once per run: an edit after the check ends it as it stands.
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("bash", json!({"command": "true"})))
+        .push(edit("return n"))
+        .push(Reply::text("Done."))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": "calc.py", "old_str": "return 9", "new_str": "return 1"}),
+        ))
+        .push(Reply::text("Done again."));
+    let w = World::new(&s);
+    w.write(
+        "calc.py",
+        "def ident(n):\n    return 0\n\n\ndef one():\n    return 9\n",
+    );
+    assert_ok(&exec_auto(&w, &["--yes", "fix ident and one in calc.py"]));
+    assert_eq!(s.request_count(), 5);
+    assert_eq!(
+        w.read("calc.py").unwrap(),
+        "def ident(n):\n    return n\n\n\ndef one():\n    return 1\n"
     );
 }
