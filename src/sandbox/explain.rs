@@ -120,8 +120,10 @@ fn mentions_network(output: &str) -> bool {
         .any(|w| lower.contains(w))
 }
 
-/// Candidate paths in one line of output: quoted strings, words that contain a `/`, and the
-/// word just before the error (`bash: line 1: out.txt: Permission denied`).
+/// Candidate paths in one line of output: the word just before the error when it is one
+/// (`bash: line 1: out.txt: Permission denied`; then only it: the words before it name the
+/// program, as in `/usr/bin/bash: line 1: ./hello.sh: Permission denied`, where a script
+/// that is not executable was refused), else quoted strings and words that contain a `/`.
 fn paths_in(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(at) = WRITE_DENIED.iter().filter_map(|m| line.find(m)).min() {
@@ -130,7 +132,7 @@ fn paths_in(line: &str) -> Vec<String> {
         let word = word.trim_matches(|c: char| "'\"‘’`".contains(c));
         let path_like = |c: char| c.is_alphanumeric() || "._-/~+@".contains(c);
         if !word.is_empty() && word.chars().all(path_like) {
-            out.push(word.to_string());
+            return vec![word.to_string()];
         }
     }
     for (open, close) in [('\'', '\''), ('"', '"'), ('‘', '’'), ('`', '\'')] {
@@ -277,6 +279,20 @@ mod tests {
                 note.contains("sandbox = \"off\"") && note.contains("blocked a write to"),
                 "{note}"
             );
+        }
+    }
+
+    #[test]
+    fn a_script_refused_for_want_of_its_execute_bit_is_not_the_sandbox() {
+        let l = layout();
+        let sb = l.sandbox(SandboxMode::WorkspaceWrite, false);
+        let r = l.root.display();
+        // The program's own path comes first on the line; the file refused is the workspace's.
+        for out in [
+            "/usr/bin/bash: line 1: ./hello.sh: Permission denied".to_string(),
+            format!("{r}/home/bin/bash: line 1: ./hello.sh: Permission denied"),
+        ] {
+            assert_eq!(sb.explain_failure(&out, Some(126)), None, "{out}");
         }
     }
 
