@@ -199,12 +199,6 @@ pub fn asks_for_change(message: &str) -> bool {
 pub const GAVE_UP_AFTER_ERROR: &str = "[rein] Your last call failed, and the task is not \
     finished. Do what the error message says and call the tool again now.";
 
-/// The nudge after an answer that ends a task asking for a change right after a command that
-/// failed (the 1.5B model ran the tests, saw them fail, wrote "I need to fix this", and stopped).
-pub const STOPPED_AT_A_FAILURE: &str = "[rein] Your last command failed, and the task is not \
-    finished. Fix what its output shows now (read the file it points at, then str_replace), \
-    and run the command again.";
-
 /// Which end-of-run nudges were sent in this run of the loop.
 #[derive(Default)]
 pub struct Asked {
@@ -216,8 +210,6 @@ pub struct Asked {
     pub change: bool,
     /// [`CHANGE_NOT_CHECKED`].
     pub check: bool,
-    /// [`STOPPED_AT_A_FAILURE`].
-    pub after_failure: bool,
 }
 
 /// The small tool set: no subagent (the 1.5B model picked `task` for everything), unless

@@ -429,12 +429,10 @@ impl TurnEnv<'_> {
         hooks: &mut dyn TurnHooks,
     ) -> Option<LoopEnd> {
         let mut results = self.run_calls(calls, truncated).await;
-        st.failed_command = false;
         for (call, result) in calls.iter().zip(&results) {
             if call.name == "bash" {
                 st.ran_command = true;
                 st.unchecked = false;
-                st.failed_command = result.exit_code.is_some_and(|c| c != 0);
             } else if st.ran_command && !result.status.is_error() && result.changed_files {
                 st.unchecked = true;
             }
@@ -502,12 +500,6 @@ impl TurnEnv<'_> {
             return Some(super::aids::GAVE_UP_AFTER_ERROR);
         }
         let task = task_message(history);
-        if st.failed_command
-            && task.is_some_and(super::aids::asks_for_change)
-            && !std::mem::replace(&mut asked.after_failure, true)
-        {
-            return Some(super::aids::STOPPED_AT_A_FAILURE);
-        }
         if !wrote
             && task.is_some_and(super::aids::asks_for_change)
             && !std::mem::replace(&mut asked.change, true)
@@ -653,8 +645,6 @@ struct RunState {
     ran_command: bool,
     /// A file tool changed files after the last bash command.
     unchecked: bool,
-    /// The last answer's calls ended with a bash command that failed (a non-zero exit).
-    failed_command: bool,
     /// The next request must be answered with a tool call.
     force_next: bool,
     /// Loop detection.

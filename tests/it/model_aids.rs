@@ -98,30 +98,13 @@ fn a_failing_command_names_the_file_in_the_traceback(kind: ProviderKind) {
         "bash",
         json!({"command": "python3 test_calc.py"}),
     ))
-    .push(Reply::text("It fails. I need to fix calc.py."))
-    .push(Reply::text("Still failing."))
-    .push(Reply::text("I cannot."));
+    .push(Reply::text("It fails."))
+    .push(Reply::text("Still failing."));
     let w = World::new(&s);
     w.write("calc.py", "def sum_to(n):\n    return undefined_name\n");
     w.write("test_calc.py", "import calc\nassert calc.sum_to(3) == 6\n");
     let o = exec_auto(&w, &["--yes", "make the test pass"]);
     assert_ok(&o);
-    // Stopping right after the failure is sent back once, then the change not made once.
-    assert_eq!(s.request_count(), 4);
-    let asked = user_texts(&s.request(2));
-    assert!(
-        asked.iter().any(|t| t.contains("Your last command failed")),
-        "{asked:?}"
-    );
-    assert!(
-        forced(&s.request(2)),
-        "the answer to a nudge must be a call"
-    );
-    let asked = user_texts(&s.request(3));
-    assert!(
-        asked.iter().any(|t| t.contains("No file was changed yet")),
-        "{asked:?}"
-    );
     let result = last_result(&s.request(1)).content;
     assert!(
         result.contains("NameError"),
