@@ -326,6 +326,11 @@ fn result(
             lines.extend(status_line(finished.status));
             // A command the sandbox stopped gets a note, so the model doesn't flail.
             lines.extend(ctx.sandbox.explain_failure(&text, finished.status.code()));
+            lines.extend(not_executable_note(
+                &text,
+                finished.status.code(),
+                &ctx.workspace,
+            ));
             lines.extend(finished.killed_note());
         }
     }
@@ -406,6 +411,35 @@ impl Prepared for Command {
     fn stops_itself(&self) -> bool {
         true
     }
+}
+
+/// What to do about a workspace script run as `./script` without its execute bit (exit 126):
+/// `chmod` is not allowed, so the model should not try it (a model went round in circles).
+fn not_executable_note(
+    output: &str,
+    code: Option<i32>,
+    workspace: &std::path::Path,
+) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    if code != Some(126) {
+        return None;
+    }
+    let workspace = workspace.canonicalize().ok()?;
+    output.lines().find_map(|line| {
+        let before = line.strip_suffix(": Permission denied")?;
+        let word = before.rsplit([' ', ':']).next()?;
+        let path = workspace.join(word);
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        let inside = path.canonicalize().ok()?.starts_with(&workspace);
+        (inside && meta.is_file() && meta.permissions().mode() & 0o111 == 0).then(|| {
+            let name = crate::sanitize::visible_line(word.trim_start_matches("./"));
+            format!(
+                "[rein] {name} is not executable, and chmod is not allowed here. Run it through \
+                 its interpreter (`bash {name}`, `python3 {name}`); a script that must be \
+                 executable is made so when write_file creates it with a `#!` first line."
+            )
+        })
+    })
 }
 
 #[cfg(test)]

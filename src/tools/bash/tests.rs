@@ -401,3 +401,26 @@ fn status_lines() {
         Some("[exit code: 200]")
     );
 }
+
+#[tokio::test]
+async fn a_script_without_its_execute_bit_gets_told_how_to_run_it() {
+    let t = TestCtx::new();
+    t.write("hello.sh", "echo hi\n");
+    let out = run_args(&t, json!({ "command": "./hello.sh" }))
+        .await
+        .unwrap();
+    assert!(
+        out.text
+            .contains("hello.sh is not executable, and chmod is not allowed here")
+            && out.text.contains("`bash hello.sh`"),
+        "{}",
+        out.text
+    );
+    // An executable one that fails otherwise gets no such note.
+    let script = t.write("fail.sh", "#!/bin/sh\nexit 126\n");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run_args(&t, json!({ "command": "./fail.sh" }))
+        .await
+        .unwrap();
+    assert!(!out.text.contains("not executable"), "{}", out.text);
+}
