@@ -435,8 +435,8 @@ fn not_executable_note(
             let name = crate::sanitize::visible_line(word.trim_start_matches("./"));
             format!(
                 "[rein] {name} is not executable, and chmod is not allowed here. Run it through \
-                 its interpreter (`bash {name}`, `python3 {name}`); a script that must be \
-                 executable is made so when write_file creates it with a `#!` first line."
+                 its interpreter (`bash {name}`, `python3 {name}`); to make it executable, write \
+                 it with write_file starting with a `#!` line (e.g. `#!/usr/bin/env bash`)."
             )
         })
     })

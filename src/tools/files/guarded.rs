@@ -240,7 +240,10 @@ pub(crate) fn write_unchanged(
     if !now.same(before) {
         return Err(changed_error(path));
     }
-    let bits = mode.map_or_else(|| Bits::New(new_file_mode(path, content)), Bits::Kept);
+    let bits = match mode {
+        None => Bits::New(new_file_mode(path, content)),
+        Some(mode) => Bits::Kept(kept_mode(path, &now, mode, content)),
+    };
     replace(&dir, name, content, bits)
         .map_err(|e| ToolError(format!("cannot write {}: {e}.", path.display)))?;
     Ok(mode.is_none())
@@ -263,6 +266,20 @@ pub(crate) fn new_file_mode(path: &ResolvedPath, content: &[u8]) -> u32 {
         0o777
     } else {
         0o666
+    }
+}
+
+/// The bits an existing file keeps, but for one a write turns into a script (a `#!` first
+/// line where there was none, and no execute bit yet): executable where it is readable, as a
+/// new script would be (a model wrote hello.sh without the line, then with it, and could not
+/// run it: `chmod` is denied by default). Not in protected places, as for a new file.
+fn kept_mode(path: &ResolvedPath, before: &Before, mode: u32, content: &[u8]) -> u32 {
+    let became_script = content.starts_with(b"#!")
+        && matches!(before, Before::Present { text: Some(old), .. } if !old.starts_with("#!"));
+    if became_script && mode & 0o111 == 0 && path.inside_workspace && !path.protected {
+        mode | ((mode & 0o444) >> 2)
+    } else {
+        mode
     }
 }
 
@@ -323,6 +340,40 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("run.sh")]);
+    }
+
+    #[test]
+    fn a_write_that_makes_a_file_a_script_makes_it_executable_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let mode_of = |rel: &str| fs::metadata(ws.join(rel)).unwrap().permissions().mode() & 0o777;
+        let write = |rel: &str, content: &[u8]| {
+            let rp = paths::resolve(&ws, None, rel).unwrap();
+            let before = read_before(&rp).unwrap();
+            write_unchanged(&rp, &before, content).unwrap();
+        };
+        fs::write(ws.join("hello.sh"), "echo hi\n").unwrap();
+        fs::set_permissions(ws.join("hello.sh"), fs::Permissions::from_mode(0o640)).unwrap();
+        write("hello.sh", b"#!/bin/sh\necho hi\n");
+        assert_eq!(mode_of("hello.sh"), 0o750, "x where r");
+        // A file that was a script already keeps its bits (a module with a `#!` line).
+        fs::write(ws.join("lib.py"), "#!/usr/bin/env python3\nX = 1\n").unwrap();
+        fs::set_permissions(ws.join("lib.py"), fs::Permissions::from_mode(0o644)).unwrap();
+        write("lib.py", b"#!/usr/bin/env python3\nX = 2\n");
+        assert_eq!(mode_of("lib.py"), 0o644);
+        // Never in a protected place, where an executable could be a hook.
+        fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        fs::write(ws.join(".git/hooks/pre-commit"), "x\n").unwrap();
+        fs::set_permissions(
+            ws.join(".git/hooks/pre-commit"),
+            fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        let rp = paths::resolve(&ws, None, ".git/hooks/pre-commit").unwrap();
+        assert!(rp.protected, "the test needs a protected path");
+        let before = read_before(&rp).unwrap();
+        write_unchanged(&rp, &before, b"#!/bin/sh\n").unwrap();
+        assert_eq!(mode_of(".git/hooks/pre-commit"), 0o644);
     }
 
     /// The approval window: the path is checked and shown, then a directory on it becomes a
