@@ -430,16 +430,15 @@ impl TurnEnv<'_> {
     ) -> Option<LoopEnd> {
         let mut results = self.run_calls(calls, truncated).await;
         for (call, result) in calls.iter().zip(&results) {
+            let changed = !result.status.is_error() && result.changed_files;
+            st.wrote |= changed;
             if call.name == "bash" {
                 st.ran_command = true;
                 st.unchecked = false;
-            } else if st.ran_command && !result.status.is_error() && result.changed_files {
+            } else if st.ran_command && changed {
                 st.unchecked = true;
             }
         }
-        st.wrote |= results
-            .iter()
-            .any(|r| !r.status.is_error() && r.changed_files);
         if self.lc.aids.nudges {
             self.name_next_steps(calls, &mut results);
         }

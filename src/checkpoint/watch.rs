@@ -79,8 +79,8 @@ impl Hub {
     }
 
     /// Reads every event the kernel has queued and hands each to every watch, then takes
-    /// what is queued for the watch `id`.
-    fn take(&self, id: u64) -> Queue {
+    /// what is queued for the watch `id` (`None`: some were lost).
+    fn take(&self, id: u64) -> Option<Vec<Event>> {
         let mut queues = self.queues();
         let mut buf = [MaybeUninit::<u8>::uninit(); 8192];
         let mut reader = inotify::Reader::new(&self.fd, &mut buf);
@@ -111,14 +111,9 @@ impl Hub {
                 }
             }
         }
-        let Some(queue) = queues.get_mut(&id) else {
-            return Queue::default();
-        };
-        Queue {
-            wds: HashSet::new(),
-            events: std::mem::take(&mut queue.events),
-            lost: std::mem::take(&mut queue.lost),
-        }
+        let queue = queues.get_mut(&id)?;
+        let events = std::mem::take(&mut queue.events);
+        (!std::mem::take(&mut queue.lost)).then_some(events)
     }
 
     /// Watches `path` for the watch `id`. Under the lock that reading takes, so that no event
@@ -247,12 +242,11 @@ impl Watch {
 
     /// Takes in every event queued for this watch (or that it lost some).
     fn drain(&mut self) {
-        let queue = self.hub.take(self.id);
-        if queue.lost {
+        let Some(events) = self.hub.take(self.id) else {
             self.lost = true;
             return;
-        }
-        for (wd, mask, name) in queue.events {
+        };
+        for (wd, mask, name) in events {
             self.note(wd, mask, name);
         }
     }

@@ -120,21 +120,26 @@ fn mentions_network(output: &str) -> bool {
         .any(|w| lower.contains(w))
 }
 
+/// The path a line of output says was refused: the word just before its "Permission denied"
+/// (or another denial), when that word is a path (`bash: line 1: out.txt: Permission denied`).
+pub(crate) fn refused_path(line: &str) -> Option<&str> {
+    let at = WRITE_DENIED.iter().filter_map(|m| line.find(m)).min()?;
+    let before = line[..at].trim_end().trim_end_matches(':');
+    let word = before.rsplit([' ', '\t']).next().unwrap_or("");
+    let word = word.trim_matches(|c: char| "'\"‘’`".contains(c));
+    let path_like = |c: char| c.is_alphanumeric() || "._-/~+@".contains(c);
+    (!word.is_empty() && word.chars().all(path_like)).then_some(word)
+}
+
 /// Candidate paths in one line of output: the word just before the error when it is one
 /// (`bash: line 1: out.txt: Permission denied`; then only it: the words before it name the
 /// program, as in `/usr/bin/bash: line 1: ./hello.sh: Permission denied`, where a script
 /// that is not executable was refused), else quoted strings and words that contain a `/`.
 fn paths_in(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(at) = WRITE_DENIED.iter().filter_map(|m| line.find(m)).min() {
-        let before = line[..at].trim_end().trim_end_matches(':');
-        let word = before.rsplit([' ', '\t']).next().unwrap_or("");
-        let word = word.trim_matches(|c: char| "'\"‘’`".contains(c));
-        let path_like = |c: char| c.is_alphanumeric() || "._-/~+@".contains(c);
-        if !word.is_empty() && word.chars().all(path_like) {
-            return vec![word.to_string()];
-        }
+    if let Some(word) = refused_path(line) {
+        return vec![word.to_string()];
     }
+    let mut out = Vec::new();
     for (open, close) in [('\'', '\''), ('"', '"'), ('‘', '’'), ('`', '\'')] {
         let mut rest = line;
         while let Some(start) = rest.find(open) {

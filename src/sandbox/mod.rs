@@ -9,6 +9,7 @@
 #[cfg(target_os = "linux")]
 mod command;
 mod explain;
+pub(crate) use explain::refused_path;
 pub mod git;
 #[cfg(target_os = "linux")]
 mod gitview;

@@ -426,8 +426,8 @@ fn not_executable_note(
     }
     let workspace = workspace.canonicalize().ok()?;
     output.lines().find_map(|line| {
-        let before = line.strip_suffix(": Permission denied")?;
-        let word = before.rsplit([' ', ':']).next()?;
+        let word =
+            crate::sandbox::refused_path(line).filter(|_| line.contains("Permission denied"))?;
         let path = workspace.join(word);
         let meta = std::fs::symlink_metadata(&path).ok()?;
         let inside = path.canonicalize().ok()?.starts_with(&workspace);
