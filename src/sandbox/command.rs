@@ -109,10 +109,19 @@ impl Sandbox {
             }
             false => Arc::default(),
         };
-        let nested: &[PathBuf] = &found;
+        // Hook directories the person's git configuration names in the workspace: the same,
+        // for the same reason (read anew for every command: the person may change it).
+        let hooks = match write_ws {
+            true => super::hooks::hook_dirs(&ws),
+            false => Vec::new(),
+        };
         if write_ws {
-            supervision.tripwire = Some(tripwire::Tripwire::arm(&ws, !namespaces, nested));
+            supervision.tripwire = Some(tripwire::Tripwire::arm(&ws, !namespaces, &found, &hooks));
         }
+        let read_only: Vec<PathBuf> = match namespaces {
+            true => found.iter().chain(&hooks).cloned().collect(),
+            false => Vec::new(),
+        };
         let keep_visible: Vec<PathBuf> = std::iter::once(ws.clone())
             .chain(std::iter::once(cwd.clone()))
             .chain(self.writable_dirs().cloned())
@@ -140,7 +149,7 @@ impl Sandbox {
             home_dir: home.view.home().filter(|_| !home.view.in_workspace()),
             home_shown: &home.shown,
             git,
-            nested_git: if namespaces { nested } else { &[] },
+            read_only: &read_only,
             report,
             spare: &self.spare,
         })

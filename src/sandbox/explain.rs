@@ -78,7 +78,8 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
         Blocked::Network => network_note(sb),
         Blocked::Protected(p) => format!(
             "[sandbox] {p} is read-only in the sandbox: git's configuration and hooks (everything in .git \
-             but objects, refs, logs, the index, HEAD and git's other state files) and .rein/ are protected. \
+             but objects, refs, logs, the index, HEAD and git's other state files, nested repositories' .git, \
+             and the hook directories core.hooksPath names) and .rein/ are protected. \
              Ask the user to make this change themselves."
         ),
         Blocked::Outside(p) => format!(
@@ -196,13 +197,13 @@ impl Roots {
         {
             return None;
         }
-        if let Ok(rel) = path.strip_prefix(&self.workspace) {
+        if path.starts_with(&self.workspace) {
             // Inside the workspace only the sandbox's read-only binds answer EROFS: in .git
-            // everything but the data and state files git writes, and .rein.
-            let protected = rel.starts_with(".git") || rel.starts_with(".rein");
+            // everything but the data and state files git writes, .rein, nested repositories
+            // and hook directories.
             return match mode {
                 SandboxMode::ReadOnly => Some(Blocked::ReadOnlyWorkspace(raw.to_string())),
-                _ if protected && erofs => Some(Blocked::Protected(raw.to_string())),
+                _ if erofs => Some(Blocked::Protected(raw.to_string())),
                 _ => None,
             };
         }
@@ -310,12 +311,17 @@ mod tests {
                 .unwrap()
                 .contains("protected")
         );
-        let out = "bash: line 1: .git/hooks/pre-commit: Read-only file system";
-        assert!(
-            sb.explain_failure(out, Some(1))
-                .unwrap()
-                .contains("protected")
-        );
+        for out in [
+            "bash: line 1: .git/hooks/pre-commit: Read-only file system",
+            "bash: line 1: .githooks/pre-commit: Read-only file system",
+            "error: could not lock config file vendor/lib/.git/config: Read-only file system",
+        ] {
+            let note = sb.explain_failure(out, Some(1)).unwrap();
+            assert!(
+                note.contains("protected") && !note.contains("outside"),
+                "{note}"
+            );
+        }
     }
 
     #[test]

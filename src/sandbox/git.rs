@@ -93,13 +93,19 @@ fn read_small(path: &Path) -> Option<String> {
 /// or where a `.git` file (`gitdir: …`, worktrees and submodules) points. A symlinked `.git`
 /// is not followed.
 pub(crate) fn git_dir(dir: &Path) -> Option<PathBuf> {
+    repository(dir).map(|(_, git)| git)
+}
+
+/// The repository holding `dir`: its work tree's root (where `.git` is) and its git directory
+/// (see [`git_dir`]).
+pub(crate) fn repository(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     for d in dir.ancestors() {
         let dot_git = d.join(".git");
         let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
             continue;
         };
         if meta.is_dir() {
-            return Some(dot_git);
+            return Some((d.to_path_buf(), dot_git));
         }
         if !meta.is_file() {
             return None;
@@ -110,7 +116,7 @@ pub(crate) fn git_dir(dir: &Path) -> Option<PathBuf> {
         return std::fs::metadata(&target)
             .ok()
             .filter(|m| m.is_dir())
-            .map(|_| target);
+            .map(|_| (d.to_path_buf(), target));
     }
     None
 }

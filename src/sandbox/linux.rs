@@ -213,8 +213,9 @@ pub(crate) struct Request<'a> {
     pub(crate) home_shown: &'a [PathBuf],
     /// How `.git` is presented (namespaces only).
     pub(crate) git: GitPlan,
-    /// Nested `.git` entries to make read-only, relative to the workspace (namespaces only).
-    pub(crate) nested_git: &'a [PathBuf],
+    /// What to make read-only as a whole, relative to the workspace (namespaces only): nested
+    /// `.git` entries and the hook directories the person's git configuration names.
+    pub(crate) read_only: &'a [PathBuf],
     /// The write end of the report pipe.
     pub(crate) report: RawFd,
     /// The ruleset built ahead for this sandbox's next command.
@@ -247,7 +248,7 @@ fn mount_plan(
             None
         },
         git: if write_ws { git } else { GitPlan::Leave },
-        nested_git: cstrings(req.nested_git)?,
+        read_only: cstrings(req.read_only)?,
         home: req.home.clone(),
         hidden: cstrings(req.secrets)?,
         cwd: cstring(req.cwd)?,
@@ -687,7 +688,7 @@ fn probe(ns: NsSupport, net: bool) -> bool {
         writable: temp.into_iter().collect(),
         protect_in: None,
         git: GitPlan::Leave,
-        nested_git: Vec::new(),
+        read_only: Vec::new(),
         home: None,
         hidden: Vec::new(),
         cwd: c"/".into(),

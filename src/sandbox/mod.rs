@@ -14,6 +14,7 @@ pub mod git;
 #[cfg(target_os = "linux")]
 mod gitview;
 pub mod home;
+mod hooks;
 mod identity;
 #[cfg(target_os = "linux")]
 mod linux;

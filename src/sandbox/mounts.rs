@@ -74,8 +74,9 @@ pub(crate) struct MountPlan {
     pub(crate) protect_in: Option<CString>,
     /// How `.git` in the workspace is presented.
     pub(crate) git: GitPlan,
-    /// Nested `.git` entries, relative to the workspace: bound read-only as a whole.
-    pub(crate) nested_git: Vec<CString>,
+    /// Nested `.git` entries and hook directories, relative to the workspace: bound read-only
+    /// as a whole.
+    pub(crate) read_only: Vec<CString>,
     /// The home directory's view: covered by an empty tmpfs with the allowed places bound
     /// back in (`None`: no home to cover, or home lies inside the workspace).
     pub(crate) home: Option<std::sync::Arc<HomeMounts>>,
@@ -434,7 +435,7 @@ impl MountPlan {
             // Right after the workspace, so a temp dir inside it (bound next) stays writable
             // even beneath a protected path.
             if self.protect_in.as_deref() == Some(dir.as_c_str()) {
-                protect_workspace(dir, &self.git, &self.nested_git)?;
+                protect_workspace(dir, &self.git, &self.read_only)?;
             }
         }
         hide(&self.hidden)?;
@@ -483,15 +484,21 @@ fn optional(r: io::Result<Fd>) -> io::Result<Option<Fd>> {
     }
 }
 
-/// Makes `.rein` and nested `.git` entries read-only and presents `.git` as `git` says.
-fn protect_workspace(ws: &CStr, git: &GitPlan, nested_git: &[CString]) -> io::Result<()> {
+/// Makes `.rein`, nested `.git` entries and hook directories read-only and presents `.git` as
+/// `git` says.
+fn protect_workspace(ws: &CStr, git: &GitPlan, read_only: &[CString]) -> io::Result<()> {
     let ws = open_path(None, ws, false)?;
-    for rel in nested_git {
-        // Gone or moved since it was found: nothing to protect there.
+    for rel in read_only {
+        // Gone or moved since it was found, or not made yet: nothing to bind there (the
+        // tripwire sees to what appears).
         match open_path(Some(&ws), rel, false) {
             Ok(fd) if file_type(&fd)? != libc::S_IFLNK => bind_onto_itself(&fd, true, true)?,
             Ok(_) => {}
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP | libc::EACCES)
+                ) => {}
             Err(e) => return Err(e),
         }
     }

@@ -16,7 +16,8 @@ pub struct ResolvedPath {
     pub display: String,
     /// Whether it lies inside the workspace (compared by components).
     pub inside_workspace: bool,
-    /// Whether it is a protected path inside the workspace (`.git/` internals, `.rein/`).
+    /// Whether it is a protected path inside the workspace (`.git/` internals, `.rein/`, a
+    /// hook directory the person's git configuration names).
     pub protected: bool,
 }
 
@@ -61,7 +62,7 @@ fn describe(workspace: &Path, path: PathBuf) -> ResolvedPath {
         Ok(rel) => {
             let protected = rel.components().any(
                 |c| matches!(c, Component::Normal(n) if PROTECTED_NAMES.iter().any(|p| n == *p)),
-            );
+            ) || in_hook_dir(workspace, rel);
             let display = if rel.as_os_str().is_empty() {
                 ".".to_string()
             } else {
@@ -81,6 +82,19 @@ fn describe(workspace: &Path, path: PathBuf) -> ResolvedPath {
             path,
         },
     }
+}
+
+/// Whether `rel` lies in (or is) a hook directory the person's git configuration names.
+fn in_hook_dir(workspace: &Path, rel: &Path) -> bool {
+    !rel.as_os_str().is_empty()
+        && super::hooks::hook_dirs(workspace)
+            .iter()
+            .any(|dir| rel.starts_with(dir))
+}
+
+/// `path` (absolute) with every symlink followed, as [`resolve`] does; `None` for a link loop.
+pub(crate) fn physical_path(path: &Path) -> Option<PathBuf> {
+    physical(path).ok()
 }
 
 /// Makes `p` absolute against the process's current directory (the workspace normally is).

@@ -243,13 +243,57 @@ pub(crate) struct Tripwire {
     /// Nested `.git` entries (relative) and their protected parts, when `full` (with
     /// namespaces they are read-only mounts instead).
     nested: Vec<(PathBuf, Node)>,
+    /// Hook directories the person's git configuration names in the workspace.
+    hooks: Vec<HookDir>,
     full: bool,
+}
+
+/// A hook directory before the command: how its path resolved, and (when `full`) its content.
+struct HookDir {
+    /// Relative to the workspace, as configured.
+    rel: PathBuf,
+    /// What each leading part of `rel` was (the first component first).
+    steps: Vec<Option<Step>>,
+    content: Option<Node>,
+}
+
+/// What one part of a hook directory's path was: a link and its target, or an entry by identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Step {
+    Link(PathBuf),
+    Entry { dev: u64, ino: u64, dir: bool },
+}
+
+impl Step {
+    /// The parts of `rel` below `ws`, each as it is now.
+    fn walk(ws: &Path, rel: &Path) -> Vec<Option<Step>> {
+        let mut path = ws.to_path_buf();
+        rel.components()
+            .map(|c| {
+                path.push(c);
+                let meta = std::fs::symlink_metadata(&path).ok()?;
+                Some(match meta.is_symlink() {
+                    true => Step::Link(std::fs::read_link(&path).ok()?),
+                    false => Step::Entry {
+                        dev: meta.dev(),
+                        ino: meta.ino(),
+                        dir: meta.is_dir(),
+                    },
+                })
+            })
+            .collect()
+    }
 }
 
 impl Tripwire {
     /// Remembers the state of `ws`: everything protected when `full` (no mount namespace),
     /// otherwise only what the mounts cannot cover.
-    pub(crate) fn arm(ws: &Path, full: bool, nested_git: &[PathBuf]) -> Tripwire {
+    pub(crate) fn arm(
+        ws: &Path,
+        full: bool,
+        nested_git: &[PathBuf],
+        hooks: &[PathBuf],
+    ) -> Tripwire {
         let top = |name: &str, select| {
             let path = ws.join(name);
             if full {
@@ -272,13 +316,78 @@ impl Tripwire {
                 .collect(),
             false => Vec::new(),
         };
+        let hooks = hooks
+            .iter()
+            .map(|rel| HookDir {
+                rel: rel.clone(),
+                steps: Step::walk(ws, rel),
+                content: full
+                    .then(|| read_node(&ws.join(rel), Select::All))
+                    .flatten(),
+            })
+            .collect();
         Tripwire {
             ws: ws.to_path_buf(),
             git: top(".git", Select::GitDir),
             rein: top(".rein", Select::All),
             nested,
+            hooks,
             full,
         }
+    }
+
+    /// Puts a hook directory's path back where it led (a part made, re-pointed or swapped by
+    /// the command is removed, or moved aside when it is a directory: nothing is lost), and,
+    /// when `full`, its content as it was.
+    fn restore_hooks(&self, hook: &HookDir) -> Option<String> {
+        let now = Step::walk(&self.ws, &hook.rel);
+        let mut r = Restored::default();
+        // A part that is gone is no harm (git finds no hooks there); one that is new or other is.
+        let changed = hook
+            .steps
+            .iter()
+            .zip(&now)
+            .position(|(b, n)| n.is_some() && b != n);
+        if let Some(i) = changed {
+            let part: PathBuf = self
+                .ws
+                .join(hook.rel.components().take(i + 1).collect::<PathBuf>());
+            r.changed.push(part.clone());
+            if matches!(now[i], Some(Step::Entry { dir: true, .. })) {
+                let name = part
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                let aside =
+                    part.with_file_name(format!("{name}.rein-moved-{}", rand::random::<u32>()));
+                if std::fs::rename(&part, &aside).is_err() {
+                    r.failed.push(part.clone());
+                }
+            } else {
+                remove(&part);
+            }
+            if let Some(Step::Link(target)) = &hook.steps[i]
+                && std::os::unix::fs::symlink(target, &part).is_err()
+            {
+                r.failed.push(part.clone());
+            }
+        }
+        let path = self.ws.join(&hook.rel);
+        let now = self.full.then(|| read_node(&path, Select::All)).flatten();
+        match (&hook.content, changed) {
+            (want, None) if self.full => restore(&path, want.as_ref(), now.as_ref(), &mut r),
+            // The directory itself was deleted and made anew: its old content comes back.
+            (Some(want), Some(_))
+                if now.is_none()
+                    && path.parent().is_some_and(Path::is_dir)
+                    && !create(&path, want) =>
+            {
+                r.failed.push(path.clone());
+            }
+            _ => {}
+        }
+        self.note(&r)
     }
 
     /// After the command: undoes what must not have changed and says what it did.
@@ -324,6 +433,9 @@ impl Tripwire {
         }
         for (rel, before) in &self.nested {
             notes.extend(self.restore_git(&self.ws.join(rel), before));
+        }
+        for hook in &self.hooks {
+            notes.extend(self.restore_hooks(hook));
         }
         notes
     }
@@ -400,7 +512,7 @@ mod tests {
     #[test]
     fn protected_changes_are_undone_and_allowed_ones_kept() {
         let (_d, ws) = workspace();
-        let t = Tripwire::arm(&ws, true, &[]);
+        let t = Tripwire::arm(&ws, true, &[], &[]);
         std::fs::write(ws.join(".git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
         std::fs::write(ws.join(".git/commondir"), "/tmp/evil").unwrap();
         std::fs::write(ws.join(".git/hooks/pre-commit"), "evil").unwrap();
@@ -440,13 +552,13 @@ mod tests {
         }
         assert!(!all.contains("HEAD") && !all.contains("objects"), "{all}");
         // Nothing changed: nothing to say.
-        assert!(Tripwire::arm(&ws, true, &[]).check().is_empty());
+        assert!(Tripwire::arm(&ws, true, &[], &[]).check().is_empty());
     }
 
     #[test]
     fn state_files_may_change_but_not_become_links() {
         let (_d, ws) = workspace();
-        let t = Tripwire::arm(&ws, true, &[]);
+        let t = Tripwire::arm(&ws, true, &[], &[]);
         std::fs::remove_file(ws.join(".git/HEAD")).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", ws.join(".git/HEAD")).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", ws.join(".git/ORIG_HEAD")).unwrap();
@@ -475,7 +587,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().to_path_buf();
         for full in [false, true] {
-            let t = Tripwire::arm(&ws, full, &[]);
+            let t = Tripwire::arm(&ws, full, &[], &[]);
             std::fs::create_dir_all(ws.join(".rein")).unwrap();
             std::fs::write(ws.join(".rein/config.toml"), "x").unwrap();
             std::fs::create_dir_all(ws.join(".git")).unwrap();
@@ -494,7 +606,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().to_path_buf();
         std::os::unix::fs::symlink("/real/repo", ws.join(".git")).unwrap();
-        let t = Tripwire::arm(&ws, false, &[]);
+        let t = Tripwire::arm(&ws, false, &[], &[]);
         std::fs::remove_file(ws.join(".git")).unwrap();
         std::os::unix::fs::symlink("/tmp/planted", ws.join(".git")).unwrap();
         let notes = t.check();
@@ -508,11 +620,96 @@ mod tests {
     #[test]
     fn a_swapped_repository_is_moved_aside() {
         let (_d, ws) = workspace();
-        let t = Tripwire::arm(&ws, true, &[]);
+        let t = Tripwire::arm(&ws, true, &[], &[]);
         std::fs::rename(ws.join(".git"), ws.join("old")).unwrap();
         std::fs::write(ws.join(".git"), "gitdir: /tmp/evil\n").unwrap();
         let notes = t.check().join("\n");
         assert!(!ws.join(".git").exists());
         assert!(notes.contains("Could not restore .git"), "{notes}");
+    }
+
+    /// Names in `dir` (sorted), to see what was moved aside.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut n: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    }
+
+    #[test]
+    fn a_hook_directory_that_appears_is_moved_aside_in_both_modes() {
+        for full in [false, true] {
+            let (_d, ws) = workspace();
+            let t = Tripwire::arm(&ws, full, &[], &[PathBuf::from(".githooks")]);
+            std::fs::create_dir(ws.join(".githooks")).unwrap();
+            std::fs::write(ws.join(".githooks/pre-commit"), "#!/bin/sh\n").unwrap();
+            let notes = t.check().join("\n");
+            assert!(!ws.join(".githooks").exists(), "full: {full}");
+            assert!(
+                names(&ws)
+                    .iter()
+                    .any(|n| n.starts_with(".githooks.rein-moved-"))
+            );
+            assert!(notes.contains(".githooks"), "{notes}");
+        }
+    }
+
+    #[test]
+    fn a_swapped_or_repointed_hook_path_leads_where_it_led() {
+        for full in [false, true] {
+            let (_d, ws) = workspace();
+            std::fs::create_dir_all(ws.join(".husky/_")).unwrap();
+            std::fs::create_dir_all(ws.join("tools/hooks")).unwrap();
+            std::os::unix::fs::symlink("tools/hooks", ws.join("linked")).unwrap();
+            let hooks = [PathBuf::from(".husky/_"), PathBuf::from("linked")];
+            let t = Tripwire::arm(&ws, full, &[], &hooks);
+            // The person's directory moved away, another in its place; the link re-pointed.
+            std::fs::rename(ws.join(".husky"), ws.join("old")).unwrap();
+            std::fs::create_dir_all(ws.join(".husky/_")).unwrap();
+            std::fs::write(ws.join(".husky/_/h"), "evil").unwrap();
+            std::fs::create_dir(ws.join("evil")).unwrap();
+            std::fs::remove_file(ws.join("linked")).unwrap();
+            std::os::unix::fs::symlink("evil", ws.join("linked")).unwrap();
+            let notes = t.check().join("\n");
+            assert!(!ws.join(".husky").exists(), "full: {full}");
+            assert!(ws.join("old/_").is_dir(), "nothing is lost");
+            assert_eq!(
+                std::fs::read_link(ws.join("linked")).unwrap(),
+                Path::new("tools/hooks")
+            );
+            assert!(
+                notes.contains(".husky") && notes.contains("linked"),
+                "{notes}"
+            );
+        }
+    }
+
+    #[test]
+    fn without_namespaces_a_hook_directory_content_is_put_back() {
+        let (_d, ws) = workspace();
+        std::fs::create_dir(ws.join(".githooks")).unwrap();
+        std::fs::write(ws.join(".githooks/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
+        let t = Tripwire::arm(&ws, true, &[], &[PathBuf::from(".githooks")]);
+        std::fs::write(ws.join(".githooks/pre-commit"), "#!/bin/sh\necho pwned\n").unwrap();
+        std::fs::write(ws.join(".githooks/post-commit"), "#!/bin/sh\n").unwrap();
+        let notes = t.check().join("\n");
+        assert_eq!(names(&ws.join(".githooks")), ["pre-commit"]);
+        assert_eq!(
+            std::fs::read_to_string(ws.join(".githooks/pre-commit")).unwrap(),
+            "#!/bin/sh\nexit 0\n"
+        );
+        assert!(notes.contains(".githooks/pre-commit"), "{notes}");
+        // Deleted and made anew: the old content comes back.
+        let t = Tripwire::arm(&ws, true, &[], &[PathBuf::from(".githooks")]);
+        std::fs::remove_dir_all(ws.join(".githooks")).unwrap();
+        std::fs::create_dir(ws.join(".githooks")).unwrap();
+        std::fs::write(ws.join(".githooks/pre-commit"), "evil").unwrap();
+        t.check();
+        assert_eq!(
+            std::fs::read_to_string(ws.join(".githooks/pre-commit")).unwrap(),
+            "#!/bin/sh\nexit 0\n"
+        );
     }
 }

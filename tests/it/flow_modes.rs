@@ -66,12 +66,23 @@ fn accept_edits_runs_workspace_edits_and_nothing_more() {
         json!({"path": outside_file.display().to_string(), "content": "out\n"}),
     ))
     .push(Reply::tool_call(
+        "write_file",
+        json!({"path": ".githooks/pre-commit", "content": "#!/bin/sh\nevil\n"}),
+    ))
+    .push(Reply::tool_call(
         "bash",
         json!({"command": "touch made.txt"}),
     ))
     .push(Reply::tool_call("bash", json!({"command": "sudo true"})))
     .push(Reply::text("Done what I could."));
     let w = World::new(&s);
+    // The person's git runs hooks from `.githooks` (`core.hooksPath`): protected like `.git/hooks`.
+    std::fs::create_dir_all(w.ws.join(".git")).unwrap();
+    std::fs::write(
+        w.ws.join(".git/config"),
+        "[core]\n\thooksPath = .githooks\n",
+    )
+    .unwrap();
     let o = w.exec(&["--mode", "accept-edits", "edit"]);
     assert_eq!(
         w.read("in.txt").as_deref(),
@@ -88,10 +99,14 @@ fn accept_edits_runs_workspace_edits_and_nothing_more() {
         "a file outside the workspace was written"
     );
     assert!(
+        w.read(".githooks/pre-commit").is_none(),
+        "a hook directory the person's git uses was written"
+    );
+    assert!(
         w.read("made.txt").is_none(),
         "a command ran without approval"
     );
-    let results: Vec<String> = (2..=5)
+    let results: Vec<String> = (2..=6)
         .map(|i| {
             tool_results(&s.request(i))
                 .last()
@@ -100,15 +115,20 @@ fn accept_edits_runs_workspace_edits_and_nothing_more() {
         })
         .collect();
     // The protected path and the command ask (refused: nobody to ask); outside the workspace
-    // and `sudo` are denied outright.
-    for i in [0, 2] {
+    // and `sudo` are denied outright; the hook directory is refused like `.git/hooks`.
+    assert!(
+        results[2].starts_with("Refused without asking"),
+        "{}",
+        results[2]
+    );
+    for i in [0, 3] {
         assert!(
             results[i].starts_with("Refused without asking"),
             "{}",
             results[i]
         );
     }
-    for i in [1, 3] {
+    for i in [1, 4] {
         assert!(results[i].contains("Blocked by policy"), "{}", results[i]);
     }
 }

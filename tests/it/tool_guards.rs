@@ -275,7 +275,8 @@ fn read_file_refuses_exactly_what_bash_cannot_see() {
 }
 
 /// A new script the model writes is executable (`chmod` is denied by default), a plain file is
-/// not, and nothing written into `.git/` is, even approved: there it could be a hook.
+/// not, and nothing written into `.git/` or a hook directory the person's git uses is, even
+/// approved: there it could be a hook.
 #[test]
 fn new_scripts_are_executable_but_never_in_git() {
     use std::os::unix::fs::PermissionsExt;
@@ -285,6 +286,7 @@ fn new_scripts_are_executable_but_never_in_git() {
         ("hello.sh", script),
         ("notes.txt", "plain\n"),
         (".git/hooks/pre-commit", script),
+        (".githooks/pre-commit", script),
     ] {
         s.push(Reply::tool_call(
             "write_file",
@@ -294,6 +296,12 @@ fn new_scripts_are_executable_but_never_in_git() {
     s.push(Reply::text("Done."));
     let w = World::new(&s);
     std::fs::create_dir_all(w.ws.join(".git/hooks")).unwrap();
+    // The person's git takes its hooks from `.githooks` (`core.hooksPath`).
+    std::fs::write(
+        w.ws.join(".git/config"),
+        "[core]\n\thooksPath = .githooks\n",
+    )
+    .unwrap();
     assert_ok(&w.exec(&["--yes", "write them"]));
     let exec_bits = |p: &str| {
         std::fs::metadata(w.ws.join(p))
@@ -308,5 +316,10 @@ fn new_scripts_are_executable_but_never_in_git() {
         exec_bits(".git/hooks/pre-commit"),
         0,
         "no executable hook, approved or not"
+    );
+    assert_eq!(
+        exec_bits(".githooks/pre-commit"),
+        0,
+        "no executable hook where core.hooksPath points either"
     );
 }

@@ -385,6 +385,63 @@ pub fn nested_repositories_are_protected_too(mode: Mode) {
     persons_git_runs_nothing(&w, &marker);
 }
 
+/// Class 1 for hook directories the person's git configuration points into the workspace
+/// (`core.hooksPath`: a project's `.githooks`, husky's `.husky/_`, named in the repository's
+/// configuration or in an include of the global one, existing or not yet): a command cannot
+/// write a hook there, swap the directory or make it first; the person's later commits, with
+/// either configuration in force, run none of it.
+pub fn hook_directories_the_persons_git_uses_are_protected_too(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    std::fs::create_dir(w.ws.join(".githooks")).unwrap();
+    let own_hook = "#!/bin/sh\nexit 0\n";
+    w.write(".githooks/pre-commit", own_hook);
+    let exe = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(w.ws.join(".githooks/pre-commit"), exe).unwrap();
+    git(&w, &["config", "core.hooksPath", ".githooks"]);
+    let global = std::fs::read_to_string(w.home.join(".gitconfig")).unwrap();
+    std::fs::write(
+        w.home.join(".gitconfig"),
+        format!("{global}[include]\n\tpath = husky.inc\n"),
+    )
+    .unwrap();
+    std::fs::write(w.home.join("husky.inc"), "[core]\n\thooksPath = .husky/_\n").unwrap();
+    let plant = format!(
+        "printf '#!/bin/sh\\n{s} pre-commit\\n' > .githooks/pre-commit; \
+         printf '#!/bin/sh\\n{s} post-commit\\n' > .githooks/post-commit; \
+         chmod +x .githooks/post-commit; ln -s {s} .githooks/commit-msg; \
+         mv .githooks old-hooks && mkdir .githooks && \
+         printf '#!/bin/sh\\n{s} swapped\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit; \
+         mkdir -p .husky/_ && printf '#!/bin/sh\\n{s} husky\\n' > .husky/_/pre-commit; \
+         chmod +x .husky/_/pre-commit; ln -s {s} .husky/_/post-commit; \
+         echo attempted",
+        s = payload_script.display()
+    );
+    s.push(script(&w, &plant)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    attacked(&s, 1);
+    assert_eq!(
+        std::fs::read_to_string(w.ws.join(".githooks/pre-commit")).unwrap(),
+        own_hook,
+        "the person's own hook is as it was"
+    );
+    assert!(!w.ws.join(".husky").exists(), "a hook directory was made");
+    persons_git_runs_nothing(&w, &marker);
+    // The global configuration's hook directory in force instead.
+    git(&w, &["config", "--unset", "core.hooksPath"]);
+    w.write("later.txt", "x\n");
+    git(&w, &["add", "later.txt"]);
+    git(&w, &["commit", "-qm", "with husky's hooks path"]);
+    assert_eq!(
+        ran(&marker),
+        Vec::<String>::new(),
+        "a payload ran in the person's git"
+    );
+}
+
 /// Class 1 (`.rein`): a command cannot plant rein's project settings for the next run.
 pub fn a_planted_rein_dir_is_gone_before_the_next_run(mode: Mode) {
     let Some((s, w)) = mode.world() else {
@@ -871,6 +928,7 @@ macro_rules! sandbox_classes {
             planted_git_configuration_never_reaches_the_persons_git,
             a_repository_made_in_the_session_is_protected_from_then_on,
             nested_repositories_are_protected_too,
+            hook_directories_the_persons_git_uses_are_protected_too,
             a_planted_rein_dir_is_gone_before_the_next_run,
             secrets_never_reach_the_model_or_the_session,
             builds_work_with_the_real_toolchains,

@@ -1,0 +1,408 @@
+//! Hook directories inside the workspace: where the person's git configuration points
+//! `core.hooksPath` (husky's `.husky/_`, a project's `.githooks`), git runs what it finds at
+//! the person's next commit, outside the sandbox, and (for an ignored directory) out of sight.
+//! They are protected like `.git/hooks`: read-only for commands, "always asks" for the file
+//! tools, and put back after a command that re-pointed them.
+//!
+//! Found by reading the configuration files git reads (system, global, the repository's, and
+//! every file they include, conditional includes too), never by running git: every value any
+//! of them gives counts, so a hooks path only some condition selects is protected as well.
+
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Longest configuration file read.
+const CONFIG_LIMIT: u64 = 1 << 20;
+
+/// Configuration files read at most (includes included).
+const FILES_LIMIT: usize = 64;
+
+/// Include depth git itself allows.
+const DEPTH_LIMIT: usize = 10;
+
+/// One `section.key = value` of a configuration file; section and key lower-cased, a
+/// subsection kept as written (`includeif.gitdir:~/w/.path`).
+#[derive(Debug, PartialEq, Eq)]
+struct Entry {
+    key: String,
+    value: String,
+}
+
+/// The hook directories the person's git configuration names inside `ws` (canonical), as
+/// paths relative to it: each as configured (normalized) and, where links lead elsewhere in
+/// the workspace, as it resolves. Directories inside `.git` or `.rein`, protected anyway, and
+/// the workspace itself (which cannot be made read-only) are left out.
+pub(crate) fn hook_dirs(ws: &Path) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let repo = super::git::repository(ws);
+    let mut values = Vec::new();
+    let mut seen = Vec::new();
+    for file in config_files(home.as_deref(), repo.as_ref().map(|(_, git)| git.as_path())) {
+        read_config(&file, home.as_deref(), 0, &mut seen, &mut values);
+    }
+    let root = repo.map_or_else(|| ws.to_path_buf(), |(root, _)| root);
+    let mut dirs = Vec::new();
+    for value in values {
+        for rel in inside(ws, &root, home.as_deref(), &value) {
+            if !dirs.contains(&rel) {
+                dirs.push(rel);
+            }
+        }
+    }
+    dirs
+}
+
+/// The configuration files git reads for a repository whose git directory is `git`: more
+/// rather than fewer (both global places, and the environment's choices as well as the
+/// defaults), since a missing one only costs a lookup.
+fn config_files(home: Option<&Path>, git: Option<&Path>) -> Vec<PathBuf> {
+    let mut files = vec![PathBuf::from("/etc/gitconfig")];
+    for var in ["GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL"] {
+        files.extend(std::env::var_os(var).map(PathBuf::from));
+    }
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".config")));
+    files.extend(xdg.map(|x| x.join("git/config")));
+    files.extend(home.map(|h| h.join(".gitconfig")));
+    if let Some(git) = git {
+        let common = std::fs::read_to_string(git.join("commondir"))
+            .ok()
+            .map(|c| git.join(c.trim_end_matches('\n')))
+            .unwrap_or_else(|| git.to_path_buf());
+        files.push(common.join("config"));
+        files.push(git.join("config.worktree"));
+    }
+    files
+}
+
+/// Adds the `core.hooksPath` values of `file` and of the files it includes to `values`.
+fn read_config(
+    file: &Path,
+    home: Option<&Path>,
+    depth: usize,
+    seen: &mut Vec<PathBuf>,
+    values: &mut Vec<String>,
+) {
+    if depth > DEPTH_LIMIT || seen.len() >= FILES_LIMIT || seen.iter().any(|f| f == file) {
+        return;
+    }
+    seen.push(file.to_path_buf());
+    let Some(text) = read_text(file) else {
+        return;
+    };
+    for entry in parse(&text) {
+        let include = entry.key == "include.path"
+            || (entry.key.starts_with("includeif.") && entry.key.ends_with(".path"));
+        if entry.key == "core.hookspath" {
+            values.push(entry.value);
+        } else if include && !entry.value.is_empty() {
+            let base = file.parent().unwrap_or(Path::new("/"));
+            if let Some(path) = expand(&entry.value, home, base) {
+                read_config(&path, home, depth + 1, seen, values);
+            }
+        }
+    }
+}
+
+/// A configuration file's text: a regular file (links followed, dotfiles are often links),
+/// never a FIFO that would block, at most [`CONFIG_LIMIT`] bytes.
+fn read_text(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let f = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    f.take(CONFIG_LIMIT).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A path as git expands it: `~/` is the home directory, a relative one is relative to `base`.
+fn expand(value: &str, home: Option<&Path>, base: &Path) -> Option<PathBuf> {
+    let path = match value.strip_prefix("~/") {
+        Some(rest) => home?.join(rest),
+        None if value == "~" => home?.to_path_buf(),
+        None => base.join(value),
+    };
+    Some(normalize(&path))
+}
+
+/// `path` with `.` and `..` applied lexically (as git does before it looks a hook up).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Where the hooks path `value` lies inside `ws`, relative to it: as written and as it
+/// resolves through links. A relative hooks path is relative to the work tree's `root`.
+fn inside(ws: &Path, root: &Path, home: Option<&Path>, value: &str) -> Vec<PathBuf> {
+    let Some(lexical) = expand(value, home, root) else {
+        return Vec::new();
+    };
+    let physical = super::paths::physical_path(&lexical);
+    let mut out = Vec::new();
+    for path in std::iter::once(lexical).chain(physical) {
+        let Ok(rel) = path.strip_prefix(ws) else {
+            continue;
+        };
+        let first = rel.components().next();
+        let protected_anyway =
+            matches!(first, Some(Component::Normal(n)) if n == ".git" || n == ".rein");
+        if first.is_none() {
+            tracing::warn!("core.hooksPath is the workspace itself; it cannot be protected");
+        } else if !protected_anyway && !out.iter().any(|r: &PathBuf| r == rel) {
+            out.push(rel.to_path_buf());
+        }
+    }
+    out
+}
+
+/// The entries of a git configuration file, in order (git's syntax: sections with optional
+/// subsections, `key = value` with quotes, escapes, comments and continued lines; a key alone
+/// is `true`). Malformed lines are skipped.
+fn parse(text: &str) -> Vec<Entry> {
+    let mut out = Vec::new();
+    let mut section = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '#' || c == ';' {
+            skip_line(&mut chars);
+        } else if c == '[' {
+            chars.next();
+            section = header(&mut chars);
+        } else if c.is_ascii_alphabetic() {
+            let mut key = String::new();
+            while let Some(&k) = chars
+                .peek()
+                .filter(|k| k.is_ascii_alphanumeric() || **k == '-')
+            {
+                key.push(k.to_ascii_lowercase());
+                chars.next();
+            }
+            while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
+                chars.next();
+            }
+            let value = match chars.peek() {
+                Some('=') => {
+                    chars.next();
+                    value(&mut chars)
+                }
+                _ => {
+                    skip_line(&mut chars);
+                    "true".to_string()
+                }
+            };
+            if !section.is_empty() {
+                out.push(Entry {
+                    key: format!("{section}.{key}"),
+                    value,
+                });
+            }
+        } else {
+            skip_line(&mut chars);
+        }
+    }
+    out
+}
+
+type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
+
+fn skip_line(chars: &mut Chars) {
+    for c in chars.by_ref() {
+        if c == '\n' {
+            break;
+        }
+    }
+}
+
+/// A section header after its `[`: `core`, `includeIf "gitdir:x"` → `includeif.gitdir:x`,
+/// the old `[section.sub]` → `section.sub` (all lower-case).
+fn header(chars: &mut Chars) -> String {
+    let mut name = String::new();
+    let mut sub: Option<String> = None;
+    while let Some(c) = chars.next() {
+        match (c, sub.as_mut()) {
+            (']', None) => break,
+            ('"', None) => sub = Some(String::new()),
+            ('"', Some(_)) => {
+                // The closing quote; the `]` follows.
+                for c in chars.by_ref() {
+                    if c == ']' || c == '\n' {
+                        break;
+                    }
+                }
+                break;
+            }
+            ('\\', Some(s)) => s.extend(chars.next()),
+            ('\n', _) => break,
+            (c, Some(s)) => s.push(c),
+            (c, None) if !c.is_whitespace() => name.push(c.to_ascii_lowercase()),
+            _ => {}
+        }
+    }
+    match sub {
+        Some(sub) => format!("{name}.{sub}"),
+        None => name,
+    }
+}
+
+/// A value after its `=`, to the end of its (possibly continued) line.
+fn value(chars: &mut Chars) -> String {
+    let mut out = String::new();
+    let mut kept = 0;
+    let mut quoted = false;
+    while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
+        chars.next();
+    }
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => break,
+            '\\' => match chars.next() {
+                Some('\n') => continue,
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('b') => {
+                    out.pop();
+                }
+                Some(other) => out.push(other),
+                None => break,
+            },
+            '"' => {
+                quoted = !quoted;
+                kept = out.len();
+                continue;
+            }
+            '#' | ';' if !quoted => {
+                skip_line(chars);
+                break;
+            }
+            c if (c == ' ' || c == '\t') && !quoted => {
+                out.push(c);
+                continue;
+            }
+            c => out.push(c),
+        }
+        kept = out.len();
+    }
+    out.truncate(kept);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(text: &str) -> Vec<(String, String)> {
+        parse(text).into_iter().map(|e| (e.key, e.value)).collect()
+    }
+
+    #[test]
+    fn config_syntax_is_read_as_git_reads_it() {
+        let text = "# comment\n[core]\n\tbare = false\n\thooksPath = .githooks ; why\n\
+                    [Core] HooksPath = \"with space \\\"q\\\"\" # c\n\
+                    [include]\n  path = ~/other\n[includeIf \"gitdir:~/w/\"]\npath=x.inc\n\
+                    [core.sub] k = a\\\n b\n[alias]\nflag\n";
+        assert_eq!(
+            entries(text),
+            [
+                ("core.bare", "false"),
+                ("core.hookspath", ".githooks"),
+                ("core.hookspath", "with space \"q\""),
+                ("include.path", "~/other"),
+                ("includeif.gitdir:~/w/.path", "x.inc"),
+                ("core.sub.k", "a b"),
+                ("alias.flag", "true"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+        );
+    }
+
+    /// A repository with its own configuration, a home with a global one that includes another.
+    fn world() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::create_dir_all(ws.join("tools/hooks")).unwrap();
+        let home = base.join("home");
+        std::fs::create_dir_all(home.join("conf")).unwrap();
+        (dir, ws, home)
+    }
+
+    #[test]
+    fn every_hooks_path_inside_the_workspace_is_found_through_includes_and_links() {
+        let (_d, ws, home) = world();
+        std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = .husky/_\n").unwrap();
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[includeIf \"gitdir:~/elsewhere/\"]\n\tpath = conf/more\n",
+        )
+        .unwrap();
+        let more = format!("[core]\nhooksPath = {}/linked\n", ws.display());
+        std::fs::write(home.join("conf/more"), more).unwrap();
+        std::os::unix::fs::symlink("tools/hooks", ws.join("linked")).unwrap();
+        let mut seen = Vec::new();
+        let mut values = Vec::new();
+        for f in config_files(Some(&home), Some(&ws.join(".git"))) {
+            read_config(&f, Some(&home), 0, &mut seen, &mut values);
+        }
+        let mut dirs = Vec::new();
+        for v in &values {
+            dirs.extend(inside(&ws, &ws, Some(&home), v));
+        }
+        dirs.sort();
+        let want: Vec<PathBuf> = [".husky/_", "linked", "tools/hooks"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(dirs, want);
+    }
+
+    #[test]
+    fn hooks_paths_outside_or_already_protected_are_left_out() {
+        let (_d, ws, home) = world();
+        for v in [
+            "/usr/share/hooks",
+            "../ws-other",
+            ".git/hooks",
+            ".rein/h",
+            ".",
+            "~/hooks",
+        ] {
+            assert!(inside(&ws, &ws, Some(&home), v).is_empty(), "{v}");
+        }
+        // Relative to the work tree's root, which may lie above the workspace.
+        let sub = ws.join("tools");
+        assert_eq!(
+            inside(&sub, &ws, Some(&home), "tools/hooks"),
+            [PathBuf::from("hooks")]
+        );
+    }
+
+    #[test]
+    fn include_loops_end() {
+        let (_d, ws, home) = world();
+        std::fs::write(home.join("a"), "[include]\npath = b\n[core]\nhooksPath=x\n").unwrap();
+        std::fs::write(home.join("b"), "[include]\npath = a\n").unwrap();
+        let (mut seen, mut values) = (Vec::new(), Vec::new());
+        read_config(&home.join("a"), Some(&home), 0, &mut seen, &mut values);
+        assert_eq!(values, ["x"]);
+        let _ = ws;
+    }
+}
