@@ -223,7 +223,9 @@ fn main() -> ExitCode {
     if std::env::var_os(rein::sandbox::zygote::SWITCH).is_none_or(|v| v != "0") {
         rein::sandbox::zygote::enable("/proc/self/exe".into());
     }
-    match run() {
+    let result = run();
+    let _ = rein::checkpoint::release_watches_at_exit();
+    match result {
         Ok(code) => code,
         Err(e) => {
             let startup = e.downcast_ref::<StartupError>().is_some();

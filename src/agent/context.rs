@@ -519,7 +519,7 @@ pub fn reminder_with(
     let mut s = format!("{REMINDER_OPEN}\n{REMINDER_NOTE}\n");
     s.push_str(&format!(
         "Current time: {}.",
-        jiff::ZonedDateTime::now().strftime("%Y-%m-%d %H:%M %Z")
+        super::prompt::local_now().strftime("%Y-%m-%d %H:%M %Z")
     ));
     if let Some(branch) = crate::sandbox::git::current_branch(cwd) {
         s.push_str(&format!(" Git branch: {branch}."));

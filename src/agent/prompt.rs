@@ -60,9 +60,33 @@ fn os_name() -> String {
 }
 
 fn today() -> String {
-    jiff::ZonedDateTime::now()
-        .strftime("%Y-%m-%d (%A)")
-        .to_string()
+    local_now().strftime("%Y-%m-%d (%A)").to_string()
+}
+
+/// The local time zone, looked up once: `/etc/localtime` read as TZif when `TZ` is unset.
+/// (jiff's own lookup lists the whole zoneinfo tree first, ~1 ms on every start.)
+fn local_zone() -> &'static jiff::tz::TimeZone {
+    static ZONE: std::sync::OnceLock<jiff::tz::TimeZone> = std::sync::OnceLock::new();
+    ZONE.get_or_init(|| {
+        let path = std::path::Path::new("/etc/localtime");
+        let from_file = || {
+            let name = std::fs::read_link(path).ok().and_then(|t| {
+                let t = t.to_string_lossy().into_owned();
+                t.split_once("zoneinfo/").map(|(_, name)| name.to_string())
+            });
+            let bytes = std::fs::read(path).ok()?;
+            jiff::tz::TimeZone::tzif(name.as_deref().unwrap_or("Local"), &bytes).ok()
+        };
+        match std::env::var_os("TZ").filter(|v| !v.is_empty()) {
+            Some(_) => jiff::tz::TimeZone::system(),
+            None => from_file().unwrap_or_else(jiff::tz::TimeZone::system),
+        }
+    })
+}
+
+/// Now, in the local time zone.
+pub(crate) fn local_now() -> jiff::ZonedDateTime {
+    jiff::Timestamp::now().to_zoned_datetime(local_zone().clone())
 }
 
 /// The main agent's system prompt.
@@ -86,6 +110,13 @@ pub fn subagent_prompt(cwd: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_local_time_is_the_systems() {
+        let now = jiff::Timestamp::now();
+        let ours = local_zone().to_offset(now);
+        assert_eq!(ours, jiff::tz::TimeZone::system().to_offset(now));
+    }
 
     #[test]
     fn agents_md_from_home_then_root_down_to_cwd() {

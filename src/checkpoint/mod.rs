@@ -22,6 +22,7 @@ pub use blobs::BlobStore;
 pub use log::{Planned, Point, RewindLog};
 pub use scan::{Scan, Scanner, Scope, Shadow, Withhold};
 pub use state::{Caps, Change, FileState, human_bytes};
+pub use watch::release_at_exit as release_watches_at_exit;
 
 use crate::protocol::{RewindPlan, RewindPoint};
 use std::collections::HashSet;

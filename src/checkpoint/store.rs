@@ -8,8 +8,31 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 const SHADOW_FILE: &str = "shadow.json";
-/// Sessions looked at for a shadow of the same workspace.
-const SEED_CANDIDATES: usize = 5;
+
+/// Beside the sessions: one small file per workspace naming the checkpoint directory that
+/// saved its newest shadow, so a new session finds it without looking at every session.
+const INDEX_DIR: &str = ".shadows";
+
+/// The index file of the workspace `root` in `sessions`.
+fn index_file(sessions: &Path, root: &Path) -> PathBuf {
+    use sha2::Digest;
+    use std::os::unix::ffi::OsStrExt;
+    let digest = sha2::Sha256::digest(root.as_os_str().as_bytes());
+    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    sessions.join(INDEX_DIR).join(name)
+}
+
+/// Records that `dir` (a checkpoint directory in `sessions`) holds the newest shadow of `root`.
+fn index_newest(dir: &Path, root: &Path) -> std::io::Result<()> {
+    let (Some(sessions), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Ok(());
+    };
+    let file = index_file(sessions, root);
+    let tmp = file.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::create_dir_all(sessions.join(INDEX_DIR))?;
+    std::fs::write(&tmp, name.as_encoded_bytes())?;
+    std::fs::rename(&tmp, &file)
+}
 
 #[derive(Serialize, Deserialize)]
 struct ShadowFile {
@@ -130,7 +153,8 @@ impl Store {
                 let tmp = self.dir.join(format!(".{SHADOW_FILE}.tmp"));
                 std::fs::create_dir_all(&self.dir)?;
                 std::fs::write(&tmp, b)?;
-                std::fs::rename(&tmp, self.dir.join(SHADOW_FILE))
+                std::fs::rename(&tmp, self.dir.join(SHADOW_FILE))?;
+                index_newest(&self.dir, root)
             });
         self.shadow = file.shadow;
         match result {
@@ -152,27 +176,20 @@ pub(super) fn seed_into(dir: &Path, root: &Path, shadow: &mut Shadow, blobs: &Bl
     let Some(sessions) = dir.parent() else {
         return;
     };
-    let Ok(entries) = std::fs::read_dir(sessions) else {
+    let Ok(name) = std::fs::read_to_string(index_file(sessions, root)) else {
         return;
     };
-    let mut candidates: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p != dir && p.extension().is_some_and(|x| x == "checkpoints"))
-        .filter_map(|p| {
-            let modified = std::fs::metadata(p.join(SHADOW_FILE))
-                .ok()?
-                .modified()
-                .ok()?;
-            Some((modified, p))
-        })
-        .collect();
-    candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
-    for (_, dir) in candidates.into_iter().take(SEED_CANDIDATES) {
-        if let Some(f) = read_shadow(&dir).filter(|f| f.root == root) {
-            let from = BlobStore::new(dir.join("blobs"));
-            shadow.adopt(f.shadow, &from, blobs);
-            return;
-        }
+    // One plain name in the sessions directory, never a path elsewhere.
+    let mut parts = Path::new(&name).components();
+    let (Some(std::path::Component::Normal(name)), None) = (parts.next(), parts.next()) else {
+        return;
+    };
+    let newest = sessions.join(name);
+    if newest == dir {
+        return;
+    }
+    if let Some(f) = read_shadow(&newest).filter(|f| f.root == root) {
+        let from = BlobStore::new(newest.join("blobs"));
+        shadow.adopt(f.shadow, &from, blobs);
     }
 }

@@ -56,9 +56,11 @@ struct Queue {
 /// (`max_queued_events`), before the watch is treated as overflowed.
 const QUEUE_LIMIT: usize = 16_384;
 
+/// The hub, once made.
+static HUB: Mutex<Option<&'static Hub>> = Mutex::new(None);
+
 /// The hub, made on first use; `None` where inotify is not available (tried again next time).
 fn hub() -> Option<&'static Hub> {
-    static HUB: Mutex<Option<&'static Hub>> = Mutex::new(None);
     let mut hub = HUB.lock().unwrap_or_else(|e| e.into_inner());
     if hub.is_none() {
         let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)
@@ -71,6 +73,86 @@ fn hub() -> Option<&'static Hub> {
         })));
     }
     *hub
+}
+
+/// Lets the process exit without waiting for the kernel to free the inotify marks.
+///
+/// The last close of an instance with marks waits for an RCU grace period: 8–24 ms of every
+/// exit here, measured (a process exiting with one watch), most of what `rein exec` spent
+/// after its answer. So, just before exiting, a forked child takes over one reference to the
+/// instance (it closes everything else at once) and holds it until the parent is gone (the end
+/// of a pipe only the parent writes); the child's exit pays the wait, and nobody waits for it.
+/// It runs no code but `close_range`, `chdir`, `prctl`, `read` and `_exit`, named `rein-exit`
+/// in `/` so that it holds nothing of the workspace. Nothing to do when no watch was made.
+/// Returns the child's pid.
+pub fn release_at_exit() -> Option<i32> {
+    use std::os::fd::AsRawFd;
+    let hub = (*HUB.lock().unwrap_or_else(|e| e.into_inner()))?;
+    let inotify = hub.fd.as_raw_fd();
+    let mut ends = [0; 2];
+    // SAFETY: pipe2 fills the two descriptors.
+    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return None;
+    }
+    let [read_end, write_end] = ends;
+    // SAFETY: the child calls only async-signal-safe system calls before `_exit`.
+    match unsafe { libc::fork() } {
+        0 => hold_until_parent_exits([inotify, read_end]),
+        -1 => {
+            // SAFETY: both are ours and used nowhere else.
+            unsafe {
+                libc::close(read_end);
+                libc::close(write_end);
+            }
+            None
+        }
+        // The write end stays open until this process exits, which the child waits for.
+        pid => {
+            // SAFETY: ours, used nowhere else.
+            unsafe { libc::close(read_end) };
+            Some(pid)
+        }
+    }
+}
+
+/// The child of [`release_at_exit`]: every descriptor but `keep` closed, then a read that
+/// ends when the parent's end of the pipe (`keep[1]`) closes.
+fn hold_until_parent_exits(keep: [i32; 2]) -> ! {
+    // SAFETY: plain system calls on constant strings.
+    unsafe {
+        libc::chdir(c"/".as_ptr());
+        libc::prctl(libc::PR_SET_NAME, c"rein-exit".as_ptr());
+    }
+    let (low, high) = (keep[0].min(keep[1]) as u32, keep[0].max(keep[1]) as u32);
+    let ranges = [
+        (0, low.wrapping_sub(1)),
+        (low + 1, high - 1),
+        (high + 1, u32::MAX),
+    ];
+    for (first, last) in ranges {
+        if first <= last && !(first == 0 && low == 0) {
+            // SAFETY: close_range only closes descriptors.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_close_range,
+                    libc::c_ulong::from(first),
+                    libc::c_ulong::from(last),
+                    0 as libc::c_ulong,
+                )
+            };
+        }
+    }
+    let mut byte = 0u8;
+    loop {
+        // SAFETY: reads one byte into a local.
+        let n = unsafe { libc::read(keep[1], (&raw mut byte).cast(), 1) };
+        // SAFETY: errno of this thread.
+        if n >= 0 || unsafe { *libc::__errno_location() } != libc::EINTR {
+            break;
+        }
+    }
+    // SAFETY: ends the child without running any of the parent's exit handlers.
+    unsafe { libc::_exit(0) }
 }
 
 impl Hub {
@@ -406,5 +488,36 @@ mod tests {
             .count();
         assert_eq!(instances, 1);
         drop(watches);
+    }
+
+    #[test]
+    fn at_exit_a_child_holding_only_the_instance_takes_over_its_last_close() {
+        let t = tempfile::tempdir().unwrap();
+        let _watch = Watch::new(t.path()).unwrap();
+        let pid = release_at_exit().expect("a child to hold the instance");
+        let held = || -> Vec<String> {
+            let mut links: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .map(|d| {
+                    d.flatten()
+                        .filter_map(|e| std::fs::read_link(e.path()).ok())
+                        .map(|l| l.to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            links.sort();
+            links
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while held().len() != 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let links = held();
+        assert_eq!(links.len(), 2, "{links:?}");
+        assert_eq!(links[0], "anon_inode:inotify");
+        assert!(links[1].starts_with("pipe:"), "{links:?}");
+        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap();
+        assert_eq!(cwd, Path::new("/"), "it holds nothing of the workspace");
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+        assert_eq!(comm.trim(), "rein-exit");
     }
 }

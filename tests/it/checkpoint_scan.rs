@@ -395,6 +395,20 @@ fn a_new_session_starts_from_the_last_shadow_of_the_workspace_with_linked_blobs(
     bash(&first, || {});
     first.end_turn();
 
+    // Sessions of other workspaces saved since (more than a look at the newest few finds).
+    for i in 0..8 {
+        let other = w.outside.join(format!("other{i}"));
+        fs::create_dir_all(&other).unwrap();
+        fs::write(other.join("x.txt"), format!("{i}\n")).unwrap();
+        let ck = Checkpoints::new(&other, vec![], Caps::default());
+        ck.switch(
+            Some(w.data.join(format!("o{i}.checkpoints"))),
+            Default::default(),
+        );
+        ck.user_message("other");
+        bash(&ck, || {});
+        ck.end_turn();
+    }
     // Another session of the same workspace, in the same sessions directory.
     let second = Checkpoints::new(&w.ws, vec![], Caps::default());
     second.switch(Some(w.data.join("t.checkpoints")), Default::default());
