@@ -170,20 +170,36 @@ pub async fn server_context_window(
 /// (or the provider is Anthropic, whose windows are known by model). The source shows in
 /// `rein config`.
 pub async fn use_server_window(config: &mut Config) {
+    if let Some(asked) = ask_server_window(config) {
+        apply_server_window(config, asked.await);
+    }
+}
+
+/// The question [`use_server_window`] asks, owning what it needs (to run beside other work);
+/// `None` when there is nothing to ask.
+pub fn ask_server_window(
+    config: &Config,
+) -> Option<impl std::future::Future<Output = Option<ServerWindow>> + Send + 'static> {
     let configured = !matches!(
         config.source_of("context_window"),
         Source::Default | Source::Derived(_)
     );
     if config.provider != ProviderKind::OpenAi || configured {
-        return;
+        return None;
     }
-    let asked = server_context_window(
-        &config.base_url,
-        &config.model,
-        config.api_key.as_deref(),
-        Duration::from_secs(3),
+    let (base, model, key) = (
+        config.base_url.clone(),
+        config.model.clone(),
+        config.api_key.clone(),
     );
-    let Some(w) = asked.await.filter(|w| w.tokens > 0) else {
+    Some(async move {
+        server_context_window(&base, &model, key.as_deref(), Duration::from_secs(3)).await
+    })
+}
+
+/// Takes the answer of [`ask_server_window`] into `config`.
+pub fn apply_server_window(config: &mut Config, answer: Option<ServerWindow>) {
+    let Some(w) = answer.filter(|w| w.tokens > 0) else {
         return;
     };
     tracing::info!(

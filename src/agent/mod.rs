@@ -398,15 +398,22 @@ fn checkpoints_for(
 impl Agent {
     fn new(opts: AgentOptions, events: EventSink) -> anyhow::Result<Agent> {
         let mut config = opts.config;
-        // Built on a blocking thread of the runtime (see `spawn`), so it may wait here.
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.block_on(crate::discover::use_server_window(&mut config));
-        }
-        let client = Client::new(client_options(&config))?;
+        // The server's window is asked beside the setup that does not need it. Built on a
+        // blocking thread of the runtime (see `spawn`), so it may wait for the answer here.
+        let rt = tokio::runtime::Handle::try_current().ok();
+        let window = rt
+            .as_ref()
+            .zip(crate::discover::ask_server_window(&config))
+            .map(|(rt, ask)| rt.spawn(ask));
         let temp_dir = private_temp_dir()?;
         let pending: PendingApprovals = Arc::default();
         let sandbox = sandbox_for(&config, &temp_dir, opts.approver, &events, &pending);
         let (skills, commands) = catalogs_for(&config);
+        if let (Some(rt), Some(window)) = (&rt, window) {
+            let answer = rt.block_on(window).ok().flatten();
+            crate::discover::apply_server_window(&mut config, answer);
+        }
+        let client = Client::new(client_options(&config))?;
         let saved = !matches!(opts.session, journal::SessionStart::Ephemeral);
         let opened = session_switch::open(&config, opts.session, events.clone())?;
         let journal = opened.journal.clone();
