@@ -728,7 +728,10 @@ mod tests {
             .unwrap();
         std::fs::write(dir.path().join("a.txt"), "one").unwrap();
         let mut w = FileWatch::default();
-        assert!(w.changed(dir.path()).is_empty(), "the first look has no baseline");
+        assert!(
+            w.changed(dir.path()).is_empty(),
+            "the first look has no baseline"
+        );
         assert!(w.first.is_some(), "it walks in the background");
         assert!(w.changed(dir.path()).is_empty());
         assert!(w.first.is_none() && w.snapshot.is_some());

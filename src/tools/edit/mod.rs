@@ -22,7 +22,7 @@ const CONTEXT_LINES: usize = 3;
 /// Edited regions shown in the result (the rest are counted).
 const MAX_REGIONS: usize = 5;
 /// Match line numbers listed in the "matches N times" error.
-const MAX_LISTED_MATCHES: usize = 20;
+const MAX_LISTED_MATCHES: usize = 10;
 
 const NAME: &str = "str_replace";
 
@@ -184,22 +184,7 @@ fn find_matches(
     };
     let replace_all = args.replace_all.unwrap_or(false);
     if positions.len() > 1 && !replace_all {
-        let lines = line_numbers(old, &positions);
-        let mut listed: Vec<String> = lines
-            .iter()
-            .take(MAX_LISTED_MATCHES)
-            .map(usize::to_string)
-            .collect();
-        if lines.len() > MAX_LISTED_MATCHES {
-            listed.push("...".into());
-        }
-        return Err(ToolError(format!(
-            "old_str matches {} times in {} (lines {}). Include more surrounding lines to make \
-             it unique, or set replace_all to true to replace every occurrence.",
-            positions.len(),
-            path.display,
-            listed.join(", ")
-        )));
+        return Err(ToolError(several_matches(old, &positions, &path.display)));
     }
     let positions = if replace_all {
         positions
@@ -211,6 +196,41 @@ fn find_matches(
         replacement,
         positions,
     })
+}
+
+/// Longest line shown of a match.
+const LISTED_LINE_CHARS: usize = 120;
+
+/// The error for an `old_str` found more than once: each line it is on, and the two ways on
+/// as calls (small models repeated the same call when told only to "include more lines").
+fn several_matches(text: &str, positions: &[usize], display: &str) -> String {
+    let lines = line_numbers(text, positions);
+    let all: Vec<&str> = text.lines().collect();
+    let mut listed = String::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for n in lines
+        .iter()
+        .filter(|n| seen.insert(**n))
+        .take(MAX_LISTED_MATCHES)
+    {
+        let line = all.get(n.saturating_sub(1)).copied().unwrap_or("");
+        let shown: String = line.chars().take(LISTED_LINE_CHARS).collect();
+        listed.push_str(&format!("{n:>6}\t{shown}\n"));
+    }
+    if seen.len()
+        < lines
+            .iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    {
+        listed.push_str("   ...\n");
+    }
+    format!(
+        "old_str matches {} times in {display}:\n{listed}To change every one, call str_replace \
+         again with the same old_str and \"replace_all\": true. To change only one, make old_str \
+         longer with more of its line or the lines around it, so that it matches once.",
+        positions.len()
+    )
 }
 
 /// The new content and the byte ranges of the replacements in it. An edit that reaches the

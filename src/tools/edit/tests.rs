@@ -117,8 +117,10 @@ async fn several_matches_need_replace_all() {
     let err = run(&t, edit("d.txt", "foo", "qux")).await.unwrap_err();
     assert_eq!(
         err,
-        "old_str matches 3 times in d.txt (lines 1, 3, 4). Include more surrounding lines to make it \
-         unique, or set replace_all to true to replace every occurrence."
+        "old_str matches 3 times in d.txt:\n     1\tfoo\n     3\tfoo\n     4\tbaz foo\n\
+         To change every one, call str_replace again with the same old_str and \"replace_all\": \
+         true. To change only one, make old_str longer with more of its line or the lines around \
+         it, so that it matches once."
     );
     let out = run(
         &t,
