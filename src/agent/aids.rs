@@ -153,6 +153,67 @@ pub const CHANGE_NOT_MADE: &str = "[rein] No file was changed yet, but the task 
     change. Make it now with str_replace (or write_file for a new file), then check it with \
     bash. Do not say it is done before it is.";
 
+/// Files named in the task, at most this many.
+const NAMED_FILES: usize = 4;
+
+/// [`CHANGE_NOT_MADE`], naming the files the task names: one that does not exist yet is to
+/// be created with write_file, one that does is to be edited with str_replace. (The 1.5B model,
+/// told only "make the change", edited the input file of a task that asked for a new script.)
+pub fn change_not_made(task: &str, workspace: &std::path::Path) -> String {
+    let named = named_files(task);
+    let (present, missing): (Vec<&String>, Vec<&String>) =
+        named.iter().partition(|f| workspace.join(f).exists());
+    let list = |files: &[&String]| {
+        files
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut nudge = CHANGE_NOT_MADE.to_string();
+    if !missing.is_empty() {
+        nudge.push_str(&format!(
+            " The task names {}, which does not exist yet: create it with write_file, giving \
+             its whole content.",
+            list(&missing)
+        ));
+    }
+    if !present.is_empty() {
+        nudge.push_str(&format!(
+            " Change {} with str_replace (read it first if you have not).",
+            list(&present)
+        ));
+    }
+    nudge
+}
+
+/// The file names a message mentions (`count_words.py`, `src/app.rs`): relative paths with
+/// an extension, in order, without repeats.
+fn named_files(message: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in message.split_whitespace() {
+        let word = word.trim_matches(|c: char| "`'\"(),;:!?".contains(c));
+        let word = word.trim_end_matches('.');
+        let Some((stem, ext)) = word.rsplit_once('.') else {
+            continue;
+        };
+        let plain = |s: &str| s.chars().all(|c| c.is_alphanumeric() || "_-/.".contains(c));
+        let is_file = !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
+            && plain(stem)
+            && !word.starts_with('/')
+            && !word.split('/').any(|p| p == "..")
+            && !word.contains("://")
+            && !["e.g", "i.e"].contains(&word.to_lowercase().as_str());
+        if is_file && !out.iter().any(|f| f == word) && out.len() < NAMED_FILES {
+            out.push(word.to_string());
+        }
+    }
+    out
+}
+
 /// The nudge after an answer that ends a run whose last change came after its last command
 /// (the 1.5B model ran the tests, edited, never ran them again, and said they passed). Not
 /// sent where no command ran at all: then there is no check to repeat.
@@ -249,6 +310,37 @@ pub fn names_tool(message: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_files_a_task_names_are_found() {
+        let task = "Write a Python script count_words.py that prints the words in notes.txt. \
+                    Edit `src/app.rs` (and src/app.rs again), see https://x.io/a.html, \
+                    not /etc/passwd.x or ../up.py, version 1.5 or e.g. or 3.14.";
+        assert_eq!(
+            named_files(task),
+            ["count_words.py", "notes.txt", "src/app.rs"]
+        );
+    }
+
+    #[test]
+    fn the_nudge_for_a_change_not_made_says_which_file_to_create_and_which_to_edit() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "a b\n").unwrap();
+        let nudge = change_not_made(
+            "Write a script count_words.py that counts the words in notes.txt.",
+            dir.path(),
+        );
+        assert!(nudge.starts_with(CHANGE_NOT_MADE), "{nudge}");
+        assert!(
+            nudge.contains("`count_words.py`, which does not exist yet: create it with write_file"),
+            "{nudge}"
+        );
+        assert!(
+            nudge.contains("Change `notes.txt` with str_replace"),
+            "{nudge}"
+        );
+        assert_eq!(change_not_made("Fix the bug.", dir.path()), CHANGE_NOT_MADE);
+    }
 
     fn spec(name: &str) -> ToolSpec {
         ToolSpec {

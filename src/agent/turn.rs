@@ -412,7 +412,7 @@ impl TurnEnv<'_> {
             && let Some(nudge) = self.unfinished_nudge(history, text, st)
         {
             st.force_next = self.lc.aids.first_call;
-            append_user(history, hooks, nudge.into());
+            append_user(history, hooks, nudge);
             return Next::Again;
         }
         Next::End(LoopEnd::Completed)
@@ -486,27 +486,26 @@ impl TurnEnv<'_> {
         history: &[Message],
         text: &str,
         st: &mut RunState,
-    ) -> Option<&'static str> {
+    ) -> Option<String> {
         let (wrote, asked) = (st.wrote, &mut st.asked);
         let after_error = matches!(
             history.iter().rev().nth(1),
             Some(Message::ToolResult { is_error: true, .. })
         );
         if !wrote && super::aids::shows_code(text) && !std::mem::replace(&mut asked.code, true) {
-            return Some(super::aids::CODE_NOT_WRITTEN);
+            return Some(super::aids::CODE_NOT_WRITTEN.into());
         }
         if after_error && !std::mem::replace(&mut asked.after_error, true) {
-            return Some(super::aids::GAVE_UP_AFTER_ERROR);
+            return Some(super::aids::GAVE_UP_AFTER_ERROR.into());
         }
         let task = task_message(history);
-        if !wrote
-            && task.is_some_and(super::aids::asks_for_change)
+        if let Some(task) = task.filter(|t| !wrote && super::aids::asks_for_change(t))
             && !std::mem::replace(&mut asked.change, true)
         {
-            return Some(super::aids::CHANGE_NOT_MADE);
+            return Some(super::aids::change_not_made(task, &self.ctx.workspace));
         }
         if st.unchecked && !std::mem::replace(&mut asked.check, true) {
-            return Some(super::aids::CHANGE_NOT_CHECKED);
+            return Some(super::aids::CHANGE_NOT_CHECKED.into());
         }
         None
     }
