@@ -71,7 +71,18 @@ pub fn workspace_walk(root: &Path, depth: usize) -> ignore::Walk {
 /// What to tell the model after a command that failed: the next step, naming the file the
 /// error points at when it names one.
 pub fn after_failure(output: &str, exit_code: i32, workspace: &Path) -> String {
-    match blamed_file(output, workspace) {
+    let blamed = blamed_file(output, workspace);
+    if let (Some((file, line)), Some((name, module))) = (&blamed, missing_import(output, workspace))
+    {
+        // The frame is the importing line; what is missing is in the module it names.
+        return format!(
+            "[rein] The command failed (exit {exit_code}). {file} line {line} imports `{name}` \
+             from {module}, which does not define it: read {module} with read_file, and define \
+             or rename `{name}` there with str_replace (or change the import), then run the \
+             command again."
+        );
+    }
+    match blamed {
         Some((file, line)) => format!(
             "[rein] The command failed (exit {exit_code}). The error points at {file} line \
              {line}: read that file with read_file, fix the cause with str_replace, then run \
@@ -104,6 +115,24 @@ fn blamed_file(output: &str, workspace: &Path) -> Option<(String, u32)> {
         }
     }
     found
+}
+
+/// Python's `ImportError: cannot import name 'x' from 'mod' (/ws/mod.py)` for a module in the
+/// workspace: the name and the module's file (relative, printable).
+fn missing_import(output: &str, workspace: &Path) -> Option<(String, String)> {
+    output.lines().find_map(|line| {
+        let rest = line.split_once("cannot import name '")?.1;
+        let (name, rest) = rest.split_once('\'')?;
+        let path = rest.split_once(" (")?.1.strip_suffix(')')?;
+        let rel = Path::new(path).strip_prefix(workspace).ok()?.to_str()?;
+        let plain = |s: &str| s.chars().all(|c| c.is_alphanumeric() || c == '_');
+        (plain(name) && !rel.is_empty()).then(|| {
+            (
+                crate::sanitize::visible_line(name),
+                crate::sanitize::visible_line(rel),
+            )
+        })
+    })
 }
 
 /// `File "calc.py", line 12, in sum_to`.
@@ -310,6 +339,22 @@ pub fn names_tool(message: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_import_points_at_the_module_that_lacks_the_name() {
+        let ws = Path::new("/w/ws");
+        let out = "Traceback (most recent call last):\n  File \"/w/ws/app.py\", line 2, in <module>\n    \
+                   from users import get_user\nImportError: cannot import name 'get_user' from \
+                   'users' (/w/ws/users.py)\n";
+        let note = after_failure(out, 1, ws);
+        assert!(
+            note.contains("app.py line 2 imports `get_user` from users.py, which does not define it: read users.py"),
+            "{note}"
+        );
+        // A library's module is not the workspace's to fix: the frame stands.
+        let lib = out.replace("(/w/ws/users.py)", "(/usr/lib/python3/users.py)");
+        assert!(after_failure(&lib, 1, ws).contains("points at app.py line 2"));
+    }
 
     #[test]
     fn the_files_a_task_names_are_found() {

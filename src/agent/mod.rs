@@ -218,6 +218,11 @@ fn subagents_for(
         keep_tool_results: config.keep_tool_results,
         slots: Arc::new(tokio::sync::Semaphore::new(4)),
         journal: journal.clone(),
+        aids: crate::config::ModelAids {
+            first_call: config.small_model.first_call,
+            tools: config.small_model.tools,
+            ..Default::default()
+        },
     })
 }
 

@@ -39,6 +39,9 @@ pub struct Subagents {
     pub slots: Arc<Semaphore>,
     /// Where the side chain is recorded (the session file).
     pub journal: Journal,
+    /// The small-model aids a subagent's loop gets: a forced first look and the small tool
+    /// set (its tools cannot write, so the change nudges and code blocks are not for it).
+    pub aids: crate::config::ModelAids,
 }
 
 struct SideChainHooks {
@@ -96,7 +99,7 @@ impl Subagents {
             max_requests: Some(self.max_requests),
             keep_tool_results: Some(self.keep_tool_results),
             max_tokens: self.max_tokens,
-            aids: Default::default(),
+            aids: self.aids,
         };
         let env = TurnEnv {
             client: &self.client,

@@ -26,7 +26,7 @@ both!(
     code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change,
     the_files_the_message_names_are_read_before_the_first_request,
     running_python_is_no_change_though_it_writes_bytecode,
-    a_subagent_of_a_small_model_gets_the_file_list_too,
+    a_subagent_of_a_small_model_gets_the_file_list_and_a_forced_first_look,
     a_command_block_that_already_ran_is_not_run_again,
     a_change_not_checked_since_is_sent_back_once_to_be_run,
 );
@@ -481,7 +481,7 @@ fn running_python_is_no_change_though_it_writes_bytecode(kind: ProviderKind) {
     );
 }
 
-fn a_subagent_of_a_small_model_gets_the_file_list_too(kind: ProviderKind) {
+fn a_subagent_of_a_small_model_gets_the_file_list_and_a_forced_first_look(kind: ProviderKind) {
     let s = ScriptedServer::start(kind);
     s.push(Reply::tool_call(
         "task",
@@ -507,6 +507,12 @@ fn a_subagent_of_a_small_model_gets_the_file_list_too(kind: ProviderKind) {
         sub.contains("# Files in the workspace") && sub.contains("- pkg/net/wire.py"),
         "{sub}"
     );
+    // Its first answer is a look, not a plan in prose (the 1.5B model's subagent said "I will
+    // search" and ended).
+    assert!(forced(&s.request(1)), "{}", s.request(1).body_text);
+    let mut looks = tool_names(&s.request(1));
+    looks.sort();
+    assert_eq!(looks, ["bash", "read_file"]);
 }
 
 fn a_command_block_that_already_ran_is_not_run_again(kind: ProviderKind) {
