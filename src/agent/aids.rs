@@ -243,6 +243,33 @@ fn named_files(message: &str) -> Vec<String> {
     out
 }
 
+/// Programs whose command line, in backticks in a task, is a check the task asks to run.
+const RUNNERS: &[&str] = &[
+    "python", "python3", "pytest", "bash", "sh", "node", "npm", "npx", "cargo", "go", "make",
+    "ruby", "perl", "deno", "bun", "uv",
+];
+
+/// The command a task names in backticks to run (`` `python3 app.py` must still work ``).
+pub fn named_command(task: &str) -> Option<String> {
+    task.split('`').skip(1).step_by(2).find_map(|span| {
+        let first = span.split_whitespace().next()?;
+        let runs = RUNNERS.contains(&first) || first.starts_with("./");
+        (runs && span.split_whitespace().count() > 1 || first.starts_with("./"))
+            .then(|| crate::sanitize::visible_line(span.trim()))
+    })
+}
+
+/// [`CHANGE_NOT_CHECKED`], naming the command the task gives, if it gives one.
+pub fn change_not_checked(task: Option<&str>) -> String {
+    match task.and_then(named_command) {
+        Some(command) => format!(
+            "[rein] You changed files and have not run `{command}` since, which the task names. \
+             Run it now with bash and fix what fails. If nothing can be run, answer again."
+        ),
+        None => CHANGE_NOT_CHECKED.to_string(),
+    }
+}
+
 /// The nudge after an answer that ends a run whose last change came after its last command
 /// (the 1.5B model ran the tests, edited, never ran them again, and said they passed). Not
 /// sent where no command ran at all: then there is no check to repeat.
@@ -339,6 +366,16 @@ pub fn names_tool(message: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_command_a_task_names_is_found() {
+        let task = "Rename `get_usr` to `get_user`. The program `python3 app.py` must still work.";
+        assert_eq!(named_command(task).as_deref(), Some("python3 app.py"));
+        assert_eq!(named_command("Fix `./run.sh`").as_deref(), Some("./run.sh"));
+        assert_eq!(named_command("Use `python` here, and `bash` there."), None);
+        assert!(change_not_checked(Some(task)).contains("have not run `python3 app.py` since"));
+        assert_eq!(change_not_checked(Some("Fix calc.py")), CHANGE_NOT_CHECKED);
+    }
 
     #[test]
     fn a_missing_import_points_at_the_module_that_lacks_the_name() {

@@ -429,13 +429,17 @@ impl TurnEnv<'_> {
         hooks: &mut dyn TurnHooks,
     ) -> Option<LoopEnd> {
         let mut results = self.run_calls(calls, truncated).await;
+        // A check to run after a change: one that ran before, or one the task names.
+        let check_named = task_message(history)
+            .and_then(super::aids::named_command)
+            .is_some();
         for (call, result) in calls.iter().zip(&results) {
             let changed = !result.status.is_error() && result.changed_files;
             st.wrote |= changed;
             if call.name == "bash" {
                 st.ran_command = true;
                 st.unchecked = false;
-            } else if st.ran_command && changed {
+            } else if (st.ran_command || check_named) && changed {
                 st.unchecked = true;
             }
         }
@@ -505,7 +509,7 @@ impl TurnEnv<'_> {
             return Some(super::aids::change_not_made(task, &self.ctx.workspace));
         }
         if st.unchecked && !std::mem::replace(&mut asked.check, true) {
-            return Some(super::aids::CHANGE_NOT_CHECKED.into());
+            return Some(super::aids::change_not_checked(task));
         }
         None
     }

@@ -29,6 +29,7 @@ both!(
     a_subagent_of_a_small_model_gets_the_file_list_and_a_forced_first_look,
     a_command_block_that_already_ran_is_not_run_again,
     a_change_not_checked_since_is_sent_back_once_to_be_run,
+    a_change_not_checked_with_the_command_the_task_names_is_sent_back_to_run_it,
 );
 
 /// `rein exec` with `small_model` left to its default (the scripted server is on loopback).
@@ -593,4 +594,43 @@ fn a_change_not_checked_since_is_sent_back_once_to_be_run(kind: ProviderKind) {
         w.read("calc.py").unwrap(),
         "def ident(n):\n    return n\n\n\ndef one():\n    return 1\n"
     );
+}
+
+fn a_change_not_checked_with_the_command_the_task_names_is_sent_back_to_run_it(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": "calc.py", "old_str": "return 0", "new_str": "return n"}),
+        ))
+        .push(Reply::text("Renamed; it still works."))
+        .push(Reply::tool_call(
+            "bash",
+            json!({"command": "python3 calc.py"}),
+        ))
+        .push(Reply::text("Checked."));
+    let w = World::new(&s);
+    w.write("calc.py", "def ident(n):\n    return 0\n");
+    let task = "Fix ident in calc.py. The program `python3 calc.py` must still work.";
+    assert_ok(&exec_auto(&w, &["--yes", task]));
+    assert_eq!(s.request_count(), 5, "asked once, then the answer stands");
+    let asked = user_texts(&s.request(3));
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.contains("have not run `python3 calc.py` since, which the task names")),
+        "no command ran before, but the task names one: {asked:?}"
+    );
+    // Without a named command and with none run, a change is not sent back to be checked.
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": "calc.py", "old_str": "return 0", "new_str": "return n"}),
+        ))
+        .push(Reply::text("Fixed."));
+    let w = World::new(&s);
+    w.write("calc.py", "def ident(n):\n    return 0\n");
+    assert_ok(&exec_auto(&w, &["--yes", "Fix ident in calc.py."]));
+    assert_eq!(s.request_count(), 3);
 }
