@@ -186,8 +186,8 @@ pub const CHANGE_NOT_MADE: &str = "[rein] No file was changed yet, but the task 
 const NAMED_FILES: usize = 4;
 
 /// [`CHANGE_NOT_MADE`], naming the files the task names: one that does not exist yet is to
-/// be created with write_file, one that does is to be edited with str_replace. (The 1.5B model,
-/// told only "make the change", edited the input file of a task that asked for a new script.)
+/// be created with write_file; those that do are listed. (The 1.5B model, told only "make the
+/// change", edited the input file of a task that asked for a new script.)
 pub fn change_not_made(task: &str, workspace: &std::path::Path) -> String {
     let named = named_files(task);
     let (present, missing): (Vec<&String>, Vec<&String>) =
@@ -207,9 +207,10 @@ pub fn change_not_made(task: &str, workspace: &std::path::Path) -> String {
             list(&missing)
         ));
     }
+    // Named is not always to be changed ("keep the tests in test_x.py passing"): a list only.
     if !present.is_empty() {
         nudge.push_str(&format!(
-            " Change {} with str_replace (read it first if you have not).",
+            " Files the task names: {}; read before you change one.",
             list(&present)
         ));
     }
@@ -418,7 +419,7 @@ mod tests {
             "{nudge}"
         );
         assert!(
-            nudge.contains("Change `notes.txt` with str_replace"),
+            nudge.contains("Files the task names: `notes.txt`;"),
             "{nudge}"
         );
         assert_eq!(change_not_made("Fix the bug.", dir.path()), CHANGE_NOT_MADE);

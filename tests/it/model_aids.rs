@@ -181,7 +181,7 @@ fn a_change_asked_for_and_not_made_is_sent_back_once_a_write_ends_it(kind: Provi
     let asked = user_texts(&s.request(2));
     assert!(
         asked.iter().any(|t| t.contains("No file was changed yet")
-            && t.contains("Change `calc.py` with str_replace")),
+            && t.contains("Files the task names: `calc.py`;")),
         "the nudge names the file the task names: {asked:?}"
     );
     assert_eq!(w.read("calc.py").unwrap(), "def ident(n):\n    return n\n");
