@@ -227,7 +227,7 @@ fn writable_by_rein(path: &Path) -> bool {
 }
 
 /// Removes `.` and `..` lexically (the path may not exist).
-fn normalize(p: &Path) -> PathBuf {
+pub(super) fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

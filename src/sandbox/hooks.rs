@@ -129,22 +129,8 @@ fn expand(value: &str, home: Option<&Path>, base: &Path) -> Option<PathBuf> {
         None if value == "~" => home?.to_path_buf(),
         None => base.join(value),
     };
-    Some(normalize(&path))
-}
-
-/// `path` with `.` and `..` applied lexically (as git does before it looks a hook up).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    // `.` and `..` applied lexically, as git does before it looks a hook up.
+    Some(super::explain::normalize(&path))
 }
 
 /// Where the hooks path `value` lies inside `ws`, relative to it: as written and as it
