@@ -217,28 +217,21 @@ pub fn change_not_made(task: &str, workspace: &std::path::Path) -> String {
     nudge
 }
 
-/// The file names a message mentions (`count_words.py`, `src/app.rs`): relative paths with
-/// an extension, in order, without repeats.
+/// The file names a message mentions (`count_words.py`, `src/app.rs`; see
+/// `code_blocks::path_tokens`) that look like files, not numbers or abbreviations (`1.5`,
+/// `e.g`), in order, without repeats.
 fn named_files(message: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in message.split_whitespace() {
-        let word = word.trim_matches(|c: char| "`'\"(),;:!?".contains(c));
-        let word = word.trim_end_matches('.');
+    for word in super::code_blocks::path_tokens(message) {
         let Some((stem, ext)) = word.rsplit_once('.') else {
             continue;
         };
-        let plain = |s: &str| s.chars().all(|c| c.is_alphanumeric() || "_-/.".contains(c));
         let is_file = !stem.is_empty()
             && (1..=5).contains(&ext.len())
-            && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && ext.chars().any(|c| c.is_ascii_alphabetic())
-            && plain(stem)
-            && !word.starts_with('/')
-            && !word.split('/').any(|p| p == "..")
-            && !word.contains("://")
             && !["e.g", "i.e"].contains(&word.to_lowercase().as_str());
-        if is_file && !out.iter().any(|f| f == word) && out.len() < NAMED_FILES {
-            out.push(word.to_string());
+        if is_file && !out.contains(&word) && out.len() < NAMED_FILES {
+            out.push(word);
         }
     }
     out
@@ -254,9 +247,8 @@ const RUNNERS: &[&str] = &[
 pub fn named_command(task: &str) -> Option<String> {
     task.split('`').skip(1).step_by(2).find_map(|span| {
         let first = span.split_whitespace().next()?;
-        let runs = RUNNERS.contains(&first) || first.starts_with("./");
-        (runs && span.split_whitespace().count() > 1 || first.starts_with("./"))
-            .then(|| crate::sanitize::visible_line(span.trim()))
+        let runs = RUNNERS.contains(&first) && span.split_whitespace().count() > 1;
+        (runs || first.starts_with("./")).then(|| crate::sanitize::visible_line(span.trim()))
     })
 }
 

@@ -429,10 +429,13 @@ impl TurnEnv<'_> {
         hooks: &mut dyn TurnHooks,
     ) -> Option<LoopEnd> {
         let mut results = self.run_calls(calls, truncated).await;
-        // A check to run after a change: one that ran before, or one the task names.
-        let check_named = task_message(history)
-            .and_then(super::aids::named_command)
-            .is_some();
+        // A check to run after a change: one that ran before, or one the task names (looked
+        // up once per run: the task does not change within it).
+        let check_named = *st.check_named.get_or_insert_with(|| {
+            task_message(history)
+                .and_then(super::aids::named_command)
+                .is_some()
+        });
         for (call, result) in calls.iter().zip(&results) {
             let changed = !result.status.is_error() && result.changed_files;
             st.wrote |= changed;
@@ -647,6 +650,8 @@ struct RunState {
     ran_command: bool,
     /// A file tool changed files after the last bash command.
     unchecked: bool,
+    /// Whether the task names a command to run (`None`: not looked up yet).
+    check_named: Option<bool>,
     /// The next request must be answered with a tool call.
     force_next: bool,
     /// Loop detection.

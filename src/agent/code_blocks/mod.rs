@@ -270,11 +270,20 @@ fn fits(path: &str, lang: Option<Lang>) -> bool {
 /// File names in `text`: relative paths ending in a source extension, without quotes,
 /// backticks or trailing punctuation; never absolute or with `..`.
 fn file_tokens(text: &str) -> Vec<String> {
+    path_tokens(text)
+        .into_iter()
+        .filter(|w| Lang::of_path(w).is_some())
+        .collect()
+}
+
+/// The relative paths with an extension that `text` names (`calc.py`, `notes.txt`,
+/// `src/app.rs`), in order: plain characters only, never absolute or going up.
+pub(crate) fn path_tokens(text: &str) -> Vec<String> {
     text.split(|c: char| {
         c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | ')' | ',' | '=' | '*')
     })
     .map(|w| w.trim_end_matches(['.', ':', ';', '!', '?']))
-    .filter(|w| Lang::of_path(w).is_some())
+    .filter(|w| w.contains('.'))
     .filter(|w| !w.starts_with('/') && !w.split('/').any(|s| s == ".." || s.is_empty()))
     .filter(|w| {
         w.chars()
