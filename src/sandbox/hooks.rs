@@ -35,14 +35,15 @@ struct Entry {
 pub(crate) fn hook_dirs(ws: &Path) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let repo = super::git::repository(ws);
-    let mut values = Vec::new();
-    let mut seen = Vec::new();
-    for file in config_files(home.as_deref(), repo.as_ref().map(|(_, git)| git.as_path())) {
-        read_config(&file, home.as_deref(), 0, &mut seen, &mut values);
-    }
+    let git = repo.as_ref().map(|(_, git)| git.as_path());
+    // A file changed in the last moments may change again within the same timestamp tick,
+    // unseen by its stamp: an answer read from one is not kept (git's "racily clean" rule).
+    let settled = std::time::SystemTime::now() - std::time::Duration::from_millis(100);
+    let values = hooks_path_values(home.as_deref(), git, settled);
     let root = repo.map_or_else(|| ws.to_path_buf(), |(root, _)| root);
     let mut dirs = Vec::new();
     for value in values {
+        // Resolved anew each time: a command may re-point a link on the way.
         for rel in inside(ws, &root, home.as_deref(), &value) {
             if !dirs.contains(&rel) {
                 dirs.push(rel);
@@ -50,6 +51,73 @@ pub(crate) fn hook_dirs(ws: &Path) -> Vec<PathBuf> {
         }
     }
     dirs
+}
+
+/// What identifies one version of a configuration file (`None`: there is none).
+type Stamp = Option<(u64, u64, u64, i64, i64, i64, i64)>;
+
+fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    Some((
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    ))
+}
+
+/// The values last read, and every file read (or looked for) to get them, with its stamp.
+struct LastRead {
+    top: Vec<PathBuf>,
+    files: Vec<(PathBuf, Stamp)>,
+    values: Vec<String>,
+}
+
+/// The last read: it is asked for before every command and file-tool write, and the files
+/// rarely change (reading and parsing them anew cost ~50 µs a command).
+static LAST_READ: std::sync::Mutex<Option<LastRead>> = std::sync::Mutex::new(None);
+
+/// Every `core.hooksPath` value the configuration files give, read anew when any file read
+/// for the last answer (or looked for and missing) changed. The answer is kept for next time
+/// only if no file changed after `settled`.
+fn hooks_path_values(
+    home: Option<&Path>,
+    git: Option<&Path>,
+    settled: std::time::SystemTime,
+) -> Vec<String> {
+    let top = config_files(home, git);
+    if let Some(last) = crate::sync::lock(&LAST_READ).as_ref()
+        && last.top == top
+        && last
+            .files
+            .iter()
+            .all(|(f, s)| std::fs::metadata(f).ok().and_then(|m| stamp_of(&m)) == *s)
+    {
+        return last.values.clone();
+    }
+    let (mut files, mut values) = (Vec::new(), Vec::new());
+    for file in &top {
+        read_config(file, home, 0, &mut files, &mut values);
+    }
+    let recent = |(_, s): &(PathBuf, Stamp)| {
+        s.is_some_and(|(.., secs, nsec)| {
+            let changed = std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(
+                secs.max(0) as u64,
+                nsec.max(0) as u32,
+            ));
+            changed.is_none_or(|c| c >= settled)
+        })
+    };
+    let keep = !files.iter().any(recent);
+    *crate::sync::lock(&LAST_READ) = keep.then(|| LastRead {
+        top,
+        files,
+        values: values.clone(),
+    });
+    values
 }
 
 /// The configuration files git reads for a repository whose git directory is `git`: more
@@ -76,19 +144,21 @@ fn config_files(home: Option<&Path>, git: Option<&Path>) -> Vec<PathBuf> {
     files
 }
 
-/// Adds the `core.hooksPath` values of `file` and of the files it includes to `values`.
+/// Adds the `core.hooksPath` values of `file` and of the files it includes to `values`, and
+/// each file looked at, with its stamp as it was before it was read, to `seen`.
 fn read_config(
     file: &Path,
     home: Option<&Path>,
     depth: usize,
-    seen: &mut Vec<PathBuf>,
+    seen: &mut Vec<(PathBuf, Stamp)>,
     values: &mut Vec<String>,
 ) {
-    if depth > DEPTH_LIMIT || seen.len() >= FILES_LIMIT || seen.iter().any(|f| f == file) {
+    if depth > DEPTH_LIMIT || seen.len() >= FILES_LIMIT || seen.iter().any(|(f, _)| f == file) {
         return;
     }
-    seen.push(file.to_path_buf());
-    let Some(text) = read_text(file) else {
+    let (stamp, text) = read_text(file);
+    seen.push((file.to_path_buf(), stamp));
+    let Some(text) = text else {
         return;
     };
     for entry in parse(&text) {
@@ -105,21 +175,33 @@ fn read_config(
     }
 }
 
-/// A configuration file's text: a regular file (links followed, dotfiles are often links),
-/// never a FIFO that would block, at most [`CONFIG_LIMIT`] bytes.
-fn read_text(path: &Path) -> Option<String> {
+/// A configuration file's stamp (taken before reading: a later change shows in the next one)
+/// and its text: a regular file (links followed, dotfiles are often links), never a FIFO that
+/// would block, at most [`CONFIG_LIMIT`] bytes.
+fn read_text(path: &Path) -> (Stamp, Option<String>) {
     use std::io::Read;
-    let f = std::fs::File::options()
+    let Ok(f) = std::fs::File::options()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
+    else {
+        return (
+            std::fs::metadata(path).ok().and_then(|m| stamp_of(&m)),
+            None,
+        );
+    };
+    let Ok(meta) = f.metadata() else {
+        return (None, None);
+    };
+    let stamp = stamp_of(&meta);
+    if !meta.is_file() {
+        return (stamp, None);
     }
     let mut bytes = Vec::new();
-    f.take(CONFIG_LIMIT).read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    if f.take(CONFIG_LIMIT).read_to_end(&mut bytes).is_err() {
+        return (stamp, None);
+    }
+    (stamp, Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// A path as git expands it: `~/` is the home directory, a relative one is relative to `base`.
@@ -390,5 +472,35 @@ mod tests {
         read_config(&home.join("a"), Some(&home), 0, &mut seen, &mut values);
         assert_eq!(values, ["x"]);
         let _ = ws;
+    }
+
+    #[test]
+    fn a_kept_answer_is_read_anew_when_a_file_changes_or_appears() {
+        let (_d, ws, home) = world();
+        let git = ws.join(".git");
+        std::fs::write(git.join("config"), "[core]\nhooksPath = a\n").unwrap();
+        std::fs::write(home.join(".gitconfig"), "[include]\npath = conf/more\n").unwrap();
+        // Everything counts as settled: the answer is kept at once.
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        let values = || hooks_path_values(Some(&home), Some(&git), later);
+        assert_eq!(values(), ["a"]);
+        assert_eq!(values(), ["a"]);
+        // An included file that was missing appears.
+        std::fs::write(home.join("conf/more"), "[core]\nhooksPath = b\n").unwrap();
+        assert_eq!(values(), ["b", "a"]);
+        // Same size, same modification time: the change time still tells.
+        let config = std::fs::File::options()
+            .write(true)
+            .open(git.join("config"))
+            .unwrap();
+        let mtime = config.metadata().unwrap().modified().unwrap();
+        std::fs::write(git.join("config"), "[core]\nhooksPath = c\n").unwrap();
+        config.set_modified(mtime).unwrap();
+        assert_eq!(values(), ["b", "c"]);
+        // The global file is replaced by a link to another one.
+        std::fs::write(home.join("other"), "[core]\nhooksPath = d\n").unwrap();
+        std::fs::remove_file(home.join(".gitconfig")).unwrap();
+        std::os::unix::fs::symlink("other", home.join(".gitconfig")).unwrap();
+        assert_eq!(values(), ["d", "c"]);
     }
 }
