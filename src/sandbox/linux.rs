@@ -540,7 +540,7 @@ struct PathBeneathAttr {
 /// Adds a rule for a mount the child made (`/dev/shm`, `/dev/pts`, `/proc`), which did not
 /// exist when the ruleset was built.
 fn grant_path(ruleset: &OwnedFd, path: &std::ffi::CStr, access: u64) -> io::Result<()> {
-    const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+    use std::os::fd::{AsFd, FromRawFd};
     // SAFETY: valid NUL-terminated path.
     let fd = unsafe {
         libc::open(
@@ -551,9 +551,17 @@ fn grant_path(ruleset: &OwnedFd, path: &std::ffi::CStr, access: u64) -> io::Resu
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
+    // SAFETY: a fresh descriptor that nothing else owns (closed when dropped).
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    add_rule(ruleset, fd.as_fd(), access)
+}
+
+/// Adds the rule "`access` beneath `parent`" to `ruleset`.
+fn add_rule(ruleset: &OwnedFd, parent: std::os::fd::BorrowedFd<'_>, access: u64) -> io::Result<()> {
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
     let attr = PathBeneathAttr {
         allowed_access: access,
-        parent_fd: fd,
+        parent_fd: parent.as_raw_fd(),
     };
     // SAFETY: `attr` is a valid rule for the duration of the call.
     let rc = unsafe {
@@ -565,10 +573,11 @@ fn grant_path(ruleset: &OwnedFd, path: &std::ffi::CStr, access: u64) -> io::Resu
             0u32,
         )
     };
-    let err = io::Error::last_os_error();
-    // SAFETY: `fd` was opened above and is closed once.
-    unsafe { libc::close(fd) };
-    if rc == 0 { Ok(()) } else { Err(err) }
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// What the Landlock rules allow.
@@ -587,9 +596,20 @@ pub(crate) struct Rules<'a> {
     pub(crate) private_terminals: bool,
 }
 
+/// Where a ruleset's read grants come from.
+pub(crate) enum Grants<'a> {
+    /// A walk now, kept in the given walk when there is one.
+    Walk(Option<&'a mut readable::Walk>),
+    /// A kept walk, replayed.
+    Replay(&'a readable::Walk),
+}
+
 /// Builds the ruleset: read and execute everywhere but `/dev` and the unreadable paths; write
 /// in the writable trees; a few device files.
-pub(crate) fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrants), String> {
+pub(crate) fn build_ruleset(
+    r: &Rules<'_>,
+    grants: Grants<'_>,
+) -> Result<(Option<OwnedFd>, LateGrants), String> {
     let e = |e: landlock::RulesetError| e.to_string();
     let abi = r.abi;
     let read = AccessFs::from_read(abi);
@@ -623,14 +643,6 @@ pub(crate) fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrant
         ruleset = ruleset.scope(scopes).map_err(e)?;
     }
     let mut created = ruleset.create().map_err(e)?;
-    readable::each_grant(r.unreadable, r.home, &mut |grant| {
-        let rule = match grant {
-            Grant::List(fd) => PathBeneath::new(fd, AccessFs::ReadDir),
-            Grant::Tree(fd) => PathBeneath::new(fd, read),
-            Grant::File(fd) => PathBeneath::new(fd, read & file_only),
-        };
-        (&mut created).add_rule(rule).map(|_| ()).map_err(e)
-    })?;
     let fd = |p: &Path| PathFd::new(p).map_err(|err| format!("{}: {err}", p.display()));
     for dir in r.writable {
         created = created
@@ -662,7 +674,35 @@ pub(crate) fn build_ruleset(r: &Rules<'_>) -> Result<(Option<OwnedFd>, LateGrant
         pts: (terminal | AccessFs::ReadDir).bits(),
         proc: read.bits(),
     };
-    Ok((created.into(), late))
+    let created: Option<OwnedFd> = created.into();
+    let Some(ruleset) = created else {
+        return Err("Landlock made no ruleset".into());
+    };
+    // The read grants (hundreds beside a crowded `/tmp` or `/home`) are added directly: the
+    // kind of each is known, so the crate's look at every descriptor is not needed.
+    let mut add = |kind: readable::Kind, fd: std::os::fd::BorrowedFd<'_>| {
+        let access: BitFlags<AccessFs> = match kind {
+            readable::Kind::List => AccessFs::ReadDir.into(),
+            readable::Kind::Tree => read,
+            readable::Kind::File => read & file_only,
+        };
+        add_rule(&ruleset, fd, access.bits())
+            .map_err(|err| format!("a read rule could not be added: {err}"))
+    };
+    match grants {
+        Grants::Replay(walk) => walk.replay(&mut add)?,
+        Grants::Walk(mut record) => {
+            readable::each_grant::<String>(r.unreadable, r.home, &mut |grant: Grant| {
+                let (kind, fd) = grant.parts();
+                add(kind, fd)?;
+                if let Some(walk) = record.as_deref_mut() {
+                    walk.keep(grant);
+                }
+                Ok(())
+            })?
+        }
+    }
+    Ok((Some(ruleset), late))
 }
 
 /// Whether a child can set up private namespaces the way `ns` allows (forks once, twice with

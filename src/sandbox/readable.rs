@@ -7,8 +7,9 @@
 //! harmless devices are granted, so no terminal (`/dev/tty`, `/dev/pts/*`, consoles) and no
 //! raw disk can be read, not even by root.
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Devices every command may read and write.
@@ -24,6 +25,226 @@ pub(crate) enum Grant {
     Tree(OwnedFd),
     /// Reading and executing one file.
     File(OwnedFd),
+}
+
+/// What a grant allows, without its descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    List,
+    Tree,
+    File,
+}
+
+impl Grant {
+    /// What it allows, and the descriptor it allows it on.
+    pub(crate) fn parts(&self) -> (Kind, BorrowedFd<'_>) {
+        match self {
+            Grant::List(fd) => (Kind::List, fd.as_fd()),
+            Grant::Tree(fd) => (Kind::Tree, fd.as_fd()),
+            Grant::File(fd) => (Kind::File, fd.as_fd()),
+        }
+    }
+}
+
+/// What identifies one state of a directory's entries (`None`: it does not exist).
+type DirStamp = Option<(u64, u64, i64, i64, i64, i64)>;
+
+fn dir_stamp(path: &Path) -> DirStamp {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    Some((
+        m.dev(),
+        m.ino(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
+}
+
+/// A grant kept from one walk.
+enum Kept {
+    /// Held open.
+    Held(Grant),
+    /// A mount's root, opened again each time: a descriptor held open would keep its file
+    /// system from being unmounted ("target is busy").
+    Reopen(PathBuf, Kind),
+}
+
+/// The grants of one walk ([`each_grant`]), kept and added again to later rulesets while
+/// nothing they were decided by has changed: a walk opens every sibling on the way to what is
+/// excluded (hundreds in a crowded `/tmp` or `/home`), a replay only adds the rules.
+pub(crate) struct Walk {
+    kept: Vec<Kept>,
+    /// Every directory whose entries decided the grants, stamped before the walk.
+    deciding: Vec<(PathBuf, DirStamp)>,
+    /// rein's mount table, opened before the walk: it polls as changed once a mount comes or
+    /// goes (a new mount's root needs a rule of its own).
+    mounts: Option<std::fs::File>,
+    /// A change was seen: never valid again.
+    stale: std::sync::atomic::AtomicBool,
+    /// Something could not be kept (a path not to be named, a failed look, too many): not
+    /// to be replayed.
+    incomplete: bool,
+    /// Descriptors it may hold.
+    budget: usize,
+}
+
+impl Walk {
+    /// Starts recording a walk for `excluded` and `home` (as [`each_grant`] takes them),
+    /// holding at most `budget` descriptors (past it, nothing is held and the walk is not kept:
+    /// a crowded directory must not use up the descriptors rein needs).
+    pub(crate) fn start(
+        excluded: &[PathBuf],
+        home: Option<(&Path, &[PathBuf])>,
+        budget: usize,
+    ) -> Walk {
+        let mounts = std::fs::File::open("/proc/self/mountinfo").ok();
+        let mut dirs: Vec<PathBuf> = vec![PathBuf::from("/")];
+        let all = excluded
+            .iter()
+            .map(PathBuf::as_path)
+            .chain(std::iter::once(Path::new("/dev")))
+            .chain(home.map(|(h, _)| h));
+        for e in all {
+            dirs.extend(e.ancestors().skip(1).map(Path::to_path_buf));
+        }
+        if let Some((home, shown)) = home {
+            for place in shown {
+                let within = place
+                    .ancestors()
+                    .skip(1)
+                    .take_while(|a| a.starts_with(home));
+                dirs.extend(within.map(Path::to_path_buf));
+            }
+        }
+        dirs.sort();
+        dirs.dedup();
+        Walk {
+            deciding: dirs
+                .into_iter()
+                .map(|d| (d.clone(), dir_stamp(&d)))
+                .collect(),
+            kept: Vec::new(),
+            mounts,
+            stale: std::sync::atomic::AtomicBool::new(false),
+            incomplete: false,
+            budget,
+        }
+    }
+
+    /// Keeps `grant` (added to a ruleset by the walk being recorded).
+    pub(crate) fn keep(&mut self, grant: Grant) {
+        if self.incomplete {
+            return;
+        }
+        if self.kept.len() >= self.budget {
+            self.incomplete = true;
+            self.kept.clear();
+            return;
+        }
+        let (kind, fd) = grant.parts();
+        match mount_root(fd) {
+            Some(false) => self.kept.push(Kept::Held(grant)),
+            Some(true) => match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+                Ok(path)
+                    if path.is_absolute()
+                        && !path.as_os_str().as_bytes().ends_with(b" (deleted)") =>
+                {
+                    self.kept.push(Kept::Reopen(path, kind))
+                }
+                _ => self.incomplete = true,
+            },
+            None => self.incomplete = true,
+        }
+    }
+
+    /// Whether this walk may be kept: complete, and no deciding directory changed after
+    /// `settled` (a change within the same timestamp tick would not show in its stamp).
+    pub(crate) fn keepable(&self, settled: std::time::SystemTime) -> bool {
+        if self.incomplete || self.mounts.is_none() {
+            return false;
+        }
+        let recent = self.deciding.iter().any(|(_, s)| {
+            s.is_some_and(|(.., secs, nsec)| {
+                let changed = std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(
+                    secs.max(0) as u64,
+                    nsec.max(0) as u32,
+                ));
+                changed.is_none_or(|c| c >= settled)
+            })
+        });
+        !recent
+    }
+
+    /// Lets go of the descriptors (a walk not kept for replays still tells whether a ruleset
+    /// built from it is current).
+    pub(crate) fn forget_grants(&mut self) {
+        self.kept.clear();
+    }
+
+    /// Whether the grants are still what a walk now would give: no deciding directory
+    /// changed and no mount came or went (when the mount table could be watched). Once not,
+    /// never again.
+    pub(crate) fn still_valid(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        if self.stale.load(Ordering::Acquire) {
+            return false;
+        }
+        let mounted = self.mounts.as_ref().is_none_or(|m| {
+            let mut poll = libc::pollfd {
+                fd: m.as_raw_fd(),
+                events: libc::POLLPRI,
+                revents: 0,
+            };
+            // SAFETY: polling one valid descriptor without waiting.
+            let events = unsafe { libc::poll(&mut poll, 1, 0) };
+            events != 0
+        });
+        let changed = mounted || self.deciding.iter().any(|(d, s)| dir_stamp(d) != *s);
+        if changed {
+            self.stale.store(true, Ordering::Release);
+        }
+        !changed
+    }
+
+    /// Calls `add` with each kept grant (a mount's root opened anew; one gone is left out).
+    pub(crate) fn replay<E>(
+        &self,
+        add: &mut dyn FnMut(Kind, BorrowedFd<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for kept in &self.kept {
+            match kept {
+                Kept::Held(grant) => {
+                    let (kind, fd) = grant.parts();
+                    add(kind, fd)?;
+                }
+                Kept::Reopen(path, kind) => {
+                    if let Some(fd) = open_path(path) {
+                        add(*kind, fd.as_fd())?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `fd` is the root of a mount (`None`: the kernel cannot say).
+fn mount_root(fd: BorrowedFd<'_>) -> Option<bool> {
+    // SAFETY: an all-zero statx is valid; the kernel fills it.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: valid descriptor, empty NUL-terminated path, a buffer of the right type.
+    let rc = unsafe {
+        libc::statx(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW,
+            0,
+            &mut stx,
+        )
+    };
+    let known = u64::from(libc::STATX_ATTR_MOUNT_ROOT as u32);
+    (rc == 0 && stx.stx_attributes_mask & known != 0).then_some(stx.stx_attributes & known != 0)
 }
 
 /// Opens `path` for use in a Landlock rule without following a final symlink.
@@ -193,6 +414,81 @@ mod tests {
         }
         assert!(!full.contains(&home.join("ssh-link")));
         assert!(full.contains(&PathBuf::from("/usr")));
+    }
+
+    /// A walk recorded the way the spare ruleset records one.
+    fn walk(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>) -> Walk {
+        walk_within(excluded, home, usize::MAX)
+    }
+
+    fn walk_within(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>, budget: usize) -> Walk {
+        let mut walk = Walk::start(excluded, home, budget);
+        let _ = each_grant(excluded, home, &mut |g| {
+            walk.keep(g);
+            Ok::<(), ()>(())
+        });
+        walk
+    }
+
+    fn replayed(walk: &Walk) -> Vec<(Kind, PathBuf)> {
+        let mut out = Vec::new();
+        let _ = walk.replay(&mut |kind, fd| {
+            let path = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap();
+            out.push((kind, path));
+            Ok::<(), ()>(())
+        });
+        out
+    }
+
+    #[test]
+    fn a_kept_walk_is_replayed_until_a_deciding_directory_changes() {
+        // Not in /tmp, whose entries other tests change all the time (it would be deciding).
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = root.join("home");
+        std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
+        std::fs::create_dir(root.join("beside")).unwrap();
+        let shown = [home.join(".cargo/bin"), home.join(".rustup")];
+        let walk = walk(&[], Some((&home, &shown)));
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        let earlier = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        // Just made: kept only once its directories have settled.
+        assert!(!walk.keepable(earlier));
+        assert!(walk.keepable(later) && walk.still_valid());
+        let small = walk_within(&[], Some((&home, &shown)), 3);
+        assert!(
+            small.kept.is_empty() && !small.keepable(later),
+            "past its budget"
+        );
+        let grants = replayed(&walk);
+        assert!(grants.contains(&(Kind::Tree, root.join("beside"))));
+        assert!(grants.contains(&(Kind::Tree, home.join(".cargo/bin"))));
+        assert!(
+            grants
+                .iter()
+                .all(|(_, p)| !p.starts_with(&home) || p.starts_with(home.join(".cargo/bin")))
+        );
+        // A mount's root is opened anew, never held: /proc is one, and is granted.
+        assert!(grants.contains(&(Kind::Tree, PathBuf::from("/proc"))));
+        assert!(walk.kept.iter().all(|k| match k {
+            Kept::Held(g) => mount_root(g.parts().1) == Some(false),
+            Kept::Reopen(..) => true,
+        }));
+        assert!(walk.still_valid());
+        // A directory made beside home: the walk is stale, for good.
+        std::fs::create_dir(root.join("new")).unwrap();
+        assert!(!walk.still_valid());
+        std::fs::remove_dir(root.join("new")).unwrap();
+        assert!(!walk.still_valid());
+        // A shown place that appears in home.
+        let walk2 = self::walk(&[], Some((&home, &shown)));
+        assert!(walk2.still_valid());
+        std::fs::create_dir(home.join(".rustup")).unwrap();
+        assert!(!walk2.still_valid());
+        // A place inside a shown one is not deciding: its tree is granted whole.
+        let walk3 = self::walk(&[], Some((&home, &shown)));
+        std::fs::create_dir(home.join(".cargo/bin/more")).unwrap();
+        assert!(walk3.still_valid());
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! anew is another directory), else builds its own as before. At most one spare is kept: one
 //! descriptor per sandbox.
 
-use super::linux::{LateGrants, Rules, TESTED_ABI, build_ruleset};
+use super::linux::{Grants, LateGrants, Rules, TESTED_ABI, build_ruleset};
+use super::readable::Walk;
 use landlock::ABI;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
@@ -59,32 +60,91 @@ impl Inputs {
         }
     }
 
-    /// Builds the ruleset these inputs describe.
-    fn build(&self) -> Result<(Option<OwnedFd>, LateGrants), String> {
+    /// Builds the ruleset these inputs describe: from the `last` walk when it was made for
+    /// the same paths and is still valid, else from a walk now (which becomes the last).
+    fn build(&self, last: &Mutex<Option<Arc<KeptWalk>>>) -> Result<Built, String> {
         let writable: Vec<PathBuf> = self.writable.iter().map(|(p, _)| p.clone()).collect();
+        let home = self.home.as_ref().map(|(h, s)| (h.as_path(), s.as_slice()));
         let rules = Rules {
             abi: ABI::from(self.kernel_abi.min(TESTED_ABI)),
             tcp: self.tcp,
             network: self.network,
             writable: &writable,
             unreadable: &self.unreadable,
-            home: self.home.as_ref().map(|(h, s)| (h.as_path(), s.as_slice())),
+            home,
             private_terminals: self.private_terminals,
         };
-        build_ruleset(&rules)
-            .map_err(|e| format!("The sandbox could not build its Landlock rules: {e}."))
+        let fail = |e: String| format!("The sandbox could not build its Landlock rules: {e}.");
+        let replay = crate::sync::lock(last).clone().filter(|k| {
+            k.replayable
+                && k.unreadable == self.unreadable
+                && k.home == self.home
+                && k.walk.still_valid()
+        });
+        if let Some(kept) = replay {
+            let (fd, late) = build_ruleset(&rules, Grants::Replay(&kept.walk)).map_err(fail)?;
+            return Ok((fd, late, kept));
+        }
+        let mut walk = Walk::start(&self.unreadable, home, descriptor_budget());
+        let (fd, late) = build_ruleset(&rules, Grants::Walk(Some(&mut walk))).map_err(fail)?;
+        let settled = std::time::SystemTime::now() - std::time::Duration::from_millis(100);
+        let replayable = walk.keepable(settled);
+        if !replayable {
+            walk.forget_grants();
+        }
+        let kept = Arc::new(KeptWalk {
+            unreadable: self.unreadable.clone(),
+            home: self.home.clone(),
+            walk,
+            replayable,
+        });
+        *crate::sync::lock(last) = Some(kept.clone());
+        Ok((fd, late, kept))
     }
 }
 
+/// A ruleset, its late grants, and the walk its read grants came from.
+type Built = (Option<OwnedFd>, LateGrants, Arc<KeptWalk>);
+
+/// A walk, with the paths it was made for.
+struct KeptWalk {
+    unreadable: Vec<PathBuf>,
+    home: Option<(PathBuf, Vec<PathBuf>)>,
+    walk: Walk,
+    /// Its descriptors are held: it may be replayed (else it only tells whether a ruleset
+    /// built from it is current).
+    replayable: bool,
+}
+
+/// Descriptors a kept walk may hold: a quarter of the limit, so commands and files rein opens
+/// never run short (a walk past it is simply not kept).
+fn descriptor_budget() -> usize {
+    // SAFETY: an all-zero rlimit is valid; getrlimit fills it.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: plain call with a valid pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 0;
+    }
+    usize::try_from(limit.rlim_cur / 4).unwrap_or(0).min(4096)
+}
+
 /// The spare ruleset of one sandbox (shared by its clones).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct SpareRuleset {
     slot: Mutex<Slot>,
+    /// The last walk (see [`Walk`]).
+    last: Mutex<Option<Arc<KeptWalk>>>,
+}
+
+impl std::fmt::Debug for SpareRuleset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpareRuleset").finish_non_exhaustive()
+    }
 }
 
 #[derive(Default)]
 struct Slot {
-    spare: Option<(Inputs, Option<OwnedFd>, LateGrants)>,
+    spare: Option<(Inputs, Built)>,
     /// A spare is being built: no second one is started meanwhile.
     building: bool,
 }
@@ -106,9 +166,18 @@ impl SpareRuleset {
         inputs: Inputs,
     ) -> Result<(Option<OwnedFd>, LateGrants), String> {
         let spare = crate::sync::lock(&self.slot).spare.take();
+        // A spare from a walk that is no longer current (a directory beside home made since, a
+        // new mount) is not taken: the command gets what a walk now gives.
         let got = match spare {
-            Some((built_from, fd, late)) if built_from == inputs => (fd, late),
-            _ => inputs.build()?,
+            Some((built_from, (fd, late, walk)))
+                if built_from == inputs && walk.walk.still_valid() =>
+            {
+                (fd, late)
+            }
+            _ => {
+                let (fd, late, _) = inputs.build(&self.last)?;
+                (fd, late)
+            }
         };
         self.refill(inputs);
         Ok(got)
@@ -128,10 +197,10 @@ impl SpareRuleset {
         }
         let me = self.clone();
         rt.spawn_blocking(move || {
-            let built = inputs.build().ok();
+            let built = inputs.build(&me.last).ok();
             let mut slot = crate::sync::lock(&me.slot);
             slot.building = false;
-            slot.spare = built.map(|(fd, late)| (inputs, fd, late));
+            slot.spare = built.map(|built| (inputs, built));
         });
     }
 }
@@ -170,7 +239,7 @@ mod tests {
         std::fs::create_dir(&w).unwrap();
         let now = inputs(std::slice::from_ref(&w));
         let slot = crate::sync::lock(&spare.slot);
-        let (from, _, _) = slot.spare.as_ref().unwrap();
+        let (from, _) = slot.spare.as_ref().unwrap();
         assert!(
             *from != now,
             "a spare for the old directory matched the new one"

@@ -8,7 +8,7 @@
 //! outside, a terminal reached.
 
 use crate::support::rein::{SentResult, World, assert_ok, last_result, run_with_timeout};
-use crate::support::{Reply, ScriptedServer};
+use crate::support::{Gate, Reply, ScriptedServer};
 use rein::config::SandboxMode;
 use rein::sandbox::{Mechanism, Sandbox, SandboxStatus};
 use serde_json::json;
@@ -919,6 +919,35 @@ pub fn a_crowded_directory_beside_home_stays_readable(mode: Mode) {
     attacked(&s, 1);
 }
 
+/// A directory made beside home while the session runs (a new checkout, a drive's folder) is
+/// readable by the very next command: a ruleset built ahead, or a kept walk of the siblings
+/// on the way to home, is not used once a directory it was decided by has changed.
+pub fn a_directory_made_beside_home_is_readable_by_the_next_command(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let later = w.dir.path().join(unique("made-later"));
+    let gate = Gate::new();
+    s.push(script(&w, "true"))
+        .push(script(&w, &format!("cat '{}/f'", later.display())).pause_after(0, &gate))
+        .push(Reply::text("done"));
+    let maker = {
+        let (gate, later) = (gate.clone(), later.clone());
+        std::thread::spawn(move || {
+            // The first command has run (its ruleset's successor is built) when the second
+            // reply is asked for.
+            assert!(gate.wait_reached(Duration::from_secs(60)), "never asked");
+            std::fs::create_dir(&later).unwrap();
+            std::fs::write(later.join("f"), "made-later-content").unwrap();
+            gate.release();
+        })
+    };
+    exec(rein(&w, mode));
+    maker.join().unwrap();
+    let r = attacked(&s, 2);
+    assert!(r.contains("made-later-content"), "not readable: {r}");
+}
+
 /// One `#[test]` per class for `mode`.
 #[macro_export]
 macro_rules! sandbox_classes {
@@ -938,6 +967,7 @@ macro_rules! sandbox_classes {
             no_write_lands_outside,
             saved_outputs_are_private,
             a_crowded_directory_beside_home_stays_readable,
+            a_directory_made_beside_home_is_readable_by_the_next_command,
         );
     };
     (@each $mode:expr; $($name:ident),* $(,)?) => {
