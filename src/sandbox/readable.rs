@@ -190,7 +190,7 @@ impl Walk {
         if self.stale.load(Ordering::Acquire) {
             return false;
         }
-        let mounted = self.mounts.as_ref().is_none_or(|m| {
+        let mounted = self.mounts.as_ref().is_some_and(|m| {
             let mut poll = libc::pollfd {
                 fd: m.as_raw_fd(),
                 events: libc::POLLPRI,
@@ -430,6 +430,15 @@ mod tests {
         walk
     }
 
+    /// `walk`, watching only the deciding directories under `root`: the ones above it (`/tmp`)
+    /// and the mount table change whenever other tests run, which is not under test here.
+    fn walk_under(root: &Path, home: &Path, shown: &[PathBuf]) -> Walk {
+        let mut walk = walk(&[], Some((home, shown)));
+        walk.deciding.retain(|(d, _)| d.starts_with(root));
+        walk.mounts = None;
+        walk
+    }
+
     fn replayed(walk: &Walk) -> Vec<(Kind, PathBuf)> {
         let mut out = Vec::new();
         let _ = walk.replay(&mut |kind, fd| {
@@ -442,19 +451,24 @@ mod tests {
 
     #[test]
     fn a_kept_walk_is_replayed_until_a_deciding_directory_changes() {
-        // Not in /tmp, whose entries other tests change all the time (it would be deciding).
-        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let home = root.join("home");
         std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
         std::fs::create_dir(root.join("beside")).unwrap();
         let shown = [home.join(".cargo/bin"), home.join(".rustup")];
         let walk = walk(&[], Some((&home, &shown)));
+        // Deciding: every directory on the way to home, /dev and the shown places.
+        let deciding: Vec<&Path> = walk.deciding.iter().map(|(d, _)| d.as_path()).collect();
+        for d in [Path::new("/"), &root, &home, &home.join(".cargo")] {
+            assert!(deciding.contains(&d), "{d:?} not deciding");
+        }
+        assert!(!deciding.contains(&home.join(".cargo/bin").as_path()));
         let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
         let earlier = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
         // Just made: kept only once its directories have settled.
         assert!(!walk.keepable(earlier));
-        assert!(walk.keepable(later) && walk.still_valid());
+        assert!(walk.keepable(later));
         let small = walk_within(&[], Some((&home, &shown)), 3);
         assert!(
             small.kept.is_empty() && !small.keepable(later),
@@ -474,21 +488,22 @@ mod tests {
             Kept::Held(g) => mount_root(g.parts().1) == Some(false),
             Kept::Reopen(..) => true,
         }));
-        assert!(walk.still_valid());
         // A directory made beside home: the walk is stale, for good.
+        let walk = walk_under(&root, &home, &shown);
+        assert!(walk.still_valid());
         std::fs::create_dir(root.join("new")).unwrap();
         assert!(!walk.still_valid());
         std::fs::remove_dir(root.join("new")).unwrap();
         assert!(!walk.still_valid());
         // A shown place that appears in home.
-        let walk2 = self::walk(&[], Some((&home, &shown)));
-        assert!(walk2.still_valid());
+        let walk = walk_under(&root, &home, &shown);
+        assert!(walk.still_valid());
         std::fs::create_dir(home.join(".rustup")).unwrap();
-        assert!(!walk2.still_valid());
+        assert!(!walk.still_valid());
         // A place inside a shown one is not deciding: its tree is granted whole.
-        let walk3 = self::walk(&[], Some((&home, &shown)));
+        let walk = walk_under(&root, &home, &shown);
         std::fs::create_dir(home.join(".cargo/bin/more")).unwrap();
-        assert!(walk3.still_valid());
+        assert!(walk.still_valid());
     }
 
     #[test]
