@@ -448,7 +448,12 @@ fn the_api_key_is_not_in_the_tool_environment() {
 #[test]
 fn sigint_interrupts_the_turn_and_exits_130() {
     let s = server(ProviderKind::OpenAi);
-    s.push(Reply::tool_call("bash", json!({"command": "sleep 30"})));
+    // A duration no other test sleeps: `pgrep` below looks at every process on the machine,
+    // and other suites run `sleep 30` at the same time.
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "sleep 30.4711"}),
+    ));
     let w = World::new(&s);
     let mut c = w.cmd();
     c.args(["exec", "--yes", "wait"])
@@ -464,7 +469,7 @@ fn sigint_interrupts_the_turn_and_exits_130() {
     assert!(started.elapsed() < Duration::from_secs(3));
     // The sleep is gone with the process group.
     let ps = std::process::Command::new("pgrep")
-        .args(["-f", "^sleep 30$"])
+        .args(["-f", "^sleep 30.4711$"])
         .output()
         .unwrap();
     assert!(stdout(&ps).trim().is_empty(), "sleep still running");
