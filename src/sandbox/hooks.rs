@@ -8,6 +8,7 @@
 //! every file they include, conditional includes too), never by running git: every value any
 //! of them gives counts, so a hooks path only some condition selects is protected as well.
 
+use super::stamp::Stamp;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -36,10 +37,7 @@ pub(crate) fn hook_dirs(ws: &Path) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let repo = super::git::repository(ws);
     let git = repo.as_ref().map(|(_, git)| git.as_path());
-    // A file changed in the last moments may change again within the same timestamp tick,
-    // unseen by its stamp: an answer read from one is not kept (git's "racily clean" rule).
-    let settled = std::time::SystemTime::now() - std::time::Duration::from_millis(100);
-    let values = hooks_path_values(home.as_deref(), git, settled);
+    let values = hooks_path_values(home.as_deref(), git, super::stamp::settled_now());
     let root = repo.map_or_else(|| ws.to_path_buf(), |(root, _)| root);
     let mut dirs = Vec::new();
     for value in values {
@@ -51,22 +49,6 @@ pub(crate) fn hook_dirs(ws: &Path) -> Vec<PathBuf> {
         }
     }
     dirs
-}
-
-/// What identifies one version of a configuration file (`None`: there is none).
-type Stamp = Option<(u64, u64, u64, i64, i64, i64, i64)>;
-
-fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
-    use std::os::unix::fs::MetadataExt;
-    Some((
-        meta.dev(),
-        meta.ino(),
-        meta.len(),
-        meta.mtime(),
-        meta.mtime_nsec(),
-        meta.ctime(),
-        meta.ctime_nsec(),
-    ))
 }
 
 /// The values last read, and every file read (or looked for) to get them, with its stamp.
@@ -94,7 +76,7 @@ fn hooks_path_values(
         && last
             .files
             .iter()
-            .all(|(f, s)| std::fs::metadata(f).ok().and_then(|m| stamp_of(&m)) == *s)
+            .all(|(f, s)| super::stamp::of_path(f) == *s)
     {
         return last.values.clone();
     }
@@ -102,16 +84,9 @@ fn hooks_path_values(
     for file in &top {
         read_config(file, home, 0, &mut files, &mut values);
     }
-    let recent = |(_, s): &(PathBuf, Stamp)| {
-        s.is_some_and(|(.., secs, nsec)| {
-            let changed = std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(
-                secs.max(0) as u64,
-                nsec.max(0) as u32,
-            ));
-            changed.is_none_or(|c| c >= settled)
-        })
-    };
-    let keep = !files.iter().any(recent);
+    let keep = !files
+        .iter()
+        .any(|(_, s)| super::stamp::unsettled(s, settled));
     *crate::sync::lock(&LAST_READ) = keep.then(|| LastRead {
         top,
         files,
@@ -185,15 +160,12 @@ fn read_text(path: &Path) -> (Stamp, Option<String>) {
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
     else {
-        return (
-            std::fs::metadata(path).ok().and_then(|m| stamp_of(&m)),
-            None,
-        );
+        return (super::stamp::of_path(path), None);
     };
     let Ok(meta) = f.metadata() else {
         return (None, None);
     };
-    let stamp = stamp_of(&meta);
+    let stamp = super::stamp::of(&meta);
     if !meta.is_file() {
         return (stamp, None);
     }

@@ -34,6 +34,7 @@ pub mod secrets;
 #[cfg(target_os = "linux")]
 mod spare;
 mod spawn;
+mod stamp;
 #[cfg(target_os = "linux")]
 mod supervise;
 mod tripwire;

@@ -9,7 +9,6 @@
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Devices every command may read and write.
@@ -46,21 +45,6 @@ impl Grant {
     }
 }
 
-/// What identifies one state of a directory's entries (`None`: it does not exist).
-type DirStamp = Option<(u64, u64, i64, i64, i64, i64)>;
-
-fn dir_stamp(path: &Path) -> DirStamp {
-    let m = std::fs::symlink_metadata(path).ok()?;
-    Some((
-        m.dev(),
-        m.ino(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ctime(),
-        m.ctime_nsec(),
-    ))
-}
-
 /// A grant kept from one walk.
 enum Kept {
     /// Held open.
@@ -76,7 +60,7 @@ enum Kept {
 pub(crate) struct Walk {
     kept: Vec<Kept>,
     /// Every directory whose entries decided the grants, stamped before the walk.
-    deciding: Vec<(PathBuf, DirStamp)>,
+    deciding: Vec<(PathBuf, super::stamp::Stamp)>,
     /// rein's mount table, opened before the walk: it polls as changed once a mount comes or
     /// goes (a new mount's root needs a rule of its own).
     mounts: Option<std::fs::File>,
@@ -122,7 +106,7 @@ impl Walk {
         Walk {
             deciding: dirs
                 .into_iter()
-                .map(|d| (d.clone(), dir_stamp(&d)))
+                .map(|d| (d.clone(), super::stamp::of_entry(&d)))
                 .collect(),
             kept: Vec::new(),
             mounts,
@@ -164,16 +148,10 @@ impl Walk {
         if self.incomplete || self.mounts.is_none() {
             return false;
         }
-        let recent = self.deciding.iter().any(|(_, s)| {
-            s.is_some_and(|(.., secs, nsec)| {
-                let changed = std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(
-                    secs.max(0) as u64,
-                    nsec.max(0) as u32,
-                ));
-                changed.is_none_or(|c| c >= settled)
-            })
-        });
-        !recent
+        !self
+            .deciding
+            .iter()
+            .any(|(_, s)| super::stamp::unsettled(s, settled))
     }
 
     /// Lets go of the descriptors (a walk not kept for replays still tells whether a ruleset
@@ -200,7 +178,11 @@ impl Walk {
             let events = unsafe { libc::poll(&mut poll, 1, 0) };
             events != 0
         });
-        let changed = mounted || self.deciding.iter().any(|(d, s)| dir_stamp(d) != *s);
+        let changed = mounted
+            || self
+                .deciding
+                .iter()
+                .any(|(d, s)| super::stamp::of_entry(d) != *s);
         if changed {
             self.stale.store(true, Ordering::Release);
         }

@@ -6,8 +6,10 @@
 //! each command's ruleset is taken, the next one is built on tokio's blocking pool while the
 //! command runs (or the model thinks). A command takes the spare only when it was built from
 //! exactly its inputs (the paths, and the writable directories' identities: a temp dir made
-//! anew is another directory), else builds its own as before. At most one spare is kept: one
-//! descriptor per sandbox.
+//! anew is another directory) and from a walk that is still current, else builds its own as
+//! before. At most one spare is kept: one descriptor per sandbox. The walk itself (the
+//! siblings' descriptors) is kept too and replayed while it is current (see
+//! [`Walk`](super::readable::Walk)).
 
 use super::linux::{Grants, LateGrants, Rules, TESTED_ABI, build_ruleset};
 use super::readable::Walk;
