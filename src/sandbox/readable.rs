@@ -488,6 +488,76 @@ mod tests {
         assert!(walk.still_valid());
     }
 
+    /// Set by the test that runs the next one in a mount namespace of its own.
+    const OWN_MOUNT_NAMESPACE: &str = "REIN_TEST_OWN_MOUNT_NAMESPACE";
+
+    /// Run by the next test in a mount namespace of its own (`unshare`): a mount made after a
+    /// walk makes it stale.
+    #[test]
+    #[ignore = "run in a mount namespace of its own by the test below"]
+    fn in_own_mount_namespace_a_new_mount_makes_a_walk_stale() {
+        // Never mounts in the namespace of someone running the ignored tests by hand.
+        if std::env::var_os(OWN_MOUNT_NAMESPACE).is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap().join("home");
+        std::fs::create_dir(&home).unwrap();
+        let walk = walk(&[], Some((&home, &[])));
+        // Only the mount table is under test: the directories above change with other tests.
+        let mut walk = walk;
+        walk.deciding.clear();
+        assert!(walk.still_valid(), "stale before any mount");
+        let target = std::ffi::CString::new(dir.path().as_os_str().as_bytes()).unwrap();
+        // SAFETY: valid NUL-terminated strings; a tmpfs in this test's own mount namespace.
+        let rc = unsafe {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                target.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "mount: {}", std::io::Error::last_os_error());
+        assert!(!walk.still_valid(), "a new mount went unseen");
+        assert!(!walk.still_valid(), "stale is for good");
+    }
+
+    #[test]
+    fn a_mount_made_after_a_walk_makes_it_stale() {
+        let exe = std::env::current_exe().unwrap();
+        let test =
+            "sandbox::readable::tests::in_own_mount_namespace_a_new_mount_makes_a_walk_stale";
+        // Root gets a plain mount namespace; others map themselves to root in a user namespace.
+        // SAFETY: geteuid cannot fail.
+        let flags = if unsafe { libc::geteuid() } == 0 {
+            "-m"
+        } else {
+            "-rm"
+        };
+        let out = std::process::Command::new("unshare")
+            .args([flags, "--propagation", "private"])
+            .arg(&exe)
+            .args(["--ignored", "--exact", test])
+            .env(OWN_MOUNT_NAMESPACE, "1")
+            .output();
+        // Without `unshare` or mount namespaces here, there is nothing to run it in (as the
+        // sandbox's own tests, it then passes without looking).
+        let Ok(out) = out else {
+            return;
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() && err.contains("unshare failed") {
+            return;
+        }
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "{text}\n{err}"
+        );
+    }
+
     #[test]
     fn home_is_left_out_but_for_its_shown_places() {
         let dir = tempfile::tempdir().unwrap();
