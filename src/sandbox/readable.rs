@@ -129,7 +129,7 @@ impl Walk {
         let (kind, fd) = grant.parts();
         match mount_root(fd) {
             Some(false) => self.kept.push(Kept::Held(grant)),
-            Some(true) => match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+            Some(true) => match fd_path(fd) {
                 Ok(path)
                     if path.is_absolute()
                         && !path.as_os_str().as_bytes().ends_with(b" (deleted)") =>
@@ -209,6 +209,11 @@ impl Walk {
         }
         Ok(())
     }
+}
+
+/// The path `fd` was opened at, as the kernel names it now.
+fn fd_path(fd: BorrowedFd<'_>) -> std::io::Result<PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
 }
 
 /// Whether `fd` is the root of a mount (`None`: the kernel cannot say).
@@ -341,7 +346,6 @@ fn split<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::AsRawFd;
 
     fn grants(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>) -> Vec<Grant> {
         let mut out = Vec::new();
@@ -353,7 +357,7 @@ mod tests {
     }
 
     fn real_path(fd: &OwnedFd) -> PathBuf {
-        std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap()
+        fd_path(fd.as_fd()).unwrap()
     }
 
     #[test]
@@ -424,7 +428,7 @@ mod tests {
     fn replayed(walk: &Walk) -> Vec<(Kind, PathBuf)> {
         let mut out = Vec::new();
         let _ = walk.replay(&mut |kind, fd| {
-            let path = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap();
+            let path = fd_path(fd).unwrap();
             out.push((kind, path));
             Ok::<(), ()>(())
         });

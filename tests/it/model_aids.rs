@@ -156,10 +156,7 @@ fn a_change_asked_for_and_not_made_is_sent_back_once_a_write_ends_it(kind: Provi
     let s = ScriptedServer::start(kind);
     s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))
         .push(Reply::text("Fixed."))
-        .push(Reply::tool_call(
-            "str_replace",
-            json!({"path": "calc.py", "old_str": "return 0", "new_str": "return n"}),
-        ))
+        .push(fix_ident())
         .push(Reply::text("Fixed now."));
     let w = World::new(&s);
     w.write("calc.py", "def ident(n):\n    return 0\n");
@@ -537,18 +534,12 @@ fn a_command_block_that_already_ran_is_not_run_again(kind: ProviderKind) {
 }
 
 fn a_change_not_checked_since_is_sent_back_once_to_be_run(kind: ProviderKind) {
-    let edit = |to: &str| {
-        Reply::tool_call(
-            "str_replace",
-            json!({"path": "calc.py", "old_str": "return 0", "new_str": to}),
-        )
-    };
     let s = ScriptedServer::start(kind);
     s.push(Reply::tool_call(
         "bash",
         json!({"command": "python3 calc.py"}),
     ))
-    .push(edit("return n"))
+    .push(fix_ident())
     .push(Reply::text("Fixed; the tests pass."))
     .push(Reply::tool_call(
         "bash",
@@ -576,7 +567,7 @@ fn a_change_not_checked_since_is_sent_back_once_to_be_run(kind: ProviderKind) {
     // Asked once per run: an edit after the check ends it as it stands.
     let s = ScriptedServer::start(kind);
     s.push(Reply::tool_call("bash", json!({"command": "true"})))
-        .push(edit("return n"))
+        .push(fix_ident())
         .push(Reply::text("Done."))
         .push(Reply::tool_call(
             "str_replace",
@@ -599,10 +590,7 @@ fn a_change_not_checked_since_is_sent_back_once_to_be_run(kind: ProviderKind) {
 fn a_change_not_checked_with_the_command_the_task_names_is_sent_back_to_run_it(kind: ProviderKind) {
     let s = ScriptedServer::start(kind);
     s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))
-        .push(Reply::tool_call(
-            "str_replace",
-            json!({"path": "calc.py", "old_str": "return 0", "new_str": "return n"}),
-        ))
+        .push(fix_ident())
         .push(Reply::text("Renamed; it still works."))
         .push(Reply::tool_call(
             "bash",
@@ -624,13 +612,18 @@ fn a_change_not_checked_with_the_command_the_task_names_is_sent_back_to_run_it(k
     // Without a named command and with none run, a change is not sent back to be checked.
     let s = ScriptedServer::start(kind);
     s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))
-        .push(Reply::tool_call(
-            "str_replace",
-            json!({"path": "calc.py", "old_str": "return 0", "new_str": "return n"}),
-        ))
+        .push(fix_ident())
         .push(Reply::text("Fixed."));
     let w = World::new(&s);
     w.write("calc.py", "def ident(n):\n    return 0\n");
     assert_ok(&exec_auto(&w, &["--yes", "Fix ident in calc.py."]));
     assert_eq!(s.request_count(), 3);
+}
+
+/// The call that fixes `ident` in the `calc.py` these tests write (`return 0` → `return n`).
+fn fix_ident() -> Reply {
+    Reply::tool_call(
+        "str_replace",
+        json!({"path": "calc.py", "old_str": "return 0", "new_str": "return n"}),
+    )
 }
