@@ -530,15 +530,65 @@ fn mount_view(ws: &Fd, view: &CStr, binds: &[(CString, bool)]) -> io::Result<()>
     // `real` still refers to the repository underneath; by name, `.git` is now the view.
     let shown = open_path(Some(ws), c".git", false)?;
     for (name, writable) in binds {
-        let source = open_path(Some(&real), name, false)?;
-        let target = open_path(Some(&shown), name, false)?;
-        let kind = file_type(&source)?;
-        if kind != file_type(&target)? {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        bind(&source, &target, !writable, kind == libc::S_IFDIR)?;
+        bind_entry(&real, &shown, name, *writable)?;
     }
     Ok(())
+}
+
+/// Binds the entry `name` of the real `.git` onto the same name in the view: straight from
+/// the names, one copy of the entry's mounts and no descriptor of its own (this runs for each
+/// entry of `.git` in every command). The copy is made without following a link, and its
+/// type must be the placeholder's (a directory or a regular file).
+fn bind_entry(real: &Fd, shown: &Fd, name: &CStr, writable: bool) -> io::Result<()> {
+    let flags = libc::OPEN_TREE_CLONE
+        | libc::OPEN_TREE_CLOEXEC
+        | libc::AT_RECURSIVE as libc::c_uint
+        | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+    // SAFETY: plain syscall on a valid descriptor and a NUL-terminated name.
+    let tree =
+        Fd(
+            check(unsafe { libc::syscall(libc::SYS_open_tree, real.0, name.as_ptr(), flags) })?
+                as libc::c_int,
+        );
+    let kind = file_type(&tree)?;
+    // SAFETY: an all-zero `stat` is a valid value; fstatat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid descriptor, NUL-terminated name and out-pointer.
+    check(
+        unsafe { libc::fstatat(shown.0, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) }
+            as libc::c_long,
+    )?;
+    if !matches!(kind, libc::S_IFDIR | libc::S_IFREG) || kind != st.st_mode & libc::S_IFMT {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let (attr_set, attr_clr) = if writable {
+        (0, libc::MOUNT_ATTR_RDONLY)
+    } else {
+        (libc::MOUNT_ATTR_RDONLY, 0)
+    };
+    set_attr(
+        &tree,
+        0,
+        &MountAttr {
+            attr_set,
+            attr_clr,
+            propagation: 0,
+            userns_fd: 0,
+        },
+    )?;
+    // SAFETY: plain syscall on valid descriptors and NUL-terminated names; the target's last
+    // component is not followed (no MOVE_MOUNT_T_SYMLINKS).
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.0,
+            c"".as_ptr(),
+            shown.0,
+            name.as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    check(rc).map(|_| ())
 }
 
 /// Covers home with an empty tmpfs and binds back what the view shows: each shown place is
@@ -714,5 +764,99 @@ mod tests {
         assert_eq!(id_map(0, &mut buf), b"0 0 1\n");
         assert_eq!(id_map(1000, &mut buf), b"1000 1000 1\n");
         assert_eq!(id_map(u32::MAX, &mut buf), b"4294967295 4294967295 1\n");
+    }
+
+    /// Runs `body` in a forked child with a mount namespace of its own (a user namespace too
+    /// when not root). `None` when this machine has no such namespaces; otherwise the child's
+    /// exit code.
+    fn in_own_mount_namespace(body: &dyn Fn() -> i32) -> Option<i32> {
+        // SAFETY: getuid/getgid/geteuid cannot fail.
+        let (uid, gid, euid) = unsafe { (libc::getuid(), libc::getgid(), libc::geteuid()) };
+        let entry = match euid {
+            0 => NsEntry {
+                flags: libc::CLONE_NEWNS,
+                user: None,
+            },
+            _ => NsEntry {
+                flags: libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
+                user: Some((uid, gid)),
+            },
+        };
+        let pid = crate::sandbox::supervise::fork().ok()?;
+        if pid == 0 {
+            // SAFETY: the forked child makes system calls only, then leaves.
+            unsafe {
+                let entered = libc::unshare(entry.flags) == 0
+                    && entry.map_ids().is_ok()
+                    && libc::mount(
+                        std::ptr::null(),
+                        c"/".as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_REC | libc::MS_PRIVATE,
+                        std::ptr::null(),
+                    ) == 0;
+                libc::_exit(if entered { body() } else { 99 })
+            }
+        }
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status), "the child died: {status:#x}");
+        Some(libc::WEXITSTATUS(status)).filter(|code| *code != 99)
+    }
+
+    #[test]
+    fn an_entry_of_git_is_bound_read_only_and_never_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let (real, shown) = (dir.path().join("real"), dir.path().join("shown"));
+        for d in [&real, &shown, &real.join("objects"), &shown.join("objects")] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(real.join("config"), "real config").unwrap();
+        std::fs::write(shown.join("config"), "").unwrap();
+        // An entry swapped for a link after the view was planned: the placeholder is a file.
+        std::fs::write(dir.path().join("elsewhere"), "not git's").unwrap();
+        std::os::unix::fs::symlink("../elsewhere", real.join("hooks")).unwrap();
+        std::fs::write(shown.join("hooks"), "").unwrap();
+        let c = |p: &std::path::Path| CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        let (real, shown) = (c(&real), c(&shown));
+        let config = c(&dir.path().join("shown/config"));
+        let body = || -> i32 {
+            let (Ok(real), Ok(shown)) = (
+                open_path(None, &real, false),
+                open_path(None, &shown, false),
+            ) else {
+                return 1;
+            };
+            if bind_entry(&real, &shown, c"config", false).is_err()
+                || bind_entry(&real, &shown, c"objects", true).is_err()
+            {
+                return 2;
+            }
+            let refused = bind_entry(&real, &shown, c"hooks", false);
+            if refused.err().and_then(|e| e.raw_os_error()) != Some(libc::EINVAL) {
+                return 3;
+            }
+            let mut buf = [0u8; 32];
+            // SAFETY: plain calls on a NUL-terminated path and a local buffer.
+            let (read, writable) = unsafe {
+                let fd = libc::open(config.as_ptr(), libc::O_RDONLY);
+                let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+                libc::close(fd);
+                (n, libc::open(config.as_ptr(), libc::O_WRONLY) >= 0)
+            };
+            match (&buf[..read.max(0) as usize], writable) {
+                (b"real config", false) => 0,
+                (_, true) => 4,
+                _ => 5,
+            }
+        };
+        let Some(code) = in_own_mount_namespace(&body) else {
+            return;
+        };
+        assert_eq!(
+            code, 0,
+            "1: open, 2: bind, 3: link bound, 4: writable, 5: content"
+        );
     }
 }

@@ -221,12 +221,10 @@ enum Target {
     Arch(usize),
     /// The ioctl argument check of `ARCHES[i]`.
     Ioctl(usize),
-    /// Past the `socket` check of `ARCHES[i]`.
-    AfterSocket(usize),
-    /// Past the `socketcall` check of `ARCHES[i]`.
-    AfterSocketcall(usize),
-    /// Past the `io_uring_setup` check of `ARCHES[i]`.
-    AfterUring(usize),
+    /// The `socket()` check of `ARCHES[i]` (when sockets are not all allowed).
+    Socket(usize),
+    /// Node `n` of the search tree of `ARCHES[i]`.
+    Node(usize, usize),
     /// `return -ENOSYS`.
     Nosys,
     /// `return -EPERM`.
@@ -257,30 +255,21 @@ impl Filter {
                 // x32 calls are practically unused; refusing them all closes that side door.
                 code.push(Ins::JumpIfGe(X32_SYSCALL_BIT, Target::Nosys));
             }
-            code.push(Ins::JumpIfEq(arch.ioctl, Target::Ioctl(i)));
-            for nr in arch.mount {
-                code.push(Ins::JumpIfEq(*nr, Target::Eperm));
-            }
+            // A search tree over the few calls that need a decision: every other call is
+            // allowed after a handful of comparisons, which also keeps the kernel's
+            // per-filter cache of always-allowed calls cheap to build (it runs the filter
+            // once per system call number when the filter is installed, in every command).
+            let special = special_calls(arch, i, sockets);
+            let mut nodes = 0;
+            dispatch(&mut code, &special, i, &mut nodes);
             if sockets != Sockets::Allow {
-                code.push(Ins::JumpIfNe(arch.socket, Target::AfterSocket(i)));
+                code.push(Ins::Label(Target::Socket(i)));
                 if sockets == Sockets::TcpOnly {
                     tcp_only(&mut code, i);
                 }
                 // Every address family: inet, inet6, unix (outside daemons), netlink, packet...
                 code.push(Ins::Return(errno(libc::EACCES)));
-                code.push(Ins::Label(Target::AfterSocket(i)));
-                if let Some(nr) = arch.socketcall {
-                    code.push(Ins::JumpIfNe(nr, Target::AfterSocketcall(i)));
-                    code.push(Ins::Return(errno(libc::EACCES)));
-                    code.push(Ins::Label(Target::AfterSocketcall(i)));
-                }
-                // io_uring can create and connect sockets without going through the syscalls
-                // above; ENOSYS makes its users fall back to plain syscalls.
-                code.push(Ins::JumpIfNe(arch.io_uring_setup, Target::AfterUring(i)));
-                code.push(Ins::Return(errno(libc::ENOSYS)));
-                code.push(Ins::Label(Target::AfterUring(i)));
             }
-            code.push(Ins::Return(ALLOW));
             // ioctl(fd, cmd, ...): the kernel reads cmd as a 32-bit value, so only the low half
             // of the argument is compared (high garbage bits cannot slip past).
             code.push(Ins::Label(Target::Ioctl(i)));
@@ -324,6 +313,42 @@ impl Filter {
             Err(io::Error::last_os_error())
         }
     }
+}
+
+/// The calls of `arch` (`ARCHES[i]`) the filter decides on, by number, with where each goes;
+/// every other call is allowed.
+fn special_calls(arch: &Arch, i: usize, sockets: Sockets) -> Vec<(u32, Target)> {
+    let mut special = vec![(arch.ioctl, Target::Ioctl(i))];
+    special.extend(arch.mount.iter().map(|nr| (*nr, Target::Eperm)));
+    if sockets != Sockets::Allow {
+        special.push((arch.socket, Target::Socket(i)));
+        // The multiplexer's arguments sit behind a pointer the filter cannot read.
+        special.extend(arch.socketcall.map(|nr| (nr, Target::Eacces)));
+        // io_uring can create and connect sockets without going through the calls above;
+        // ENOSYS makes its users fall back to plain system calls.
+        special.push((arch.io_uring_setup, Target::Nosys));
+    }
+    special.sort_by_key(|(nr, _)| *nr);
+    special
+}
+
+/// Emits a binary search over `special` (sorted by number): a call found goes to its target,
+/// any other is allowed.
+fn dispatch(code: &mut Vec<Ins>, special: &[(u32, Target)], i: usize, nodes: &mut usize) {
+    if special.len() <= 2 {
+        for (nr, target) in special {
+            code.push(Ins::JumpIfEq(*nr, *target));
+        }
+        code.push(Ins::Return(ALLOW));
+        return;
+    }
+    let (low, high) = special.split_at(special.len() / 2);
+    let upper = Target::Node(i, *nodes);
+    *nodes += 1;
+    code.push(Ins::JumpIfGe(high[0].0, upper));
+    dispatch(code, low, i, nodes);
+    code.push(Ins::Label(upper));
+    dispatch(code, high, i, nodes);
 }
 
 /// `socket(family, type, protocol)` allowed only for `AF_INET`/`AF_INET6`, `SOCK_STREAM`, and
@@ -408,26 +433,78 @@ mod tests {
     /// A tiny interpreter for the subset of classic BPF the filter uses, to check the program
     /// without installing it.
     fn run(f: &Filter, arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        run_counting(f, arch, nr, args).0
+    }
+
+    /// [`run`], also counting the instructions run.
+    fn run_counting(f: &Filter, arch: u32, nr: u32, args: [u64; 6]) -> (u32, usize) {
         let mut data = [0u8; 64];
         data[0..4].copy_from_slice(&nr.to_le_bytes());
         data[4..8].copy_from_slice(&arch.to_le_bytes());
         for (i, a) in args.iter().enumerate() {
             data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_le_bytes());
         }
-        let (mut pc, mut acc) = (0usize, 0u32);
+        let (mut pc, mut acc, mut steps) = (0usize, 0u32, 0usize);
         loop {
             let ins = f.prog[pc];
             pc += 1;
+            steps += 1;
             match ins.code {
                 LD_W_ABS => {
                     let k = ins.k as usize;
                     acc = u32::from_le_bytes([data[k], data[k + 1], data[k + 2], data[k + 3]]);
                 }
-                RET_K => return ins.k,
+                RET_K => return (ins.k, steps),
                 JEQ_K => pc += if acc == ins.k { ins.jt } else { ins.jf } as usize,
                 JGE_K => pc += if acc >= ins.k { ins.jt } else { ins.jf } as usize,
                 AND_K => acc &= ins.k,
                 other => panic!("unexpected opcode {other:#x}"),
+            }
+        }
+    }
+
+    /// What the filter must answer for a call whose arguments do not matter, from the tables.
+    fn expected(arch: &Arch, nr: u32, sockets: Sockets) -> Option<u32> {
+        if arch.x32_bit && nr >= X32_SYSCALL_BIT {
+            return Some(errno(libc::ENOSYS));
+        }
+        if nr == arch.ioctl || (nr == arch.socket && sockets != Sockets::Allow) {
+            return None;
+        }
+        if arch.mount.contains(&nr) {
+            return Some(errno(libc::EPERM));
+        }
+        if sockets != Sockets::Allow {
+            if Some(nr) == arch.socketcall {
+                return Some(errno(libc::EACCES));
+            }
+            if nr == arch.io_uring_setup {
+                return Some(errno(libc::ENOSYS));
+            }
+        }
+        Some(ALLOW)
+    }
+
+    #[test]
+    fn every_call_number_is_decided_as_the_tables_say_in_a_few_steps() {
+        let mut numbers: Vec<u32> = (0..1100).collect();
+        numbers.extend((0..600).map(|nr| nr | X32_SYSCALL_BIT));
+        numbers.extend([u32::MAX, u32::MAX - 1, 0x8000_0000]);
+        for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
+            let f = Filter::build(sockets).unwrap();
+            for arch in ARCHES {
+                for &nr in &numbers {
+                    let Some(want) = expected(arch, nr, sockets) else {
+                        continue;
+                    };
+                    let (got, steps) = run_counting(&f, arch.audit, nr, [0; 6]);
+                    assert_eq!(got, want, "{sockets:?} arch {:#x} nr {nr}", arch.audit);
+                    // The kernel runs the filter for every number when it is installed (its
+                    // cache of always-allowed calls): a list of comparisons took 21 steps.
+                    if want == ALLOW {
+                        assert!(steps <= 12, "{steps} steps for nr {nr}");
+                    }
+                }
             }
         }
     }

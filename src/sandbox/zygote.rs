@@ -375,11 +375,20 @@ const INIT_STACK: usize = 256 << 10;
 const STACK_GUARD: usize = 4 << 10;
 
 /// Stacks of inits (or supervisors) cloned with the zygote's memory (`CLONE_VM`), with each
-/// one's pidfd: it outlives the request that started it, so its stack is unmapped only once it exits.
+/// one's pidfd: it outlives the request that started it, so its stack is reused or unmapped
+/// only once it exits.
 /// Sharing the memory spares copying the zygote's page tables for each command, the faults
 /// that copy-on-write costs after it and tearing them down when the init exits.
 #[derive(Default)]
-struct InitStacks(Vec<(OwnedFd, usize)>);
+struct InitStacks {
+    busy: Vec<(OwnedFd, usize)>,
+    /// Stacks of inits that have exited, kept mapped for the next ones: a new mapping costs
+    /// its map and unmap calls and a fault on each page the init touches.
+    free: Vec<usize>,
+}
+
+/// The most exited inits' stacks kept for reuse (commands rarely overlap).
+const FREE_STACKS: usize = 4;
 
 impl InitStacks {
     /// Clones `child` with `flags` as a process that shares this memory, on a stack of its
@@ -390,67 +399,84 @@ impl InitStacks {
         child: &&dyn Fn() -> Infallible,
     ) -> io::Result<libc::pid_t> {
         self.reclaim();
-        // SAFETY: a fresh private anonymous mapping, checked below.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                INIT_STACK,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                -1,
-                0,
-            )
+        let base = match self.free.pop() {
+            Some(base) => base as *mut libc::c_void,
+            None => new_stack()?,
         };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        // A guard page below the stack: an overflow faults instead of writing over the
-        // zygote's memory, which the init shares.
-        // SAFETY: the lowest page of the mapping made above, which nothing uses yet.
-        if unsafe { libc::mprotect(base, STACK_GUARD, libc::PROT_NONE) } != 0 {
-            let e = io::Error::last_os_error();
-            // SAFETY: unmapping the mapping made above, which no process uses.
-            unsafe { libc::munmap(base, INIT_STACK) };
-            return Err(e);
-        }
         let mut pidfd: libc::c_int = -1;
         let top = base.cast::<u8>().wrapping_add(INIT_STACK).cast();
         let flags = flags | libc::CLONE_VM | libc::CLONE_PIDFD;
-        // SAFETY: the stack stays mapped until the init has exited (see `reclaim`); the caller
-        // keeps `child` and what it reads valid until the command's exec, after which the
-        // init only reaps (system calls on its own stack).
+        // SAFETY: the stack stays mapped and unused by others until the init has exited (see
+        // `reclaim`); the caller keeps `child` and what it reads valid until the command's
+        // exec, after which the init only reaps (system calls on its own stack).
         match unsafe { supervise::clone_on(top, flags, child, &mut pidfd) } {
             Ok(pid) => {
                 // SAFETY: CLONE_PIDFD stored a fresh descriptor that nothing else owns.
-                self.0
+                self.busy
                     .push((unsafe { OwnedFd::from_raw_fd(pidfd) }, base as usize));
                 Ok(pid)
             }
             Err(e) => {
-                // SAFETY: unmapping the mapping made above, which no process uses.
-                unsafe { libc::munmap(base, INIT_STACK) };
+                // No process uses it.
+                self.free.push(base as usize);
                 Err(e)
             }
         }
     }
 
-    /// Unmaps the stacks of inits that have exited.
+    /// Frees the stacks of inits that have exited: kept for the next ones, or unmapped.
     fn reclaim(&mut self) {
-        self.0.retain(|(pidfd, base)| {
+        let mut exited = Vec::new();
+        self.busy.retain(|(pidfd, base)| {
             let mut poll = libc::pollfd {
                 fd: pidfd.as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             };
             // SAFETY: polling one valid descriptor without waiting.
-            let exited = unsafe { libc::poll(&mut poll, 1, 0) } == 1;
-            if exited {
-                // SAFETY: the init that used this stack has exited (its pidfd says so).
-                unsafe { libc::munmap(*base as *mut libc::c_void, INIT_STACK) };
+            let done = unsafe { libc::poll(&mut poll, 1, 0) } == 1;
+            if done {
+                exited.push(*base);
             }
-            !exited
+            !done
         });
+        for base in exited {
+            if self.free.len() < FREE_STACKS {
+                self.free.push(base);
+            } else {
+                // SAFETY: the init that used this stack has exited (its pidfd says so).
+                unsafe { libc::munmap(base as *mut libc::c_void, INIT_STACK) };
+            }
+        }
     }
+}
+
+/// Maps a new init stack with an inaccessible guard page at its bottom.
+fn new_stack() -> io::Result<*mut libc::c_void> {
+    // SAFETY: a fresh private anonymous mapping, checked below.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            INIT_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    // A guard page below the stack: an overflow faults instead of writing over the zygote's
+    // memory, which the init shares.
+    // SAFETY: the lowest page of the mapping made above, which nothing uses yet.
+    if unsafe { libc::mprotect(base, STACK_GUARD, libc::PROT_NONE) } != 0 {
+        let e = io::Error::last_os_error();
+        // SAFETY: unmapping the mapping made above, which no process uses.
+        unsafe { libc::munmap(base, INIT_STACK) };
+        return Err(e);
+    }
+    Ok(base)
 }
 
 /// In the child: waits until the zygote has told rein the pid; exits if it never did (the
@@ -682,36 +708,53 @@ mod tests {
         assert!(ran.exists());
     }
 
+    /// A child that waits until it is killed.
+    fn waiting() -> Infallible {
+        loop {
+            // SAFETY: plain pause.
+            unsafe { libc::pause() };
+        }
+    }
+
+    fn kill_and_reap(pid: libc::pid_t) {
+        let mut status = 0;
+        // SAFETY: killing and waiting for our own child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFSIGNALED(status));
+    }
+
     #[test]
-    fn an_init_stack_stays_mapped_until_its_init_exits() {
+    fn an_init_stack_is_reused_only_after_its_init_exits() {
         let mut stacks = InitStacks::default();
-        let (hold_read, hold_write) = pipe().unwrap();
-        let (hold, held) = (hold_read.as_raw_fd(), hold_write.as_raw_fd());
-        let child = move || -> Infallible {
-            let mut byte = [0u8; 1];
-            // SAFETY: closing the child's copy of the write end, reading into a local buffer,
-            // then leaving the child.
-            unsafe {
-                libc::close(held);
-                libc::read(hold, byte.as_mut_ptr().cast(), 1);
-                libc::_exit(0)
-            }
-        };
-        let child: &dyn Fn() -> Infallible = &child;
-        let pid = stacks.clone_init(0, &child).unwrap();
+        let child: &dyn Fn() -> Infallible = &waiting;
+        let first = stacks.clone_init(0, &child).unwrap();
         stacks.reclaim();
         assert_eq!(
-            stacks.0.len(),
+            stacks.busy.len(),
             1,
-            "the stack of a running init was unmapped"
+            "the stack of a running init was freed"
         );
-        drop(hold_write);
-        let mut status = 0;
-        // SAFETY: waiting for our own child.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        let second = stacks.clone_init(0, &child).unwrap();
+        let bases: Vec<usize> = stacks.busy.iter().map(|(_, b)| *b).collect();
+        assert_ne!(bases[0], bases[1], "two running inits share a stack");
         stacks.reclaim();
-        assert!(stacks.0.is_empty(), "the stack of an exited init is kept");
+        assert!(stacks.free.is_empty());
+        kill_and_reap(first);
+        kill_and_reap(second);
+        stacks.reclaim();
+        assert!(
+            stacks.busy.is_empty(),
+            "an exited init still holds its stack"
+        );
+        assert_eq!(stacks.free.len(), 2);
+        let third = stacks.clone_init(0, &child).unwrap();
+        assert!(
+            bases.contains(&stacks.busy[0].1),
+            "a freed stack was not reused"
+        );
+        assert_eq!(stacks.free.len(), 1);
+        kill_and_reap(third);
     }
 
     #[test]
