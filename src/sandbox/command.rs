@@ -46,7 +46,10 @@ impl Sandbox {
             .collect();
         view.also(&places);
         let mounts = match self.mechanism {
-            Mechanism::Namespaces if !view.in_workspace() => home_mounts(&view).map(Arc::new),
+            Mechanism::Namespaces if !view.in_workspace() => home_mounts(&view).map(|mut m| {
+                m.skeleton = self.home_skeleton(&m);
+                Arc::new(m)
+            }),
             _ => None,
         };
         let shown = view.shown().map(Path::to_path_buf).collect();
@@ -55,6 +58,22 @@ impl Sandbox {
             gitconfig,
             mounts,
             shown,
+        }
+    }
+}
+
+impl Sandbox {
+    /// The home view's directories, links and placeholder files made once in rein's private
+    /// dir, for each command to bind over home (`None`: made in a tmpfs per command instead).
+    fn home_skeleton(&self, home: &mounts::HomeMounts) -> Option<CString> {
+        let dir = self.private.new_entry("home").ok()?;
+        match mounts::make_skeleton(&dir, home) {
+            Ok(()) => CString::new(dir.as_os_str().as_bytes()).ok(),
+            Err(e) => {
+                tracing::warn!("sandbox: no home skeleton ({e}); a tmpfs per command instead");
+                let _ = std::fs::remove_dir_all(&dir);
+                None
+            }
         }
     }
 }
@@ -75,7 +94,11 @@ fn home_mounts(view: &HomeView) -> Option<mounts::HomeMounts> {
             Some((c(path)?, kind))
         })
         .collect::<Option<Vec<_>>>()?;
-    Some(mounts::HomeMounts { dir, nodes })
+    Some(mounts::HomeMounts {
+        dir,
+        nodes,
+        skeleton: None,
+    })
 }
 
 impl Sandbox {

@@ -95,6 +95,9 @@ pub(crate) struct HomeMounts {
     pub(crate) dir: CString,
     /// Every path of the view under it, parents before children.
     pub(crate) nodes: Vec<(CString, HomeNode)>,
+    /// The nodes made once in rein's private dir, bound read-only over home (`None`: they
+    /// are made in a tmpfs per command, which costs a mount and a creation per node).
+    pub(crate) skeleton: Option<CString>,
 }
 
 /// One path of the home view.
@@ -591,10 +594,11 @@ fn bind_entry(real: &Fd, shown: &Fd, name: &CStr, writable: bool) -> io::Result<
     check(rc).map(|_| ())
 }
 
-/// Covers home with an empty tmpfs and binds back what the view shows: each shown place is
-/// cloned (with what is mounted beneath it) before home is covered, the directories and
-/// links on the way are made in the tmpfs, the clones moved onto them, and the tmpfs made
-/// read-only. A place that vanished since the view was planned is simply not shown.
+/// Covers home and binds back what the view shows: each shown place is cloned (with what is
+/// mounted beneath it) before home is covered, home is covered by the skeleton rein made
+/// once (read-only) or else by a tmpfs with the directories and links on the way made in it,
+/// the clones are moved onto their places, and a tmpfs is made read-only. A place that
+/// vanished since the view was planned is simply not shown.
 fn cover_home(home: &HomeMounts) -> io::Result<()> {
     let mut trees: [Option<Fd>; super::home::MAX_SHOWN] = [const { None }; super::home::MAX_SHOWN];
     let shown = home
@@ -609,6 +613,44 @@ fn cover_home(home: &HomeMounts) -> io::Result<()> {
         };
         *slot = Some(clone_tree(&source, matches!(node, HomeNode::Show(true)))?);
     }
+    match &home.skeleton {
+        Some(skeleton) => {
+            let skeleton = open_path(None, skeleton, false)?;
+            let target = open_path(None, &home.dir, false)?;
+            bind(&skeleton, &target, true, false)?;
+        }
+        None => make_nodes(home)?,
+    }
+    let shown = home
+        .nodes
+        .iter()
+        .filter(|(_, n)| matches!(n, HomeNode::Show(_)));
+    for (tree, (path, _)) in trees.iter().zip(shown) {
+        let Some(tree) = tree else { continue };
+        match open_path(None, path, false) {
+            Ok(target) => move_tree(tree, &target)?,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if home.skeleton.is_some() {
+        return Ok(());
+    }
+    let top = open_path(None, &home.dir, false)?;
+    set_attr(
+        &top,
+        0,
+        &MountAttr {
+            attr_set: libc::MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        },
+    )
+}
+
+/// Covers home with an empty tmpfs and makes the view's nodes in it.
+fn make_nodes(home: &HomeMounts) -> io::Result<()> {
     let flags = libc::MS_NOSUID | libc::MS_NODEV;
     if !mount(c"tmpfs", &home.dir, c"tmpfs", flags, c"size=1m,mode=0755") {
         return Err(io::Error::last_os_error());
@@ -634,29 +676,40 @@ fn cover_home(home: &HomeMounts) -> io::Result<()> {
             }
         }
     }
-    let shown = home
-        .nodes
-        .iter()
-        .filter(|(_, n)| matches!(n, HomeNode::Show(_)));
-    for (tree, (path, _)) in trees.iter().zip(shown) {
-        let Some(tree) = tree else { continue };
-        match open_path(None, path, false) {
-            Ok(target) => move_tree(tree, &target)?,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
-            Err(e) => return Err(e),
+    Ok(())
+}
+
+/// Makes in `dir` what the home view shows under home: directories on the way, links, and
+/// empty places for the shown trees and files to be mounted on.
+pub(crate) fn make_skeleton(dir: &std::path::Path, home: &HomeMounts) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::path::Path;
+    std::fs::DirBuilder::new().mode(0o755).create(dir)?;
+    let home_dir = Path::new(std::ffi::OsStr::from_bytes(home.dir.as_bytes()));
+    for (path, node) in &home.nodes {
+        let path = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()));
+        let rel = path
+            .strip_prefix(home_dir)
+            .map_err(|_| std::io::Error::other("a home view node outside home"))?;
+        let at = dir.join(rel);
+        match node {
+            HomeNode::Dir | HomeNode::Show(true) => {
+                std::fs::DirBuilder::new().mode(0o755).create(&at)?
+            }
+            HomeNode::Link(target) => {
+                std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target.as_bytes()), &at)?
+            }
+            HomeNode::Show(false) => {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o644)
+                    .open(&at)?;
+            }
         }
     }
-    let top = open_path(None, &home.dir, false)?;
-    set_attr(
-        &top,
-        0,
-        &MountAttr {
-            attr_set: libc::MOUNT_ATTR_RDONLY,
-            attr_clr: 0,
-            propagation: 0,
-            userns_fd: 0,
-        },
-    )
+    Ok(())
 }
 
 /// A detached copy of the mount tree at `source` (read-only, as everything is by then).
@@ -858,5 +911,101 @@ mod tests {
             code, 0,
             "1: open, 2: bind, 3: link bound, 4: writable, 5: content"
         );
+    }
+
+    /// Covers a home in a namespace of its own, with or without the skeleton, and checks what
+    /// shows: the shown tree and file with their content, a link on the way, nothing else,
+    /// and nothing writable.
+    fn covered_home_shows_only_its_places(skeleton: bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = root.join("home");
+        for d in [".cargo/bin", ".ssh", "proj"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        std::fs::write(home.join(".cargo/bin/tool"), "tool").unwrap();
+        std::fs::write(home.join(".cargo/env"), "env").unwrap();
+        std::fs::write(home.join(".ssh/id"), "secret").unwrap();
+        let c =
+            |p: std::path::PathBuf| CString::new(p.into_os_string().into_encoded_bytes()).unwrap();
+        let mut mounts = HomeMounts {
+            dir: c(home.clone()),
+            nodes: vec![
+                (c(home.join(".cargo")), HomeNode::Dir),
+                (c(home.join(".cargo/bin")), HomeNode::Show(true)),
+                (c(home.join(".cargo/env")), HomeNode::Show(false)),
+                (c(home.join("work")), HomeNode::Link(c("proj".into()))),
+            ],
+            skeleton: None,
+        };
+        if skeleton {
+            let at = root.join("skeleton");
+            make_skeleton(&at, &mounts).unwrap();
+            mounts.skeleton = Some(c(at));
+        }
+        let paths = [
+            ".cargo/bin/tool",
+            ".cargo/env",
+            ".ssh/id",
+            "proj",
+            "work",
+            "new",
+        ]
+        .map(|p| c(home.join(p)));
+        let body = || -> i32 {
+            if cover_home(&mounts).is_err() {
+                return 1;
+            }
+            let read = |p: &CStr| -> Option<([u8; 8], isize)> {
+                let mut buf = [0u8; 8];
+                // SAFETY: plain calls on a NUL-terminated path and a local buffer.
+                unsafe {
+                    let fd = libc::open(p.as_ptr(), libc::O_RDONLY);
+                    if fd < 0 {
+                        return None;
+                    }
+                    let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+                    libc::close(fd);
+                    Some((buf, n))
+                }
+            };
+            let shows = |p: &CStr, text: &[u8]| {
+                read(p).is_some_and(|(buf, n)| n >= 0 && &buf[..n as usize] == text)
+            };
+            // SAFETY: plain calls on NUL-terminated paths.
+            let (gone, link, writable) = unsafe {
+                let mut st: libc::stat = std::mem::zeroed();
+                let mut missing = |p: &CStr| libc::lstat(p.as_ptr(), &mut st) != 0;
+                let gone = missing(&paths[2]) && missing(&paths[3]);
+                let mut target = [0u8; 8];
+                let n = libc::readlink(paths[4].as_ptr(), target.as_mut_ptr().cast(), 8);
+                let link = n == 4 && &target[..4] == b"proj";
+                (gone, link, libc::mkdir(paths[5].as_ptr(), 0o755) == 0)
+            };
+            match () {
+                _ if !shows(&paths[0], b"tool") || !shows(&paths[1], b"env") => 2,
+                _ if !gone => 3,
+                _ if !link => 4,
+                _ if writable => 5,
+                _ => 0,
+            }
+        };
+        let Some(code) = in_own_mount_namespace(&body) else {
+            return;
+        };
+        assert_eq!(
+            code, 0,
+            "skeleton {skeleton}: 1: cover, 2: shown, 3: hidden shows, 4: link, 5: writable"
+        );
+    }
+
+    #[test]
+    fn a_home_covered_by_its_skeleton_shows_only_its_places() {
+        covered_home_shows_only_its_places(true);
+    }
+
+    #[test]
+    fn a_home_covered_by_a_tmpfs_shows_only_its_places() {
+        covered_home_shows_only_its_places(false);
     }
 }
