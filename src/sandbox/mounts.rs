@@ -606,12 +606,11 @@ fn cover_home(home: &HomeMounts) -> io::Result<()> {
         .iter()
         .filter_map(|(p, n)| matches!(n, HomeNode::Show(_)).then_some((p, n)));
     for (slot, (path, node)) in trees.iter_mut().zip(shown) {
-        let source = match open_path(None, path, false) {
-            Ok(fd) => fd,
+        *slot = match clone_path(path, matches!(node, HomeNode::Show(true))) {
+            Ok(tree) => Some(tree),
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => continue,
             Err(e) => return Err(e),
         };
-        *slot = Some(clone_tree(&source, matches!(node, HomeNode::Show(true)))?);
     }
     match &home.skeleton {
         Some(skeleton) => {
@@ -627,8 +626,8 @@ fn cover_home(home: &HomeMounts) -> io::Result<()> {
         .filter(|(_, n)| matches!(n, HomeNode::Show(_)));
     for (tree, (path, _)) in trees.iter().zip(shown) {
         let Some(tree) = tree else { continue };
-        match open_path(None, path, false) {
-            Ok(target) => move_tree(tree, &target)?,
+        match move_tree_to(tree, path) {
+            Ok(()) => {}
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
             Err(e) => return Err(e),
         }
@@ -712,19 +711,37 @@ pub(crate) fn make_skeleton(dir: &std::path::Path, home: &HomeMounts) -> std::io
     Ok(())
 }
 
-/// A detached copy of the mount tree at `source` (read-only, as everything is by then).
-fn clone_tree(source: &Fd, recursive: bool) -> io::Result<Fd> {
+/// A detached copy of the mount tree at `path`, its last component not followed (read-only,
+/// as everything is by then). By name: no descriptor of its own to open and close.
+fn clone_path(path: &CStr, recursive: bool) -> io::Result<Fd> {
     let flags = libc::OPEN_TREE_CLONE
         | libc::OPEN_TREE_CLOEXEC
-        | (libc::AT_EMPTY_PATH as libc::c_uint)
+        | (libc::AT_SYMLINK_NOFOLLOW as libc::c_uint)
         | if recursive {
             libc::AT_RECURSIVE as libc::c_uint
         } else {
             0
         };
-    // SAFETY: plain syscall on a valid descriptor and an empty path.
-    let fd = check(unsafe { libc::syscall(libc::SYS_open_tree, source.0, c"".as_ptr(), flags) })?;
+    // SAFETY: plain syscall with a NUL-terminated path.
+    let fd =
+        check(unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) })?;
     Ok(Fd(fd as libc::c_int))
+}
+
+/// Attaches the detached tree `tree` onto `path` (its last component not followed).
+fn move_tree_to(tree: &Fd, path: &CStr) -> io::Result<()> {
+    // SAFETY: plain syscall on a valid descriptor and a NUL-terminated path.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.0,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    check(rc).map(|_| ())
 }
 
 /// Attaches the detached tree `tree` onto `target`.

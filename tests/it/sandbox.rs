@@ -654,3 +654,40 @@ fn rein_sandbox_runs_a_command_and_returns_its_exit_code() {
     let supervision = sb.prepare(&mut child).unwrap();
     assert!(supervision.finish(child.status().unwrap()).status.success());
 }
+
+#[tokio::test]
+async fn a_command_run_as_root_keeps_only_the_capabilities_for_files() {
+    let m = machine();
+    let sb = m.sandbox(SandboxMode::WorkspaceWrite, false);
+    if !enforced(&sb) {
+        return;
+    }
+    // The command's own sets, and those of a program it runs in turn.
+    let script = "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status && \
+                  sh -c \"grep -E '^Cap(Prm|Eff):' /proc/self/status\"";
+    let (code, out) = m.run(&sb, script).await;
+    assert_eq!(code, 0, "{out}");
+    // chown, dac_override, fowner, fsetid, kill, setgid, setuid, net_bind_service: enough to
+    // work on other users' files in the workspace; nothing that reaches mounts, the kernel,
+    // devices or other processes' memory (sys_admin, sys_ptrace, dac_read_search, ...).
+    const KEPT: u64 = 0b100_1111_1011;
+    let mut effective = 0;
+    for line in out.lines() {
+        let (name, hex) = line.split_once(':').unwrap_or((line, ""));
+        let Ok(set) = u64::from_str_radix(hex.trim(), 16) else {
+            panic!("not a capability line: {line}\n{out}");
+        };
+        assert_eq!(
+            set & !KEPT,
+            0,
+            "{name} holds more than the kept ones: {set:#x}"
+        );
+        if name == "CapEff" {
+            effective = set;
+        }
+    }
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        assert_eq!(effective, KEPT, "root lost a capability it needs for files");
+    }
+}
