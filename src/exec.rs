@@ -326,10 +326,9 @@ fn start(config: Config, opts: &ExecOptions) -> Option<agent::AgentHandle> {
             return None;
         }
     };
-    if handle.ops.send(prompt_op(&opts.prompt)).is_err() {
-        print_error("the agent stopped before it could start");
-        return None;
-    }
+    // An agent that could not be built has already sent why and ended (so this send fails):
+    // its events say it as for one that ends a moment later.
+    let _ = handle.ops.send(prompt_op(&opts.prompt));
     Some(handle)
 }
 
