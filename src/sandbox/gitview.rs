@@ -18,42 +18,17 @@
 //! moment.
 
 use super::git::{GitEntry, classify};
+use super::stamp::{self, Id};
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// What identifies one version of a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Stamp {
-        Stamp {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            len: meta.len(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-        }
-    }
-
-    fn of_path(path: &Path) -> Option<Stamp> {
-        std::fs::symlink_metadata(path).ok().map(|m| Stamp::of(&m))
-    }
-}
-
 /// One copied file: how the real one and the copy looked when the view was made.
 struct Copied {
     name: OsString,
-    real: Stamp,
-    copy: Stamp,
+    real: Id,
+    copy: Id,
 }
 
 /// The view of one command.
@@ -254,17 +229,17 @@ impl GitView {
                 self.dirs.push(name.to_owned());
             }
             GitEntry::CopiedFile if kind.is_file() => {
-                let real = Stamp::of_path(&src).ok_or_else(io::Error::last_os_error)?;
+                let real = stamp::of_entry(&src).ok_or_else(io::Error::last_os_error)?;
                 let kept = old
                     .iter()
                     .find(|c| c.name == name)
-                    .filter(|c| c.real == real && now.as_ref().map(Stamp::of) == Some(c.copy));
+                    .filter(|c| c.real == real && now.as_ref().and_then(stamp::of) == Some(c.copy));
                 let copy = match kept {
                     Some(c) => c.copy,
                     None => {
                         remove_any(&dst)?;
                         copy_file(&src, &dst, owner)?;
-                        Stamp::of_path(&dst).ok_or_else(io::Error::last_os_error)?
+                        stamp::of_entry(&dst).ok_or_else(io::Error::last_os_error)?
                     }
                 };
                 self.files.push(Copied {
@@ -373,14 +348,14 @@ impl GitView {
 
     fn sync_file(&self, name: &OsStr, copy: &Path, real: &Path) -> Kept {
         let before = self.files.iter().find(|c| c.name == name);
-        let now = Stamp::of_path(copy);
+        let now = stamp::of_entry(copy);
         if let Some(b) = before
             && now == Some(b.copy)
         {
             return Kept::Yes;
         }
         // Changed outside while the command ran (the person's own git, say): theirs wins.
-        let real_now = Stamp::of_path(real);
+        let real_now = stamp::of_entry(real);
         if real_now != before.map(|b| b.real) {
             return Kept::Conflict;
         }
@@ -399,7 +374,7 @@ impl GitView {
     fn sync_removed(&self, seen: &[OsString], conflicts: &mut Vec<OsString>) {
         for c in self.files.iter().filter(|c| !seen.contains(&c.name)) {
             let real = self.real.join(&c.name);
-            if Stamp::of_path(&real) == Some(c.real) {
+            if stamp::of_entry(&real) == Some(c.real) {
                 let _ = std::fs::remove_file(&real);
             } else {
                 conflicts.push(c.name.clone());

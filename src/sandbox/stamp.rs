@@ -1,11 +1,15 @@
 //! What identifies one version of a file or directory, for answers kept until what they were
-//! read from changes (the hook directories' configuration, the read rules' walk).
+//! read from changes (the hook directories' configuration, the read rules' walk), and copies
+//! kept while neither side changes (the `.git` view).
 
 use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Device, inode, size, modification and change time (`None`: nothing there).
-pub(crate) type Stamp = Option<(u64, u64, u64, i64, i64, i64, i64)>;
+/// Device, inode, size, modification and change time of what is there.
+pub(crate) type Id = (u64, u64, u64, i64, i64, i64, i64);
+
+/// The [`Id`] of what is at a path (`None`: nothing there).
+pub(crate) type Stamp = Option<Id>;
 
 /// The stamp of what `meta` describes.
 pub(crate) fn of(meta: &std::fs::Metadata) -> Stamp {
