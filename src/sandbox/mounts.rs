@@ -201,37 +201,63 @@ fn set_attr(fd: &Fd, flags: libc::c_int, attr: &MountAttr) -> io::Result<()> {
 /// descriptors (opened with `O_NOFOLLOW`) rather than names means a symlink swapped in at the
 /// last moment cannot redirect the mount.
 fn bind(source: &Fd, target: &Fd, read_only: bool, recursive: bool) -> io::Result<()> {
-    let flags = libc::OPEN_TREE_CLONE
-        | libc::OPEN_TREE_CLOEXEC
-        | (libc::AT_EMPTY_PATH as libc::c_uint)
-        | if recursive {
-            libc::AT_RECURSIVE as libc::c_uint
-        } else {
-            0
-        };
-    // SAFETY: plain syscall on a valid descriptor and an empty path.
-    let tree =
-        Fd(
-            check(unsafe { libc::syscall(libc::SYS_open_tree, source.0, c"".as_ptr(), flags) })?
-                as libc::c_int,
-        );
+    let recursive = if recursive { AT_RECURSIVE } else { 0 };
+    let tree = open_tree(source.0, c"", AT_EMPTY_PATH | recursive)?;
+    set_read_only(&tree, read_only)?;
+    move_tree(&tree, target.0, c"")
+}
+
+/// A detached copy of the mount tree at `name` in `dir` (`AT_FDCWD`: a path; with
+/// `AT_EMPTY_PATH` among `flags` and an empty name: `dir` itself).
+fn open_tree(dir: libc::c_int, name: &CStr, flags: libc::c_uint) -> io::Result<Fd> {
+    let flags = libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC | flags;
+    // SAFETY: plain syscall with a NUL-terminated name.
+    let fd = check(unsafe { libc::syscall(libc::SYS_open_tree, dir, name.as_ptr(), flags) })?;
+    Ok(Fd(fd as libc::c_int))
+}
+
+/// Makes the detached tree `tree` read-only, or writable.
+fn set_read_only(tree: &Fd, read_only: bool) -> io::Result<()> {
     let (attr_set, attr_clr) = if read_only {
         (libc::MOUNT_ATTR_RDONLY, 0)
     } else {
         (0, libc::MOUNT_ATTR_RDONLY)
     };
-    set_attr(
-        &tree,
-        0,
-        &MountAttr {
-            attr_set,
-            attr_clr,
-            propagation: 0,
-            userns_fd: 0,
-        },
-    )?;
-    move_tree(&tree, target)
+    let attr = MountAttr {
+        attr_set,
+        attr_clr,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    set_attr(tree, 0, &attr)
 }
+
+/// Attaches the detached tree `tree` at `name` in `dir` (its last component not followed),
+/// or onto `dir` itself when `name` is empty.
+fn move_tree(tree: &Fd, dir: libc::c_int, name: &CStr) -> io::Result<()> {
+    let onto = if name.is_empty() {
+        libc::MOVE_MOUNT_T_EMPTY_PATH
+    } else {
+        0
+    };
+    // SAFETY: plain syscall on valid descriptors and NUL-terminated names.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.0,
+            c"".as_ptr(),
+            dir,
+            name.as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH | onto,
+        )
+    };
+    check(rc).map(|_| ())
+}
+
+/// `open_tree` flags, as the call takes them.
+const AT_EMPTY_PATH: libc::c_uint = libc::AT_EMPTY_PATH as libc::c_uint;
+const AT_RECURSIVE: libc::c_uint = libc::AT_RECURSIVE as libc::c_uint;
+const AT_SYMLINK_NOFOLLOW: libc::c_uint = libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
 
 /// Binds the object `target` refers to onto itself.
 fn bind_onto_itself(target: &Fd, read_only: bool, recursive: bool) -> io::Result<()> {
@@ -543,16 +569,7 @@ fn mount_view(ws: &Fd, view: &CStr, binds: &[(CString, bool)]) -> io::Result<()>
 /// entry of `.git` in every command). The copy is made without following a link, and its
 /// type must be the placeholder's (a directory or a regular file).
 fn bind_entry(real: &Fd, shown: &Fd, name: &CStr, writable: bool) -> io::Result<()> {
-    let flags = libc::OPEN_TREE_CLONE
-        | libc::OPEN_TREE_CLOEXEC
-        | libc::AT_RECURSIVE as libc::c_uint
-        | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
-    // SAFETY: plain syscall on a valid descriptor and a NUL-terminated name.
-    let tree =
-        Fd(
-            check(unsafe { libc::syscall(libc::SYS_open_tree, real.0, name.as_ptr(), flags) })?
-                as libc::c_int,
-        );
+    let tree = open_tree(real.0, name, AT_RECURSIVE | AT_SYMLINK_NOFOLLOW)?;
     let kind = file_type(&tree)?;
     // SAFETY: an all-zero `stat` is a valid value; fstatat fills it.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -564,34 +581,8 @@ fn bind_entry(real: &Fd, shown: &Fd, name: &CStr, writable: bool) -> io::Result<
     if !matches!(kind, libc::S_IFDIR | libc::S_IFREG) || kind != st.st_mode & libc::S_IFMT {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    let (attr_set, attr_clr) = if writable {
-        (0, libc::MOUNT_ATTR_RDONLY)
-    } else {
-        (libc::MOUNT_ATTR_RDONLY, 0)
-    };
-    set_attr(
-        &tree,
-        0,
-        &MountAttr {
-            attr_set,
-            attr_clr,
-            propagation: 0,
-            userns_fd: 0,
-        },
-    )?;
-    // SAFETY: plain syscall on valid descriptors and NUL-terminated names; the target's last
-    // component is not followed (no MOVE_MOUNT_T_SYMLINKS).
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree.0,
-            c"".as_ptr(),
-            shown.0,
-            name.as_ptr(),
-            libc::MOVE_MOUNT_F_EMPTY_PATH,
-        )
-    };
-    check(rc).map(|_| ())
+    set_read_only(&tree, !writable)?;
+    move_tree(&tree, shown.0, name)
 }
 
 /// Covers home and binds back what the view shows: each shown place is cloned (with what is
@@ -606,7 +597,13 @@ fn cover_home(home: &HomeMounts) -> io::Result<()> {
         .iter()
         .filter_map(|(p, n)| matches!(n, HomeNode::Show(_)).then_some((p, n)));
     for (slot, (path, node)) in trees.iter_mut().zip(shown) {
-        *slot = match clone_path(path, matches!(node, HomeNode::Show(true))) {
+        let recursive = if matches!(node, HomeNode::Show(true)) {
+            AT_RECURSIVE
+        } else {
+            0
+        };
+        // By name: no descriptor of its own to open and close.
+        *slot = match open_tree(libc::AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | recursive) {
             Ok(tree) => Some(tree),
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => continue,
             Err(e) => return Err(e),
@@ -626,7 +623,7 @@ fn cover_home(home: &HomeMounts) -> io::Result<()> {
         .filter(|(_, n)| matches!(n, HomeNode::Show(_)));
     for (tree, (path, _)) in trees.iter().zip(shown) {
         let Some(tree) = tree else { continue };
-        match move_tree_to(tree, path) {
+        match move_tree(tree, libc::AT_FDCWD, path) {
             Ok(()) => {}
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
             Err(e) => return Err(e),
@@ -709,55 +706,6 @@ pub(crate) fn make_skeleton(dir: &std::path::Path, home: &HomeMounts) -> std::io
         }
     }
     Ok(())
-}
-
-/// A detached copy of the mount tree at `path`, its last component not followed (read-only,
-/// as everything is by then). By name: no descriptor of its own to open and close.
-fn clone_path(path: &CStr, recursive: bool) -> io::Result<Fd> {
-    let flags = libc::OPEN_TREE_CLONE
-        | libc::OPEN_TREE_CLOEXEC
-        | (libc::AT_SYMLINK_NOFOLLOW as libc::c_uint)
-        | if recursive {
-            libc::AT_RECURSIVE as libc::c_uint
-        } else {
-            0
-        };
-    // SAFETY: plain syscall with a NUL-terminated path.
-    let fd =
-        check(unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) })?;
-    Ok(Fd(fd as libc::c_int))
-}
-
-/// Attaches the detached tree `tree` onto `path` (its last component not followed).
-fn move_tree_to(tree: &Fd, path: &CStr) -> io::Result<()> {
-    // SAFETY: plain syscall on a valid descriptor and a NUL-terminated path.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree.0,
-            c"".as_ptr(),
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            libc::MOVE_MOUNT_F_EMPTY_PATH,
-        )
-    };
-    check(rc).map(|_| ())
-}
-
-/// Attaches the detached tree `tree` onto `target`.
-fn move_tree(tree: &Fd, target: &Fd) -> io::Result<()> {
-    // SAFETY: plain syscall on valid descriptors and empty paths.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree.0,
-            c"".as_ptr(),
-            target.0,
-            c"".as_ptr(),
-            libc::MOVE_MOUNT_F_EMPTY_PATH | libc::MOVE_MOUNT_T_EMPTY_PATH,
-        )
-    };
-    check(rc).map(|_| ())
 }
 
 /// Covers each secret path: a directory with an empty read-only tmpfs, anything else with
