@@ -60,9 +60,7 @@ impl Sandbox {
             shown,
         }
     }
-}
 
-impl Sandbox {
     /// The home view's directories, links and placeholder files made once in rein's private
     /// dir, for each command to bind over home (`None`: made in a tmpfs per command instead).
     fn home_skeleton(&self, home: &mounts::HomeMounts) -> Option<CString> {
