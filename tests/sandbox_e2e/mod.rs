@@ -863,6 +863,34 @@ pub fn no_write_lands_outside(mode: Mode) {
     git(&w, &["status", "--short"]);
 }
 
+/// A command run as root keeps only the capabilities for files (chown, dac_override,
+/// fowner, fsetid, kill, setgid, setuid, net_bind_service): none that reaches mounts, the
+/// kernel, devices or other processes' memory, in its own sets or a child's.
+pub fn a_root_command_keeps_only_the_capabilities_for_files(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let attack = "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status; \
+        sh -c \"grep -E '^Cap(Prm|Eff):' /proc/self/status\"";
+    s.push(script(&w, attack)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let r = attacked(&s, 1);
+    const KEPT: u64 = 0b100_1111_1011;
+    let sets: Vec<(&str, u64)> = r
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter_map(|(name, hex)| Some((name, u64::from_str_radix(hex.trim(), 16).ok()?)))
+        .collect();
+    assert_eq!(sets.len(), 7, "{r}");
+    for (name, set) in &sets {
+        assert_eq!(
+            set & !KEPT,
+            0,
+            "{name} holds more than the kept ones: {set:#x}"
+        );
+    }
+}
+
 /// Class 7: a long output saved in full is readable by the user only. (Checked while rein
 /// still runs: it removes its temp dir when it exits.)
 pub fn saved_outputs_are_private(mode: Mode) {
@@ -968,6 +996,7 @@ macro_rules! sandbox_classes {
             saved_outputs_are_private,
             a_crowded_directory_beside_home_stays_readable,
             a_directory_made_beside_home_is_readable_by_the_next_command,
+            a_root_command_keeps_only_the_capabilities_for_files,
         );
     };
     (@each $mode:expr; $($name:ident),* $(,)?) => {
