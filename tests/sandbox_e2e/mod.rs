@@ -882,7 +882,11 @@ pub fn a_root_command_keeps_only_the_capabilities_for_files(mode: Mode) {
         .filter_map(|(name, hex)| Some((name, u64::from_str_radix(hex.trim(), 16).ok()?)))
         .collect();
     assert_eq!(sets.len(), 7, "{r}");
-    for (name, set) in &sets {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    // Others hold no capability to begin with, and with no_new_privs none can be gained by
+    // exec, so their bounding set may stay full (as it does without namespaces).
+    for (name, set) in sets.iter().filter(|(name, _)| root || *name != "CapBnd") {
         assert_eq!(
             set & !KEPT,
             0,
