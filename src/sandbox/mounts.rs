@@ -784,6 +784,23 @@ mod tests {
         assert_eq!(id_map(u32::MAX, &mut buf), b"4294967295 4294967295 1\n");
     }
 
+    /// Whether the file at `path` reads as `text` (at most 16 bytes; system calls only, for
+    /// the forked children below).
+    fn shows(path: &CStr, text: &[u8]) -> bool {
+        let mut buf = [0u8; 16];
+        // SAFETY: plain calls on a NUL-terminated path and a local buffer.
+        let n = unsafe {
+            let fd = libc::open(path.as_ptr(), libc::O_RDONLY);
+            if fd < 0 {
+                return false;
+            }
+            let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+            libc::close(fd);
+            n
+        };
+        n >= 0 && &buf[..n as usize] == text
+    }
+
     /// Runs `body` in a forked child with a mount namespace of its own (a user namespace too
     /// when not root). `None` when this machine has no such namespaces; otherwise the child's
     /// exit code.
@@ -855,18 +872,12 @@ mod tests {
             if refused.err().and_then(|e| e.raw_os_error()) != Some(libc::EINVAL) {
                 return 3;
             }
-            let mut buf = [0u8; 32];
-            // SAFETY: plain calls on a NUL-terminated path and a local buffer.
-            let (read, writable) = unsafe {
-                let fd = libc::open(config.as_ptr(), libc::O_RDONLY);
-                let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-                libc::close(fd);
-                (n, libc::open(config.as_ptr(), libc::O_WRONLY) >= 0)
-            };
-            match (&buf[..read.max(0) as usize], writable) {
-                (b"real config", false) => 0,
+            // SAFETY: plain call on a NUL-terminated path.
+            let writable = unsafe { libc::open(config.as_ptr(), libc::O_WRONLY) } >= 0;
+            match (shows(&config, b"real config"), writable) {
                 (_, true) => 4,
-                _ => 5,
+                (false, _) => 5,
+                (true, false) => 0,
             }
         };
         let Some(code) = in_own_mount_namespace(&body) else {
@@ -921,22 +932,6 @@ mod tests {
             if cover_home(&mounts).is_err() {
                 return 1;
             }
-            let read = |p: &CStr| -> Option<([u8; 8], isize)> {
-                let mut buf = [0u8; 8];
-                // SAFETY: plain calls on a NUL-terminated path and a local buffer.
-                unsafe {
-                    let fd = libc::open(p.as_ptr(), libc::O_RDONLY);
-                    if fd < 0 {
-                        return None;
-                    }
-                    let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-                    libc::close(fd);
-                    Some((buf, n))
-                }
-            };
-            let shows = |p: &CStr, text: &[u8]| {
-                read(p).is_some_and(|(buf, n)| n >= 0 && &buf[..n as usize] == text)
-            };
             // SAFETY: plain calls on NUL-terminated paths.
             let (gone, link, writable) = unsafe {
                 let mut st: libc::stat = std::mem::zeroed();

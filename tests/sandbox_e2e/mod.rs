@@ -893,6 +893,14 @@ pub fn a_root_command_keeps_only_the_capabilities_for_files(mode: Mode) {
             "{name} holds more than the kept ones: {set:#x}"
         );
     }
+    if root {
+        let effective = sets.iter().find(|(name, _)| *name == "CapEff").map(|s| s.1);
+        assert_eq!(
+            effective,
+            Some(KEPT),
+            "root lost a capability it needs for files: {r}"
+        );
+    }
 }
 
 /// Class 7: a long output saved in full is readable by the user only. (Checked while rein
