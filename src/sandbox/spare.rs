@@ -1,15 +1,20 @@
-//! A Landlock ruleset built ahead for the next command, off its path.
+//! One Landlock ruleset, built once and shared by the commands that follow, off their path.
 //!
 //! Building a ruleset opens every sibling on the way to what is excluded (`/dev`, home, the
-//! secrets without namespaces) and adds a rule for each: dozens of system calls, most of what
-//! rein does to prepare a call. The inputs are the same from one command to the next, so after
-//! each command's ruleset is taken, the next one is built on tokio's blocking pool while the
-//! command runs (or the model thinks). A command takes the spare only when it was built from
-//! exactly its inputs (the paths, and the writable directories' identities: a temp dir made
-//! anew is another directory) and from a walk that is still current, else builds its own as
-//! before. At most one spare is kept: one descriptor per sandbox. The walk itself (the
-//! siblings' descriptors) is kept too and replayed while it is current (see
+//! secrets without namespaces) and adds a rule for each: dozens to hundreds of system calls,
+//! most of what rein does to prepare a call. The inputs are the same from one command to the
+//! next, and `landlock_restrict_self` does not consume a ruleset, so one ruleset serves many
+//! commands: each gets a descriptor of it. It is used only while it was built from exactly
+//! the command's inputs (the paths, and the writable directories' identities: a temp dir made
+//! anew is another directory) and from a walk that is still current; else a command builds
+//! its own as before. After [`USES`] commands the next ruleset is built on tokio's blocking
+//! pool while the command runs (or the model thinks). The walk itself (the siblings'
+//! descriptors) is kept too and replayed while it is current (see
 //! [`Walk`](super::readable::Walk)).
+//!
+//! A shared ruleset must never reach a command: it could add rules that later commands would
+//! be confined by. Ruleset descriptors are close-on-exec: the kernel makes them so, and
+//! `try_clone` and the zygote's `recvmsg` keep it.
 
 use super::linux::{Grants, LateGrants, Rules, TESTED_ABI, build_ruleset};
 use super::readable::Walk;
@@ -130,7 +135,15 @@ fn descriptor_budget() -> usize {
     usize::try_from(limit.rlim_cur / 4).unwrap_or(0).min(4096)
 }
 
-/// The spare ruleset of one sandbox (shared by its clones).
+/// Commands one ruleset serves before a fresh one is built. Each command's child adds up to
+/// three rules of its own to it (its private `/proc`, `/dev/pts`, `/dev/shm`, which exist
+/// only in its namespace); they stay in the ruleset after the command ends and every later
+/// command's domain copies them, so the count is bounded (a few hundred dead rules cost a
+/// domain only microseconds).
+const USES: u32 = 32;
+
+/// The ruleset of one sandbox (shared by its clones), kept and handed to command after
+/// command while it was built from the same inputs and its walk is current.
 #[derive(Default)]
 pub(crate) struct SpareRuleset {
     slot: Mutex<Slot>,
@@ -146,46 +159,72 @@ impl std::fmt::Debug for SpareRuleset {
 
 #[derive(Default)]
 struct Slot {
-    spare: Option<(Inputs, Built)>,
-    /// A spare is being built: no second one is started meanwhile.
+    /// The ruleset, its inputs and how many commands it has served.
+    kept: Option<(Inputs, Built, u32)>,
+    /// A fresh one is being built: no second one is started meanwhile.
     building: bool,
+    /// Rulesets built (for tests: a kept one is reused, not rebuilt).
+    #[cfg(test)]
+    builds: u32,
 }
 
 impl std::fmt::Debug for Slot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Slot")
-            .field("spare", &self.spare.is_some())
+            .field("kept", &self.kept.as_ref().map(|k| k.2))
             .field("building", &self.building)
             .finish()
     }
 }
 
 impl SpareRuleset {
-    /// The ruleset for `inputs`: the spare when it was built from them, else one built now.
-    /// Then the next one is built in the background (when there is a tokio runtime).
+    /// The ruleset for `inputs`: the kept one when it was built from them and its walk is
+    /// current (a descriptor of the same ruleset), else one built now, which is kept. The
+    /// last command a kept ruleset serves starts the next one's build in the background
+    /// (when there is a tokio runtime).
     pub(crate) fn take(
         self: &Arc<Self>,
         inputs: Inputs,
     ) -> Result<(Option<OwnedFd>, LateGrants), String> {
-        let spare = crate::sync::lock(&self.slot).spare.take();
-        // A spare from a walk that is no longer current (a directory beside home made since, a
-        // new mount) is not taken: the command gets what a walk now gives.
-        let got = match spare {
-            Some((built_from, (fd, late, walk)))
-                if built_from == inputs && walk.walk.still_valid() =>
+        let mut slot = crate::sync::lock(&self.slot);
+        // A ruleset from a walk that is no longer current (a directory beside home made since,
+        // a new mount) is not used: the command gets what a walk now gives.
+        let reusable = slot
+            .kept
+            .as_ref()
+            .is_some_and(|(from, (_, _, walk), _)| *from == inputs && walk.walk.still_valid());
+        if !reusable {
+            slot.kept = None;
+            drop(slot);
+            let built = inputs.build(&self.last)?;
+            slot = crate::sync::lock(&self.slot);
+            #[cfg(test)]
             {
-                (fd, late)
+                slot.builds += 1;
             }
-            _ => {
-                let (fd, late, _) = inputs.build(&self.last)?;
-                (fd, late)
-            }
+            slot.kept = Some((inputs.clone(), built, 0));
+        }
+        let Some((_, (fd, late, _), uses)) = slot.kept.as_mut() else {
+            return Err("The sandbox lost its Landlock ruleset.".into());
         };
-        self.refill(inputs);
-        Ok(got)
+        *uses += 1;
+        let late = *late;
+        let shared = match fd {
+            Some(fd) => Some(
+                fd.try_clone()
+                    .map_err(|e| format!("The sandbox could not share its Landlock rules: {e}."))?,
+            ),
+            None => None,
+        };
+        if *uses >= USES {
+            slot.kept = None;
+            drop(slot);
+            self.refill(inputs);
+        }
+        Ok((shared, late))
     }
 
-    /// Builds a spare from `inputs` on tokio's blocking pool, unless one is being built.
+    /// Builds a ruleset from `inputs` on tokio's blocking pool, unless one is being built.
     fn refill(self: &Arc<Self>, inputs: Inputs) {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
@@ -202,7 +241,13 @@ impl SpareRuleset {
             let built = inputs.build(&me.last).ok();
             let mut slot = crate::sync::lock(&me.slot);
             slot.building = false;
-            slot.spare = built.map(|built| (inputs, built));
+            if slot.kept.is_none() {
+                #[cfg(test)]
+                {
+                    slot.builds += 1;
+                }
+                slot.kept = built.map(|built| (inputs, built, 0));
+            }
         });
     }
 }
@@ -216,35 +261,74 @@ mod tests {
         Inputs::new(abi, false, false, writable, &[], None, true)
     }
 
-    #[tokio::test]
-    async fn a_spare_is_taken_only_when_built_from_the_same_inputs() {
+    fn builds(spare: &SpareRuleset) -> u32 {
+        crate::sync::lock(&spare.slot).builds
+    }
+
+    #[test]
+    fn one_ruleset_serves_the_same_inputs_and_a_new_directory_gets_its_own() {
         if super::super::linux::kernel().abi < 3 {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
         let w = dir.path().canonicalize().unwrap();
         let spare = Arc::new(SpareRuleset::default());
+        for _ in 0..3 {
+            let (fd, _) = spare.take(inputs(std::slice::from_ref(&w))).unwrap();
+            assert!(fd.is_some());
+        }
+        assert_eq!(builds(&spare), 1, "the kept ruleset was not reused");
+        // The temp dir made anew is another directory: the kept ruleset is not used for it.
+        std::fs::remove_dir(&w).unwrap();
+        std::fs::create_dir(&w).unwrap();
         spare.take(inputs(std::slice::from_ref(&w))).unwrap();
-        let built = || {
-            let slot = crate::sync::lock(&spare.slot);
-            !slot.building && slot.spare.is_some()
-        };
+        assert_eq!(
+            builds(&spare),
+            2,
+            "a ruleset for the old directory was used"
+        );
+    }
+
+    #[test]
+    fn a_ruleset_serves_a_bounded_number_of_commands() {
+        if super::super::linux::kernel().abi < 3 {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().canonicalize().unwrap();
+        let spare = Arc::new(SpareRuleset::default());
+        for _ in 0..USES {
+            spare.take(inputs(std::slice::from_ref(&w))).unwrap();
+        }
+        assert_eq!(builds(&spare), 1);
+        // No runtime here to build the next one ahead: the next command builds its own.
+        spare.take(inputs(std::slice::from_ref(&w))).unwrap();
+        assert_eq!(
+            builds(&spare),
+            2,
+            "a ruleset served more than {USES} commands"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_next_ruleset_is_built_ahead_when_one_is_used_up() {
+        if super::super::linux::kernel().abi < 3 {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().canonicalize().unwrap();
+        let spare = Arc::new(SpareRuleset::default());
+        for _ in 0..USES {
+            spare.take(inputs(std::slice::from_ref(&w))).unwrap();
+        }
         for _ in 0..500 {
-            if built() {
+            if builds(&spare) == 2 {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
-        assert!(built(), "no spare was built");
-        // The temp dir made anew is another directory: the spare is not taken for it.
-        std::fs::remove_dir(&w).unwrap();
-        std::fs::create_dir(&w).unwrap();
-        let now = inputs(std::slice::from_ref(&w));
-        let slot = crate::sync::lock(&spare.slot);
-        let (from, _) = slot.spare.as_ref().unwrap();
-        assert!(
-            *from != now,
-            "a spare for the old directory matched the new one"
-        );
+        assert_eq!(builds(&spare), 2, "no ruleset was built ahead");
+        spare.take(inputs(std::slice::from_ref(&w))).unwrap();
+        assert_eq!(builds(&spare), 2, "the one built ahead was not used");
     }
 }

@@ -988,6 +988,75 @@ pub fn a_directory_made_beside_home_is_readable_by_the_next_command(mode: Mode) 
     assert!(r.contains("made-later-content"), "not readable: {r}");
 }
 
+/// Python that tries to add a rule granting writes in `target` to every descriptor the
+/// command holds (`landlock_add_rule` is call 445 on every architecture rein runs on), and
+/// prints what it reached: a Landlock ruleset in a command's hands would let it widen the
+/// rules later commands are confined by, since one ruleset serves many commands.
+fn widen_any_ruleset(target: &Path) -> String {
+    format!(
+        r#"python3 - <<'PY'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+class Rule(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("access", ctypes.c_uint64), ("fd", ctypes.c_int32)]
+target = os.open("{}", os.O_PATH)
+reached = []
+for name in os.listdir("/proc/self/fd"):
+    try:
+        link = os.readlink("/proc/self/fd/" + name)
+    except OSError:
+        link = "?"
+    if "landlock" in link:
+        reached.append("RULESET %s %s" % (name, link))
+    rule = Rule((1 << 1) | (1 << 8), target)
+    if libc.syscall(445, int(name), 1, ctypes.byref(rule), 0) == 0:
+        reached.append("ADDED %s" % name)
+print("\n".join(reached) or "no-ruleset-reached")
+PY"#,
+        target.display()
+    )
+}
+
+/// A command never holds the Landlock ruleset rein shares between commands, so it cannot widen
+/// what later commands may do; and later commands, confined by the same ruleset, still get
+/// their own `/proc` (and, with namespaces, a writable `/dev/shm`).
+pub fn a_command_cannot_widen_the_rules_of_later_ones(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let target = w.dir.path().join("outside");
+    std::fs::create_dir_all(&target).unwrap();
+    let later = format!(
+        "echo x > '{}/f'; head -1 /proc/self/status; \
+         echo shm > /dev/shm/rein-probe-$$ && echo shm-ok; rm -f /dev/shm/rein-probe-$$",
+        target.display()
+    );
+    s.push(script(&w, &widen_any_ruleset(&target)))
+        .push(script(&w, &later))
+        .push(script(&w, &later))
+        .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let r = attacked(&s, 1);
+    assert!(
+        r.contains("no-ruleset-reached"),
+        "a ruleset was reached: {r}"
+    );
+    for i in [2, 3] {
+        let r = attacked(&s, i);
+        assert!(
+            r.contains("Name:"),
+            "command {i} could not read its /proc: {r}"
+        );
+        let private_shm = mode != Mode::Fallback && Path::new("/dev/shm").is_dir();
+        assert!(
+            !private_shm || r.contains("shm-ok"),
+            "command {i} could not write its /dev/shm: {r}"
+        );
+    }
+    assert!(!target.join("f").exists(), "a later command wrote outside");
+}
+
 /// One `#[test]` per class for `mode`.
 #[macro_export]
 macro_rules! sandbox_classes {
@@ -1009,6 +1078,7 @@ macro_rules! sandbox_classes {
             a_crowded_directory_beside_home_stays_readable,
             a_directory_made_beside_home_is_readable_by_the_next_command,
             a_root_command_keeps_only_the_capabilities_for_files,
+            a_command_cannot_widen_the_rules_of_later_ones,
         );
     };
     (@each $mode:expr; $($name:ident),* $(,)?) => {
