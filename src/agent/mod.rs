@@ -126,7 +126,7 @@ struct Agent {
     todos: Vec<Todo>,
     events: EventSink,
     session_id: String,
-    temp_dir: PathBuf,
+    temp_dir: PrivateTemp,
     sandbox: Arc<Sandbox>,
     cancel: Arc<Mutex<CancellationToken>>,
     system: String,
@@ -227,12 +227,44 @@ fn subagents_for(
 }
 
 /// A directory of the session's own (saved outputs, images), private: saved outputs may hold
-/// what a command printed.
-fn private_temp_dir() -> std::io::Result<PathBuf> {
-    let temp_dir = std::env::temp_dir().join(format!("rein-{}", new_session_id()));
-    std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
-        .create(&temp_dir)?;
-    Ok(temp_dir)
+/// what a command printed. Removed with its contents when dropped, so a session whose task is
+/// dropped mid-run (a runtime shut down) or whose set-up fails leaves nothing behind either.
+struct PrivateTemp(PathBuf);
+
+impl PrivateTemp {
+    /// Makes a new one (mode 0700) in `parent`.
+    fn create_in(parent: &std::path::Path) -> std::io::Result<PrivateTemp> {
+        let dir = parent.join(format!("rein-{}", new_session_id()));
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&dir)?;
+        Ok(PrivateTemp(dir))
+    }
+}
+
+impl std::ops::Deref for PrivateTemp {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl PrivateTemp {
+    /// Removes it now (the end of a session: before the agent's events end, which is what
+    /// `rein exec` waits for before it exits).
+    fn remove(&self) {
+        match std::fs::remove_dir_all(&self.0) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                tracing::debug!("could not remove {}: {e}", self.0.display());
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Drop for PrivateTemp {
+    fn drop(&mut self) {
+        self.remove();
+    }
 }
 
 /// The skills and the custom slash commands this session offers.
@@ -410,7 +442,7 @@ impl Agent {
             .as_ref()
             .zip(crate::discover::ask_server_window(&config))
             .map(|(rt, ask)| rt.spawn(ask));
-        let temp_dir = private_temp_dir()?;
+        let temp_dir = PrivateTemp::create_in(&std::env::temp_dir())?;
         let pending: PendingApprovals = Arc::default();
         let sandbox = sandbox_for(&config, &temp_dir, opts.approver, &events, &pending);
         let (skills, commands) = catalogs_for(&config);
@@ -656,9 +688,7 @@ impl Agent {
         }
         self.journal.close();
         self.mcp.shutdown().await;
-        if let Err(e) = std::fs::remove_dir_all(&self.temp_dir) {
-            tracing::debug!("could not remove {}: {e}", self.temp_dir.display());
-        }
+        self.temp_dir.remove();
     }
 
     fn fresh_cancel_token(&self) -> CancellationToken {
@@ -883,5 +913,24 @@ impl Agent {
         let checkpoints = self.checkpoints.clone();
         let _ = tokio::task::spawn_blocking(move || checkpoints.end_turn()).await;
         self.events.send(Event::TurnFinished { outcome });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_private_temp_dir_is_private_and_goes_with_its_contents_when_dropped() {
+        let parent = tempfile::tempdir().unwrap();
+        let temp = PrivateTemp::create_in(parent.path()).unwrap();
+        let dir = temp.to_path_buf();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        std::fs::create_dir(dir.join("outputs")).unwrap();
+        std::fs::write(dir.join("outputs/saved.txt"), "what a command printed").unwrap();
+        drop(temp);
+        assert!(!dir.exists(), "{} was left behind", dir.display());
     }
 }

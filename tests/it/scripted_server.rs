@@ -18,6 +18,8 @@ async fn server_answers_400_when_the_script_is_exhausted_and_404_off_path() {
     let server = ScriptedServer::openai();
     assert!(server.base_url().ends_with("/v1"));
     assert!(!ScriptedServer::anthropic().base_url().ends_with("/v1"));
+    // reqwest is built without a default TLS provider; rein installs one before its clients.
+    rein::llm::client::ensure_tls_provider();
     let http = reqwest::Client::new();
     let resp = http
         .post(format!("{}/chat/completions", server.base_url()))
