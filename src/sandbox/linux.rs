@@ -507,6 +507,8 @@ impl Confinement {
             return Err(io::Error::last_os_error());
         }
         if let Some(ruleset) = &self.ruleset {
+            // The ruleset is shared with other commands (see `spare`): these rules stay in it,
+            // reaching nothing once this namespace is gone.
             for (done, path, access) in [
                 (mounted.shm, mounts::dev_shm(), self.late.shm),
                 (mounted.pts, mounts::dev_pts(), self.late.pts),

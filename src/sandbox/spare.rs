@@ -265,61 +265,60 @@ mod tests {
         crate::sync::lock(&spare.slot).builds
     }
 
-    #[test]
-    fn one_ruleset_serves_the_same_inputs_and_a_new_directory_gets_its_own() {
+    /// A writable temp dir (canonical) and an empty spare, when Landlock is there to build for.
+    fn setup() -> Option<(tempfile::TempDir, PathBuf, Arc<SpareRuleset>)> {
         if super::super::linux::kernel().abi < 3 {
-            return;
+            return None;
         }
         let dir = tempfile::tempdir().unwrap();
         let w = dir.path().canonicalize().unwrap();
-        let spare = Arc::new(SpareRuleset::default());
+        Some((dir, w, Arc::new(SpareRuleset::default())))
+    }
+
+    /// Takes the ruleset for a command whose only writable directory is `w`.
+    fn take(spare: &Arc<SpareRuleset>, w: &std::path::Path) -> Option<OwnedFd> {
+        spare.take(inputs(&[w.to_path_buf()])).unwrap().0
+    }
+
+    #[test]
+    fn one_ruleset_serves_the_same_inputs_and_a_new_directory_gets_its_own() {
+        let Some((_dir, w, spare)) = setup() else {
+            return;
+        };
         for _ in 0..3 {
-            let (fd, _) = spare.take(inputs(std::slice::from_ref(&w))).unwrap();
-            assert!(fd.is_some());
+            assert!(take(&spare, &w).is_some());
         }
         assert_eq!(builds(&spare), 1, "the kept ruleset was not reused");
         // The temp dir made anew is another directory: the kept ruleset is not used for it.
         std::fs::remove_dir(&w).unwrap();
         std::fs::create_dir(&w).unwrap();
-        spare.take(inputs(std::slice::from_ref(&w))).unwrap();
-        assert_eq!(
-            builds(&spare),
-            2,
-            "a ruleset for the old directory was used"
-        );
+        take(&spare, &w);
+        let fresh = builds(&spare);
+        assert_eq!(fresh, 2, "a ruleset for the old directory was used");
     }
 
     #[test]
     fn a_ruleset_serves_a_bounded_number_of_commands() {
-        if super::super::linux::kernel().abi < 3 {
+        let Some((_dir, w, spare)) = setup() else {
             return;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let w = dir.path().canonicalize().unwrap();
-        let spare = Arc::new(SpareRuleset::default());
+        };
         for _ in 0..USES {
-            spare.take(inputs(std::slice::from_ref(&w))).unwrap();
+            take(&spare, &w);
         }
         assert_eq!(builds(&spare), 1);
         // No runtime here to build the next one ahead: the next command builds its own.
-        spare.take(inputs(std::slice::from_ref(&w))).unwrap();
-        assert_eq!(
-            builds(&spare),
-            2,
-            "a ruleset served more than {USES} commands"
-        );
+        take(&spare, &w);
+        let fresh = builds(&spare);
+        assert_eq!(fresh, 2, "a ruleset served more than {USES} commands");
     }
 
     #[tokio::test]
     async fn the_next_ruleset_is_built_ahead_when_one_is_used_up() {
-        if super::super::linux::kernel().abi < 3 {
+        let Some((_dir, w, spare)) = setup() else {
             return;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let w = dir.path().canonicalize().unwrap();
-        let spare = Arc::new(SpareRuleset::default());
+        };
         for _ in 0..USES {
-            spare.take(inputs(std::slice::from_ref(&w))).unwrap();
+            take(&spare, &w);
         }
         for _ in 0..500 {
             if builds(&spare) == 2 {
@@ -328,7 +327,7 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         assert_eq!(builds(&spare), 2, "no ruleset was built ahead");
-        spare.take(inputs(std::slice::from_ref(&w))).unwrap();
+        take(&spare, &w);
         assert_eq!(builds(&spare), 2, "the one built ahead was not used");
     }
 }
