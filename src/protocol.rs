@@ -294,6 +294,8 @@ pub enum QuirkKind {
     /// Code the answer showed in a fenced block instead of writing it became a tool call
     /// (an edit of the file it names, a new file, or a command to run).
     AppliedCodeBlock,
+    /// The answer kept repeating the same text; it was stopped there and cut to one piece.
+    RepeatingAnswer,
 }
 
 /// How a turn ended.

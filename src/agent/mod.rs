@@ -21,6 +21,7 @@ pub mod mode;
 mod net_ask;
 pub mod prompt;
 pub mod repair;
+mod repeating;
 mod rewind;
 mod session_switch;
 mod shell;

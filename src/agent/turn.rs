@@ -6,6 +6,7 @@ use super::context;
 use super::dispatch::{CallResult, Dispatcher, INTERRUPTED, Preparation};
 use super::loop_guard::{LoopGuard, Verdict};
 use super::repair::{self, Quirk};
+use super::repeating::{self, RepeatWatch};
 use crate::llm::ToolCall;
 use crate::llm::{
     AssistantPart, Client, HistoryMark, LlmError, Message, Request, Response, StreamNotice,
@@ -115,6 +116,20 @@ const MAX_NUDGES: u32 = 2;
 const EMPTY_NUDGE: &str = "[rein] Your last answer was empty. If the task is not finished, \
     continue it with the tools; if it is, say in a sentence what you did.";
 
+/// What rein says when it stopped an answer that kept repeating itself; sent once per run of
+/// the loop (a second one ends it).
+const REPEAT_NUDGE: &str = "[rein] Your answer kept repeating the same text, so it was \
+    stopped. Do the next step of the task now with one tool call, or say in a sentence what \
+    you did if it is finished.";
+
+/// How a request ended without a response to take.
+enum Failed {
+    /// The loop ends (interrupted, or the request failed), with the text streamed so far.
+    End(LoopEnd, String),
+    /// The answer kept repeating itself and was stopped: its text up to the first repeat.
+    Repeating(String),
+}
+
 /// The answer's parts, with a refusal shown as text.
 fn answer_parts(response: &Response) -> Vec<AssistantPart> {
     let mut parts = response.parts.clone();
@@ -163,7 +178,13 @@ impl TurnEnv<'_> {
             st.sent = std::mem::take(&mut request.messages);
             let response = match response {
                 Ok(r) => r,
-                Err((end, partial)) => {
+                Err(Failed::Repeating(kept)) => {
+                    match self.stopped_repeating(kept, history, &mut st, hooks) {
+                        Some(end) => return end,
+                        None => continue,
+                    }
+                }
+                Err(Failed::End(end, partial)) => {
                     if end == LoopEnd::Interrupted && !partial.is_empty() {
                         hooks.interrupted_answer(partial);
                     }
@@ -518,34 +539,104 @@ impl TurnEnv<'_> {
     }
 
     /// Sends one request, streaming its text to the front end; a failed one returns the text
-    /// streamed so far.
-    async fn request(&self, request: &Request) -> Result<Response, (LoopEnd, String)> {
+    /// streamed so far. An answer that keeps repeating itself (text, reasoning or a tool's
+    /// arguments) is stopped as soon as that shows, instead of running to the output limit.
+    async fn request(&self, request: &Request) -> Result<Response, Failed> {
         let events = self.events().clone();
+        let stop = self.cancel().child_token();
         let mut partial = String::new();
+        let mut watch = RepeatWatch::default();
+        // Whether the repetition showed in the visible text (then the text is cut there).
+        let mut in_text = false;
         let mut on = |n: StreamNotice| match n {
             StreamNotice::Text(text) => {
                 partial.push_str(&text);
+                if watch.push(&text) && !stop.is_cancelled() {
+                    in_text = true;
+                    stop.cancel();
+                }
                 events.send(Event::AssistantDelta { text })
             }
-            StreamNotice::Reasoning(text) => events.send(Event::ReasoningDelta { text }),
+            StreamNotice::Reasoning(text) => {
+                if watch.push(&text) {
+                    stop.cancel();
+                }
+                events.send(Event::ReasoningDelta { text })
+            }
+            StreamNotice::ToolArgs(args) => {
+                if watch.push(&args) {
+                    stop.cancel();
+                }
+            }
             StreamNotice::Retrying {
                 attempt,
                 max_attempts,
                 delay,
                 reason,
-            } => events.send(Event::Retrying {
-                attempt,
-                max_attempts,
-                delay_ms: delay.as_millis() as u64,
-                reason,
-            }),
+            } => {
+                partial.clear();
+                watch.reset();
+                events.send(Event::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay_ms: delay.as_millis() as u64,
+                    reason,
+                })
+            }
         };
-        let result = self.client.stream(request, self.cancel(), &mut on).await;
+        let result = self.client.stream(request, &stop, &mut on).await;
+        if let Some(period) = watch.period()
+            && !self.cancel().is_cancelled()
+        {
+            let kept = match in_text {
+                true => repeating::cut(&partial, period).to_owned(),
+                false => partial,
+            };
+            return Err(Failed::Repeating(kept));
+        }
         match result {
             Ok(r) => Ok(r),
-            Err(LlmError::Cancelled) => Err((LoopEnd::Interrupted, partial)),
-            Err(e) => Err((LoopEnd::Failed(e.to_string()), partial)),
+            Err(LlmError::Cancelled) => Err(Failed::End(LoopEnd::Interrupted, partial)),
+            Err(e) => Err(Failed::End(LoopEnd::Failed(e.to_string()), partial)),
         }
+    }
+
+    /// An answer stopped because it kept repeating itself: what came before the repetition
+    /// (and one piece of it) is kept as the answer, and the model is asked once to go on; a
+    /// second one ends the run (the person may continue it).
+    fn stopped_repeating(
+        &self,
+        kept: String,
+        history: &mut Vec<Message>,
+        st: &mut RunState,
+        hooks: &mut dyn TurnHooks,
+    ) -> Option<LoopEnd> {
+        let ask = !std::mem::replace(&mut st.asked_after_repeat, true);
+        let q = Quirk {
+            kind: QuirkKind::RepeatingAnswer,
+            call_id: None,
+            detail: if ask {
+                "asked to go on".into()
+            } else {
+                String::new()
+            },
+            text: "The model's answer kept repeating itself; rein stopped it.".into(),
+        };
+        self.quirk(&q, hooks);
+        self.events()
+            .send(Event::AssistantMessage { text: kept.clone() });
+        let assistant = Message::Assistant {
+            parts: vec![AssistantPart::Text { text: kept }],
+        };
+        history.push(assistant.clone());
+        hooks.appended(&assistant);
+        if !ask {
+            return Some(LoopEnd::Failed(
+                "the model's answer kept repeating itself (stopped twice)".into(),
+            ));
+        }
+        append_user(history, hooks, REPEAT_NUDGE.into());
+        None
     }
 
     /// Tells the front end and the session file what was repaired.
@@ -642,6 +733,8 @@ struct RunState {
     nudges: u32,
     /// An empty answer after tool results was already asked about.
     asked_after_empty: bool,
+    /// An answer that kept repeating itself was already stopped and asked about.
+    asked_after_repeat: bool,
     /// A small model's end-of-run nudges already sent.
     asked: super::aids::Asked,
     /// A call that may change files succeeded.

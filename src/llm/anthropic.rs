@@ -489,6 +489,7 @@ impl Assembler {
             (Block::ToolUse { json, .. }, "input_json_delta") => {
                 if let Some(s) = d.partial_json {
                     json.push_str(&s);
+                    on(StreamNotice::ToolArgs(s.into_owned()));
                 }
             }
             // citations_delta and deltas for blocks rein drops.

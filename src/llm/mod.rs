@@ -255,6 +255,9 @@ pub enum StreamNotice {
     Text(String),
     /// Reasoning text arrived.
     Reasoning(String),
+    /// A piece of a tool call's arguments arrived (not shown; watched for an answer that
+    /// repeats itself).
+    ToolArgs(String),
     /// The attempt failed and the whole request will be retried; discard partial output.
     Retrying {
         /// The next attempt number (2 = first retry).

@@ -402,7 +402,7 @@ impl Assembler {
             self.refusal.push_str(r);
         }
         for call in delta.tool_calls.iter().flatten() {
-            self.merge_call(call);
+            self.merge_call(call, on);
         }
     }
 
@@ -430,7 +430,7 @@ impl Assembler {
         }
     }
 
-    fn merge_call(&mut self, frag: &ToolCallDelta) {
+    fn merge_call(&mut self, frag: &ToolCallDelta, on: &mut dyn FnMut(StreamNotice)) {
         let index = frag.index.and_then(|i| i.0);
         let id = frag.id.as_ref().and_then(|t| t.non_empty());
         let func = frag.function.as_ref();
@@ -472,11 +472,13 @@ impl Assembler {
         {
             call.name = name.to_owned();
         }
-        match func.and_then(|f| f.arguments.as_ref()) {
-            Some(Args::Text(t)) => call.arguments.push_str(t),
-            Some(Args::Json(j)) => call.arguments.push_str(j),
-            _ => {}
-        }
+        let piece: &str = match func.and_then(|f| f.arguments.as_ref()) {
+            Some(Args::Text(t)) => t,
+            Some(Args::Json(j)) => j,
+            _ => return,
+        };
+        call.arguments.push_str(piece);
+        on(StreamNotice::ToolArgs(piece.to_owned()));
     }
 
     /// The assembled response, provided the stream completed: `[DONE]`, a `finish_reason`, or

@@ -319,7 +319,9 @@ impl Assembler {
                     ..
                 }) = self.find(event.output_index)
                 {
-                    arguments.push_str(event.delta.as_deref().unwrap_or(""));
+                    let piece = event.delta.unwrap_or_default();
+                    arguments.push_str(&piece);
+                    on(StreamNotice::ToolArgs(piece));
                 }
             }
             "response.function_call_arguments.done" => {

@@ -509,3 +509,48 @@ fn doubly_encoded_arguments_are_decoded_and_run() {
     );
     assert!(stderr(&out).contains("doubly encoded"), "{}", stderr(&out));
 }
+
+/// A model caught in a loop (one line again and again until the output limit: minutes on a
+/// local server) is stopped as soon as the repetition shows: here the stream would never end
+/// on its own (it pauses for good half-way), yet rein keeps what came before the loop, asks
+/// the model once to go on, and the task completes. A second loop ends the turn, reported.
+#[test]
+fn an_answer_that_keeps_repeating_itself_is_stopped_and_the_model_asked_to_go_on() {
+    let s = ScriptedServer::openai();
+    let never = support::Gate::new();
+    let looping = |line: &str| {
+        Reply::text(&format!("Let me fix it.\n{}", line.repeat(4000)))
+            .fragments(4000)
+            .pause_after(2000, &never)
+    };
+    s.push(looping("I will now edit greet.py.\n"))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "done.txt", "content": "ok"}),
+        ))
+        .push(looping("Done. Done. Done. "));
+    let w = World::new(&s);
+    let out = w.exec(&["--yes", "fix greet.py"]);
+    never.release();
+    // The first loop was stopped and cut to what came before it and one line.
+    let kept = s.request(1).messages()[2]["content"].to_string();
+    assert!(
+        kept.contains("Let me fix it.") && kept.len() < 120,
+        "{kept}"
+    );
+    assert_eq!(kept.matches("edit greet.py").count(), 1, "{kept}");
+    let (role, text) = last_message(&s.request(1));
+    assert_eq!(role, "user");
+    assert!(text.contains("kept repeating the same text"), "{text}");
+    assert_eq!(w.read("done.txt").as_deref(), Some("ok"));
+    // The second ends the turn: not asked about twice.
+    assert_eq!(s.request_count(), 3);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("kept repeating itself"),
+        "{}",
+        stderr(&out)
+    );
+    let kinds: Vec<String> = quirks(&w).into_iter().map(|q| q.0).collect();
+    assert_eq!(kinds, ["repeating_answer", "repeating_answer"]);
+}

@@ -74,6 +74,8 @@ fn run(anthropic_format: bool, pieces: &[&[u8]]) -> Outcome {
     let mut on = |n: StreamNotice| match n {
         StreamNotice::Text(t) => streamed_text.push_str(&t),
         StreamNotice::Reasoning(t) => streamed_reasoning.push_str(&t),
+        // Watched for repetition only; the arguments are checked in the assembled calls.
+        StreamNotice::ToolArgs(_) => {}
         other => panic!("unexpected notice {other:?}"),
     };
     let mut oa = openai::Assembler::new();

@@ -76,6 +76,8 @@ fn text_reasoning_and_call_assemble_in_output_order() {
             StreamNotice::Reasoning("Look ".into()),
             StreamNotice::Reasoning("first.".into()),
             StreamNotice::Text("Listing".into()),
+            StreamNotice::ToolArgs("{\"command\":".into()),
+            StreamNotice::ToolArgs("\"ls\"}".into()),
         ]
     );
     assert!(!r.truncated());
