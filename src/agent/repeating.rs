@@ -2,7 +2,7 @@
 //! paragraph again and again until the output limit (8,192 tokens: minutes on a local
 //! server). Found while the answer streams, so the request can be stopped there.
 
-/// Bytes of the stream's end kept to look for a repetition.
+/// Bytes of the stream's end looked at for a repetition (up to twice as many are kept).
 const WINDOW: usize = 8192;
 /// The longest repeated piece looked for, in bytes.
 const MAX_PERIOD: usize = 1024;
@@ -29,7 +29,9 @@ impl RepeatWatch {
             return true;
         }
         self.tail.extend_from_slice(piece.as_bytes());
-        if self.tail.len() > WINDOW {
+        // Trimmed once it holds two windows, not per piece: a piece per token would otherwise
+        // move the whole window each time.
+        if self.tail.len() > 2 * WINDOW {
             let cut = self.tail.len() - WINDOW;
             self.tail.drain(..cut);
         }
