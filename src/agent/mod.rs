@@ -240,16 +240,7 @@ impl PrivateTemp {
             .create(&dir)?;
         Ok(PrivateTemp(dir))
     }
-}
 
-impl std::ops::Deref for PrivateTemp {
-    type Target = PathBuf;
-    fn deref(&self) -> &PathBuf {
-        &self.0
-    }
-}
-
-impl PrivateTemp {
     /// Removes it now (the end of a session: before the agent's events end, which is what
     /// `rein exec` waits for before it exits).
     fn remove(&self) {
@@ -259,6 +250,13 @@ impl PrivateTemp {
             }
             _ => {}
         }
+    }
+}
+
+impl std::ops::Deref for PrivateTemp {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
     }
 }
 

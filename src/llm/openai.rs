@@ -477,8 +477,10 @@ impl Assembler {
             Some(Args::Json(j)) => j,
             _ => return,
         };
-        call.arguments.push_str(piece);
-        on(StreamNotice::ToolArgs(piece.to_owned()));
+        if !piece.is_empty() {
+            call.arguments.push_str(piece);
+            on(StreamNotice::ToolArgs(piece.to_owned()));
+        }
     }
 
     /// The assembled response, provided the stream completed: `[DONE]`, a `finish_reason`, or
