@@ -139,7 +139,8 @@ thread_local! {
 /// Longest a parse may take; tree-sitter's error recovery is slow on some garbage.
 const MAX_PARSE_TIME: std::time::Duration = std::time::Duration::from_millis(500);
 
-fn parse_tree(text: &str) -> Option<Tree> {
+/// Parses `text` as bash (one parser per thread, at most [`MAX_PARSE_TIME`]).
+pub(crate) fn parse_tree(text: &str) -> Option<Tree> {
     PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {

@@ -3,6 +3,7 @@
 //! first step is forced to be a tool call, the tool set is small and has no examples, the
 //! system prompt lists the workspace's files, a failing command gets the next step named, and
 //! code shown instead of written is sent back once. `small_model = "off"` has none of it.
+//! For every model, a shell script written with `$1` in single quotes gets a note.
 
 use crate::support;
 
@@ -30,7 +31,39 @@ both!(
     a_command_block_that_already_ran_is_not_run_again,
     a_change_not_checked_since_is_sent_back_once_to_be_run,
     a_change_not_checked_with_the_command_the_task_names_is_sent_back_to_run_it,
+    a_script_that_prints_an_expansion_as_is_gets_a_note_until_fixed,
 );
+
+/// A script whose `echo` would print `$1` as is gets a note on the write's result (for every
+/// model: `small_model = "off"` here), and the edit that fixes it gets none; the fixed script
+/// is what runs.
+fn a_script_that_prints_an_expansion_as_is_gets_a_note_until_fixed(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    let script = "#!/bin/bash\necho 'Hello, ${1:-world}!'\n";
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "hello.sh", "content": script}),
+    ))
+    .push(Reply::tool_call(
+        "str_replace",
+        json!({"path": "hello.sh", "old_str": "'Hello, ${1:-world}!'", "new_str": "\"Hello, ${1:-world}!\""}),
+    ))
+    .push(Reply::tool_call("bash", json!({"command": "./hello.sh ada"})))
+    .push(Reply::text("done"));
+    let w = World::new(&s);
+    let o = w.exec(&["--yes", "write hello.sh"]);
+    assert_ok(&o);
+    let written = last_result(&s.request(1)).content;
+    assert!(
+        written.contains("line 2: `${1:-world}` is inside single quotes, so echo prints it as is"),
+        "{written}"
+    );
+    let edited = last_result(&s.request(2)).content;
+    assert!(edited.starts_with("Edited hello.sh"), "{edited}");
+    assert!(!edited.contains("shell check"), "{edited}");
+    let ran = last_result(&s.request(3)).content;
+    assert!(ran.contains("Hello, ada!"), "{ran}");
+}
 
 /// `rein exec` with `small_model` left to its default (the scripted server is on loopback).
 fn exec_auto(w: &World, args: &[&str]) -> std::process::Output {

@@ -4,7 +4,7 @@ mod hint;
 
 use super::files::{
     Before, Fingerprint, MAX_EDIT_BYTES, Opened, directory_error, missing_error, numbered,
-    open_regular, resolve, write_unchanged,
+    open_regular, resolve, shell_check, write_unchanged,
 };
 use super::task::string_arg;
 use super::{
@@ -363,11 +363,14 @@ impl Prepared for Edit {
                 } else {
                     format!("({n} replacements). The edited regions now read")
                 };
-                let text = format!(
+                let mut text = format!(
                     "Edited {} {what}:\n{}",
                     self.path.display,
                     show_regions(&self)
                 );
+                if let Some(note) = shell_check::notes(&self.path.display, &self.new) {
+                    text = format!("{text}\n{note}");
+                }
                 Ok(ToolOutput::ok(text).with(Effect::FileWritten(FileWrite {
                     path: self.path.display,
                     old: Some(self.old),

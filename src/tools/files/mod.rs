@@ -5,6 +5,7 @@
 pub(crate) mod anchor;
 mod guarded;
 mod read;
+pub(crate) mod shell_check;
 mod write;
 
 pub(crate) use guarded::{Before, Fingerprint, Opened, open_regular, read_before, write_unchanged};

@@ -115,7 +115,10 @@ impl Prepared for Write {
             let verb = if created? { "Created" } else { "Overwrote" };
             // What the model wrote it has seen: it may edit it next without reading it back.
             reads.saw(&path.path, Some(Fingerprint::of(content.as_bytes())));
-            let text = format!("{verb} {} ({} bytes)", path.display, content.len());
+            let mut text = format!("{verb} {} ({} bytes)", path.display, content.len());
+            if let Some(note) = super::shell_check::notes(&path.display, &content) {
+                text = format!("{text}. {note}");
+            }
             Ok(ToolOutput::ok(text).with(Effect::FileWritten(FileWrite {
                 path: path.display,
                 old: before.text().map(str::to_string),
