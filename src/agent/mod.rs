@@ -17,6 +17,8 @@ pub mod journal;
 pub mod listing;
 pub mod loop_guard;
 mod mcp_tools;
+mod private_temp;
+use private_temp::PrivateTemp;
 pub mod mode;
 mod net_ask;
 pub mod prompt;
@@ -36,7 +38,6 @@ use crate::protocol::{Event, Op, SessionInfo, Todo, TurnOutcome};
 use crate::sandbox::Sandbox;
 use crate::tools::{Registry, ToolCtx};
 use dispatch::{Approver, Dispatcher, PendingApprovals};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
@@ -227,45 +228,6 @@ fn subagents_for(
     })
 }
 
-/// A directory of the session's own (saved outputs, images), private: saved outputs may hold
-/// what a command printed. Removed with its contents when dropped, so a session whose task is
-/// dropped mid-run (a runtime shut down) or whose set-up fails leaves nothing behind either.
-struct PrivateTemp(PathBuf);
-
-impl PrivateTemp {
-    /// Makes a new one (mode 0700) in `parent`.
-    fn create_in(parent: &std::path::Path) -> std::io::Result<PrivateTemp> {
-        let dir = parent.join(format!("rein-{}", new_session_id()));
-        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
-            .create(&dir)?;
-        Ok(PrivateTemp(dir))
-    }
-
-    /// Removes it now (the end of a session: before the agent's events end, which is what
-    /// `rein exec` waits for before it exits).
-    fn remove(&self) {
-        match std::fs::remove_dir_all(&self.0) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                tracing::debug!("could not remove {}: {e}", self.0.display());
-            }
-            _ => {}
-        }
-    }
-}
-
-impl std::ops::Deref for PrivateTemp {
-    type Target = PathBuf;
-    fn deref(&self) -> &PathBuf {
-        &self.0
-    }
-}
-
-impl Drop for PrivateTemp {
-    fn drop(&mut self) {
-        self.remove();
-    }
-}
-
 /// The skills and the custom slash commands this session offers.
 fn catalogs_for(
     config: &Config,
@@ -442,6 +404,7 @@ impl Agent {
             .zip(crate::discover::ask_server_window(&config))
             .map(|(rt, ask)| rt.spawn(ask));
         let temp_dir = PrivateTemp::create_in(&std::env::temp_dir())?;
+        private_temp::sweep_abandoned(&std::env::temp_dir());
         let pending: PendingApprovals = Arc::default();
         let sandbox = sandbox_for(&config, &temp_dir, opts.approver, &events, &pending);
         let (skills, commands) = catalogs_for(&config);
@@ -912,24 +875,5 @@ impl Agent {
         let checkpoints = self.checkpoints.clone();
         let _ = tokio::task::spawn_blocking(move || checkpoints.end_turn()).await;
         self.events.send(Event::TurnFinished { outcome });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn a_private_temp_dir_is_private_and_goes_with_its_contents_when_dropped() {
-        let parent = tempfile::tempdir().unwrap();
-        let temp = PrivateTemp::create_in(parent.path()).unwrap();
-        let dir = temp.to_path_buf();
-        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o700);
-        std::fs::create_dir(dir.join("outputs")).unwrap();
-        std::fs::write(dir.join("outputs/saved.txt"), "what a command printed").unwrap();
-        drop(temp);
-        assert!(!dir.exists(), "{} was left behind", dir.display());
     }
 }

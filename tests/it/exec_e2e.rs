@@ -589,3 +589,61 @@ fn exec_shows_the_exit_code_of_commands_that_failed() {
         .expect("a finished event");
     assert_eq!(finished["exit_code"], 4, "{finished}");
 }
+
+/// The session temp dirs (`rein-` and twelve hex digits) in `tmp`.
+fn session_temp_dirs(tmp: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let named = |n: &str| {
+        n.strip_prefix("rein-")
+            .is_some_and(|id| id.len() == 12 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(named))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// A rein killed outright cannot clean up; the next rein removes what it left, but never the
+/// dir of a rein that still runs, however old.
+#[test]
+fn a_killed_reins_temp_dir_is_removed_by_the_next_but_a_live_ones_is_kept() {
+    let s = server(ProviderKind::OpenAi);
+    s.push(Reply::text("never sent in time").delay(Duration::from_secs(60)))
+        .push(Reply::text("second"))
+        .push(Reply::text("third"));
+    let w = World::new(&s);
+    let tmp = w.dir.path();
+    let mut first = w.cmd();
+    first
+        .args(["exec", "hang"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut first = first.spawn().unwrap();
+    assert!(s.wait_for_requests(1, Duration::from_secs(10)));
+    let dirs = session_temp_dirs(tmp);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let left = dirs[0].clone();
+    std::fs::write(left.join("saved.txt"), "an output").unwrap();
+    // As if it had run for an hour.
+    let age = || {
+        let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::open(&left)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+    };
+    age();
+    assert_ok(&w.exec(&["second"]));
+    assert!(
+        left.join("saved.txt").exists(),
+        "a live rein's dir was removed"
+    );
+
+    first.kill().unwrap();
+    first.wait().unwrap();
+    age();
+    assert_ok(&w.exec(&["third"]));
+    assert!(!left.exists(), "the killed rein's dir is still there");
+    assert_eq!(session_temp_dirs(tmp), Vec::<std::path::PathBuf>::new());
+}
