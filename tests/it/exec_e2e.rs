@@ -132,9 +132,16 @@ fn bad_calls_get_readable_errors_and_the_turn_goes_on(kind: ProviderKind) {
         .push(Reply::tool_call("launch_rockets", json!({})))
         .push(Reply::tool_call("read_file", json!({"path": 42})))
         .push(Reply::tool_call("bash", json!({})))
+        .push(Reply::tool_call("read_file", json!({"path": "sum.sh"})))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": "sum.sh", "old_str": "1", "new_str": "0"}),
+        ))
         .push(Reply::text("ok"));
     let w = World::new(&s);
-    let o = w.exec(&["try things"]);
+    let script = "echo \"$1\"\ntotal=1\n";
+    w.write("sum.sh", script);
+    let o = w.exec(&["--yes", "try things"]);
     assert_ok(&o);
     let r = last_result(&s.request(1));
     assert!(
@@ -156,6 +163,15 @@ fn bad_calls_get_readable_errors_and_the_turn_goes_on(kind: ProviderKind) {
     if kind == ProviderKind::Anthropic {
         assert!(r.is_error);
     }
+    // `1` is also in `$1`: the way on is the whole line, not replacing every one.
+    let r = last_result(&s.request(6));
+    assert!(
+        r.content.contains("some inside longer words"),
+        "{}",
+        r.content
+    );
+    assert!(!r.content.contains("replace_all"), "{}", r.content);
+    assert_eq!(w.read("sum.sh").as_deref(), Some(script));
 }
 
 fn deny_is_final_even_with_yes(kind: ProviderKind) {

@@ -184,7 +184,13 @@ fn find_matches(
     };
     let replace_all = args.replace_all.unwrap_or(false);
     if positions.len() > 1 && !replace_all {
-        return Err(ToolError(several_matches(old, &positions, &path.display)));
+        let inside_words = inside_longer_words(old, &needle, &positions);
+        return Err(ToolError(several_matches(
+            old,
+            &positions,
+            &path.display,
+            inside_words,
+        )));
     }
     let positions = if replace_all {
         positions
@@ -201,9 +207,24 @@ fn find_matches(
 /// Longest line shown of a match.
 const LISTED_LINE_CHARS: usize = 120;
 
-/// The error for an `old_str` found more than once: each line it is on, and the two ways on
-/// as calls (small models repeated the same call when told only to "include more lines").
-fn several_matches(text: &str, positions: &[usize], display: &str) -> String {
+/// Whether some occurrence of `needle` is part of a longer word (`1` in `$1`, `total` in
+/// `subtotal`): replacing every one would then change those words too.
+fn inside_longer_words(text: &str, needle: &str, positions: &[usize]) -> bool {
+    let wordy = |c: char| c.is_alphanumeric() || matches!(c, '_' | '$');
+    let starts_wordy = needle.chars().next().is_some_and(wordy);
+    let ends_wordy = needle.chars().next_back().is_some_and(wordy);
+    positions.iter().any(|&p| {
+        let before = text[..p].chars().next_back().is_some_and(wordy);
+        let after = text[p + needle.len()..].chars().next().is_some_and(wordy);
+        (starts_wordy && before) || (ends_wordy && after)
+    })
+}
+
+/// The error for an `old_str` found more than once: each line it is on, and the ways on as
+/// calls (small models repeated the same call when told only to "include more lines").
+/// `replace_all` is not offered when some occurrence is inside a longer word: the 1.5B model,
+/// offered it for `1`, turned `$1` into `$3` with `total=1`.
+fn several_matches(text: &str, positions: &[usize], display: &str, inside_words: bool) -> String {
     let lines = line_numbers(text, positions);
     let all: Vec<&str> = text.lines().collect();
     let mut listed = String::new();
@@ -225,11 +246,18 @@ fn several_matches(text: &str, positions: &[usize], display: &str) -> String {
     {
         listed.push_str("   ...\n");
     }
+    let n = positions.len();
+    if inside_words {
+        return format!(
+            "old_str matches {n} times in {display}, some inside longer words:\n{listed}Put the \
+             whole line you mean to change in old_str (copied from above, without the line \
+             number), so that it matches once, and that line as it should be in new_str."
+        );
+    }
     format!(
-        "old_str matches {} times in {display}:\n{listed}To change every one, call str_replace \
+        "old_str matches {n} times in {display}:\n{listed}To change every one, call str_replace \
          again with the same old_str and \"replace_all\": true. To change only one, make old_str \
-         longer with more of its line or the lines around it, so that it matches once.",
-        positions.len()
+         longer with more of its line or the lines around it, so that it matches once."
     )
 }
 

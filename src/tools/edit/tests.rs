@@ -133,6 +133,34 @@ async fn several_matches_need_replace_all() {
     assert_eq!(t.read("d.txt"), "qux\nbar\nqux\nbaz qux\n");
 }
 
+/// Replacing every `1` would turn `$1` into `$3` too: the way offered is the whole line.
+#[tokio::test]
+async fn several_matches_inside_longer_words_ask_for_the_whole_line() {
+    let t = TestCtx::new();
+    let script = "# the sum of $1\ntotal=1\ndone < \"$1\"\nsubtotal=0\n";
+    t.write_seen("sum.sh", script);
+    for (old_str, count) in [("1", 3), ("total", 2)] {
+        let err = run(&t, edit("sum.sh", old_str, "x")).await.unwrap_err();
+        assert!(
+            err.starts_with(&format!(
+                "old_str matches {count} times in sum.sh, some inside longer words:"
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains("Put the whole line you mean to change in old_str"),
+            "{err}"
+        );
+        assert!(!err.contains("replace_all"), "{err}");
+    }
+    let err = run(&t, edit("sum.sh", "total=", "x")).await.unwrap_err();
+    assert!(
+        err.contains("inside longer words"),
+        "`subtotal=` holds it: {err}"
+    );
+    assert_eq!(t.read("sum.sh"), script);
+}
+
 #[tokio::test]
 async fn replace_all_far_apart_shows_separate_regions() {
     let t = TestCtx::new();
