@@ -60,6 +60,8 @@ impl Drop for PrivateTemp {
     }
 }
 
+/// Removes `dir` with its contents (links inside are removed, not followed); a failure is
+/// only logged.
 fn remove_logged(dir: &Path) {
     match std::fs::remove_dir_all(dir) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -120,7 +122,8 @@ fn is_abandoned(path: &Path, me: u32) -> bool {
     if !meta.is_dir() || meta.uid() != me || !old {
         return false;
     }
-    // The lock taken here goes when `dir` is dropped, after the removal.
+    // The lock taken here goes before the removal: harmless, as no rein ever takes over a dir
+    // that exists (each makes its own, under a new name).
     let Ok(dir) = File::open(path) else {
         return false;
     };

@@ -122,8 +122,13 @@ fn first_expansion(quoted: &str) -> Option<String> {
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .unwrap_or(rest.len()),
     };
-    Some(format!("${}", &rest[..len]))
+    // An unclosed `${` runs to the end of the string: only its start is quoted back.
+    let shown: String = rest[..len].chars().take(MAX_SHOWN).collect();
+    Some(format!("${shown}"))
 }
+
+/// The longest expansion quoted back in a note, in characters.
+const MAX_SHOWN: usize = 40;
 
 #[cfg(test)]
 mod tests {
@@ -143,6 +148,12 @@ mod tests {
         );
         let note = notes("x.sh", "echo 'today: '$(date)' and $(whoami)'\n").unwrap();
         assert!(note.contains("`$(whoami)`"), "{note}");
+        let unclosed = format!("echo '${{{}'\n", "x".repeat(500));
+        let note = notes("x.sh", &unclosed).unwrap();
+        assert!(
+            note.contains(&format!("`${{{}`", "x".repeat(MAX_SHOWN - 1))),
+            "{note}"
+        );
     }
 
     #[test]
