@@ -282,12 +282,26 @@ fn buffer_rows(app: &mut App, w: u16, h: u16) -> Vec<String> {
             let (mut row, mut x) = (String::new(), 0);
             while x < w {
                 let symbol = buf[(x, y)].symbol();
-                row.push_str(symbol);
+                row.push_str(&as_the_emulator_keeps(symbol));
                 x += ratatui::text::Span::raw(symbol).width().max(1) as u16;
             }
             row.trim_end().to_string()
         })
         .collect()
+}
+
+/// `symbol` as the emulator stores a cell: vt100 appends a code point only while the cell
+/// holds fewer than 18 bytes, so a stack of combining marks loses its last ones there (real
+/// terminals differ too, xterm keeps two marks by default; the cell's width is unchanged).
+fn as_the_emulator_keeps(symbol: &str) -> String {
+    let mut kept = String::new();
+    for c in symbol.chars() {
+        if kept.len() >= 18 {
+            break;
+        }
+        kept.push(c);
+    }
+    kept
 }
 
 /// Pieces a model or a tool's output may hold whose widths are easy to get wrong (not U+FFFD:
