@@ -74,6 +74,18 @@ pub fn after_failure(output: &str, exit_code: i32, workspace: &Path) -> String {
     let blamed = blamed_file(output, workspace);
     if let (Some((file, line)), Some((name, module))) = (&blamed, missing_import(output, workspace))
     {
+        // A name the module defines instead, one edit or two away, is most likely the new name
+        // of a rename: the importing file is then the one to change (the 1.5B model, told to
+        // fix the module, renamed the definition back and forth).
+        if let Some(other) = similar_definition(workspace, &module, &name) {
+            return format!(
+                "[rein] The command failed (exit {exit_code}). {file} line {line} imports \
+                 `{name}` from {module}, which defines `{other}` instead. If `{name}` was renamed \
+                 to `{other}`, change the import and every use of `{name}` in {file} to \
+                 `{other}` with str_replace; if not, define `{name}` in {module}. Then run the \
+                 command again."
+            );
+        }
         // The frame is the importing line; what is missing is in the module it names.
         return format!(
             "[rein] The command failed (exit {exit_code}). {file} line {line} imports `{name}` \
@@ -133,6 +145,75 @@ fn missing_import(output: &str, workspace: &Path) -> Option<(String, String)> {
             )
         })
     })
+}
+
+/// Largest module read for its names.
+const MAX_MODULE_BYTES: u64 = 256 * 1024;
+
+/// A top-level name the Python module `module` (relative to `workspace`) defines that is
+/// close to `name` (one or two edits, e.g. `get_user` for `get_usr`), the closest first. The
+/// module is opened without following links, and only if it is a small regular file.
+fn similar_definition(workspace: &Path, module: &str, name: &str) -> Option<String> {
+    use std::io::Read;
+    let rel = Path::new(module);
+    if !rel
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return None;
+    }
+    let file = crate::tools::files::anchor::open_file(&workspace.join(rel)).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_MODULE_BYTES {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_MODULE_BYTES).read_to_string(&mut text).ok()?;
+    let limit = if name.chars().count() > 6 { 2 } else { 1 };
+    top_level_names(&text)
+        .filter(|d| *d != name)
+        .map(|d| (edit_distance(d, name), d))
+        .filter(|(n, _)| *n <= limit)
+        .min()
+        .map(|(_, d)| crate::sanitize::visible_line(d))
+}
+
+/// The names a Python module defines at its top level: functions, classes and assignments.
+fn top_level_names(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|line| {
+        let rest = line
+            .strip_prefix("async def ")
+            .or_else(|| line.strip_prefix("def "))
+            .or_else(|| line.strip_prefix("class "))
+            .unwrap_or(line);
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = &rest[..end];
+        let defines = rest.len() < line.len()
+            || rest[end..].trim_start().starts_with('=')
+                && !rest[end..].trim_start().starts_with("==");
+        (!name.is_empty() && defines && !name.starts_with(|c: char| c.is_ascii_digit()))
+            .then_some(name)
+    })
+}
+
+/// The Levenshtein distance between `a` and `b` (characters).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// `File "calc.py", line 12, in sum_to`.
@@ -384,6 +465,44 @@ mod tests {
         // A library's module is not the workspace's to fix: the frame stands.
         let lib = out.replace("(/w/ws/users.py)", "(/usr/lib/python3/users.py)");
         assert!(after_failure(&lib, 1, ws).contains("points at app.py line 2"));
+    }
+
+    #[test]
+    fn a_name_the_module_defines_instead_is_named_as_the_likely_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let users = "USERS = {1: 'ada'}\n\n\ndef get_user(uid):\n    return USERS.get(uid)\n\n\nclass Store:\n    def get_usr_x(self):\n        pass\n";
+        std::fs::write(ws.join("users.py"), users).unwrap();
+        let out = format!(
+            "Traceback (most recent call last):\n  File \"{0}/report.py\", line 1, in <module>\n    \
+             from users import get_usr\nImportError: cannot import name 'get_usr' from 'users' \
+             ({0}/users.py)\n",
+            ws.display()
+        );
+        let note = after_failure(&out, 1, &ws);
+        assert!(
+            note.contains("report.py line 1 imports `get_usr` from users.py, which defines `get_user` instead. If `get_usr` was renamed to `get_user`, change the import and every use of `get_usr` in report.py"),
+            "{note}"
+        );
+        // Nothing close: the module is the place to look.
+        let far = out.replace("get_usr", "fetch_all");
+        assert!(after_failure(&far, 1, &ws).contains("which does not define it"));
+        // A module reached through a link is not read.
+        std::fs::rename(ws.join("users.py"), ws.join("real.py")).unwrap();
+        std::os::unix::fs::symlink(ws.join("real.py"), ws.join("users.py")).unwrap();
+        assert!(after_failure(&out, 1, &ws).contains("which does not define it"));
+    }
+
+    #[test]
+    fn top_level_names_and_distances() {
+        let text = "import os\nX = 1\nY == 2\ndef f(a):\n    inner = 3\nasync def g():\n    pass\nclass K(Base):\n    pass\nif X:\n    pass\n";
+        assert_eq!(
+            top_level_names(text).collect::<Vec<_>>(),
+            ["X", "f", "g", "K"]
+        );
+        assert_eq!(edit_distance("get_usr", "get_user"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "ab"), 2);
     }
 
     #[test]

@@ -32,6 +32,7 @@ both!(
     a_change_not_checked_since_is_sent_back_once_to_be_run,
     a_change_not_checked_with_the_command_the_task_names_is_sent_back_to_run_it,
     a_script_that_prints_an_expansion_as_is_gets_a_note_until_fixed,
+    an_import_of_an_old_name_points_at_the_importer_and_the_new_name,
 );
 
 /// A script whose `echo` would print `$1` as is gets a note on the write's result (for every
@@ -146,6 +147,32 @@ fn a_failing_command_names_the_file_in_the_traceback(kind: ProviderKind) {
     );
     assert!(
         result.contains("The error points at calc.py line 2: read that file with read_file"),
+        "{result}"
+    );
+}
+
+/// Half a rename: the module defines `get_user`, another file still imports `get_usr`. The
+/// failing run's note names the new name and sends the model to the importing file.
+fn an_import_of_an_old_name_points_at_the_importer_and_the_new_name(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 app.py"}),
+    ))
+    .push(Reply::text("It fails."))
+    .push(Reply::text("Still failing."));
+    let w = World::new(&s);
+    w.write("users.py", "def get_user(uid):\n    return 'ada'\n");
+    w.write("report.py", "from users import get_usr\n");
+    w.write("app.py", "import report\n");
+    let o = exec_auto(&w, &["--yes", "finish renaming get_usr"]);
+    assert_ok(&o);
+    let result = last_result(&s.request(1)).content;
+    assert!(result.contains("ImportError"), "{result}");
+    assert!(
+        result.contains(
+            "report.py line 1 imports `get_usr` from users.py, which defines `get_user` instead"
+        ),
         "{result}"
     );
 }
