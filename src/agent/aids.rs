@@ -351,16 +351,6 @@ pub const CHANGE_NOT_CHECKED: &str = "[rein] You changed files after the last co
     ran, so the change is not checked yet. Run the check now with bash (the tests, or the \
     script or program the task names) and fix what fails. If nothing can be run, answer again.";
 
-/// The nudge after an answer that ends a task asking for a change right after its last
-/// command failed (exit `code`): the task is not done.
-pub fn check_failed(code: i32) -> String {
-    format!(
-        "[rein] Your last command failed (exit {code}), so the task is not done. Fix what the \
-         error shows with str_replace (in the file it names), then run the command again with \
-         bash. Do not say it works before it does."
-    )
-}
-
 /// Whether the person's message asks for a change to files (a small model's claim of "done"
 /// without one is sent back); a message that says not to edit does not.
 pub fn asks_for_change(message: &str) -> bool {
@@ -411,8 +401,6 @@ pub struct Asked {
     pub change: bool,
     /// [`CHANGE_NOT_CHECKED`].
     pub check: bool,
-    /// [`check_failed`].
-    pub failed_check: bool,
 }
 
 /// The small tool set: no subagent (the 1.5B model picked `task` for everything), unless

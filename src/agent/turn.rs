@@ -463,7 +463,6 @@ impl TurnEnv<'_> {
             if call.name == "bash" {
                 st.ran_command = true;
                 st.unchecked = false;
-                st.failed_exit = result.exit_code.filter(|c| *c != 0);
             } else if (st.ran_command || check_named) && changed {
                 st.unchecked = true;
             }
@@ -509,8 +508,7 @@ impl TurnEnv<'_> {
 
     /// What to tell a small model whose answer ends the run too early (each once per run):
     /// code shown but not written, giving up right after a failed call, a change asked for
-    /// and none made, a change made after the last command and not checked, or a last
-    /// command that failed.
+    /// and none made, or a change made after the last command and not checked.
     fn unfinished_nudge(
         &self,
         history: &[Message],
@@ -536,16 +534,6 @@ impl TurnEnv<'_> {
         }
         if st.unchecked && !std::mem::replace(&mut asked.check, true) {
             return Some(super::aids::change_not_checked(task));
-        }
-        // A change was made, its check ran and failed, and the answer ends the run: the 1.5B
-        // model, halfway through a rename, said "the error was resolved" right after the
-        // ImportError. (With no change made, the change nudge above speaks.)
-        if let Some(code) = st.failed_exit
-            && wrote
-            && task.is_some_and(super::aids::asks_for_change)
-            && !std::mem::replace(&mut asked.failed_check, true)
-        {
-            return Some(super::aids::check_failed(code));
         }
         None
     }
@@ -755,8 +743,6 @@ struct RunState {
     ran_command: bool,
     /// A file tool changed files after the last bash command.
     unchecked: bool,
-    /// The last bash command's exit code when it failed (`None` once one succeeds).
-    failed_exit: Option<i32>,
     /// Whether the task names a command to run (`None`: not looked up yet).
     check_named: Option<bool>,
     /// The next request must be answered with a tool call.

@@ -33,7 +33,6 @@ both!(
     a_change_not_checked_with_the_command_the_task_names_is_sent_back_to_run_it,
     a_script_that_prints_an_expansion_as_is_gets_a_note_until_fixed,
     an_import_of_an_old_name_points_at_the_importer_and_the_new_name,
-    a_change_whose_check_failed_is_sent_back_once,
 );
 
 /// A script whose `echo` would print `$1` as is gets a note on the write's result (for every
@@ -176,47 +175,6 @@ fn an_import_of_an_old_name_points_at_the_importer_and_the_new_name(kind: Provid
         ),
         "{result}"
     );
-}
-
-/// A change made, its check run and failed, and an answer that ends the run: sent back once
-/// (the model said "the error was resolved" right after an ImportError); a check that then
-/// passes ends it.
-fn a_change_whose_check_failed_is_sent_back_once(kind: ProviderKind) {
-    let s = ScriptedServer::start(kind);
-    s.push(fix_ident())
-        .push(Reply::tool_call("bash", json!({"command": "exit 3"})))
-        .push(Reply::text("The error was resolved."))
-        .push(Reply::tool_call("bash", json!({"command": "true"})))
-        .push(Reply::text("Checked."));
-    let w = World::new(&s);
-    w.write("calc.py", "def ident(n):\n    return 0\n");
-    let o = exec_auto(&w, &["--yes", "fix ident in calc.py"]);
-    assert_ok(&o);
-    assert_eq!(
-        s.request_count(),
-        5,
-        "asked once, then the passing check ends it"
-    );
-    let asked = user_texts(&s.request(3));
-    assert!(
-        asked
-            .iter()
-            .any(|t| t.contains("Your last command failed (exit 3), so the task is not done")),
-        "{asked:?}"
-    );
-    assert!(
-        forced(&s.request(3)),
-        "the answer to a nudge must be a call"
-    );
-    assert!(stdout(&o).contains("Checked."), "{}", stdout(&o));
-
-    // A question is answered as it stands, failed command or not.
-    let s = ScriptedServer::start(kind);
-    s.push(Reply::tool_call("bash", json!({"command": "exit 3"})))
-        .push(Reply::text("It exits with 3."));
-    let w = World::new(&s);
-    assert_ok(&exec_auto(&w, &["--yes", "what does `exit 3` return?"]));
-    assert_eq!(s.request_count(), 2);
 }
 
 fn code_shown_instead_of_written_is_sent_back_once(kind: ProviderKind) {
