@@ -150,9 +150,10 @@ fn missing_import(output: &str, workspace: &Path) -> Option<(String, String)> {
 /// Largest module read for its names.
 const MAX_MODULE_BYTES: u64 = 256 * 1024;
 
-/// A top-level name the Python module `module` (relative to `workspace`) defines that is
-/// close to `name` (one or two edits, e.g. `get_user` for `get_usr`), the closest first. The
-/// module is opened without following links, and only if it is a small regular file.
+/// The top-level name the Python module `module` (relative to `workspace`) defines that is
+/// closest to `name`, if one is close (`get_user` for `get_usr`; the same measure as
+/// `str_replace`'s closest line). The module is opened without following links, and only if
+/// it is a small regular file.
 fn similar_definition(workspace: &Path, module: &str, name: &str) -> Option<String> {
     use std::io::Read;
     let rel = Path::new(module);
@@ -169,13 +170,9 @@ fn similar_definition(workspace: &Path, module: &str, name: &str) -> Option<Stri
     }
     let mut text = String::new();
     file.take(MAX_MODULE_BYTES).read_to_string(&mut text).ok()?;
-    let limit = if name.chars().count() > 6 { 2 } else { 1 };
-    top_level_names(&text)
-        .filter(|d| *d != name)
-        .map(|d| (edit_distance(d, name), d))
-        .filter(|(n, _)| *n <= limit)
-        .min()
-        .map(|(_, d)| crate::sanitize::visible_line(d))
+    let names: Vec<&str> = top_level_names(&text).filter(|d| *d != name).collect();
+    let closest = similar::get_close_matches(name, &names, 1, 0.8);
+    closest.first().map(|d| crate::sanitize::visible_line(d))
 }
 
 /// The names a Python module defines at its top level: functions, classes and assignments.
@@ -196,24 +193,6 @@ fn top_level_names(text: &str) -> impl Iterator<Item = &str> {
         (!name.is_empty() && defines && !name.starts_with(|c: char| c.is_ascii_digit()))
             .then_some(name)
     })
-}
-
-/// The Levenshtein distance between `a` and `b` (characters).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
 }
 
 /// `File "calc.py", line 12, in sum_to`.
@@ -494,15 +473,12 @@ mod tests {
     }
 
     #[test]
-    fn top_level_names_and_distances() {
+    fn top_level_names_are_definitions_and_assignments() {
         let text = "import os\nX = 1\nY == 2\ndef f(a):\n    inner = 3\nasync def g():\n    pass\nclass K(Base):\n    pass\nif X:\n    pass\n";
         assert_eq!(
             top_level_names(text).collect::<Vec<_>>(),
             ["X", "f", "g", "K"]
         );
-        assert_eq!(edit_distance("get_usr", "get_user"), 1);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "ab"), 2);
     }
 
     #[test]
