@@ -74,7 +74,7 @@ pub fn after_failure(output: &str, exit_code: i32, workspace: &Path) -> String {
     let blamed = blamed_file(output, workspace);
     if let (Some((file, line)), Some((name, module))) = (&blamed, missing_import(output, workspace))
     {
-        // A name the module defines instead, one edit or two away, is most likely the new name
+        // A close name the module defines instead is most likely the new name
         // of a rename: the importing file is then the one to change (the 1.5B model, told to
         // fix the module, renamed the definition back and forth).
         if let Some(other) = similar_definition(workspace, &module, &name) {
