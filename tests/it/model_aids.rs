@@ -127,20 +127,36 @@ fn a_local_server_gets_a_forced_first_step_a_small_tool_set_and_the_file_list(ki
     );
 }
 
-fn a_failing_command_names_the_file_in_the_traceback(kind: ProviderKind) {
+/// The result a small model gets for `command`, run in a workspace of `files` for `task`
+/// (the model then gives up twice).
+fn failing_command_result(
+    kind: ProviderKind,
+    files: &[(&str, &str)],
+    command: &str,
+    task: &str,
+) -> String {
     let s = ScriptedServer::start(kind);
-    s.push(Reply::tool_call(
-        "bash",
-        json!({"command": "python3 test_calc.py"}),
-    ))
-    .push(Reply::text("It fails."))
-    .push(Reply::text("Still failing."));
+    s.push(Reply::tool_call("bash", json!({ "command": command })))
+        .push(Reply::text("It fails."))
+        .push(Reply::text("Still failing."));
     let w = World::new(&s);
-    w.write("calc.py", "def sum_to(n):\n    return undefined_name\n");
-    w.write("test_calc.py", "import calc\nassert calc.sum_to(3) == 6\n");
-    let o = exec_auto(&w, &["--yes", "make the test pass"]);
-    assert_ok(&o);
-    let result = last_result(&s.request(1)).content;
+    for (path, content) in files {
+        w.write(path, content);
+    }
+    assert_ok(&exec_auto(&w, &["--yes", task]));
+    last_result(&s.request(1)).content
+}
+
+fn a_failing_command_names_the_file_in_the_traceback(kind: ProviderKind) {
+    let result = failing_command_result(
+        kind,
+        &[
+            ("calc.py", "def sum_to(n):\n    return undefined_name\n"),
+            ("test_calc.py", "import calc\nassert calc.sum_to(3) == 6\n"),
+        ],
+        "python3 test_calc.py",
+        "make the test pass",
+    );
     assert!(
         result.contains("NameError"),
         "the real output comes first: {result}"
@@ -154,20 +170,16 @@ fn a_failing_command_names_the_file_in_the_traceback(kind: ProviderKind) {
 /// Half a rename: the module defines `get_user`, another file still imports `get_usr`. The
 /// failing run's note names the new name and sends the model to the importing file.
 fn an_import_of_an_old_name_points_at_the_importer_and_the_new_name(kind: ProviderKind) {
-    let s = ScriptedServer::start(kind);
-    s.push(Reply::tool_call(
-        "bash",
-        json!({"command": "python3 app.py"}),
-    ))
-    .push(Reply::text("It fails."))
-    .push(Reply::text("Still failing."));
-    let w = World::new(&s);
-    w.write("users.py", "def get_user(uid):\n    return 'ada'\n");
-    w.write("report.py", "from users import get_usr\n");
-    w.write("app.py", "import report\n");
-    let o = exec_auto(&w, &["--yes", "finish renaming get_usr"]);
-    assert_ok(&o);
-    let result = last_result(&s.request(1)).content;
+    let result = failing_command_result(
+        kind,
+        &[
+            ("users.py", "def get_user(uid):\n    return 'ada'\n"),
+            ("report.py", "from users import get_usr\n"),
+            ("app.py", "import report\n"),
+        ],
+        "python3 app.py",
+        "finish renaming get_usr",
+    );
     assert!(result.contains("ImportError"), "{result}");
     assert!(
         result.contains(
