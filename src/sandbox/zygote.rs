@@ -25,7 +25,7 @@ use std::convert::Infallible;
 use std::ffi::{CString, c_char};
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -45,8 +45,9 @@ const MAX_REQUEST: usize = 192 << 10;
 /// What the zygote tells a child once rein has the child's pid.
 const GO: u8 = b'g';
 
-/// The most descriptors one request carries: three streams, report, ruleset, proxy channel.
-const MAX_FDS: usize = 6;
+/// The most descriptors one request carries: three streams, report, ruleset, proxy channel,
+/// and the pipe that tells rein whether the command started.
+const MAX_FDS: usize = 7;
 
 static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
 static ON: AtomicBool = AtomicBool::new(false);
@@ -79,7 +80,8 @@ pub(super) struct Request {
     /// For stdin, stdout and stderr: the index of the passed descriptor, or `None` for
     /// `/dev/null` (the same index twice shares one pipe, as `2>&1` does).
     pub(super) stdio: [Option<u8>; 3],
-    /// Its descriptors follow the streams' among the passed ones.
+    /// Its descriptors follow the streams' among the passed ones; after them comes the write
+    /// end of rein's start pipe (see [`Client::call`]).
     pub(super) confinement: WireConfinement,
 }
 
@@ -88,8 +90,6 @@ pub(super) struct Request {
 pub(super) struct Started {
     pub(super) pid: libc::pid_t,
     pub(super) error: Option<io::Error>,
-    /// The zygote died after starting the child (which rein now waits for as any other).
-    gone: bool,
 }
 
 /// Sends `req` with `fds` to the zygote. `None`: no zygote (not enabled, it cannot start, or
@@ -97,7 +97,7 @@ pub(super) struct Started {
 pub(super) fn launch(req: &Request, fds: &[BorrowedFd<'_>]) -> Option<io::Result<Started>> {
     let program = PROGRAM.get().filter(|_| ON.load(Ordering::SeqCst))?;
     let bytes = bincode::serialize(req).ok()?;
-    if bytes.len() > MAX_REQUEST || fds.len() > MAX_FDS {
+    if bytes.len() > MAX_REQUEST || fds.len() >= MAX_FDS {
         return None;
     }
     let mut slot = crate::sync::lock(&CLIENT);
@@ -113,13 +113,7 @@ pub(super) fn launch(req: &Request, fds: &[BorrowedFd<'_>]) -> Option<io::Result
         }
         let client = slot.as_ref()?;
         match client.call(&bytes, fds) {
-            Ok(started) => {
-                if started.gone {
-                    tracing::warn!("sandbox: the zygote is gone; starting a new one next time");
-                    *slot = None;
-                }
-                return Some(Ok(started));
-            }
+            Ok(started) => return Some(Ok(started)),
             Err(Call::Refused(e)) => return Some(Err(e)),
             // Not sent: nothing started; a new zygote gets the request once more.
             Err(Call::NotSent(e)) => {
@@ -166,16 +160,11 @@ impl Client {
     }
 
     fn call(&self, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> Result<Started, Call> {
-        let mut space = vec![MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(fds.len()))];
-        let mut control = SendAncillaryBuffer::new(&mut space);
-        if !control.push(SendAncillaryMessage::ScmRights(fds)) {
-            return Err(Call::NotSent(io::Error::other(
-                "no room for the descriptors",
-            )));
-        }
-        let iov = [IoSlice::new(bytes)];
-        retry(|| rustix::net::sendmsg(&self.socket, &iov, &mut control, SendFlags::NOSIGNAL))
-            .map_err(|e| Call::NotSent(e.into()))?;
+        // Whether the command started comes straight from the child, on a pipe of rein's own:
+        // its errno, or end-of-file once the command has exec'd. Not through the zygote, which
+        // would add one more process to wake between the exec and rein going on.
+        let (started_read, started_write) = pipe().map_err(Call::NotSent)?;
+        self.send(bytes, fds, started_write)?;
         // First the pid (or why nothing started), as soon as the child exists: from then on
         // rein can wait for it and stop it whatever happens to the zygote. No pid, no command:
         // the child waits for the go, which the zygote gives only after sending the pid (a
@@ -187,14 +176,32 @@ impl Client {
         if pid <= 0 {
             return Err(Call::Refused(io::Error::from_raw_os_error(errno)));
         }
-        // Then whether it execs. A zygote gone meanwhile leaves a running child: its report
-        // tells how it ends.
-        let (error, gone) = match self.reply() {
-            Some((_, 0)) => (None, false),
-            Some((_, errno)) => (Some(io::Error::from_raw_os_error(errno)), false),
-            None => (None, true),
+        // Then whether it execs. A zygote gone meanwhile leaves a child that exits without
+        // the go or runs on: either way its report tells how it ends, and the next request
+        // finds the socket closed and starts a new zygote.
+        let error = match read_errno(&started_read) {
+            0 => None,
+            errno => Some(io::Error::from_raw_os_error(errno)),
         };
-        Ok(Started { pid, error, gone })
+        Ok(Started { pid, error })
+    }
+
+    /// Sends the request with `fds` and then `started`, which rein no longer holds after:
+    /// only the child's copies may keep that pipe open.
+    fn send(&self, bytes: &[u8], fds: &[BorrowedFd<'_>], started: OwnedFd) -> Result<(), Call> {
+        let mut all = fds.to_vec();
+        all.push(started.as_fd());
+        let mut space = vec![MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(all.len()))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        if !control.push(SendAncillaryMessage::ScmRights(&all)) {
+            return Err(Call::NotSent(io::Error::other(
+                "no room for the descriptors",
+            )));
+        }
+        let iov = [IoSlice::new(bytes)];
+        retry(|| rustix::net::sendmsg(&self.socket, &iov, &mut control, SendFlags::NOSIGNAL))
+            .map_err(|e| Call::NotSent(e.into()))?;
+        Ok(())
     }
 
     /// One `(pid, errno)` reply; `None` when the zygote is gone.
@@ -281,6 +288,8 @@ pub fn serve() -> i32 {
 
 /// A request made ready to exec: C strings, pointer arrays and the confinement.
 struct Ready {
+    /// The write end of rein's start pipe: the child's errno goes there too.
+    started: RawFd,
     program: CString,
     cwd: CString,
     _argv: Vec<CString>,
@@ -291,13 +300,13 @@ struct Ready {
     confinement: Confinement,
 }
 
-/// Starts one request and answers it: `(pid, 0)` once the child exists, then `(pid, 0)`
-/// once the command has exec'd or `(pid, errno)` if it could not be started; `(0, errno)`
-/// alone when nothing was started. Returns whether the answers were sent.
+/// Starts one request and answers it: `(pid, 0)` once the child exists, `(0, errno)` when
+/// nothing was started (whether the command execs, the child tells rein itself). Returns,
+/// once no child reads this memory any more, whether the answer was sent.
 fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitStacks) -> bool {
     let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EIO);
     let mut kept = Vec::new();
-    let Some(ready) = Ready::new(req, fds, &mut kept) else {
+    let Some((ready, started)) = Ready::new(req, fds, &mut kept) else {
         return send_reply(socket, 0, libc::EINVAL);
     };
     let (err_read, err_write) = match pipe() {
@@ -345,7 +354,8 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitSta
             ready.exec(err_fd, go_fd, init)
         }
         Ok(pid) => {
-            drop((err_write, go_read));
+            // rein reads end-of-file on its start pipe once the child's copies are gone.
+            drop((err_write, go_read, started));
             if !send_reply(socket, pid, 0) {
                 // An init still reads `ready`: it sees end-of-file instead of the go and exits,
                 // and only then may this return (and free what it reads).
@@ -358,7 +368,8 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitSta
             drop(go_write);
             // Returns once the command has exec'd or the child has failed: from then on no
             // child reads this function's memory.
-            send_reply(socket, pid, read_errno(&err_read))
+            read_errno(&err_read);
+            true
         }
         Err(e) => {
             supervise::restore_signals(&mask);
@@ -506,7 +517,9 @@ fn send_reply(socket: &OwnedFd, pid: i32, errno: i32) -> bool {
 }
 
 impl Ready {
-    fn new(req: Request, fds: Vec<OwnedFd>, kept: &mut Vec<OwnedFd>) -> Option<Ready> {
+    /// With the write end of rein's start pipe, which the zygote closes once the child has
+    /// its copy.
+    fn new(req: Request, fds: Vec<OwnedFd>, kept: &mut Vec<OwnedFd>) -> Option<(Ready, OwnedFd)> {
         let c = |b: Vec<u8>| CString::new(b).ok();
         let argv: Vec<CString> = req.argv.into_iter().map(c).collect::<Option<_>>()?;
         let env: Vec<CString> = req.env.into_iter().map(c).collect::<Option<_>>()?;
@@ -531,13 +544,15 @@ impl Ready {
             }
         }
         let confinement = Confinement::from_wire(req.confinement, &mut fds, kept)?;
+        let started = fds.next()?;
         let ptrs = |v: &[CString]| {
             v.iter()
                 .map(|s| s.as_ptr())
                 .chain(std::iter::once(std::ptr::null()))
                 .collect::<Vec<_>>()
         };
-        Some(Ready {
+        let ready = Ready {
+            started: started.as_raw_fd(),
             program: c(req.program)?,
             cwd: c(req.cwd)?,
             argv_ptrs: ptrs(&argv),
@@ -546,7 +561,8 @@ impl Ready {
             _env: env,
             stdio,
             confinement,
-        })
+        };
+        Some((ready, started))
     }
 
     /// In the child: the streams, the directory, the confinement (which forks the supervising
@@ -558,7 +574,7 @@ impl Ready {
                 Ok(()) => self.exec_command(),
                 Err(e) => e,
             };
-            report_and_exit(err, &e)
+            report_and_exit(&[err, self.started], &e)
         };
         // `Ok` here too means this is the command's process (forked, not sharing memory).
         let prepared = self.prepare(go, init, &start);
@@ -604,12 +620,14 @@ impl Ready {
     }
 }
 
-/// Writes `e`'s errno to the child's error pipe and leaves the child.
-fn report_and_exit(err: RawFd, e: &io::Error) -> ! {
+/// Writes `e`'s errno to the child's error pipes and leaves the child.
+fn report_and_exit(pipes: &[RawFd], e: &io::Error) -> ! {
     let errno = e.raw_os_error().unwrap_or(libc::EIO).to_ne_bytes();
-    // SAFETY: writing a local buffer to our own pipe, then leaving the child.
+    // SAFETY: writing a local buffer to our own pipes, then leaving the child.
     unsafe {
-        libc::write(err, errno.as_ptr().cast(), errno.len());
+        for fd in pipes {
+            libc::write(*fd, errno.as_ptr().cast(), errno.len());
+        }
         libc::_exit(127)
     }
 }
@@ -653,10 +671,17 @@ fn read_errno(read: &OwnedFd) -> i32 {
 mod tests {
     use super::*;
 
-    /// A request to run `sh -c script` in `dir`, unconfined, with the report pipe `report`.
-    fn request(dir: &Path, script: &str, report: &OwnedFd) -> (Request, Vec<OwnedFd>) {
+    /// A request to run `program` with `sh -c script` in `dir`, unconfined, with the report
+    /// pipe `report`; with the read end of its start pipe.
+    fn request_for(
+        program: &str,
+        dir: &Path,
+        script: &str,
+        report: &OwnedFd,
+    ) -> (Request, Vec<OwnedFd>, OwnedFd) {
         let confinement = Confinement::unconfined(report.as_raw_fd());
         let (wire, fds) = confinement.to_wire();
+        let (started_read, started_write) = pipe().unwrap();
         let fds = fds
             .iter()
             // SAFETY: `report` is open for the duration of the borrow.
@@ -665,23 +690,60 @@ mod tests {
                     .try_clone_to_owned()
                     .unwrap()
             })
+            .chain([started_write])
             .collect();
         let req = Request {
-            program: b"/bin/sh".to_vec(),
+            program: program.as_bytes().to_vec(),
             argv: vec![b"sh".to_vec(), b"-c".to_vec(), script.as_bytes().to_vec()],
             env: Vec::new(),
             cwd: dir.as_os_str().as_encoded_bytes().to_vec(),
             stdio: [None, None, None],
             confinement: wire,
         };
-        (req, fds)
+        (req, fds, started_read)
+    }
+
+    /// [`request_for`] with `/bin/sh`.
+    fn request(dir: &Path, script: &str, report: &OwnedFd) -> (Request, Vec<OwnedFd>, OwnedFd) {
+        request_for("/bin/sh", dir, script, report)
+    }
+
+    /// The first reply on `ours`.
+    fn first_reply(ours: &OwnedFd) -> (i32, i32) {
+        let mut reply = [0u8; 8];
+        let (n, _) = rustix::net::recv(ours, &mut reply, RecvFlags::empty()).unwrap();
+        assert_eq!(n, 8);
+        let word =
+            |i: usize| i32::from_ne_bytes([reply[i], reply[i + 1], reply[i + 2], reply[i + 3]]);
+        (word(0), word(4))
+    }
+
+    #[test]
+    fn whether_the_command_started_comes_on_reins_pipe_and_only_the_pid_from_the_zygote() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_report_read, report) = pipe().unwrap();
+        let (ours, theirs) = socket_pair().unwrap();
+        for (program, errno) in [("/bin/sh", 0), ("/no/such/program", libc::ENOENT)] {
+            let (req, fds, started) = request_for(program, dir.path(), "exit 0", &report);
+            assert!(start(req, fds, &theirs, &mut InitStacks::default()));
+            let (pid, zygote_errno) = first_reply(&ours);
+            assert!(pid > 0);
+            assert_eq!(zygote_errno, 0);
+            assert_eq!(read_errno(&started), errno, "{program}");
+            // SAFETY: waiting for our own child (cloned with CLONE_PARENT).
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        }
+        // Nothing more came from the zygote: one answer per request.
+        rustix::io::ioctl_fionbio(&ours, true).unwrap();
+        let mut more = [0u8; 8];
+        assert!(rustix::net::recv(&ours, &mut more, RecvFlags::empty()).is_err());
     }
 
     #[test]
     fn a_child_runs_nothing_until_rein_has_its_pid() {
         let dir = tempfile::tempdir().unwrap();
         let (_report_read, report) = pipe().unwrap();
-        let (req, fds) = request(dir.path(), "touch ran", &report);
+        let (req, fds, _started) = request(dir.path(), "touch ran", &report);
         // rein's end is gone: the pid cannot reach it, so the child must not go on.
         let (ours, theirs) = socket_pair().unwrap();
         drop(ours);
@@ -694,12 +756,10 @@ mod tests {
     fn a_child_runs_once_rein_has_its_pid() {
         let dir = tempfile::tempdir().unwrap();
         let (_report_read, report) = pipe().unwrap();
-        let (req, fds) = request(dir.path(), "touch ran", &report);
+        let (req, fds, _started) = request(dir.path(), "touch ran", &report);
         let (ours, theirs) = socket_pair().unwrap();
         assert!(start(req, fds, &theirs, &mut InitStacks::default()));
-        let mut reply = [0u8; 8];
-        let (n, _) = rustix::net::recv(&ours, &mut reply, RecvFlags::empty()).unwrap();
-        assert_eq!(n, 8);
+        first_reply(&ours);
         let ran = dir.path().join("ran");
         let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while !ran.exists() && std::time::Instant::now() < end {
