@@ -416,9 +416,39 @@ pub fn names_tool(message: &str, name: &str) -> bool {
     lower.contains(&format!("`{name}`")) || lower.contains(&format!("{name} tool"))
 }
 
+/// Whether a `write_todos` call's list has a step that is not completed.
+pub(super) fn todos_left(arguments: &str) -> bool {
+    let Ok(args) = serde_json::from_str::<serde_json::Value>(arguments) else {
+        return false;
+    };
+    args.get("todos")
+        .and_then(|t| t.as_array())
+        .is_some_and(|todos| {
+            todos
+                .iter()
+                .any(|t| t.get("status").and_then(|s| s.as_str()) != Some("completed"))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_todo_list_has_steps_left_unless_every_one_is_completed() {
+        let list = |statuses: &[&str]| {
+            let todos: Vec<_> = statuses
+                .iter()
+                .map(|s| serde_json::json!({"content": "step", "status": s}))
+                .collect();
+            serde_json::json!({ "todos": todos }).to_string()
+        };
+        assert!(todos_left(&list(&["completed", "pending"])));
+        assert!(todos_left(&list(&["in_progress"])));
+        assert!(!todos_left(&list(&["completed", "completed"])));
+        assert!(!todos_left(&list(&[])));
+        assert!(!todos_left("{\"todos\": "));
+    }
 
     #[test]
     fn the_command_a_task_names_is_found() {

@@ -425,6 +425,7 @@ impl TurnEnv<'_> {
             };
             self.quirk(&q, hooks);
             if ask {
+                st.force_next = self.lc.aids.first_call;
                 append_user(history, hooks, EMPTY_NUDGE.into());
                 return Next::Again;
             }
@@ -458,6 +459,12 @@ impl TurnEnv<'_> {
                 .is_some()
         });
         for (call, result) in calls.iter().zip(&results) {
+            // A plan with steps left is no place to stop: the 1.5B model answered a fresh
+            // todo list with nothing, then claimed every step done.
+            if call.name == "write_todos" && !result.status.is_error() {
+                st.force_next |=
+                    self.lc.aids.first_call && super::aids::todos_left(&call.arguments);
+            }
             let changed = !result.status.is_error() && result.changed_files;
             st.wrote |= changed;
             if call.name == "bash" {

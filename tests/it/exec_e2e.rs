@@ -20,10 +20,65 @@ both!(
     faults_are_recovered_and_each_tool_runs_once,
     non_retryable_error_fails_cleanly_with_exit_1,
     json_mode_prints_events,
+    code_written_inside_a_markdown_fence_is_written_without_it,
+    a_write_that_drops_definitions_names_them,
 );
 
 fn server(kind: ProviderKind) -> ScriptedServer {
     ScriptedServer::start(kind)
+}
+
+/// A model that wraps a file's content (or an edit's new text) in a markdown fence gets the
+/// code inside it written, and a note that says so; the script then runs.
+fn code_written_inside_a_markdown_fence_is_written_without_it(kind: ProviderKind) {
+    let s = server(kind);
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "hi.py", "content": "```python\nprint('hi')\n```"}),
+    ))
+    .push(Reply::tool_call(
+        "str_replace",
+        json!({"path": "hi.py", "old_str": "'hi'", "new_str": "```\n'hello'\n```"}),
+    ))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 hi.py"}),
+    ))
+    .push(Reply::text("done"));
+    let w = World::new(&s);
+    assert_ok(&w.exec(&["--yes", "write hi.py"]));
+    for i in [1, 2] {
+        let r = last_result(&s.request(i)).content;
+        assert!(r.contains("inside a ``` fence"), "{r}");
+    }
+    assert_eq!(w.read("hi.py").unwrap(), "print('hello')\n");
+    let ran = last_result(&s.request(3)).content;
+    assert!(
+        ran.contains("hello") && !ran.contains("SyntaxError"),
+        "{ran}"
+    );
+}
+
+/// Writing a Python file anew without functions it had names them in the result.
+fn a_write_that_drops_definitions_names_them(kind: ProviderKind) {
+    let s = server(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "ops.py"})))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "ops.py", "content": "def mul(a, b):\n    return a * b\n"}),
+        ))
+        .push(Reply::text("done"));
+    let w = World::new(&s);
+    w.write(
+        "ops.py",
+        "def add(a, b):\n    return a + b\n\n\ndef main():\n    pass\n",
+    );
+    assert_ok(&w.exec(&["--yes", "add mul to ops.py"]));
+    let r = last_result(&s.request(2)).content;
+    assert!(
+        r.contains("ops.py no longer defines `add`, `main`, which it did before this write"),
+        "{r}"
+    );
 }
 
 fn multi_step_session_edits_files_and_tracks_todos(kind: ProviderKind) {

@@ -33,6 +33,7 @@ both!(
     a_change_not_checked_with_the_command_the_task_names_is_sent_back_to_run_it,
     a_script_that_prints_an_expansion_as_is_gets_a_note_until_fixed,
     an_import_of_an_old_name_points_at_the_importer_and_the_new_name,
+    a_todo_list_with_steps_left_and_an_empty_answer_force_the_next_step,
 );
 
 /// A script whose `echo` would print `$1` as is gets a note on the write's result (for every
@@ -265,6 +266,54 @@ fn a_change_asked_for_and_not_made_is_sent_back_once_a_write_ends_it(kind: Provi
         &["what does ident return? do not edit any file"],
     ));
     assert_eq!(s.request_count(), 2);
+}
+
+/// A todo list with a step left is followed by a forced call, and so is the nudge after an
+/// empty answer; a list with every step done is not.
+fn a_todo_list_with_steps_left_and_an_empty_answer_force_the_next_step(kind: ProviderKind) {
+    let todos = |second: &str| {
+        Reply::tool_call(
+            "write_todos",
+            json!({"todos": [
+                {"content": "read notes.txt", "status": "completed"},
+                {"content": "sum up the notes", "status": second},
+            ]}),
+        )
+    };
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .push(todos("pending"))
+        .push(Reply::text(""))
+        .push(todos("completed"))
+        .push(Reply::text("The notes say: ship on Friday."));
+    let w = World::new(&s);
+    w.write("notes.txt", "ship on Friday\n");
+    let o = exec_auto(&w, &["keep a todo list and sum up notes.txt"]);
+    assert_ok(&o);
+    assert_eq!(s.request_count(), 5);
+    assert!(!forced(&s.request(1)), "{}", s.request(1).body_text);
+    assert!(
+        forced(&s.request(2)),
+        "a step is left: {}",
+        s.request(2).body_text
+    );
+    let asked = user_texts(&s.request(3));
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.contains("Your last answer was empty")),
+        "{asked:?}"
+    );
+    assert!(
+        forced(&s.request(3)),
+        "the empty answer's nudge: {}",
+        s.request(3).body_text
+    );
+    assert!(
+        !forced(&s.request(4)),
+        "every step is done: {}",
+        s.request(4).body_text
+    );
 }
 
 fn giving_up_after_a_failed_call_is_sent_back_once(kind: ProviderKind) {

@@ -48,6 +48,8 @@ struct Edit {
     regions: Vec<(usize, usize)>,
     /// The change shown.
     diff: EditDiff,
+    /// `new_str` came inside a markdown fence, which was left out.
+    unfenced: bool,
 }
 
 /// Whether a file's newlines are mostly CRLF.
@@ -130,7 +132,25 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
         old,
         new,
         regions,
+        unfenced: false,
     })
+}
+
+/// Leaves out a markdown fence around all of `new_str` (not when `old_str` has one: then
+/// fences are the file's text); returns whether it did.
+fn unfence_new_str(args: &mut Args) -> bool {
+    if args.old_str.contains("```") {
+        return false;
+    }
+    let Some(mut inside) = super::files::unfence::unfence(&args.path, &args.new_str) else {
+        return false;
+    };
+    // A fence always ends its last line; the text it replaces may not.
+    if !args.old_str.ends_with('\n') && inside.ends_with('\n') {
+        inside.pop();
+    }
+    args.new_str = inside;
+    true
 }
 
 /// Refuses an edit that could not change anything.
@@ -351,8 +371,11 @@ impl Tool for StrReplace {
     }
 
     fn prepare(&self, args: Value, ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
-        let args: Args = parse_args(NAME, args)?;
-        Ok(Box::new(plan(ctx, &args)?))
+        let mut args: Args = parse_args(NAME, args)?;
+        let unfenced = unfence_new_str(&mut args);
+        let mut edit = plan(ctx, &args)?;
+        edit.unfenced = unfenced;
+        Ok(Box::new(edit))
     }
 
     fn describe(&self, args: &Value) -> ToolDisplay {
@@ -396,6 +419,9 @@ impl Prepared for Edit {
                     self.path.display,
                     show_regions(&self)
                 );
+                if self.unfenced {
+                    text = format!("{text}\n{}.", super::files::unfence::UNFENCED_NOTE);
+                }
                 if let Some(note) = shell_check::notes(&self.path.display, &self.new) {
                     text = format!("{text}\n{note}");
                 }

@@ -365,3 +365,21 @@ fn crlf_detection() {
     assert!(!uses_crlf("a\nb\n"));
     assert!(!uses_crlf("a\r\nb\nc\nd\n"));
 }
+
+#[tokio::test]
+async fn a_fenced_new_str_is_written_without_its_fence() {
+    let t = TestCtx::new();
+    t.write_seen("g.py", "def g():\n    return 0\n");
+    let out = run(&t, edit("g.py", "return 0", "```python\nreturn 1\n```"))
+        .await
+        .unwrap();
+    assert!(out.contains("inside a ``` fence"), "{out}");
+    assert_eq!(t.read("g.py"), "def g():\n    return 1\n");
+    // Fences in the file's own text stay: old_str quotes one.
+    t.write_seen("h.py", "DOC = \"\"\"\n```\nx\n```\n\"\"\"\n");
+    let out = run(&t, edit("h.py", "```\nx\n```", "```\ny\n```"))
+        .await
+        .unwrap();
+    assert!(!out.contains("fence"), "{out}");
+    assert_eq!(t.read("h.py"), "DOC = \"\"\"\n```\ny\n```\n\"\"\"\n");
+}

@@ -3,9 +3,11 @@
 //! ([`guarded`]), text detection, line numbering.
 
 pub(crate) mod anchor;
+mod dropped;
 mod guarded;
 mod read;
 pub(crate) mod shell_check;
+pub(crate) mod unfence;
 mod write;
 
 pub(crate) use guarded::{Before, Fingerprint, Opened, open_regular, read_before, write_unchanged};

@@ -32,6 +32,8 @@ struct Write {
     content: String,
     /// The change shown (`None` when the old content is not text).
     diff: Option<EditDiff>,
+    /// The content came inside a markdown fence, which was left out.
+    unfenced: bool,
 }
 
 impl Tool for WriteFile {
@@ -54,8 +56,13 @@ impl Tool for WriteFile {
     }
 
     fn prepare(&self, args: Value, ctx: &ToolCtx) -> Result<Box<dyn Prepared>, ToolError> {
-        let args: Args = parse_args(NAME, args)?;
+        let mut args: Args = parse_args(NAME, args)?;
         let path = resolve(ctx, &args.path)?;
+        let inside = super::unfence::unfence(&path.display, &args.content);
+        let unfenced = inside.is_some();
+        if let Some(inside) = inside {
+            args.content = inside;
+        }
         let before = read_before(&path)?;
         if let Before::Present { fingerprint, text } = &before {
             ctx.reads
@@ -74,6 +81,7 @@ impl Tool for WriteFile {
             before,
             content: args.content,
             diff,
+            unfenced,
         }))
     }
 
@@ -104,6 +112,7 @@ impl Prepared for Write {
                 path,
                 before,
                 content,
+                unfenced,
                 ..
             } = *self;
             let (created, path, before, content) = tokio::task::spawn_blocking(move || {
@@ -116,7 +125,15 @@ impl Prepared for Write {
             // What the model wrote it has seen: it may edit it next without reading it back.
             reads.saw(&path.path, Some(Fingerprint::of(content.as_bytes())));
             let mut text = format!("{verb} {} ({} bytes)", path.display, content.len());
+            if unfenced {
+                text = format!("{text}. {}", super::unfence::UNFENCED_NOTE);
+            }
             if let Some(note) = super::shell_check::notes(&path.display, &content) {
+                text = format!("{text}. {note}");
+            }
+            if let Some(old) = before.text()
+                && let Some(note) = super::dropped::note(&path.display, old, &content)
+            {
                 text = format!("{text}. {note}");
             }
             Ok(ToolOutput::ok(text).with(Effect::FileWritten(FileWrite {
@@ -143,6 +160,22 @@ mod tests {
 
     fn prepare_err(t: &TestCtx, args: Value) -> String {
         t.prepare(&WriteFile, args).err().expect("refused").0
+    }
+
+    #[tokio::test]
+    async fn code_inside_a_fence_is_written_without_it_except_in_markup() {
+        let t = TestCtx::new();
+        let fenced = "```python\nprint('hi')\n```";
+        let out = run(&t, json!({"path": "hi.py", "content": fenced}))
+            .await
+            .unwrap();
+        assert!(out.contains("inside a ``` fence"), "{out}");
+        assert_eq!(t.read("hi.py"), "print('hi')\n");
+        let out = run(&t, json!({"path": "hi.md", "content": fenced}))
+            .await
+            .unwrap();
+        assert!(!out.contains("fence"), "{out}");
+        assert_eq!(t.read("hi.md"), fenced);
     }
 
     #[tokio::test]
