@@ -4,48 +4,10 @@
 //! layer rates and the person reviews like any other. Aider's whole-file and function-level
 //! edit formats showed that weak models edit better this way than through tool calls.
 
-mod units;
-
+use crate::tools::files::units;
+pub use crate::tools::files::units::Lang;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-
-/// The languages whose blocks can be merged into files.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lang {
-    /// `.py`
-    Python,
-    /// `.rs`
-    Rust,
-    /// `.js`, `.ts` and their kin.
-    Js,
-    /// `.sh`, `.bash`.
-    Shell,
-}
-
-impl Lang {
-    /// The language a fence's info word names (`python`, `rs`, `bash`, …).
-    fn of_info(word: &str) -> Option<Lang> {
-        Some(match word.to_ascii_lowercase().as_str() {
-            "python" | "py" | "python3" => Lang::Python,
-            "rust" | "rs" => Lang::Rust,
-            "javascript" | "js" | "typescript" | "ts" | "jsx" | "tsx" | "node" => Lang::Js,
-            "bash" | "sh" | "shell" | "zsh" | "console" | "shellscript" => Lang::Shell,
-            _ => return None,
-        })
-    }
-
-    /// The language of a file name, by its extension.
-    fn of_path(path: &str) -> Option<Lang> {
-        let ext = path.rsplit_once('.')?.1;
-        match ext {
-            "py" => Some(Lang::Python),
-            "rs" => Some(Lang::Rust),
-            "js" | "ts" | "mjs" | "cjs" | "jsx" | "tsx" => Some(Lang::Js),
-            "sh" | "bash" => Some(Lang::Shell),
-            _ => None,
-        }
-    }
-}
 
 /// What a file of the workspace holds, as rein may read it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,28 +2,25 @@
 //! add one function wrote the file anew with only that function (`main` and the imports
 //! gone), then ran nothing that noticed.
 
+use super::units::{Lang, units};
+
 /// The most names a note lists.
 const MAX_NAMES: usize = 5;
 
-/// A note naming the top-level Python functions and classes `old` defined and `new` does
-/// not, for a `.py` file; `None` when none went (or for other files).
+/// A note naming the top-level definitions (functions, classes, a Python main guard…) `old`
+/// had and `new` does not, for a source file the definition parser knows; `None` when none
+/// went.
 pub(crate) fn note(path: &str, old: &str, new: &str) -> Option<String> {
-    if !path.ends_with(".py") {
-        return None;
-    }
-    let kept = definitions(new);
-    let gone: Vec<&str> = definitions(old)
+    let lang = Lang::of_path(path)?;
+    let kept = definitions(lang, new);
+    let gone: Vec<String> = definitions(lang, old)
         .into_iter()
-        .filter(|name| !kept.contains(name))
+        .filter(|key| !kept.contains(key))
         .collect();
     if gone.is_empty() {
         return None;
     }
-    let mut names: Vec<String> = gone
-        .iter()
-        .take(MAX_NAMES)
-        .map(|n| format!("`{n}`"))
-        .collect();
+    let mut names: Vec<String> = gone.iter().take(MAX_NAMES).map(|k| shown(k)).collect();
     if gone.len() > MAX_NAMES {
         names.push(format!("and {} more", gone.len() - MAX_NAMES));
     }
@@ -34,23 +31,24 @@ pub(crate) fn note(path: &str, old: &str, new: &str) -> Option<String> {
     ))
 }
 
-/// The names of `def`, `async def` and `class` statements at the start of a line.
-fn definitions(source: &str) -> Vec<&str> {
-    let mut names = Vec::new();
-    for line in source.lines() {
-        let rest = ["def ", "async def ", "class "]
-            .iter()
-            .find_map(|kw| line.strip_prefix(kw));
-        let Some(rest) = rest else { continue };
-        let end = rest
-            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
-        let name = &rest[..end];
-        if !name.is_empty() && !names.contains(&name) {
-            names.push(name);
+/// The keys of `source`'s top-level definitions (`def main`, `fn run`), each once.
+fn definitions(lang: Lang, source: &str) -> Vec<String> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut keys: Vec<String> = Vec::new();
+    for unit in units(lang, &lines) {
+        if !keys.contains(&unit.key) {
+            keys.push(unit.key);
         }
     }
-    names
+    keys
+}
+
+/// A definition's key as the note names it: its name (`main`), or the main guard's line.
+fn shown(key: &str) -> String {
+    if key == "main-guard" {
+        return "`if __name__ == \"__main__\"`".into();
+    }
+    format!("`{}`", key.rsplit(' ').next().unwrap_or(key))
 }
 
 #[cfg(test)]
@@ -73,6 +71,16 @@ mod tests {
             !note.contains("`greeting`") && !note.contains("`hello`"),
             "{note}"
         );
+    }
+
+    #[test]
+    fn other_languages_and_the_main_guard_are_named_too() {
+        let old = "fn run() {}\n\nfn helper() {}\n";
+        let rust = note("src/lib.rs", old, "fn run() {}\n").unwrap();
+        assert!(rust.contains("no longer defines `helper`,"), "{rust}");
+        let old = "def main():\n    pass\n\n\nif __name__ == \"__main__\":\n    main()\n";
+        let guard = note("app.py", old, "def main():\n    pass\n").unwrap();
+        assert!(guard.contains("`if __name__ == \"__main__\"`"), "{guard}");
     }
 
     #[test]

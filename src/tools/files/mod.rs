@@ -8,6 +8,7 @@ mod guarded;
 mod read;
 pub(crate) mod shell_check;
 pub(crate) mod unfence;
+pub(crate) mod units;
 mod write;
 
 pub(crate) use guarded::{Before, Fingerprint, Opened, open_regular, read_before, write_unchanged};

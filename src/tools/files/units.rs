@@ -1,8 +1,45 @@
 //! Top-level definitions ("units") of a source text and the merge of a code block into a file
 //! by them: a definition the block names replaces the file's one of that name, a new one is
-//! added, and nothing the block does not name is removed.
+//! added, and nothing the block does not name is removed. Used by the code-block aid
+//! (`agent::code_blocks`) and by `write_file`'s note on definitions an overwrite lost.
 
-use super::Lang;
+/// The languages whose blocks can be merged into files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    /// `.py`
+    Python,
+    /// `.rs`
+    Rust,
+    /// `.js`, `.ts` and their kin.
+    Js,
+    /// `.sh`, `.bash`.
+    Shell,
+}
+
+impl Lang {
+    /// The language a fence's info word names (`python`, `rs`, `bash`, …).
+    pub(crate) fn of_info(word: &str) -> Option<Lang> {
+        Some(match word.to_ascii_lowercase().as_str() {
+            "python" | "py" | "python3" => Lang::Python,
+            "rust" | "rs" => Lang::Rust,
+            "javascript" | "js" | "typescript" | "ts" | "jsx" | "tsx" | "node" => Lang::Js,
+            "bash" | "sh" | "shell" | "zsh" | "console" | "shellscript" => Lang::Shell,
+            _ => return None,
+        })
+    }
+
+    /// The language of a file name, by its extension.
+    pub(crate) fn of_path(path: &str) -> Option<Lang> {
+        let ext = path.rsplit_once('.')?.1;
+        match ext {
+            "py" => Some(Lang::Python),
+            "rs" => Some(Lang::Rust),
+            "js" | "ts" | "mjs" | "cjs" | "jsx" | "tsx" => Some(Lang::Js),
+            "sh" | "bash" => Some(Lang::Shell),
+            _ => None,
+        }
+    }
+}
 
 /// One definition: its key (kind and name) and the lines it spans, `start..end`.
 #[derive(Clone, Debug, PartialEq, Eq)]
