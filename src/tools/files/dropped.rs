@@ -7,11 +7,18 @@ use super::units::{Lang, units};
 /// The most names a note lists.
 const MAX_NAMES: usize = 5;
 
+/// Larger texts are not compared (a generated file, a bundle: parsing costs more than the
+/// note is worth there).
+const MAX_COMPARED: usize = 256 << 10;
+
 /// A note naming the top-level definitions (functions, classes, a Python main guard…) `old`
 /// had and `new` does not, for a source file the definition parser knows; `None` when none
 /// went.
 pub(crate) fn note(path: &str, old: &str, new: &str) -> Option<String> {
     let lang = Lang::of_path(path)?;
+    if old.len().max(new.len()) > MAX_COMPARED {
+        return None;
+    }
     let kept = definitions(lang, new);
     let gone: Vec<String> = definitions(lang, old)
         .into_iter()
@@ -89,6 +96,8 @@ mod tests {
         assert_eq!(note("greet.py", OLD, &grown), None);
         assert_eq!(note("greet.txt", OLD, "x"), None);
         assert_eq!(note("new.py", "", "def f():\n    pass\n"), None);
+        let huge = format!("{OLD}{}", "# filler\n".repeat(MAX_COMPARED / 9 + 1));
+        assert_eq!(note("greet.py", &huge, ""), None);
     }
 
     #[test]
