@@ -1,16 +1,60 @@
 //! The content-addressed blob store beside a session file: one file per distinct content,
-//! named by its SHA-256, written once (temp file, then rename) and never changed.
+//! named by its SHA-256, written once (temp file, then rename) and never changed; a batch too
+//! big for a file each goes into one pack (see [`super::pack`]).
 
+use super::pack::{self, Index, Key, PackWriter, Place};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The blobs of one session (`<session>.checkpoints/blobs/`).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct BlobStore {
     dir: PathBuf,
+    /// The indexes of its packs, read at first use; shared by the store's clones.
+    packs: Arc<Mutex<Packs>>,
+}
+
+impl std::fmt::Debug for BlobStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlobStore").field("dir", &self.dir).finish()
+    }
+}
+
+/// The packs a store knows of.
+#[derive(Default)]
+struct Packs {
+    /// The packs' directory was listed (at first use).
+    listed: bool,
+    indexes: Vec<Index>,
+}
+
+impl Packs {
+    fn find(&self, k: &Key) -> Option<(String, Place)> {
+        self.indexes
+            .iter()
+            .find_map(|i| Some((i.name.clone(), i.find(k)?)))
+    }
+
+    fn knows(&self, name: &str) -> bool {
+        self.indexes.iter().any(|i| i.name == name)
+    }
+
+    /// Reads the indexes of packs in `dir` not known yet (a damaged one is left out).
+    fn read_new(&mut self, dir: &Path) {
+        for name in pack::names(dir) {
+            if !self.knows(&name) {
+                match pack::load(dir, &name) {
+                    Ok(index) => self.indexes.push(index),
+                    Err(e) => tracing::warn!("checkpoint: {e}"),
+                }
+            }
+        }
+        self.listed = true;
+    }
 }
 
 /// The SHA-256 of `bytes`, as 64 lowercase hex digits.
@@ -29,7 +73,8 @@ fn valid(h: &str) -> bool {
     h.len() == 64 && h.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-fn private_dir(dir: &Path) -> io::Result<()> {
+/// Creates `dir` and its parents, private to the person.
+pub(super) fn private_dir(dir: &Path) -> io::Result<()> {
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -37,10 +82,17 @@ fn private_dir(dir: &Path) -> io::Result<()> {
     builder.create(dir)
 }
 
+fn not_a_hash() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a blob hash")
+}
+
 impl BlobStore {
     /// The store under `dir` (created at the first write).
     pub fn new(dir: impl Into<PathBuf>) -> BlobStore {
-        BlobStore { dir: dir.into() }
+        BlobStore {
+            dir: dir.into(),
+            packs: Arc::default(),
+        }
     }
 
     /// Where the store lives.
@@ -52,9 +104,47 @@ impl BlobStore {
         valid(h).then(|| self.dir.join(&h[..2]).join(&h[2..]))
     }
 
+    /// The known packs, listed at first use.
+    fn packs(&self) -> MutexGuard<'_, Packs> {
+        let mut packs = self.packs.lock().unwrap_or_else(|e| e.into_inner());
+        if !packs.listed {
+            packs.read_new(&self.dir);
+        }
+        packs
+    }
+
+    /// Where blob `h` is in a pack; `fresh` looks for packs another store put here since they
+    /// were listed (a hard link from `/fork`, another process) before saying no.
+    fn in_pack(&self, h: &str, fresh: bool) -> Option<(String, Place)> {
+        let k = pack::key(h)?;
+        let mut packs = self.packs();
+        if let Some(found) = packs.find(&k) {
+            return Some(found);
+        }
+        if !fresh {
+            return None;
+        }
+        packs.read_new(&self.dir);
+        packs.find(&k)
+    }
+
     /// Whether the blob is there.
     pub fn has(&self, h: &str) -> bool {
-        self.path(h).is_some_and(|p| p.is_file())
+        self.in_pack(h, true).is_some() || self.path(h).is_some_and(|p| p.is_file())
+    }
+
+    /// [`BlobStore::has`] without looking for packs put here by others: a blob missed is
+    /// only written again, so a scan asks this per file without listing the packs each time.
+    fn has_known(&self, h: &str) -> bool {
+        self.in_pack(h, false).is_some() || self.path(h).is_some_and(|p| p.is_file())
+    }
+
+    /// Takes a pack this store just finished (or had linked in) into its list.
+    fn learn(&self, index: Index) {
+        let mut packs = self.packs();
+        if !packs.knows(&index.name) {
+            packs.indexes.push(index);
+        }
     }
 
     /// Stores `bytes` under their hash `h`, on disk before this returns; returns whether it
@@ -72,17 +162,13 @@ impl BlobStore {
             store: self,
             staged: Vec::new(),
             hashes: HashSet::new(),
+            pack: None,
         }
     }
 
-    /// Writes `bytes` to a temp file beside blob `h`'s place; `None` when `h` is already kept.
-    fn stage(&self, h: &str, bytes: &[u8]) -> io::Result<Option<Staged>> {
-        let path = self
-            .path(h)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a blob hash"))?;
-        if path.is_file() {
-            return Ok(None);
-        }
+    /// Writes `bytes` to a temp file beside blob `h`'s place.
+    fn stage(&self, h: &str, bytes: &[u8]) -> io::Result<Staged> {
+        let path = self.path(h).ok_or_else(not_a_hash)?;
         let parent = path.parent().unwrap_or(&self.dir);
         private_dir(parent)?;
         let tmp = parent.join(format!(".{}.{}.tmp", &h[2..], rand::random::<u32>()));
@@ -92,7 +178,11 @@ impl BlobStore {
         std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
         let written = opts.open(&tmp).and_then(|mut f| f.write_all(bytes));
         match written {
-            Ok(()) => Ok(Some(Staged { tmp, path })),
+            Ok(()) => Ok(Staged {
+                tmp,
+                path,
+                hash: h.to_string(),
+            }),
             Err(e) => {
                 let _ = fs::remove_file(&tmp);
                 Err(e)
@@ -102,30 +192,34 @@ impl BlobStore {
 
     /// Reads blob `h`, checking that its content still has that hash.
     pub fn get(&self, h: &str) -> io::Result<Vec<u8>> {
-        let path = self
-            .path(h)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a blob hash"))?;
-        let bytes = fs::read(&path)?;
+        let (bytes, whence) = match self.in_pack(h, true) {
+            Some((name, place)) => (pack::read(&self.dir, &name, place)?, format!("pack {name}")),
+            None => {
+                let path = self.path(h).ok_or_else(not_a_hash)?;
+                (fs::read(&path)?, path.display().to_string())
+            }
+        };
         if hash(&bytes) != h {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("the checkpoint blob {} is damaged", path.display()),
+                format!("the checkpoint blob {h} in {whence} is damaged"),
             ));
         }
         Ok(bytes)
     }
 
-    /// Makes `other` hold blob `h` too: a hard link where possible, else a copy.
+    /// Makes `other` hold blob `h` too: a hard link where possible (of the whole pack when it
+    /// is in one), else a copy.
     pub fn link_one(&self, h: &str, other: &BlobStore) -> io::Result<()> {
-        let (Some(src), Some(dest)) = (self.path(h), other.path(h)) else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a blob hash",
-            ));
-        };
-        if dest.is_file() {
+        if other.has_known(h) {
             return Ok(());
         }
+        if let Some((name, _)) = self.in_pack(h, false) {
+            return self.link_pack(&name, other);
+        }
+        let (Some(src), Some(dest)) = (self.path(h), other.path(h)) else {
+            return Err(not_a_hash());
+        };
         private_dir(dest.parent().unwrap_or(&other.dir))?;
         if fs::hard_link(&src, &dest).is_err() {
             fs::copy(&src, &dest)?;
@@ -133,8 +227,18 @@ impl BlobStore {
         Ok(())
     }
 
+    /// Makes `other` hold pack `name` of this store.
+    fn link_pack(&self, name: &str, other: &BlobStore) -> io::Result<()> {
+        pack::link(&self.dir, &other.dir, name)?;
+        other.learn(pack::load(&other.dir, name)?);
+        Ok(())
+    }
+
     /// Makes `other` hold every blob this store holds, for `/fork`.
     pub fn link_into(&self, other: &BlobStore) -> io::Result<()> {
+        for name in pack::names(&self.dir) {
+            self.link_pack(&name, other)?;
+        }
         let Ok(fans) = fs::read_dir(&self.dir) else {
             return Ok(());
         };
@@ -148,7 +252,7 @@ impl BlobStore {
                     fan.file_name().to_string_lossy(),
                     f.file_name().to_string_lossy()
                 );
-                // Temp files and strays are not blobs.
+                // Temp files, packs and strays are not blobs.
                 if valid(&name) {
                     self.link_one(&name, other)?;
                 }
@@ -161,55 +265,80 @@ impl BlobStore {
 /// Blobs written only once their content is on disk: a blob under its final name is always
 /// whole, so a crash never leaves a damaged one that later scans take as kept.
 ///
-/// Each is written to a temp file first; [`Batch::finish`] syncs them and renames them into
-/// place. A few are synced one by one (as a single write always was); more share one
-/// `syncfs`: a first scan of 10,000 files otherwise waits for 10,000 separate syncs
-/// (about 1 ms each here).
+/// The first few are written each to a temp file, synced one by one and renamed into place by
+/// [`Batch::finish`]; past [`LOOSE_MAX`] they all go into one pack, synced once: a first scan
+/// of 10,000 files otherwise creates 10,000 files (and waited for 10,000 syncs, then for a
+/// `syncfs` of everything else on the disk).
 pub struct Batch<'a> {
     store: &'a BlobStore,
     staged: Vec<Staged>,
-    /// The hashes of `staged`.
+    /// The hashes of `staged` and of what is in `pack`.
     hashes: HashSet<String>,
+    pack: Option<PackWriter>,
 }
 
 /// A blob written to its temp file, not yet synced or in place.
 struct Staged {
     tmp: PathBuf,
     path: PathBuf,
+    hash: String,
 }
 
-/// Batches up to this size sync file by file: one `syncfs` also waits for everything else
-/// written to the filesystem (a build the command just ran), which a few files never should.
-const SYNC_EACH_MAX: usize = 16;
+/// Batches up to this size keep a file per blob (a command's scan: its few changed files stay
+/// plain files, not packs of one).
+const LOOSE_MAX: usize = 16;
 
 impl Batch<'_> {
     /// Stages `bytes` under their hash `h`; returns whether it is new (not kept, nor staged
     /// in this batch).
     pub fn put(&mut self, h: &str, bytes: &[u8]) -> io::Result<bool> {
-        // `stage` itself skips a blob already in place.
-        if self.hashes.contains(h) {
+        let k = pack::key(h).ok_or_else(not_a_hash)?;
+        if self.hashes.contains(h) || self.store.has_known(h) {
             return Ok(false);
         }
-        match self.store.stage(h, bytes)? {
-            Some(staged) => {
-                self.staged.push(staged);
-                self.hashes.insert(h.to_string());
-                Ok(true)
-            }
-            None => Ok(false),
+        if self.pack.is_none() && self.staged.len() >= LOOSE_MAX {
+            self.pack = Some(self.pack_staged()?);
         }
+        match self.pack.as_mut() {
+            Some(pack) => pack.add(k, bytes)?,
+            None => {
+                let staged = self.store.stage(h, bytes)?;
+                self.staged.push(staged);
+            }
+        }
+        self.hashes.insert(h.to_string());
+        Ok(true)
+    }
+
+    /// Starts a pack with the blobs staged so far (their temp files go).
+    fn pack_staged(&mut self) -> io::Result<PackWriter> {
+        let mut pack = PackWriter::create(&self.store.dir)?;
+        for s in &self.staged {
+            let k = pack::key(&s.hash).ok_or_else(not_a_hash)?;
+            pack.add(k, &fs::read(&s.tmp)?)?;
+        }
+        for s in std::mem::take(&mut self.staged) {
+            let _ = fs::remove_file(&s.tmp);
+        }
+        Ok(pack)
     }
 
     /// Whether blob `h` is kept or staged in this batch.
     pub fn has(&self, h: &str) -> bool {
-        self.hashes.contains(h) || self.store.has(h)
+        self.hashes.contains(h) || self.store.has_known(h)
     }
 
     /// Makes every staged blob durable and puts it in place; on an error none of those not
     /// yet in place is kept.
     pub fn finish(mut self) -> io::Result<()> {
+        if let Some(pack) = self.pack.take() {
+            self.store.learn(pack.finish()?);
+            return Ok(());
+        }
         let staged = std::mem::take(&mut self.staged);
-        let result = sync_all(&self.store.dir, &staged)
+        let result = staged
+            .iter()
+            .try_for_each(|s| fs::File::open(&s.tmp)?.sync_data())
             .and_then(|()| staged.iter().try_for_each(|s| fs::rename(&s.tmp, &s.path)));
         if result.is_err() {
             for s in &staged {
@@ -221,32 +350,12 @@ impl Batch<'_> {
 }
 
 impl Drop for Batch<'_> {
-    /// A batch dropped unfinished (a scan that failed) leaves no temp files behind.
+    /// A batch dropped unfinished (a scan that failed) leaves no temp files behind (the
+    /// pack's own drop removes its).
     fn drop(&mut self) {
         for s in &self.staged {
             let _ = fs::remove_file(&s.tmp);
         }
-    }
-}
-
-/// Syncs the staged files' data: one by one when there are few, else the whole filesystem.
-fn sync_all(dir: &Path, staged: &[Staged]) -> io::Result<()> {
-    if staged.len() <= SYNC_EACH_MAX {
-        return staged
-            .iter()
-            .try_for_each(|s| fs::File::open(&s.tmp)?.sync_data());
-    }
-    #[cfg(target_os = "linux")]
-    {
-        let fd = fs::File::open(dir)?;
-        rustix::fs::syncfs(&fd).map_err(io::Error::from)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = dir;
-        staged
-            .iter()
-            .try_for_each(|s| fs::File::open(&s.tmp)?.sync_data())
     }
 }
 
@@ -302,8 +411,8 @@ mod tests {
     fn a_batch_keeps_nothing_under_its_name_until_it_is_finished() {
         let dir = tempfile::tempdir().unwrap();
         let store = BlobStore::new(dir.path().join("blobs"));
-        // Both ways of syncing: file by file, and past the limit one syncfs.
-        for n in [3, SYNC_EACH_MAX + 5] {
+        // Both ways: a file per blob, and past the limit one pack.
+        for n in [3, LOOSE_MAX + 5] {
             let contents: Vec<String> = (0..n).map(|i| format!("{n} file {i}\n")).collect();
             let mut batch = store.batch();
             for c in &contents {
@@ -338,5 +447,69 @@ mod tests {
         drop(batch);
         assert!(!store.has(&hash(b"lost")));
         assert_eq!(files(store.dir()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_big_batch_is_one_pack_that_other_stores_and_forks_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BlobStore::new(dir.path().join("a"));
+        let contents: Vec<String> = (0..1000).map(|i| format!("file {i}\n")).collect();
+        let mut batch = store.batch();
+        for c in &contents {
+            assert!(batch.put(&hash(c.as_bytes()), c.as_bytes()).unwrap());
+        }
+        batch.finish().unwrap();
+        let loose: Vec<String> = files(store.dir())
+            .into_iter()
+            .filter(|f| !f.ends_with(".pack") && !f.ends_with(".idx"))
+            .collect();
+        assert_eq!(loose, Vec::<String>::new(), "no file per blob");
+        assert_eq!(pack::names(store.dir()).len(), 1);
+        // Another process's store of the same directory reads the pack.
+        let again = BlobStore::new(dir.path().join("a"));
+        for c in &contents {
+            assert_eq!(again.get(&hash(c.as_bytes())).unwrap(), c.as_bytes());
+        }
+        // A second session links the pack, not a thousand blobs, and knows it at once.
+        let b = BlobStore::new(dir.path().join("b"));
+        assert!(!b.has(&hash(contents[0].as_bytes())));
+        store.link_one(&hash(contents[7].as_bytes()), &b).unwrap();
+        assert!(b.has_known(&hash(contents[999].as_bytes())));
+        assert_eq!(pack::names(b.dir()).len(), 1);
+        // A fork gets the pack too, and a store listed before the fork sees it when asked.
+        let c = BlobStore::new(dir.path().join("c"));
+        assert!(!c.has(&hash(contents[1].as_bytes())));
+        store
+            .link_into(&BlobStore::new(dir.path().join("c")))
+            .unwrap();
+        assert!(c.has(&hash(contents[1].as_bytes())));
+        assert_eq!(
+            c.get(&hash(contents[1].as_bytes())).unwrap(),
+            contents[1].as_bytes()
+        );
+    }
+
+    #[test]
+    fn a_damaged_pack_is_an_error_not_wrong_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BlobStore::new(dir.path().join("blobs"));
+        let contents: Vec<String> = (0..40).map(|i| format!("content {i}\n")).collect();
+        let mut batch = store.batch();
+        for c in &contents {
+            batch.put(&hash(c.as_bytes()), c.as_bytes()).unwrap();
+        }
+        batch.finish().unwrap();
+        let name = &pack::names(store.dir())[0];
+        let path = store.dir().join(pack::DIR).join(format!("{name}.pack"));
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[0] ^= 1;
+        fs::write(&path, &bytes).unwrap();
+        assert!(store.get(&hash(contents[0].as_bytes())).is_err());
+        assert_eq!(
+            store.get(&hash(contents[39].as_bytes())).unwrap(),
+            contents[39].as_bytes()
+        );
+        fs::write(&path, b"short").unwrap();
+        assert!(store.get(&hash(contents[39].as_bytes())).is_err());
     }
 }

@@ -12,6 +12,7 @@
 pub mod anchored;
 pub mod blobs;
 mod log;
+mod pack;
 mod restore;
 mod scan;
 mod state;

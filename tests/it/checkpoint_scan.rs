@@ -429,3 +429,80 @@ fn a_new_session_starts_from_the_last_shadow_of_the_workspace_with_linked_blobs(
     second.restore(0, &plan.id, false, false).unwrap();
     assert_eq!(w.read("a.txt").as_deref(), Some("shared content\n"));
 }
+
+/// The files under `dir` (recursively), as paths relative to it.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else {
+                out.push(e.path().strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_big_workspace_is_kept_in_packs_that_restore_and_a_new_session_links_whole() {
+    use std::os::unix::fs::MetadataExt;
+    let w = Ws::new();
+    let original = |i: usize| format!("original {i}\n");
+    for i in 0..100 {
+        w.write(&format!("d{}/f{i}.txt", i / 10), &original(i));
+    }
+    let first = w.engine(Caps::default());
+    first.user_message("rewrite half");
+    let changed = bash(&first, || {
+        for i in 0..50 {
+            w.write(&format!("d{}/f{i}.txt", i / 10), &format!("new {i}\n"));
+        }
+    });
+    assert_eq!(changed.len(), 50);
+    first.end_turn();
+    let blobs = w.data.join("s.checkpoints/blobs");
+    let kept = files_under(&blobs);
+    assert!(
+        kept.iter().all(|f| f.starts_with("packs/")),
+        "a first scan of 100 files and a command that wrote 50 keep packs, not a file each: {kept:?}"
+    );
+    let plan = first.plan(0, false).unwrap();
+    first.restore(0, &plan.id, false, false).unwrap();
+    for i in 0..100 {
+        assert_eq!(w.read(&format!("d{}/f{i}.txt", i / 10)), Some(original(i)));
+    }
+    drop(first);
+
+    // A second session of the workspace links the first one's packs, not a blob per file,
+    // and restores from them.
+    let second = Checkpoints::new(&w.ws, vec![], Caps::default());
+    second.switch(Some(w.data.join("t.checkpoints")), Default::default());
+    second.user_message("rewrite a third");
+    let changed = bash(&second, || {
+        for i in 0..30 {
+            w.write(&format!("d{}/f{i}.txt", i / 10), &format!("again {i}\n"));
+        }
+    });
+    assert_eq!(changed.len(), 30);
+    let theirs = w.data.join("t.checkpoints/blobs");
+    let linked: Vec<String> = files_under(&theirs)
+        .into_iter()
+        .filter(|f| f.ends_with(".pack"))
+        .filter(|f| {
+            let (a, b) = (
+                fs::metadata(blobs.join(f)).ok(),
+                fs::metadata(theirs.join(f)).unwrap(),
+            );
+            a.is_some_and(|a| (a.dev(), a.ino()) == (b.dev(), b.ino()))
+        })
+        .collect();
+    assert!(!linked.is_empty(), "the first session's pack is linked");
+    let plan = second.plan(0, false).unwrap();
+    second.restore(0, &plan.id, false, false).unwrap();
+    for i in 0..100 {
+        assert_eq!(w.read(&format!("d{}/f{i}.txt", i / 10)), Some(original(i)));
+    }
+}
