@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs rein's eval tasks against the configured model and prints a table.
 
-    python3 evals/run.py [--rein BIN] [--only a,b] [--label NAME] [--out FILE.json]
+    python3 evals/run.py [--rein BIN] [--only a,b] [--label NAME] [--out FILE.json] [--repeat N]
     python3 evals/run.py --show A.json [B.json ...]     # print saved runs side by side
 
 Each task in evals/tasks/NAME has prompt.txt, setup.sh (builds the workspace) and check.sh
@@ -11,6 +11,11 @@ rein runs `exec --yes --json` in a fresh git workspace with its own data dir, so
 file can be read afterwards: requests, tokens, tool errors, recovered text calls and reminder
 echoes come from there. The model is whatever rein is configured with (flags are not passed:
 set BASE_URL / MODEL or ~/.agents/env). Standard library only.
+
+`--repeat N` runs every task N times (all tasks once, then again): even at temperature 0 two
+runs differ (the reminder carries the clock), so one run's count moves by a task or two. The
+table then gives each task's count of solved runs and the totals per round, by majority (a task
+solved in more than half of its runs) and the mean.
 """
 
 import argparse
@@ -233,6 +238,8 @@ def print_table(run, out=sys.stdout):
     print(head, file=out)
     for t in run["tasks"]:
         print("  ".join(fmt(t.get(k), w) for k, _, w in COLUMNS), file=out)
+    if run.get("rounds", 1) > 1:
+        print_repeats(run, out)
     tot = run["totals"]
     print(f"solved {tot['solved']}/{tot['tasks']}  requests {tot['requests']}  tokens in/out "
           f"{tot['tokens_in']}/{tot['tokens_out']}  wall {tot['wall_s']} s  tool errors "
@@ -240,6 +247,33 @@ def print_table(run, out=sys.stdout):
           f"{tot.get('applied_blocks', 0)}  reminder echoes "
           f"{tot['reminder_echoes']}  empty answers {tot['empty_answers']}  first request "
           f"{tot['first_request_tokens']} tokens", file=out)
+
+
+def repeats(tasks):
+    """Per task, in first-run order: (name, runs solved, runs)."""
+    counts = {}
+    for t in tasks:
+        solved, runs = counts.get(t["task"], (0, 0))
+        counts[t["task"]] = (solved + bool(t["solved"]), runs + 1)
+    return [(name, solved, runs) for name, (solved, runs) in counts.items()]
+
+
+def repeat_totals(tasks, rounds):
+    """Solved per round, by majority (more than half of a task's runs) and the mean."""
+    per_round = [sum(1 for t in tasks if t.get("round", 1) == r and t["solved"])
+                 for r in range(1, rounds + 1)]
+    majority = sum(1 for _, solved, runs in repeats(tasks) if 2 * solved > runs)
+    return {"per_round": per_round, "majority": majority,
+            "mean": round(sum(per_round) / rounds, 2), "tasks": len(repeats(tasks))}
+
+
+def print_repeats(run, out):
+    print(f"solved runs per task ({run['rounds']} rounds):", file=out)
+    for name, solved, runs in repeats(run["tasks"]):
+        print(f"  {name.ljust(22)} {solved}/{runs}", file=out)
+    rep = run["repeat_totals"]
+    print(f"solved per round {', '.join(map(str, rep['per_round']))}; by majority "
+          f"{rep['majority']}/{rep['tasks']}; mean {rep['mean']}", file=out)
 
 
 def totals(tasks):
@@ -264,13 +298,19 @@ def main():
     ap.add_argument("--show", nargs="+", metavar="JSON", help="print saved runs instead of running")
     ap.add_argument("--selftest", action="store_true", help="check the checkers (no model needed)")
     ap.add_argument("--rescore", metavar="JSON", help="recount a saved run from its session files")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run every task N times and report solved runs per task (default 1)")
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error("--repeat needs a count of at least 1")
     if args.rescore:
         with open(args.rescore, encoding="utf-8") as f:
             run = json.load(f)
         for t in run["tasks"]:
             t.update(metrics(session_entries(os.path.join(t["workdir"], "data"))[1]))
         run["totals"] = totals(run["tasks"])
+        if run.get("rounds", 1) > 1:
+            run["repeat_totals"] = repeat_totals(run["tasks"], run["rounds"])
         with open(args.rescore, "w", encoding="utf-8") as f:
             json.dump(run, f, indent=1)
         print_table(run)
@@ -290,16 +330,20 @@ def main():
     run = {"label": args.label, "rein": args.rein,
            "small_model": os.environ.get("REIN_SMALL_MODEL", "auto"),
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "loadavg_start": os.getloadavg(), "tasks": []}
-    for name in names:
-        print(f"running {name} ...", file=sys.stderr, flush=True)
-        result = run_task(name, args.rein, args.timeout)
-        print(f"  {'solved' if result['solved'] else 'not solved'} in {result['wall_s']} s "
-              f"({result['requests']} requests)", file=sys.stderr, flush=True)
-        run["tasks"].append(result)
+           "loadavg_start": os.getloadavg(), "rounds": args.repeat, "tasks": []}
+    for round_ in range(1, args.repeat + 1):
+        for name in names:
+            print(f"running {name} (round {round_} of {args.repeat}) ...", file=sys.stderr, flush=True)
+            result = run_task(name, args.rein, args.timeout)
+            result["round"] = round_
+            print(f"  {'solved' if result['solved'] else 'not solved'} in {result['wall_s']} s "
+                  f"({result['requests']} requests)", file=sys.stderr, flush=True)
+            run["tasks"].append(result)
     run["loadavg_end"] = os.getloadavg()
     run["model"] = next((t["model"] for t in run["tasks"] if t.get("model")), None)
     run["totals"] = totals(run["tasks"])
+    if args.repeat > 1:
+        run["repeat_totals"] = repeat_totals(run["tasks"], args.repeat)
     out = args.out or os.path.join(HERE, "results", time.strftime("%Y%m%d-%H%M%S") + (f"-{args.label}" if args.label else "") + ".json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w", encoding="utf-8") as f:

@@ -11,6 +11,7 @@ use rustix::io::Errno;
 use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::path::Path;
+use std::sync::Mutex;
 
 /// Directories a restore never writes into (what git and rein read as configuration).
 const PROTECTED: &[&str] = &[".git", ".rein"];
@@ -41,6 +42,9 @@ pub enum Found {
 /// The workspace, held open.
 pub struct Anchor {
     root: Dir,
+    /// For a scan: the parent directory of the last file read, kept open (see
+    /// [`Anchor::scanning`]); `None` inside when nothing is kept.
+    recent: Option<Mutex<Option<(String, Dir)>>>,
 }
 
 impl std::fmt::Debug for Anchor {
@@ -94,12 +98,23 @@ impl Anchor {
     /// person works).
     pub fn open(root: &Path) -> io::Result<Anchor> {
         match Dir::open_root(root) {
-            Ok(root) => Ok(Anchor { root }),
+            Ok(root) => Ok(Anchor { root, recent: None }),
             Err(e) if e.raw_os_error() == Some(Errno::NOTDIR.raw_os_error()) => {
                 Err(invalid(format!("{} is not a directory", root.display())))
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// [`Anchor::open`] for a scan, which reads a directory's files one after another: the
+    /// directory of the last file read stays open, so the walk from the root is made once per
+    /// directory, not per file (most of a first scan's system calls). The handle was opened
+    /// without following links from the root; a rename since only changes the name its files
+    /// are recorded under, as a race with a fresh walk can. Restores keep walking per file.
+    pub fn scanning(root: &Path) -> io::Result<Anchor> {
+        let mut anchor = Anchor::open(root)?;
+        anchor.recent = Some(Mutex::new(None));
+        Ok(anchor)
     }
 
     /// Opens the directory holding `parts`' last component; `None` when a directory on the
@@ -130,56 +145,42 @@ impl Anchor {
     /// Reads what `rel` holds, files up to `max` bytes.
     pub fn read(&self, rel: &str, max: u64) -> io::Result<Found> {
         let parts = components(rel)?;
-        let dir = match self.parent(rel, &parts, false) {
-            Ok(Some(dir)) => dir,
-            Ok(None) => return Ok(Found::Missing),
-            // A parent that is a file or a link: no file of the workspace lives there.
-            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
-                return Ok(Found::Other("behind a symbolic link or a file"));
+        let Some(name) = parts.last().map(OsStr::new) else {
+            return Ok(Found::Other("a directory"));
+        };
+        let Some(recent) = &self.recent else {
+            return match self.parent_or_found(rel, &parts)? {
+                Ok(dir) => read_in(&dir, name, max),
+                Err(found) => Ok(found),
+            };
+        };
+        let key = parts[..parts.len() - 1].join("/");
+        let mut recent = recent.lock().unwrap_or_else(|e| e.into_inner());
+        if recent.as_ref().is_none_or(|(k, _)| *k != key) {
+            *recent = None;
+            match self.parent_or_found(rel, &parts)? {
+                Ok(dir) => *recent = Some((key, dir)),
+                Err(found) => return Ok(found),
             }
-            Err(e) => return Err(e),
-        };
-        let name = OsStr::new(parts[parts.len() - 1]);
-        let Some(st) = dir.stat(name)? else {
-            return Ok(Found::Missing);
-        };
-        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-            return Ok(Found::Other(kind_name(st.st_mode)));
         }
-        // Non-blocking and not following: a FIFO or a link swapped in cannot hang or redirect
-        // the read; fstat then checks what was really opened.
-        let mut file = match dir.open(name) {
-            Ok(Some(file)) => file,
-            Ok(None) => return Ok(Found::Missing),
-            Err(e) if e.raw_os_error() == Some(Errno::LOOP.raw_os_error()) => {
-                return Ok(Found::Other("a symbolic link"));
-            }
-            Err(e) => return Err(e),
-        };
-        let meta = file.metadata()?;
-        let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
-        if !meta.is_file() {
-            return Ok(Found::Other("a special file"));
+        match recent.as_ref() {
+            Some((_, dir)) => read_in(dir, name, max),
+            None => Ok(Found::Missing),
         }
-        if meta.len() > max {
-            return Ok(Found::TooLarge {
-                size: meta.len(),
-                mode,
-            });
-        }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        Read::by_ref(&mut file)
-            .take(max + 1)
-            .read_to_end(&mut bytes)?;
-        if bytes.len() as u64 > max {
-            return Ok(Found::TooLarge {
-                size: bytes.len() as u64,
-                mode,
-            });
-        }
-        Ok(Found::File { bytes, mode })
     }
 
+    /// The directory holding `rel`, or what to report when there is none.
+    fn parent_or_found(&self, rel: &str, parts: &[&str]) -> io::Result<Result<Dir, Found>> {
+        match self.parent(rel, parts, false) {
+            Ok(Some(dir)) => Ok(Ok(dir)),
+            Ok(None) => Ok(Err(Found::Missing)),
+            // A parent that is a file or a link: no file of the workspace lives there.
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                Ok(Err(Found::Other("behind a symbolic link or a file")))
+            }
+            Err(e) => Err(e),
+        }
+    }
     /// Replaces (or creates) `rel` with `bytes` and permission bits `mode`, creating missing
     /// parent directories.
     pub fn write(&self, rel: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
@@ -247,6 +248,48 @@ impl Anchor {
     }
 }
 
+/// Reads what `name` in `dir` holds, files up to `max` bytes.
+fn read_in(dir: &Dir, name: &OsStr, max: u64) -> io::Result<Found> {
+    let Some(st) = dir.stat(name)? else {
+        return Ok(Found::Missing);
+    };
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Ok(Found::Other(kind_name(st.st_mode)));
+    }
+    // Non-blocking and not following: a FIFO or a link swapped in cannot hang or redirect
+    // the read; fstat then checks what was really opened.
+    let mut file = match dir.open(name) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Ok(Found::Missing),
+        Err(e) if e.raw_os_error() == Some(Errno::LOOP.raw_os_error()) => {
+            return Ok(Found::Other("a symbolic link"));
+        }
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
+    if !meta.is_file() {
+        return Ok(Found::Other("a special file"));
+    }
+    if meta.len() > max {
+        return Ok(Found::TooLarge {
+            size: meta.len(),
+            mode,
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    Read::by_ref(&mut file)
+        .take(max + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Ok(Found::TooLarge {
+            size: bytes.len() as u64,
+            mode,
+        });
+    }
+    Ok(Found::File { bytes, mode })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,6 +346,40 @@ mod tests {
             .unwrap()
             .collect();
         assert!(names.is_empty(), "no temp file left: {names:?}");
+    }
+
+    #[test]
+    fn a_scan_keeps_one_directory_open_and_it_never_leads_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, outside) = (dir.path().join("ws"), dir.path().join("outside"));
+        for d in [ws.join("d"), ws.join("e"), outside.clone()] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(ws.join("d/a"), "a").unwrap();
+        std::fs::write(ws.join("d/b"), "b in the workspace").unwrap();
+        std::fs::write(ws.join("e/x"), "x").unwrap();
+        std::fs::write(outside.join("b"), "secret").unwrap();
+        let a = Anchor::scanning(&ws).unwrap();
+        let text = |found: Found| match found {
+            Found::File { bytes, .. } => String::from_utf8(bytes).unwrap(),
+            other => panic!("not a file: {other:?}"),
+        };
+        assert_eq!(text(a.read("d/a", 100).unwrap()), "a");
+        // `d` swapped for a link to outside while the scan holds it open: its files are read
+        // from the directory that was opened (now `moved`), never from outside.
+        std::fs::rename(ws.join("d"), ws.join("moved")).unwrap();
+        symlink(&outside, ws.join("d")).unwrap();
+        assert_eq!(text(a.read("d/b", 100).unwrap()), "b in the workspace");
+        // Another directory read in between: `d` is walked again, and the link refused.
+        assert_eq!(text(a.read("e/x", 100).unwrap()), "x");
+        assert_eq!(
+            a.read("d/b", 100).unwrap(),
+            Found::Other("behind a symbolic link or a file")
+        );
+        assert_eq!(
+            Anchor::open(&ws).unwrap().read("d/b", 100).unwrap(),
+            Found::Other("behind a symbolic link or a file")
+        );
     }
 
     #[test]

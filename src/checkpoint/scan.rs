@@ -248,7 +248,7 @@ impl Shadow {
         blobs: &BlobStore,
         budget: &mut u64,
     ) -> io::Result<Scan> {
-        let anchor = Anchor::open(&scanner.root)?;
+        let anchor = Anchor::scanning(&scanner.root)?;
         let mut out = Scan::default();
         let mut batch = blobs.batch();
         let blobs = &mut batch;

@@ -15,6 +15,7 @@ mod cli_e2e;
 mod commands;
 mod context_e2e;
 mod context_lib;
+mod eval_runner;
 mod exec_e2e;
 mod flow_modes;
 mod flow_pty;
