@@ -204,3 +204,43 @@ fn a_command_stopped_at_its_timeout_leaves_nothing_running() {
         left()
     );
 }
+
+/// A command that cannot start is reported as such, from the zygote and from a fork alike, and
+/// the next command still runs. Here bash is found (as rein looks, outside the sandbox) in a
+/// directory of `$HOME` the sandbox does not show, so its exec fails inside: the start status
+/// comes back on rein's own pipe (without it, the failure looks like a command that ran and
+/// exited 127).
+#[test]
+fn a_command_that_cannot_start_says_so_and_the_session_goes_on() {
+    for zygote in ["1", "0"] {
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        let tools = w.home.join("odd-tools");
+        std::fs::create_dir_all(&tools).unwrap();
+        let bash_path = String::from_utf8(
+            Command::new("sh")
+                .args(["-c", "command -v bash"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        std::fs::copy(bash_path.trim(), tools.join("bash")).unwrap();
+        s.push(bash("echo first"))
+            .push(bash("echo second"))
+            .push(Reply::text("done"));
+        let mut c = w.cmd();
+        c.env("PATH", &tools)
+            .env(rein::sandbox::zygote::SWITCH, zygote)
+            .args(["exec", "--yes", "go"]);
+        let out = crate::support::rein::run_with_timeout(c, Duration::from_secs(60));
+        assert_ok(&out);
+        for i in [1, 2] {
+            let result = last_result(&s.request(i)).content;
+            assert!(
+                result.contains("could not start bash"),
+                "zygote={zygote}, call {i}: {result}"
+            );
+        }
+    }
+}
