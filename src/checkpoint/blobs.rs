@@ -70,7 +70,7 @@ pub fn hash(bytes: &[u8]) -> String {
 /// Whether `h` is a hash this store could have written (it becomes a file name, and it may
 /// come from a session file someone edited).
 fn valid(h: &str) -> bool {
-    h.len() == 64 && h.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+    pack::key(h).is_some()
 }
 
 /// Creates `dir` and its parents, private to the person.
@@ -449,16 +449,22 @@ mod tests {
         assert_eq!(files(store.dir()), Vec::<String>::new());
     }
 
-    #[test]
-    fn a_big_batch_is_one_pack_that_other_stores_and_forks_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = BlobStore::new(dir.path().join("a"));
-        let contents: Vec<String> = (0..1000).map(|i| format!("file {i}\n")).collect();
+    /// Keeps `n` distinct contents in `store` in one batch; returns them.
+    fn kept_in_one_batch(store: &BlobStore, n: usize) -> Vec<String> {
+        let contents: Vec<String> = (0..n).map(|i| format!("content {i}\n")).collect();
         let mut batch = store.batch();
         for c in &contents {
             assert!(batch.put(&hash(c.as_bytes()), c.as_bytes()).unwrap());
         }
         batch.finish().unwrap();
+        contents
+    }
+
+    #[test]
+    fn a_big_batch_is_one_pack_that_other_stores_and_forks_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BlobStore::new(dir.path().join("a"));
+        let contents = kept_in_one_batch(&store, 1000);
         let loose: Vec<String> = files(store.dir())
             .into_iter()
             .filter(|f| !f.ends_with(".pack") && !f.ends_with(".idx"))
@@ -493,12 +499,7 @@ mod tests {
     fn a_damaged_pack_is_an_error_not_wrong_content() {
         let dir = tempfile::tempdir().unwrap();
         let store = BlobStore::new(dir.path().join("blobs"));
-        let contents: Vec<String> = (0..40).map(|i| format!("content {i}\n")).collect();
-        let mut batch = store.batch();
-        for c in &contents {
-            batch.put(&hash(c.as_bytes()), c.as_bytes()).unwrap();
-        }
-        batch.finish().unwrap();
+        let contents = kept_in_one_batch(&store, 40);
         let name = &pack::names(store.dir())[0];
         let path = store.dir().join(pack::DIR).join(format!("{name}.pack"));
         let mut bytes = fs::read(&path).unwrap();
