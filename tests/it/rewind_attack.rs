@@ -297,8 +297,9 @@ fn links_swapped_in_between_the_plan_and_the_confirmation_are_refused() {
 fn the_first_scan_runs_in_the_background_and_what_bash_changes_meanwhile_is_undoable() {
     let s = ScriptedServer::openai();
     let w = World::new(&s);
-    // Enough distinct files that the scan is seen running (each is read, hashed and kept).
-    for d in 0..20 {
+    // Enough distinct files that the scan is seen running (each is read, hashed and kept;
+    // 10,000 of them take ~0.2 s since the scan keeps them in one pack).
+    for d in 0..40 {
         for f in 0..250 {
             w.write(&format!("big/d{d}/f{f}.txt"), &format!("file {d} {f}\n"));
         }
