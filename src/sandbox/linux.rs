@@ -489,6 +489,9 @@ impl Confinement {
         if let Some(plan) = &self.mounts {
             plan.finish()?;
         }
+        // The zygote's short slice is for starting; the command is scheduled like any other
+        // program (a failure changes only its latency, so it is not one).
+        let _ = super::slice::request(0);
         let confined = self.ruleset.is_some() || self.seccomp.is_some();
         // Root (or uid 0 of a user namespace) keeps no capability that could undo the mounts
         // after exec or read other processes' memory and environment (CAP_SYS_PTRACE

@@ -32,6 +32,8 @@ mod run;
 mod seccomp;
 pub mod secrets;
 #[cfg(target_os = "linux")]
+mod slice;
+#[cfg(target_os = "linux")]
 mod spare;
 mod spawn;
 mod stamp;

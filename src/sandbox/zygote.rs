@@ -252,6 +252,9 @@ pub fn serve() -> i32 {
     // Named for `ps` and `top` (it would show as "exe", after `/proc/self/exe`).
     // SAFETY: plain prctl with a NUL-terminated name of at most 16 bytes.
     unsafe { libc::prctl(libc::PR_SET_NAME, c"rein-zygote".as_ptr(), 0, 0, 0) };
+    // Each command's start is a chain of wake-ups: run soon after each (see `slice`). Without
+    // it (an older kernel) commands start as before, only later under load.
+    let _ = super::slice::request(super::slice::SHORT_NS);
     // SAFETY: rein passes the socket as stdin, and nothing else in this process uses it.
     let socket = unsafe { OwnedFd::from_raw_fd(0) };
     let mut buf = vec![0u8; MAX_REQUEST];

@@ -244,3 +244,43 @@ fn a_command_that_cannot_start_says_so_and_the_session_goes_on() {
         }
     }
 }
+
+/// The scheduler slice `/proc/<pid>/sched` shows (`se.slice`), when the kernel has one.
+fn slice_in(sched: &str) -> Option<u64> {
+    let line = sched
+        .lines()
+        .find(|l| l.trim_start().starts_with("se.slice"))?;
+    line.rsplit(':').next()?.trim().parse().ok()
+}
+
+/// The zygote and the supervisors it clones ask for the shortest scheduler slice (they only
+/// hand over to each other, and each hand-off waited a whole slice behind busy tasks under
+/// load); the command gets the kernel's default back before exec.
+#[test]
+fn the_zygote_starts_commands_with_a_short_slice_and_commands_run_with_the_default() {
+    let own = std::fs::read_to_string("/proc/thread-self/sched").unwrap_or_default();
+    let Some(default) = slice_in(&own) else {
+        eprintln!("skipping: this kernel shows no scheduler slice");
+        return;
+    };
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    s.push(bash("sleep 2; grep se.slice /proc/self/sched"))
+        .push(Reply::text("done"));
+    let child = start(&w);
+    let rein = child.id();
+    let mut seen = Vec::new();
+    let both = wait_for(Duration::from_secs(20), || {
+        seen = zygote_children(rein);
+        seen.len() >= 2
+    });
+    assert!(both, "no zygote-started command under rein: {seen:?}");
+    for pid in &seen {
+        let sched = std::fs::read_to_string(format!("/proc/{pid}/sched")).unwrap_or_default();
+        assert_eq!(slice_in(&sched), Some(100_000), "process {pid}: {sched}");
+    }
+    let out = finish(child);
+    assert_ok(&out);
+    let result = last_result(&s.request(1)).content;
+    assert_eq!(slice_in(&result), Some(default), "the command's: {result}");
+}
