@@ -28,6 +28,21 @@ fn start(w: &World) -> Child {
     c.spawn().unwrap()
 }
 
+/// Starts `rein exec` in `w` (its first command must run a while) and returns it with the
+/// processes seen while the command runs: the zygote and the command's supervisor, both rein's
+/// children with the zygote's command line (a fork of rein would carry rein's `exec --yes go`).
+fn start_and_see_the_zygote(w: &World) -> (Child, Vec<u32>) {
+    let child = start(w);
+    let rein = child.id();
+    let mut seen = Vec::new();
+    let both = wait_for(Duration::from_secs(20), || {
+        seen = zygote_children(rein);
+        seen.len() >= 2
+    });
+    assert!(both, "no zygote-started command under rein: {seen:?}");
+    (child, seen)
+}
+
 /// Waits for `child` (at most 90 s).
 fn finish(child: Child) -> Output {
     let pid = child.id();
@@ -104,16 +119,7 @@ fn commands_start_from_the_zygote_which_holds_nothing_and_ends_with_rein() {
     let w = World::new(&s);
     s.push(bash("sleep 3; echo slept"))
         .push(Reply::text("done"));
-    let child = start(&w);
-    let rein = child.id();
-    // While the command runs: the zygote and the command's supervisor, both rein's children
-    // with the zygote's command line (a fork of rein would carry rein's `exec --yes go`).
-    let mut seen = Vec::new();
-    let both = wait_for(Duration::from_secs(20), || {
-        seen = zygote_children(rein);
-        seen.len() >= 2
-    });
-    assert!(both, "no zygote-started command under rein: {seen:?}");
+    let (child, seen) = start_and_see_the_zygote(&w);
     for pid in &seen {
         // Readable as the same user only where the test may (root); the zygote's own
         // environment is empty, so no key can be in it.
@@ -267,14 +273,7 @@ fn the_zygote_starts_commands_with_a_short_slice_and_commands_run_with_the_defau
     let w = World::new(&s);
     s.push(bash("sleep 2; grep se.slice /proc/self/sched"))
         .push(Reply::text("done"));
-    let child = start(&w);
-    let rein = child.id();
-    let mut seen = Vec::new();
-    let both = wait_for(Duration::from_secs(20), || {
-        seen = zygote_children(rein);
-        seen.len() >= 2
-    });
-    assert!(both, "no zygote-started command under rein: {seen:?}");
+    let (child, seen) = start_and_see_the_zygote(&w);
     for pid in &seen {
         let sched = std::fs::read_to_string(format!("/proc/{pid}/sched")).unwrap_or_default();
         assert_eq!(slice_in(&sched), Some(100_000), "process {pid}: {sched}");
