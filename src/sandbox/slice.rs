@@ -93,6 +93,8 @@ mod tests {
             let short = slice_of(own);
             // SAFETY: the child only sleeps (a system call) until it is killed.
             let child = unsafe { libc::fork() };
+            // Never kill(-1) below: that would signal every process the test may reach.
+            assert!(child >= 0, "fork failed");
             if child == 0 {
                 loop {
                     // SAFETY: async-signal-safe.
