@@ -122,7 +122,7 @@ impl Sandbox {
         };
         // Nested repositories (all found before a command runs) are read-only as a whole: a
         // hook or config planted there would run when the person uses git there.
-        let found = match write_ws {
+        let mut found = match write_ws {
             true => {
                 let (found, note) = self.nested_git.entries(&ws)?;
                 supervision.notes.extend(note);
@@ -130,6 +130,11 @@ impl Sandbox {
             }
             false => Arc::default(),
         };
+        // A `.git` file or link naming a directory in the workspace: that directory is the
+        // repository git uses here, protected like a nested one (read anew for every command).
+        if write_ws && let Some(linked) = super::git::linked_git_dir(&ws) {
+            Arc::make_mut(&mut found).push(linked);
+        }
         // Hook directories the person's git configuration names in the workspace: the same,
         // for the same reason (read anew for every command: the person may change it).
         let hooks = match write_ws {

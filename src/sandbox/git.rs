@@ -121,6 +121,26 @@ pub(crate) fn repository(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     None
 }
 
+/// Where the workspace's repository really is when `ws/.git` is a `gitdir:` file or a
+/// symlink and that directory lies inside `ws` (`git init --separate-git-dir`, a linked
+/// `.git`): relative to `ws` (canonical). Its configuration and hooks need the same
+/// protection as a `.git` directory's.
+pub(crate) fn linked_git_dir(ws: &Path) -> Option<PathBuf> {
+    let dot_git = ws.join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    let target = if meta.is_symlink() {
+        dot_git
+    } else if meta.is_file() {
+        let text = read_small(&dot_git)?;
+        ws.join(text.trim_end().strip_prefix("gitdir:")?.trim())
+    } else {
+        return None;
+    };
+    let real = std::fs::canonicalize(target).ok()?;
+    let rel = real.strip_prefix(ws).ok()?;
+    (real.is_dir() && !rel.as_os_str().is_empty()).then(|| rel.to_path_buf())
+}
+
 /// Whether `name` is a valid branch name by git's rules (`git check-ref-format`), and
 /// printable: it goes into the model's context.
 fn valid_branch(name: &str) -> bool {
@@ -301,6 +321,28 @@ mod tests {
             classify(OsStr::from_bytes(b"\xffHEAD"), false),
             GitEntry::Protected
         );
+    }
+
+    #[test]
+    fn a_linked_git_dir_inside_the_workspace_is_found() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join("meta/gitdata")).unwrap();
+        assert_eq!(linked_git_dir(&ws), None);
+        std::fs::write(ws.join(".git"), "gitdir: meta/gitdata\n").unwrap();
+        assert_eq!(linked_git_dir(&ws), Some(PathBuf::from("meta/gitdata")));
+        std::fs::write(
+            ws.join(".git"),
+            format!("gitdir: {}\n", ws.join("meta/gitdata").display()),
+        )
+        .unwrap();
+        assert_eq!(linked_git_dir(&ws), Some(PathBuf::from("meta/gitdata")));
+        // Outside the workspace: read-only to commands anyway.
+        std::fs::write(ws.join(".git"), "gitdir: /tmp\n").unwrap();
+        assert_eq!(linked_git_dir(&ws), None);
+        std::fs::remove_file(ws.join(".git")).unwrap();
+        std::os::unix::fs::symlink("meta/gitdata", ws.join(".git")).unwrap();
+        assert_eq!(linked_git_dir(&ws), Some(PathBuf::from("meta/gitdata")));
     }
 
     #[test]

@@ -506,6 +506,16 @@ pub fn protect_process() {
     }
 }
 
+/// Keeps the descriptors rein inherited (beyond its three streams) from every process it
+/// starts: a wrapper's log file or another terminal left open must not reach a command, an
+/// MCP server or a hook. Call once at start, before any thread or child exists.
+pub fn keep_inherited_descriptors_from_children() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = linux::close_on_exec_from(3) {
+        tracing::warn!("cannot mark inherited descriptors close-on-exec: {e}");
+    }
+}
+
 fn switch_is_set(value: Option<&std::ffi::OsStr>) -> bool {
     value.is_some_and(|v| !v.is_empty() && v != "0")
 }

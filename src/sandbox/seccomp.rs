@@ -43,6 +43,10 @@ struct Arch {
     /// Calls that change mounts. Landlock refuses most of them but not `mount_setattr`, which
     /// could make the read-only binds writable again; none of them has a use in a sandbox.
     mount: &'static [u32],
+    /// `add_key`, `request_key`, `keyctl`: the kernel's keyrings are the person's (a command
+    /// keeps their session keyring and uid, and Kerberos tickets live in the persistent one);
+    /// Landlock does not govern them. ENOSYS: "no keyrings here", which their users handle.
+    keys: [u32; 3],
 }
 
 /// The new mount API, numbered alike on every architecture: open_tree, move_mount, fsopen,
@@ -91,6 +95,7 @@ const ARCHES: &[Arch] = &[
         socketcall: None,
         x32_bit: true,
         mount: &MOUNT_X86_64,
+        keys: [248, 249, 250],
     },
     Arch {
         audit: AUDIT_ARCH_I386,
@@ -100,6 +105,7 @@ const ARCHES: &[Arch] = &[
         socketcall: Some(102),
         x32_bit: false,
         mount: &MOUNT_I386,
+        keys: [286, 287, 288],
     },
 ];
 
@@ -113,6 +119,7 @@ const ARCHES: &[Arch] = &[
         socketcall: None,
         x32_bit: false,
         mount: &MOUNT_AARCH64,
+        keys: [217, 218, 219],
     },
     Arch {
         audit: AUDIT_ARCH_ARM,
@@ -122,6 +129,7 @@ const ARCHES: &[Arch] = &[
         socketcall: Some(102),
         x32_bit: false,
         mount: &MOUNT_ARM,
+        keys: [309, 310, 311],
     },
 ];
 
@@ -320,6 +328,7 @@ impl Filter {
 fn special_calls(arch: &Arch, i: usize, sockets: Sockets) -> Vec<(u32, Target)> {
     let mut special = vec![(arch.ioctl, Target::Ioctl(i))];
     special.extend(arch.mount.iter().map(|nr| (*nr, Target::Eperm)));
+    special.extend(arch.keys.iter().map(|nr| (*nr, Target::Nosys)));
     if sockets != Sockets::Allow {
         special.push((arch.socket, Target::Socket(i)));
         // The multiplexer's arguments sit behind a pointer the filter cannot read.
@@ -474,6 +483,9 @@ mod tests {
         if arch.mount.contains(&nr) {
             return Some(errno(libc::EPERM));
         }
+        if arch.keys.contains(&nr) {
+            return Some(errno(libc::ENOSYS));
+        }
         if sockets != Sockets::Allow {
             if Some(nr) == arch.socketcall {
                 return Some(errno(libc::EACCES));
@@ -622,6 +634,24 @@ mod tests {
         assert_eq!(run(&f, AUDIT_ARCH_X86_64, 2, [0; 6]), ALLOW);
         assert_eq!(run(&f, AUDIT_ARCH_X86_64, 263, [0; 6]), ALLOW);
         assert_eq!(run(&f, AUDIT_ARCH_I386, 4, [0; 6]), ALLOW);
+    }
+
+    #[test]
+    fn refuses_the_keyrings_in_every_calling_convention() {
+        for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
+            let f = Filter::build(sockets).unwrap();
+            for (arch, numbers) in [
+                (AUDIT_ARCH_X86_64, [248, 249, 250]),
+                (AUDIT_ARCH_I386, [286, 287, 288]),
+            ] {
+                for nr in numbers {
+                    assert_eq!(run(&f, arch, nr, [0; 6]), errno(libc::ENOSYS), "{nr}");
+                }
+            }
+            // Neighbours are untouched: x86_64 247 (waitid) and 251 (ioprio_set).
+            assert_eq!(run(&f, AUDIT_ARCH_X86_64, 247, [0; 6]), ALLOW);
+            assert_eq!(run(&f, AUDIT_ARCH_X86_64, 251, [0; 6]), ALLOW);
+        }
     }
 
     #[test]

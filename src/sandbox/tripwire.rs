@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// Files above this size are remembered by size and time only (they cannot be restored).
+/// Files above this size are remembered by identity only (they cannot be restored).
 const KEEP_LIMIT: u64 = 1 << 20;
 
 /// State files above this size are not remembered (an index can be large; it is read anew
@@ -45,8 +45,14 @@ enum Node {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Content {
     Bytes(Vec<u8>),
-    /// Too large to keep: size and modification time.
-    Large(u64, i64, i64),
+    /// Too large to keep: size, inode and change time. The change time, unlike the
+    /// modification time, cannot be set back by a command (`touch -d` updates it), so a
+    /// same-size rewrite is seen.
+    Large {
+        len: u64,
+        ino: u64,
+        ctime: (i64, i64),
+    },
 }
 
 /// What a subtree selection keeps: all of it, or (a git dir) only what is protected.
@@ -65,7 +71,11 @@ fn read_node(path: &Path, select: Select) -> Option<Node> {
     }
     if kind.is_file() {
         let content = if meta.len() > KEEP_LIMIT {
-            Content::Large(meta.len(), meta.mtime(), meta.mtime_nsec())
+            Content::Large {
+                len: meta.len(),
+                ino: meta.ino(),
+                ctime: (meta.ctime(), meta.ctime_nsec()),
+            }
         } else {
             Content::Bytes(std::fs::read(path).unwrap_or_default())
         };
@@ -178,7 +188,7 @@ fn create(path: &Path, node: &Node) -> bool {
             },
         ),
         Node::File {
-            content: Content::Large(..),
+            content: Content::Large { .. },
             ..
         }
         | Node::State(None)
@@ -553,6 +563,29 @@ mod tests {
         assert!(!all.contains("HEAD") && !all.contains("objects"), "{all}");
         // Nothing changed: nothing to say.
         assert!(Tripwire::arm(&ws, true, &[], &[]).check().is_empty());
+    }
+
+    #[test]
+    fn a_large_hook_rewritten_with_its_old_time_is_still_seen() {
+        let (_d, ws) = workspace();
+        let hook = ws.join(".git/hooks/pre-commit");
+        let benign = format!("#!/bin/sh\n#{}\n", "x".repeat(KEEP_LIMIT as usize));
+        std::fs::write(&hook, &benign).unwrap();
+        let old = std::fs::metadata(&hook).unwrap().modified().unwrap();
+        let t = Tripwire::arm(&ws, true, &[], &[]);
+        // Same size, same modification time: only the change time tells.
+        let planted = benign.replacen("#!/bin/sh\n#x", "#!/bin/sh\nid", 1);
+        assert_eq!(planted.len(), benign.len());
+        std::fs::write(&hook, &planted).unwrap();
+        let f = std::fs::File::options().write(true).open(&hook).unwrap();
+        f.set_modified(old).unwrap();
+        drop(f);
+        let notes = t.check().join("\n");
+        assert!(
+            std::fs::read_to_string(&hook).map_or(true, |now| now != planted),
+            "the planted hook is still there"
+        );
+        assert!(notes.contains("pre-commit"), "{notes}");
     }
 
     #[test]

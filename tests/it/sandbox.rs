@@ -265,6 +265,38 @@ async fn git_hooks_git_config_and_rein_stay_read_only() {
     assert!(!m.ws.join(".git-old").exists() && !m.ws.join(".rein-old").exists());
 }
 
+/// A descriptor open in rein without close-on-exec (a library's, or one rein inherited)
+/// never reaches a sandboxed command, in either mechanism: the command's process marks all
+/// but its three streams close-on-exec.
+#[tokio::test]
+async fn descriptors_left_open_in_rein_never_reach_a_command() {
+    let m = machine();
+    let outside = m.root.join("left-open.log");
+    let file = std::fs::File::create(&outside).unwrap();
+    use std::os::fd::AsRawFd;
+    // SAFETY: clears close-on-exec on a descriptor this test owns.
+    unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFD, 0) };
+    let fd = file.as_raw_fd();
+    for sb in [
+        m.sandbox(SandboxMode::WorkspaceWrite, false),
+        Sandbox::without_namespaces(
+            SandboxMode::WorkspaceWrite,
+            false,
+            m.ws.clone(),
+            m.tmp.clone(),
+        ),
+    ] {
+        if !enforced(&sb) {
+            return;
+        }
+        let (_, out) = m
+            .run(&sb, &format!("ls -l /proc/self/fd; echo planted >&{fd}"))
+            .await;
+        assert!(!out.contains("left-open.log"), "{out}");
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "", "{out}");
+    }
+}
+
 #[tokio::test]
 async fn writes_inside_the_workspace_and_temp_work() {
     let m = machine();

@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+mod reach;
+pub use reach::*;
+
 /// Which confinement rein is made to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -1079,6 +1082,10 @@ macro_rules! sandbox_classes {
             a_directory_made_beside_home_is_readable_by_the_next_command,
             a_root_command_keeps_only_the_capabilities_for_files,
             a_command_cannot_widen_the_rules_of_later_ones,
+            the_persons_keyrings_are_out_of_reach,
+            inherited_descriptors_never_reach_a_command,
+            a_linked_repository_in_the_workspace_is_protected_too,
+            a_large_protected_hook_cannot_be_swapped_unseen,
         );
     };
     (@each $mode:expr; $($name:ident),* $(,)?) => {

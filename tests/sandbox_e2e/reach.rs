@@ -1,0 +1,212 @@
+//! What a command could reach without touching a path: the kernel's keyrings, descriptors rein
+//! inherited, a repository `.git` only points to, and a protected file too large to keep.
+
+use super::*;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+
+/// The number the inherited descriptor gets in rein (and would get in a command).
+const INHERITED_FD: i32 = 7;
+
+/// A command that prints what it can read of the user key `desc` (`payload:` and the value, or
+/// the error), with the keyring calls of this CPU.
+fn read_key(desc: &str) -> String {
+    format!(
+        "python3 - <<'PY'\n\
+         import ctypes, os\n\
+         calls = {{'x86_64': (249, 250), 'aarch64': (218, 219)}}[os.uname().machine]\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         kid = libc.syscall(calls[0], b'user', b'{desc}', None, 0)\n\
+         buf = ctypes.create_string_buffer(256)\n\
+         n = libc.syscall(calls[1], 11, kid, buf, 256) if kid > 0 else -1\n\
+         print('payload:' + buf.value.decode() if n > 0 else 'refused: errno %d' % ctypes.get_errno())\n\
+         PY"
+    )
+}
+
+/// Class: the person's kernel keyrings (where Kerberos tickets and cached passwords live)
+/// are out of reach: a key in rein's session keyring never reaches the model.
+pub fn the_persons_keyrings_are_out_of_reach(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let desc = unique("rein-key");
+    let secret = unique("KEYRING-SECRET");
+    s.push(bash(&read_key(&desc))).push(Reply::text("done"));
+    let mut c = rein(&w, mode);
+    let (d, v) = (
+        std::ffi::CString::new(desc.clone()).unwrap(),
+        secret.clone(),
+    );
+    // SAFETY: only system calls between fork and exec, on buffers made before the fork.
+    unsafe {
+        c.pre_exec(move || {
+            // A session keyring of rein's own, holding the secret, as a person's would.
+            libc::syscall(libc::SYS_keyctl, 1, std::ptr::null::<libc::c_char>());
+            let id = libc::syscall(
+                libc::SYS_add_key,
+                c"user".as_ptr(),
+                d.as_ptr(),
+                v.as_ptr(),
+                v.len(),
+                -3, // KEY_SPEC_SESSION_KEYRING
+            );
+            if id < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    let out = exec(c);
+    let r = results(&s, 1).content;
+    assert!(r.contains("refused"), "the key call was not refused: {r}");
+    assert!(
+        !r.contains(&secret),
+        "the keyring's secret reached the model: {r}"
+    );
+    let all = String::from_utf8_lossy(&out.stdout);
+    assert!(!all.contains(&secret));
+}
+
+/// A file outside the workspace opened for appending and left open (not close-on-exec) as
+/// `INHERITED_FD` in whatever `c` starts, as a wrapper script's `exec 7>>log` would.
+fn inherit_outside_file(w: &World, c: &mut Command) -> PathBuf {
+    let outside = w.dir.path().join("inherited.log");
+    let file = std::fs::File::create(&outside).unwrap();
+    let raw = file.as_raw_fd();
+    // SAFETY: dup2 between fork and exec; the descriptor stays open in this process meanwhile.
+    unsafe {
+        c.pre_exec(move || match libc::dup2(raw, INHERITED_FD) {
+            -1 => Err(std::io::Error::last_os_error()),
+            _ => Ok(()),
+        })
+    };
+    std::mem::forget(file);
+    outside
+}
+
+/// Class: descriptors rein inherited (a log file outside, another terminal) never reach a
+/// command: a write through one would land outside, past Landlock, which checks opens.
+pub fn inherited_descriptors_never_reach_a_command(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let attack = format!("ls -l /proc/self/fd; echo planted >&{INHERITED_FD}; echo \"exit $?\"");
+    s.push(script(&w, &attack)).push(Reply::text("done"));
+    let mut c = rein(&w, mode);
+    let outside = inherit_outside_file(&w, &mut c);
+    exec(c);
+    let r = attacked(&s, 1);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "", "{r}");
+    assert!(
+        !r.contains("inherited.log"),
+        "the command saw the descriptor: {r}"
+    );
+}
+
+/// The same for the processes rein starts unsandboxed: with `sandbox = "off"` a command is
+/// started by the launch gate alone, and still gets only its three streams.
+#[test]
+fn inherited_descriptors_never_reach_an_unsandboxed_command() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    w.user_config("sandbox = \"off\"\n");
+    s.push(bash(&format!(
+        "ls -l /proc/self/fd; echo planted >&{INHERITED_FD}"
+    )))
+    .push(Reply::text("done"));
+    let mut c = rein(&w, Mode::Namespaces);
+    let outside = inherit_outside_file(&w, &mut c);
+    exec(c);
+    let r = results(&s, 1).content;
+    assert!(r.contains("/proc/self/fd") || r.contains("total"), "{r}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "", "{r}");
+}
+
+/// Class 1 for a `.git` that only points to the repository (`git init --separate-git-dir`
+/// into the workspace, or a symlinked `.git`): what a command plants there never reaches the
+/// person's git either.
+pub fn a_linked_repository_in_the_workspace_is_protected_too(mode: Mode) {
+    for layout in ["gitdir file", "symlink"] {
+        let Some((s, w)) = mode.world() else {
+            return;
+        };
+        let (payload_script, marker) = payload(&w);
+        std::fs::write(
+            w.home.join(".gitconfig"),
+            "[user]\n\tname = p\n\temail = p@example.com\n",
+        )
+        .unwrap();
+        std::fs::create_dir(w.ws.join("meta")).unwrap();
+        match layout {
+            "gitdir file" => {
+                let dir = w.ws.join("meta/gitdata");
+                git(
+                    &w,
+                    &[
+                        "init",
+                        "-q",
+                        &format!("--separate-git-dir={}", dir.display()),
+                    ],
+                );
+            }
+            _ => {
+                git(&w, &["init", "-q"]);
+                std::fs::rename(w.ws.join(".git"), w.ws.join("meta/gitdata")).unwrap();
+                std::os::unix::fs::symlink("meta/gitdata", w.ws.join(".git")).unwrap();
+            }
+        }
+        w.write("README", "hi\n");
+        git(&w, &["add", "README"]);
+        git(&w, &["commit", "-qm", "first"]);
+        let plant = format!(
+            "printf '[core]\\n\\tfsmonitor = {s} fsmonitor\\n' >> meta/gitdata/config; \
+             mkdir -p meta/gitdata/hooks; printf '#!/bin/sh\\n{s} hook\\n' > meta/gitdata/hooks/pre-commit; \
+             chmod +x meta/gitdata/hooks/pre-commit; echo attempted",
+            s = payload_script.display()
+        );
+        s.push(script(&w, &plant)).push(Reply::text("done"));
+        exec(rein(&w, mode));
+        attacked(&s, 1);
+        let config = std::fs::read_to_string(w.ws.join("meta/gitdata/config")).unwrap();
+        assert!(!config.contains("fsmonitor"), "{layout}: {config}");
+        persons_git_runs_nothing(&w, &marker);
+    }
+}
+
+/// Class 1 for protected files too large to keep a copy of: a hook rewritten at the same
+/// size with its old modification time put back is still seen (fallback) or never written.
+pub fn a_large_protected_hook_cannot_be_swapped_unseen(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    std::fs::create_dir(w.ws.join(".githooks")).unwrap();
+    // Over a MiB, so the tripwire keeps no copy.
+    let own_hook = format!("#!/bin/sh\n#{}\nexit 0\n", "x".repeat(1 << 20));
+    w.write(".githooks/pre-commit", &own_hook);
+    let exe = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(w.ws.join(".githooks/pre-commit"), exe).unwrap();
+    git(&w, &["config", "core.hooksPath", ".githooks"]);
+    let plant = format!(
+        "python3 - <<'PY'\n\
+         import os\n\
+         p = '.githooks/pre-commit'\n\
+         st = os.stat(p)\n\
+         old = open(p).read()\n\
+         new = '#!/bin/sh\\n{s} large-hook\\n#'\n\
+         new += old[len(new):]\n\
+         assert len(new) == len(old)\n\
+         try:\n    open(p, 'w').write(new)\nexcept OSError as e:\n    print('write refused', e)\n\
+         os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))\n\
+         PY",
+        s = payload_script.display()
+    );
+    s.push(script(&w, &plant)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    attacked(&s, 1);
+    let now = std::fs::read_to_string(w.ws.join(".githooks/pre-commit")).unwrap_or_default();
+    assert!(!now.contains("large-hook"), "the planted hook is in place");
+    persons_git_runs_nothing(&w, &marker);
+}
