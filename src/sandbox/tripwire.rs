@@ -248,6 +248,8 @@ pub(crate) struct Tripwire {
     ws: PathBuf,
     /// `.git` as it was (only its protected parts when `full`); `None`: absent.
     git: Option<Node>,
+    /// The `.git` directory's device and inode, to find it if the command renamed it.
+    git_id: Option<(u64, u64)>,
     /// `.rein` as it was (all of it when `full`, else only whether it existed).
     rein: Option<Node>,
     /// Nested `.git` entries (relative) and their protected parts, when `full` (with
@@ -339,6 +341,7 @@ impl Tripwire {
         Tripwire {
             ws: ws.to_path_buf(),
             git: top(".git", Select::GitDir),
+            git_id: dir_id(&ws.join(".git")),
             rein: top(".rein", Select::All),
             nested,
             hooks,
@@ -438,7 +441,10 @@ impl Tripwire {
                 notes.extend(self.note(&r));
             }
             Some(Node::Link(_)) => {}
-            Some(before) if self.full => notes.extend(self.restore_git(&git, before)),
+            Some(before) if self.full => {
+                notes.extend(self.bring_back_moved_git(&git));
+                notes.extend(self.restore_git(&git, before));
+            }
             _ => {}
         }
         for (rel, before) in &self.nested {
@@ -448,6 +454,30 @@ impl Tripwire {
             notes.extend(self.restore_hooks(hook));
         }
         notes
+    }
+
+    /// A `.git` directory the command renamed within the workspace's top level is moved
+    /// back (what took its place goes aside), so that its planted parts are undone below and
+    /// the person never moves the planted copy back themselves.
+    fn bring_back_moved_git(&self, git: &Path) -> Option<String> {
+        let id = self.git_id?;
+        if dir_id(git) == Some(id) {
+            return None;
+        }
+        let moved = std::fs::read_dir(&self.ws)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| dir_id(p) == Some(id))?;
+        if std::fs::symlink_metadata(git).is_ok() {
+            let aside = git.with_file_name(format!(".git.rein-moved-{}", rand::random::<u32>()));
+            std::fs::rename(git, aside).ok()?;
+        }
+        std::fs::rename(&moved, git).ok()?;
+        let name = moved.file_name().unwrap_or_default().to_string_lossy();
+        Some(format!(
+            "[sandbox] The command moved the repository's .git to {name}; rein moved it back."
+        ))
     }
 
     /// Puts the protected parts of the git directory (or `.git` file) at `git` back as they
@@ -489,6 +519,12 @@ impl Tripwire {
         }
         Some(note)
     }
+}
+
+/// A directory's device and inode (not following a link).
+fn dir_id(path: &Path) -> Option<(u64, u64)> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    meta.is_dir().then(|| (meta.dev(), meta.ino()))
 }
 
 #[cfg(test)]
@@ -651,10 +687,45 @@ mod tests {
     }
 
     #[test]
+    fn a_renamed_repository_is_moved_back_and_its_plants_undone() {
+        let (_d, ws) = workspace();
+        let t = Tripwire::arm(&ws, true, &[], &[]);
+        std::fs::write(ws.join(".git/hooks/pre-commit"), "evil").unwrap();
+        std::fs::rename(ws.join(".git"), ws.join(".git-away")).unwrap();
+        std::fs::create_dir(ws.join(".git")).unwrap();
+        let notes = t.check().join("\n");
+        assert!(!ws.join(".git-away").exists(), "{notes}");
+        assert!(!ws.join(".git/hooks/pre-commit").exists(), "{notes}");
+        assert_eq!(
+            std::fs::read_to_string(ws.join(".git/HEAD")).unwrap(),
+            "ref: refs/heads/main\n"
+        );
+        assert!(
+            notes.contains("moved the repository's .git to .git-away"),
+            "{notes}"
+        );
+    }
+
+    #[test]
     fn a_swapped_repository_is_moved_aside() {
         let (_d, ws) = workspace();
         let t = Tripwire::arm(&ws, true, &[], &[]);
         std::fs::rename(ws.join(".git"), ws.join("old")).unwrap();
+        std::fs::write(ws.join(".git"), "gitdir: /tmp/evil\n").unwrap();
+        let notes = t.check().join("\n");
+        // The real repository is back, the `.git` file that replaced it aside.
+        assert!(
+            ws.join(".git/HEAD").is_file() && !ws.join("old").exists(),
+            "{notes}"
+        );
+        assert!(
+            names(&ws).iter().any(|n| n.starts_with(".git.rein-moved-")),
+            "{notes}"
+        );
+        // Moved beyond the top level: not found, and the swap is still undone.
+        let t = Tripwire::arm(&ws, true, &[], &[]);
+        std::fs::create_dir(ws.join("deep")).unwrap();
+        std::fs::rename(ws.join(".git"), ws.join("deep/old")).unwrap();
         std::fs::write(ws.join(".git"), "gitdir: /tmp/evil\n").unwrap();
         let notes = t.check().join("\n");
         assert!(!ws.join(".git").exists());

@@ -210,3 +210,27 @@ pub fn a_large_protected_hook_cannot_be_swapped_unseen(mode: Mode) {
     assert!(!now.contains("large-hook"), "the planted hook is in place");
     persons_git_runs_nothing(&w, &marker);
 }
+
+/// Class 1 for a repository renamed away (`mv .git .git-away` after planting in it): the person
+/// is never left to move the planted copy back; rein moves it back and undoes the plants
+/// (without namespaces), or the rename fails (with them).
+pub fn a_renamed_repository_is_moved_back(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    let plant = format!(
+        "mkdir -p .git/hooks; printf '#!/bin/sh\\n{s} hook\\n' > .git/hooks/pre-commit; \
+         chmod +x .git/hooks/pre-commit; mv .git .git-away; mkdir .git; echo attempted",
+        s = payload_script.display()
+    );
+    s.push(script(&w, &plant)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    attacked(&s, 1);
+    assert!(
+        !w.ws.join(".git-away").exists(),
+        "the repository was left renamed"
+    );
+    persons_git_runs_nothing(&w, &marker);
+}
