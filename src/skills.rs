@@ -64,6 +64,15 @@ fn parse_skill(text: &str, folder: &str) -> Result<(String, String), String> {
     Ok((name, description))
 }
 
+/// A skill's `SKILL.md`: the project's own only inside the project (see
+/// [`crate::repo::read_project_text`]), the person's as it is.
+pub fn read_skill_file(project: &Path, path: &Path) -> std::io::Result<String> {
+    match path.starts_with(project) {
+        true => crate::repo::read_project_text(project, path),
+        false => std::fs::read_to_string(path),
+    }
+}
+
 /// The directories searched, highest precedence first.
 fn search_dirs(home: Option<&Path>, cwd: &Path) -> Vec<PathBuf> {
     let root = crate::repo::repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
@@ -89,6 +98,7 @@ fn search_dirs(home: Option<&Path>, cwd: &Path) -> Vec<PathBuf> {
 /// Finds the skills for a session started in `cwd`.
 pub fn discover(home: Option<&Path>, cwd: &Path) -> SkillCatalog {
     let mut catalog = SkillCatalog::default();
+    let project = crate::repo::repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
     for base in search_dirs(home, cwd) {
         let mut folders: Vec<PathBuf> = match std::fs::read_dir(&base) {
             Ok(read) => read
@@ -112,7 +122,7 @@ pub fn discover(home: Option<&Path>, cwd: &Path) -> SkillCatalog {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let parsed = std::fs::read_to_string(&path)
+            let parsed = read_skill_file(&project, &path)
                 .map_err(|e| format!("cannot read it: {e}"))
                 .and_then(|text| parse_skill(&text, &folder));
             match parsed {

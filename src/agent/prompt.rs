@@ -10,16 +10,22 @@ const SUBAGENT: &str = include_str!("../../assets/subagent.md");
 /// `~/.agents/AGENTS.md`, then every `AGENTS.md` from the repo root down to `cwd`, in that order.
 pub fn load_agents_md(cwd: &Path, home: Option<&Path>) -> Vec<Instructions> {
     let mut out = Vec::new();
-    let mut read = |path: PathBuf| match std::fs::read_to_string(&path) {
-        Ok(text) if !text.trim().is_empty() => out.push(Instructions { path, text }),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => tracing::warn!("cannot read {}: {e}", path.display()),
+    let top = repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
+    let mut read = |path: PathBuf, project: bool| {
+        let text = match project {
+            true => crate::repo::read_project_text(&top, &path),
+            false => std::fs::read_to_string(&path),
+        };
+        match text {
+            Ok(text) if !text.trim().is_empty() => out.push(Instructions { path, text }),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::warn!("cannot read {}: {e}", path.display()),
+        }
     };
     if let Some(home) = home {
-        read(home.join(".agents").join("AGENTS.md"));
+        read(home.join(".agents").join("AGENTS.md"), false);
     }
-    let top = repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
     // Directories from the top down to cwd.
     let mut dirs: Vec<&Path> = cwd
         .ancestors()
@@ -31,7 +37,7 @@ pub fn load_agents_md(cwd: &Path, home: Option<&Path>) -> Vec<Instructions> {
         if home.is_some_and(|h| path == h.join(".agents").join("AGENTS.md")) {
             continue;
         }
-        read(path);
+        read(path, true);
     }
     out
 }

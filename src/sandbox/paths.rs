@@ -62,7 +62,8 @@ fn describe(workspace: &Path, path: PathBuf) -> ResolvedPath {
         Ok(rel) => {
             let protected = rel.components().any(
                 |c| matches!(c, Component::Normal(n) if PROTECTED_NAMES.iter().any(|p| n == *p)),
-            ) || in_hook_dir(workspace, rel);
+            ) || in_hook_dir(workspace, rel)
+                || in_linked_git_dir(workspace, rel);
             let display = if rel.as_os_str().is_empty() {
                 ".".to_string()
             } else {
@@ -90,6 +91,12 @@ fn in_hook_dir(workspace: &Path, rel: &Path) -> bool {
         && super::hooks::hook_dirs(workspace)
             .iter()
             .any(|dir| rel.starts_with(dir))
+}
+
+/// Whether `rel` lies in the repository a `.git` file or link points to inside the workspace
+/// (its hooks and configuration run like `.git`'s).
+fn in_linked_git_dir(workspace: &Path, rel: &Path) -> bool {
+    super::git::linked_git_dir(workspace).is_some_and(|dir| rel.starts_with(dir))
 }
 
 /// `path` (absolute) with every symlink followed, as [`resolve`] does; `None` for a link loop.

@@ -126,10 +126,20 @@ impl Prepared for Load {
         }
     }
 
-    fn run<'a>(self: Box<Self>, _ctx: &'a ToolCtx) -> RunFuture<'a> {
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolCtx) -> RunFuture<'a> {
         Box::pin(async move {
             let skill = self.skill;
-            let text = tokio::fs::read_to_string(&skill.path).await.map_err(|e| {
+            let project =
+                crate::repo::repo_root(&ctx.workspace).unwrap_or_else(|| ctx.workspace.clone());
+            // Read anew, as discovery did: a link planted since must not lead elsewhere.
+            let (path, root) = (skill.path.clone(), project.clone());
+            let text = tokio::task::spawn_blocking(move || {
+                crate::skills::read_skill_file(&root, &path)
+            })
+            .await
+            .map_err(std::io::Error::other)
+            .and_then(|r| r)
+            .map_err(|e| {
                 ToolError::new(format!(
                     "cannot read {}: {e}. The skill may have been removed; go on without it.",
                     skill.path.display()
@@ -141,9 +151,18 @@ impl Prepared for Load {
                 Err(_) => text.as_str(),
             };
             let dir = skill.dir.clone();
-            let (files, more) = tokio::task::spawn_blocking(move || supporting_files(&dir))
-                .await
-                .unwrap_or_default();
+            let (files, more) = tokio::task::spawn_blocking(move || {
+                // A project skill's folder swapped for a link out of the project is not listed.
+                let physical = crate::sandbox::paths::physical_path;
+                let (real, root) = (physical(&dir), physical(&project));
+                let inside = matches!((&real, &root), (Some(r), Some(p)) if r.starts_with(p));
+                match dir.starts_with(&project) && !inside {
+                    true => (Vec::new(), false),
+                    false => supporting_files(&dir),
+                }
+            })
+            .await
+            .unwrap_or_default();
             let mut out = format!(
                 "Skill `{}` (folder: {})\nPaths in these instructions are relative to that folder.\n\n{}",
                 skill.name,

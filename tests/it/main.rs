@@ -37,6 +37,7 @@ mod policy_commands;
 mod policy_e2e;
 mod policy_oracle;
 mod printers_pty;
+mod project_links;
 mod read_before_write;
 mod real_model;
 mod responses;
