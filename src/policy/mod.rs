@@ -88,6 +88,8 @@ pub struct Policy {
     /// "Always allow" answers of this session; they never soften a deny.
     session: Vec<Rule>,
     auto_approve_edits: bool,
+    /// Where commands run, when not the current directory (tests, the oracle).
+    workspace: Option<std::path::PathBuf>,
 }
 
 impl Policy {
@@ -105,7 +107,15 @@ impl Policy {
             rules,
             session: Vec::new(),
             auto_approve_edits,
+            workspace: None,
         }
+    }
+
+    /// The same policy for commands run in `dir` rather than the current directory: what is
+    /// on disk there (a `.git` file pointing elsewhere) is read from `dir`.
+    pub fn with_workspace(mut self, dir: impl Into<std::path::PathBuf>) -> Policy {
+        self.workspace = Some(dir.into());
+        self
     }
 
     /// Adds a rule for the rest of the session (after all others).
@@ -133,7 +143,7 @@ impl Policy {
     /// Rates a bash command line: every simple command it would run is rated, the strictest
     /// verdict wins (the first such part decides among equals).
     pub fn check_bash(&self, command: &str) -> Verdict {
-        let parts = shell::parse(command);
+        let parts = shell::parse_in(command, self.workspace.as_deref());
         let mut best: Option<Verdict> = None;
         for part in &parts {
             let v = self.rate_part(part);

@@ -69,7 +69,16 @@ pub enum Role {
 
 /// Parses `command` into every simple command it would run, in source order.
 pub fn parse(command: &str) -> Vec<Part> {
-    let mut walker = Walker::default();
+    parse_in(command, None)
+}
+
+/// [`parse`] for a command run in `workspace` (the current directory when `None`): what git
+/// finds there decides whether `git -C DIR` stays in the workspace's repository.
+pub fn parse_in(command: &str, workspace: Option<&std::path::Path>) -> Vec<Part> {
+    let mut walker = Walker {
+        workspace: workspace.map(std::path::Path::to_path_buf),
+        ..Walker::default()
+    };
     if command.len() > MAX_LEN {
         walker.push_doubt(
             command,
@@ -84,6 +93,7 @@ pub fn parse(command: &str) -> Vec<Part> {
     if let Some(why) = walker.unseen.take() {
         walker.push_doubt("(unseen)", &why, &Ctx::default());
     }
+    walker.git_after_cd();
     let mut seen = std::collections::HashSet::new();
     walker
         .parts
@@ -251,6 +261,8 @@ struct Walker {
     unseen: RefCell<Option<String>>,
     /// The here-docs of the script being walked, as bash reads them.
     docs: Vec<heredoc::HereDoc>,
+    /// The directory the command runs in, if not the current one.
+    workspace: Option<std::path::PathBuf>,
 }
 
 impl Walker {
@@ -284,6 +296,12 @@ impl Walker {
     /// right (or, failing that, only searched as text) so that what bash runs after a here-doc
     /// still meets the deny rules.
     fn read(&mut self, text: &str, ctx: &Ctx) {
+        // tree-sitter reads `\v`, `\f`, `\r` as blanks where bash does not (a `#` after
+        // one starts a comment only for tree-sitter), so no such text is trusted.
+        if let Some(c) = text::control_char(text) {
+            let why = format!("the control character `{c}` is read differently by bash");
+            self.push_doubt(text, &why, ctx);
+        }
         let mut tree = parse_tree(text);
         let mut located = heredoc::locate(text);
         let mut text = std::borrow::Cow::Borrowed(text);
@@ -419,13 +437,29 @@ impl Walker {
                 Some(body) => self.walk(body, src, ctx),
                 None => self.unsupported(node, src, ctx),
             },
-            "comment" | "heredoc_start" | "heredoc_end" => {}
+            "comment" => self.comment(node, src, ctx),
+            "heredoc_start" | "heredoc_end" => {}
             ";;" | ";&" | ";;&" => {
                 self.push_doubt(src, "`;;` outside a case statement is a syntax error", ctx)
             }
             _ if !node.is_named() => {}
             _ => self.unsupported(node, src, ctx),
         }
+    }
+
+    /// A comment is skipped only where bash starts one too; elsewhere (`x\ #`, after a
+    /// blank bash does not know) its text may be commands, so it is doubtful and searched.
+    fn comment(&mut self, node: Node, src: &str, ctx: &Ctx) {
+        if text::starts_comment(src, node.start_byte()) {
+            return;
+        }
+        let why = "a `#` that bash does not read as the start of a comment";
+        let body = node_text(node, src);
+        self.push_doubt(body, why, ctx);
+        self.crude(
+            body.trim_start_matches('#'),
+            &ctx.with_doubt(Some(why.into())),
+        );
     }
 
     fn walk_children(&mut self, node: Node, src: &str, ctx: &Ctx) {
@@ -484,7 +518,8 @@ impl Walker {
                 self.hidden(node_text(node, src), ctx);
                 self.walk_word_children(node, src, ctx);
             }
-            "raw_string" | "ansi_c_string" | "comment" => {}
+            "comment" => self.comment(node, src, ctx),
+            "raw_string" | "ansi_c_string" => {}
             _ => self.walk_word_children(node, src, ctx),
         }
         self.node_depth -= 1;

@@ -764,3 +764,36 @@ fn a_compound_command_gets_the_exact_rule_of_each_part_that_asks() {
     assert_eq!(p.check_bash("npm test").action, Allow);
     assert_eq!(p.check_bash("make deploy && npm test").action, Ask);
 }
+
+/// Commands that need a rule anyway stay asked when a user rule allows the program: the
+/// doubt is the command's own (gpg verification, keyword mode, git after `pushd`).
+#[test]
+fn broad_user_rules_do_not_allow_what_runs_unseen() {
+    let policy = Policy::new(
+        ["git *", "set *", "pushd *"]
+            .iter()
+            .map(|p| user(p, Allow))
+            .collect(),
+        false,
+    );
+    for line in [
+        "git verify-commit HEAD",
+        "git verify-tag v1",
+        "git tag -v v1",
+        "git tag --verify v1",
+        "git merge --verify-signatures main",
+        "git pull --verify-signatures",
+        "git for-each-ref --format='%(signature)'",
+        "set -k; ls PATH=0",
+        "set -o keyword; ls PATH=0",
+        "set -eo keyword; ls PATH=0",
+        "pushd /tmp && git status",
+    ] {
+        let v = policy.check_bash(line);
+        assert_eq!(v.action, Ask, "{line}: {}", explain(&v));
+    }
+    for line in ["git tag -l", "set -e; ls", "set -o pipefail; ls"] {
+        let v = policy.check_bash(line);
+        assert_eq!(v.action, Allow, "{line}: {}", explain(&v));
+    }
+}

@@ -1,6 +1,7 @@
 //! The attack classes of issue #10, one row each in `tests/fixtures/commands-classes.tsv`
-//! (same columns as the shared table; `\n` in a command is a newline), the figures of the
-//! shared table, and exact "always" rules through the public API.
+//! (same columns as the shared table; `\n` in a command is a newline, and in the class table
+//! `\t`, `\v`, `\f`, `\r` are TAB, VT, FF, CR), rated in the oracle's decoy workspace; the
+//! figures of the shared table, and exact "always" rules through the public API.
 
 use rein::policy::{Action, Policy, explain};
 
@@ -24,12 +25,29 @@ fn rows(path: &str) -> Vec<Row> {
             assert!(cols.len() >= 3, "{path}:{}: {l:?}", n + 1);
             Row {
                 line: n + 1,
-                command: cols[0].replace("\\n", "\n"),
+                command: unescape(path, cols[0]),
                 expected: cols[1].to_string(),
                 why: cols[2].to_string(),
             }
         })
         .collect()
+}
+
+/// A command as the table writes it: `\n` is a newline; in the class table also `\t`, `\v`,
+/// `\f`, `\r` (the shared table writes `\rm` for a backslash and `rm`).
+pub(crate) fn unescape(path: &str, command: &str) -> String {
+    let mut s = command.replace("\\n", "\n");
+    if path.ends_with("commands-classes.tsv") {
+        for (from, to) in [
+            ("\\t", "\t"),
+            ("\\v", "\x0b"),
+            ("\\f", "\x0c"),
+            ("\\r", "\r"),
+        ] {
+            s = s.replace(from, to);
+        }
+    }
+    s
 }
 
 fn meets(expected: &str, action: Action) -> bool {
@@ -47,7 +65,9 @@ fn every_class_row_gets_its_verdict() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/commands-classes.tsv"
     );
-    let policy = Policy::new(Vec::new(), false);
+    // The decoys some rows need (`sub2/.git` pointing out of the workspace) are on disk there.
+    let world = crate::policy_oracle::harness::World::new();
+    let policy = Policy::new(Vec::new(), false).with_workspace(world.workspace());
     let rows = rows(path);
     assert!(
         rows.len() >= 120,

@@ -15,7 +15,7 @@
 #[path = "../policy_oracle/grammar.rs"]
 mod grammar;
 #[path = "../policy_oracle/harness.rs"]
-mod harness;
+pub(crate) mod harness;
 #[path = "../policy_oracle/trace.rs"]
 mod trace;
 
@@ -44,7 +44,7 @@ fn table(name: &str) -> Vec<String> {
         .skip(1)
         .filter_map(|l| l.split('\t').next())
         .filter(|c| !c.trim().is_empty())
-        .map(|c| c.replace("\\n", "\n"))
+        .map(|c| crate::policy_classes::unescape(&path, c))
         .collect()
 }
 

@@ -186,6 +186,11 @@ impl World {
         build_template(template.path());
         World { template }
     }
+
+    /// The template's workspace: what the policy sees on disk (rows only rated, not run).
+    pub fn workspace(&self) -> PathBuf {
+        self.template.path().join("ws")
+    }
 }
 
 fn build_template(root: &Path) {
@@ -259,16 +264,87 @@ fn build_template(root: &Path) {
     git(&["commit", "-qm", "first"], &ws);
     git(&["remote", "add", "origin", "../remote.git"], &ws);
     std::fs::write(ws.join("notes.txt"), "changed\n").expect("write");
+    foreign_repositories(root, &git);
+    signed_head(&ws);
+}
+
+/// Programs in the workspace that write `PWNED` when run: `0/` for a `PATH=0` set behind
+/// rein's back, `./ls` and `./cat` for an unset PATH (bash then looks in `.`).
+fn hijackers(root: &Path) {
+    for rel in ["ws/0/ls", "ws/0/cat", "ws/0/echo", "ws/ls", "ws/cat"] {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("dir");
+        std::fs::write(&p, "#!/bin/sh\necho pwned > PWNED\n").expect("write");
+        let status = Command::new("chmod").arg("+x").arg(&p).status();
+        assert!(status.is_ok_and(|s| s.success()), "chmod {rel}");
+    }
+}
+
+/// A repository outside the workspace whose configuration runs programs (`evil/`), and the
+/// ways into it from the workspace: `sub2/.git` naming it, the link `link`.
+fn foreign_repositories(root: &Path, git: &dyn Fn(&[&str], &Path)) {
+    let evil = root.join("evil");
+    std::fs::create_dir_all(&evil).expect("dir");
+    std::fs::write(evil.join("f"), "x\n").expect("write");
+    git(&["init", "-q"], &evil);
+    git(&["add", "f"], &evil);
+    git(&["commit", "-qm", "evil"], &evil);
+    std::fs::write(evil.join("f"), "changed\n").expect("write");
+    let config = evil.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str("[core]\n\tfsmonitor = \"echo pwned > PWNED; false\"\n");
+    text.push_str("[diff]\n\texternal = \"echo pwned > PWNED; true #\"\n");
+    std::fs::write(&config, text).expect("config");
+    std::fs::create_dir_all(root.join("ws/sub2/deeper")).expect("dir");
+    std::fs::write(root.join("ws/sub2/.git"), "gitdir: ../../evil/.git\n").expect("write");
+    std::os::unix::fs::symlink("../evil", root.join("ws/link")).expect("symlink");
+    hijackers(root);
+}
+
+/// A signed commit on top of the workspace's HEAD (a made-up signature: verifying it is
+/// what runs gpg).
+fn signed_head(ws: &Path) {
+    let out = |args: &[&str], input: Option<&str>| {
+        let mut c = Command::new("git");
+        c.args(args).current_dir(ws).env("GIT_CONFIG_NOSYSTEM", "1");
+        c.stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        c.stdout(Stdio::piped());
+        let mut child = c.spawn().expect("git");
+        if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+            use std::io::Write;
+            stdin.write_all(text.as_bytes()).expect("stdin");
+        }
+        let o = child.wait_with_output().expect("git");
+        assert!(o.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let tree = out(&["rev-parse", "HEAD^{tree}"], None);
+    let parent = out(&["rev-parse", "HEAD"], None);
+    let commit = format!(
+        "tree {tree}\nparent {parent}\nauthor o <o@o> 0 +0000\ncommitter o <o@o> 0 +0000\n\
+         gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n =abcd\n \
+         -----END PGP SIGNATURE-----\n\nsigned\n"
+    );
+    let id = out(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        Some(&commit),
+    );
+    out(&["update-ref", "HEAD", &id], None);
 }
 
 /// Runs `cmd` and compares: every program bash (or a wrapper) ran was rated by the policy;
 /// an `allow` never ran a denied program, a shell from a non-shell, or a program of the
 /// scratch; never wrote a file (outside the temp dir); never opened or printed a secret.
 pub fn check(world: &World, cmd: &str) -> Outcome {
-    let policy = Policy::new(Vec::new(), false);
-    let verdict = policy.check_bash(cmd);
-    let parts = shell::parse(cmd);
     let mut s = Scratch::new(world);
+    // Rated where it runs: what git finds on disk there counts.
+    let policy = Policy::new(Vec::new(), false).with_workspace(&s.ws);
+    let verdict = policy.check_bash(cmd);
+    let parts = shell::parse_in(cmd, Some(&s.ws));
     let started = |trace: &Trace| {
         trace
             .execs

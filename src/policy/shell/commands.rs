@@ -173,6 +173,10 @@ impl Walker {
                 }
             }
             "cd" => self.cd(words, ctx),
+            "set" => {
+                let ctx = ctx.with_doubt(keyword_mode(&words[1..]));
+                self.emit(name.into(), words, &ctx);
+            }
             n if SHELLS.contains(&n) => self.shell(name, words, ctx, stdin),
             _ => self.emit(name.into(), words, ctx),
         }
@@ -228,7 +232,7 @@ impl Walker {
     fn shell(&mut self, name: &str, words: &[Word], ctx: &Ctx, stdin: Option<&Stdin>) {
         let opts = shell_options(name, words);
         let i = opts.operand;
-        let mut risky = opts.risky;
+        let mut risky = opts.risky.or_else(|| foreign_grammar(name));
         if words.get(i).is_some_and(|w| w.literal().is_none()) && !opts.dash_c && risky.is_none() {
             risky = Some(format!("{name} runs a script only known when it runs"));
         }
@@ -294,6 +298,10 @@ impl Walker {
             None,
         );
         self.script(script, &inner);
+        if foreign_grammar(name).is_some() {
+            // Read as bash it may hide commands; a rough split shows more to deny rules.
+            self.crude(script, &inner);
+        }
     }
 
     /// A shell that reads its script from its input: a here-document rein reads is rated, any
@@ -488,6 +496,41 @@ impl Walker {
     }
 }
 
+/// Why `set ARGS` may turn on keyword mode (`-k`, `-o keyword`), after which `NAME=value`
+/// arguments become the environment of their command, if it may.
+fn keyword_mode(args: &[Word]) -> Option<String> {
+    let mut takes_name = false;
+    for w in args {
+        let Some(t) = w.literal() else {
+            return w
+                .may_be_option()
+                .then(|| format!("`set {}` may turn on keyword mode", w.text()));
+        };
+        let option = !takes_name && t.starts_with(['-', '+']) && t != "--";
+        let keyword = if takes_name {
+            t == "keyword"
+        } else {
+            option && t[1..].contains('k')
+        };
+        if keyword {
+            return Some("keyword mode makes `NAME=value` arguments environment".into());
+        }
+        if !takes_name && !option {
+            break;
+        }
+        // `-o NAME` (also in a cluster, `-eo`): the next word is an option name.
+        takes_name = option && t[1..].contains('o');
+    }
+    None
+}
+
+/// Why a shell's script cannot be checked, if the shell is not bash: dash, zsh, fish, ...
+/// read `$'..'`, `((`, `[[` differently, so bash's grammar says nothing sure about it.
+fn foreign_grammar(name: &str) -> Option<String> {
+    (!matches!(name, "bash" | "rbash"))
+        .then(|| format!("{name} is not bash: its script is read with another grammar"))
+}
+
 /// Whether a base name has a handler that finds commands inside it.
 fn is_special(base: &str) -> bool {
     SHELLS.contains(&base)
@@ -575,7 +618,12 @@ impl ShellOptions {
                 }
                 self.operand += 1;
             }
-            c if "euxvfnrahkmpBCEHPT".contains(c) => {}
+            'k' => {
+                self.risky.get_or_insert(format!(
+                    "{name} -k makes `NAME=value` arguments the environment of their command"
+                ));
+            }
+            c if "euxvfnrahmpBCEHPT".contains(c) => {}
             _ => {
                 self.risky
                     .get_or_insert(format!("{name} -{c} is an option rein does not know"));

@@ -237,8 +237,13 @@ impl Walker {
                     reason = reason.or(r);
                     words.push(Word::lit(node_text(child, src)));
                 }
-                "variable_name" => words.push(Word::lit(node_text(child, src))),
-                "comment" => {}
+                "variable_name" => {
+                    // `local PATH` unsets PATH in a function: a bare name is checked too.
+                    let r = crate::policy::risk::assignment(node_text(child, src));
+                    reason = reason.or(r);
+                    words.push(Word::lit(node_text(child, src)));
+                }
+                "comment" => self.comment(child, src, ctx),
                 _ => {
                     self.walk_word(child, src, ctx);
                     let w = Word::from_node(child, src);
@@ -284,6 +289,14 @@ impl Walker {
             if !plain && !words.is_empty() {
                 reason.get_or_insert(format!("unset `{}` is not a plain name", w.text()));
             }
+            // `unset PATH` makes bash look commands up in the current directory.
+            if let Some(name) = w
+                .literal()
+                .filter(|t| !words.is_empty() && !t.starts_with('-'))
+                && let Some(r) = crate::policy::risk::assignment(&name)
+            {
+                reason.get_or_insert(r);
+            }
             words.push(w);
         }
         self.emit_role(
@@ -307,8 +320,9 @@ impl Walker {
     }
 
     /// `[[ .. ]]` (and `[ .. ]` when tree-sitter reads it so): operands are words; the
-    /// arithmetic comparisons and `-v` evaluate their operands as arithmetic, which can run
-    /// code, so those operands must be plain numbers or names.
+    /// arithmetic comparisons evaluate their operands as arithmetic, where a name is evaluated
+    /// recursively and can run code, so those must be plain numbers; `-v`/`-R` take a name,
+    /// which must have no subscript.
     pub(super) fn test_command(&mut self, node: Node, src: &str, ctx: &Ctx) {
         self.walk_word_children(node, src, ctx);
         let text = node_text(node, src);
@@ -317,38 +331,15 @@ impl Walker {
         while let Some(n) = stack.pop() {
             let mut cursor = n.walk();
             let children: Vec<Node> = n.children(&mut cursor).collect();
-            let arith_op = children.iter().any(|c| {
-                matches!(
-                    node_text(*c, src),
-                    "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" | "-v" | "-R"
-                )
-            });
+            let op = test_operand_kind(&children, src);
             for c in children {
-                let w = Word::from_node(c, src);
-                let r = if matches!(
-                    c.kind(),
-                    "test_operator"
-                        | "binary_expression"
-                        | "unary_expression"
-                        | "parenthesized_expression"
-                ) || !c.is_named()
-                {
-                    None
-                } else if arith_op && !w.literal().is_some_and(|t| plain_operand(&t)) {
-                    Some(format!(
-                        "`{}` is evaluated as arithmetic, which can run code",
-                        w.text()
-                    ))
-                } else {
-                    self.word_doubt(&w)
-                };
-                reason = reason.or(r);
-                if matches!(
-                    c.kind(),
-                    "binary_expression" | "unary_expression" | "parenthesized_expression"
-                ) {
+                if EXPRESSIONS.contains(&c.kind()) {
                     stack.push(c);
                 }
+                if c.kind() == "test_operator" || EXPRESSIONS.contains(&c.kind()) || !c.is_named() {
+                    continue;
+                }
+                reason = reason.or_else(|| self.test_operand_doubt(c, src, op));
             }
         }
         if let Some(r) = reason {
@@ -356,6 +347,22 @@ impl Walker {
         }
     }
 
+    /// Why an operand of `[[ ]]` is not plain, given what its operator makes of it.
+    fn test_operand_doubt(&self, c: Node, src: &str, op: Operand) -> Option<String> {
+        let w = Word::from_node(c, src);
+        let plain = |f: fn(&str) -> bool| w.literal().is_some_and(|t| f(&t));
+        let arith = match op {
+            Operand::Word => return self.word_doubt(&w),
+            Operand::Number => !plain(|t| scan::plain_arithmetic(t) && !t.trim().is_empty()),
+            Operand::Name => !plain(plain_name_or_number),
+        };
+        arith.then(|| {
+            format!(
+                "`{}` is evaluated as arithmetic, which can run code",
+                w.text()
+            )
+        })
+    }
     /// `for x in words; do ..; done`: the words are data; the variable must be harmless.
     pub(super) fn for_statement(&mut self, node: Node, src: &str, ctx: &Ctx) {
         let var = node.child_by_field_name("variable");
@@ -408,8 +415,39 @@ impl Walker {
     }
 }
 
-/// Whether an operand of an arithmetic test is a plain number or name (no subscript).
-fn plain_operand(t: &str) -> bool {
+/// Expression nodes inside `[[ ]]`, whose children are operands and operators.
+const EXPRESSIONS: &[&str] = &[
+    "binary_expression",
+    "unary_expression",
+    "parenthesized_expression",
+];
+
+/// What the operator of a `[[ ]]` expression makes of its operands.
+#[derive(Clone, Copy)]
+enum Operand {
+    /// Text or a pattern.
+    Word,
+    /// Arithmetic (`-eq`, `-lt`, ...).
+    Number,
+    /// A variable name (`-v`, `-R`), whose subscript is arithmetic.
+    Name,
+}
+
+fn test_operand_kind(children: &[Node], src: &str) -> Operand {
+    let ops = children.iter().map(|c| node_text(*c, src));
+    let mut kind = Operand::Word;
+    for op in ops {
+        match op {
+            "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" => return Operand::Number,
+            "-v" | "-R" => kind = Operand::Name,
+            _ => {}
+        }
+    }
+    kind
+}
+
+/// Whether an operand of `-v`/`-R` is a plain number or name (no subscript).
+fn plain_name_or_number(t: &str) -> bool {
     let t = t.trim();
     !t.is_empty()
         && (t

@@ -240,12 +240,66 @@ impl Walker {
     }
 
     /// `git -C DIR`: a directory inside the workspace is another place in the same project;
-    /// one elsewhere is another repository, with its own configuration.
+    /// one elsewhere (or reached through a `.git` file or link) is another repository, with
+    /// its own configuration.
     fn git_dir_doubt(&self, dir: &Word) -> Option<String> {
-        let t = dir.literal()?;
+        let Some(t) = dir.literal() else {
+            return Some(format!(
+                "git -C {} works in a directory only known when it runs",
+                dir.text()
+            ));
+        };
         let outside = t.starts_with(['/', '~']) || t.split('/').any(|c| c == "..");
-        outside
-            .then(|| format!("git -C {t} works in another repository, with its own configuration"))
+        if outside {
+            return Some(format!(
+                "git -C {t} works in another repository, with its own configuration"
+            ));
+        }
+        self.linked_repository(&t)
+            .map(|why| format!("git -C {t} may work in another repository: {why}"))
+    }
+
+    /// Why the workspace's directory `rel` may belong to a repository outside the
+    /// workspace, if it may: it leads out through a link, or a `.git` between it and the
+    /// workspace is a file (`gitdir: elsewhere`) or a link rather than a directory.
+    fn linked_repository(&self, rel: &str) -> Option<String> {
+        let root = self
+            .workspace
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from("."));
+        let root = root.canonicalize().ok()?;
+        // A directory that does not exist stops git before it reads anything.
+        let dir = root.join(rel).canonicalize().ok()?;
+        if !dir.starts_with(&root) {
+            return Some("the directory is a link out of the workspace".into());
+        }
+        dir.ancestors()
+            .take_while(|a| *a != root)
+            .map(|a| a.join(".git"))
+            .find(|g| g.symlink_metadata().is_ok_and(|m| !m.is_dir()))
+            .map(|g| format!("{} is not a plain directory", g.display()))
+    }
+
+    /// Marks the git commands of a line that changes directory (`cd`, `pushd`, `popd`, in
+    /// any order: a loop runs them again) and those `find -execdir` runs: like `git -C DIR`,
+    /// git may then read another repository's configuration.
+    pub(super) fn git_after_cd(&mut self) {
+        let moves = self
+            .parts
+            .iter()
+            .any(|p| matches!(p.program.as_deref(), Some("cd" | "pushd" | "popd")));
+        for p in &mut self.parts {
+            // `find -execdir` runs it in every directory found.
+            let elsewhere =
+                moves || matches!(p.via.as_deref(), Some("find -execdir" | "find -okdir"));
+            if elsewhere && p.program.as_deref() == Some("git") && p.doubt.is_none() {
+                p.doubt = Some(
+                    "git run after `cd` (or by `find -execdir`) may work in another repository, \
+                     with its own configuration"
+                        .into(),
+                );
+            }
+        }
     }
 }
 
@@ -298,7 +352,16 @@ pub(super) fn check(args: &[Word]) -> Option<String> {
         "bisect" if rest.first().and_then(Word::literal).as_deref() == Some("run") => {
             return Some("git bisect run runs a command".into());
         }
+        "verify-commit" | "verify-tag" => {
+            return Some(format!("git {sub} runs gpg to verify signatures"));
+        }
         _ => {}
+    }
+    let mut options = rest
+        .iter()
+        .take_while(|w| w.literal().as_deref() != Some("--"));
+    if let Some(why) = options.find_map(|w| verifies_signature(&sub, w)) {
+        return Some(why);
     }
     for w in rest {
         if w.literal().as_deref() == Some("--") {
@@ -338,4 +401,30 @@ pub(super) fn check(args: &[Word]) -> Option<String> {
         }
     }
     None
+}
+
+/// Options that make git verify signatures, running `gpg.program` (gpg, gpgsm, ssh-keygen).
+const VERIFIES: &[&str] = &["--show-signature", "--verify-signatures"];
+
+/// Subcommands with a format or signature option beyond the diff family's.
+const FORMATTED: &[&str] = &["rev-list", "for-each-ref", "branch", "tag", "merge", "pull"];
+
+/// Why the word `w` of `git sub` makes git run gpg, if it does: an option that verifies
+/// signatures, `git tag -v`, a format with a signature placeholder (`%G?`, `%GK`, ...,
+/// `%(signature)`), or a word only known when it runs that may be one of those.
+fn verifies_signature(sub: &str, w: &Word) -> Option<String> {
+    let shown = w.text();
+    let Some(t) = w.literal() else {
+        let formatted = DIFF_FAMILY.contains(&sub) || FORMATTED.contains(&sub);
+        return (formatted && (w.may_be_option() || shown.contains('%')))
+            .then(|| format!("`{shown}` may make git {sub} verify signatures when it runs"));
+    };
+    let name = t.split('=').next().unwrap_or_default();
+    let option = super::args::abbreviates(name, VERIFIES, &[]).is_some();
+    let tag_verify = sub == "tag"
+        && (super::args::abbreviates(name, &["--verify"], &[]).is_some()
+            || (t.starts_with('-') && !t.starts_with("--") && t.contains('v')));
+    let placeholder = t.contains("%G") || t.contains("%(signature");
+    (option || tag_verify || placeholder)
+        .then(|| format!("git {sub} {t} verifies signatures, which runs gpg"))
 }

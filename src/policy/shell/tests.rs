@@ -159,7 +159,10 @@ fn command_names_are_normalised() {
         assert_eq!(commands(line)[0], normalised, "{line}");
     }
     assert_eq!(commands("su\\do id")[0], "sudo id");
-    assert_eq!(rated("/bin/sh -c 'ls'"), ["ls"]);
+    assert_eq!(rated("/bin/bash -c 'ls'"), ["ls"]);
+    // Another shell's script is still read (for deny rules), but not trusted.
+    assert_eq!(rated("/bin/sh -c 'ls'")[0], "ls");
+    assert_eq!(shape("/bin/sh -c 'ls'"), Doubtful);
 }
 
 #[test]

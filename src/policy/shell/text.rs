@@ -49,6 +49,40 @@ pub(super) fn join_continuations(text: &str, tree: &Tree) -> Option<String> {
     Some(out)
 }
 
+/// The first control character in `text` other than TAB and newline (DEL included), shown
+/// as an escape (`\v`, `\x01`).
+pub(super) fn control_char(text: &str) -> Option<String> {
+    let c = text
+        .chars()
+        .find(|&c| c.is_ascii_control() && c != '\t' && c != '\n')?;
+    Some(match c {
+        '\x0b' => "\\v".to_string(),
+        '\x0c' => "\\f".to_string(),
+        '\r' => "\\r".to_string(),
+        '\0' => "\\0".to_string(),
+        '\x1b' => "\\e".to_string(),
+        c => format!("\\x{:02x}", c as u32),
+    })
+}
+
+/// Whether bash starts a comment at the `#` at byte `at` of `src`: at the start, or after an
+/// unescaped blank, newline or operator character.
+pub(super) fn starts_comment(src: &str, at: usize) -> bool {
+    let bytes = src.as_bytes();
+    let Some(before) = at.checked_sub(1) else {
+        return true;
+    };
+    let Some(&prev) = bytes.get(before) else {
+        return false;
+    };
+    let escapes = bytes[..before]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count();
+    b" \t\n;&|()<>".contains(&prev) && escapes % 2 == 0
+}
+
 /// A rough split of text tree-sitter cannot parse: commands end at operators, words at
 /// unquoted blanks. Only used to find deny-worthy commands in input that is doubtful anyway.
 pub(super) fn crude_commands(text: &str) -> Vec<Vec<Word>> {

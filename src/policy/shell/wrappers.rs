@@ -393,7 +393,7 @@ impl Walker {
     fn xargs(&mut self, words: &[Word], ctx: &Ctx) {
         let p = XARGS.parse(words, 1);
         let uncertain = p.uncertain(words).map(|u| format!("xargs: {u}"));
-        let own = ctx.with_doubt(uncertain.clone());
+        let own = ctx.with_doubt(uncertain.clone().or_else(|| slot_var_doubt(&p)));
         self.emit_role("xargs".into(), words, &own, Role::Wrapper, Some(p.rest));
         let via = own.with_via("xargs");
         if uncertain.is_some() {
@@ -509,4 +509,18 @@ impl Walker {
             }
         }
     }
+}
+
+/// `xargs --process-slot-var=NAME` sets NAME in the command's environment, like
+/// `env NAME=..`: the same variable check applies.
+fn slot_var_doubt(p: &Parsed) -> Option<String> {
+    let values = p.opts.iter().filter(|(n, _)| n == "process-slot-var");
+    values
+        .map(|(_, v)| match v.as_ref().map(|v| (v, v.literal())) {
+            Some((_, Some(name))) => risk::assignment(&name),
+            Some((v, None)) => Some(format!("xargs sets the variable `{}`", v.text())),
+            None => Some("xargs --process-slot-var sets a variable".into()),
+        })
+        .find(Option::is_some)
+        .flatten()
 }
