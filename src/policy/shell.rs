@@ -17,6 +17,7 @@ mod commands;
 mod constructs;
 mod getopt;
 mod git;
+mod git_config;
 mod heredoc;
 mod scan;
 #[cfg(test)]

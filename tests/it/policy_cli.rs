@@ -208,3 +208,62 @@ fn options_terminals_and_task_runners() {
         assert_eq!(second, line, "{command}: {out}");
     }
 }
+
+/// A repository's own configuration can make `git status`, `log` or `diff` run a program: git
+/// commands ask there, naming the key; in a repository `git init` made they are allowed.
+#[test]
+fn a_repository_configured_to_run_programs_makes_git_ask() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let repo = home.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("HOME", home.path())
+            .status()
+            .expect("git runs")
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    let check_in = |command: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_rein"))
+            .args(["policy", "check", command])
+            .env_clear()
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(&repo)
+            .output()
+            .expect("rein runs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    git(&["init", "-q"]);
+    git(&["remote", "add", "origin", "https://example.com/x.git"]);
+    for command in ["git status", "git log --oneline -5", "git diff"] {
+        let (code, out) = check_in(command);
+        assert_eq!(code, 0, "{command}: {out}");
+    }
+    for (key, value) in [
+        ("core.fsmonitor", "./x"),
+        ("diff.external", "./x"),
+        ("include.path", "../elsewhere"),
+        ("log.showSignature", "true"),
+    ] {
+        git(&["config", key, value]);
+        for command in [
+            "git status",
+            "git log --oneline -5",
+            "git diff",
+            "git -C . status",
+        ] {
+            let (code, out) = check_in(command);
+            assert_eq!(code, 1, "{key}: {command}: {out}");
+            assert!(out.contains(&key.to_ascii_lowercase()), "{key}: {out}");
+        }
+        git(&["config", "--unset", key]);
+    }
+}

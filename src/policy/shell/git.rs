@@ -112,7 +112,16 @@ impl Walker {
     /// change what runs make the part doubtful.
     pub(super) fn git(&mut self, words: &[Word], ctx: &Ctx) {
         let (i, reason) = self.git_global_options(words, ctx);
+        // The repository's own configuration may make any git command run a program.
+        let reason = reason.or_else(|| super::git_config::config_doubt(&self.git_root()));
         self.git_subcommand(words, i, &ctx.with_doubt(reason));
+    }
+
+    /// Where git runs unless told otherwise: the workspace (the current directory by default).
+    fn git_root(&self) -> std::path::PathBuf {
+        self.workspace
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from("."))
     }
 
     /// Reads git's global options: where the subcommand starts, and the first doubt they raise.
@@ -257,6 +266,7 @@ impl Walker {
         }
         self.linked_repository(&t)
             .map(|why| format!("git -C {t} may work in another repository: {why}"))
+            .or_else(|| super::git_config::config_doubt(&self.git_root().join(&t)))
     }
 
     /// Why the workspace's directory `rel` may belong to a repository outside the
