@@ -51,6 +51,28 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `s` for the clipboard (`/copy`): what the screen showed of it, with tabs kept: escape
+/// sequences (payload and all), other control characters and characters that hide or reorder
+/// text are dropped, so pasting it into a shell or an editor brings none of them back.
+pub fn for_clipboard(s: &str) -> Cow<'_, str> {
+    let dropped = |c: char| (c.is_control() && c != '\n' && c != '\t') || hides_text(c);
+    if !s.chars().any(dropped) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => skip_escape(&mut chars),
+            '\u{9b}' => skip_csi(&mut chars),
+            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
+            c if dropped(c) => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Halfwidth katakana sound marks, drawn as their fullwidth forms (see `sanitize`).
 fn halfwidth_mark(c: char) -> bool {
     matches!(c, '\u{ff9e}' | '\u{ff9f}')

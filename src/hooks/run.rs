@@ -252,7 +252,6 @@ fn start_unconfined(spec: &HookSpec, workspace: &Path) -> Result<Running, String
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     let child = cmd
         .spawn()

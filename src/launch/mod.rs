@@ -81,6 +81,9 @@ pub struct Prepared {
     pub env: Vec<(OsString, OsString)>,
     /// The neutral directory, when `dir` is one: removed when this is dropped.
     neutral: Option<NeutralDir>,
+    /// Whether the child gets a session of its own (all but the editor, which needs the
+    /// terminal).
+    detach: bool,
 }
 
 impl Prepared {
@@ -90,6 +93,20 @@ impl Prepared {
         cmd.env_clear()
             .envs(self.env.iter().cloned())
             .current_dir(&self.dir);
+        #[cfg(unix)]
+        if self.detach {
+            use std::os::unix::process::CommandExt;
+            // A session of its own: no controlling terminal, so `/dev/tty` cannot reach the
+            // person's screen or keys, and a process group of its own (the terminal's Ctrl+C
+            // is rein's to handle). Callers must not set a process group as well.
+            // SAFETY: setsid is async-signal-safe and touches only the child.
+            unsafe {
+                cmd.pre_exec(|| match libc::setsid() {
+                    -1 => Err(std::io::Error::last_os_error()),
+                    _ => Ok(()),
+                })
+            };
+        }
         cmd
     }
 
@@ -167,6 +184,7 @@ pub fn prepare(req: &Request) -> Result<Prepared, String> {
         dir,
         env,
         neutral,
+        detach: req.purpose != Purpose::Editor,
     })
 }
 

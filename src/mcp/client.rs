@@ -256,9 +256,7 @@ fn spawn_child(
     for arg in args {
         cmd.arg(expand(arg, &lookup)?);
     }
-    // Its own process group: the terminal's Ctrl+C is rein's to handle, not the server's.
-    #[cfg(unix)]
-    cmd.process_group(0);
+    // Its own session and process group come from the launch gate.
     let (child, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -332,3 +332,44 @@ fn a_relative_command_or_a_workspace_cwd_waits_for_trust() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A server the app starts while it runs in the person's terminal gets a session of its own:
+/// it has no controlling terminal, so `/dev/tty` does not open and nothing it writes there
+/// reaches the screen (the launch gate does this for every child but the editor).
+#[test]
+fn a_server_started_by_the_app_cannot_open_the_terminal() {
+    let s = ScriptedServer::start(ProviderKind::OpenAi);
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    let report = outside.join("report.json");
+    let server = outside.join("server.py");
+    script(
+        &server,
+        &format!(
+            "#!/usr/bin/env python3\nimport json, os\n\
+             try:\n    open('/dev/tty', 'w').write('\\x1b]0;PWNED\\x07')\n    tty = 'opened'\n\
+             except OSError as e:\n    tty = str(e)\n\
+             json.dump({{'tty': tty, 'sid': os.getsid(0), 'pid': os.getpid()}}, open({:?}, 'w'))\n",
+            report
+        ),
+    );
+    let servers = format!(
+        "[mcp_servers.rec]\ncommand = \"python3\"\nargs = [{}]\n",
+        q(&server.display().to_string())
+    );
+    let (w, _) = world(&s, &servers);
+    let mut t = w.spawn_tui(200, 40);
+    t.expect(
+        "the app, ready",
+        |s| s.contains("scripted-model") && s.contains("enter send"),
+        WAIT,
+    );
+    let seen = read_report(&report);
+    assert_ne!(seen["tty"], "opened", "the server reached the terminal");
+    assert_eq!(
+        seen["sid"], seen["pid"],
+        "the server has no session of its own"
+    );
+    assert!(!t.screen_text().contains("PWNED"));
+    assert_eq!(t.quit_app(WAIT), Some(0), "{}", t.screen_text());
+}

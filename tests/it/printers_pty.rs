@@ -284,3 +284,43 @@ fn subcommands_and_errors_quote_hostile_names_visibly() {
         assert!(!out.is_empty(), "rein {args:?} printed nothing");
     }
 }
+
+/// `/copy` in the app puts on the clipboard what the screen showed of the answer: the OSC 52
+/// request rein writes carries the text, with none of the answer's escapes, controls or bidi
+/// overrides (pasted into a shell they would act again).
+#[test]
+fn copy_puts_only_what_was_shown_on_the_clipboard() {
+    use base64::Engine;
+    let s = ScriptedServer::openai();
+    s.push(Reply::text(&format!("answer {H} tail\tend")));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(120, 30);
+    t.ready(WAIT);
+    t.type_line("hi");
+    t.expect("the answer", |s| s.contains("tail"), WAIT);
+    let before = t.raw_output().len();
+    t.type_line("/copy");
+    t.expect("the notice", |s| s.contains("copied the last answer"), WAIT);
+    let out = t.raw_output()[before..].to_vec();
+    let start = support::pty::rfind(&out, b"\x1b]52;c;").expect("an OSC 52 request") + 7;
+    let end = start
+        + out[start..]
+            .iter()
+            .position(|b| *b == 0x07 || *b == 0x1b)
+            .expect("the request's end");
+    let copied = base64::engine::general_purpose::STANDARD
+        .decode(&out[start..end])
+        .expect("base64");
+    let copied = String::from_utf8(copied).expect("UTF-8");
+    assert!(
+        copied.starts_with("answer ") && copied.contains("evil"),
+        "{copied:?}"
+    );
+    assert!(copied.contains("tail\tend"), "tabs are kept: {copied:?}");
+    assert_eq!(
+        foreign_controls(copied.as_bytes()),
+        Vec::<String>::new(),
+        "{copied:?}"
+    );
+    assert_eq!(t.quit_app(WAIT), Some(0));
+}

@@ -280,6 +280,7 @@ impl App {
     fn copy_last_answer(&mut self) {
         match self.last_answer.clone() {
             Some(text) => {
+                let text = crate::sanitize::for_clipboard(&text).into_owned();
                 let n = text.chars().count();
                 self.effect(Effect::Copy(text));
                 self.notice(
