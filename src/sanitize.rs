@@ -51,6 +51,17 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `s` for the TUI where the person reviews before approving (a command, its arguments, the
+/// reason): like [`visible`], each control or hiding character is shown as a picture or an
+/// escape instead of being dropped, so nothing the command holds is invisible; then made safe
+/// to draw as [`sanitize`] does.
+pub fn shown(s: &str) -> Cow<'_, str> {
+    match visible(s) {
+        Cow::Borrowed(b) => sanitize(b),
+        Cow::Owned(o) => Cow::Owned(sanitize(&o).into_owned()),
+    }
+}
+
 /// `s` for the clipboard (`/copy`): what the screen showed of it, with tabs kept: escape
 /// sequences (payload and all), other control characters and characters that hide or reorder
 /// text are dropped, so pasting it into a shell or an editor brings none of them back.

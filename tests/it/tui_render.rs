@@ -434,3 +434,28 @@ fn wide_clusters_wrap_inside_the_terminal() {
         }
     }
 }
+
+/// What the person reviews shows every character the command holds: a vertical tab that
+/// bash and a parser read differently, a bidi override, an 8-bit CSI appear as pictures or
+/// escapes in the approval, not dropped (and never reach the terminal as themselves).
+#[test]
+fn approvals_show_hidden_characters_instead_of_dropping_them() {
+    let t0 = Instant::now();
+    let mut app = new_app(t0);
+    user_turn(&mut app, "check");
+    let command = "echo x\u{b}#; touch pwn \u{202e}txt.sh \u{9b}31m";
+    let mut req = bash_approval("1");
+    req.display = ToolDisplay::Exec {
+        command: command.into(),
+    };
+    req.part = command.into();
+    app.on_agent_event(Event::ApprovalRequested(req));
+    let text = screen(&mut app, 100, 24);
+    assert!(text.contains("echo x\u{240b}#; touch pwn"), "{text}");
+    assert!(text.contains("\\u{202e}txt.sh"), "{text}");
+    assert!(text.contains("\\u{9b}31m"), "{text}");
+    assert!(
+        !text.contains('\u{202e}') && !text.contains('\u{9b}'),
+        "{text}"
+    );
+}

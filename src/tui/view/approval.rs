@@ -5,6 +5,7 @@ use super::diff::FileDiff;
 use super::highlight;
 use super::pane::{PaneScroll, ScrollPane};
 use crate::protocol::{ApprovalRequest, ToolDisplay};
+use crate::sanitize::shown;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, Wrap, sanitize, truncate};
 use ratatui::buffer::Buffer;
@@ -161,7 +162,7 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
 
 /// A command highlighted, one body line per line of it, the part that asks underlined.
 fn exec_body(command: &str, part: &str, theme: &Theme) -> Vec<RichLine> {
-    let command = sanitize(command);
+    let command = shown(command);
     let found = locate_part(&command, part);
     let mut lines = Vec::new();
     let mut offset = 0;
@@ -195,7 +196,7 @@ fn pretty_args(args: &serde_json::Value) -> Vec<RichLine> {
     let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
     pretty
         .lines()
-        .map(|l| RichLine::new(vec![Span::raw(sanitize(l).into_owned())]).wrapped(Wrap::Char))
+        .map(|l| RichLine::new(vec![Span::raw(shown(l).into_owned())]).wrapped(Wrap::Char))
         .collect()
 }
 
@@ -361,12 +362,12 @@ fn footer_lines(
         let part = req.part.trim();
         if !part.is_empty() {
             // The part as written in the command (quotes kept), else as the rules saw it.
-            let command = sanitize(command);
-            let shown = locate_part(&command, part)
-                .map_or_else(|| sanitize(part).into_owned(), |r| command[r].to_string());
-            info("asks", format!("for `{shown}`"));
+            let command = shown(command);
+            let part = locate_part(&command, part)
+                .map_or_else(|| shown(part).into_owned(), |r| command[r].to_string());
+            info("asks", format!("for `{part}`"));
         }
-        info("why", sanitize(&req.reason).into_owned());
+        info("why", shown(&req.reason).into_owned());
         info("cwd", req.cwd.display().to_string());
     } else {
         info("why", sanitize(&req.reason).into_owned());
