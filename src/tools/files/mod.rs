@@ -5,6 +5,7 @@
 pub(crate) mod anchor;
 mod dropped;
 mod guarded;
+mod kernel;
 mod read;
 pub(crate) mod shell_check;
 pub(crate) mod unfence;
@@ -27,9 +28,13 @@ pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
 pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Resolves a path argument against the workspace, as a tool error on failure. Places where
-/// secrets live are refused here, on the resolved path, which is the one that gets opened.
+/// secrets live are refused here, on the resolved path, which is the one that gets opened;
+/// kernel file systems (rein's own `/proc`) on the path as given too.
 pub(crate) fn resolve(ctx: &ToolCtx, raw: &str) -> Result<ResolvedPath, ToolError> {
-    let path = paths::resolve(&ctx.workspace, ctx.home.as_deref(), raw).map_err(ToolError)?;
+    let home = ctx.home.as_deref();
+    kernel::refuse(&ctx.workspace, home, raw, None)?;
+    let path = paths::resolve(&ctx.workspace, home, raw).map_err(ToolError)?;
+    kernel::refuse(&ctx.workspace, home, raw, Some(&path))?;
     if let Some(place) = ctx.secrets.location_of(&path.path) {
         return Err(ToolError(format!(
             "{} is in {}, which bash cannot see either: outside the workspace, the home \
