@@ -1,6 +1,7 @@
 //! What must never leave rein, through the real `rein exec` binary: the key and the
-//! conversation go only to the configured server (redirects are not followed), and rein's
-//! own process files are not read by its file tools.
+//! conversation go only to the configured server (redirects are not followed), rein's own
+//! process files are not read by its file tools, and a file the model has not read does not
+//! come back in a write's refusal (a read deny rule holds).
 
 use crate::support;
 
@@ -125,5 +126,87 @@ fn reins_own_process_files_are_not_read() {
     assert!(
         !all.contains(&*bin.to_string_lossy()),
         "rein's memory map leaked"
+    );
+}
+
+/// What `.env` holds; a rule denies the model reading it.
+const DOTENV: &str = "DB_USER=app\nDB_PASSWORD=hunter2-b6-Xy7\nDB_HOST=db.internal\n";
+
+/// A world whose person denies `read_file` of `.env`, which exists.
+fn dotenv_world(s: &ScriptedServer) -> World {
+    let w = World::new(s);
+    w.user_config(
+        "retry_backoff_ms = 20\nidle_timeout_secs = 3\n\
+         [[rules]]\ntool = \"read_file\"\npattern = \".env\"\naction = \"deny\"\n",
+    );
+    w.write(".env", DOTENV);
+    w
+}
+
+/// Writing over or editing a file the model has not read is refused without its content:
+/// the refusal comes before the permission check, so a `read_file` deny rule holds.
+#[test]
+fn a_write_over_an_unread_file_does_not_show_it() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call("read_file", json!({"path": ".env"})))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": ".env", "content": "x"}),
+        ))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": ".env", "old_str": "DB_", "new_str": "X_"}),
+        ))
+        .push(Reply::text("done"));
+    let w = dotenv_world(&s);
+    assert_ok(&w.exec(&["--yes", "set the password"]));
+    let denied = support::rein::last_result(&s.request(1)).content;
+    assert!(denied.contains("Blocked by policy"), "{denied}");
+    for (i, next) in [(2, "write_file"), (3, "str_replace")] {
+        let r = support::rein::last_result(&s.request(i)).content;
+        assert!(
+            r.starts_with("Error: .env exists and you had not read it")
+                && r.contains(&format!("Now call {next} again"))
+                && !r.contains("DB_"),
+            "{r}"
+        );
+    }
+    let all = everything_sent_and_stored(&s, &w);
+    for line in DOTENV.lines() {
+        assert!(!all.contains(line), "{line} leaked");
+    }
+    assert_eq!(w.read(".env").as_deref(), Some(DOTENV));
+}
+
+/// An edit of an unread file, quoting text it holds once, goes ahead (the person allowed
+/// it), but its result shows nothing of the file, and a second edit is not shown it either.
+#[test]
+fn an_edit_of_an_unread_file_does_not_show_it() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "str_replace",
+        json!({"path": ".env", "old_str": "DB_PASSWORD=", "new_str": "DB_PASS="}),
+    ))
+    .push(Reply::tool_call(
+        "str_replace",
+        json!({"path": ".env", "old_str": "DB_", "new_str": "X_"}),
+    ))
+    .push(Reply::text("done"));
+    let w = dotenv_world(&s);
+    assert_ok(&w.exec(&["--yes", "rename the password variable"]));
+    let edited = support::rein::last_result(&s.request(1)).content;
+    assert!(
+        edited.starts_with("Edited .env (1 replacement). You had not read it"),
+        "{edited}"
+    );
+    let again = support::rein::last_result(&s.request(2)).content;
+    assert!(again.contains("you had not read it"), "{again}");
+    let sent: String = s.requests().into_iter().map(|r| r.body_text).collect();
+    for secret in ["hunter2-b6-Xy7", "db.internal", "DB_USER"] {
+        assert!(!sent.contains(secret), "{secret} reached the model");
+    }
+    assert_eq!(
+        w.read(".env").as_deref(),
+        Some(DOTENV.replace("DB_PASSWORD=", "DB_PASS=").as_str())
     );
 }

@@ -48,6 +48,22 @@ pub(crate) fn resolve(ctx: &ToolCtx, raw: &str) -> Result<ResolvedPath, ToolErro
     Ok(path)
 }
 
+/// The refusal for a write over an existing file the model has not read. It carries none of
+/// the file: it comes before the permission check, and a rule may keep the file from the model.
+pub(crate) fn unread_error(path: &ResolvedPath, tool: &str) -> ToolError {
+    let next = if tool == "write_file" {
+        "Now call write_file again with the whole new file: its content plus your change (or \
+         str_replace to change one part)."
+    } else {
+        "Now call str_replace again with old_str copied exactly from what read_file shows."
+    };
+    ToolError(format!(
+        "{} exists and you had not read it, so nothing was changed. 1. Read it with read_file. \
+         2. {next}",
+        path.display
+    ))
+}
+
 /// Whether a file start looks like binary data: a NUL byte, or mostly bytes that are neither
 /// valid UTF-8 nor ordinary text characters.
 pub(crate) fn looks_binary(sample: &[u8]) -> bool {
