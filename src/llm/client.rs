@@ -216,13 +216,15 @@ pub fn ensure_tls_provider() {
     });
 }
 
-/// An HTTP client builder for talking to `base_url`: the TLS provider installed, no proxy
-/// from the environment for a loopback server, and no certificate roots loaded for a
-/// plain-HTTP one (reading the system's, ~280 files under /etc/ssl/certs here, was the
-/// largest part of startup against a local server).
+/// An HTTP client builder for talking to `base_url`: the TLS provider installed, redirects
+/// never followed, no proxy from the environment for a loopback server, and no certificate
+/// roots loaded for a plain-HTTP one (reading the system's, ~280 files under /etc/ssl/certs
+/// here, was the largest part of startup against a local server).
 pub fn http_builder(base_url: &str) -> reqwest::ClientBuilder {
     ensure_tls_provider();
-    let mut builder = reqwest::Client::builder();
+    // A redirect would carry the key (reqwest keeps custom headers such as `x-api-key` across
+    // hosts) and, for a 307/308, the whole conversation to a server nobody configured.
+    let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
     if crate::config::is_loopback_url(base_url) {
         // A local server must not be reached through a proxy from the environment.
         builder = builder.no_proxy();
@@ -454,6 +456,9 @@ impl Client {
         // Until the first bytes of the body, the whole wait counts against `first_byte`.
         let deadline = tokio::time::Instant::now() + self.first_byte_timeout();
         let resp = self.send(body, cancel, deadline).await?;
+        if resp.status().is_redirection() {
+            return Err(redirected(&resp).into());
+        }
         if !resp.status().is_success() {
             return Err(self.http_failure(resp, cancel).await);
         }
@@ -681,6 +686,30 @@ impl Client {
             LlmError::Malformed(m) => LlmError::Malformed(clean(m)),
             LlmError::Cancelled => LlmError::Cancelled,
         }
+    }
+}
+
+/// The error for a 3xx answer: redirects are not followed (see `http_builder`), so the person
+/// must point base_url at the final address. Not retried: the server would answer the same.
+fn redirected(resp: &reqwest::Response) -> LlmError {
+    let target = resp
+        .headers()
+        .get(header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .filter(|v| !v.trim().is_empty());
+    let to = match target {
+        // The header comes from the server: shown, never obeyed, and kept short.
+        Some(t) => format!(
+            " to {}",
+            shorten(&crate::sanitize::visible_line(t.trim()), 200)
+        ),
+        None => String::new(),
+    };
+    LlmError::Http {
+        status: resp.status().as_u16(),
+        message: format!(
+            "a redirect{to}; rein does not follow redirects: set base_url to the final address"
+        ),
     }
 }
 

@@ -21,6 +21,7 @@ mod flow_modes;
 mod flow_pty;
 mod hooks;
 mod images;
+mod leaks;
 mod local;
 mod loop_guard;
 mod mcp_e2e;

@@ -21,11 +21,11 @@
 //!   `other_requests()`.
 //! - Replies are built from items (`say`, `reasoning`, `call`, `call_raw`), split into
 //!   `fragments(n)` deltas each (default 3), with optional `usage` and `finish_reason`.
-//! - Faults: `Reply::status(code, msg)`, `Reply::rate_limited(secs)` / `.retry_after(v)`,
-//!   `.drop_after(n)`, `.malformed_after(n)`, `.overloaded_after(n)`,
-//!   `.stream_error_after(n, msg)`, `.stall_after(n, d)`, `.delay(d)`, `.chunk_delay(d)`, and
-//!   `.pause_after(n, &gate)` with a [`Gate`] the test releases. `n` counts SSE events (see
-//!   [`reply`] for the layout).
+//! - Faults: `Reply::status(code, msg)`, `Reply::redirect(code, location)`,
+//!   `Reply::rate_limited(secs)` / `.retry_after(v)`, `.drop_after(n)`, `.malformed_after(n)`,
+//!   `.overloaded_after(n)`, `.stream_error_after(n, msg)`, `.stall_after(n, d)`, `.delay(d)`,
+//!   `.chunk_delay(d)`, and `.pause_after(n, &gate)` with a [`Gate`] the test releases. `n`
+//!   counts SSE events (see [`reply`] for the layout).
 //! - The server runs on its own thread and runtime; it stops when dropped.
 //!
 //! [`rein::World`] runs the real binary against it in a private temp world; [`pty::Pty`]

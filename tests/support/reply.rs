@@ -90,6 +90,7 @@ pub struct Reply {
     pub(super) fragments: usize,
     pub(super) status: Option<(u16, String)>,
     pub(super) retry_after: Option<String>,
+    pub(super) location: Option<String>,
     pub(super) faults: Vec<Fault>,
     pub(super) delay: Duration,
     pub(super) chunk_delay: Duration,
@@ -115,6 +116,7 @@ impl Reply {
             fragments: 3,
             status: None,
             retry_after: None,
+            location: None,
             faults: Vec::new(),
             delay: Duration::ZERO,
             chunk_delay: Duration::ZERO,
@@ -144,6 +146,14 @@ impl Reply {
     pub fn rate_limited(retry_after_secs: u64) -> Reply {
         Reply::status(429, "Rate limit reached, retry later")
             .retry_after(&retry_after_secs.to_string())
+    }
+
+    /// HTTP `code` (e.g. 307) with `Location: <location>`.
+    pub fn redirect(code: u16, location: &str) -> Reply {
+        Reply {
+            location: Some(location.to_owned()),
+            ..Reply::status(code, "Moved")
+        }
     }
 
     /// Replays an SSE body verbatim (e.g. a recorded fixture); faults still apply by event.

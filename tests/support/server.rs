@@ -406,11 +406,19 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
     }
     if let Some((code, message)) = &reply.status {
         let status = StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        return json_response(
+        let mut resp = json_response(
             status,
             error_body(format, *code, message),
             reply.retry_after.as_deref(),
         );
+        if let Some(v) = reply
+            .location
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            resp.headers_mut().insert(header::LOCATION, v);
+        }
+        return resp;
     }
     let steps = plan(&reply, format);
     let stream = futures::stream::unfold((steps, guard), |(mut steps, guard)| async move {

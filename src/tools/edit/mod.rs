@@ -4,7 +4,7 @@ mod hint;
 
 use super::files::{
     Before, Fingerprint, MAX_EDIT_BYTES, Opened, directory_error, missing_error, numbered,
-    open_regular, resolve, shell_check, write_unchanged,
+    open_regular, resolve, shell_check, unread_error, write_unchanged,
 };
 use super::task::string_arg;
 use super::{
@@ -50,6 +50,8 @@ struct Edit {
     diff: EditDiff,
     /// `new_str` came inside a markdown fence, which was left out.
     unfenced: bool,
+    /// The model had read the file: only then does the result show it.
+    read: bool,
 }
 
 /// Whether a file's newlines are mostly CRLF.
@@ -118,7 +120,12 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
     // it knows what it replaces and nothing else changes. Anything else needs the read
     // (write_file always does), and a file changed since the read is read again.
     let quoted_once = old.matches(args.old_str.as_str()).count() == 1;
-    if ctx.reads.was_read(&path) || !quoted_once {
+    let read = ctx.reads.was_read(&path);
+    if !read && !quoted_once {
+        // No content in this refusal: the permission check has not run yet.
+        return Err(unread_error(&path, NAME));
+    }
+    if read {
         ctx.reads
             .check_showing(&path, Some(&old), &Fingerprint::of(old.as_bytes()), "edit")?;
     }
@@ -133,6 +140,7 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
         new,
         regions,
         unfenced: false,
+        read,
     })
 }
 
@@ -347,6 +355,33 @@ fn show_regions(edit: &Edit) -> String {
     out
 }
 
+/// The result of a done edit: the edited regions, when the model had read the file.
+fn edited_text(edit: &Edit) -> String {
+    let n = edit.regions.len();
+    let count = if n == 1 {
+        "1 replacement".to_string()
+    } else {
+        format!("{n} replacements")
+    };
+    if !edit.read {
+        return format!(
+            "Edited {} ({count}). You had not read it, so it is not shown: read it with \
+             read_file to see the result.",
+            edit.path.display
+        );
+    }
+    let what = if n == 1 {
+        "The edited region now reads"
+    } else {
+        "The edited regions now read"
+    };
+    format!(
+        "Edited {} ({count}). {what}:\n{}",
+        edit.path.display,
+        show_regions(edit)
+    )
+}
+
 impl Tool for StrReplace {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
@@ -407,18 +442,12 @@ impl Prepared for Edit {
                     text: None,
                 };
                 write_unchanged(&self.path, &before, self.new.as_bytes())?;
-                reads.saw(&self.path.path, Some(Fingerprint::of(self.new.as_bytes())));
-                let n = self.regions.len();
-                let what = if n == 1 {
-                    "(1 replacement). The edited region now reads".to_string()
-                } else {
-                    format!("({n} replacements). The edited regions now read")
-                };
-                let mut text = format!(
-                    "Edited {} {what}:\n{}",
-                    self.path.display,
-                    show_regions(&self)
-                );
+                let mut text = edited_text(&self);
+                // A file edited unread stays unread: its text may be one a rule keeps from
+                // the model, so neither this result nor a later refusal shows it.
+                if self.read {
+                    reads.saw(&self.path.path, Some(Fingerprint::of(self.new.as_bytes())));
+                }
                 if self.unfenced {
                     text = format!("{text}\n{}.", super::files::unfence::UNFENCED_NOTE);
                 }

@@ -315,14 +315,14 @@ async fn an_edit_whose_file_changed_after_prepare_is_refused() {
 async fn a_file_must_have_been_read_and_unchanged() {
     let t = TestCtx::new();
     t.write("f.txt", "alpha\nbeta\nbeta\n");
-    // Unread, and the quoted text is not unique: refused, and the file is shown.
+    // Unread, and the quoted text is not unique: refused, and nothing of the file is shown
+    // (this comes before the permission check).
     let err = run(&t, edit("f.txt", "beta", "gamma")).await.unwrap_err();
-    assert!(
-        err.starts_with(
-            "f.txt exists and you had not read it, so nothing was changed. Here it is (it \
-             counts as read now). Now call str_replace again"
-        ) && err.ends_with("     3\tbeta\n"),
-        "{err}"
+    assert_eq!(
+        err,
+        "f.txt exists and you had not read it, so nothing was changed. 1. Read it with \
+         read_file. 2. Now call str_replace again with old_str copied exactly from what \
+         read_file shows."
     );
     assert_eq!(t.read("f.txt"), "alpha\nbeta\nbeta\n");
     t.call(&crate::tools::files::ReadFile, json!({"path": "f.txt"}))
@@ -342,14 +342,22 @@ async fn a_file_must_have_been_read_and_unchanged() {
 #[tokio::test]
 async fn an_unread_file_is_edited_where_the_quoted_text_is_unique() {
     let t = TestCtx::new();
-    t.write("f.txt", "alpha\nbeta\n");
-    run(&t, edit("f.txt", "beta", "gamma")).await.unwrap();
-    assert_eq!(t.read("f.txt"), "alpha\ngamma\n");
-    // A large file whose quoted text is not unique is not shown: it must be read.
+    t.write("f.txt", "alpha\nbeta\nomega\n");
+    let out = run(&t, edit("f.txt", "beta", "gamma")).await.unwrap();
+    assert_eq!(t.read("f.txt"), "alpha\ngamma\nomega\n");
+    // The result shows nothing of a file the model never read, and it stays unread.
+    assert_eq!(
+        out,
+        "Edited f.txt (1 replacement). You had not read it, so it is not shown: read it with \
+         read_file to see the result."
+    );
+    let err = run(&t, edit("f.txt", "a", "b")).await.unwrap_err();
+    assert!(err.contains("you had not read it"), "{err}");
+    // A file whose quoted text is not unique must be read, however small.
     let big = "line\n".repeat(1000);
     t.write("big.txt", &big);
     let err = run(&t, edit("big.txt", "line", "x")).await.unwrap_err();
-    assert!(err.ends_with("then edit it."), "{err}");
+    assert!(err.ends_with("from what read_file shows."), "{err}");
     assert!(run(&t, edit("big.txt", "line", "x")).await.is_err());
 }
 

@@ -5,6 +5,7 @@
 pub(crate) mod anchor;
 mod dropped;
 mod guarded;
+mod kernel;
 mod read;
 pub(crate) mod shell_check;
 pub(crate) mod unfence;
@@ -27,9 +28,13 @@ pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
 pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Resolves a path argument against the workspace, as a tool error on failure. Places where
-/// secrets live are refused here, on the resolved path, which is the one that gets opened.
+/// secrets live are refused here, on the resolved path, which is the one that gets opened;
+/// kernel file systems (rein's own `/proc`) on the path as given too.
 pub(crate) fn resolve(ctx: &ToolCtx, raw: &str) -> Result<ResolvedPath, ToolError> {
-    let path = paths::resolve(&ctx.workspace, ctx.home.as_deref(), raw).map_err(ToolError)?;
+    let home = ctx.home.as_deref();
+    kernel::refuse(&ctx.workspace, home, raw, None)?;
+    let path = paths::resolve(&ctx.workspace, home, raw).map_err(ToolError)?;
+    kernel::refuse(&ctx.workspace, home, raw, Some(&path))?;
     if let Some(place) = ctx.secrets.location_of(&path.path) {
         return Err(ToolError(format!(
             "{} is in {}, which bash cannot see either: outside the workspace, the home \
@@ -41,6 +46,22 @@ pub(crate) fn resolve(ctx: &ToolCtx, raw: &str) -> Result<ResolvedPath, ToolErro
         )));
     }
     Ok(path)
+}
+
+/// The refusal for a write over an existing file the model has not read. It carries none of
+/// the file: it comes before the permission check, and a rule may keep the file from the model.
+pub(crate) fn unread_error(path: &ResolvedPath, tool: &str) -> ToolError {
+    let next = if tool == "write_file" {
+        "Now call write_file again with the whole new file: its content plus your change (or \
+         str_replace to change one part)."
+    } else {
+        "Now call str_replace again with old_str copied exactly from what read_file shows."
+    };
+    ToolError(format!(
+        "{} exists and you had not read it, so nothing was changed. 1. Read it with read_file. \
+         2. {next}",
+        path.display
+    ))
 }
 
 /// Whether a file start looks like binary data: a NUL byte, or mostly bytes that are neither

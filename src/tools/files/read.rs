@@ -471,11 +471,17 @@ mod tests {
     #[tokio::test]
     async fn special_files_are_refused() {
         let t = TestCtx::new();
-        let err = run(&t, json!({"path": "/dev/zero"})).await.unwrap_err();
+        let fifo = t.ws.join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let err = run(&t, json!({"path": "pipe"})).await.unwrap_err();
         assert_eq!(
             err,
-            "/dev/zero is not a regular file (a device, FIFO or socket); read_file reads regular files only."
+            "pipe is not a regular file (a device, FIFO or socket); read_file reads regular files only."
         );
+        // Devices are refused before they are looked at.
+        let err = run(&t, json!({"path": "/dev/zero"})).await.unwrap_err();
+        assert!(err.starts_with("/dev/zero is under /dev"), "{err}");
     }
 
     #[tokio::test]

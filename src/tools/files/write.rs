@@ -65,6 +65,10 @@ impl Tool for WriteFile {
         }
         let before = read_before(&path)?;
         if let Before::Present { fingerprint, text } = &before {
+            // Only a file the model read may come back in the refusal (it changed since).
+            if !ctx.reads.was_read(&path) {
+                return Err(super::unread_error(&path, NAME));
+            }
             ctx.reads
                 .check_showing(&path, text.as_deref(), fingerprint, "write")?;
         }
@@ -374,17 +378,15 @@ mod tests {
         let t = TestCtx::new();
         t.write("calc.py", "def add(a, b):\n    return a + b\n");
         let args = json!({"path": "calc.py", "content": "def sub(a, b):\n    return a - b\n"});
+        // Refused without the file's content: this comes before the permission check.
         let err = prepare_err(&t, args.clone());
         assert!(
             err.starts_with(
-                "calc.py exists and you had not read it, so nothing was changed. Here it is \
-                 (it counts as read now). Now call write_file again"
-            ),
+                "calc.py exists and you had not read it, so nothing was changed. 1. Read it \
+                 with read_file. 2. Now call write_file again"
+            ) && !err.contains("return a + b"),
             "{err}"
         );
-        // A fresh context for the rest: the refusal above showed the file, so it counts as read.
-        let t = TestCtx::new();
-        t.write("calc.py", "def add(a, b):\n    return a + b\n");
         t.call(&crate::tools::files::ReadFile, json!({"path": "calc.py"}))
             .await
             .unwrap();
