@@ -6,7 +6,7 @@
 
 use crate::sandbox::paths::ResolvedPath;
 use crate::tools::ToolError;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Roots whose every path is refused.
 const PROCESS_ROOTS: [&str; 2] = ["/proc", "/sys"];
@@ -24,7 +24,10 @@ pub(crate) fn refuse(
 ) -> Result<(), ToolError> {
     let given = given_path(workspace, home, raw);
     // Both spellings: `/proc/self/cwd/..` resolves elsewhere, `ws/../../proc` only lexically.
-    let mut candidates = vec![(given.clone(), false), (lexical(&given), false)];
+    let mut candidates = vec![
+        (given.clone(), false),
+        (crate::sandbox::home::normalize(&given), false),
+    ];
     if let Some(r) = resolved {
         candidates.push((r.path.clone(), r.inside_workspace));
     }
@@ -55,21 +58,6 @@ fn given_path(workspace: &Path, home: Option<&Path>, raw: &str) -> PathBuf {
         _ if raw == "~" => home.map(Path::to_path_buf).unwrap_or_default(),
         _ => workspace.join(raw),
     }
-}
-
-/// `path` with `.` and `..` applied to the text alone.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
