@@ -678,6 +678,15 @@ impl Agent {
             skills: self.skills.clone(),
             secrets: self.secrets.clone(),
             reads: self.reads.clone(),
+            may_read: Some({
+                let policy = self.dispatcher.policy.clone();
+                Arc::new(move |path| {
+                    crate::sync::read(&policy)
+                        .check_path("read_file", false, path)
+                        .action
+                        == crate::policy::Action::Allow
+                })
+            }),
         }
     }
 

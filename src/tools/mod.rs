@@ -58,7 +58,13 @@ pub struct ToolCtx {
     pub secrets: Arc<secrets::Secrets>,
     /// What the model has read (or written) in this conversation: edits need it.
     pub reads: Arc<read_ledger::ReadLedger>,
+    /// Whether the person's rules let the model read a path without asking: an edit of a
+    /// file it never read shows its result only then (`None`: never assumed).
+    pub may_read: Option<ReadCheck>,
 }
+
+/// See [`ToolCtx::may_read`].
+pub type ReadCheck = Arc<dyn Fn(&crate::sandbox::paths::ResolvedPath) -> bool + Send + Sync>;
 
 /// What a call would touch, for the permission check before it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -47,6 +47,7 @@ impl TestCtx {
             skills: Default::default(),
             secrets: Default::default(),
             reads: Default::default(),
+            may_read: None,
         };
         TestCtx {
             ctx,

@@ -210,3 +210,24 @@ fn an_edit_of_an_unread_file_does_not_show_it() {
         Some(DOTENV.replace("DB_PASSWORD=", "DB_PASS=").as_str())
     );
 }
+
+/// An edit of a file the model never read but may read unasked (no rule against it) shows its
+/// result as before, so a small model sees what it changed; with a deny rule it does not.
+#[test]
+fn an_edit_of_an_unread_but_readable_file_shows_the_result() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "str_replace",
+        json!({"path": "calc.py", "old_str": "return a - b", "new_str": "return a + b"}),
+    ))
+    .push(Reply::text("done"));
+    let w = World::new(&s);
+    w.write("calc.py", "def add(a, b):\n    return a - b\n");
+    assert_ok(&w.exec(&["--yes", "fix add"]));
+    let edited = support::rein::last_result(&s.request(1)).content;
+    assert!(
+        edited.starts_with("Edited calc.py (1 replacement). The edited region now reads"),
+        "{edited}"
+    );
+    assert!(edited.contains("return a + b"), "{edited}");
+}

@@ -196,6 +196,7 @@ fn ctx(workspace: &Path, catalog: SkillCatalog) -> ToolCtx {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     ToolCtx {
         reads: Default::default(),
+        may_read: None,
         workspace: workspace.to_path_buf(),
         home: None,
         temp_dir: std::env::temp_dir(),

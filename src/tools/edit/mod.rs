@@ -50,7 +50,7 @@ struct Edit {
     diff: EditDiff,
     /// `new_str` came inside a markdown fence, which was left out.
     unfenced: bool,
-    /// The model had read the file: only then does the result show it.
+    /// The model had read the file, or may read it unasked: only then does the result show it.
     read: bool,
 }
 
@@ -129,6 +129,8 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
         ctx.reads
             .check_showing(&path, Some(&old), &Fingerprint::of(old.as_bytes()), "edit")?;
     }
+    // A file the rules let the model read unasked may be shown after the edit, as if read.
+    let read = read || ctx.may_read.as_ref().is_some_and(|may| may(&path));
     let eol = if uses_crlf(&old) { "\r\n" } else { "\n" };
     let found = find_matches(&old, args, eol, &path)?;
     let (new, regions) = replace(&old, &found, eol);
