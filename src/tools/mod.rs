@@ -63,6 +63,14 @@ pub struct ToolCtx {
     pub may_read: Option<ReadCheck>,
 }
 
+impl ToolCtx {
+    /// Whether a file tool may show `path`'s content to the model before the permission check
+    /// (see [`ToolCtx::may_read`]).
+    pub(crate) fn may_show(&self, path: &crate::sandbox::paths::ResolvedPath) -> bool {
+        self.may_read.as_ref().is_some_and(|may| may(path))
+    }
+}
+
 /// See [`ToolCtx::may_read`].
 pub type ReadCheck = Arc<dyn Fn(&crate::sandbox::paths::ResolvedPath) -> bool + Send + Sync>;
 

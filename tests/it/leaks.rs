@@ -231,3 +231,25 @@ fn an_edit_of_an_unread_but_readable_file_shows_the_result() {
     );
     assert!(edited.contains("return a + b"), "{edited}");
 }
+
+/// A write over a file the model never read but may read unasked is refused with the file's
+/// content, so a small model can retry at once; the same refusal for a `.env` under a read deny
+/// rule carries none (see `a_write_over_an_unread_file_does_not_show_it`).
+#[test]
+fn a_write_over_an_unread_readable_file_shows_it_to_retry() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "calc.py", "content": "def mul(a, b):\n    return a * b\n"}),
+    ))
+    .push(Reply::text("done"));
+    let w = World::new(&s);
+    w.write("calc.py", "def add(a, b):\n    return a + b\n");
+    assert_ok(&w.exec(&["--yes", "add mul"]));
+    let refused = support::rein::last_result(&s.request(1)).content;
+    assert!(refused.contains("return a + b"), "{refused}");
+    assert_eq!(
+        w.read("calc.py").as_deref(),
+        Some("def add(a, b):\n    return a + b\n")
+    );
+}

@@ -121,16 +121,18 @@ fn plan(ctx: &ToolCtx, args: &Args) -> Result<Edit, ToolError> {
     // (write_file always does), and a file changed since the read is read again.
     let quoted_once = old.matches(args.old_str.as_str()).count() == 1;
     let read = ctx.reads.was_read(&path);
-    if !read && !quoted_once {
-        // No content in this refusal: the permission check has not run yet.
+    // The permission check has not run yet: a refusal shows a file the model never read only
+    // where the rules let it read that file unasked (then it counts as read, as does a done
+    // edit).
+    let may_show = ctx.may_show(&path);
+    let fingerprint = Fingerprint::of(old.as_bytes());
+    if read || (!quoted_once && may_show) {
+        ctx.reads
+            .check_showing(&path, Some(&old), &fingerprint, "edit")?;
+    } else if !quoted_once {
         return Err(unread_error(&path, NAME));
     }
-    if read {
-        ctx.reads
-            .check_showing(&path, Some(&old), &Fingerprint::of(old.as_bytes()), "edit")?;
-    }
-    // A file the rules let the model read unasked may be shown after the edit, as if read.
-    let read = read || ctx.may_read.as_ref().is_some_and(|may| may(&path));
+    let read = read || may_show;
     let eol = if uses_crlf(&old) { "\r\n" } else { "\n" };
     let found = find_matches(&old, args, eol, &path)?;
     let (new, regions) = replace(&old, &found, eol);

@@ -65,8 +65,9 @@ impl Tool for WriteFile {
         }
         let before = read_before(&path)?;
         if let Before::Present { fingerprint, text } = &before {
-            // Only a file the model read may come back in the refusal (it changed since).
-            if !ctx.reads.was_read(&path) {
+            // The permission check has not run yet: the refusal shows a file the model never
+            // read only where the rules let it read that file unasked.
+            if !ctx.reads.was_read(&path) && !ctx.may_show(&path) {
                 return Err(super::unread_error(&path, NAME));
             }
             ctx.reads
