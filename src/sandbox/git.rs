@@ -74,7 +74,7 @@ const SMALL_FILE: u64 = 4096;
 
 /// Reads a small regular file without following a final symlink and without blocking on a
 /// FIFO; `None` for anything else.
-fn read_small(path: &Path) -> Option<String> {
+pub(crate) fn read_small(path: &Path) -> Option<String> {
     let f = std::fs::File::options()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -110,15 +110,20 @@ pub(crate) fn repository(dir: &Path) -> Option<(PathBuf, PathBuf)> {
         if !meta.is_file() {
             return None;
         }
-        let text = read_small(&dot_git)?;
-        let target = text.trim_end().strip_prefix("gitdir:")?.trim();
-        let target = d.join(target);
+        let target = gitdir_file_target(d, &dot_git)?;
         return std::fs::metadata(&target)
             .ok()
             .filter(|m| m.is_dir())
             .map(|_| (d.to_path_buf(), target));
     }
     None
+}
+
+/// Where the `.git` file `dot_git` in `dir` points (`gitdir: …`, relative to `dir`), read
+/// without following a link or blocking on a FIFO.
+pub(crate) fn gitdir_file_target(dir: &Path, dot_git: &Path) -> Option<PathBuf> {
+    let text = read_small(dot_git)?;
+    Some(dir.join(text.trim_end().strip_prefix("gitdir:")?.trim()))
 }
 
 /// Where the workspace's repository really is when `ws/.git` is a `gitdir:` file or a
@@ -131,8 +136,7 @@ pub(crate) fn linked_git_dir(ws: &Path) -> Option<PathBuf> {
     let target = if meta.is_symlink() {
         dot_git
     } else if meta.is_file() {
-        let text = read_small(&dot_git)?;
-        ws.join(text.trim_end().strip_prefix("gitdir:")?.trim())
+        gitdir_file_target(ws, &dot_git)?
     } else {
         return None;
     };

@@ -273,11 +273,7 @@ impl Walker {
     /// workspace, if it may: it leads out through a link, or a `.git` between it and the
     /// workspace is a file (`gitdir: elsewhere`) or a link rather than a directory.
     fn linked_repository(&self, rel: &str) -> Option<String> {
-        let root = self
-            .workspace
-            .clone()
-            .unwrap_or_else(|| std::path::PathBuf::from("."));
-        let root = root.canonicalize().ok()?;
+        let root = self.git_root().canonicalize().ok()?;
         // A directory that does not exist stops git before it reads anything.
         let dir = root.join(rel).canonicalize().ok()?;
         if !dir.starts_with(&root) {

@@ -114,8 +114,8 @@ fn config_files(dir: &Path) -> Vec<PathBuf> {
     let Some(git_dir) = git_dir_of(dir) else {
         return Vec::new();
     };
-    let common = std::fs::read_to_string(git_dir.join("commondir"))
-        .ok()
+    // Never blocking on a FIFO a clone put there.
+    let common = crate::sandbox::git::read_small(&git_dir.join("commondir"))
         .map(|c| git_dir.join(c.trim_end_matches(['\n', '\r'])))
         .unwrap_or_else(|| git_dir.clone());
     let mut files = vec![common.join("config"), git_dir.join("config.worktree")];
@@ -134,12 +134,10 @@ fn git_dir_of(dir: &Path) -> Option<PathBuf> {
         let Ok(meta) = dot_git.symlink_metadata() else {
             continue;
         };
-        if !meta.is_file() {
-            return Some(dot_git);
-        }
-        let text = std::fs::read_to_string(&dot_git).ok()?;
-        let target = text.trim_end().strip_prefix("gitdir:")?.trim();
-        return Some(a.join(target));
+        return match meta.is_file() {
+            true => crate::sandbox::git::gitdir_file_target(a, &dot_git),
+            false => Some(dot_git),
+        };
     }
     None
 }
@@ -312,6 +310,18 @@ mod tests {
         ] {
             assert_eq!(first_unlisted_key(config), Err(()), "{config}");
         }
+    }
+
+    #[test]
+    fn a_fifo_a_clone_planted_is_never_waited_on() {
+        let d = tempfile::tempdir().unwrap();
+        let git = d.path().join(".git");
+        std::fs::create_dir_all(&git).unwrap();
+        std::fs::write(git.join("config"), "[core]\n\tbare = false\n").unwrap();
+        let fifo = std::ffi::CString::new(git.join("commondir").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert_eq!(config_doubt(d.path()), None);
     }
 
     #[test]
