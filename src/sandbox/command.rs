@@ -10,15 +10,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The home view as commands get it, built once per session: the session's view plus rein's
-/// private dir and the generated git identity, and (with namespaces) its mounts.
+/// private dir and the generated git identity, the views of the person's runtime
+/// directories, and (with namespaces) their mounts.
 #[derive(Debug)]
 pub(crate) struct CommandHome {
     view: HomeView,
     /// The generated global git config (only `user.name`/`user.email`).
     pub(crate) gitconfig: Option<PathBuf>,
-    mounts: Option<Arc<mounts::HomeMounts>>,
-    /// The places of home that stay readable (canonical), for the Landlock rules.
-    shown: Vec<PathBuf>,
+    /// The mounts of every covered directory's view, outer ones first (namespaces).
+    covers: Vec<Arc<mounts::HomeMounts>>,
+    /// Each covered directory with the places that stay readable there (canonical), for the
+    /// Landlock rules.
+    covered: Vec<(PathBuf, Vec<PathBuf>)>,
 }
 
 impl Sandbox {
@@ -45,24 +48,49 @@ impl Sandbox {
             .chain(gitconfig.clone())
             .collect();
         view.also(&places);
-        let mounts = match self.mechanism {
-            Mechanism::Namespaces if !view.in_workspace() => home_mounts(&view).map(|mut m| {
-                m.skeleton = self.home_skeleton(&m);
-                Arc::new(m)
-            }),
-            _ => None,
+        let mut shared = self.secrets.shared_views().to_vec();
+        for v in &mut shared {
+            v.also(&places);
+        }
+        // Home inside the workspace cannot be covered (its dot entries are, one by one).
+        let mut all: Vec<&HomeView> = shared.iter().collect();
+        if !view.in_workspace() && view.home().is_some() {
+            all.push(&view);
+        }
+        // Outer ones first: a home inside a runtime directory is shown by its view, then
+        // covered by its own.
+        all.sort_by_key(|v| v.home().map_or(0, |h| h.components().count()));
+        let covers = match self.mechanism {
+            Mechanism::Namespaces => all
+                .iter()
+                .filter_map(|v| home_mounts(v))
+                .map(|mut m| {
+                    m.skeleton = self.home_skeleton(&m);
+                    Arc::new(m)
+                })
+                .collect(),
+            _ => Vec::new(),
         };
-        let shown = view.shown().map(Path::to_path_buf).collect();
+        let covered = all
+            .iter()
+            .filter_map(|v| {
+                Some((
+                    v.home()?.to_path_buf(),
+                    v.shown().map(Path::to_path_buf).collect(),
+                ))
+            })
+            .collect();
         CommandHome {
             view,
             gitconfig,
-            mounts,
-            shown,
+            covers,
+            covered,
         }
     }
 
-    /// The home view's directories, links and placeholder files made once in rein's private
-    /// dir, for each command to bind over home (`None`: made in a tmpfs per command instead).
+    /// A view's directories, links and placeholder files made once in rein's private dir,
+    /// for each command to bind over the covered directory (`None`: made in a tmpfs per
+    /// command instead).
     fn home_skeleton(&self, home: &mounts::HomeMounts) -> Option<CString> {
         let dir = self.private.new_entry("home").ok()?;
         match mounts::make_skeleton(&dir, home) {
@@ -171,9 +199,8 @@ impl Sandbox {
             use_landlock: !self.simulate_no_landlock,
             use_namespaces: namespaces,
             secrets: &secrets,
-            home: home.mounts.clone(),
-            home_dir: home.view.home().filter(|_| !home.view.in_workspace()),
-            home_shown: &home.shown,
+            covers: home.covers.clone(),
+            covered: &home.covered,
             git,
             read_only: &read_only,
             report,

@@ -205,12 +205,11 @@ pub(crate) struct Request<'a> {
     pub(crate) use_namespaces: bool,
     /// Secret paths to hide (canonical, existing).
     pub(crate) secrets: &'a [PathBuf],
-    /// The home view's mounts (namespaces; `None`: nothing to cover).
-    pub(crate) home: Option<std::sync::Arc<mounts::HomeMounts>>,
-    /// The home directory when it is covered: left out of the read rules but for `shown`.
-    pub(crate) home_dir: Option<&'a Path>,
-    /// The places of home that stay readable (canonical).
-    pub(crate) home_shown: &'a [PathBuf],
+    /// The mounts of the covered directories' views, outer ones first (namespaces).
+    pub(crate) covers: Vec<std::sync::Arc<mounts::HomeMounts>>,
+    /// The covered directories (home, the person's runtime directories), each
+    /// left out of the read rules but for its shown places (canonical).
+    pub(crate) covered: &'a readable::Covered,
     /// How `.git` is presented (namespaces only).
     pub(crate) git: GitPlan,
     /// What to make read-only as a whole, relative to the workspace (namespaces only): nested
@@ -249,7 +248,7 @@ fn mount_plan(
         },
         git: if write_ws { git } else { GitPlan::Leave },
         read_only: cstrings(req.read_only)?,
-        home: req.home.clone(),
+        covers: req.covers.clone(),
         hidden: cstrings(req.secrets)?,
         cwd: cstring(req.cwd)?,
         net: req.proxy.is_some(),
@@ -277,8 +276,7 @@ fn landlock_rules(
         req.network,
         writable,
         unreadable,
-        req.home_dir
-            .map(|h| (h.to_path_buf(), req.home_shown.to_vec())),
+        req.covered.to_vec(),
         namespaces,
     );
     req.spare.take(inputs)
@@ -624,8 +622,8 @@ pub(crate) struct Rules<'a> {
     pub(crate) writable: &'a [PathBuf],
     /// Paths left out of the read rules (canonical).
     pub(crate) unreadable: &'a [PathBuf],
-    /// The home directory, left out of the read rules but for its shown places (canonical).
-    pub(crate) home: Option<(&'a Path, &'a [PathBuf])>,
+    /// Directories left out of the read rules but for their shown places (canonical).
+    pub(crate) covered: &'a readable::Covered,
     /// The child mounts its own `/dev/pts`: `/dev/ptmx` may open terminals there.
     pub(crate) private_terminals: bool,
 }
@@ -726,7 +724,7 @@ pub(crate) fn build_ruleset(
     match grants {
         Grants::Replay(walk) => walk.replay(&mut add)?,
         Grants::Walk(mut record) => {
-            readable::each_grant::<String>(r.unreadable, r.home, &mut |grant: Grant| {
+            readable::each_grant::<String>(r.unreadable, r.covered, &mut |grant: Grant| {
                 let (kind, fd) = grant.parts();
                 add(kind, fd)?;
                 if let Some(walk) = record.as_deref_mut() {
@@ -763,7 +761,7 @@ fn probe(ns: NsSupport, net: bool) -> bool {
         protect_in: None,
         git: GitPlan::Leave,
         read_only: Vec::new(),
-        home: None,
+        covers: Vec::new(),
         hidden: Vec::new(),
         cwd: c"/".into(),
         net,

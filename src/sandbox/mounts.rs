@@ -77,9 +77,10 @@ pub(crate) struct MountPlan {
     /// Nested `.git` entries and hook directories, relative to the workspace: bound read-only
     /// as a whole.
     pub(crate) read_only: Vec<CString>,
-    /// The home directory's view: covered by an empty tmpfs with the allowed places bound
-    /// back in (`None`: no home to cover, or home lies inside the workspace).
-    pub(crate) home: Option<std::sync::Arc<HomeMounts>>,
+    /// The views of home and of the person's runtime directories: each covered
+    /// by its skeleton or an empty tmpfs with the shown places bound back in, outer ones
+    /// first (a home inside a runtime directory is shown by its view, then covered by its own).
+    pub(crate) covers: Vec<std::sync::Arc<HomeMounts>>,
     /// Secret paths to cover (canonical; the ones that exist).
     pub(crate) hidden: Vec<CString>,
     /// Directory to change into once the mounts are in place (the command's working dir).
@@ -447,10 +448,10 @@ impl MountPlan {
         };
         set_attr(&root, libc::AT_RECURSIVE, &ro)?;
         drop(root);
-        // Before the writable binds: those under home are shown by the view, then made
-        // writable like the others.
-        if let Some(home) = &self.home {
-            cover_home(home)?;
+        // Before the writable binds: those under a covered directory are shown by its view,
+        // then made writable like the others.
+        for covered in &self.covers {
+            cover_home(covered)?;
         }
 
         for dir in &self.writable {

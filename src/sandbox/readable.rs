@@ -74,30 +74,26 @@ pub(crate) struct Walk {
 }
 
 impl Walk {
-    /// Starts recording a walk for `excluded` and `home` (as [`each_grant`] takes them),
+    /// Starts recording a walk for `excluded` and `covered` (as [`each_grant`] takes them),
     /// holding at most `budget` descriptors (past it, nothing is held and the walk is not kept:
     /// a crowded directory must not use up the descriptors rein needs).
-    pub(crate) fn start(
-        excluded: &[PathBuf],
-        home: Option<(&Path, &[PathBuf])>,
-        budget: usize,
-    ) -> Walk {
+    pub(crate) fn start(excluded: &[PathBuf], covered: &Covered, budget: usize) -> Walk {
         let mounts = std::fs::File::open("/proc/self/mountinfo").ok();
         let mut dirs: Vec<PathBuf> = vec![PathBuf::from("/")];
         let all = excluded
             .iter()
             .map(PathBuf::as_path)
             .chain(std::iter::once(Path::new("/dev")))
-            .chain(home.map(|(h, _)| h));
+            .chain(covered.iter().map(|(root, _)| root.as_path()));
         for e in all {
             dirs.extend(e.ancestors().skip(1).map(Path::to_path_buf));
         }
-        if let Some((home, shown)) = home {
+        for (root, shown) in covered {
             for place in shown {
                 let within = place
                     .ancestors()
                     .skip(1)
-                    .take_while(|a| a.starts_with(home));
+                    .take_while(|a| a.starts_with(root));
                 dirs.extend(within.map(Path::to_path_buf));
             }
         }
@@ -249,41 +245,49 @@ fn open_path(path: &Path) -> Option<OwnedFd> {
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// Directories left out of the read rules as a whole but for places shown in them, each with
+/// those places (canonical): home, and the person's runtime directories.
+pub(crate) type Covered = [(PathBuf, Vec<PathBuf>)];
+
 /// Calls `add` with each grant for "everything but `excluded`" (absolute, canonical paths)
-/// and `/dev`, and for the `shown` places of `home` (which is excluded as a whole) except what
-/// lies in another excluded path. One grant is open at a time: a directory on the way with
-/// more entries than the descriptor limit (a crowded `/tmp`) must not run out of descriptors
-/// and lose the grants that come late.
+/// and `/dev`, and for the shown places of each `covered` directory (which is excluded as a
+/// whole) except what lies in another excluded path inside it (a home shown in a runtime
+/// directory is granted by home's own places). One grant is open at a time: a directory on
+/// the way with more entries than the descriptor limit (a crowded `/tmp`) must not run out of
+/// descriptors and lose the grants that come late.
 pub(crate) fn each_grant<E>(
     excluded: &[PathBuf],
-    home: Option<(&Path, &[PathBuf])>,
+    covered: &Covered,
     add: &mut dyn FnMut(Grant) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut excluded: Vec<&Path> = excluded.iter().map(PathBuf::as_path).collect();
     excluded.push(Path::new("/dev"));
-    excluded.extend(home.map(|(h, _)| h));
+    excluded.extend(covered.iter().map(|(root, _)| root.as_path()));
     split(Path::new("/"), &excluded, add)?;
-    let Some((home, shown)) = home else {
-        return Ok(());
-    };
-    for place in shown
-        .iter()
-        .filter(|p| p.starts_with(home) && p.as_path() != home)
-    {
-        if excluded.iter().any(|e| *e != home && place.starts_with(e)) {
-            continue;
-        }
-        let inner: Vec<&Path> = excluded
+    for (root, shown) in covered {
+        let root = root.as_path();
+        for place in shown
             .iter()
-            .copied()
-            .filter(|e| e.starts_with(place))
-            .collect();
-        if inner.is_empty() {
-            if let Some(grant) = grant_whole(place) {
-                add(grant)?;
+            .filter(|p| p.starts_with(root) && p.as_path() != root)
+        {
+            if excluded
+                .iter()
+                .any(|e| *e != root && !root.starts_with(e) && place.starts_with(e))
+            {
+                continue;
             }
-        } else {
-            split(place, &inner, add)?;
+            let inner: Vec<&Path> = excluded
+                .iter()
+                .copied()
+                .filter(|e| e.starts_with(place))
+                .collect();
+            if inner.is_empty() {
+                if let Some(grant) = grant_whole(place) {
+                    add(grant)?;
+                }
+            } else {
+                split(place, &inner, add)?;
+            }
         }
     }
     Ok(())
@@ -347,9 +351,9 @@ fn split<E>(
 mod tests {
     use super::*;
 
-    fn grants(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>) -> Vec<Grant> {
+    fn grants(excluded: &[PathBuf], covered: &Covered) -> Vec<Grant> {
         let mut out = Vec::new();
-        let _ = each_grant(excluded, home, &mut |g| {
+        let _ = each_grant(excluded, covered, &mut |g| {
             out.push(g);
             Ok::<(), ()>(())
         });
@@ -376,7 +380,7 @@ mod tests {
             home.join(".config/gh"),
             home.join(".netrc"),
         ];
-        let grants = grants(&excluded, None);
+        let grants = grants(&excluded, &[]);
         let (mut lists, mut full) = (Vec::new(), Vec::new());
         for g in &grants {
             match g {
@@ -403,13 +407,13 @@ mod tests {
     }
 
     /// A walk recorded the way the spare ruleset records one.
-    fn walk(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>) -> Walk {
-        walk_within(excluded, home, usize::MAX)
+    fn walk(excluded: &[PathBuf], covered: &Covered) -> Walk {
+        walk_within(excluded, covered, usize::MAX)
     }
 
-    fn walk_within(excluded: &[PathBuf], home: Option<(&Path, &[PathBuf])>, budget: usize) -> Walk {
-        let mut walk = Walk::start(excluded, home, budget);
-        let _ = each_grant(excluded, home, &mut |g| {
+    fn walk_within(excluded: &[PathBuf], covered: &Covered, budget: usize) -> Walk {
+        let mut walk = Walk::start(excluded, covered, budget);
+        let _ = each_grant(excluded, covered, &mut |g| {
             walk.keep(g);
             Ok::<(), ()>(())
         });
@@ -419,7 +423,7 @@ mod tests {
     /// `walk`, watching only the deciding directories under `root`: the ones above it (`/tmp`)
     /// and the mount table change whenever other tests run, which is not under test here.
     fn walk_under(root: &Path, home: &Path, shown: &[PathBuf]) -> Walk {
-        let mut walk = walk(&[], Some((home, shown)));
+        let mut walk = walk(&[], &[(home.to_path_buf(), shown.to_vec())]);
         walk.deciding.retain(|(d, _)| d.starts_with(root));
         walk.mounts = None;
         walk
@@ -443,7 +447,7 @@ mod tests {
         std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
         std::fs::create_dir(root.join("beside")).unwrap();
         let shown = [home.join(".cargo/bin"), home.join(".rustup")];
-        let walk = walk(&[], Some((&home, &shown)));
+        let walk = walk(&[], &[(home.clone(), shown.to_vec())]);
         // Deciding: every directory on the way to home, /dev and the shown places.
         let deciding: Vec<&Path> = walk.deciding.iter().map(|(d, _)| d.as_path()).collect();
         for d in [Path::new("/"), &root, &home, &home.join(".cargo")] {
@@ -455,7 +459,7 @@ mod tests {
         // Just made: kept only once its directories have settled.
         assert!(!walk.keepable(earlier));
         assert!(walk.keepable(later));
-        let small = walk_within(&[], Some((&home, &shown)), 3);
+        let small = walk_within(&[], &[(home.clone(), shown.to_vec())], 3);
         assert!(
             small.kept.is_empty() && !small.keepable(later),
             "past its budget"
@@ -507,7 +511,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().canonicalize().unwrap().join("home");
         std::fs::create_dir(&home).unwrap();
-        let walk = walk(&[], Some((&home, &[])));
+        let walk = walk(&[], &[(home.clone(), Vec::new())]);
         // Only the mount table is under test: the directories above change with other tests.
         let mut walk = walk;
         walk.deciding.clear();
@@ -563,6 +567,36 @@ mod tests {
     }
 
     #[test]
+    fn a_home_inside_a_covered_directory_shows_only_its_own_places() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let run = root.join("run");
+        let home = run.join("home");
+        for d in ["ws", "secret", "home/.ssh", "home/.cargo/bin"] {
+            std::fs::create_dir_all(run.join(d)).unwrap();
+        }
+        let covered = [
+            (run.clone(), vec![run.join("ws"), home.clone()]),
+            (home.clone(), vec![home.join(".cargo/bin")]),
+        ];
+        let full: Vec<PathBuf> = grants(&[], &covered)
+            .iter()
+            .filter_map(|g| match g {
+                Grant::Tree(fd) | Grant::File(fd) => Some(real_path(fd)),
+                Grant::List(_) => None,
+            })
+            .collect();
+        assert!(full.contains(&run.join("ws")) && full.contains(&home.join(".cargo/bin")));
+        for p in &full {
+            assert!(
+                !p.starts_with(run.join("secret")) && !p.starts_with(home.join(".ssh")),
+                "{p:?} granted"
+            );
+            assert!(!home.starts_with(p), "{p:?}: home granted as a whole");
+        }
+    }
+
+    #[test]
     fn home_is_left_out_but_for_its_shown_places() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
@@ -579,7 +613,7 @@ mod tests {
             home.join("gone"),
         ];
         let (mut lists, mut full) = (Vec::new(), Vec::new());
-        for g in &grants(&hidden, Some((&home, &shown))) {
+        for g in &grants(&hidden, &[(home.clone(), shown.to_vec())]) {
             match g {
                 Grant::List(fd) => lists.push(real_path(fd)),
                 Grant::Tree(fd) | Grant::File(fd) => full.push(real_path(fd)),

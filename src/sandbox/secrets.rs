@@ -109,7 +109,10 @@ pub const PROC_SECRET_PLACES: &[&[&str]] = &[
 ];
 
 /// Other system files that hold secrets.
-pub const SYSTEM_SECRET_PLACES: &[&[&str]] = &[&["etc", "shadow"], &["etc", "gshadow"]];
+/// `run/user` holds every person's runtime directory (registry credentials, agent sockets):
+/// the sandbox shows the person's own empty, and the policy never reads there unasked.
+pub const SYSTEM_SECRET_PLACES: &[&[&str]] =
+    &[&["etc", "shadow"], &["etc", "gshadow"], &["run", "user"]];
 
 /// The user's choices about secrets (`[sandbox]` in config.toml).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -129,6 +132,9 @@ pub struct SecretSettings {
 pub struct Secrets {
     /// The home directory as bash sees it.
     view: HomeView,
+    /// The person's runtime directories as bash sees them: empty but for the workspace, the
+    /// session's temp dir and rein's own places where they lie there.
+    shared: Vec<HomeView>,
     /// Hidden wherever they are (absolute, lexically normalised; each also canonicalised
     /// when it exists).
     paths: Vec<PathBuf>,
@@ -162,6 +168,55 @@ fn expand(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
         None => PathBuf::from(raw),
     };
     path.is_absolute().then(|| normalize(&path))
+}
+
+/// The person's runtime directories outside home (`/run/user/<uid>`, `$XDG_RUNTIME_DIR`):
+/// private to them by specification, and where podman's `containers/auth.json`, keyring and
+/// agent sockets and a desktop session's state live. No list names what is secret there, so
+/// bash sees them empty but for what it needs (the workspace or its temp dir, should they lie
+/// there): canonical, existing directories, none inside another or inside home (home's view
+/// covers those). The shared `/tmp` and `/var/tmp` are not covered (see docs/sandbox.md).
+fn shared_roots(home: Option<&Path>, candidates: &[PathBuf]) -> Vec<PathBuf> {
+    let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
+    let mut roots: Vec<PathBuf> = candidates
+        .iter()
+        .filter_map(|c| std::fs::canonicalize(c).ok())
+        .filter(|r| r.parent().is_some() && r.is_dir())
+        .filter(|r| home.as_ref().is_none_or(|h| !r.starts_with(h)))
+        .collect();
+    roots.sort();
+    roots.dedup();
+    let all = roots.clone();
+    roots.retain(|r| !all.iter().any(|o| o != r && r.starts_with(o)));
+    roots
+}
+
+/// Where the person's runtime directory may be: `/run/user/<uid>` and `$XDG_RUNTIME_DIR`.
+fn runtime_dirs() -> Vec<PathBuf> {
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let mut dirs = vec![PathBuf::from(format!("/run/user/{uid}"))];
+    dirs.extend(
+        std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute()),
+    );
+    dirs
+}
+
+/// The views of the [`shared_roots`]: each shows the workspace (and, where home lies in it,
+/// home, whose own view then applies); one that lies in the workspace is left as it is.
+fn shared_views(home: Option<&Path>, workspace: Option<&Path>) -> Vec<HomeView> {
+    let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
+    shared_roots(home, &runtime_dirs())
+        .into_iter()
+        .map(|root| {
+            let mut view = HomeView::new(Some(&root), workspace, &[]);
+            view.also(home_real.as_slice());
+            view
+        })
+        .filter(|v| v.home().is_some() && !v.in_workspace())
+        .collect()
 }
 
 /// The person's XDG config, data and state dirs when they are set outside home (inside, the
@@ -202,6 +257,7 @@ impl Secrets {
             .chain(settings.unhide.iter().cloned())
             .collect();
         let view = HomeView::new(home, workspace, &allowed);
+        let shared = shared_views(home, workspace);
         let mut wanted: Vec<PathBuf> = [config_dir, data_dir]
             .iter()
             .map(|p| normalize(p))
@@ -228,6 +284,7 @@ impl Secrets {
         paths.dedup();
         Secrets {
             view,
+            shared,
             paths,
             pass_env: settings.pass_env.clone(),
         }
@@ -252,6 +309,14 @@ impl Secrets {
     /// where they lie in home.
     pub fn show_also(&mut self, places: &[PathBuf]) {
         self.view.also(places);
+        for view in &mut self.shared {
+            view.also(places);
+        }
+    }
+
+    /// The person's runtime directories as bash sees them.
+    pub(crate) fn shared_views(&self) -> &[HomeView] {
+        &self.shared
     }
 
     /// The home directory as bash sees it.
@@ -278,6 +343,9 @@ impl Secrets {
         if let Some(p) = self.paths.iter().find(|s| path.starts_with(s)) {
             return Some(p.clone());
         }
+        if let Some(view) = self.shared.iter().find(|v| v.hides(&path)) {
+            return view.home().map(Path::to_path_buf);
+        }
         let home = self.view.home()?;
         self.view.hides(&path).then(|| home.to_path_buf())
     }
@@ -291,6 +359,34 @@ impl Secrets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runtime_directories_are_covered_once_and_never_inside_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = root.join("home");
+        for d in ["home/run", "run/user/7/inner", "elsewhere"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("file"), "x").unwrap();
+        let candidates = [
+            root.join("run/user/7"),
+            root.join("run/user/7/inner"),
+            root.join("home/run"),
+            root.join("missing"),
+            root.join("file"),
+            root.join("elsewhere/../run/user/7"),
+        ];
+        assert_eq!(
+            shared_roots(Some(&home), &candidates),
+            [root.join("run/user/7")],
+            "inside home, inside another, missing, not a directory, or a second spelling"
+        );
+        assert_eq!(
+            shared_roots(None, &[PathBuf::from("/")]),
+            Vec::<PathBuf>::new()
+        );
+    }
 
     #[test]
     fn secret_names_follow_the_patterns() {

@@ -33,7 +33,8 @@ pub(crate) struct Inputs {
     /// Each writable directory (canonical) with its device and inode.
     writable: Vec<(PathBuf, (u64, u64))>,
     pub(crate) unreadable: Vec<PathBuf>,
-    pub(crate) home: Option<(PathBuf, Vec<PathBuf>)>,
+    /// Home and the person's runtime directories, each with its shown places.
+    pub(crate) covered: Vec<(PathBuf, Vec<PathBuf>)>,
     pub(crate) private_terminals: bool,
 }
 
@@ -46,7 +47,7 @@ impl Inputs {
         network: bool,
         writable: &[PathBuf],
         unreadable: &[PathBuf],
-        home: Option<(PathBuf, Vec<PathBuf>)>,
+        covered: Vec<(PathBuf, Vec<PathBuf>)>,
         private_terminals: bool,
     ) -> Inputs {
         let writable = writable
@@ -62,7 +63,7 @@ impl Inputs {
             network,
             writable,
             unreadable: unreadable.to_vec(),
-            home,
+            covered,
             private_terminals,
         }
     }
@@ -71,28 +72,27 @@ impl Inputs {
     /// the same paths and is still valid, else from a walk now (which becomes the last).
     fn build(&self, last: &Mutex<Option<Arc<KeptWalk>>>) -> Result<Built, String> {
         let writable: Vec<PathBuf> = self.writable.iter().map(|(p, _)| p.clone()).collect();
-        let home = self.home.as_ref().map(|(h, s)| (h.as_path(), s.as_slice()));
         let rules = Rules {
             abi: ABI::from(self.kernel_abi.min(TESTED_ABI)),
             tcp: self.tcp,
             network: self.network,
             writable: &writable,
             unreadable: &self.unreadable,
-            home,
+            covered: &self.covered,
             private_terminals: self.private_terminals,
         };
         let fail = |e: String| format!("The sandbox could not build its Landlock rules: {e}.");
         let replay = crate::sync::lock(last).clone().filter(|k| {
             k.replayable
                 && k.unreadable == self.unreadable
-                && k.home == self.home
+                && k.covered == self.covered
                 && k.walk.still_valid()
         });
         if let Some(kept) = replay {
             let (fd, late) = build_ruleset(&rules, Grants::Replay(&kept.walk)).map_err(fail)?;
             return Ok((fd, late, kept));
         }
-        let mut walk = Walk::start(&self.unreadable, home, descriptor_budget());
+        let mut walk = Walk::start(&self.unreadable, &self.covered, descriptor_budget());
         let (fd, late) = build_ruleset(&rules, Grants::Walk(Some(&mut walk))).map_err(fail)?;
         let settled = std::time::SystemTime::now() - std::time::Duration::from_millis(100);
         let replayable = walk.keepable(settled);
@@ -101,7 +101,7 @@ impl Inputs {
         }
         let kept = Arc::new(KeptWalk {
             unreadable: self.unreadable.clone(),
-            home: self.home.clone(),
+            covered: self.covered.clone(),
             walk,
             replayable,
         });
@@ -116,7 +116,7 @@ type Built = (Option<OwnedFd>, LateGrants, Arc<KeptWalk>);
 /// A walk, with the paths it was made for.
 struct KeptWalk {
     unreadable: Vec<PathBuf>,
-    home: Option<(PathBuf, Vec<PathBuf>)>,
+    covered: Vec<(PathBuf, Vec<PathBuf>)>,
     walk: Walk,
     /// Its descriptors are held: it may be replayed (else it only tells whether a ruleset
     /// built from it is current).
@@ -258,7 +258,7 @@ mod tests {
 
     fn inputs(writable: &[PathBuf]) -> Inputs {
         let abi = super::super::linux::kernel().abi;
-        Inputs::new(abi, false, false, writable, &[], None, true)
+        Inputs::new(abi, false, false, writable, &[], Vec::new(), true)
     }
 
     fn builds(spare: &SpareRuleset) -> u32 {

@@ -1083,6 +1083,7 @@ macro_rules! sandbox_classes {
             a_root_command_keeps_only_the_capabilities_for_files,
             a_command_cannot_widen_the_rules_of_later_ones,
             the_persons_keyrings_are_out_of_reach,
+            the_persons_runtime_directory_is_out_of_reach,
             inherited_descriptors_never_reach_a_command,
             a_linked_repository_in_the_workspace_is_protected_too,
             a_large_protected_hook_cannot_be_swapped_unseen,

@@ -1,5 +1,6 @@
 //! What a command could reach without touching a path: the kernel's keyrings, descriptors rein
-//! inherited, a repository `.git` only points to, and a protected file too large to keep.
+//! inherited, a repository `.git` only points to, and a protected file too large to keep; and
+//! the person's runtime directory, which no list of secret places names.
 
 use super::*;
 use std::os::fd::AsRawFd;
@@ -66,6 +67,56 @@ pub fn the_persons_keyrings_are_out_of_reach(mode: Mode) {
     );
     let all = String::from_utf8_lossy(&out.stdout);
     assert!(!all.contains(&secret));
+}
+
+/// Class: secrets outside home that no list names. The person's runtime directory
+/// (`$XDG_RUNTIME_DIR`, `/run/user/<uid>`) holds podman's registry credentials, keyring and
+/// agent sockets: neither a command nor the file tools see anything in it, under any name.
+pub fn the_persons_runtime_directory_is_out_of_reach(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let runtime = w.dir.path().join(unique("runtime"));
+    let secret = unique("REGISTRY-SECRET");
+    std::fs::create_dir_all(runtime.join("containers")).unwrap();
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let auth = runtime.join("containers/auth.json");
+    std::fs::write(
+        &auth,
+        format!("{{\"auths\":{{\"r\":{{\"auth\":\"{secret}\"}}}}}}"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&runtime, w.ws.join("run-link")).unwrap();
+    let dir = runtime.display();
+    s.push(script(
+        &w,
+        &format!(
+            "cat '{dir}/containers/auth.json'; ls -laR '{dir}'; cat run-link/containers/auth.json; \
+             grep -r REGISTRY '{dir}' /run/user 2>&1 | head; find '{dir}' -type f -exec cat {{}} +; true"
+        ),
+    ))
+    .push(Reply::tool_call(
+        "read_file",
+        json!({ "path": auth.to_string_lossy() }),
+    ))
+    .push(Reply::tool_call(
+        "read_file",
+        json!({ "path": "run-link/containers/auth.json" }),
+    ))
+    .push(Reply::text("done"));
+    let mut c = rein(&w, mode);
+    c.env("XDG_RUNTIME_DIR", &runtime);
+    let out = exec(c);
+    let shown = attacked(&s, 1);
+    assert!(
+        !shown.contains(&secret),
+        "a command read the runtime directory: {shown}"
+    );
+    for i in [2, 3] {
+        let r = results(&s, i).content;
+        assert!(!r.contains(&secret), "read_file {i} read it: {r}");
+    }
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(&secret));
 }
 
 /// A file outside the workspace opened for appending and left open (not close-on-exec) as
