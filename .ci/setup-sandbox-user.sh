@@ -35,7 +35,11 @@ if [ "${1:-}" = "--run" ]; then
     filters=()
     for t in "${suites[@]}"; do filters+=("$t::"); done
     echo "== ${suites[*]} as $user"
+    # The tests' worlds: outside /tmp, which sandboxed commands see empty but for their own.
+    worlds="/home/$user/rtw"
+    rm -rf "$worlds"
+    install -d -o "$user" -m 0700 "$worlds"
     runuser -u "$user" -- env -i PATH="/usr/local/bin:/usr/bin:/bin" HOME="/home/$user" \
-        TMPDIR=/tmp REIN_TEST_BIN="$stage/rein" REIN_SANDBOX_TESTS_REQUIRED=1 \
+        TMPDIR=/tmp REIN_TEST_TMPDIR="$worlds" REIN_TEST_BIN="$stage/rein" REIN_SANDBOX_TESTS_REQUIRED=1 \
         bash -c "cd '$stage' && ./it --test-threads=2 ${filters[*]}"
 fi

@@ -44,8 +44,17 @@ impl Sandbox {
             })
             .inspect_err(|e| tracing::warn!("sandbox: no git identity for commands: {e}"))
             .ok();
+        // The dirs bash may write are made now if missing: a place that does not exist when
+        // a view is made is not shown, and the view hides where they lie (`/tmp`, home).
+        for dir in self.writable_dirs() {
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                tracing::warn!("sandbox: cannot make {}: {e}", dir.display());
+            }
+        }
         let places: Vec<PathBuf> = std::iter::once(self.private.path.clone())
             .chain(gitconfig.clone())
+            .chain(std::iter::once(self.workspace.clone()))
+            .chain(self.writable_dirs().cloned())
             .collect();
         view.also(&places);
         let mut shared = self.secrets.shared_views().to_vec();

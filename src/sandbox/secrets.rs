@@ -132,8 +132,8 @@ pub struct SecretSettings {
 pub struct Secrets {
     /// The home directory as bash sees it.
     view: HomeView,
-    /// The person's runtime directories as bash sees them: empty but for the workspace, the
-    /// session's temp dir and rein's own places where they lie there.
+    /// The shared temporary directories and the person's runtime directories as bash sees
+    /// them: empty but for the workspace, the session's temp dir and rein's own places.
     shared: Vec<HomeView>,
     /// Hidden wherever they are (absolute, lexically normalised; each also canonicalised
     /// when it exists).
@@ -170,12 +170,13 @@ fn expand(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
     path.is_absolute().then(|| normalize(&path))
 }
 
-/// The person's runtime directories outside home (`/run/user/<uid>`, `$XDG_RUNTIME_DIR`):
-/// private to them by specification, and where podman's `containers/auth.json`, keyring and
-/// agent sockets and a desktop session's state live. No list names what is secret there, so
-/// bash sees them empty but for what it needs (the workspace or its temp dir, should they lie
-/// there): canonical, existing directories, none inside another or inside home (home's view
-/// covers those). The shared `/tmp` and `/var/tmp` are not covered (see docs/sandbox.md).
+/// Directories outside home where the person's own files lie beside everyone's or in private:
+/// the shared temporary directories (a Kerberos ticket cache `/tmp/krb5cc_<uid>`, agents'
+/// socket directories, other programs' scratch files) and the person's runtime directory
+/// (podman's `containers/auth.json`, keyring and agent sockets). No list names what is secret
+/// there, so bash sees them empty but for what it needs (the workspace, its temp dir, rein's
+/// private places, the absolute places of `home_allow` there): of `candidates`, the canonical,
+/// existing directories, none inside another or inside home (home's view covers those).
 fn shared_roots(home: Option<&Path>, candidates: &[PathBuf]) -> Vec<PathBuf> {
     let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
     let mut roots: Vec<PathBuf> = candidates
@@ -191,11 +192,16 @@ fn shared_roots(home: Option<&Path>, candidates: &[PathBuf]) -> Vec<PathBuf> {
     roots
 }
 
-/// Where the person's runtime directory may be: `/run/user/<uid>` and `$XDG_RUNTIME_DIR`.
-fn runtime_dirs() -> Vec<PathBuf> {
+/// The shared temporary directories and where the person's runtime directory may be
+/// (`/run/user/<uid>`, `$XDG_RUNTIME_DIR`).
+fn shared_candidates() -> Vec<PathBuf> {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
-    let mut dirs = vec![PathBuf::from(format!("/run/user/{uid}"))];
+    let mut dirs = vec![
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        PathBuf::from(format!("/run/user/{uid}")),
+    ];
     dirs.extend(
         std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
@@ -204,14 +210,21 @@ fn runtime_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The views of the [`shared_roots`]: each shows the workspace (and, where home lies in it,
-/// home, whose own view then applies); one that lies in the workspace is left as it is.
-fn shared_views(home: Option<&Path>, workspace: Option<&Path>) -> Vec<HomeView> {
+/// The views of the [`shared_roots`]: each shows the workspace, the absolute places of
+/// `shown` in it, and (where home lies in it) home, whose own view then applies; one that lies
+/// in the workspace is left as it is.
+fn shared_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String]) -> Vec<HomeView> {
     let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
-    shared_roots(home, &runtime_dirs())
+    // `~/x` means a place in home, never one in `/tmp`.
+    let absolute: Vec<String> = shown
+        .iter()
+        .filter(|raw| Path::new(raw.trim()).is_absolute())
+        .cloned()
+        .collect();
+    shared_roots(home, &shared_candidates())
         .into_iter()
         .map(|root| {
-            let mut view = HomeView::new(Some(&root), workspace, &[]);
+            let mut view = HomeView::new(Some(&root), workspace, &absolute);
             view.also(home_real.as_slice());
             view
         })
@@ -257,7 +270,11 @@ impl Secrets {
             .chain(settings.unhide.iter().cloned())
             .collect();
         let view = HomeView::new(home, workspace, &allowed);
-        let shared = shared_views(home, workspace);
+        let shared = shared_views(
+            home,
+            workspace,
+            &[&settings.home_allow[..], &settings.unhide[..]].concat(),
+        );
         let mut wanted: Vec<PathBuf> = [config_dir, data_dir]
             .iter()
             .map(|p| normalize(p))
@@ -314,7 +331,7 @@ impl Secrets {
         }
     }
 
-    /// The person's runtime directories as bash sees them.
+    /// The shared temporary and the person's runtime directories as bash sees them.
     pub(crate) fn shared_views(&self) -> &[HomeView] {
         &self.shared
     }

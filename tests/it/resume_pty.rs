@@ -129,7 +129,8 @@ fn the_resume_picker_opens_a_session_and_resume_switches_to_another() {
     assert_eq!(s.request_count(), 2, "no agent ran");
 
     // Newest first; typing filters; Enter opens the match.
-    let mut t = Pty::spawn(w.pty_command(&["-r"]), 100, 30);
+    // Wide enough for the title beside a long workspace path (worlds lie in ~/.cache).
+    let mut t = Pty::spawn(w.pty_command(&["-r"]), 120, 30);
     let picker = t.expect(
         "the picker with both sessions",
         |s| s.contains("tell me about OTTERS") && s.contains("tell me about HERONS"),

@@ -1084,6 +1084,8 @@ macro_rules! sandbox_classes {
             a_command_cannot_widen_the_rules_of_later_ones,
             the_persons_keyrings_are_out_of_reach,
             the_persons_runtime_directory_is_out_of_reach,
+            the_shared_temporary_directories_show_only_the_workspace,
+            a_place_in_tmp_named_in_home_allow_is_shown,
             inherited_descriptors_never_reach_a_command,
             a_linked_repository_in_the_workspace_is_protected_too,
             a_large_protected_hook_cannot_be_swapped_unseen,

@@ -119,6 +119,98 @@ pub fn the_persons_runtime_directory_is_out_of_reach(mode: Mode) {
     assert!(!String::from_utf8_lossy(&out.stdout).contains(&secret));
 }
 
+/// Class: secrets outside home that no list names, in the shared temporary directories. A
+/// Kerberos ticket cache (`/tmp/krb5cc_<uid>`, 0600) or any other file of the person's there
+/// is out of reach of commands and the file tools; the workspace and the session's temp dir,
+/// which lie there too, still work.
+pub fn the_shared_temporary_directories_show_only_the_workspace(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let secret = unique("TICKET-SECRET");
+    let planted: Vec<PathBuf> = ["/tmp", "/var/tmp"]
+        .iter()
+        .filter(|d| Path::new(d).is_dir())
+        .map(|d| Path::new(d).join(unique("krb5cc")))
+        .collect();
+    for p in &planted {
+        std::fs::write(p, &secret).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let names: Vec<String> = planted
+        .iter()
+        .map(|p| format!("'{}'", p.display()))
+        .collect();
+    let names = names.join(" ");
+    s.push(script(
+        &w,
+        &format!(
+            "cat {names}; grep -ra TICKET /tmp /var/tmp 2>/dev/null | head -3; \
+             echo temp-ok > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"; echo ws-ok > in-ws && cat in-ws; true"
+        ),
+    ))
+    .push(Reply::tool_call(
+        "read_file",
+        json!({ "path": planted[0].to_string_lossy() }),
+    ))
+    .push(Reply::text("done"));
+    let out = exec(rein(&w, mode));
+    for p in &planted {
+        let _ = std::fs::remove_file(p);
+    }
+    let shown = attacked(&s, 1);
+    assert!(
+        !shown.contains(&secret),
+        "a command read a shared temp dir: {shown}"
+    );
+    assert!(
+        shown.contains("temp-ok") && shown.contains("ws-ok"),
+        "the temp dir or the workspace broke: {shown}"
+    );
+    let r = results(&s, 2).content;
+    assert!(!r.contains(&secret), "read_file read it: {r}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(&secret));
+}
+
+/// The person can show a place of `/tmp` to commands: `[sandbox] home_allow` takes absolute
+/// places there (a build's log another program writes), and only that place is shown.
+pub fn a_place_in_tmp_named_in_home_allow_is_shown(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let shown = tempfile::Builder::new()
+        .prefix("rein-logs")
+        .tempdir()
+        .unwrap();
+    let shown_path = shown.path().canonicalize().unwrap();
+    std::fs::write(shown_path.join("build.log"), "the-log-line").unwrap();
+    let beside = tempfile::tempdir().unwrap();
+    std::fs::write(beside.path().join("other.log"), "not-shown-line").unwrap();
+    w.user_config(&format!(
+        "retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nhome_allow = [\"{}\"]\n",
+        shown_path.display()
+    ));
+    s.push(script(
+        &w,
+        &format!(
+            "cat '{}/build.log' '{}/other.log'; true",
+            shown_path.display(),
+            beside.path().display()
+        ),
+    ))
+    .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let r = attacked(&s, 1);
+    assert!(
+        r.contains("the-log-line"),
+        "the allowed place is hidden: {r}"
+    );
+    assert!(
+        !r.contains("not-shown-line"),
+        "more than the allowed place shows: {r}"
+    );
+}
+
 /// A file outside the workspace opened for appending and left open (not close-on-exec) as
 /// `INHERITED_FD` in whatever `c` starts, as a wrapper script's `exec 7>>log` would.
 fn inherit_outside_file(w: &World, c: &mut Command) -> PathBuf {

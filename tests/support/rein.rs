@@ -26,10 +26,27 @@ pub struct World {
     kind: ProviderKind,
 }
 
+/// Where worlds are made: `REIN_TEST_TMPDIR`, else `~/.cache/rtw` (short: tests check how
+/// paths wrap on a narrow terminal). Not `/tmp`:
+/// a sandboxed command sees there only its workspace and temp dir, and the tests put attack
+/// scripts, payloads and directories "beside home" next to the workspace. Not the target dir
+/// either: inside rein's own repository, a world's workspace would be part of it.
+pub fn world_base() -> PathBuf {
+    let base = std::env::var_os("REIN_TEST_TMPDIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/rtw")))
+        .unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&base).unwrap();
+    base
+}
+
 impl World {
     /// A world pointed at `server`, with fast retries.
     pub fn new(server: &ScriptedServer) -> World {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("w")
+            .tempdir_in(world_base())
+            .unwrap();
         let root = dir.path().canonicalize().unwrap();
         let ws = root.join("ws");
         let home = root.join("home");
