@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The home view as commands get it, built once per session: the session's view plus rein's
-/// private dir and the generated git identity, the views of the person's runtime
+/// private dir and the generated git identity, the views of the shared temporary and runtime
 /// directories, and (with namespaces) their mounts.
 #[derive(Debug)]
 pub(crate) struct CommandHome {
@@ -66,7 +66,7 @@ impl Sandbox {
         if !view.in_workspace() && view.home().is_some() {
             all.push(&view);
         }
-        // Outer ones first: a home inside a runtime directory is shown by its view, then
+        // Outer ones first: a home inside `/tmp` is shown by `/tmp`'s view, then
         // covered by its own.
         all.sort_by_key(|v| v.home().map_or(0, |h| h.components().count()));
         let covers = match self.mechanism {

@@ -207,7 +207,7 @@ pub(crate) struct Request<'a> {
     pub(crate) secrets: &'a [PathBuf],
     /// The mounts of the covered directories' views, outer ones first (namespaces).
     pub(crate) covers: Vec<std::sync::Arc<mounts::HomeMounts>>,
-    /// The covered directories (home, the person's runtime directories), each
+    /// The covered directories (home, the shared temporary and runtime directories), each
     /// left out of the read rules but for its shown places (canonical).
     pub(crate) covered: &'a readable::Covered,
     /// How `.git` is presented (namespaces only).

@@ -77,9 +77,9 @@ pub(crate) struct MountPlan {
     /// Nested `.git` entries and hook directories, relative to the workspace: bound read-only
     /// as a whole.
     pub(crate) read_only: Vec<CString>,
-    /// The views of home and of the person's runtime directories: each covered
+    /// The views of home and of the shared temporary and runtime directories: each covered
     /// by its skeleton or an empty tmpfs with the shown places bound back in, outer ones
-    /// first (a home inside a runtime directory is shown by its view, then covered by its own).
+    /// first (a home inside `/tmp` is shown by `/tmp`'s view, then covered by its own).
     pub(crate) covers: Vec<std::sync::Arc<HomeMounts>>,
     /// Secret paths to cover (canonical; the ones that exist).
     pub(crate) hidden: Vec<CString>,

@@ -246,13 +246,13 @@ fn open_path(path: &Path) -> Option<OwnedFd> {
 }
 
 /// Directories left out of the read rules as a whole but for places shown in them, each with
-/// those places (canonical): home, and the person's runtime directories.
+/// those places (canonical): home, and the shared temporary and runtime directories.
 pub(crate) type Covered = [(PathBuf, Vec<PathBuf>)];
 
 /// Calls `add` with each grant for "everything but `excluded`" (absolute, canonical paths)
 /// and `/dev`, and for the shown places of each `covered` directory (which is excluded as a
-/// whole) except what lies in another excluded path inside it (a home shown in a runtime
-/// directory is granted by home's own places). One grant is open at a time: a directory on
+/// whole) except what lies in another excluded path inside it (a home shown in `/tmp`
+/// is granted by home's own places). One grant is open at a time: a directory on
 /// the way with more entries than the descriptor limit (a crowded `/tmp`) must not run out of
 /// descriptors and lose the grants that come late.
 pub(crate) fn each_grant<E>(

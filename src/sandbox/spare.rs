@@ -33,7 +33,7 @@ pub(crate) struct Inputs {
     /// Each writable directory (canonical) with its device and inode.
     writable: Vec<(PathBuf, (u64, u64))>,
     pub(crate) unreadable: Vec<PathBuf>,
-    /// Home and the person's runtime directories, each with its shown places.
+    /// Home and the shared temporary and runtime directories, each with its shown places.
     pub(crate) covered: Vec<(PathBuf, Vec<PathBuf>)>,
     pub(crate) private_terminals: bool,
 }

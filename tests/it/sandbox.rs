@@ -664,7 +664,10 @@ async fn shared_memory_is_private_to_the_command() {
 #[test]
 fn rein_sandbox_runs_a_command_and_returns_its_exit_code() {
     let m = machine();
-    let sb = m.sandbox(SandboxMode::WorkspaceWrite, false);
+    // `rein sandbox` runs in the current directory, its workspace (which may lie in `/tmp`,
+    // where a command sees only its workspace).
+    let here = std::env::current_dir().unwrap();
+    let sb = Sandbox::new(SandboxMode::WorkspaceWrite, false, here, m.tmp.clone());
     if !enforced(&sb) {
         return;
     }
