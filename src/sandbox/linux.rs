@@ -476,8 +476,6 @@ impl Confinement {
     fn confine_command(&self, mounted: Mounted) -> io::Result<()> {
         // Dies with its reaper; a session of its own: no controlling terminal, so it can
         // neither read the person's keys nor take over the terminal's foreground.
-        // The new session gets an autogroup of its own: scheduled with the weight of rein's.
-        let nice = super::slice::autogroup_nice();
         // SAFETY: plain calls.
         unsafe {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
@@ -485,7 +483,6 @@ impl Confinement {
                 return Err(io::Error::last_os_error());
             }
         }
-        super::slice::keep_autogroup_nice(nice);
         supervise::unblock_signals()?;
         // The command gets its three streams and nothing else: a descriptor rein inherited
         // (a file outside, a terminal) would be a way around Landlock, which checks opens.

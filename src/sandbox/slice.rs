@@ -65,80 +65,6 @@ pub(crate) fn request(runtime_ns: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// The nice value of this process's autogroup (`/proc/self/autogroup`, "/autogroup-7 nice
-/// -10"), if the kernel groups sessions. System calls on a stack buffer only: safe between
-/// clone and exec.
-pub(crate) fn autogroup_nice() -> Option<i32> {
-    let mut buf = [0u8; 64];
-    // SAFETY: a NUL-terminated path; the descriptor is closed below.
-    let fd = unsafe {
-        libc::open(
-            c"/proc/self/autogroup".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: reading at most `buf.len()` bytes into `buf`.
-    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-    // SAFETY: closing the descriptor opened above.
-    unsafe { libc::close(fd) };
-    parse_nice(buf.get(..usize::try_from(n).ok()?)?)
-}
-
-/// The number after "nice " in an autogroup line.
-fn parse_nice(line: &[u8]) -> Option<i32> {
-    let at = line.windows(5).position(|w| w == b"nice ")? + 5;
-    let rest = &line[at..];
-    let (negative, digits) = match rest.first() {
-        Some(b'-') => (true, &rest[1..]),
-        _ => (false, rest),
-    };
-    let mut value: i32 = 0;
-    let mut any = false;
-    for &b in digits.iter().take_while(|b| b.is_ascii_digit()) {
-        value = value.checked_mul(10)?.checked_add(i32::from(b - b'0'))?;
-        any = true;
-    }
-    any.then_some(if negative { -value } else { value })
-}
-
-/// Gives the autogroup of a session just made (by `setsid`) the nice value `nice` of the one
-/// it left. The kernel schedules each session's group against the others: a command in a
-/// group of nice 0 beside rein's at -10 got a tenth of the share (15 ms for `bash -c true`
-/// under load against 3 unsandboxed). A value this process may not set (lower than its
-/// limit allows) is left as it is. System calls only: safe between clone and exec.
-pub(crate) fn keep_autogroup_nice(nice: Option<i32>) {
-    let Some(nice) = nice.filter(|n| *n != 0 && (-20..=19).contains(n)) else {
-        return;
-    };
-    let mut text = [0u8; 4];
-    let mut len = 0;
-    if nice < 0 {
-        text[0] = b'-';
-        len = 1;
-    }
-    let abs = nice.unsigned_abs();
-    if abs >= 10 {
-        text[len] = b'0' + (abs / 10) as u8;
-        len += 1;
-    }
-    text[len] = b'0' + (abs % 10) as u8;
-    len += 1;
-    // SAFETY: a NUL-terminated path; writing `len` bytes of `text`; the descriptor is closed.
-    unsafe {
-        let fd = libc::open(
-            c"/proc/self/autogroup".as_ptr(),
-            libc::O_WRONLY | libc::O_CLOEXEC,
-        );
-        if fd >= 0 {
-            libc::write(fd, text.as_ptr().cast(), len);
-            libc::close(fd);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,15 +81,6 @@ mod tests {
             .trim()
             .parse()
             .ok()
-    }
-
-    #[test]
-    fn an_autogroup_line_gives_its_nice_value() {
-        assert_eq!(parse_nice(b"/autogroup-1 nice -10\n"), Some(-10));
-        assert_eq!(parse_nice(b"/autogroup-52 nice 5\n"), Some(5));
-        assert_eq!(parse_nice(b"/autogroup-52 nice 0"), Some(0));
-        assert_eq!(parse_nice(b"/autogroup-52 nice \n"), None);
-        assert_eq!(parse_nice(b"garbage"), None);
     }
 
     #[test]

@@ -1060,41 +1060,6 @@ pub fn a_command_cannot_widen_the_rules_of_later_ones(mode: Mode) {
     assert!(!target.join("f").exists(), "a later command wrote outside");
 }
 
-/// A command gets a session of its own, and with it (where the kernel groups sessions) an
-/// autogroup of its own: it keeps the weight of rein's session. In a group of nice 0 beside
-/// rein's at -10 it got a tenth of the CPU under load.
-pub fn commands_are_scheduled_with_the_weight_of_reins_session(mode: Mode) {
-    use std::os::unix::process::CommandExt;
-    if !Path::new("/proc/self/autogroup").exists() {
-        eprintln!("SKIPPED: this kernel does not group sessions");
-        return;
-    }
-    let Some((s, w)) = mode.world() else {
-        return;
-    };
-    s.push(bash("cat /proc/self/autogroup"))
-        .push(Reply::text("done"));
-    let mut c = rein(&w, mode);
-    // SAFETY: system calls only, between fork and exec, on static data.
-    unsafe {
-        c.pre_exec(|| {
-            // A session of rein's own, its group made nicer (anyone may raise it).
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let fd = libc::open(c"/proc/self/autogroup".as_ptr(), libc::O_WRONLY);
-            if fd < 0 || libc::write(fd, b"5".as_ptr().cast(), 1) != 1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::close(fd);
-            Ok(())
-        });
-    }
-    exec(c);
-    let r = results(&s, 1).content;
-    assert!(r.contains("nice 5"), "the command's group: {r}");
-}
-
 /// One `#[test]` per class for `mode`.
 #[macro_export]
 macro_rules! sandbox_classes {
@@ -1125,7 +1090,6 @@ macro_rules! sandbox_classes {
             a_linked_repository_in_the_workspace_is_protected_too,
             a_large_protected_hook_cannot_be_swapped_unseen,
             a_renamed_repository_is_moved_back,
-            commands_are_scheduled_with_the_weight_of_reins_session,
         );
     };
     (@each $mode:expr; $($name:ident),* $(,)?) => {
