@@ -189,7 +189,8 @@ fn ready(t: &Pty) -> String {
 fn prompt(t: &Pty) -> String {
     t.expect(
         "the trust prompt",
-        |s| s.contains("Trust this project?"),
+        // The whole dialog, down to its keys: a frame can be caught half drawn.
+        |s| s.contains("Trust this project?") && s.contains("[n] ignore them"),
         WAIT,
     )
 }
