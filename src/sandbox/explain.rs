@@ -35,11 +35,25 @@ const NETWORK_FAILED: [&str; 15] = [
     "socket: permission denied",
 ];
 
+/// What a command reads when it looks for a place the sandbox hides with namespaces (it is
+/// absent there). In the fallback the read rules answer "Permission denied", which a refused
+/// write answers too: those lines go to the write checks.
+const NOT_SEEN: &str = "No such file or directory";
+
 enum Blocked {
     Network,
     Protected(String),
     Outside(String),
     ReadOnlyWorkspace(String),
+    /// A place bash cannot see (by its absolute path; whether it exists is not looked at,
+    /// so the note tells nothing about the person's files).
+    Hidden(String),
+}
+
+/// Whether `raw`, an absolute path a command named, lies where the sandbox hides it.
+fn hides(sb: &Sandbox, raw: &str) -> bool {
+    let path = Path::new(raw);
+    path.is_absolute() && sb.secrets.is_secret_path(&normalize(path))
 }
 
 pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Option<String> {
@@ -49,6 +63,12 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
     let roots = Roots::new(sb);
     let mut found = None;
     for line in output.lines() {
+        if line.contains(NOT_SEEN)
+            && let Some(p) = paths_in(line).into_iter().find(|p| hides(sb, p))
+        {
+            found = Some(Blocked::Hidden(p));
+            break;
+        }
         if WRITE_DENIED.iter().any(|m| line.contains(m)) {
             let erofs = line.contains("Read-only file system");
             if let Some(b) = paths_in(line)
@@ -76,6 +96,12 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
     }
     Some(match found? {
         Blocked::Network => network_note(sb),
+        Blocked::Hidden(p) => format!(
+            "[sandbox] {p} is hidden from bash: outside the workspace, the home directory shows \
+             only toolchains and build caches, /tmp and /var/tmp only the workspace and $TMPDIR, \
+             and secrets are hidden. Work without it, or ask the user to add the place to \
+             `[sandbox] home_allow` in their config."
+        ),
         Blocked::Protected(p) => format!(
             "[sandbox] {p} is read-only in the sandbox: git's configuration and hooks (everything in .git \
              but objects, refs, logs, the index, HEAD and git's other state files, nested repositories' .git, \
@@ -286,6 +312,42 @@ mod tests {
                 "{note}"
             );
         }
+    }
+
+    #[test]
+    fn a_place_bash_cannot_see_is_named_with_the_config_key() {
+        let l = layout();
+        let sb = l.sandbox(SandboxMode::WorkspaceWrite, false).with_secrets(
+            crate::sandbox::Secrets::resolve(
+                Some(&l.root.join("home")),
+                Some(&l.root.join("proj")),
+                &l.root.join("home/.config/rein"),
+                &l.root.join("home/.local/share/rein"),
+                &Default::default(),
+            ),
+        );
+        let r = l.root.display();
+        for out in [
+            format!("cat: {r}/home/.netrc: No such file or directory"),
+            format!(
+                "python3: can't open file '{r}/proj-evil/x.py': [Errno 2] No such file or directory"
+            ),
+        ] {
+            let note = sb
+                .explain_failure(&out, Some(1))
+                .unwrap_or_else(|| panic!("no note for {out}"));
+            assert!(
+                note.contains("hidden from bash") && note.contains("home_allow"),
+                "{note}"
+            );
+        }
+        // A missing file in the workspace is not the sandbox's doing.
+        let out = format!("cat: {r}/proj/missing.txt: No such file or directory");
+        assert!(sb.explain_failure(&out, Some(1)).is_none());
+        assert!(
+            sb.explain_failure("cat: nope.txt: No such file or directory", Some(1))
+                .is_none()
+        );
     }
 
     #[test]

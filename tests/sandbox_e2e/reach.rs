@@ -153,6 +153,7 @@ pub fn the_shared_temporary_directories_show_only_the_workspace(mode: Mode) {
         "read_file",
         json!({ "path": planted[0].to_string_lossy() }),
     ))
+    .push(bash(&format!("cat {names}")))
     .push(Reply::text("done"));
     let out = exec(rein(&w, mode));
     for p in &planted {
@@ -169,6 +170,14 @@ pub fn the_shared_temporary_directories_show_only_the_workspace(mode: Mode) {
     );
     let r = results(&s, 2).content;
     assert!(!r.contains(&secret), "read_file read it: {r}");
+    // The failed command says why, so the model asks instead of hunting for another way
+    // (in the fallback the read rules answer "Permission denied", like a refused write).
+    let r = results(&s, 3).content;
+    assert!(!r.contains(&secret));
+    assert!(
+        mode == Mode::Fallback || (r.contains("hidden from bash") && r.contains("home_allow")),
+        "no note on the hidden place: {r}"
+    );
     assert!(!String::from_utf8_lossy(&out.stdout).contains(&secret));
 }
 
