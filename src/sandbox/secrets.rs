@@ -176,14 +176,14 @@ fn expand(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
 /// (podman's `containers/auth.json`, keyring and agent sockets). No list names what is secret
 /// there, so bash sees them empty but for what it needs (the workspace, its temp dir, rein's
 /// private places, the absolute places of `home_allow` there): of `candidates`, the canonical,
-/// existing directories, none inside another or inside home (home's view covers those).
+/// existing directories, none inside another or inside home (home's view covers those;
+/// `home` is canonical).
 fn shared_roots(home: Option<&Path>, candidates: &[PathBuf]) -> Vec<PathBuf> {
-    let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
     let mut roots: Vec<PathBuf> = candidates
         .iter()
         .filter_map(|c| std::fs::canonicalize(c).ok())
         .filter(|r| r.parent().is_some() && r.is_dir())
-        .filter(|r| home.as_ref().is_none_or(|h| !r.starts_with(h)))
+        .filter(|r| home.is_none_or(|h| !r.starts_with(h)))
         .collect();
     roots.sort();
     roots.dedup();
@@ -221,7 +221,7 @@ fn shared_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String])
         .filter(|raw| Path::new(raw.trim()).is_absolute())
         .cloned()
         .collect();
-    shared_roots(home, &shared_candidates())
+    shared_roots(home_real.as_deref(), &shared_candidates())
         .into_iter()
         .map(|root| {
             let mut view = HomeView::new(Some(&root), workspace, &absolute);
