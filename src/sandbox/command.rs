@@ -61,6 +61,16 @@ impl Sandbox {
         for v in &mut shared {
             v.also(&places);
         }
+        if self.mechanism == Mechanism::Namespaces {
+            let mut roots: Vec<PathBuf> = shared
+                .iter()
+                .filter_map(|v| v.home())
+                .map(Path::to_path_buf)
+                .collect();
+            roots.extend(view.home().map(Path::to_path_buf));
+            let homes: Vec<PathBuf> = view.home().map(Path::to_path_buf).into_iter().collect();
+            shared.extend(closed_ancestor_views(&places, &roots, &homes));
+        }
         // Home inside the workspace cannot be covered (its dot entries are, one by one).
         let mut all: Vec<&HomeView> = shared.iter().collect();
         if !view.in_workspace() && view.home().is_some() {
@@ -111,6 +121,61 @@ impl Sandbox {
             }
         }
     }
+}
+
+/// When rein is root its commands run as `nobody` (see `idmap`), who may not pass through a
+/// directory only its owner may enter (`/home/alice`, mode 0700, holding the workspace). Each
+/// such directory on the way to one of `places`, outside the covered `roots`, gets a view of
+/// its own: an empty directory anyone may pass, showing only `places` (and `homes`, whose own
+/// view then applies). What else it holds, `nobody` could not have read anyway.
+fn closed_ancestor_views(
+    places: &[PathBuf],
+    roots: &[PathBuf],
+    homes: &[PathBuf],
+) -> Vec<HomeView> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Vec::new();
+    }
+    let mut closed: Vec<PathBuf> = places
+        .iter()
+        .filter_map(|p| outermost_closed_ancestor(p, roots))
+        .collect();
+    closed.sort();
+    closed.dedup();
+    let all = closed.clone();
+    closed.retain(|c| !all.iter().any(|o| o != c && c.starts_with(o)));
+    closed
+        .iter()
+        .map(|root| {
+            let mut view = HomeView::new(Some(root), None, &[]);
+            view.also(places);
+            view.also(homes);
+            view
+        })
+        .filter(|v| v.home().is_some())
+        .collect()
+}
+
+/// The outermost directory above `place` that others may not search (mode without `o+x`),
+/// unless it lies in one of `roots` (or is one), whose view is passable already.
+fn outermost_closed_ancestor(place: &Path, roots: &[PathBuf]) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut ancestors: Vec<&Path> = place.ancestors().skip(1).collect();
+    ancestors.reverse();
+    for dir in ancestors {
+        if dir.parent().is_none() {
+            continue;
+        }
+        if roots.iter().any(|r| dir.starts_with(r)) {
+            return None;
+        }
+        let mode = std::fs::metadata(dir).ok()?.permissions().mode();
+        if mode & 0o001 == 0 {
+            return Some(dir.to_path_buf());
+        }
+    }
+    None
 }
 
 /// The mounts that present `view` (`None` when there is no home, or a path holds a NUL).

@@ -15,10 +15,11 @@ use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
     Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, make_bitflags,
 };
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -144,6 +145,8 @@ impl Confinement {
         let mut fds = vec![self.report];
         fds.extend(self.ruleset.as_ref().map(AsRawFd::as_raw_fd));
         fds.extend(self.proxy);
+        let unprivileged = self.mounts.as_ref().and_then(|m| m.unprivileged.as_ref());
+        fds.extend(unprivileged.iter().flat_map(|u| u.userns.iter().copied()));
         let wire = WireConfinement {
             mounts: self.mounts.clone(),
             ruleset: self.ruleset.is_some(),
@@ -176,8 +179,15 @@ impl Confinement {
             true => Some(raw(fds.next()?, kept)),
             false => None,
         };
+        let mut mounts = wire.mounts;
+        // The user namespaces come last, in order; the zygote's numbers replace rein's.
+        if let Some(u) = mounts.as_mut().and_then(|m| m.unprivileged.as_mut()) {
+            for fd in &mut u.userns {
+                *fd = raw(fds.next()?, kept);
+            }
+        }
         Some(Confinement {
-            mounts: wire.mounts,
+            mounts,
             ruleset,
             late: wire.late,
             seccomp: wire.seccomp.as_deref().map(Filter::from_words),
@@ -238,6 +248,11 @@ fn mount_plan(
         paths.iter().map(|p| cstring(p)).collect()
     };
     let write_ws = req.mode == SandboxMode::WorkspaceWrite;
+    let git = if write_ws { git } else { GitPlan::Leave };
+    let unprivileged = match super::idmap::drops_root(ns.plain) {
+        true => Some(unprivileged(writable, &git)?),
+        false => None,
+    };
     Ok(MountPlan {
         ns,
         writable: cstrings(writable)?,
@@ -246,12 +261,45 @@ fn mount_plan(
         } else {
             None
         },
-        git: if write_ws { git } else { GitPlan::Leave },
+        git,
         read_only: cstrings(req.read_only)?,
         covers: req.covers.clone(),
         hidden: cstrings(req.secrets)?,
         cwd: cstring(req.cwd)?,
         net: req.proxy.is_some(),
+        unprivileged,
+    })
+}
+
+/// The user namespaces that idmap each writable directory and the `.git` view from its
+/// owner to the command's ids (rein is root; see `idmap`).
+fn unprivileged(writable: &[PathBuf], git: &GitPlan) -> Result<mounts::Unprivileged, String> {
+    let mut userns: Vec<(u32, u32, libc::c_int)> = Vec::new();
+    let mut index_of = |dir: &Path| -> Result<usize, String> {
+        let meta = std::fs::metadata(dir)
+            .map_err(|e| format!("The sandbox cannot use {}: {e}.", dir.display()))?;
+        let owner = (meta.uid(), meta.gid());
+        if let Some(at) = userns.iter().position(|(u, g, _)| (*u, *g) == owner) {
+            return Ok(at);
+        }
+        let fd = super::idmap::userns_for(owner).map_err(|e| {
+            format!("The sandbox cannot run commands as nobody (a user namespace: {e}).")
+        })?;
+        userns.push((owner.0, owner.1, fd));
+        Ok(userns.len() - 1)
+    };
+    let writable = writable
+        .iter()
+        .map(|d| index_of(d).map(Some))
+        .collect::<Result<Vec<_>, _>>()?;
+    let git_view = match git {
+        GitPlan::View { dir, .. } => Some(index_of(Path::new(OsStr::from_bytes(dir.as_bytes())))?),
+        _ => None,
+    };
+    Ok(mounts::Unprivileged {
+        userns: userns.into_iter().map(|(_, _, fd)| fd).collect(),
+        writable,
+        git_view,
     })
 }
 
@@ -500,6 +548,15 @@ impl Confinement {
         // SAFETY: geteuid cannot fail.
         if self.mounts.is_some() || (confined && unsafe { libc::geteuid() } == 0) {
             mounts::drop_capabilities()?;
+        }
+        // Root's commands run as nobody: outside what they may write, they read only what
+        // any user may (see `idmap`).
+        if self
+            .mounts
+            .as_ref()
+            .is_some_and(|m| m.unprivileged.is_some())
+        {
+            super::idmap::become_command_ids()?;
         }
         if !confined {
             return Ok(());
@@ -765,6 +822,7 @@ fn probe(ns: NsSupport, net: bool) -> bool {
         hidden: Vec::new(),
         cwd: c"/".into(),
         net,
+        unprivileged: None,
     };
     let child = || -> io::Result<()> {
         if plan.enter_namespaces()? {

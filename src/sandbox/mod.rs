@@ -17,6 +17,8 @@ pub mod home;
 mod hooks;
 mod identity;
 #[cfg(target_os = "linux")]
+mod idmap;
+#[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 mod mounts;

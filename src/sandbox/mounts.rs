@@ -51,8 +51,9 @@ impl NsSupport {
         self.plain || self.user
     }
 
-    /// The way for a process running as `euid`. Root prefers a plain mount namespace: a user
-    /// namespace would map only uid 0, so root could not write workspace files of other users.
+    /// The way for a process running as `euid`. Root prefers a plain mount namespace: made
+    /// in the host's user namespace, it can hold the idmapped mounts through which root's
+    /// commands write as `nobody` (see `idmap`).
     fn choose(self, euid: libc::uid_t) -> Option<NsMode> {
         match (self.plain, self.user) {
             (true, _) if euid == 0 => Some(NsMode::Plain),
@@ -87,6 +88,32 @@ pub(crate) struct MountPlan {
     pub(crate) cwd: CString,
     /// A network namespace of its own too (the network allow-list: only `lo` inside).
     pub(crate) net: bool,
+    /// When rein is root: the command runs as `nobody`, and the writable directories are
+    /// idmapped from their owners (see `idmap`).
+    pub(crate) unprivileged: Option<Unprivileged>,
+}
+
+/// How a root rein's command writes what it may as `nobody` (see `idmap`).
+#[derive(Clone, Serialize, Deserialize)]
+pub(crate) struct Unprivileged {
+    /// The user namespaces that map an owner to `nobody` (descriptors; the zygote gets its
+    /// own numbers for them).
+    pub(crate) userns: Vec<libc::c_int>,
+    /// For each writable directory (same order), the index of its owner's namespace.
+    pub(crate) writable: Vec<Option<usize>>,
+    /// The same for the `.git` view.
+    pub(crate) git_view: Option<usize>,
+}
+
+impl Unprivileged {
+    fn of_writable(&self, i: usize) -> Option<libc::c_int> {
+        let at = (*self.writable.get(i)?)?;
+        self.userns.get(at).copied()
+    }
+
+    fn of_git_view(&self) -> Option<libc::c_int> {
+        self.userns.get(self.git_view?).copied()
+    }
 }
 
 /// The home directory as the command sees it, prepared once per session.
@@ -260,6 +287,38 @@ const AT_EMPTY_PATH: libc::c_uint = libc::AT_EMPTY_PATH as libc::c_uint;
 const AT_RECURSIVE: libc::c_uint = libc::AT_RECURSIVE as libc::c_uint;
 const AT_SYMLINK_NOFOLLOW: libc::c_uint = libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
 
+/// Binds `source` onto `target` writable; with `userns`, idmapped through it (the owner's
+/// files become the command's, see `idmap`). A filesystem that cannot be idmapped (or a tree
+/// that already is) is bound as it is: the command then writes only what its own ids may.
+fn bind_writable(
+    source: &Fd,
+    target: &Fd,
+    recursive: bool,
+    userns: Option<libc::c_int>,
+) -> io::Result<()> {
+    let recursive = if recursive { AT_RECURSIVE } else { 0 };
+    let tree = open_tree(source.0, c"", AT_EMPTY_PATH | recursive)?;
+    set_read_only(&tree, false)?;
+    if let Some(userns) = userns {
+        let idmap = MountAttr {
+            attr_set: libc::MOUNT_ATTR_IDMAP,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: userns as u64,
+        };
+        match set_attr(&tree, recursive as libc::c_int, &idmap) {
+            Ok(()) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINVAL | libc::EPERM | libc::EOPNOTSUPP)
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    move_tree(&tree, target.0, c"")
+}
+
 /// Binds the object `target` refers to onto itself.
 fn bind_onto_itself(target: &Fd, read_only: bool, recursive: bool) -> io::Result<()> {
     bind(target, target, read_only, recursive)
@@ -322,8 +381,10 @@ fn id_map(id: u32, buf: &mut [u8; 32]) -> &[u8] {
     &buf[..at + 2]
 }
 
-/// Capabilities a root process keeps: enough to work on files of other users inside the
-/// workspace; nothing that reaches the kernel, devices, mounts or other namespaces.
+/// Capabilities a root process keeps (root without namespaces, or uid 0 of a user namespace;
+/// with plain namespaces root's commands become `nobody` and lose these too): enough to work
+/// on files of other users inside the workspace; nothing that reaches the kernel, devices,
+/// mounts or other namespaces.
 const KEPT_CAPS: [u32; 8] = [
     0,  // CAP_CHOWN
     1,  // CAP_DAC_OVERRIDE
@@ -454,18 +515,21 @@ impl MountPlan {
             cover_home(covered)?;
         }
 
-        for dir in &self.writable {
+        let unprivileged = self.unprivileged.as_ref();
+        for (i, dir) in self.writable.iter().enumerate() {
             // The last component must be a real directory. (Landlock, built from the same
             // paths before the fork, still decides what may be written there.)
             let fd = open_path(None, dir, false)?;
             if file_type(&fd)? != libc::S_IFDIR {
                 return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
             }
-            bind_onto_itself(&fd, false, true)?;
+            let userns = unprivileged.and_then(|u| u.of_writable(i));
+            bind_writable(&fd, &fd, true, userns)?;
             // Right after the workspace, so a temp dir inside it (bound next) stays writable
             // even beneath a protected path.
             if self.protect_in.as_deref() == Some(dir.as_c_str()) {
-                protect_workspace(dir, &self.git, &self.read_only)?;
+                let view_userns = unprivileged.and_then(Unprivileged::of_git_view);
+                protect_workspace(dir, &self.git, &self.read_only, view_userns)?;
             }
         }
         hide(&self.hidden)?;
@@ -516,7 +580,12 @@ fn optional(r: io::Result<Fd>) -> io::Result<Option<Fd>> {
 
 /// Makes `.rein`, nested `.git` entries and hook directories read-only and presents `.git` as
 /// `git` says.
-fn protect_workspace(ws: &CStr, git: &GitPlan, read_only: &[CString]) -> io::Result<()> {
+fn protect_workspace(
+    ws: &CStr,
+    git: &GitPlan,
+    read_only: &[CString],
+    view_userns: Option<libc::c_int>,
+) -> io::Result<()> {
     let ws = open_path(None, ws, false)?;
     for rel in read_only {
         // Gone or moved since it was found, or not made yet: nothing to bind there (the
@@ -545,18 +614,23 @@ fn protect_workspace(ws: &CStr, git: &GitPlan, read_only: &[CString]) -> io::Res
             Some(git) if file_type(&git)? != libc::S_IFLNK => bind_onto_itself(&git, true, true),
             _ => Ok(()),
         },
-        GitPlan::View { dir, binds } => mount_view(&ws, dir, binds),
+        GitPlan::View { dir, binds } => mount_view(&ws, dir, binds, view_userns),
     }
 }
 
 /// Mounts the view over `.git`, then binds the real entries into it.
-fn mount_view(ws: &Fd, view: &CStr, binds: &[(CString, bool)]) -> io::Result<()> {
+fn mount_view(
+    ws: &Fd,
+    view: &CStr,
+    binds: &[(CString, bool)],
+    userns: Option<libc::c_int>,
+) -> io::Result<()> {
     let real = open_path(Some(ws), c".git", false)?;
     let view = open_path(None, view, false)?;
     if file_type(&real)? != libc::S_IFDIR || file_type(&view)? != libc::S_IFDIR {
         return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
     }
-    bind(&view, &real, false, false)?;
+    bind_writable(&view, &real, false, userns)?;
     // `real` still refers to the repository underneath; by name, `.git` is now the view.
     let shown = open_path(Some(ws), c".git", false)?;
     for (name, writable) in binds {

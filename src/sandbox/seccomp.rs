@@ -48,7 +48,21 @@ struct Arch {
     /// Calls private to this convention, numbered beyond the common table, that programs
     /// need (32-bit arm's `cacheflush` and `set_tls`): allowed, first to last.
     private: Option<(u32, u32)>,
+    /// Calls that set a file's mode, with the index of the mode argument: `chmod`, `fchmod`,
+    /// `fchmodat`, `fchmodat2`, `open`, `openat`, `creat`, `mknod`, `mknodat` (those this
+    /// convention has). Setting the setuid or setgid bit is refused (see [`SET_ID_BITS`]).
+    modes: &'static [(u32, u32)],
 }
+
+/// `S_ISUID | S_ISGID`. A file the command marks setuid stays so on disk after the call,
+/// owned by the workspace's owner: whoever runs it later, outside the sandbox, would run the
+/// command's code with that owner's rights (root's, when rein runs as root). No coding task
+/// needs one, so no command may set either bit; `openat2`, whose mode the filter cannot
+/// read, and io_uring, which can open files too, get ENOSYS (their users fall back).
+const SET_ID_BITS: u32 = 0o6000;
+
+/// `openat2`, numbered alike on every architecture.
+const OPENAT2: u32 = 437;
 
 /// The first system call number this filter has not been reviewed for, the same in every
 /// table since Linux 5.1 (`file_setattr`, 469, is the last one Linux 6.18 has). A number the
@@ -103,6 +117,17 @@ const ARCHES: &[Arch] = &[
         mount: &MOUNT_X86_64,
         keys: [248, 249, 250],
         private: None,
+        modes: &[
+            (90, 1),
+            (91, 1),
+            (268, 2),
+            (452, 2),
+            (2, 2),
+            (257, 3),
+            (85, 1),
+            (133, 1),
+            (259, 2),
+        ],
     },
     Arch {
         audit: AUDIT_ARCH_I386,
@@ -113,6 +138,17 @@ const ARCHES: &[Arch] = &[
         mount: &MOUNT_I386,
         keys: [286, 287, 288],
         private: None,
+        modes: &[
+            (15, 1),
+            (94, 1),
+            (306, 2),
+            (452, 2),
+            (5, 2),
+            (295, 3),
+            (8, 1),
+            (14, 1),
+            (297, 2),
+        ],
     },
 ];
 
@@ -127,6 +163,7 @@ const ARCHES: &[Arch] = &[
         mount: &MOUNT_AARCH64,
         keys: [217, 218, 219],
         private: None,
+        modes: &[(52, 1), (53, 2), (452, 2), (56, 3), (33, 2)],
     },
     Arch {
         audit: AUDIT_ARCH_ARM,
@@ -138,6 +175,17 @@ const ARCHES: &[Arch] = &[
         keys: [309, 310, 311],
         // `__ARM_NR_breakpoint` to `__ARM_NR_get_tls`.
         private: Some((0x000f_0001, 0x000f_0006)),
+        modes: &[
+            (15, 1),
+            (94, 1),
+            (333, 2),
+            (452, 2),
+            (5, 2),
+            (322, 3),
+            (8, 1),
+            (14, 1),
+            (324, 2),
+        ],
     },
 ];
 
@@ -256,6 +304,8 @@ enum Target {
     SocketType(usize),
     /// A number of `ARCHES[i]` at or beyond [`FIRST_UNREVIEWED`].
     Beyond(usize),
+    /// The check of a mode in argument `a` (any calling convention).
+    Mode(u32),
 }
 
 impl Filter {
@@ -304,6 +354,14 @@ impl Filter {
             }
             code.push(Ins::Return(errno(libc::ENOSYS)));
         }
+        // The mode checks, shared by every calling convention (the arguments sit alike).
+        for a in 1..=3 {
+            code.push(Ins::Label(Target::Mode(a)));
+            code.push(Ins::Load(DATA_ARG0 + 8 * a));
+            code.push(Ins::And(SET_ID_BITS));
+            code.push(Ins::JumpIfNe(0, Target::Eperm));
+            code.push(Ins::Return(ALLOW));
+        }
         // A calling convention this build does not know: refuse everything.
         code.push(Ins::Label(Target::Arch(ARCHES.len())));
         code.push(Ins::Label(Target::Nosys));
@@ -347,13 +405,15 @@ fn special_calls(arch: &Arch, i: usize, sockets: Sockets) -> Vec<(u32, Target)> 
     let mut special = vec![(arch.ioctl, Target::Ioctl(i))];
     special.extend(arch.mount.iter().map(|nr| (*nr, Target::Eperm)));
     special.extend(arch.keys.iter().map(|nr| (*nr, Target::Nosys)));
+    special.extend(arch.modes.iter().map(|(nr, a)| (*nr, Target::Mode(*a))));
+    special.push((OPENAT2, Target::Nosys));
+    // io_uring can open files (with any mode) and create and connect sockets without going
+    // through the calls above; ENOSYS makes its users fall back to plain system calls.
+    special.push((arch.io_uring_setup, Target::Nosys));
     if sockets != Sockets::Allow {
         special.push((arch.socket, Target::Socket(i)));
         // The multiplexer's arguments sit behind a pointer the filter cannot read.
         special.extend(arch.socketcall.map(|nr| (nr, Target::Eacces)));
-        // io_uring can create and connect sockets without going through the calls above;
-        // ENOSYS makes its users fall back to plain system calls.
-        special.push((arch.io_uring_setup, Target::Nosys));
     }
     special.sort_by_key(|(nr, _)| *nr);
     special
@@ -509,14 +569,13 @@ mod tests {
         if arch.keys.contains(&nr) {
             return Some(errno(libc::ENOSYS));
         }
-        if sockets != Sockets::Allow {
-            if Some(nr) == arch.socketcall {
-                return Some(errno(libc::EACCES));
-            }
-            if nr == arch.io_uring_setup {
-                return Some(errno(libc::ENOSYS));
-            }
+        if sockets != Sockets::Allow && Some(nr) == arch.socketcall {
+            return Some(errno(libc::EACCES));
         }
+        if nr == arch.io_uring_setup || nr == OPENAT2 {
+            return Some(errno(libc::ENOSYS));
+        }
+        // With no mode bits among the (zero) arguments, the mode calls are allowed.
         Some(ALLOW)
     }
 
@@ -539,8 +598,14 @@ mod tests {
                     // The kernel runs the filter for every number when it is installed (its
                     // cache of always-allowed calls): a list of comparisons took 21 steps;
                     // the search tree takes 12 at most, plus the check for unreviewed numbers.
+                    // (Calls whose mode is checked read an argument: the kernel never
+                    // caches them, and they take the four steps of the check on top.)
+                    let checked = arch.modes.iter().any(|(m, _)| *m == nr);
                     if want == ALLOW {
-                        assert!(steps <= 13, "{steps} steps for nr {nr}");
+                        assert!(
+                            steps <= 13 + 4 * checked as usize,
+                            "{steps} steps for nr {nr}"
+                        );
                     }
                 }
             }
@@ -569,7 +634,7 @@ mod tests {
         assert_eq!(run(&off, x, 53, [1, 1, 0, 0, 0, 0]), ALLOW);
         assert_eq!(run(&off, x, 0, [0; 6]), ALLOW);
         assert_eq!(run(&off, x, 425, [0; 6]), errno(libc::ENOSYS));
-        assert_eq!(run(&on, x, 425, [0; 6]), ALLOW);
+        assert_eq!(run(&on, x, 425, [0; 6]), errno(libc::ENOSYS));
         // x32 socket and the i386 multiplexer.
         assert_eq!(
             run(&on, x, 41 | X32_SYSCALL_BIT, [2, 1, 0, 0, 0, 0]),
@@ -585,7 +650,7 @@ mod tests {
         );
         assert_eq!(run(&on, AUDIT_ARCH_I386, 359, [2, 1, 0, 0, 0, 0]), ALLOW);
         assert_eq!(run(&off, 0x1234, 0, [0; 6]), errno(libc::ENOSYS));
-        assert!(off.prog.len() < 100);
+        assert!(off.prog.len() < 160, "{}", off.prog.len());
     }
 
     #[test]
@@ -636,7 +701,7 @@ mod tests {
             errno(libc::EACCES)
         );
         assert_eq!(run(&f, x, 425, [0; 6]), errno(libc::ENOSYS));
-        assert!(f.prog.len() < 120);
+        assert!(f.prog.len() < 175, "{}", f.prog.len());
     }
 
     #[test]
@@ -677,6 +742,47 @@ mod tests {
             // Neighbours are untouched: x86_64 247 (waitid) and 251 (ioprio_set).
             assert_eq!(run(&f, AUDIT_ARCH_X86_64, 247, [0; 6]), ALLOW);
             assert_eq!(run(&f, AUDIT_ARCH_X86_64, 251, [0; 6]), ALLOW);
+        }
+    }
+
+    #[test]
+    fn refuses_setuid_and_setgid_bits_in_every_call_that_sets_a_mode() {
+        for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
+            let f = Filter::build(sockets).unwrap();
+            for arch in ARCHES {
+                for &(nr, a) in arch.modes {
+                    let with = |mode: u64| {
+                        let mut args = [0u64; 6];
+                        // open(O_CREAT), a path pointer and flags elsewhere: only the mode counts.
+                        args[0] = 0xdead_beef;
+                        args[a as usize] = mode;
+                        run(&f, arch.audit, nr, args)
+                    };
+                    let eperm = errno(libc::EPERM);
+                    assert_eq!(with(0o4755), eperm, "arch {:#x} nr {nr}", arch.audit);
+                    assert_eq!(with(0o2755), eperm, "{nr}");
+                    assert_eq!(
+                        with(0o104755),
+                        eperm,
+                        "a regular file's type bits too: {nr}"
+                    );
+                    assert_eq!(with(0o755), ALLOW, "{nr}");
+                    assert_eq!(with(0o1777), ALLOW, "the sticky bit is harmless: {nr}");
+                    // Only the low half is the mode the kernel reads.
+                    assert_eq!(with(0o4755 << 32), ALLOW, "{nr}");
+                    // The other arguments never decide.
+                    for other in (1..=3).filter(|o| *o != a) {
+                        let mut args = [0u64; 6];
+                        args[other as usize] = 0o4755;
+                        assert_eq!(run(&f, arch.audit, nr, args), ALLOW, "{nr} arg {other}");
+                    }
+                }
+                assert_eq!(run(&f, arch.audit, OPENAT2, [0; 6]), errno(libc::ENOSYS));
+                assert_eq!(
+                    run(&f, arch.audit, arch.io_uring_setup, [0; 6]),
+                    errno(libc::ENOSYS)
+                );
+            }
         }
     }
 

@@ -52,7 +52,7 @@ fn plan_mode_refuses_edits_and_asking_commands_even_with_yes() {
 fn accept_edits_runs_workspace_edits_and_nothing_more() {
     let s = ScriptedServer::openai();
     // Not in /tmp, which the file tools refuse outright (bash cannot see it).
-    let outside = tempfile::tempdir_in(crate::support::rein::world_base()).unwrap();
+    let outside = crate::support::rein::world_dir();
     let outside_file = outside.path().join("out.txt");
     s.push(Reply::tool_call(
         "write_file",

@@ -449,7 +449,7 @@ async fn in_the_tui_a_new_host_is_asked_once_and_the_answer_holds() {
     let o = Origin::start();
     let p = o.port;
     // Not in /tmp: the commands run scripts beside the workspace.
-    let dir = tempfile::tempdir_in(crate::support::rein::world_base()).unwrap();
+    let dir = crate::support::rein::world_dir();
     let root = dir.path().canonicalize().unwrap();
     let (asked, r, _) = interactive(
         "retry_backoff_ms = 10\n[sandbox.network]\nallow = []\n",
@@ -482,7 +482,7 @@ async fn in_the_tui_a_new_host_is_asked_once_and_the_answer_holds() {
     // "Always" saves the exact host and port to the person's own config; the next session
     // (a new agent reading that file) is not asked.
     let o2 = Origin::start();
-    let dir2 = tempfile::tempdir_in(crate::support::rein::world_base()).unwrap();
+    let dir2 = crate::support::rein::world_dir();
     let root2 = dir2.path().canonicalize().unwrap();
     let config = "retry_backoff_ms = 10\n[sandbox.network]\nallow = []\n";
     let (asked, _, notices) = interactive(

@@ -6,7 +6,7 @@
 #![cfg(target_os = "linux")]
 
 use rein::config::SandboxMode;
-use rein::sandbox::{ChildIo, Sandbox, SandboxStatus, Stderr, run_sandboxed};
+use rein::sandbox::{ChildIo, Mechanism, Sandbox, SandboxStatus, Stderr, run_sandboxed};
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -304,14 +304,18 @@ async fn writes_inside_the_workspace_and_temp_work() {
     if !enforced(&sb) {
         return;
     }
-    // A file of another user (as in a checkout owned by someone else): root may still edit it.
+    // A file of another user (as in a checkout where someone else left a file). Root's
+    // commands run as `nobody` with namespaces (they get the workspace owner's rights, not
+    // root's) and cannot edit it; in the fallback root may.
     std::fs::write(m.ws.join("theirs.txt"), "old").unwrap();
     // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
         std::os::unix::fs::chown(m.ws.join("theirs.txt"), Some(4242), Some(4242)).unwrap();
     }
+    let as_nobody = root && sb.mechanism() == Mechanism::Namespaces;
     let script = r#"set -e
-        echo mine > theirs.txt
+        { echo mine > theirs.txt; } 2>/dev/null || echo refused
         echo hello > new.txt
         mkdir -p a/b/c && echo deep > a/b/c/file
         mv new.txt renamed.txt && mv a/b/c/file a/moved
@@ -339,10 +343,12 @@ async fn writes_inside_the_workspace_and_temp_work() {
         std::fs::read_to_string(m.tmp.join("scratch")).unwrap(),
         "t\n"
     );
+    let theirs = if as_nobody { "old" } else { "mine\n" };
     assert_eq!(
         std::fs::read_to_string(m.ws.join("theirs.txt")).unwrap(),
-        "mine\n"
+        theirs
     );
+    assert_eq!(out.contains("refused"), as_nobody, "{out}");
     // A later command in the now-protected repository can still commit.
     let (code, out) = m
         .run(

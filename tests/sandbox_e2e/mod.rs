@@ -868,12 +868,13 @@ pub fn no_write_lands_outside(mode: Mode) {
 
 /// A command run as root keeps only the capabilities for files (chown, dac_override,
 /// fowner, fsetid, kill, setgid, setuid, net_bind_service): none that reaches mounts, the
-/// kernel, devices or other processes' memory, in its own sets or a child's.
+/// kernel, devices or other processes' memory, in its own sets or a child's. With namespaces
+/// it is not root at all: it runs as `nobody` and holds none.
 pub fn a_root_command_keeps_only_the_capabilities_for_files(mode: Mode) {
     let Some((s, w)) = mode.world() else {
         return;
     };
-    let attack = "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status; \
+    let attack = "echo uid=$(id -u); grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status; \
         sh -c \"grep -E '^Cap(Prm|Eff):' /proc/self/status\"";
     s.push(script(&w, attack)).push(Reply::text("done"));
     exec(rein(&w, mode));
@@ -898,12 +899,72 @@ pub fn a_root_command_keeps_only_the_capabilities_for_files(mode: Mode) {
     }
     if root {
         let effective = sets.iter().find(|(name, _)| *name == "CapEff").map(|s| s.1);
-        assert_eq!(
-            effective,
-            Some(KEPT),
-            "root lost a capability it needs for files: {r}"
-        );
+        let (want, uid) = match mode {
+            Mode::Fallback => (KEPT, "uid=0"),
+            _ => (0, "uid=65534"),
+        };
+        assert_eq!(effective, Some(want), "root's command: {r}");
+        assert!(r.contains(uid), "root's command runs as {uid}: {r}");
     }
+}
+
+/// Class: no code of the command runs outside the sandbox later. A file it marks setuid or
+/// setgid would stay so on disk, owned by the workspace's owner (root, when rein runs as
+/// root): anyone who ran it afterwards would run the command's code with the owner's rights.
+/// Every way to set the bits is refused: `chmod`, `install -m`, `open`/`mknod` with the mode,
+/// in every calling convention the machine runs.
+pub fn a_command_cannot_leave_a_setuid_file_behind(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let attack = r#"cp /bin/sh sh-copy; chmod u+s sh-copy; chmod 6755 sh-copy
+        install -m 4755 /bin/true installed; mkdir d; chmod g+s d
+        python3 - <<'PY'
+import os
+for name, call in [
+    ("opened", lambda: os.close(os.open("opened", os.O_CREAT | os.O_WRONLY, 0o4755))),
+    ("made", lambda: os.mknod("made", 0o104755)),
+    ("chmodded", lambda: (open("chmodded", "w").close(), os.chmod("chmodded", 0o2755))),
+]:
+    try:
+        call()
+        print(name, "returned")
+    except OSError as e:
+        print(name, "refused", e.errno)
+PY
+        ls -l"#;
+    s.push(script(&w, attack)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let r = attacked(&s, 1);
+    assert!(r.contains("opened") && r.contains("chmodded"), "{r}");
+    let mut marked = Vec::new();
+    for entry in walk(&w.ws) {
+        let m = std::fs::symlink_metadata(&entry).unwrap();
+        if m.permissions().mode() & 0o6000 != 0 {
+            marked.push(entry);
+        }
+    }
+    assert!(
+        marked.is_empty(),
+        "setuid/setgid files left behind: {marked:?}\n{r}"
+    );
+    assert!(w.ws.join("sh-copy").is_file(), "the copy itself works: {r}");
+}
+
+/// Every path under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// Class 7: a long output saved in full is readable by the user only. (Checked while rein
@@ -1077,6 +1138,7 @@ macro_rules! sandbox_classes {
             commands_have_no_terminal,
             nothing_outlives_the_call,
             no_write_lands_outside,
+            a_command_cannot_leave_a_setuid_file_behind,
             saved_outputs_are_private,
             a_crowded_directory_beside_home_stays_readable,
             a_directory_made_beside_home_is_readable_by_the_next_command,
@@ -1085,6 +1147,8 @@ macro_rules! sandbox_classes {
             the_persons_keyrings_are_out_of_reach,
             the_persons_runtime_directory_is_out_of_reach,
             the_shared_temporary_directories_show_only_the_workspace,
+            what_only_root_may_read_is_out_of_reach_of_roots_commands,
+            a_workspace_in_a_closed_directory_works_for_roots_commands,
             a_place_in_tmp_named_in_home_allow_is_shown,
             inherited_descriptors_never_reach_a_command,
             a_linked_repository_in_the_workspace_is_protected_too,

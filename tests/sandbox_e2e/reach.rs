@@ -4,6 +4,7 @@
 
 use super::*;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 
 /// The number the inherited descriptor gets in rein (and would get in a command).
@@ -179,6 +180,107 @@ pub fn the_shared_temporary_directories_show_only_the_workspace(mode: Mode) {
         "no note on the hidden place: {r}"
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains(&secret));
+}
+
+/// Whether the test runs as root, which these classes are about; says so when not.
+fn as_root(class: &str) -> bool {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        eprintln!("{class}: not root, so rein's commands are not either; nothing to check");
+    }
+    root
+}
+
+/// Class: secrets outside home that no list names and only root may read. When rein runs
+/// as root (containers, CI agents), its commands run as `nobody`: a key only root may read
+/// (`/etc/ssl/private`, the ssh host keys), another person's private file and a group-root
+/// file stay out of reach, whatever their names; the workspace still works, and what the
+/// command writes there belongs on disk to the workspace's owner (here another user, whose
+/// repository root works in). The fallback, without namespaces, keeps root's file rights.
+pub fn what_only_root_may_read_is_out_of_reach_of_roots_commands(mode: Mode) {
+    if mode == Mode::Fallback || !as_root("root-only files") {
+        return;
+    }
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let secret = unique("ROOT-ONLY-SECRET");
+    // Beside the world, outside home and the shared temporary directories: no view covers it.
+    let place = crate::support::rein::world_dir();
+    let files = [
+        ("host_key", 0, 0, 0o600),
+        ("others", 4321, 4321, 0o600),
+        ("group", 0, 0, 0o640),
+    ];
+    for (name, uid, gid, perm) in files {
+        let p = place.path().join(name);
+        std::fs::write(&p, format!("{secret}-{name}")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(perm)).unwrap();
+        std::os::unix::fs::chown(&p, Some(uid), Some(gid)).unwrap();
+    }
+    std::os::unix::fs::chown(&w.ws, Some(4321), Some(4321)).unwrap();
+    let dir = place.path().display();
+    s.push(script(
+        &w,
+        &format!(
+            "cat {dir}/host_key {dir}/others {dir}/group; grep -r ROOT-ONLY {dir}; \
+             echo made > made-here && cat made-here; true"
+        ),
+    ))
+    .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let r = attacked(&s, 1);
+    assert!(
+        !r.contains(&secret),
+        "root's command read a root-only file: {r}"
+    );
+    assert!(r.contains("Permission denied"), "{r}");
+    assert!(r.contains("made"), "the workspace broke: {r}");
+    let made = std::fs::metadata(w.ws.join("made-here")).unwrap();
+    assert_eq!(
+        (made.uid(), made.gid()),
+        (4321, 4321),
+        "a new file belongs to the workspace's owner"
+    );
+}
+
+/// A workspace inside a directory only its owner may enter (`/home/alice`, 0700) still works
+/// for root's commands by its full path, and nothing else in that directory shows.
+pub fn a_workspace_in_a_closed_directory_works_for_roots_commands(mode: Mode) {
+    if mode == Mode::Fallback || !as_root("closed directory") {
+        return;
+    }
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let closed = crate::support::rein::world_dir();
+    let secret = unique("CLOSED-DIR-SECRET");
+    std::fs::write(closed.path().join("private"), &secret).unwrap();
+    let ws = closed.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::set_permissions(closed.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let ws_real = ws.canonicalize().unwrap();
+    let full = ws_real.display();
+    s.push(script(
+        &w,
+        &format!(
+            "echo in-ws > {full}/f && cat {full}/f && cd / && cat {full}/f; \
+             cat {full}/../private; ls {full}/..; true"
+        ),
+    ))
+    .push(Reply::text("done"));
+    let mut c = rein(&w, mode);
+    c.current_dir(&ws);
+    exec(c);
+    let r = attacked(&s, 1);
+    assert_eq!(
+        r.matches("in-ws").count(),
+        2,
+        "the workspace by its full path: {r}"
+    );
+    assert!(!r.contains(&secret), "the closed directory showed: {r}");
+    assert_eq!(std::fs::read_to_string(ws.join("f")).unwrap(), "in-ws\n");
 }
 
 /// The person can show a place of `/tmp` to commands: `[sandbox] home_allow` takes absolute

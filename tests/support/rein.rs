@@ -30,23 +30,36 @@ pub struct World {
 /// paths wrap on a narrow terminal). Not `/tmp`:
 /// a sandboxed command sees there only its workspace and temp dir, and the tests put attack
 /// scripts, payloads and directories "beside home" next to the workspace. Not the target dir
-/// either: inside rein's own repository, a world's workspace would be part of it.
+/// either: inside rein's own repository, a world's workspace would be part of it. As root,
+/// `/var/lib/rtw`: root's commands run as `nobody`, who cannot pass `/root`.
 pub fn world_base() -> PathBuf {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
     let base = std::env::var_os("REIN_TEST_TMPDIR")
         .map(PathBuf::from)
+        .or_else(|| root.then(|| PathBuf::from("/var/lib/rtw")))
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/rtw")))
         .unwrap_or_else(std::env::temp_dir);
     std::fs::create_dir_all(&base).unwrap();
     base
 }
 
+/// A new directory for a world (or beside one), which `nobody` may pass (see `world_base`):
+/// the tests keep attack scripts and payloads there, outside the workspace.
+pub fn world_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("w")
+        .tempdir_in(world_base())
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
 impl World {
     /// A world pointed at `server`, with fast retries.
     pub fn new(server: &ScriptedServer) -> World {
-        let dir = tempfile::Builder::new()
-            .prefix("w")
-            .tempdir_in(world_base())
-            .unwrap();
+        let dir = world_dir();
         let root = dir.path().canonicalize().unwrap();
         let ws = root.join("ws");
         let home = root.join("home");
