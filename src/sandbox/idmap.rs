@@ -20,11 +20,20 @@ use std::sync::Mutex;
 /// nothing and are in every passwd file, so `whoami` and the like still work.
 pub(crate) const COMMAND_IDS: (u32, u32) = (65534, 65534);
 
-/// Whether commands run as [`COMMAND_IDS`]: rein is root and makes the mount namespace
-/// itself (`NsMode::Plain`; an unprivileged user namespace has no root to drop).
+/// Whether commands run as [`COMMAND_IDS`]: rein is the machine's root (not root of a
+/// container's user namespace, which holds no host secret and may map no other id) and makes
+/// the mount namespace itself (`NsMode::Plain`).
 pub(crate) fn drops_root(plain_namespaces: bool) -> bool {
     // SAFETY: geteuid cannot fail.
-    plain_namespaces && unsafe { libc::geteuid() } == 0
+    plain_namespaces && unsafe { libc::geteuid() } == 0 && in_initial_user_namespace()
+}
+
+/// Whether this process is in the initial user namespace (every id mapped to itself).
+fn in_initial_user_namespace() -> bool {
+    std::fs::read_to_string("/proc/self/uid_map").is_ok_and(|map| {
+        let fields: Vec<&str> = map.split_whitespace().collect();
+        fields == ["0", "0", "4294967295"]
+    })
 }
 
 /// The user namespaces made so far, one per owner (uid, gid); kept open for rein's life.

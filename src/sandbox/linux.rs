@@ -249,11 +249,7 @@ fn mount_plan(
     };
     let write_ws = req.mode == SandboxMode::WorkspaceWrite;
     let git = if write_ws { git } else { GitPlan::Leave };
-    let unprivileged = match super::idmap::drops_root(ns.plain) {
-        true => Some(unprivileged(writable, &git)?),
-        false => None,
-    };
-    Ok(MountPlan {
+    let mut plan = MountPlan {
         ns,
         writable: cstrings(writable)?,
         protect_in: if write_ws {
@@ -267,31 +263,74 @@ fn mount_plan(
         hidden: cstrings(req.secrets)?,
         cwd: cstring(req.cwd)?,
         net: req.proxy.is_some(),
-        unprivileged,
-    })
+        unprivileged: None,
+    };
+    if super::idmap::drops_root(ns.plain) {
+        plan.unprivileged = idmapped(&plan, writable);
+    }
+    Ok(plan)
+}
+
+/// How root's commands write as `nobody` under `plan` (see `idmap`), when this machine lets
+/// them: a user namespace per owner, and every writable directory's filesystem idmappable
+/// (tried once per set of directories, in a child that arranges the mounts: ext4, xfs, btrfs
+/// and tmpfs can, 9p or NFS cannot). Else `None`, and root's commands stay root with the file
+/// capabilities only, as without namespaces (logged).
+fn idmapped(plan: &MountPlan, writable: &[PathBuf]) -> Option<mounts::Unprivileged> {
+    static TRIED: std::sync::Mutex<Vec<(Vec<CString>, bool)>> = std::sync::Mutex::new(Vec::new());
+    let unprivileged = unprivileged(writable, &plan.git)
+        .inspect_err(|e| tracing::warn!("sandbox: root's commands stay root: {e}"))
+        .ok()?;
+    let mut tried = TRIED.lock().unwrap_or_else(|e| e.into_inner());
+    let works = match tried.iter().find(|(dirs, _)| *dirs == plan.writable) {
+        Some((_, works)) => *works,
+        None => {
+            let probe = MountPlan {
+                protect_in: None,
+                git: GitPlan::Leave,
+                unprivileged: Some(unprivileged.clone()),
+                cwd: c"/".into(),
+                ..plan.clone()
+            };
+            let works = probe_plan(&probe);
+            if !works {
+                tracing::warn!(
+                    "sandbox: a writable directory cannot be idmapped; root's commands stay root"
+                );
+            }
+            tried.push((plan.writable.clone(), works));
+            works
+        }
+    };
+    works.then_some(unprivileged)
 }
 
 /// The user namespaces that idmap each writable directory and the `.git` view from its
 /// owner to the command's ids (rein is root; see `idmap`).
-fn unprivileged(writable: &[PathBuf], git: &GitPlan) -> Result<mounts::Unprivileged, String> {
+fn unprivileged(writable: &[PathBuf], git: &GitPlan) -> io::Result<mounts::Unprivileged> {
     let mut userns: Vec<(u32, u32, libc::c_int)> = Vec::new();
-    let mut index_of = |dir: &Path| -> Result<usize, String> {
-        let meta = std::fs::metadata(dir)
-            .map_err(|e| format!("The sandbox cannot use {}: {e}.", dir.display()))?;
+    let mut index_of = |dir: &Path| -> io::Result<usize> {
+        let meta = std::fs::metadata(dir)?;
         let owner = (meta.uid(), meta.gid());
         if let Some(at) = userns.iter().position(|(u, g, _)| (*u, *g) == owner) {
             return Ok(at);
         }
-        let fd = super::idmap::userns_for(owner).map_err(|e| {
-            format!("The sandbox cannot run commands as nobody (a user namespace: {e}).")
-        })?;
+        let fd = super::idmap::userns_for(owner)?;
         userns.push((owner.0, owner.1, fd));
         Ok(userns.len() - 1)
     };
+    // One inside another (outer ones come first) is bound from the outer one's idmapped
+    // mount and keeps its mapping: a mount is idmapped once.
     let writable = writable
         .iter()
-        .map(|d| index_of(d).map(Some))
-        .collect::<Result<Vec<_>, _>>()?;
+        .enumerate()
+        .map(
+            |(i, d)| match writable[..i].iter().any(|o| d.starts_with(o)) {
+                true => Ok(None),
+                false => index_of(d).map(Some),
+            },
+        )
+        .collect::<io::Result<Vec<_>>>()?;
     let git_view = match git {
         GitPlan::View { dir, .. } => Some(index_of(Path::new(OsStr::from_bytes(dir.as_bytes())))?),
         _ => None,
@@ -824,6 +863,12 @@ fn probe(ns: NsSupport, net: bool) -> bool {
         net,
         unprivileged: None,
     };
+    probe_plan(&plan)
+}
+
+/// Whether a child can enter the namespaces of `plan` and arrange its mounts.
+fn probe_plan(plan: &MountPlan) -> bool {
+    let net = plan.net;
     let child = || -> io::Result<()> {
         if plan.enter_namespaces()? {
             // The first process forked is the PID namespace's init.

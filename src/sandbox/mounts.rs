@@ -288,8 +288,7 @@ const AT_RECURSIVE: libc::c_uint = libc::AT_RECURSIVE as libc::c_uint;
 const AT_SYMLINK_NOFOLLOW: libc::c_uint = libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
 
 /// Binds `source` onto `target` writable; with `userns`, idmapped through it (the owner's
-/// files become the command's, see `idmap`). A filesystem that cannot be idmapped (or a tree
-/// that already is) is bound as it is: the command then writes only what its own ids may.
+/// files become the command's, see `idmap`; rein tried once that the filesystem allows it).
 fn bind_writable(
     source: &Fd,
     target: &Fd,
@@ -306,15 +305,7 @@ fn bind_writable(
             propagation: 0,
             userns_fd: userns as u64,
         };
-        match set_attr(&tree, recursive as libc::c_int, &idmap) {
-            Ok(()) => {}
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EINVAL | libc::EPERM | libc::EOPNOTSUPP)
-                ) => {}
-            Err(e) => return Err(e),
-        }
+        set_attr(&tree, recursive as libc::c_int, &idmap)?;
     }
     move_tree(&tree, target.0, c"")
 }

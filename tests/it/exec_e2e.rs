@@ -619,6 +619,44 @@ fn rein_sandbox_runs_a_command_under_the_same_rules() {
     );
 }
 
+/// The machine's root runs its commands as `nobody` (they read only what anyone may); root
+/// of a user namespace (a rootless container, `unshare -r`) holds no host secret and cannot
+/// map `nobody`, so its commands stay its uid 0. Both write the workspace.
+#[test]
+fn roots_commands_run_as_nobody_only_for_the_machines_root() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: rein's commands keep the person's uid; nothing to check");
+        return;
+    }
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    for (in_userns, uid) in [(false, "65534"), (true, "0")] {
+        let rein = w.cmd();
+        let mut c = match in_userns {
+            false => rein,
+            true => {
+                let mut u = std::process::Command::new("unshare");
+                u.arg("-r").arg(rein.get_program());
+                u.env_clear()
+                    .envs(rein.get_envs().filter_map(|(k, v)| Some((k, v?))))
+                    .current_dir(&w.ws)
+                    .stdin(std::process::Stdio::null());
+                u
+            }
+        };
+        let file = format!("made-{uid}");
+        c.args(["sandbox", "--", "sh", "-c"])
+            .arg(format!("id -u; echo ok > {file} && cat {file}"));
+        let o = support::rein::run_with_timeout(c, Duration::from_secs(30));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{out} {}", stderr(&o));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines, [uid, "ok"], "in a user namespace: {in_userns}");
+        assert!(w.ws.join(&file).is_file());
+    }
+}
+
 /// `rein exec` says how a command exited: `ok` only for 0, `exit N` otherwise (issue 12).
 #[test]
 fn exec_shows_the_exit_code_of_commands_that_failed() {
