@@ -91,14 +91,15 @@ start() {
     say "starting the server on 127.0.0.1:$PORT (log: $LOG)"
     # A session of its own gives the server its own scheduler autogroup: with autogroups on,
     # `nice` alone only ranks it against the processes of this shell, not against compiles
-    # started from other terminals; the group's own nice value does that.
-    setsid "${nice[@]}" "$VENV/bin/python" "$HERE/serve_model.py" --model "$GGUF" --port "$PORT" \
+    # started from other terminals; the group's own nice value does that. The group is reniced
+    # from inside the new session: renicing `/proc/$!/autogroup` from here raced the child's
+    # setsid and, when it won, reniced the caller's own session (the person's terminal, CI, the
+    # test harness) to -10 for good, starving every command started from other sessions.
+    setsid sh -c '[ "$(id -u)" = 0 ] && echo -10 > /proc/self/autogroup 2>/dev/null; exec "$@"' \
+        sh "${nice[@]}" "$VENV/bin/python" "$HERE/serve_model.py" --model "$GGUF" --port "$PORT" \
         --threads "$THREADS" --ctx "$CTX" --alias "$MODEL_NAME" \
         --chat-template "$HERE/qwen2.5-coder-chat-template.jinja" >"$LOG" 2>&1 < /dev/null &
     echo $! > "$PIDFILE"
-    if [ "$(id -u)" = 0 ] && [ -w "/proc/$!/autogroup" ]; then
-        echo -10 > "/proc/$!/autogroup" 2>/dev/null || true
-    fi
     for _ in $(seq 1 240); do
         if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then
             say "ready (pid $(cat "$PIDFILE"))"

@@ -28,11 +28,15 @@ pub(crate) fn drops_root(plain_namespaces: bool) -> bool {
     plain_namespaces && unsafe { libc::geteuid() } == 0 && in_initial_user_namespace()
 }
 
-/// Whether this process is in the initial user namespace (every id mapped to itself).
+/// Whether this process is in the initial user namespace (every id mapped to itself); read
+/// once, since rein never changes its own.
 fn in_initial_user_namespace() -> bool {
-    std::fs::read_to_string("/proc/self/uid_map").is_ok_and(|map| {
-        let fields: Vec<&str> = map.split_whitespace().collect();
-        fields == ["0", "0", "4294967295"]
+    static INITIAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *INITIAL.get_or_init(|| {
+        std::fs::read_to_string("/proc/self/uid_map").is_ok_and(|map| {
+            let fields: Vec<&str> = map.split_whitespace().collect();
+            fields == ["0", "0", "4294967295"]
+        })
     })
 }
 

@@ -191,6 +191,10 @@ fn a_real_model_calls_tools_and_changes_files() {
         crate::support::skips::skip("real_model", "REIN_REAL_MODEL_TESTS=0");
         return;
     }
+    // Starting the server reniced the caller's own scheduling group when it lost a race
+    // (the script renices the server's): the harness, CI and the person's terminal then ran
+    // at nice -10 against every command's group.
+    let own_group = std::fs::read_to_string("/proc/self/autogroup").ok();
     let _server = match start() {
         Ok(s) => s,
         Err(why) if std::env::var_os("REIN_REAL_MODEL_TESTS_REQUIRED").is_none() => {
@@ -203,6 +207,25 @@ fn a_real_model_calls_tools_and_changes_files() {
         }
         Err(why) => panic!("REIN_REAL_MODEL_TESTS_REQUIRED is set but the model failed:\n{why}"),
     };
+    assert_eq!(
+        std::fs::read_to_string("/proc/self/autogroup").ok(),
+        own_group,
+        "starting the model reniced the caller's scheduling group"
+    );
+    // As root the server's own group is reniced instead (so compiles beside it do not starve it).
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    let pid = cache.and_then(|c| {
+        std::fs::read_to_string(c.join(format!("rein/local-model/server-{PORT}.pid"))).ok()
+    });
+    // SAFETY: geteuid cannot fail.
+    if let Some(pid) = pid.filter(|_| unsafe { libc::geteuid() } == 0) {
+        let group = std::fs::read_to_string(format!("/proc/{}/autogroup", pid.trim()));
+        let group = group.unwrap_or_default();
+        assert!(group.ends_with("nice -10\n"), "the server's group: {group}");
+        assert_ne!(Some(group), own_group, "the server has a group of its own");
+    }
     let timeout = Duration::from_secs(900);
     let started = std::time::Instant::now();
 
