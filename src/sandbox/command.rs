@@ -137,15 +137,11 @@ fn closed_ancestor_views(
     if unsafe { libc::geteuid() } != 0 {
         return Vec::new();
     }
-    let mut closed: Vec<PathBuf> = places
+    let closed = places
         .iter()
         .filter_map(|p| outermost_closed_ancestor(p, roots))
         .collect();
-    closed.sort();
-    closed.dedup();
-    let all = closed.clone();
-    closed.retain(|c| !all.iter().any(|o| o != c && c.starts_with(o)));
-    closed
+    super::secrets::outermost_only(closed)
         .iter()
         .map(|root| {
             let mut view = HomeView::new(Some(root), None, &[]);

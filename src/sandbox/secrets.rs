@@ -179,17 +179,22 @@ fn expand(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
 /// existing directories, none inside another or inside home (home's view covers those;
 /// `home` is canonical).
 fn shared_roots(home: Option<&Path>, candidates: &[PathBuf]) -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = candidates
+    let roots: Vec<PathBuf> = candidates
         .iter()
         .filter_map(|c| std::fs::canonicalize(c).ok())
         .filter(|r| r.parent().is_some() && r.is_dir())
         .filter(|r| home.is_none_or(|h| !r.starts_with(h)))
         .collect();
-    roots.sort();
-    roots.dedup();
-    let all = roots.clone();
-    roots.retain(|r| !all.iter().any(|o| o != r && r.starts_with(o)));
-    roots
+    outermost_only(roots)
+}
+
+/// `dirs` without repeats and without any that lies inside another of them, sorted.
+pub(crate) fn outermost_only(mut dirs: Vec<PathBuf>) -> Vec<PathBuf> {
+    dirs.sort();
+    dirs.dedup();
+    let all = dirs.clone();
+    dirs.retain(|d| !all.iter().any(|o| o != d && d.starts_with(o)));
+    dirs
 }
 
 /// The shared temporary directories and where the person's runtime directory may be
