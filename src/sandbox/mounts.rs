@@ -225,13 +225,29 @@ fn set_attr(fd: &Fd, flags: libc::c_int, attr: &MountAttr) -> io::Result<()> {
     check(rc).map(|_| ())
 }
 
-/// Binds the object `source` refers to onto `target`, read-only or not. Working on
-/// descriptors (opened with `O_NOFOLLOW`) rather than names means a symlink swapped in at the
-/// last moment cannot redirect the mount.
-fn bind(source: &Fd, target: &Fd, read_only: bool, recursive: bool) -> io::Result<()> {
+/// Binds the object `source` refers to onto `target`, read-only or not, and with `userns`
+/// idmapped through it (the owner's files become the command's, see `idmap`; rein tried once
+/// that the filesystem allows it). Working on descriptors (opened with `O_NOFOLLOW`) rather
+/// than names means a symlink swapped in at the last moment cannot redirect the mount.
+fn bind(
+    source: &Fd,
+    target: &Fd,
+    read_only: bool,
+    recursive: bool,
+    userns: Option<libc::c_int>,
+) -> io::Result<()> {
     let recursive = if recursive { AT_RECURSIVE } else { 0 };
     let tree = open_tree(source.0, c"", AT_EMPTY_PATH | recursive)?;
     set_read_only(&tree, read_only)?;
+    if let Some(userns) = userns {
+        let idmap = MountAttr {
+            attr_set: libc::MOUNT_ATTR_IDMAP,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: userns as u64,
+        };
+        set_attr(&tree, recursive as libc::c_int, &idmap)?;
+    }
     move_tree(&tree, target.0, c"")
 }
 
@@ -287,32 +303,9 @@ const AT_EMPTY_PATH: libc::c_uint = libc::AT_EMPTY_PATH as libc::c_uint;
 const AT_RECURSIVE: libc::c_uint = libc::AT_RECURSIVE as libc::c_uint;
 const AT_SYMLINK_NOFOLLOW: libc::c_uint = libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
 
-/// Binds `source` onto `target` writable; with `userns`, idmapped through it (the owner's
-/// files become the command's, see `idmap`; rein tried once that the filesystem allows it).
-fn bind_writable(
-    source: &Fd,
-    target: &Fd,
-    recursive: bool,
-    userns: Option<libc::c_int>,
-) -> io::Result<()> {
-    let recursive = if recursive { AT_RECURSIVE } else { 0 };
-    let tree = open_tree(source.0, c"", AT_EMPTY_PATH | recursive)?;
-    set_read_only(&tree, false)?;
-    if let Some(userns) = userns {
-        let idmap = MountAttr {
-            attr_set: libc::MOUNT_ATTR_IDMAP,
-            attr_clr: 0,
-            propagation: 0,
-            userns_fd: userns as u64,
-        };
-        set_attr(&tree, recursive as libc::c_int, &idmap)?;
-    }
-    move_tree(&tree, target.0, c"")
-}
-
 /// Binds the object `target` refers to onto itself.
 fn bind_onto_itself(target: &Fd, read_only: bool, recursive: bool) -> io::Result<()> {
-    bind(target, target, read_only, recursive)
+    bind(target, target, read_only, recursive, None)
 }
 
 /// `mount(2)` with C strings; `data` may be empty.
@@ -515,7 +508,7 @@ impl MountPlan {
                 return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
             }
             let userns = unprivileged.and_then(|u| u.of_writable(i));
-            bind_writable(&fd, &fd, true, userns)?;
+            bind(&fd, &fd, false, true, userns)?;
             // Right after the workspace, so a temp dir inside it (bound next) stays writable
             // even beneath a protected path.
             if self.protect_in.as_deref() == Some(dir.as_c_str()) {
@@ -621,7 +614,7 @@ fn mount_view(
     if file_type(&real)? != libc::S_IFDIR || file_type(&view)? != libc::S_IFDIR {
         return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
     }
-    bind_writable(&view, &real, false, userns)?;
+    bind(&view, &real, false, false, userns)?;
     // `real` still refers to the repository underneath; by name, `.git` is now the view.
     let shown = open_path(Some(ws), c".git", false)?;
     for (name, writable) in binds {
@@ -679,7 +672,7 @@ fn cover_home(home: &HomeMounts) -> io::Result<()> {
         Some(skeleton) => {
             let skeleton = open_path(None, skeleton, false)?;
             let target = open_path(None, &home.dir, false)?;
-            bind(&skeleton, &target, true, false)?;
+            bind(&skeleton, &target, true, false, None)?;
         }
         None => make_nodes(home)?,
     }
@@ -793,7 +786,7 @@ fn hide(paths: &[CString]) -> io::Result<()> {
                 return Err(io::Error::last_os_error());
             }
         } else {
-            bind(&null, &target, true, false)?;
+            bind(&null, &target, true, false, None)?;
         }
     }
     Ok(())
