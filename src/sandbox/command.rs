@@ -90,8 +90,16 @@ impl Sandbox {
                 .collect(),
             _ => Vec::new(),
         };
+        // The hidden top-level directories are left out by Landlock alone (in every mode):
+        // their rules are built once, where mounts would cost each command.
+        let mut system = self.secrets.system_views().to_vec();
+        for v in &mut system {
+            v.also(&places);
+        }
         let covered = all
             .iter()
+            .copied()
+            .chain(&system)
             .filter_map(|v| {
                 Some((
                     v.home()?.to_path_buf(),

@@ -39,6 +39,7 @@ const NETWORK_FAILED: [&str; 15] = [
 /// absent there). In the fallback the read rules answer "Permission denied", which a refused
 /// write answers too: those lines go to the write checks.
 const NOT_SEEN: &str = "No such file or directory";
+const NOT_READABLE: &str = "Permission denied";
 
 enum Blocked {
     Network,
@@ -90,6 +91,13 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
                 found.get_or_insert(Blocked::Network);
             }
         }
+        // Landlock refuses reading what the top-level views hide ("Permission denied");
+        // a write refused so was told above.
+        if line.contains(NOT_READABLE)
+            && let Some(p) = paths_in(line).into_iter().find(|p| hides(sb, p))
+        {
+            found.get_or_insert(Blocked::Hidden(p));
+        }
         if !sb.network && NETWORK_FAILED.iter().any(|m| line.contains(m)) {
             found.get_or_insert(Blocked::Network);
         }
@@ -97,10 +105,11 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
     Some(match found? {
         Blocked::Network => network_note(sb),
         Blocked::Hidden(p) => format!(
-            "[sandbox] {p} is hidden from bash: outside the workspace, the home directory shows \
-             only toolchains and build caches, /tmp and /var/tmp only the workspace and $TMPDIR, \
-             and secrets are hidden. Work without it, or ask the user to add the place to \
-             `[sandbox] home_allow` in their config."
+            "[sandbox] {p} is hidden from bash: outside the workspace, bash reads the system \
+             (/usr, /etc, /opt, ...), toolchains and build caches in home, and in /tmp, /var, \
+             /run, /home, /srv, /mnt and the other top-level directories only the workspace and \
+             $TMPDIR. Work without it, or ask the user to add the place to `[sandbox] home_allow` \
+             in their config."
         ),
         Blocked::Protected(p) => format!(
             "[sandbox] {p} is read-only in the sandbox: git's configuration and hooks (everything in .git \

@@ -58,6 +58,7 @@ pub use trusted::trusted_program;
 
 mod mode;
 pub use mode::SandboxMode;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -147,6 +148,8 @@ pub struct Sandbox {
     spare: Arc<spare::SpareRuleset>,
     /// Programs found by [`Sandbox::program`]: the name and `PATH` looked up, and the result.
     programs: Arc<std::sync::Mutex<Vec<ProgramFound>>>,
+    /// The last `PATH` given to a command and what it became (see [`Sandbox::visible_path`]).
+    visible_path: Arc<std::sync::Mutex<Option<(OsString, OsString)>>>,
 }
 
 /// One program [`Sandbox::program`] found: its name, the `PATH` it was looked up in, where.
@@ -231,6 +234,7 @@ impl Sandbox {
             #[cfg(target_os = "linux")]
             spare: Arc::default(),
             programs: Arc::default(),
+            visible_path: Arc::default(),
         };
         sandbox.with_secrets(Secrets::for_current_user())
     }
@@ -319,6 +323,27 @@ impl Sandbox {
         program
     }
 
+    /// `path` without the entries the sandbox hides: a program found in a hidden directory
+    /// could be looked at but not run (Landlock refuses it), and bash would stop there instead
+    /// of looking further. Kept for the last `PATH` (it rarely changes).
+    fn visible_path(&self, path: OsString) -> OsString {
+        let mut last = crate::sync::lock(&self.visible_path);
+        if let Some((from, to)) = last.as_ref()
+            && *from == path
+        {
+            return to.clone();
+        }
+        let kept: Vec<PathBuf> = std::env::split_paths(&path)
+            .filter(|entry| {
+                let real = std::fs::canonicalize(entry).unwrap_or_else(|_| entry.clone());
+                !entry.is_absolute() || !self.secrets.is_secret_path(&real)
+            })
+            .collect();
+        let to = std::env::join_paths(kept).unwrap_or_else(|_| path.clone());
+        *last = Some((path, to.clone()));
+        to
+    }
+
     /// The directories bash may write besides the workspace: the temp dir and any added.
     pub fn writable_dirs(&self) -> impl Iterator<Item = &PathBuf> {
         std::iter::once(&self.temp_dir).chain(&self.extra_writable)
@@ -393,6 +418,14 @@ impl Sandbox {
                 Some(v) => cmd.env(k, v),
                 None => cmd.env_remove(k),
             };
+        }
+        if self.mode != SandboxMode::Off
+            && let Some(path) = cmd
+                .get_envs()
+                .find(|(k, _)| *k == "PATH")
+                .and_then(|(_, v)| v.map(std::ffi::OsStr::to_owned))
+        {
+            cmd.env("PATH", self.visible_path(path));
         }
         #[cfg(target_os = "linux")]
         if self.mode != SandboxMode::Off

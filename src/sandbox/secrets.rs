@@ -135,6 +135,8 @@ pub struct Secrets {
     /// The shared temporary directories and the person's runtime directories as bash sees
     /// them: empty but for the workspace, the session's temp dir and rein's own places.
     shared: Vec<HomeView>,
+    /// The top-level directories outside [`SYSTEM_READABLE`] as bash sees them.
+    system: Vec<HomeView>,
     /// Hidden wherever they are (absolute, lexically normalised; each also canonicalised
     /// when it exists).
     paths: Vec<PathBuf>,
@@ -215,26 +217,107 @@ fn shared_candidates() -> Vec<PathBuf> {
     dirs
 }
 
-/// The views of the [`shared_roots`]: each shows the workspace, the absolute places of
-/// `shown` in it, and (where home lies in it) home, whose own view then applies; one that lies
-/// in the workspace is left as it is.
-fn shared_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String]) -> Vec<HomeView> {
+/// The top-level directories bash reads as they are: the system's programs, libraries and
+/// settings, and the kernel's own views. Every other directory at `/` (`/home`, `/srv`,
+/// `/mnt`, `/media`, `/var`, `/run`, a container's `/run/secrets`, a data disk) is hidden
+/// from bash but for what it needs there (see [`system_views`]): an allow-list, so a secret
+/// in a place no list names stays out of reach. Landlock hides them (an empty listing is
+/// refused, a file cannot be opened), in every mode and at no cost per command.
+pub const SYSTEM_READABLE: &[&str] = &[
+    "bin", "dev", "etc", "gnu", "lib", "lib32", "lib64", "libx32", "nix", "opt", "proc", "sbin",
+    "snap", "sys", "usr",
+];
+
+/// Places in the hidden top-level directories that programs read: the package databases,
+/// certificate bundles and font caches, and the resolver's configuration (`/etc/resolv.conf`
+/// is often a link into `/run`; its target is shown too).
+pub const SYSTEM_SHOWN: &[&str] = &[
+    "/var/lib/dpkg",
+    "/var/lib/apt",
+    "/var/lib/rpm",
+    "/var/lib/ca-certificates",
+    "/var/lib/dbus/machine-id",
+    "/var/cache/apt",
+    "/var/cache/fontconfig",
+    "/var/cache/ldconfig",
+    "/run/systemd/resolve",
+    "/run/resolvconf",
+    "/run/NetworkManager/resolv.conf",
+    "/run/netconfig",
+];
+
+/// The directories at `/` outside [`SYSTEM_READABLE`] (canonical, existing directories; a
+/// link to a readable one, like `/bin` on merged systems, is not one).
+/// Those in or equal to home (its own view applies) or equal to one of `shared` (a shared
+/// directory's view) are left to those views.
+fn system_roots(home: Option<&Path>, shared: &[PathBuf]) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir("/") else {
+        return Vec::new();
+    };
+    let readable: Vec<PathBuf> = SYSTEM_READABLE
+        .iter()
+        .map(|n| Path::new("/").join(n))
+        .collect();
+    let roots = entries
+        .flatten()
+        .filter_map(|e| std::fs::canonicalize(e.path()).ok())
+        .filter(|r| r.parent().is_some() && r.is_dir())
+        .filter(|r| !readable.iter().any(|k| r.starts_with(k)))
+        .filter(|r| home.is_none_or(|h| !r.starts_with(h)) && !shared.contains(r));
+    outermost_only(roots.collect())
+}
+
+/// The views of the hidden top-level directories ([`SYSTEM_READABLE`]): each shows the
+/// workspace, [`SYSTEM_SHOWN`], the absolute places of `shown` in it, and (where home lies in
+/// it) home, whose own view then applies; one that lies in the workspace is left as it is.
+fn system_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String]) -> Vec<HomeView> {
+    let mut places = absolute_places(shown);
+    places.extend(SYSTEM_SHOWN.iter().map(|s| s.to_string()));
+    if let Ok(resolver) = std::fs::canonicalize("/etc/resolv.conf") {
+        places.push(resolver.to_string_lossy().into_owned());
+    }
     let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
-    // `~/x` means a place in home, never one in `/tmp`.
-    let absolute: Vec<String> = shown
+    let shared = shared_roots(home_real.as_deref(), &shared_candidates());
+    let roots = system_roots(home_real.as_deref(), &shared);
+    views_of(roots, home, workspace, &places)
+}
+
+/// The absolute entries of `shown` (`~/x` means a place in home, never one elsewhere).
+fn absolute_places(shown: &[String]) -> Vec<String> {
+    shown
         .iter()
         .filter(|raw| Path::new(raw.trim()).is_absolute())
         .cloned()
-        .collect();
-    shared_roots(home_real.as_deref(), &shared_candidates())
+        .collect()
+}
+
+/// A view of each of `roots` showing `workspace`, the absolute `places` in it and home (whose
+/// own view then applies); one that lies in the workspace is left out.
+fn views_of(
+    roots: Vec<PathBuf>,
+    home: Option<&Path>,
+    workspace: Option<&Path>,
+    places: &[String],
+) -> Vec<HomeView> {
+    let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
+    roots
         .into_iter()
         .map(|root| {
-            let mut view = HomeView::new(Some(&root), workspace, &absolute);
+            let mut view = HomeView::new(Some(&root), workspace, places);
             view.also(home_real.as_slice());
             view
         })
         .filter(|v| v.home().is_some() && !v.in_workspace())
         .collect()
+}
+
+/// The views of the [`shared_roots`]: each shows the workspace, the absolute places of
+/// `shown` in it, and (where home lies in it) home, whose own view then applies; one that lies
+/// in the workspace is left as it is.
+fn shared_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String]) -> Vec<HomeView> {
+    let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
+    let roots = shared_roots(home_real.as_deref(), &shared_candidates());
+    views_of(roots, home, workspace, &absolute_places(shown))
 }
 
 /// The person's XDG config, data and state dirs when they are set outside home (inside, the
@@ -275,11 +358,9 @@ impl Secrets {
             .chain(settings.unhide.iter().cloned())
             .collect();
         let view = HomeView::new(home, workspace, &allowed);
-        let shared = shared_views(
-            home,
-            workspace,
-            &[&settings.home_allow[..], &settings.unhide[..]].concat(),
-        );
+        let shown_anywhere = [&settings.home_allow[..], &settings.unhide[..]].concat();
+        let shared = shared_views(home, workspace, &shown_anywhere);
+        let system = system_views(home, workspace, &shown_anywhere);
         let mut wanted: Vec<PathBuf> = [config_dir, data_dir]
             .iter()
             .map(|p| normalize(p))
@@ -307,6 +388,7 @@ impl Secrets {
         Secrets {
             view,
             shared,
+            system,
             paths,
             pass_env: settings.pass_env.clone(),
         }
@@ -331,7 +413,7 @@ impl Secrets {
     /// where they lie in home.
     pub fn show_also(&mut self, places: &[PathBuf]) {
         self.view.also(places);
-        for view in &mut self.shared {
+        for view in self.shared.iter_mut().chain(&mut self.system) {
             view.also(places);
         }
     }
@@ -339,6 +421,11 @@ impl Secrets {
     /// The shared temporary and the person's runtime directories as bash sees them.
     pub(crate) fn shared_views(&self) -> &[HomeView] {
         &self.shared
+    }
+
+    /// The top-level directories outside [`SYSTEM_READABLE`] as bash sees them.
+    pub(crate) fn system_views(&self) -> &[HomeView] {
+        &self.system
     }
 
     /// The home directory as bash sees it.
@@ -365,7 +452,12 @@ impl Secrets {
         if let Some(p) = self.paths.iter().find(|s| path.starts_with(s)) {
             return Some(p.clone());
         }
-        if let Some(view) = self.shared.iter().find(|v| v.hides(&path)) {
+        if let Some(view) = self
+            .shared
+            .iter()
+            .chain(&self.system)
+            .find(|v| v.hides(&path))
+        {
             return view.home().map(Path::to_path_buf);
         }
         let home = self.view.home()?;
@@ -408,6 +500,32 @@ mod tests {
             shared_roots(None, &[PathBuf::from("/")]),
             Vec::<PathBuf>::new()
         );
+    }
+
+    #[test]
+    fn only_the_systems_top_level_directories_are_left_readable() {
+        let roots = system_roots(Some(Path::new("/root")), &[PathBuf::from("/tmp")]);
+        let readable = |r: &PathBuf| {
+            SYSTEM_READABLE
+                .iter()
+                .any(|k| r.starts_with(Path::new("/").join(k)))
+        };
+        assert!(!roots.iter().any(readable), "{roots:?}");
+        assert!(
+            !roots
+                .iter()
+                .any(|r| r == Path::new("/tmp") || r.starts_with("/root")),
+            "home and the shared directories have views of their own: {roots:?}"
+        );
+        for hidden in ["/var", "/run", "/srv", "/mnt"] {
+            if Path::new(hidden).is_dir() && !Path::new(hidden).is_symlink() {
+                assert!(
+                    roots.contains(&PathBuf::from(hidden)),
+                    "{hidden}: {roots:?}"
+                );
+            }
+        }
+        assert_eq!(roots, outermost_only(roots.clone()));
     }
 
     #[test]
@@ -504,6 +622,6 @@ mod tests {
             s.paths().contains(&PathBuf::from("/c/rein"))
                 && s.paths().contains(&PathBuf::from("/d/rein"))
         );
-        assert!(!s.is_secret_path(Path::new("/home/u/x")));
+        assert!(!s.is_secret_path(Path::new("/usr/lib/x")));
     }
 }

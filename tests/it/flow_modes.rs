@@ -51,9 +51,9 @@ fn plan_mode_refuses_edits_and_asking_commands_even_with_yes() {
 #[test]
 fn accept_edits_runs_workspace_edits_and_nothing_more() {
     let s = ScriptedServer::openai();
-    // Not in /tmp, which the file tools refuse outright (bash cannot see it).
-    let outside = crate::support::rein::world_dir();
-    let outside_file = outside.path().join("out.txt");
+    let w = World::new(&s);
+    // A place commands may read (the file tools refuse the hidden ones outright).
+    let outside_file = w.readable_dir("out").join("out.txt");
     s.push(Reply::tool_call(
         "write_file",
         json!({"path": "in.txt", "content": "inside\n"}),
@@ -76,7 +76,6 @@ fn accept_edits_runs_workspace_edits_and_nothing_more() {
     ))
     .push(Reply::tool_call("bash", json!({"command": "sudo true"})))
     .push(Reply::text("Done what I could."));
-    let w = World::new(&s);
     // The person's git runs hooks from `.githooks` (`core.hooksPath`): protected like `.git/hooks`.
     std::fs::create_dir_all(w.ws.join(".git")).unwrap();
     std::fs::write(

@@ -92,8 +92,7 @@ const DONE: &str = "net-attack-done";
 /// A bash call running `body` as a script file: the permission layer (which refuses `curl`
 /// outright) is not under test here, the sandbox is.
 fn bash(w: &World, body: &str) -> Reply {
-    let dir = w.dir.path().join("attacks");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = w.readable_dir("attacks");
     let n = std::fs::read_dir(&dir).unwrap().count();
     let path = dir.join(format!("{n}.sh"));
     std::fs::write(&path, format!("{body}\necho {DONE}\n")).unwrap();
@@ -375,7 +374,8 @@ async fn interactive(
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(dir.join("config")).unwrap();
     std::fs::write(dir.join("config/config.toml"), config).unwrap();
-    let scripts = dir.join("scripts");
+    // A place of home commands may read (beside the workspace is hidden from them).
+    let scripts = dir.join("home/.local/bin/scripts");
     std::fs::create_dir_all(&scripts).unwrap();
     for (i, c) in commands.iter().enumerate() {
         let path = scripts.join(format!("{i}.sh"));
@@ -448,7 +448,7 @@ async fn in_the_tui_a_new_host_is_asked_once_and_the_answer_holds() {
     }
     let o = Origin::start();
     let p = o.port;
-    // Not in /tmp: the commands run scripts beside the workspace.
+    // Not in /tmp: the commands run scripts from the world's home.
     let dir = crate::support::rein::world_dir();
     let root = dir.path().canonicalize().unwrap();
     let (asked, r, _) = interactive(

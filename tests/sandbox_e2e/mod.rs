@@ -116,8 +116,7 @@ const DONE: &str = "attack-script-done";
 /// A tool call running `body` as a script file: what the permission layer makes of a command
 /// line is not under test here (it refuses `rm` and `chmod` outright), the sandbox is.
 fn script(w: &World, body: &str) -> Reply {
-    let dir = w.dir.path().join("attacks");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = w.readable_dir("attacks");
     let path = dir.join(format!("{:016x}.sh", rand_u64()));
     std::fs::write(&path, format!("{body}\necho {DONE}\n")).unwrap();
     bash(&format!("bash {}", path.display()))
@@ -994,9 +993,18 @@ pub fn saved_outputs_are_private(mode: Mode) {
     assert!(status.success());
 }
 
+/// Shows the world's directory (which holds home, the workspace and what lies beside them) to
+/// commands, as a person would name a data directory in `home_allow`.
+fn show_world_dir(w: &World) {
+    w.user_config(&format!(
+        "retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nhome_allow = [\"{}\"]\n",
+        w.dir.path().canonicalize().unwrap().display()
+    ));
+}
+
 /// Class 8: a directory on the way to home that holds more entries than rein may open
-/// descriptors (a crowded `/tmp`) still leaves what lies beside home readable: the read rules
-/// once held a descriptor per entry and silently lost the late ones.
+/// descriptors (a crowded `/tmp`, a shown data directory) still leaves what lies beside home
+/// readable: the read rules once held a descriptor per entry and silently lost the late ones.
 pub fn a_crowded_directory_beside_home_stays_readable(mode: Mode) {
     use std::os::unix::process::CommandExt;
     let Some((s, w)) = mode.world() else {
@@ -1005,7 +1013,10 @@ pub fn a_crowded_directory_beside_home_stays_readable(mode: Mode) {
     for i in 0..300 {
         std::fs::create_dir(w.dir.path().join(format!("crowd-{i:03}"))).unwrap();
     }
-    s.push(script(&w, "ls \"$0\" >/dev/null"))
+    let late = w.dir.path().join("zz-beside");
+    std::fs::write(&late, "beside-home-content").unwrap();
+    show_world_dir(&w);
+    s.push(script(&w, &format!("cat '{}'", late.display())))
         .push(Reply::text("done"));
     let mut c = rein(&w, mode);
     let limit = libc::rlimit {
@@ -1020,7 +1031,8 @@ pub fn a_crowded_directory_beside_home_stays_readable(mode: Mode) {
         });
     }
     exec(c);
-    attacked(&s, 1);
+    let r = attacked(&s, 1);
+    assert!(r.contains("beside-home-content"), "lost beside home: {r}");
 }
 
 /// A directory made beside home while the session runs (a new checkout, a drive's folder) is
@@ -1031,6 +1043,7 @@ pub fn a_directory_made_beside_home_is_readable_by_the_next_command(mode: Mode) 
         return;
     };
     let later = w.dir.path().join(unique("made-later"));
+    show_world_dir(&w);
     let gate = Gate::new();
     s.push(script(&w, "true"))
         .push(script(&w, &format!("cat '{}/f'", later.display())).pause_after(0, &gate))
@@ -1148,6 +1161,7 @@ macro_rules! sandbox_classes {
             the_persons_runtime_directory_is_out_of_reach,
             the_shared_temporary_directories_show_only_the_workspace,
             what_only_root_may_read_is_out_of_reach_of_roots_commands,
+            a_secret_in_a_top_level_directory_no_list_names_is_out_of_reach,
             a_workspace_in_a_closed_directory_works_for_roots_commands,
             a_place_in_tmp_named_in_home_allow_is_shown,
             inherited_descriptors_never_reach_a_command,

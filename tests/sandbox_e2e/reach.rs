@@ -206,8 +206,9 @@ pub fn what_only_root_may_read_is_out_of_reach_of_roots_commands(mode: Mode) {
         return;
     };
     let secret = unique("ROOT-ONLY-SECRET");
-    // Beside the world, outside home and the shared temporary directories: no view covers it.
-    let place = crate::support::rein::world_dir();
+    // In a top-level directory commands read (the system's), so no view covers it: only
+    // the file rights of `nobody` keep it out of reach.
+    let place = readable_system_dir();
     let files = [
         ("host_key", 0, 0, 0o600),
         ("others", 4321, 4321, 0o600),
@@ -243,6 +244,96 @@ pub fn what_only_root_may_read_is_out_of_reach_of_roots_commands(mode: Mode) {
         (4321, 4321),
         "a new file belongs to the workspace's owner"
     );
+}
+
+/// A new directory in `/opt`, one of the top-level directories commands read as they are
+/// (`nobody` may pass it).
+fn readable_system_dir() -> tempfile::TempDir {
+    std::fs::create_dir_all("/opt").unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("rtw")
+        .tempdir_in("/opt")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// Class: secrets in places no list names, outside home and the shared temporary
+/// directories: a directory at `/` outside the system's (a data disk, `/srv`), one in `/run`
+/// (a container's `/run/secrets`), and beside the workspace (the tests' worlds lie in `/var`
+/// or `/home`). Every file world-readable, so only the sandbox's allow-list of top-level
+/// directories keeps them out of reach, whatever their names. The system, the workspace and a
+/// place `home_allow` names in such a directory stay readable.
+pub fn a_secret_in_a_top_level_directory_no_list_names_is_out_of_reach(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let secret = unique("TOP-LEVEL-SECRET");
+    let readable = |p: &Path, text: &str| {
+        std::fs::write(p, text).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    };
+    let beside = w.dir.path().join("beside-token");
+    readable(&beside, &secret);
+    let mut files = vec![beside];
+    // Only root may make directories at `/` and in `/run`.
+    let made: Vec<tempfile::TempDir> = if as_root("top-level directories") {
+        ["/", "/run"]
+            .iter()
+            .map(|at| {
+                tempfile::Builder::new()
+                    .prefix("rtw")
+                    .tempdir_in(at)
+                    .unwrap()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut shown = None;
+    for dir in &made {
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let token = dir.path().join("token");
+        readable(&token, &secret);
+        files.push(token);
+        let place = dir.path().join("shown");
+        std::fs::create_dir(&place).unwrap();
+        readable(&place.join("data"), "shown-data-line");
+        shown = Some(place);
+    }
+    if let Some(place) = &shown {
+        w.user_config(&format!(
+            "retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nhome_allow = [\"{}\"]\n",
+            place.display()
+        ));
+    }
+    let cats: Vec<String> = files
+        .iter()
+        .map(|f| format!("cat '{}';", f.display()))
+        .collect();
+    let shown_cat = shown.map_or(String::new(), |p| format!("cat '{}/data';", p.display()));
+    s.push(script(
+        &w,
+        &format!(
+            "{} {shown_cat} head -c 200 /etc/os-release; echo made > f && cat f; true",
+            cats.join(" ")
+        ),
+    ))
+    .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let r = attacked(&s, 1);
+    assert!(
+        !r.contains(&secret),
+        "a command read a secret no list names: {r}"
+    );
+    assert!(r.contains("ID="), "the system is hidden: {r}");
+    assert!(r.contains("made"), "the workspace broke: {r}");
+    if !made.is_empty() {
+        assert!(
+            r.contains("shown-data-line"),
+            "a place home_allow names is hidden: {r}"
+        );
+    }
 }
 
 /// A workspace inside a directory only its owner may enter (`/home/alice`, 0700) still works

@@ -81,6 +81,15 @@ impl World {
         w
     }
 
+    /// A directory outside the workspace that sandboxed commands may read: one of the
+    /// toolchain places of the world's home (`~/.local/bin`) the sandbox shows. Beside the
+    /// workspace is hidden from them like every directory at `/` outside the system's.
+    pub fn readable_dir(&self, name: &str) -> PathBuf {
+        let dir = self.home.join(".local/bin").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     /// Replaces the user config file.
     pub fn user_config(&self, toml: &str) {
         std::fs::write(self.config_home.join("rein/config.toml"), toml).unwrap();
