@@ -293,6 +293,13 @@ pub(crate) fn each_grant<E>(
     Ok(())
 }
 
+/// Whether `/name` is one of the system's top-level directories commands read as they are.
+fn system_readable(name: &std::ffi::OsStr) -> bool {
+    super::secrets::SYSTEM_READABLE
+        .iter()
+        .any(|k| std::ffi::OsStr::new(k) == name)
+}
+
 /// The grant for reading all of `path` (a directory tree or a file), if it can be opened.
 fn grant_whole(path: &Path) -> Option<Grant> {
     let meta = std::fs::symlink_metadata(path).ok()?;
@@ -321,6 +328,15 @@ fn split<E>(
     for entry in entries.flatten() {
         let path = dir.join(entry.file_name());
         if excluded.contains(&path.as_path()) {
+            continue;
+        }
+        // At `/`, only the system's directories are granted whole (an allow-list: one made
+        // after the session's views were listed stays hidden); the others are reached
+        // through their views' shown places.
+        if dir == Path::new("/") && !system_readable(&entry.file_name()) {
+            if excluded.iter().any(|e| e.starts_with(&path)) {
+                split(&path, excluded, add)?;
+            }
             continue;
         }
         let Ok(kind) = entry.file_type() else {

@@ -229,9 +229,14 @@ pub const SYSTEM_READABLE: &[&str] = &[
 ];
 
 /// Places in the hidden top-level directories that programs read: the package databases,
-/// certificate bundles and font caches, and the resolver's configuration (`/etc/resolv.conf`
-/// is often a link into `/run`; its target is shown too).
+/// system-wide toolchains that live there (Debian's gems, Guix profiles, Homebrew on Linux,
+/// NixOS's system profile), certificate bundles and font caches, and the resolver's
+/// configuration (`/etc/resolv.conf` is often a link into `/run`; its target is shown too).
 pub const SYSTEM_SHOWN: &[&str] = &[
+    "/var/lib/gems",
+    "/var/guix",
+    "/home/linuxbrew/.linuxbrew",
+    "/run/current-system",
     "/var/lib/dpkg",
     "/var/lib/apt",
     "/var/lib/rpm",

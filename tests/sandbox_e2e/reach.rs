@@ -336,6 +336,41 @@ pub fn a_secret_in_a_top_level_directory_no_list_names_is_out_of_reach(mode: Mod
     }
 }
 
+/// A directory made at `/` while the session runs (a drive mounted, a container's secrets
+/// directory) stays hidden from the next command: `/` grants only the system's directories,
+/// not whatever it holds when a ruleset is built again.
+pub fn a_directory_made_at_the_root_while_the_session_runs_stays_hidden(mode: Mode) {
+    if !as_root("a directory made at /") {
+        return;
+    }
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let secret = unique("MADE-AT-ROOT-SECRET");
+    let later = Path::new("/").join(unique("rtw-later"));
+    let gate = Gate::new();
+    s.push(script(&w, "true"))
+        .push(script(&w, &format!("cat '{}/token'; true", later.display())).pause_after(0, &gate))
+        .push(Reply::text("done"));
+    let maker = {
+        let (gate, later, secret) = (gate.clone(), later.clone(), secret.clone());
+        std::thread::spawn(move || {
+            // The first command has run (its ruleset's successor is built) when the second
+            // reply is asked for.
+            assert!(gate.wait_reached(Duration::from_secs(60)), "never asked");
+            std::fs::create_dir(&later).unwrap();
+            std::fs::write(later.join("token"), &secret).unwrap();
+            gate.release();
+        })
+    };
+    exec(rein(&w, mode));
+    maker.join().unwrap();
+    let r = attacked(&s, 2);
+    std::fs::remove_dir_all(&later).unwrap();
+    assert!(!r.contains(&secret), "a directory made at / was read: {r}");
+    assert!(r.contains("Permission denied"), "{r}");
+}
+
 /// A workspace inside a directory only its owner may enter (`/home/alice`, 0700) still works
 /// for root's commands by its full path, and nothing else in that directory shows.
 pub fn a_workspace_in_a_closed_directory_works_for_roots_commands(mode: Mode) {

@@ -38,10 +38,11 @@ pub(crate) fn resolve(ctx: &ToolCtx, raw: &str) -> Result<ResolvedPath, ToolErro
     if let Some(place) = ctx.secrets.location_of(&path.path) {
         return Err(ToolError(format!(
             "{} is in {}, which bash cannot see either: outside the workspace, the home \
-             directory shows only toolchains and build caches, /tmp and /var/tmp only the \
-             workspace and the session's temp dir, and secrets (keys, tokens, credentials, \
-             rein's own files) are hidden. Work without it, or ask the user (they can add a \
-             place to `[sandbox] home_allow`).",
+             directory shows only toolchains and build caches; /tmp, /var, /run, /home, /srv, \
+             /mnt and the other top-level directories outside the system's (/usr, /etc, /opt) \
+             only the workspace and the session's temp dir; and secrets (keys, tokens, \
+             credentials, rein's own files) are hidden. Work without it, or ask the user (they \
+             can add a place to `[sandbox] home_allow`).",
             path.display,
             place.display()
         )));
