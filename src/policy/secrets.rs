@@ -291,7 +291,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let view = crate::sandbox::home::HomeView::new(Some(&home), None, &allowed);
+        let view = crate::sandbox::home::DirView::new(Some(&home), None, &allowed);
         for place in HOME_SECRETS {
             let rel = place.join("/");
             assert!(view.hides(&home.join(&rel)), "{rel}");

@@ -2,7 +2,7 @@
 //! paths to hide, and the checks to run after it.
 
 use super::SandboxMode;
-use super::home::{HomeView, Node};
+use super::home::{DirView, Node};
 use super::{Mechanism, Sandbox, Secrets, Supervision, gitview, identity, linux, mounts, tripwire};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -14,11 +14,11 @@ use std::sync::Arc;
 /// directories, and (with namespaces) their mounts.
 #[derive(Debug)]
 pub(crate) struct CommandHome {
-    view: HomeView,
+    view: DirView,
     /// The generated global git config (only `user.name`/`user.email`).
     pub(crate) gitconfig: Option<PathBuf>,
     /// The mounts of every covered directory's view, outer ones first (namespaces).
-    covers: Vec<Arc<mounts::HomeMounts>>,
+    covers: Vec<Arc<mounts::ViewMounts>>,
     /// Each covered directory with the places that stay readable there (canonical), for the
     /// Landlock rules.
     covered: Vec<(PathBuf, Vec<PathBuf>)>,
@@ -38,7 +38,7 @@ impl Sandbox {
             .private
             .new_entry("gitconfig")
             .and_then(|p| {
-                identity::write(&p, view.home())
+                identity::write(&p, view.root())
                     .map(|()| p)
                     .map_err(|e| e.to_string())
             })
@@ -64,27 +64,27 @@ impl Sandbox {
         if self.mechanism == Mechanism::Namespaces {
             let mut roots: Vec<PathBuf> = shared
                 .iter()
-                .filter_map(|v| v.home())
+                .filter_map(|v| v.root())
                 .map(Path::to_path_buf)
                 .collect();
-            roots.extend(view.home().map(Path::to_path_buf));
-            let homes: Vec<PathBuf> = view.home().map(Path::to_path_buf).into_iter().collect();
+            roots.extend(view.root().map(Path::to_path_buf));
+            let homes: Vec<PathBuf> = view.root().map(Path::to_path_buf).into_iter().collect();
             shared.extend(closed_ancestor_views(&places, &roots, &homes));
         }
         // Home inside the workspace cannot be covered (its dot entries are, one by one).
-        let mut all: Vec<&HomeView> = shared.iter().collect();
-        if !view.in_workspace() && view.home().is_some() {
+        let mut all: Vec<&DirView> = shared.iter().collect();
+        if !view.in_workspace() && view.root().is_some() {
             all.push(&view);
         }
         // Outer ones first: a home inside `/tmp` is shown by `/tmp`'s view, then
         // covered by its own.
-        all.sort_by_key(|v| v.home().map_or(0, |h| h.components().count()));
+        all.sort_by_key(|v| v.root().map_or(0, |h| h.components().count()));
         let covers = match self.mechanism {
             Mechanism::Namespaces => all
                 .iter()
-                .filter_map(|v| home_mounts(v))
+                .filter_map(|v| view_mounts(v))
                 .map(|mut m| {
-                    m.skeleton = self.home_skeleton(&m);
+                    m.skeleton = self.view_skeleton(&m);
                     Arc::new(m)
                 })
                 .collect(),
@@ -102,7 +102,7 @@ impl Sandbox {
             .chain(&system)
             .filter_map(|v| {
                 Some((
-                    v.home()?.to_path_buf(),
+                    v.root()?.to_path_buf(),
                     v.shown().map(Path::to_path_buf).collect(),
                 ))
             })
@@ -118,7 +118,7 @@ impl Sandbox {
     /// A view's directories, links and placeholder files made once in rein's private dir,
     /// for each command to bind over the covered directory (`None`: made in a tmpfs per
     /// command instead).
-    fn home_skeleton(&self, home: &mounts::HomeMounts) -> Option<CString> {
+    fn view_skeleton(&self, home: &mounts::ViewMounts) -> Option<CString> {
         let dir = self.private.new_entry("home").ok()?;
         match mounts::make_skeleton(&dir, home) {
             Ok(()) => CString::new(dir.as_os_str().as_bytes()).ok(),
@@ -136,11 +136,7 @@ impl Sandbox {
 /// such directory on the way to one of `places`, outside the covered `roots`, gets a view of
 /// its own: an empty directory anyone may pass, showing only `places` (and `homes`, whose own
 /// view then applies). What else it holds, `nobody` could not have read anyway.
-fn closed_ancestor_views(
-    places: &[PathBuf],
-    roots: &[PathBuf],
-    homes: &[PathBuf],
-) -> Vec<HomeView> {
+fn closed_ancestor_views(places: &[PathBuf], roots: &[PathBuf], homes: &[PathBuf]) -> Vec<DirView> {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         return Vec::new();
@@ -152,12 +148,12 @@ fn closed_ancestor_views(
     super::secrets::outermost_only(closed)
         .iter()
         .map(|root| {
-            let mut view = HomeView::new(Some(root), None, &[]);
+            let mut view = DirView::new(Some(root), None, &[]);
             view.also(places);
             view.also(homes);
             view
         })
-        .filter(|v| v.home().is_some())
+        .filter(|v| v.root().is_some())
         .collect()
 }
 
@@ -183,9 +179,9 @@ fn outermost_closed_ancestor(place: &Path, roots: &[PathBuf]) -> Option<PathBuf>
 }
 
 /// The mounts that present `view` (`None` when there is no home, or a path holds a NUL).
-fn home_mounts(view: &HomeView) -> Option<mounts::HomeMounts> {
+fn view_mounts(view: &DirView) -> Option<mounts::ViewMounts> {
     let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
-    let dir = c(view.home()?)?;
+    let dir = c(view.root()?)?;
     let nodes = view
         .nodes()
         .iter()
@@ -198,7 +194,7 @@ fn home_mounts(view: &HomeView) -> Option<mounts::HomeMounts> {
             Some((c(path)?, kind))
         })
         .collect::<Option<Vec<_>>>()?;
-    Some(mounts::HomeMounts {
+    Some(mounts::ViewMounts {
         dir,
         nodes,
         skeleton: None,

@@ -3,7 +3,7 @@
 //! when they lie there, and a git identity. A secret under a name no list knows is absent by
 //! construction, not because a list named it.
 //!
-//! One [`HomeView`] decides it everywhere: the mounts with namespaces (an empty read-only
+//! One [`DirView`] decides it everywhere: the mounts with namespaces (an empty read-only
 //! tmpfs over `$HOME` with the allowed places bound back in), the Landlock read rules without
 //! them, the file tools' refusals, and (through [`DEFAULT_HOME_ALLOW`]) the policy's idea of
 //! a secret place.
@@ -79,11 +79,13 @@ pub(crate) enum Node {
     Show(bool),
 }
 
-/// The home directory as bash sees it. Built once per session.
+/// A directory as bash sees it: home, the shared temporary and runtime directories, the
+/// top-level directories outside the system's, a closed directory on the way to the workspace;
+/// each empty but for the places it shows. Built once per session.
 #[derive(Clone, Debug, Default)]
-pub struct HomeView {
-    /// The canonical home directory; `None`: no home, nothing to hide.
-    home: Option<PathBuf>,
+pub struct DirView {
+    /// The covered directory (canonical); `None`: nothing to hide.
+    root: Option<PathBuf>,
     /// The allow-list, relative to home (for display and the policy).
     allowed: Vec<PathBuf>,
     /// The workspace contains home (rein started in `~` or above): home cannot be emptied
@@ -130,20 +132,20 @@ fn relative_entry(raw: &str, home: &Path, spelled: &Path) -> Option<PathBuf> {
     (ok && rel.components().next().is_some()).then_some(rel)
 }
 
-impl HomeView {
+impl DirView {
     /// The view of `home` showing the `allowed` entries (relative to home, `~/x`, or absolute
     /// under home) and the places in `also` (absolute: the workspace, the session's temp dir,
     /// the generated git identity; those outside home need nothing). `workspace` decides
     /// whether home lies inside it.
-    pub fn new(home: Option<&Path>, workspace: Option<&Path>, allowed: &[String]) -> HomeView {
+    pub fn new(home: Option<&Path>, workspace: Option<&Path>, allowed: &[String]) -> DirView {
         let Some(spelled) = home.filter(|h| h.is_absolute()).map(normalize) else {
-            return HomeView::default();
+            return DirView::default();
         };
         let real = std::fs::canonicalize(&spelled).unwrap_or_else(|_| spelled.clone());
         // Emptying `/` would hide the system: no view at all. A home that does not exist
         // holds nothing to hide (and nothing to mount over); commands cannot create it.
         if real.parent().is_none() || !real.is_dir() {
-            return HomeView::default();
+            return DirView::default();
         }
         let mut rel: Vec<PathBuf> = allowed
             .iter()
@@ -154,8 +156,8 @@ impl HomeView {
         let in_workspace = workspace
             .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| normalize(w)))
             .is_some_and(|w| real.starts_with(&w));
-        let mut view = HomeView {
-            home: Some(real),
+        let mut view = DirView {
+            root: Some(real),
             allowed: rel.clone(),
             in_workspace,
             nodes: BTreeMap::new(),
@@ -171,7 +173,7 @@ impl HomeView {
 
     /// Also shows these places (absolute; those outside home or missing are ignored).
     pub fn also(&mut self, places: &[PathBuf]) {
-        let Some(home) = self.home.clone() else {
+        let Some(home) = self.root.clone() else {
             return;
         };
         for p in places {
@@ -190,7 +192,7 @@ impl HomeView {
     /// the way: a link that leads out of home needs nothing more (outside is visible as it
     /// is), one that leads back in is followed there.
     fn expose(&mut self, rel: &Path, depth: usize) {
-        let Some(home) = self.home.clone() else {
+        let Some(home) = self.root.clone() else {
             return;
         };
         if depth > 40 {
@@ -257,9 +259,9 @@ impl HomeView {
         });
     }
 
-    /// The canonical home directory, if there is one to hide.
-    pub fn home(&self) -> Option<&Path> {
-        self.home.as_deref()
+    /// The covered directory (canonical: home, `/tmp`, `/var`, ...), if there is one to hide.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
     }
 
     /// The allow-list, relative to home.
@@ -289,7 +291,7 @@ impl HomeView {
     /// outside the view. Directories on the way to a shown place count as visible (they show
     /// nothing else).
     pub fn hides(&self, path: &Path) -> bool {
-        let Some(home) = &self.home else {
+        let Some(home) = &self.root else {
             return false;
         };
         let path = normalize(path);
@@ -309,7 +311,7 @@ impl HomeView {
     /// home outside the view, and within those on the way to a shown place, their siblings).
     pub(crate) fn hidden_in_workspace_now(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
-        let Some(home) = self.home.as_deref().filter(|_| self.in_workspace) else {
+        let Some(home) = self.root.as_deref().filter(|_| self.in_workspace) else {
             return out;
         };
         let Ok(entries) = std::fs::read_dir(home) else {
@@ -384,7 +386,7 @@ mod tests {
     fn only_allowed_places_and_the_workspace_are_visible() {
         let (_d, home) = home();
         let ws = home.join("proj");
-        let v = HomeView::new(Some(&home), Some(&ws), &allow(DEFAULT_HOME_ALLOW));
+        let v = DirView::new(Some(&home), Some(&ws), &allow(DEFAULT_HOME_ALLOW));
         for p in [
             ".cargo/bin/cargo",
             ".cargo/registry/x",
@@ -418,7 +420,7 @@ mod tests {
     #[test]
     fn entries_that_leave_home_or_show_it_whole_are_ignored() {
         let (_d, home) = home();
-        let v = HomeView::new(
+        let v = DirView::new(
             Some(&home),
             None,
             &allow(&["~", "..", "~/../x", "/etc", "~/.cargo/../.config"]),
@@ -426,20 +428,20 @@ mod tests {
         assert!(v.allowed().is_empty());
         assert!(v.hides(&home.join(".config/git/credentials")));
         let abs = home.join(".config/git").to_string_lossy().into_owned();
-        let v = HomeView::new(Some(&home), None, &[abs]);
+        let v = DirView::new(Some(&home), None, &[abs]);
         assert!(!v.hides(&home.join(".config/git/credentials")));
         assert!(
-            HomeView::new(Some(Path::new("/")), None, &[])
-                .home()
+            DirView::new(Some(Path::new("/")), None, &[])
+                .root()
                 .is_none()
         );
-        assert!(!HomeView::new(None, None, &[]).hides(&home.join(".ssh")));
+        assert!(!DirView::new(None, None, &[]).hides(&home.join(".ssh")));
     }
 
     #[test]
     fn home_inside_the_workspace_hides_its_dot_entries_outside_the_list() {
         let (_d, home) = home();
-        let v = HomeView::new(Some(&home), Some(&home), &allow(&[".cargo/bin"]));
+        let v = DirView::new(Some(&home), Some(&home), &allow(&[".cargo/bin"]));
         assert!(v.in_workspace());
         assert!(!v.hides(&home.join("proj/src/main.rs")));
         assert!(!v.hides(&home.join(".cargo/bin/cargo")));

@@ -216,7 +216,7 @@ pub(crate) struct Request<'a> {
     /// Secret paths to hide (canonical, existing).
     pub(crate) secrets: &'a [PathBuf],
     /// The mounts of the covered directories' views, outer ones first (namespaces).
-    pub(crate) covers: Vec<std::sync::Arc<mounts::HomeMounts>>,
+    pub(crate) covers: Vec<std::sync::Arc<mounts::ViewMounts>>,
     /// The covered directories (home, the shared temporary and runtime directories), each
     /// left out of the read rules but for its shown places (canonical).
     pub(crate) covered: &'a readable::Covered,

@@ -81,7 +81,7 @@ pub(crate) struct MountPlan {
     /// The views of home and of the shared temporary and runtime directories: each covered
     /// by its skeleton or an empty tmpfs with the shown places bound back in, outer ones
     /// first (a home inside `/tmp` is shown by `/tmp`'s view, then covered by its own).
-    pub(crate) covers: Vec<std::sync::Arc<HomeMounts>>,
+    pub(crate) covers: Vec<std::sync::Arc<ViewMounts>>,
     /// Secret paths to cover (canonical; the ones that exist).
     pub(crate) hidden: Vec<CString>,
     /// Directory to change into once the mounts are in place (the command's working dir).
@@ -118,7 +118,7 @@ impl Unprivileged {
 
 /// The home directory as the command sees it, prepared once per session.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct HomeMounts {
+pub(crate) struct ViewMounts {
     /// The home directory (canonical).
     pub(crate) dir: CString,
     /// Every path of the view under it, parents before children.
@@ -496,7 +496,7 @@ impl MountPlan {
         // Before the writable binds: those under a covered directory are shown by its view,
         // then made writable like the others.
         for covered in &self.covers {
-            cover_home(covered)?;
+            cover_dir(covered)?;
         }
 
         let unprivileged = self.unprivileged.as_ref();
@@ -649,7 +649,7 @@ fn bind_entry(real: &Fd, shown: &Fd, name: &CStr, writable: bool) -> io::Result<
 /// once (read-only) or else by a tmpfs with the directories and links on the way made in it,
 /// the clones are moved onto their places, and a tmpfs is made read-only. A place that
 /// vanished since the view was planned is simply not shown.
-fn cover_home(home: &HomeMounts) -> io::Result<()> {
+fn cover_dir(home: &ViewMounts) -> io::Result<()> {
     let mut trees: [Option<Fd>; super::home::MAX_SHOWN] = [const { None }; super::home::MAX_SHOWN];
     let shown = home
         .nodes
@@ -705,7 +705,7 @@ fn cover_home(home: &HomeMounts) -> io::Result<()> {
 }
 
 /// Covers home with an empty tmpfs and makes the view's nodes in it.
-fn make_nodes(home: &HomeMounts) -> io::Result<()> {
+fn make_nodes(home: &ViewMounts) -> io::Result<()> {
     let flags = libc::MS_NOSUID | libc::MS_NODEV;
     if !mount(c"tmpfs", &home.dir, c"tmpfs", flags, c"size=1m,mode=0755") {
         return Err(io::Error::last_os_error());
@@ -736,7 +736,7 @@ fn make_nodes(home: &HomeMounts) -> io::Result<()> {
 
 /// Makes in `dir` what the home view shows under home: directories on the way, links, and
 /// empty places for the shown trees and files to be mounted on.
-pub(crate) fn make_skeleton(dir: &std::path::Path, home: &HomeMounts) -> std::io::Result<()> {
+pub(crate) fn make_skeleton(dir: &std::path::Path, home: &ViewMounts) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     use std::path::Path;
@@ -963,7 +963,7 @@ mod tests {
         std::fs::write(home.join(".ssh/id"), "secret").unwrap();
         let c =
             |p: std::path::PathBuf| CString::new(p.into_os_string().into_encoded_bytes()).unwrap();
-        let mut mounts = HomeMounts {
+        let mut mounts = ViewMounts {
             dir: c(home.clone()),
             nodes: vec![
                 (c(home.join(".cargo")), HomeNode::Dir),
@@ -988,7 +988,7 @@ mod tests {
         ]
         .map(|p| c(home.join(p)));
         let body = || -> i32 {
-            if cover_home(&mounts).is_err() {
+            if cover_dir(&mounts).is_err() {
                 return 1;
             }
             // SAFETY: plain calls on NUL-terminated paths.

@@ -1,12 +1,12 @@
 //! What bash must never see, and the one place that decides it: the home directory shows
-//! only an allow-list ([`HomeView`]), rein's own config and data dirs and the person's XDG
+//! only an allow-list ([`DirView`]), rein's own config and data dirs and the person's XDG
 //! config, data and state dirs are hidden wherever they are, and child processes get an
 //! allow-list of variables (`launch::env`). `tools::secrets` masks values that still show up.
 //!
 //! The sandbox (mounts and Landlock rules), the file tools (refusing to read what bash cannot
 //! see) and the policy (through the same default allow-list) all take their answer from here.
 
-use super::home::{HomeView, normalize};
+use super::home::{DirView, normalize};
 use std::path::{Path, PathBuf};
 
 // The one list of secret names and places: the sandbox, the policy (`policy::secrets`,
@@ -131,12 +131,12 @@ pub struct SecretSettings {
 #[derive(Clone, Debug, Default)]
 pub struct Secrets {
     /// The home directory as bash sees it.
-    view: HomeView,
+    view: DirView,
     /// The shared temporary directories and the person's runtime directories as bash sees
     /// them: empty but for the workspace, the session's temp dir and rein's own places.
-    shared: Vec<HomeView>,
+    shared: Vec<DirView>,
     /// The top-level directories outside [`SYSTEM_READABLE`] as bash sees them.
-    system: Vec<HomeView>,
+    system: Vec<DirView>,
     /// Hidden wherever they are (absolute, lexically normalised; each also canonicalised
     /// when it exists).
     paths: Vec<PathBuf>,
@@ -275,7 +275,7 @@ fn system_roots(home: Option<&Path>, shared: &[PathBuf]) -> Vec<PathBuf> {
 /// The views of the hidden top-level directories ([`SYSTEM_READABLE`]): each shows the
 /// workspace, [`SYSTEM_SHOWN`], the absolute places of `shown` in it, and (where home lies in
 /// it) home, whose own view then applies; one that lies in the workspace is left as it is.
-fn system_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String]) -> Vec<HomeView> {
+fn system_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String]) -> Vec<DirView> {
     let mut places = absolute_places(shown);
     places.extend(SYSTEM_SHOWN.iter().map(|s| s.to_string()));
     if let Ok(resolver) = std::fs::canonicalize("/etc/resolv.conf") {
@@ -303,23 +303,23 @@ fn views_of(
     home: Option<&Path>,
     workspace: Option<&Path>,
     places: &[String],
-) -> Vec<HomeView> {
+) -> Vec<DirView> {
     let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
     roots
         .into_iter()
         .map(|root| {
-            let mut view = HomeView::new(Some(&root), workspace, places);
+            let mut view = DirView::new(Some(&root), workspace, places);
             view.also(home_real.as_slice());
             view
         })
-        .filter(|v| v.home().is_some() && !v.in_workspace())
+        .filter(|v| v.root().is_some() && !v.in_workspace())
         .collect()
 }
 
 /// The views of the [`shared_roots`]: each shows the workspace, the absolute places of
 /// `shown` in it, and (where home lies in it) home, whose own view then applies; one that lies
 /// in the workspace is left as it is.
-fn shared_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String]) -> Vec<HomeView> {
+fn shared_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String]) -> Vec<DirView> {
     let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
     let roots = shared_roots(home_real.as_deref(), &shared_candidates());
     views_of(roots, home, workspace, &absolute_places(shown))
@@ -362,7 +362,7 @@ impl Secrets {
             .chain(settings.home_allow.iter().cloned())
             .chain(settings.unhide.iter().cloned())
             .collect();
-        let view = HomeView::new(home, workspace, &allowed);
+        let view = DirView::new(home, workspace, &allowed);
         let shown_anywhere = [&settings.home_allow[..], &settings.unhide[..]].concat();
         let shared = shared_views(home, workspace, &shown_anywhere);
         let system = system_views(home, workspace, &shown_anywhere);
@@ -424,17 +424,17 @@ impl Secrets {
     }
 
     /// The shared temporary and the person's runtime directories as bash sees them.
-    pub(crate) fn shared_views(&self) -> &[HomeView] {
+    pub(crate) fn shared_views(&self) -> &[DirView] {
         &self.shared
     }
 
     /// The top-level directories outside [`SYSTEM_READABLE`] as bash sees them.
-    pub(crate) fn system_views(&self) -> &[HomeView] {
+    pub(crate) fn system_views(&self) -> &[DirView] {
         &self.system
     }
 
     /// The home directory as bash sees it.
-    pub fn view(&self) -> &HomeView {
+    pub fn view(&self) -> &DirView {
         &self.view
     }
 
@@ -463,9 +463,9 @@ impl Secrets {
             .chain(&self.system)
             .find(|v| v.hides(&path))
         {
-            return view.home().map(Path::to_path_buf);
+            return view.root().map(Path::to_path_buf);
         }
-        let home = self.view.home()?;
+        let home = self.view.root()?;
         self.view.hides(&path).then(|| home.to_path_buf())
     }
 
