@@ -293,13 +293,6 @@ pub(crate) fn each_grant<E>(
     Ok(())
 }
 
-/// Whether `/name` is one of the system's top-level directories commands read as they are.
-fn system_readable(name: &std::ffi::OsStr) -> bool {
-    super::secrets::SYSTEM_READABLE
-        .iter()
-        .any(|k| std::ffi::OsStr::new(k) == name)
-}
-
 /// The grant for reading all of `path` (a directory tree or a file), if it can be opened.
 fn grant_whole(path: &Path) -> Option<Grant> {
     let meta = std::fs::symlink_metadata(path).ok()?;
@@ -333,7 +326,7 @@ fn split<E>(
         // At `/`, only the system's directories are granted whole (an allow-list: one made
         // after the session's views were listed stays hidden); the others are reached
         // through their views' shown places.
-        if dir == Path::new("/") && !system_readable(&entry.file_name()) {
+        if dir == Path::new("/") && !super::secrets::is_system_dir(&entry.file_name()) {
             if excluded.iter().any(|e| e.starts_with(&path)) {
                 split(&path, excluded, add)?;
             }

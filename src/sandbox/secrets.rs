@@ -221,12 +221,19 @@ fn shared_candidates() -> Vec<PathBuf> {
 /// settings, and the kernel's own views. Every other directory at `/` (`/home`, `/srv`,
 /// `/mnt`, `/media`, `/var`, `/run`, a container's `/run/secrets`, a data disk) is hidden
 /// from bash but for what it needs there (see [`system_views`]): an allow-list, so a secret
-/// in a place no list names stays out of reach. Landlock hides them (an empty listing is
-/// refused, a file cannot be opened), in every mode and at no cost per command.
+/// in a place no list names stays out of reach. Landlock hides them (a file there cannot be
+/// opened; names can still be listed), in every mode and at no cost per command.
 pub const SYSTEM_READABLE: &[&str] = &[
     "bin", "dev", "etc", "gnu", "lib", "lib32", "lib64", "libx32", "nix", "opt", "proc", "sbin",
     "snap", "sys", "usr",
 ];
+
+/// Whether `/name` is one of the [`SYSTEM_READABLE`] directories.
+pub(crate) fn is_system_dir(name: &std::ffi::OsStr) -> bool {
+    SYSTEM_READABLE
+        .iter()
+        .any(|k| std::ffi::OsStr::new(k) == name)
+}
 
 /// Places in the hidden top-level directories that programs read: the package databases,
 /// system-wide toolchains that live there (Debian's gems, Guix profiles, Homebrew on Linux,
@@ -259,15 +266,15 @@ fn system_roots(home: Option<&Path>, shared: &[PathBuf]) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir("/") else {
         return Vec::new();
     };
-    let readable: Vec<PathBuf> = SYSTEM_READABLE
-        .iter()
-        .map(|n| Path::new("/").join(n))
-        .collect();
+    let in_system = |r: &PathBuf| {
+        r.components()
+            .nth(1)
+            .is_some_and(|top| is_system_dir(top.as_os_str()))
+    };
     let roots = entries
         .flatten()
         .filter_map(|e| std::fs::canonicalize(e.path()).ok())
-        .filter(|r| r.parent().is_some() && r.is_dir())
-        .filter(|r| !readable.iter().any(|k| r.starts_with(k)))
+        .filter(|r| r.parent().is_some() && r.is_dir() && !in_system(r))
         .filter(|r| home.is_none_or(|h| !r.starts_with(h)) && !shared.contains(r));
     outermost_only(roots.collect())
 }
