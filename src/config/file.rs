@@ -80,6 +80,8 @@ pub(super) enum SandboxSetting {
         pass_env: Option<Vec<String>>,
         /// More places under home commands may read (user file only).
         home_allow: Option<Vec<String>>,
+        /// More places anywhere commands may read (user file only).
+        read_allow: Option<Vec<String>>,
     },
 }
 

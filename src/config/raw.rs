@@ -399,6 +399,7 @@ pub(super) fn secret_settings(
         unhide,
         pass_env,
         home_allow,
+        read_allow,
         ..
     })) = user.map(|f| &f.sandbox)
     {
@@ -406,6 +407,7 @@ pub(super) fn secret_settings(
         s.unhide.extend(unhide.iter().flatten().cloned());
         s.pass_env.extend(pass_env.iter().flatten().cloned());
         s.home_allow.extend(home_allow.iter().flatten().cloned());
+        s.read_allow.extend(read_allow.iter().flatten().cloned());
     }
     if let Some((path, f)) = project
         && let Some(SandboxSetting::Table {
@@ -413,13 +415,14 @@ pub(super) fn secret_settings(
             unhide,
             pass_env,
             home_allow,
+            read_allow,
             ..
         }) = &f.sandbox
     {
         s.hide.extend(hide.iter().flatten().cloned());
-        if unhide.is_some() || pass_env.is_some() || home_allow.is_some() {
+        if unhide.is_some() || pass_env.is_some() || home_allow.is_some() || read_allow.is_some() {
             tracing::warn!(
-                "ignoring sandbox.home_allow, sandbox.unhide and sandbox.pass_env from project file {}: a project may only hide more",
+                "ignoring sandbox.home_allow, sandbox.read_allow, sandbox.unhide and sandbox.pass_env from project file {}: a project may only hide more",
                 path.display()
             );
         }

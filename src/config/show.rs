@@ -175,7 +175,7 @@ impl Config {
     }
 
     /// The sandbox's mode, network and secrets (the lists only when set).
-    fn sandbox_rows(&self) -> Vec<(&'static str, String)> {
+    pub(super) fn sandbox_rows(&self) -> Vec<(&'static str, String)> {
         let mut rows = vec![
             ("sandbox", self.sandbox.as_str().into()),
             ("sandbox.network", self.sandbox_network.to_string()),
@@ -189,6 +189,7 @@ impl Config {
             ("sandbox.unhide", &self.sandbox_secrets.unhide),
             ("sandbox.pass_env", &self.sandbox_secrets.pass_env),
             ("sandbox.home_allow", &self.sandbox_secrets.home_allow),
+            ("sandbox.read_allow", &self.sandbox_secrets.read_allow),
         ] {
             if !list.is_empty() {
                 rows.push((key, list.join(", ")));

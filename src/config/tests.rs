@@ -270,3 +270,35 @@ fn only_the_persons_own_config_can_allow_network_hosts() {
     let err = Config::from_inputs(&i).unwrap_err().to_string();
     assert!(err.contains("ruby"), "{err}");
 }
+
+/// `read_allow` shows places to commands from the person's own config only; a project's is
+/// ignored, like its `home_allow`.
+#[test]
+fn only_the_persons_own_config_can_show_places_to_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proj/.rein")).unwrap();
+    std::fs::create_dir_all(dir.path().join("config")).unwrap();
+    let i = inputs(
+        dir.path(),
+        &[("BASE_URL", "http://localhost:1/v1"), ("MODEL", "m")],
+    );
+    std::fs::write(
+        dir.path().join("proj/.rein/config.toml"),
+        "[sandbox]\nread_allow = [\"/\"]\nhome_allow = [\"~/.ssh\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("config/config.toml"),
+        "[sandbox]\nread_allow = [\"/srv/datasets\"]\n",
+    )
+    .unwrap();
+    let c = Config::from_inputs(&i).unwrap();
+    assert_eq!(c.sandbox_secrets.read_allow, ["/srv/datasets"]);
+    assert!(c.sandbox_secrets.home_allow.is_empty());
+    assert!(
+        c.sandbox_rows()
+            .iter()
+            .any(|(k, v)| *k == "sandbox.read_allow" && v == "/srv/datasets"),
+        "rein config shows it"
+    );
+}

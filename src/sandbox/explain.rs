@@ -40,6 +40,18 @@ const NETWORK_FAILED: [&str; 15] = [
 /// write answers too: those lines go to the write checks.
 const NOT_SEEN: &str = "No such file or directory";
 const NOT_READABLE: &str = "Permission denied";
+/// Words of the messages of a refused write (coreutils, shells, Python's `open(..., "w")`
+/// says only "Permission denied" and is taken as a read).
+const WRITING: [&str; 8] = [
+    "cannot touch",
+    "cannot create",
+    "cannot remove",
+    "cannot move",
+    "cannot overwrite",
+    "for writing",
+    "cannot make",
+    "cannot change",
+];
 
 enum Blocked {
     Network,
@@ -70,6 +82,15 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
             found = Some(Blocked::Hidden(p));
             break;
         }
+        // A read Landlock refused in a hidden place (`cat: /srv/x: Permission denied`): the
+        // place is hidden, which says more than "a write was blocked".
+        if line.contains(NOT_READABLE)
+            && !WRITING.iter().any(|w| line.contains(w))
+            && let Some(p) = paths_in(line).into_iter().find(|p| hides(sb, p))
+        {
+            found = Some(Blocked::Hidden(p));
+            break;
+        }
         if WRITE_DENIED.iter().any(|m| line.contains(m)) {
             let erofs = line.contains("Read-only file system");
             if let Some(b) = paths_in(line)
@@ -91,13 +112,6 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
                 found.get_or_insert(Blocked::Network);
             }
         }
-        // Landlock refuses reading what the top-level views hide ("Permission denied");
-        // a write refused so was told above.
-        if line.contains(NOT_READABLE)
-            && let Some(p) = paths_in(line).into_iter().find(|p| hides(sb, p))
-        {
-            found.get_or_insert(Blocked::Hidden(p));
-        }
         if !sb.network && NETWORK_FAILED.iter().any(|m| line.contains(m)) {
             found.get_or_insert(Blocked::Network);
         }
@@ -108,7 +122,7 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
             "[sandbox] {p} is hidden from bash: outside the workspace, bash reads the system \
              (/usr, /etc, /opt, ...), toolchains and build caches in home, and in /tmp, /var, \
              /run, /home, /srv, /mnt and the other top-level directories only the workspace and \
-             $TMPDIR. Work without it, or ask the user to add the place to `[sandbox] home_allow` \
+             $TMPDIR. Work without it, or ask the user to add the place to `[sandbox] read_allow` \
              in their config."
         ),
         Blocked::Protected(p) => format!(
@@ -310,7 +324,6 @@ mod tests {
             format!("touch: cannot touch '{r}/home/evil': Permission denied"),
             format!("bash: {r}/home/x: Read-only file system"),
             format!("mkdir: cannot create directory ‘{r}/proj-evil/x’: Permission denied"),
-            format!("PermissionError: [Errno 13] Permission denied: '{r}/home/.bashrc'"),
             "sh: 1: cannot create ../proj-evil/a: Permission denied".to_string(),
         ] {
             let note = sb
@@ -321,6 +334,14 @@ mod tests {
                 "{note}"
             );
         }
+        // A bare "Permission denied" on a place the sandbox hides (this layout lies in `/tmp`)
+        // reads as a refused read: the note names the hidden place.
+        let out = format!("PermissionError: [Errno 13] Permission denied: '{r}/home/.bashrc'");
+        let note = sb.explain_failure(&out, Some(1)).unwrap();
+        assert!(
+            note.contains("hidden from bash") && note.contains("read_allow"),
+            "{note}"
+        );
     }
 
     #[test]
@@ -346,7 +367,7 @@ mod tests {
                 .explain_failure(&out, Some(1))
                 .unwrap_or_else(|| panic!("no note for {out}"));
             assert!(
-                note.contains("hidden from bash") && note.contains("home_allow"),
+                note.contains("hidden from bash") && note.contains("read_allow"),
                 "{note}"
             );
         }

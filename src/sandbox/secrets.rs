@@ -125,6 +125,20 @@ pub struct SecretSettings {
     pub pass_env: Vec<String>,
     /// More places under home bash may read (user config only).
     pub home_allow: Vec<String>,
+    /// More places anywhere bash may read: in home (`~/x`) or in the hidden directories
+    /// outside it (`/srv/data`); what `home_allow` does, under a name that says so (user
+    /// config only).
+    pub read_allow: Vec<String>,
+}
+
+impl SecretSettings {
+    /// Every place the person shows: `home_allow`, `read_allow` and the older `unhide`.
+    fn shown(&self) -> impl Iterator<Item = &String> {
+        self.home_allow
+            .iter()
+            .chain(&self.read_allow)
+            .chain(&self.unhide)
+    }
 }
 
 /// What bash cannot see for one session, and the variables it gets besides the allow-list.
@@ -366,11 +380,10 @@ impl Secrets {
         let allowed: Vec<String> = super::home::DEFAULT_HOME_ALLOW
             .iter()
             .map(|s| s.to_string())
-            .chain(settings.home_allow.iter().cloned())
-            .chain(settings.unhide.iter().cloned())
+            .chain(settings.shown().cloned())
             .collect();
         let view = DirView::new(home, workspace, &allowed);
-        let shown_anywhere = [&settings.home_allow[..], &settings.unhide[..]].concat();
+        let shown_anywhere: Vec<String> = settings.shown().cloned().collect();
         let shared = shared_views(home, workspace, &shown_anywhere);
         let system = system_views(home, workspace, &shown_anywhere);
         let mut wanted: Vec<PathBuf> = [config_dir, data_dir]
@@ -380,9 +393,7 @@ impl Secrets {
         wanted.extend(outside_home_places(home));
         wanted.extend(settings.hide.iter().filter_map(|raw| expand(raw, home)));
         let shown: Vec<PathBuf> = settings
-            .home_allow
-            .iter()
-            .chain(&settings.unhide)
+            .shown()
             .filter_map(|raw| expand(raw, home))
             .collect();
         let mut paths = Vec::new();

@@ -172,11 +172,11 @@ pub fn the_shared_temporary_directories_show_only_the_workspace(mode: Mode) {
     let r = results(&s, 2).content;
     assert!(!r.contains(&secret), "read_file read it: {r}");
     // The failed command says why, so the model asks instead of hunting for another way
-    // (in the fallback the read rules answer "Permission denied", like a refused write).
+    // (in the fallback the read rules answer "Permission denied", the mounts "No such file").
     let r = results(&s, 3).content;
     assert!(!r.contains(&secret));
     assert!(
-        mode == Mode::Fallback || (r.contains("hidden from bash") && r.contains("home_allow")),
+        r.contains("hidden from bash") && r.contains("read_allow"),
         "no note on the hidden place: {r}"
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains(&secret));
@@ -263,7 +263,7 @@ fn readable_system_dir() -> tempfile::TempDir {
 /// (a container's `/run/secrets`), and beside the workspace (the tests' worlds lie in `/var`
 /// or `/home`). Every file world-readable, so only the sandbox's allow-list of top-level
 /// directories keeps them out of reach, whatever their names. The system, the workspace and a
-/// place `home_allow` names in such a directory stay readable.
+/// place `read_allow` names in such a directory stay readable.
 pub fn a_secret_in_a_top_level_directory_no_list_names_is_out_of_reach(mode: Mode) {
     let Some((s, w)) = mode.world() else {
         return;
@@ -303,7 +303,7 @@ pub fn a_secret_in_a_top_level_directory_no_list_names_is_out_of_reach(mode: Mod
     }
     if let Some(place) = &shown {
         w.user_config(&format!(
-            "retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nhome_allow = [\"{}\"]\n",
+            "retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nread_allow = [\"{}\"]\n",
             place.display()
         ));
     }

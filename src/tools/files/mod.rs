@@ -42,7 +42,7 @@ pub(crate) fn resolve(ctx: &ToolCtx, raw: &str) -> Result<ResolvedPath, ToolErro
              /mnt and the other top-level directories outside the system's (/usr, /etc, /opt) \
              only the workspace and the session's temp dir; and secrets (keys, tokens, \
              credentials, rein's own files) are hidden. Work without it, or ask the user (they \
-             can add a place to `[sandbox] home_allow`).",
+             can add a place to `[sandbox] read_allow`).",
             path.display,
             place.display()
         )));
