@@ -354,7 +354,19 @@ fn landlock_rules(
     // Home is left out in both: without namespaces that hides it; with them, the
     // shown places are mounts in an empty tmpfs, and Landlock looks for a rule on a
     // mount's own root, not on the directory it covers, so they need rules of their own.
-    let unreadable = if namespaces { &[][..] } else { req.secrets };
+    let mut unreadable = if namespaces {
+        Vec::new()
+    } else {
+        req.secrets.to_vec()
+    };
+    // Root without namespaces keeps its file rights: what only root (or a group) may read
+    // in the system's directories is left out by its mode.
+    // SAFETY: geteuid cannot fail.
+    if !namespaces && unsafe { libc::geteuid() } == 0 {
+        unreadable.extend(super::secrets::closed_system_places().iter().cloned());
+        unreadable.sort();
+        unreadable.dedup();
+    }
     let inputs = super::spare::Inputs::new(
         kernel_abi,
         // In its own network namespace, TCP reaches only `lo` of that namespace: the
@@ -362,7 +374,7 @@ fn landlock_rules(
         req.network || req.proxy.is_some(),
         req.network,
         writable,
-        unreadable,
+        &unreadable,
         req.covered.to_vec(),
         namespaces,
     );

@@ -242,6 +242,51 @@ pub const SYSTEM_READABLE: &[&str] = &[
     "snap", "sys", "usr",
 ];
 
+/// What only its owner or group may read in `/etc` (whole) and `/opt` (three levels down),
+/// for root's commands without namespaces: root keeps its file rights there, so these are left
+/// out of the read rules by their mode, whatever their names (ssh host keys,
+/// `/etc/ssl/private`, `sudoers`, a service's credentials). Found once per rein; with
+/// namespaces root's commands run as `nobody`, whom the modes keep out already.
+pub(crate) fn closed_system_places() -> &'static [PathBuf] {
+    static FOUND: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let mut out = Vec::new();
+        let mut budget = 20_000;
+        closed_within(Path::new("/etc"), usize::MAX, &mut budget, &mut out);
+        closed_within(Path::new("/opt"), 3, &mut budget, &mut out);
+        out
+    })
+}
+
+/// Adds the entries of `dir` (down to `depth` levels) that others may not read, or, for a
+/// directory, not enter; not looking inside those. Stops after `budget` entries.
+fn closed_within(dir: &Path, depth: usize, budget: &mut usize, out: &mut Vec<PathBuf>) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let mode = meta.permissions().mode();
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            continue;
+        }
+        let others = if kind.is_dir() { 0o005 } else { 0o004 };
+        if mode & others != others {
+            out.push(entry.path());
+        } else if kind.is_dir() && depth > 1 {
+            closed_within(&entry.path(), depth - 1, budget, out);
+        }
+    }
+}
+
 /// Whether `/name` is one of the [`SYSTEM_READABLE`] directories.
 pub(crate) fn is_system_dir(name: &std::ffi::OsStr) -> bool {
     SYSTEM_READABLE
@@ -522,6 +567,41 @@ mod tests {
         assert_eq!(
             shared_roots(None, &[PathBuf::from("/")]),
             Vec::<PathBuf>::new()
+        );
+    }
+
+    #[test]
+    fn what_others_may_not_read_is_found_by_its_mode_down_to_the_depth() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        for d in ["closed/inner", "open/deeper/deepest"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for (f, m) in [
+            ("key", 0o600),
+            ("public", 0o644),
+            ("open/group", 0o640),
+            ("open/deeper/deepest/far", 0o600),
+        ] {
+            std::fs::write(root.join(f), "x").unwrap();
+            mode(&root.join(f), m);
+        }
+        mode(&root.join("closed"), 0o700);
+        let (mut out, mut budget) = (Vec::new(), 100);
+        closed_within(root, 2, &mut budget, &mut out);
+        out.sort();
+        assert_eq!(
+            out,
+            [
+                root.join("closed"),
+                root.join("key"),
+                root.join("open/group")
+            ],
+            "not inside a closed directory, not past the depth"
         );
     }
 
