@@ -486,6 +486,18 @@ impl Secrets {
         }
     }
 
+    /// The repository the workspace lies in, when rein started in a subdirectory of it: shown
+    /// to commands (read-only, like anything outside the workspace), so git and builds that
+    /// read the project's root work. Never home or a directory holding it (a dotfiles
+    /// repository would show all of home), nor `/`.
+    pub fn enclosing_repository(&self, workspace: &Path) -> Option<PathBuf> {
+        let ws = std::fs::canonicalize(workspace).ok()?;
+        let root = crate::repo::repo_root(&ws).filter(|r| *r != ws)?;
+        let home = self.view.root();
+        let holds_home = home.is_some_and(|h| h.starts_with(&root));
+        (root.parent().is_some() && !holds_home).then_some(root)
+    }
+
     /// The shared temporary and the person's runtime directories as bash sees them.
     pub(crate) fn shared_views(&self) -> &[DirView] {
         &self.shared
@@ -568,6 +580,33 @@ mod tests {
             shared_roots(None, &[PathBuf::from("/")]),
             Vec::<PathBuf>::new()
         );
+    }
+
+    #[test]
+    fn the_enclosing_repository_is_shown_but_never_one_holding_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = root.join("home");
+        for d in [
+            "home/.git",
+            "home/proj/sub",
+            "repo/.git",
+            "repo/sub/deeper",
+            "solo/.git",
+        ] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let s = Secrets::resolve(
+            Some(&home),
+            None,
+            &root.join("cfg"),
+            &root.join("data"),
+            &SecretSettings::default(),
+        );
+        let of = |ws: &str| s.enclosing_repository(&root.join(ws));
+        assert_eq!(of("repo/sub/deeper"), Some(root.join("repo")));
+        assert_eq!(of("solo"), None, "the workspace is the repository");
+        assert_eq!(of("home/proj/sub"), None, "a dotfiles repository in home");
     }
 
     #[test]

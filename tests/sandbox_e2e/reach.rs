@@ -375,6 +375,37 @@ pub fn a_directory_made_at_the_root_while_the_session_runs_stays_hidden(mode: Mo
     assert!(r.contains("Permission denied"), "{r}");
 }
 
+/// rein started in a subdirectory of a repository: commands read the repository's root (a
+/// build's root manifest, git's directory), wherever it lies, and still write only the
+/// workspace.
+pub fn a_workspace_in_a_subdirectory_of_a_repository_reads_its_root(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    git(&w, &["init", "-q"]);
+    std::fs::write(w.ws.join("top.txt"), "the-root-manifest").unwrap();
+    let sub = w.ws.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    s.push(script(
+        &w,
+        "cat ../top.txt; echo no > ../escape; echo yes > here; true",
+    ))
+    .push(Reply::text("done"));
+    let mut c = rein(&w, mode);
+    c.current_dir(&sub);
+    exec(c);
+    let r = attacked(&s, 1);
+    assert!(
+        r.contains("the-root-manifest"),
+        "the repository's root is hidden: {r}"
+    );
+    assert!(
+        !w.ws.join("escape").exists(),
+        "a write outside the workspace landed"
+    );
+    assert!(sub.join("here").exists(), "the workspace broke: {r}");
+}
+
 /// A workspace inside a directory only its owner may enter (`/home/alice`, 0700) still works
 /// for root's commands by its full path, and nothing else in that directory shows.
 pub fn a_workspace_in_a_closed_directory_works_for_roots_commands(mode: Mode) {
