@@ -55,7 +55,7 @@ impl Sandbox {
             .chain(gitconfig.clone())
             .chain(std::iter::once(self.workspace.clone()))
             .chain(self.writable_dirs().cloned())
-            .chain(self.secrets.enclosing_repository(&self.workspace))
+            .chain(self.secrets.repository_places(&self.workspace))
             .collect();
         view.also(&places);
         let mut shared = self.secrets.shared_views().to_vec();

@@ -126,6 +126,28 @@ pub(crate) fn gitdir_file_target(dir: &Path, dot_git: &Path) -> Option<PathBuf> 
     Some(dir.join(text.trim_end().strip_prefix("gitdir:")?.trim()))
 }
 
+/// The git directories a linked worktree at `root` uses, when its main repository registered
+/// it: `root/.git` is a `gitdir:` file naming `G` (`<main>/.git/worktrees/<name>`) and
+/// `G/gitdir` names `root/.git` back; then `G` and its common dir (`G/commondir`: the main
+/// repository's `.git`, which holds `G`). The `.git` file alone proves nothing: a hostile
+/// checkout could name any directory of the person's.
+pub(crate) fn worktree_git_dirs(root: &Path) -> Vec<PathBuf> {
+    let dot_git = root.join(".git");
+    let real = |p: PathBuf| std::fs::canonicalize(p).ok();
+    let Some(dir) = gitdir_file_target(root, &dot_git).and_then(real) else {
+        return Vec::new();
+    };
+    let back = read_small(&dir.join("gitdir")).and_then(|t| real(PathBuf::from(t.trim_end())));
+    if back.is_none() || back != real(dot_git) {
+        return Vec::new();
+    }
+    let common = read_small(&dir.join("commondir")).and_then(|t| real(dir.join(t.trim_end())));
+    match common {
+        Some(c) if dir.starts_with(&c) && c != dir => vec![dir, c],
+        _ => vec![dir],
+    }
+}
+
 /// Where the workspace's repository really is when `ws/.git` is a `gitdir:` file or a
 /// symlink and that directory lies inside `ws` (`git init --separate-git-dir`, a linked
 /// `.git`): relative to `ws` (canonical). Its configuration and hooks need the same

@@ -256,7 +256,7 @@ impl Sandbox {
         let places: Vec<PathBuf> = std::iter::once(&self.workspace)
             .chain(self.writable_dirs())
             .cloned()
-            .chain(secrets.enclosing_repository(&self.workspace))
+            .chain(secrets.repository_places(&self.workspace))
             .collect();
         secrets.show_also(&places);
         self.secrets = Arc::new(secrets);

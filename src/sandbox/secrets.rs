@@ -486,16 +486,25 @@ impl Secrets {
         }
     }
 
-    /// The repository the workspace lies in, when rein started in a subdirectory of it: shown
-    /// to commands (read-only, like anything outside the workspace), so git and builds that
-    /// read the project's root work. Never home or a directory holding it (a dotfiles
-    /// repository would show all of home), nor `/`.
-    pub fn enclosing_repository(&self, workspace: &Path) -> Option<PathBuf> {
-        let ws = std::fs::canonicalize(workspace).ok()?;
-        let root = crate::repo::repo_root(&ws).filter(|r| *r != ws)?;
+    /// The repository around the workspace, shown to commands (read-only, like anything
+    /// outside the workspace) so git and builds work: its root when rein started in a
+    /// subdirectory of it, and a linked worktree's git directories (see
+    /// [`worktree_git_dirs`](super::git::worktree_git_dirs)). Never home or a directory
+    /// holding it (a dotfiles repository would show all of home), nor `/`.
+    pub fn repository_places(&self, workspace: &Path) -> Vec<PathBuf> {
+        let Ok(ws) = std::fs::canonicalize(workspace) else {
+            return Vec::new();
+        };
+        let Some(root) = crate::repo::repo_root(&ws) else {
+            return Vec::new();
+        };
+        let mut places = super::git::worktree_git_dirs(&root);
+        if root != ws {
+            places.push(root);
+        }
         let home = self.view.root();
-        let holds_home = home.is_some_and(|h| h.starts_with(&root));
-        (root.parent().is_some() && !holds_home).then_some(root)
+        places.retain(|p| p.parent().is_some() && home.is_none_or(|h| !h.starts_with(p)));
+        places
     }
 
     /// The shared temporary and the person's runtime directories as bash sees them.
@@ -603,10 +612,13 @@ mod tests {
             &root.join("data"),
             &SecretSettings::default(),
         );
-        let of = |ws: &str| s.enclosing_repository(&root.join(ws));
-        assert_eq!(of("repo/sub/deeper"), Some(root.join("repo")));
-        assert_eq!(of("solo"), None, "the workspace is the repository");
-        assert_eq!(of("home/proj/sub"), None, "a dotfiles repository in home");
+        let of = |ws: &str| s.repository_places(&root.join(ws));
+        assert_eq!(of("repo/sub/deeper"), [root.join("repo")]);
+        assert!(of("solo").is_empty(), "the workspace is the repository");
+        assert!(
+            of("home/proj/sub").is_empty(),
+            "a dotfiles repository in home"
+        );
     }
 
     #[test]

@@ -1164,6 +1164,7 @@ macro_rules! sandbox_classes {
             a_secret_in_a_top_level_directory_no_list_names_is_out_of_reach,
             a_directory_made_at_the_root_while_the_session_runs_stays_hidden,
             a_workspace_in_a_subdirectory_of_a_repository_reads_its_root,
+            a_linked_worktree_reads_its_main_repository_and_nothing_else,
             a_workspace_in_a_closed_directory_works_for_roots_commands,
             a_place_in_tmp_named_in_home_allow_is_shown,
             inherited_descriptors_never_reach_a_command,

@@ -406,6 +406,64 @@ pub fn a_workspace_in_a_subdirectory_of_a_repository_reads_its_root(mode: Mode) 
     assert!(sub.join("here").exists(), "the workspace broke: {r}");
 }
 
+/// A linked worktree (`git worktree add`) reads its main repository's git directories, which
+/// lie outside it; a `.git` file the main repository never registered shows nothing: a hostile
+/// checkout's `gitdir:` line could name any directory of the person's.
+pub fn a_linked_worktree_reads_its_main_repository_and_nothing_else(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let main = w.dir.path().join("main");
+    std::fs::create_dir(&main).unwrap();
+    let person_git = |dir: &Path, args: &[&str]| {
+        let o = Command::new("git")
+            .args(["-c", "user.name=p", "-c", "user.email=p@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+    };
+    person_git(&main, &["init", "-q"]);
+    person_git(
+        &main,
+        &["commit", "-q", "--allow-empty", "-m", "the-main-commit"],
+    );
+    let ws = w.ws.display().to_string();
+    person_git(&main, &["worktree", "add", "-q", &ws]);
+    s.push(script(
+        &w,
+        "git -c safe.directory='*' log --oneline | head -1; true",
+    ))
+    .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let r = attacked(&s, 1);
+    assert!(
+        r.contains("the-main-commit"),
+        "git cannot read the main repository: {r}"
+    );
+
+    // A hostile checkout's `.git` file naming a directory of the person's that no main
+    // repository registered: nothing is shown.
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let secret = unique("UNREGISTERED-GITDIR-SECRET");
+    let named = w.dir.path().join("named");
+    std::fs::create_dir(&named).unwrap();
+    std::fs::write(named.join("key"), &secret).unwrap();
+    std::fs::write(named.join("commondir"), "..\n").unwrap();
+    std::fs::write(w.ws.join(".git"), format!("gitdir: {}\n", named.display())).unwrap();
+    s.push(script(&w, &format!("cat '{}/key'; true", named.display())))
+        .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let r = attacked(&s, 1);
+    assert!(
+        !r.contains(&secret),
+        "an unregistered gitdir was shown: {r}"
+    );
+}
+
 /// A workspace inside a directory only its owner may enter (`/home/alice`, 0700) still works
 /// for root's commands by its full path, and nothing else in that directory shows.
 pub fn a_workspace_in_a_closed_directory_works_for_roots_commands(mode: Mode) {
