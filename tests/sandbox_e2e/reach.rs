@@ -415,22 +415,31 @@ pub fn a_linked_worktree_reads_its_main_repository_and_nothing_else(mode: Mode) 
     };
     let main = w.dir.path().join("main");
     std::fs::create_dir(&main).unwrap();
-    let person_git = |dir: &Path, args: &[&str]| {
-        let o = Command::new("git")
-            .args(["-c", "user.name=p", "-c", "user.email=p@example.com"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{o:?}");
-    };
-    person_git(&main, &["init", "-q"]);
-    person_git(
-        &main,
-        &["commit", "-q", "--allow-empty", "-m", "the-main-commit"],
+    let m = main.display().to_string();
+    git(&w, &["-C", &m, "init", "-q"]);
+    git(
+        &w,
+        &[
+            "-C",
+            &m,
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "the-main-commit",
+        ],
     );
-    let ws = w.ws.display().to_string();
-    person_git(&main, &["worktree", "add", "-q", &ws]);
+    git(
+        &w,
+        &[
+            "-C",
+            &m,
+            "worktree",
+            "add",
+            "-q",
+            &w.ws.display().to_string(),
+        ],
+    );
     s.push(script(
         &w,
         "git -c safe.directory='*' log --oneline | head -1; true",
