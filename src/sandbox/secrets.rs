@@ -341,16 +341,19 @@ fn system_roots(home: Option<&Path>, shared: &[PathBuf]) -> Vec<PathBuf> {
 /// The views of the hidden top-level directories ([`SYSTEM_READABLE`]): each shows the
 /// workspace, [`SYSTEM_SHOWN`], the absolute places of `shown` in it, and (where home lies in
 /// it) home, whose own view then applies; one that lies in the workspace is left as it is.
-fn system_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String]) -> Vec<DirView> {
+fn system_views(
+    home_real: Option<&Path>,
+    shared: &[PathBuf],
+    workspace: Option<&Path>,
+    shown: &[String],
+) -> Vec<DirView> {
     let mut places = absolute_places(shown);
     places.extend(SYSTEM_SHOWN.iter().map(|s| s.to_string()));
     if let Ok(resolver) = std::fs::canonicalize("/etc/resolv.conf") {
         places.push(resolver.to_string_lossy().into_owned());
     }
-    let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
-    let shared = shared_roots(home_real.as_deref(), &shared_candidates());
-    let roots = system_roots(home_real.as_deref(), &shared);
-    views_of(roots, home, workspace, &places)
+    let roots = system_roots(home_real, shared);
+    views_of(roots, home_real, workspace, &places)
 }
 
 /// The absolute entries of `shown` (`~/x` means a place in home, never one elsewhere).
@@ -362,33 +365,25 @@ fn absolute_places(shown: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// A view of each of `roots` showing `workspace`, the absolute `places` in it and home (whose
-/// own view then applies); one that lies in the workspace is left out.
+/// A view of each of `roots` showing `workspace`, the absolute `places` in it and home
+/// (`home_real`, canonical; its own view then applies); one that lies in the workspace is
+/// left out.
 fn views_of(
     roots: Vec<PathBuf>,
-    home: Option<&Path>,
+    home_real: Option<&Path>,
     workspace: Option<&Path>,
     places: &[String],
 ) -> Vec<DirView> {
-    let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
+    let home: Option<PathBuf> = home_real.map(Path::to_path_buf);
     roots
         .into_iter()
         .map(|root| {
             let mut view = DirView::new(Some(&root), workspace, places);
-            view.also(home_real.as_slice());
+            view.also(home.as_slice());
             view
         })
         .filter(|v| v.root().is_some() && !v.in_workspace())
         .collect()
-}
-
-/// The views of the [`shared_roots`]: each shows the workspace, the absolute places of
-/// `shown` in it, and (where home lies in it) home, whose own view then applies; one that lies
-/// in the workspace is left as it is.
-fn shared_views(home: Option<&Path>, workspace: Option<&Path>, shown: &[String]) -> Vec<DirView> {
-    let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
-    let roots = shared_roots(home_real.as_deref(), &shared_candidates());
-    views_of(roots, home, workspace, &absolute_places(shown))
 }
 
 /// The person's XDG config, data and state dirs when they are set outside home (inside, the
@@ -429,8 +424,22 @@ impl Secrets {
             .collect();
         let view = DirView::new(home, workspace, &allowed);
         let shown_anywhere: Vec<String> = settings.shown().cloned().collect();
-        let shared = shared_views(home, workspace, &shown_anywhere);
-        let system = system_views(home, workspace, &shown_anywhere);
+        // The shared directories' views, then the top-level ones, which leave those out.
+        let home_real = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| normalize(h)));
+        let shared_dirs = shared_roots(home_real.as_deref(), &shared_candidates());
+        let places = absolute_places(&shown_anywhere);
+        let shared = views_of(
+            shared_dirs.clone(),
+            home_real.as_deref(),
+            workspace,
+            &places,
+        );
+        let system = system_views(
+            home_real.as_deref(),
+            &shared_dirs,
+            workspace,
+            &shown_anywhere,
+        );
         let mut wanted: Vec<PathBuf> = [config_dir, data_dir]
             .iter()
             .map(|p| normalize(p))
