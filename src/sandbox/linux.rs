@@ -9,7 +9,7 @@
 use super::SandboxMode;
 use super::mounts::{self, GitPlan, MountPlan, Mounted, NsSupport};
 use super::readable::{self, Grant};
-use super::seccomp::{Filter, Sockets};
+use super::seccomp::{Filter, Ipc, Sockets};
 use super::supervise::{self, Reaping};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
@@ -447,7 +447,9 @@ impl Confinement {
             (false, Some(_)) => Sockets::TcpOnly,
             (false, None) => Sockets::Refuse,
         };
-        let seccomp = Filter::build(sockets);
+        // With namespaces the command gets an IPC namespace of its own (`NsEntry`).
+        let ipc = if namespaces { Ipc::Own } else { Ipc::Persons };
+        let seccomp = Filter::build(sockets, ipc);
         if seccomp.is_none() && !req.network {
             return Err(
                 "The sandbox has no network filter for this CPU; set sandbox.network = true or \

@@ -448,13 +448,17 @@ impl MountPlan {
         let pid = if self.ns.pid { libc::CLONE_NEWPID } else { 0 };
         // Created with the user namespace (if any), so its `lo` can be brought up.
         let net = if self.net { libc::CLONE_NEWNET } else { 0 };
+        // An IPC namespace of its own: the person's System V shared memory, message queues and
+        // semaphores are kernel objects Landlock does not govern. The probes make it too, so
+        // where it cannot be made rein takes the fallback, whose seccomp filter refuses them.
+        let ipc = libc::CLONE_NEWIPC;
         Ok(match mode {
             NsMode::User => NsEntry {
-                flags: libc::CLONE_NEWUSER | libc::CLONE_NEWNS | pid | net,
+                flags: libc::CLONE_NEWUSER | libc::CLONE_NEWNS | ipc | pid | net,
                 user: Some((uid, gid)),
             },
             NsMode::Plain => NsEntry {
-                flags: libc::CLONE_NEWNS | pid | net,
+                flags: libc::CLONE_NEWNS | ipc | pid | net,
                 user: None,
             },
         })

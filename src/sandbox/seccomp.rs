@@ -1,5 +1,6 @@
-//! A small seccomp BPF filter, written by hand: it refuses to create sockets (no network) and
-//! refuses the terminal ioctls that inject input into another program's terminal.
+//! A small seccomp BPF filter, written by hand: it refuses to create sockets (no network),
+//! refuses the terminal ioctls that inject input into another program's terminal, and, where a
+//! command shares the person's IPC namespace, System V IPC and POSIX message queues.
 //!
 //! Why seccomp and not Landlock alone: Landlock (up to the ABI 7 we build for) restricts TCP
 //! `bind`/`connect` by port but not UDP, raw sockets, or connecting to pathname unix sockets
@@ -52,6 +53,10 @@ struct Arch {
     /// `fchmodat`, `fchmodat2`, `open`, `openat`, `creat`, `mknod`, `mknodat` (those this
     /// convention has). Setting the setuid or setgid bit is refused (see [`SET_ID_BITS`]).
     modes: &'static [(u32, u32)],
+    /// System V IPC (shared memory, message queues, semaphores, the i386 multiplexer) and
+    /// POSIX message queues: kernel objects of the IPC namespace that Landlock does not
+    /// govern (see [`Ipc`]).
+    ipc: &'static [u32],
 }
 
 /// `S_ISUID | S_ISGID`. A file the command marks setuid stays so on disk after the call,
@@ -128,6 +133,9 @@ const ARCHES: &[Arch] = &[
             (133, 1),
             (259, 2),
         ],
+        ipc: &[
+            29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, 240, 241, 242, 243, 244, 245,
+        ],
     },
     Arch {
         audit: AUDIT_ARCH_I386,
@@ -149,6 +157,10 @@ const ARCHES: &[Arch] = &[
             (14, 1),
             (297, 2),
         ],
+        ipc: &[
+            117, 277, 278, 279, 280, 281, 282, 393, 394, 395, 396, 397, 398, 399, 400, 401, 402,
+            418, 419, 420,
+        ],
     },
 ];
 
@@ -164,6 +176,10 @@ const ARCHES: &[Arch] = &[
         keys: [217, 218, 219],
         private: None,
         modes: &[(52, 1), (53, 2), (452, 2), (56, 3), (33, 2)],
+        ipc: &[
+            180, 181, 182, 183, 184, 185, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196,
+            197,
+        ],
     },
     Arch {
         audit: AUDIT_ARCH_ARM,
@@ -185,6 +201,11 @@ const ARCHES: &[Arch] = &[
             (8, 1),
             (14, 1),
             (324, 2),
+        ],
+        // 117 is the old ABI's multiplexer.
+        ipc: &[
+            117, 274, 275, 276, 277, 278, 279, 298, 299, 300, 301, 302, 303, 304, 305, 306, 307,
+            308, 312, 418, 419, 420,
         ],
     },
 ];
@@ -228,6 +249,18 @@ pub(crate) enum Sockets {
     TcpOnly,
     /// Any (`network = true`).
     Allow,
+}
+
+/// Whose IPC objects a command would reach with the System V and POSIX message queue calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ipc {
+    /// An IPC namespace of the command's own (namespaces): the calls work and see only what
+    /// the command made.
+    Own,
+    /// The person's (the fallback): shared memory, message queues and semaphores of their
+    /// programs (a database's, an X server's window images) that Landlock does not govern.
+    /// The calls get ENOSYS.
+    Persons,
 }
 
 const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
@@ -309,9 +342,10 @@ enum Target {
 }
 
 impl Filter {
-    /// The filter for one sandbox: socket creation as `sockets` says; `TIOCSTI`/`TIOCLINUX`
-    /// and mount changes are always refused. `None` when this CPU is not supported.
-    pub(crate) fn build(sockets: Sockets) -> Option<Filter> {
+    /// The filter for one sandbox: socket creation as `sockets` says, the IPC calls as `ipc`
+    /// says; `TIOCSTI`/`TIOCLINUX` and mount changes are always refused. `None` when this CPU
+    /// is not supported.
+    pub(crate) fn build(sockets: Sockets, ipc: Ipc) -> Option<Filter> {
         if !supported() {
             return None;
         }
@@ -329,7 +363,7 @@ impl Filter {
             // allowed after a handful of comparisons, which also keeps the kernel's
             // per-filter cache of always-allowed calls cheap to build (it runs the filter
             // once per system call number when the filter is installed, in every command).
-            let special = special_calls(arch, i, sockets);
+            let special = runs(&special_calls(arch, i, sockets, ipc));
             let mut nodes = 0;
             dispatch(&mut code, &special, i, &mut nodes);
             if sockets != Sockets::Allow {
@@ -401,7 +435,7 @@ impl Filter {
 
 /// The calls of `arch` (`ARCHES[i]`) the filter decides on, by number, with where each goes;
 /// every other call is allowed.
-fn special_calls(arch: &Arch, i: usize, sockets: Sockets) -> Vec<(u32, Target)> {
+fn special_calls(arch: &Arch, i: usize, sockets: Sockets, ipc: Ipc) -> Vec<(u32, Target)> {
     let mut special = vec![(arch.ioctl, Target::Ioctl(i))];
     special.extend(arch.mount.iter().map(|nr| (*nr, Target::Eperm)));
     special.extend(arch.keys.iter().map(|nr| (*nr, Target::Nosys)));
@@ -410,6 +444,9 @@ fn special_calls(arch: &Arch, i: usize, sockets: Sockets) -> Vec<(u32, Target)> 
     // io_uring can open files (with any mode) and create and connect sockets without going
     // through the calls above; ENOSYS makes its users fall back to plain system calls.
     special.push((arch.io_uring_setup, Target::Nosys));
+    if ipc == Ipc::Persons {
+        special.extend(arch.ipc.iter().map(|nr| (*nr, Target::Nosys)));
+    }
     if sockets != Sockets::Allow {
         special.push((arch.socket, Target::Socket(i)));
         // The multiplexer's arguments sit behind a pointer the filter cannot read.
@@ -419,17 +456,40 @@ fn special_calls(arch: &Arch, i: usize, sockets: Sockets) -> Vec<(u32, Target)> 
     special
 }
 
-/// Emits a binary search over `special` (sorted by number): a call found goes to its target,
+/// Runs of consecutive call numbers that go to the same target, as `(first, last, target)`:
+/// the IPC calls come in runs (x86_64's 64 to 71), which the search then tests as one.
+fn runs(special: &[(u32, Target)]) -> Vec<(u32, u32, Target)> {
+    let mut out: Vec<(u32, u32, Target)> = Vec::new();
+    for &(nr, target) in special {
+        match out.last_mut() {
+            Some((_, last, t)) if *t == target && last.checked_add(1) == Some(nr) => *last = nr,
+            _ => out.push((nr, nr, target)),
+        }
+    }
+    out
+}
+
+/// Emits a binary search over `runs` (sorted by number): a call in a run goes to its target,
 /// any other is allowed.
-fn dispatch(code: &mut Vec<Ins>, special: &[(u32, Target)], i: usize, nodes: &mut usize) {
-    if special.len() <= 2 {
-        for (nr, target) in special {
-            code.push(Ins::JumpIfEq(*nr, *target));
+fn dispatch(code: &mut Vec<Ins>, runs: &[(u32, u32, Target)], i: usize, nodes: &mut usize) {
+    // A leaf tests at most two numbers: a run of several takes two tests, one number one.
+    let tests: usize = runs.iter().map(|(f, l, _)| 1 + usize::from(f != l)).sum();
+    if tests <= 2 {
+        for &(first, last, target) in runs {
+            if first == last {
+                code.push(Ins::JumpIfEq(first, target));
+                continue;
+            }
+            let past = Target::Node(i, *nodes);
+            *nodes += 1;
+            code.push(Ins::JumpIfGe(last + 1, past));
+            code.push(Ins::JumpIfGe(first, target));
+            code.push(Ins::Label(past));
         }
         code.push(Ins::Return(ALLOW));
         return;
     }
-    let (low, high) = special.split_at(special.len() / 2);
+    let (low, high) = runs.split_at(runs.len() / 2);
     let upper = Target::Node(i, *nodes);
     *nodes += 1;
     code.push(Ins::JumpIfGe(high[0].0, upper));
@@ -506,7 +566,7 @@ mod tests {
     #[test]
     fn the_program_reaches_the_zygote_unchanged() {
         for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
-            let Some(f) = Filter::build(sockets) else {
+            let Some(f) = Filter::build(sockets, Ipc::Persons) else {
                 return;
             };
             let back = Filter::from_words(&f.to_words());
@@ -551,7 +611,7 @@ mod tests {
     }
 
     /// What the filter must answer for a call whose arguments do not matter, from the tables.
-    fn expected(arch: &Arch, nr: u32, sockets: Sockets) -> Option<u32> {
+    fn expected(arch: &Arch, nr: u32, sockets: Sockets, ipc: Ipc) -> Option<u32> {
         if let Some((first, last)) = arch.private
             && (first..=last).contains(&nr)
         {
@@ -572,6 +632,9 @@ mod tests {
         if sockets != Sockets::Allow && Some(nr) == arch.socketcall {
             return Some(errno(libc::EACCES));
         }
+        if ipc == Ipc::Persons && arch.ipc.contains(&nr) {
+            return Some(errno(libc::ENOSYS));
+        }
         if nr == arch.io_uring_setup || nr == OPENAT2 {
             return Some(errno(libc::ENOSYS));
         }
@@ -586,15 +649,19 @@ mod tests {
         // 32-bit arm's private calls and their neighbours.
         numbers.extend(0x000f_0000..0x000f_0010);
         numbers.extend([u32::MAX, u32::MAX - 1, 0x8000_0000]);
-        for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
-            let f = Filter::build(sockets).unwrap();
+        let settings = [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow]
+            .into_iter()
+            .flat_map(|s| [(s, Ipc::Own), (s, Ipc::Persons)]);
+        for (sockets, ipc) in settings {
+            let f = Filter::build(sockets, ipc).unwrap();
             for arch in ARCHES {
                 for &nr in &numbers {
-                    let Some(want) = expected(arch, nr, sockets) else {
+                    let Some(want) = expected(arch, nr, sockets, ipc) else {
                         continue;
                     };
                     let (got, steps) = run_counting(&f, arch.audit, nr, [0; 6]);
-                    assert_eq!(got, want, "{sockets:?} arch {:#x} nr {nr}", arch.audit);
+                    let at = format!("{sockets:?} {ipc:?} arch {:#x} nr {nr}", arch.audit);
+                    assert_eq!(got, want, "{at}");
                     // The kernel runs the filter for every number when it is installed (its
                     // cache of always-allowed calls): a list of comparisons took 21 steps;
                     // the search tree takes 12 at most, plus the check for unreviewed numbers.
@@ -602,10 +669,7 @@ mod tests {
                     // caches them, and they take the four steps of the check on top.)
                     let checked = arch.modes.iter().any(|(m, _)| *m == nr);
                     if want == ALLOW {
-                        assert!(
-                            steps <= 13 + 4 * checked as usize,
-                            "{steps} steps for nr {nr}"
-                        );
+                        assert!(steps <= 13 + 4 * checked as usize, "{steps} steps: {at}");
                     }
                 }
             }
@@ -614,8 +678,8 @@ mod tests {
 
     #[test]
     fn refuses_sockets_only_when_network_is_off() {
-        let off = Filter::build(Sockets::Refuse).unwrap();
-        let on = Filter::build(Sockets::Allow).unwrap();
+        let off = Filter::build(Sockets::Refuse, Ipc::Persons).unwrap();
+        let on = Filter::build(Sockets::Allow, Ipc::Persons).unwrap();
         let x = AUDIT_ARCH_X86_64;
         for family in [
             libc::AF_INET,
@@ -650,12 +714,12 @@ mod tests {
         );
         assert_eq!(run(&on, AUDIT_ARCH_I386, 359, [2, 1, 0, 0, 0, 0]), ALLOW);
         assert_eq!(run(&off, 0x1234, 0, [0; 6]), errno(libc::ENOSYS));
-        assert!(off.prog.len() < 160, "{}", off.prog.len());
+        assert!(off.prog.len() < 180, "{}", off.prog.len());
     }
 
     #[test]
     fn the_allow_list_gets_tcp_sockets_only() {
-        let f = Filter::build(Sockets::TcpOnly).unwrap();
+        let f = Filter::build(Sockets::TcpOnly, Ipc::Persons).unwrap();
         let x = AUDIT_ARCH_X86_64;
         let socket = |family: i32, ty: i32, proto: i32| {
             run(&f, x, 41, [family as u64, ty as u64, proto as u64, 0, 0, 0])
@@ -701,12 +765,12 @@ mod tests {
             errno(libc::EACCES)
         );
         assert_eq!(run(&f, x, 425, [0; 6]), errno(libc::ENOSYS));
-        assert!(f.prog.len() < 175, "{}", f.prog.len());
+        assert!(f.prog.len() < 200, "{}", f.prog.len());
     }
 
     #[test]
     fn refuses_mount_changes_in_both_calling_conventions() {
-        let f = Filter::build(Sockets::Allow).unwrap();
+        let f = Filter::build(Sockets::Allow, Ipc::Persons).unwrap();
         for nr in [165, 166, 155, 428, 429, 442, 467] {
             assert_eq!(
                 run(&f, AUDIT_ARCH_X86_64, nr, [0; 6]),
@@ -730,7 +794,7 @@ mod tests {
     #[test]
     fn refuses_the_keyrings_in_every_calling_convention() {
         for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
-            let f = Filter::build(sockets).unwrap();
+            let f = Filter::build(sockets, Ipc::Persons).unwrap();
             for (arch, numbers) in [
                 (AUDIT_ARCH_X86_64, [248, 249, 250]),
                 (AUDIT_ARCH_I386, [286, 287, 288]),
@@ -745,10 +809,56 @@ mod tests {
         }
     }
 
+    /// Every System V IPC and POSIX message queue call libc knows for x86_64 is in the table
+    /// (an oracle apart from it), refused only where the command shares the person's IPC.
+    #[test]
+    fn refuses_the_persons_ipc_objects_only_without_a_namespace_of_its_own() {
+        let calls = [
+            libc::SYS_shmget,
+            libc::SYS_shmat,
+            libc::SYS_shmctl,
+            libc::SYS_shmdt,
+            libc::SYS_semget,
+            libc::SYS_semop,
+            libc::SYS_semctl,
+            libc::SYS_semtimedop,
+            libc::SYS_msgget,
+            libc::SYS_msgsnd,
+            libc::SYS_msgrcv,
+            libc::SYS_msgctl,
+            libc::SYS_mq_open,
+            libc::SYS_mq_unlink,
+            libc::SYS_mq_timedsend,
+            libc::SYS_mq_timedreceive,
+            libc::SYS_mq_notify,
+            libc::SYS_mq_getsetattr,
+        ];
+        let shared = Filter::build(Sockets::Allow, Ipc::Persons).unwrap();
+        let own = Filter::build(Sockets::Refuse, Ipc::Own).unwrap();
+        for nr in calls {
+            let nr = nr as u32;
+            assert_eq!(
+                run(&shared, AUDIT_ARCH_X86_64, nr, [0; 6]),
+                errno(libc::ENOSYS),
+                "{nr}"
+            );
+            assert_eq!(run(&own, AUDIT_ARCH_X86_64, nr, [0; 6]), ALLOW, "{nr}");
+        }
+        assert_eq!(ARCHES[0].ipc.len(), calls.len());
+        // i386: the multiplexer and the direct calls (shmat 397, mq_open 277).
+        for nr in [117, 397, 277] {
+            assert_eq!(
+                run(&shared, AUDIT_ARCH_I386, nr, [0; 6]),
+                errno(libc::ENOSYS)
+            );
+            assert_eq!(run(&own, AUDIT_ARCH_I386, nr, [0; 6]), ALLOW);
+        }
+    }
+
     #[test]
     fn refuses_setuid_and_setgid_bits_in_every_call_that_sets_a_mode() {
         for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
-            let f = Filter::build(sockets).unwrap();
+            let f = Filter::build(sockets, Ipc::Persons).unwrap();
             for arch in ARCHES {
                 for &(nr, a) in arch.modes {
                     let with = |mode: u64| {
@@ -788,7 +898,7 @@ mod tests {
 
     #[test]
     fn refuses_terminal_injection_even_with_high_bits_set() {
-        let f = Filter::build(Sockets::Allow).unwrap();
+        let f = Filter::build(Sockets::Allow, Ipc::Persons).unwrap();
         let sti = libc::TIOCSTI;
         assert_eq!(
             run(&f, AUDIT_ARCH_X86_64, 16, [0, sti, 0, 0, 0, 0]),

@@ -613,14 +613,76 @@ impl Ready {
     fn exec_command(&self) -> io::Error {
         // SAFETY: valid NUL-terminated strings and NULL-terminated arrays owned by `self`.
         unsafe {
-            libc::execve(
+            execve(
                 self.program.as_ptr(),
                 self.argv_ptrs.as_ptr(),
                 self.env_ptrs.as_ptr(),
-            );
+            )
         }
-        io::Error::last_os_error()
     }
+}
+
+/// `execve` as a bare system call, returning the kernel's error. The child shares the zygote's
+/// memory, its thread's `errno` included, with the inits of other commands running at the same
+/// time: by the time the libc wrapper's `errno` was read, another init's failed `waitpid`
+/// could have put `ECHILD` there (seen as "exec failed: no child processes").
+///
+/// # Safety
+/// `path` must be a NUL-terminated string, `argv` and `envp` NULL-terminated arrays of them.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+unsafe fn execve(
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+) -> io::Error {
+    let ret: isize;
+    // SAFETY: the execve system call with the caller's valid arguments; on success it does not
+    // return, on failure it changes nothing in this process.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") libc::SYS_execve as isize => ret,
+            in("rdi") path,
+            in("rsi") argv,
+            in("rdx") envp,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    // SAFETY: as above.
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        std::arch::asm!(
+            "svc 0",
+            in("x8") libc::SYS_execve,
+            inlateout("x0") path as isize => ret,
+            in("x1") argv,
+            in("x2") envp,
+            options(nostack),
+        );
+    }
+    // The kernel returns -errno (1 to 4095) on failure.
+    match ret {
+        -4095..=-1 => io::Error::from_raw_os_error(-ret as i32),
+        _ => io::Error::from_raw_os_error(libc::EIO),
+    }
+}
+
+/// [`execve`] through libc where rein has no bare system call for the CPU.
+///
+/// # Safety
+/// As [`execve`].
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+unsafe fn execve(
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+) -> io::Error {
+    // SAFETY: the caller's valid arguments.
+    unsafe { libc::execve(path, argv, envp) };
+    io::Error::last_os_error()
 }
 
 /// Writes `e`'s errno to the child's error pipes and leaves the child.
@@ -732,9 +794,10 @@ mod tests {
             let (pid, zygote_errno) = first_reply(&ours);
             assert!(pid > 0);
             assert_eq!(zygote_errno, 0);
+            // The init of the first request may still be running (it is the test runner's
+            // child, `CLONE_PARENT`, so this process cannot wait for it) and shares this
+            // process's memory: its errors must not become the second request's.
             assert_eq!(read_errno(&started), errno, "{program}");
-            // SAFETY: waiting for our own child (cloned with CLONE_PARENT).
-            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
         }
         // Nothing more came from the zygote: one answer per request.
         rustix::io::ioctl_fionbio(&ours, true).unwrap();

@@ -1,4 +1,4 @@
-//! What a command could reach without touching a path: the kernel's keyrings, descriptors rein
+//! What a command could reach without touching a path: the kernel's keyrings and IPC objects, descriptors rein
 //! inherited, a repository `.git` only points to, and a protected file too large to keep; and
 //! the person's runtime directory, which no list of secret places names.
 
@@ -68,6 +68,165 @@ pub fn the_persons_keyrings_are_out_of_reach(mode: Mode) {
     );
     let all = String::from_utf8_lossy(&out.stdout);
     assert!(!all.contains(&secret));
+}
+
+/// The person's System V shared memory segment, message queue and POSIX message queue, made
+/// by the test as the person's programs would (a database's buffers, an X server's window
+/// images), removed when dropped. Mode 0666, so that only the IPC namespace, not the
+/// permission bits, keeps them from a command (root's commands run as `nobody`).
+struct PersonsIpc {
+    key: libc::key_t,
+    shm: libc::c_int,
+    msg: libc::c_int,
+    queue: std::ffi::CString,
+}
+
+/// `struct msgbuf` with room for one secret.
+#[repr(C)]
+struct Message {
+    kind: libc::c_long,
+    text: [u8; 64],
+}
+
+impl PersonsIpc {
+    fn new(secret: &str) -> PersonsIpc {
+        let key = (rand_u64() as libc::key_t).abs().max(1);
+        let queue = std::ffi::CString::new(format!("/{}", unique("rein-queue"))).unwrap();
+        // SAFETY: plain IPC calls on buffers owned here; the segment is detached at once.
+        unsafe {
+            let flags = libc::IPC_CREAT | libc::IPC_EXCL | 0o666;
+            let shm = libc::shmget(key, 4096, flags);
+            let msg = libc::msgget(key, flags);
+            assert!(shm >= 0 && msg >= 0, "{}", std::io::Error::last_os_error());
+            let at = libc::shmat(shm, std::ptr::null(), 0);
+            assert_ne!(at as isize, -1, "{}", std::io::Error::last_os_error());
+            std::ptr::copy_nonoverlapping(secret.as_ptr(), at.cast(), secret.len());
+            libc::shmdt(at);
+            let mut m = Message {
+                kind: 1,
+                text: [0; 64],
+            };
+            m.text[..secret.len()].copy_from_slice(secret.as_bytes());
+            let sent = libc::msgsnd(msg, (&raw const m).cast(), secret.len(), 0);
+            assert_eq!(sent, 0, "{}", std::io::Error::last_os_error());
+            let q = libc::mq_open(queue.as_ptr(), libc::O_CREAT | libc::O_RDWR, 0o666, 0usize);
+            assert!(q >= 0, "{}", std::io::Error::last_os_error());
+            libc::mq_close(q);
+            PersonsIpc {
+                key,
+                shm,
+                msg,
+                queue,
+            }
+        }
+    }
+
+    /// What the segment holds now.
+    fn segment(&self, len: usize) -> Vec<u8> {
+        // SAFETY: reads `len` bytes of a 4096-byte segment attached read-only, then detaches.
+        unsafe {
+            let at = libc::shmat(self.shm, std::ptr::null(), libc::SHM_RDONLY);
+            assert_ne!(at as isize, -1);
+            let bytes = std::slice::from_raw_parts(at.cast::<u8>(), len).to_vec();
+            libc::shmdt(at);
+            bytes
+        }
+    }
+
+    /// The message waiting in the queue, if one is.
+    fn message(&self) -> Option<Vec<u8>> {
+        let mut m = Message {
+            kind: 0,
+            text: [0; 64],
+        };
+        // SAFETY: receives into a buffer of the size given.
+        let n = unsafe { libc::msgrcv(self.msg, (&raw mut m).cast(), 64, 0, libc::IPC_NOWAIT) };
+        (n >= 0).then(|| m.text[..n as usize].to_vec())
+    }
+
+    /// Whether the POSIX queue still exists.
+    fn queue_exists(&self) -> bool {
+        // SAFETY: opens and closes a queue by name.
+        unsafe {
+            let q = libc::mq_open(self.queue.as_ptr(), libc::O_RDONLY);
+            q >= 0 && libc::mq_close(q) == 0
+        }
+    }
+
+    /// A command that reads and overwrites what it can reach of these by key and by id, takes
+    /// the message, removes the POSIX queue, and makes a segment of its own.
+    fn attack(&self, secret_len: usize) -> String {
+        let queue = self.queue.to_str().unwrap();
+        format!(
+            "python3 - <<'PY'\n\
+             import ctypes\n\
+             libc = ctypes.CDLL(None, use_errno=True)\n\
+             libc.shmat.restype = ctypes.c_void_p\n\
+             failed = ctypes.c_void_p(-1).value\n\
+             for sid in {{{shm}, libc.shmget({key}, 0, 0)}}:\n\
+             \x20   at = libc.shmat(sid, None, 0)\n\
+             \x20   if at is None or at == failed:\n\
+             \x20       print('shm refused', ctypes.get_errno())\n\
+             \x20   else:\n\
+             \x20       print('shm:', ctypes.string_at(at, {secret_len}))\n\
+             \x20       ctypes.memmove(at, b'X' * {secret_len}, {secret_len})\n\
+             for qid in {{{msg}, libc.msgget({key}, 0)}}:\n\
+             \x20   buf = ctypes.create_string_buffer(72)\n\
+             \x20   n = libc.msgrcv(qid, buf, 64, 0, 0o4000)\n\
+             \x20   print('msg:', buf.raw[8:8 + n]) if n >= 0 else print('msg refused', ctypes.get_errno())\n\
+             print('mq_unlink', libc.mq_unlink(b'{queue}'), ctypes.get_errno())\n\
+             own = libc.shmget(0, 4096, 0o1000 | 0o600)\n\
+             print('own shm', 'works' if own >= 0 else 'refused %d' % ctypes.get_errno())\n\
+             PY",
+            shm = self.shm,
+            msg = self.msg,
+            key = self.key,
+        )
+    }
+}
+
+impl Drop for PersonsIpc {
+    fn drop(&mut self) {
+        // SAFETY: removes the objects this value made.
+        unsafe {
+            libc::shmctl(self.shm, libc::IPC_RMID, std::ptr::null_mut());
+            libc::msgctl(self.msg, libc::IPC_RMID, std::ptr::null_mut());
+            libc::mq_unlink(self.queue.as_ptr());
+        }
+    }
+}
+
+/// Class: kernel objects Landlock does not govern. The person's System V shared memory and
+/// message queues (and POSIX message queues) are neither read, nor changed, nor removed by a
+/// command; with namespaces the command gets IPC of its own, which works.
+pub fn the_persons_shared_memory_and_message_queues_are_out_of_reach(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let secret = unique("SHM-SECRET");
+    let ipc = PersonsIpc::new(&secret);
+    s.push(bash(&ipc.attack(secret.len())))
+        .push(Reply::text("done"));
+    let out = exec(rein(&w, mode));
+    let r = results(&s, 1).content;
+    assert!(r.contains("own shm"), "the attack did not run: {r}");
+    assert!(
+        !r.contains(&secret),
+        "the person's IPC reached the model: {r}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(&secret));
+    assert_eq!(ipc.segment(secret.len()), secret.as_bytes(), "changed: {r}");
+    assert_eq!(ipc.message().as_deref(), Some(secret.as_bytes()), "{r}");
+    assert!(
+        ipc.queue_exists(),
+        "the person's POSIX queue was removed: {r}"
+    );
+    // Programs that use System V IPC (a test database) work where it is the command's own.
+    let own = match mode {
+        Mode::Fallback => format!("own shm refused {}", libc::ENOSYS),
+        Mode::Namespaces | Mode::Forked => "own shm works".into(),
+    };
+    assert!(r.contains(&own), "{r}");
 }
 
 /// Class: secrets outside home that no list names. The person's runtime directory
