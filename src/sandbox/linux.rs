@@ -9,7 +9,7 @@
 use super::SandboxMode;
 use super::mounts::{self, GitPlan, MountPlan, Mounted, NsSupport};
 use super::readable::{self, Grant};
-use super::seccomp::{Filter, Ipc, Sockets};
+use super::seccomp::{Filter, Shared, Sockets};
 use super::supervise::{self, Reaping};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
@@ -447,9 +447,13 @@ impl Confinement {
             (false, Some(_)) => Sockets::TcpOnly,
             (false, None) => Sockets::Refuse,
         };
-        // With namespaces the command gets an IPC namespace of its own (`NsEntry`).
-        let ipc = if namespaces { Ipc::Own } else { Ipc::Persons };
-        let seccomp = Filter::build(sockets, ipc);
+        // With namespaces the command gets an IPC namespace of its own (`NsEntry`), and a PID
+        // namespace where the kernel allows one.
+        let shared = Shared {
+            ipc: !namespaces,
+            pids: !mounts.as_ref().is_some_and(|plan| plan.ns.pid),
+        };
+        let seccomp = Filter::build(sockets, shared);
         if seccomp.is_none() && !req.network {
             return Err(
                 "The sandbox has no network filter for this CPU; set sandbox.network = true or \

@@ -55,8 +55,12 @@ struct Arch {
     modes: &'static [(u32, u32)],
     /// System V IPC (shared memory, message queues, semaphores, the i386 multiplexer) and
     /// POSIX message queues: kernel objects of the IPC namespace that Landlock does not
-    /// govern (see [`Ipc`]).
+    /// govern (see [`Shared::ipc`]).
     ipc: &'static [u32],
+    /// `prlimit64` and `setpriority`, which change another process by pid (see
+    /// [`Shared::pids`]).
+    prlimit64: u32,
+    setpriority: u32,
 }
 
 /// `S_ISUID | S_ISGID`. A file the command marks setuid stays so on disk after the call,
@@ -136,6 +140,8 @@ const ARCHES: &[Arch] = &[
         ipc: &[
             29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, 240, 241, 242, 243, 244, 245,
         ],
+        prlimit64: 302,
+        setpriority: 141,
     },
     Arch {
         audit: AUDIT_ARCH_I386,
@@ -161,6 +167,8 @@ const ARCHES: &[Arch] = &[
             117, 277, 278, 279, 280, 281, 282, 393, 394, 395, 396, 397, 398, 399, 400, 401, 402,
             418, 419, 420,
         ],
+        prlimit64: 340,
+        setpriority: 97,
     },
 ];
 
@@ -180,6 +188,8 @@ const ARCHES: &[Arch] = &[
             180, 181, 182, 183, 184, 185, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196,
             197,
         ],
+        prlimit64: 261,
+        setpriority: 140,
     },
     Arch {
         audit: AUDIT_ARCH_ARM,
@@ -207,6 +217,8 @@ const ARCHES: &[Arch] = &[
             117, 274, 275, 276, 277, 278, 279, 298, 299, 300, 301, 302, 303, 304, 305, 306, 307,
             308, 312, 418, 419, 420,
         ],
+        prlimit64: 369,
+        setpriority: 97,
     },
 ];
 
@@ -251,16 +263,19 @@ pub(crate) enum Sockets {
     Allow,
 }
 
-/// Whose IPC objects a command would reach with the System V and POSIX message queue calls.
+/// What a command shares with the person's other processes, which decides what the filter
+/// must refuse: with namespaces nothing, in the fallback both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ipc {
-    /// An IPC namespace of the command's own (namespaces): the calls work and see only what
-    /// the command made.
-    Own,
-    /// The person's (the fallback): shared memory, message queues and semaphores of their
-    /// programs (a database's, an X server's window images) that Landlock does not govern.
-    /// The calls get ENOSYS.
-    Persons,
+pub(crate) struct Shared {
+    /// The IPC namespace: System V shared memory, message queues and semaphores of the
+    /// person's programs (a database's buffers, an X server's window images), and their POSIX
+    /// message queues, kernel objects Landlock does not govern. The calls get ENOSYS.
+    pub(crate) ipc: bool,
+    /// The PID namespace: `prlimit64` and `setpriority` could change the person's processes,
+    /// rein included, by pid (a file size limit of 0 kills rein at its next write), and the
+    /// change would outlive the call; Landlock does not govern them. Only a command's own
+    /// limits and priority may change (pid 0), and another's limits may still be read.
+    pub(crate) pids: bool,
 }
 
 const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
@@ -339,13 +354,17 @@ enum Target {
     Beyond(usize),
     /// The check of a mode in argument `a` (any calling convention).
     Mode(u32),
+    /// The pid and new-limit checks of `prlimit64` (any calling convention).
+    Prlimit,
+    /// The target checks of `setpriority` (any calling convention).
+    Setpriority,
 }
 
 impl Filter {
-    /// The filter for one sandbox: socket creation as `sockets` says, the IPC calls as `ipc`
-    /// says; `TIOCSTI`/`TIOCLINUX` and mount changes are always refused. `None` when this CPU
-    /// is not supported.
-    pub(crate) fn build(sockets: Sockets, ipc: Ipc) -> Option<Filter> {
+    /// The filter for one sandbox: socket creation as `sockets` says, the calls that reach what
+    /// the command shares with the person as `shared` says; `TIOCSTI`/`TIOCLINUX` and mount
+    /// changes are always refused. `None` when this CPU is not supported.
+    pub(crate) fn build(sockets: Sockets, shared: Shared) -> Option<Filter> {
         if !supported() {
             return None;
         }
@@ -363,7 +382,7 @@ impl Filter {
             // allowed after a handful of comparisons, which also keeps the kernel's
             // per-filter cache of always-allowed calls cheap to build (it runs the filter
             // once per system call number when the filter is installed, in every command).
-            let special = runs(&special_calls(arch, i, sockets, ipc));
+            let special = runs(&special_calls(arch, i, sockets, shared));
             let mut nodes = 0;
             dispatch(&mut code, &special, i, &mut nodes);
             if sockets != Sockets::Allow {
@@ -396,6 +415,7 @@ impl Filter {
             code.push(Ins::JumpIfNe(0, Target::Eperm));
             code.push(Ins::Return(ALLOW));
         }
+        other_process_checks(&mut code);
         // A calling convention this build does not know: refuse everything.
         code.push(Ins::Label(Target::Arch(ARCHES.len())));
         code.push(Ins::Label(Target::Nosys));
@@ -435,7 +455,7 @@ impl Filter {
 
 /// The calls of `arch` (`ARCHES[i]`) the filter decides on, by number, with where each goes;
 /// every other call is allowed.
-fn special_calls(arch: &Arch, i: usize, sockets: Sockets, ipc: Ipc) -> Vec<(u32, Target)> {
+fn special_calls(arch: &Arch, i: usize, sockets: Sockets, shared: Shared) -> Vec<(u32, Target)> {
     let mut special = vec![(arch.ioctl, Target::Ioctl(i))];
     special.extend(arch.mount.iter().map(|nr| (*nr, Target::Eperm)));
     special.extend(arch.keys.iter().map(|nr| (*nr, Target::Nosys)));
@@ -444,8 +464,12 @@ fn special_calls(arch: &Arch, i: usize, sockets: Sockets, ipc: Ipc) -> Vec<(u32,
     // io_uring can open files (with any mode) and create and connect sockets without going
     // through the calls above; ENOSYS makes its users fall back to plain system calls.
     special.push((arch.io_uring_setup, Target::Nosys));
-    if ipc == Ipc::Persons {
+    if shared.ipc {
         special.extend(arch.ipc.iter().map(|nr| (*nr, Target::Nosys)));
+    }
+    if shared.pids {
+        special.push((arch.prlimit64, Target::Prlimit));
+        special.push((arch.setpriority, Target::Setpriority));
     }
     if sockets != Sockets::Allow {
         special.push((arch.socket, Target::Socket(i)));
@@ -496,6 +520,32 @@ fn dispatch(code: &mut Vec<Ins>, runs: &[(u32, u32, Target)], i: usize, nodes: &
     dispatch(code, low, i, nodes);
     code.push(Ins::Label(upper));
     dispatch(code, high, i, nodes);
+}
+
+/// `setpriority`'s `which` for every process of a user (`<sys/resource.h>`; libc's type for it
+/// differs between C libraries).
+const PRIO_USER: u32 = 2;
+
+/// `prlimit64(pid, resource, new, old)` changes limits only with pid 0 (the caller) and reads
+/// any; `setpriority(which, who, prio)` only with who 0 and not for a whole user (`PRIO_USER`
+/// with who 0 is every process of the caller's uid). Shared by every calling convention: the
+/// arguments sit alike, and the pids and the `which` are C ints (low halves).
+fn other_process_checks(code: &mut Vec<Ins>) {
+    code.push(Ins::Label(Target::Prlimit));
+    code.push(Ins::Load(DATA_ARG0));
+    code.push(Ins::JumpIfEq(0, Target::Allow));
+    // The new limit is a pointer: both halves must be zero (NULL) for a read.
+    code.push(Ins::Load(DATA_ARG2));
+    code.push(Ins::JumpIfNe(0, Target::Eperm));
+    code.push(Ins::Load(DATA_ARG2 + 4));
+    code.push(Ins::JumpIfNe(0, Target::Eperm));
+    code.push(Ins::Return(ALLOW));
+    code.push(Ins::Label(Target::Setpriority));
+    code.push(Ins::Load(DATA_ARG1));
+    code.push(Ins::JumpIfNe(0, Target::Eperm));
+    code.push(Ins::Load(DATA_ARG0));
+    code.push(Ins::JumpIfEq(PRIO_USER, Target::Eperm));
+    code.push(Ins::Return(ALLOW));
 }
 
 /// `socket(family, type, protocol)` allowed only for `AF_INET`/`AF_INET6`, `SOCK_STREAM`, and
@@ -563,10 +613,22 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 mod tests {
     use super::*;
 
+    /// The fallback's: the person's IPC and pids.
+    const SHARED: Shared = Shared {
+        ipc: true,
+        pids: true,
+    };
+
+    /// With namespaces: nothing shared.
+    const OWN: Shared = Shared {
+        ipc: false,
+        pids: false,
+    };
+
     #[test]
     fn the_program_reaches_the_zygote_unchanged() {
         for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
-            let Some(f) = Filter::build(sockets, Ipc::Persons) else {
+            let Some(f) = Filter::build(sockets, SHARED) else {
                 return;
             };
             let back = Filter::from_words(&f.to_words());
@@ -611,7 +673,7 @@ mod tests {
     }
 
     /// What the filter must answer for a call whose arguments do not matter, from the tables.
-    fn expected(arch: &Arch, nr: u32, sockets: Sockets, ipc: Ipc) -> Option<u32> {
+    fn expected(arch: &Arch, nr: u32, sockets: Sockets, shared: Shared) -> Option<u32> {
         if let Some((first, last)) = arch.private
             && (first..=last).contains(&nr)
         {
@@ -632,8 +694,12 @@ mod tests {
         if sockets != Sockets::Allow && Some(nr) == arch.socketcall {
             return Some(errno(libc::EACCES));
         }
-        if ipc == Ipc::Persons && arch.ipc.contains(&nr) {
+        if shared.ipc && arch.ipc.contains(&nr) {
             return Some(errno(libc::ENOSYS));
+        }
+        if shared.pids && (nr == arch.prlimit64 || nr == arch.setpriority) {
+            // With all arguments 0: the caller's own.
+            return Some(ALLOW);
         }
         if nr == arch.io_uring_setup || nr == OPENAT2 {
             return Some(errno(libc::ENOSYS));
@@ -651,25 +717,26 @@ mod tests {
         numbers.extend([u32::MAX, u32::MAX - 1, 0x8000_0000]);
         let settings = [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow]
             .into_iter()
-            .flat_map(|s| [(s, Ipc::Own), (s, Ipc::Persons)]);
-        for (sockets, ipc) in settings {
-            let f = Filter::build(sockets, ipc).unwrap();
+            .flat_map(|s| [(s, OWN), (s, SHARED)]);
+        for (sockets, shared) in settings {
+            let f = Filter::build(sockets, shared).unwrap();
             for arch in ARCHES {
                 for &nr in &numbers {
-                    let Some(want) = expected(arch, nr, sockets, ipc) else {
+                    let Some(want) = expected(arch, nr, sockets, shared) else {
                         continue;
                     };
                     let (got, steps) = run_counting(&f, arch.audit, nr, [0; 6]);
-                    let at = format!("{sockets:?} {ipc:?} arch {:#x} nr {nr}", arch.audit);
+                    let at = format!("{sockets:?} {shared:?} arch {:#x} nr {nr}", arch.audit);
                     assert_eq!(got, want, "{at}");
                     // The kernel runs the filter for every number when it is installed (its
                     // cache of always-allowed calls): a list of comparisons took 21 steps;
                     // the search tree takes 12 at most, plus the check for unreviewed numbers.
-                    // (Calls whose mode is checked read an argument: the kernel never
-                    // caches them, and they take the four steps of the check on top.)
-                    let checked = arch.modes.iter().any(|(m, _)| *m == nr);
+                    // (Calls whose arguments are checked, a mode or another process, are
+                    // never cached by the kernel, and take up to five steps of checks on top.)
+                    let checked = arch.modes.iter().any(|(m, _)| *m == nr)
+                        || (shared.pids && [arch.prlimit64, arch.setpriority].contains(&nr));
                     if want == ALLOW {
-                        assert!(steps <= 13 + 4 * checked as usize, "{steps} steps: {at}");
+                        assert!(steps <= 13 + 5 * checked as usize, "{steps} steps: {at}");
                     }
                 }
             }
@@ -678,8 +745,8 @@ mod tests {
 
     #[test]
     fn refuses_sockets_only_when_network_is_off() {
-        let off = Filter::build(Sockets::Refuse, Ipc::Persons).unwrap();
-        let on = Filter::build(Sockets::Allow, Ipc::Persons).unwrap();
+        let off = Filter::build(Sockets::Refuse, SHARED).unwrap();
+        let on = Filter::build(Sockets::Allow, SHARED).unwrap();
         let x = AUDIT_ARCH_X86_64;
         for family in [
             libc::AF_INET,
@@ -714,12 +781,14 @@ mod tests {
         );
         assert_eq!(run(&on, AUDIT_ARCH_I386, 359, [2, 1, 0, 0, 0, 0]), ALLOW);
         assert_eq!(run(&off, 0x1234, 0, [0; 6]), errno(libc::ENOSYS));
-        assert!(off.prog.len() < 180, "{}", off.prog.len());
+        // Under 256 instructions, every forward jump fits classic BPF's 8-bit offsets
+        // however the tables grow (`assemble` fails otherwise, and the sandbox with it).
+        assert!(off.prog.len() < 256, "{}", off.prog.len());
     }
 
     #[test]
     fn the_allow_list_gets_tcp_sockets_only() {
-        let f = Filter::build(Sockets::TcpOnly, Ipc::Persons).unwrap();
+        let f = Filter::build(Sockets::TcpOnly, SHARED).unwrap();
         let x = AUDIT_ARCH_X86_64;
         let socket = |family: i32, ty: i32, proto: i32| {
             run(&f, x, 41, [family as u64, ty as u64, proto as u64, 0, 0, 0])
@@ -765,12 +834,12 @@ mod tests {
             errno(libc::EACCES)
         );
         assert_eq!(run(&f, x, 425, [0; 6]), errno(libc::ENOSYS));
-        assert!(f.prog.len() < 200, "{}", f.prog.len());
+        assert!(f.prog.len() < 256, "{}", f.prog.len());
     }
 
     #[test]
     fn refuses_mount_changes_in_both_calling_conventions() {
-        let f = Filter::build(Sockets::Allow, Ipc::Persons).unwrap();
+        let f = Filter::build(Sockets::Allow, SHARED).unwrap();
         for nr in [165, 166, 155, 428, 429, 442, 467] {
             assert_eq!(
                 run(&f, AUDIT_ARCH_X86_64, nr, [0; 6]),
@@ -794,7 +863,7 @@ mod tests {
     #[test]
     fn refuses_the_keyrings_in_every_calling_convention() {
         for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
-            let f = Filter::build(sockets, Ipc::Persons).unwrap();
+            let f = Filter::build(sockets, SHARED).unwrap();
             for (arch, numbers) in [
                 (AUDIT_ARCH_X86_64, [248, 249, 250]),
                 (AUDIT_ARCH_I386, [286, 287, 288]),
@@ -833,8 +902,8 @@ mod tests {
             libc::SYS_mq_notify,
             libc::SYS_mq_getsetattr,
         ];
-        let shared = Filter::build(Sockets::Allow, Ipc::Persons).unwrap();
-        let own = Filter::build(Sockets::Refuse, Ipc::Own).unwrap();
+        let shared = Filter::build(Sockets::Allow, SHARED).unwrap();
+        let own = Filter::build(Sockets::Refuse, OWN).unwrap();
         for nr in calls {
             let nr = nr as u32;
             assert_eq!(
@@ -855,10 +924,50 @@ mod tests {
         }
     }
 
+    /// Another process's limits and priority change only where the command cannot name the
+    /// person's processes (its own PID namespace); its own always may, and limits may be read.
+    #[test]
+    fn changes_only_its_own_limits_and_priority_where_it_shares_the_persons_pids() {
+        let shared = Filter::build(Sockets::Refuse, SHARED).unwrap();
+        let own = Filter::build(Sockets::Refuse, OWN).unwrap();
+        let eperm = errno(libc::EPERM);
+        for arch in ARCHES {
+            let prlimit = |f: &Filter, pid: u64, new: u64| {
+                run(
+                    f,
+                    arch.audit,
+                    arch.prlimit64,
+                    [pid, 7, new, 0x7ff0_0000, 0, 0],
+                )
+            };
+            let setpriority = |f: &Filter, which: u64, who: u64| {
+                run(f, arch.audit, arch.setpriority, [which, who, 19, 0, 0, 0])
+            };
+            // setrlimit and getrlimit are prlimit64 on pid 0; `prlimit --pid` reads.
+            assert_eq!(prlimit(&shared, 0, 0x7ff0_1000), ALLOW);
+            assert_eq!(prlimit(&shared, 4242, 0), ALLOW);
+            assert_eq!(prlimit(&shared, 4242, 0x7ff0_1000), eperm);
+            // A pointer above 4 GiB is not NULL either; a pid's high bits are not read.
+            assert_eq!(prlimit(&shared, 4242, 1 << 40), eperm);
+            assert_eq!(prlimit(&shared, 1 << 32, 0x7ff0_1000), ALLOW);
+            // `nice` is PRIO_PROCESS 0; `renice -p`, `renice -u` and PRIO_USER 0 are not.
+            let (process, group, user) = (0, 1, 2);
+            assert_eq!(setpriority(&shared, process, 0), ALLOW);
+            assert_eq!(setpriority(&shared, group, 0), ALLOW);
+            assert_eq!(setpriority(&shared, process, 4242), eperm);
+            assert_eq!(setpriority(&shared, user, 1000), eperm);
+            assert_eq!(setpriority(&shared, user, 0), eperm);
+            assert_eq!(prlimit(&own, 4242, 0x7ff0_1000), ALLOW);
+            assert_eq!(setpriority(&own, user, 0), ALLOW);
+        }
+        assert_eq!(ARCHES[0].prlimit64 as libc::c_long, libc::SYS_prlimit64);
+        assert_eq!(ARCHES[0].setpriority as libc::c_long, libc::SYS_setpriority);
+    }
+
     #[test]
     fn refuses_setuid_and_setgid_bits_in_every_call_that_sets_a_mode() {
         for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
-            let f = Filter::build(sockets, Ipc::Persons).unwrap();
+            let f = Filter::build(sockets, SHARED).unwrap();
             for arch in ARCHES {
                 for &(nr, a) in arch.modes {
                     let with = |mode: u64| {
@@ -898,7 +1007,7 @@ mod tests {
 
     #[test]
     fn refuses_terminal_injection_even_with_high_bits_set() {
-        let f = Filter::build(Sockets::Allow, Ipc::Persons).unwrap();
+        let f = Filter::build(Sockets::Allow, SHARED).unwrap();
         let sti = libc::TIOCSTI;
         assert_eq!(
             run(&f, AUDIT_ARCH_X86_64, 16, [0, sti, 0, 0, 0, 0]),

@@ -1159,6 +1159,7 @@ macro_rules! sandbox_classes {
             a_command_cannot_widen_the_rules_of_later_ones,
             the_persons_keyrings_are_out_of_reach,
             the_persons_shared_memory_and_message_queues_are_out_of_reach,
+            processes_outside_keep_their_limits_and_priority,
             the_persons_runtime_directory_is_out_of_reach,
             the_shared_temporary_directories_show_only_the_workspace,
             what_only_root_may_read_is_out_of_reach_of_roots_commands,

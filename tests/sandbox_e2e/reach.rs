@@ -229,6 +229,65 @@ pub fn the_persons_shared_memory_and_message_queues_are_out_of_reach(mode: Mode)
     assert!(r.contains(&own), "{r}");
 }
 
+/// The `Max open files` line of a process's limits and its nice value.
+fn limits_and_nice(pid: u32) -> (String, String) {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let nofile = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap()
+        .to_string();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name in parentheses: state is field 3, nice field 19.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let nice = rest.split(' ').nth(16).unwrap().to_string();
+    (nofile, nice)
+}
+
+/// Class: processes outside the sandbox, by pid. Landlock governs signals and ptrace, not a
+/// process's limits or priority: a command that shared the person's PID namespace lowered
+/// rein's open-file limit or gave it a file size limit of 0, which kills it at its next write,
+/// and reniced the person's programs, for good. Its own limits and priority still change.
+pub fn processes_outside_keep_their_limits_and_priority(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let mut victim = Command::new("sleep").arg("120").spawn().unwrap();
+    let before = limits_and_nice(victim.id());
+    let attack = format!(
+        r#"p=$PPID; rein=
+        while [ "${{p:-0}}" -gt 1 ]; do
+            [ "$(cat /proc/$p/comm 2>/dev/null)" = rein ] && rein="$rein $p"
+            p=$(awk '{{print $4}}' /proc/$p/stat 2>/dev/null)
+        done
+        echo "rein:$rein"
+        for t in {victim} $rein; do
+            prlimit --pid $t --nofile=64:64 && echo "changed-limit $t"
+            renice -n 19 -p $t >/dev/null && echo "changed-priority $t"
+        done
+        prlimit --nofile=512:512 sh -c 'ulimit -n' && echo own-limit
+        nice -n 5 nice && echo own-priority"#,
+        victim = victim.id()
+    );
+    s.push(script(&w, &attack)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let r = attacked(&s, 1);
+    let after = limits_and_nice(victim.id());
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert!(
+        !r.contains("changed-"),
+        "a process outside was changed: {r}"
+    );
+    assert_eq!(after, before, "{r}");
+    assert!(r.contains("own-limit") && r.contains("own-priority"), "{r}");
+    if mode == Mode::Fallback {
+        // Without a PID namespace rein is there to be named: the attack aimed at it.
+        let line = r.lines().find(|l| l.starts_with("rein:")).unwrap_or("");
+        assert!(line.len() > "rein:".len(), "rein not found: {r}");
+    }
+}
+
 /// Class: secrets outside home that no list names. The person's runtime directory
 /// (`$XDG_RUNTIME_DIR`, `/run/user/<uid>`) holds podman's registry credentials, keyring and
 /// agent sockets: neither a command nor the file tools see anything in it, under any name.
