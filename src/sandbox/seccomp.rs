@@ -264,7 +264,8 @@ pub(crate) enum Sockets {
 }
 
 /// What a command shares with the person's other processes, which decides what the filter
-/// must refuse: with namespaces nothing, in the fallback both.
+/// must refuse: in the fallback both, with namespaces nothing (the PIDs too where the kernel
+/// allows a PID namespace).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Shared {
     /// The IPC namespace: System V shared memory, message queues and semaphores of the

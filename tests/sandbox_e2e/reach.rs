@@ -248,11 +248,17 @@ fn limits_and_nice(pid: u32) -> (String, String) {
 /// process's limits or priority: a command that shared the person's PID namespace lowered
 /// rein's open-file limit or gave it a file size limit of 0, which kills it at its next write,
 /// and reniced the person's programs, for good. Its own limits and priority still change.
+/// Their environment stays unread too (Landlock's ptrace rule, without a PID namespace).
 pub fn processes_outside_keep_their_limits_and_priority(mode: Mode) {
     let Some((s, w)) = mode.world() else {
         return;
     };
-    let mut victim = Command::new("sleep").arg("120").spawn().unwrap();
+    let secret = unique("VICTIM-SECRET");
+    let mut victim = Command::new("sleep")
+        .arg("120")
+        .env("VICTIM_TOKEN", &secret)
+        .spawn()
+        .unwrap();
     let before = limits_and_nice(victim.id());
     let attack = format!(
         r#"p=$PPID; rein=
@@ -261,6 +267,7 @@ pub fn processes_outside_keep_their_limits_and_priority(mode: Mode) {
             p=$(awk '{{print $4}}' /proc/$p/stat 2>/dev/null)
         done
         echo "rein:$rein"
+        tr '\0' '\n' < /proc/{victim}/environ
         for t in {victim} $rein; do
             prlimit --pid $t --nofile=64:64 && echo "changed-limit $t"
             renice -n 19 -p $t >/dev/null && echo "changed-priority $t"
