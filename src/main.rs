@@ -304,7 +304,8 @@ fn policy_check(command: &str, always: bool) -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    let policy = Policy::new(config.rules.clone(), config.auto_approve_edits);
+    let policy = Policy::new(config.rules.clone(), config.auto_approve_edits)
+        .unconfined(config.sandbox == rein::config::SandboxMode::Off);
     let verdict = policy.check_bash(command);
     let mut out = format!("{}\n", explain(&verdict));
     if always {

@@ -424,7 +424,10 @@ impl Agent {
         let mcp = mcp_tools::manager(&config, events.clone());
         let shared = DispatchShared {
             // Edits inside the workspace are allowed by the accept-edits mode, not the policy.
-            policy: Arc::new(RwLock::new(Policy::new(config.rules.clone(), false))),
+            policy: Arc::new(RwLock::new(
+                Policy::new(config.rules.clone(), false)
+                    .unconfined(sandbox.status() == &crate::sandbox::SandboxStatus::Off),
+            )),
             approver: opts.approver,
             pending: pending.clone(),
             sandbox_enforced: !matches!(

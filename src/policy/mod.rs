@@ -90,7 +90,15 @@ pub struct Policy {
     auto_approve_edits: bool,
     /// Where commands run, when not the current directory (tests, the oracle).
     workspace: Option<std::path::PathBuf>,
+    /// Commands run without a sandbox (`sandbox = "off"`): what runs the project's code is
+    /// never allowed by the built-in table (see [`RUNS_PROJECT_CODE`]).
+    unconfined: bool,
 }
+
+/// Built-in rules whose programs run the project's own code (build scripts and proc macros,
+/// tests and `conftest.py`): `allow` only while the sandbox confines what they start. (git
+/// is rated on the repository's configuration itself: see `shell::git_config`.)
+const RUNS_PROJECT_CODE: &[&str] = &["pytest *", "cargo test *", "cargo build *", "cargo check *"];
 
 impl Policy {
     /// The built-in table followed by `config_rules`; `auto_approve_edits` allows edits inside
@@ -108,7 +116,16 @@ impl Policy {
             session: Vec::new(),
             auto_approve_edits,
             workspace: None,
+            unconfined: false,
         }
+    }
+
+    /// The same policy for commands that run without a sandbox (`sandbox = "off"`): the
+    /// built-in rules no longer allow what runs the project's code; the person's own rules
+    /// and "always" answers still do.
+    pub fn unconfined(mut self, unconfined: bool) -> Policy {
+        self.unconfined = unconfined;
+        self
     }
 
     /// The same policy for commands run in `dir` rather than the current directory: what is
@@ -173,6 +190,14 @@ impl Policy {
         let name = part.words.first().map(String::as_str).unwrap_or_default();
         let applies = |r: &Rule| r.tool == "bash" && r.matches_command(name, &part.command);
         let (mut action, mut reason) = match last_match(&self.rules, applies) {
+            Some(r) if self.unconfined && runs_project_code(r) => (
+                Action::Ask,
+                format!(
+                    "the sandbox is off, and `{}` runs the project's code (build scripts, \
+                     tests) with your rights",
+                    part.command
+                ),
+            ),
             Some(r) => (r.action, rule_reason(r)),
             None if part.role == Role::Wrapper => (
                 Action::Allow,
@@ -364,6 +389,13 @@ fn tool_glob_matches(rule_tool: &str, tool: &str) -> bool {
 
 fn last_match(rules: &[Rule], pred: impl Fn(&Rule) -> bool) -> Option<&Rule> {
     rules.iter().rev().find(|r| pred(r))
+}
+
+/// Whether `rule` is a built-in allow for a program that runs the project's code.
+fn runs_project_code(rule: &Rule) -> bool {
+    rule.source == RuleSource::Default
+        && rule.action == Action::Allow
+        && RUNS_PROJECT_CODE.contains(&rule.pattern.as_str())
 }
 
 fn rule_reason(rule: &Rule) -> String {

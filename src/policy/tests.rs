@@ -121,6 +121,47 @@ fn the_last_matching_rule_wins_and_config_follows_defaults() {
     );
 }
 
+/// With the sandbox off, what runs the project's code (a hostile `conftest.py`, `build.rs`)
+/// would run with the person's rights: the built-in table no
+/// longer allows it, the person's own rules and read-only commands stay as they were.
+#[test]
+fn with_the_sandbox_off_project_code_never_runs_unasked() {
+    let unconfined = defaults().unconfined(true);
+    for pattern in RUNS_PROJECT_CODE {
+        let command = pattern.trim_end_matches(" *");
+        assert_eq!(defaults().check_bash(command).action, Allow, "{command}");
+        let v = unconfined.check_bash(command);
+        assert_eq!(v.action, Ask, "{command}");
+        assert!(v.reason.contains("sandbox is off"), "{}", v.reason);
+    }
+    for command in [
+        "timeout 60 cargo test -q",
+        "ls && pytest -q",
+        "env RUST_LOG=1 cargo build",
+    ] {
+        assert_eq!(unconfined.check_bash(command).action, Ask, "{command}");
+    }
+    for command in [
+        "ls -la",
+        "cat src/main.rs",
+        "rg foo",
+        "git diff",
+        "git log -p",
+    ] {
+        let confined = defaults().check_bash(command).action;
+        assert_eq!(unconfined.check_bash(command).action, confined, "{command}");
+    }
+    let mine = Policy::new(vec![user("cargo test *", Allow)], false).unconfined(true);
+    assert_eq!(mine.check_bash("cargo test").action, Allow);
+    // Every entry names a built-in allow rule (a renamed rule would silently drop out).
+    for pattern in RUNS_PROJECT_CODE {
+        assert!(
+            rules::DEFAULT_BASH.contains(&(*pattern, Allow)),
+            "{pattern}"
+        );
+    }
+}
+
 #[test]
 fn rules_for_other_tools_do_not_rate_commands() {
     let policy = Policy::new(vec![rule("read_file", "*", Deny, RuleSource::User)], false);

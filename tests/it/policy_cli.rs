@@ -40,6 +40,31 @@ fn the_exit_status_is_the_verdict() {
     }
 }
 
+/// With `sandbox = "off"` in the person's config, the verdict is the one rein would act on:
+/// a build that runs the project's code asks.
+#[test]
+fn the_verdict_follows_the_sandbox_setting() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = home.path().join("config/rein");
+    std::fs::create_dir_all(&config).unwrap();
+    let run = |command: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rein"))
+            .args(["policy", "check", command])
+            .env_clear()
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .current_dir(home.path())
+            .output()
+            .expect("rein runs")
+            .status
+            .code()
+    };
+    assert_eq!(run("cargo test"), Some(0));
+    std::fs::write(config.join("config.toml"), "[sandbox]\nmode = \"off\"\n").unwrap();
+    assert_eq!(run("cargo test"), Some(1));
+    assert_eq!(run("ls"), Some(0));
+}
+
 /// Printing a variable whose value tool results mask is never `allow`: the policy reads the
 /// same list of secret names as the masking (`echo $HOME` still is).
 #[test]

@@ -11,7 +11,8 @@ use support::{Reply, ScriptedServer};
 
 both!(
     attacks_do_not_run_and_read_only_commands_do,
-    commands_after_a_here_doc_bash_ends_do_not_run
+    commands_after_a_here_doc_bash_ends_do_not_run,
+    with_the_sandbox_off_a_build_script_does_not_run_unasked
 );
 
 /// (command, a file it would create or the file it would delete)
@@ -151,4 +152,65 @@ fn commands_after_a_here_doc_bash_ends_do_not_run(kind: ProviderKind) {
         wrong.push(format!("the plain here-doc should run: {}", plain.content));
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// With `sandbox = "off"`, `cargo build` runs the project's `build.rs` with the person's
+/// rights: refused unasked (no `--yes`), while `ls` still runs. Before, the built-in table
+/// allowed it as it does in the sandbox, where the build script is confined.
+fn with_the_sandbox_off_a_build_script_does_not_run_unasked(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    let calls = [
+        "cargo build -q --offline",
+        "timeout 60 cargo test -q --offline",
+        "ls",
+    ];
+    for c in calls {
+        s.push(Reply::tool_call("bash", json!({ "command": c })));
+    }
+    s.push(Reply::text("done"));
+    let w = World::new(&s);
+    w.user_config("retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nmode = \"off\"\n");
+    let marker = w.dir.path().join("build-script-ran");
+    w.write(
+        "Cargo.toml",
+        "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    w.write("src/lib.rs", "");
+    w.write(
+        "build.rs",
+        &format!(
+            "fn main() {{ let _ = std::fs::write({:?}, \"x\"); }}\n",
+            marker
+        ),
+    );
+    let mut c = w.cmd();
+    // The person's toolchain, for when the policy lets cargo run (it must not).
+    if let Some(home) = std::env::var_os("HOME") {
+        let rustup = std::env::var_os("RUSTUP_HOME")
+            .unwrap_or_else(|| std::path::Path::new(&home).join(".rustup").into());
+        c.env("RUSTUP_HOME", rustup);
+    }
+    c.args(["exec", "go"]);
+    assert_ok(&support::rein::run_with_timeout(
+        c,
+        std::time::Duration::from_secs(120),
+    ));
+    assert!(!marker.exists(), "the project's build script ran");
+    let results: Vec<_> = (1..=calls.len())
+        .map(|i| last_result(&s.request(i)))
+        .collect();
+    for (c, r) in calls.iter().zip(&results).take(2) {
+        assert!(
+            r.content.starts_with("Refused without asking:")
+                && r.content.contains("sandbox is off"),
+            "{c}: {}",
+            r.content
+        );
+    }
+    assert!(
+        results[2].content.contains("build.rs"),
+        "{}",
+        results[2].content
+    );
+    assert!(!marker.exists(), "the project's build script ran");
 }
