@@ -91,14 +91,9 @@ pub struct Policy {
     /// Where commands run, when not the current directory (tests, the oracle).
     workspace: Option<std::path::PathBuf>,
     /// Commands run without a sandbox (`sandbox = "off"`): what runs the project's code is
-    /// never allowed by the built-in table (see [`RUNS_PROJECT_CODE`]).
+    /// never allowed by the built-in table (see [`rules::RUNS_PROJECT_CODE`]).
     unconfined: bool,
 }
-
-/// Built-in rules whose programs run the project's own code (build scripts and proc macros,
-/// tests and `conftest.py`): `allow` only while the sandbox confines what they start. (git
-/// is rated on the repository's configuration itself: see `shell::git_config`.)
-const RUNS_PROJECT_CODE: &[&str] = &["pytest *", "cargo test *", "cargo build *", "cargo check *"];
 
 impl Policy {
     /// The built-in table followed by `config_rules`; `auto_approve_edits` allows edits inside
@@ -395,7 +390,7 @@ fn last_match(rules: &[Rule], pred: impl Fn(&Rule) -> bool) -> Option<&Rule> {
 fn runs_project_code(rule: &Rule) -> bool {
     rule.source == RuleSource::Default
         && rule.action == Action::Allow
-        && RUNS_PROJECT_CODE.contains(&rule.pattern.as_str())
+        && rules::RUNS_PROJECT_CODE.contains(&rule.pattern.as_str())
 }
 
 fn rule_reason(rule: &Rule) -> String {

@@ -54,6 +54,12 @@ pub(super) const DEFAULT_BASH: &[(&str, Action)] = &[
     ("git clean *", Action::Deny),
 ];
 
+/// Built-in allow rules whose programs run the project's own code (build scripts and proc
+/// macros, tests and `conftest.py`): `allow` only while the sandbox confines what they start.
+/// (git is rated on the repository's configuration itself: see `shell::git_config`.)
+pub(super) const RUNS_PROJECT_CODE: &[&str] =
+    &["pytest *", "cargo test *", "cargo build *", "cargo check *"];
+
 /// The program a rule's first word names.
 #[derive(Clone, Debug)]
 enum Program {

@@ -127,7 +127,7 @@ fn the_last_matching_rule_wins_and_config_follows_defaults() {
 #[test]
 fn with_the_sandbox_off_project_code_never_runs_unasked() {
     let unconfined = defaults().unconfined(true);
-    for pattern in RUNS_PROJECT_CODE {
+    for pattern in rules::RUNS_PROJECT_CODE {
         let command = pattern.trim_end_matches(" *");
         assert_eq!(defaults().check_bash(command).action, Allow, "{command}");
         let v = unconfined.check_bash(command);
@@ -154,7 +154,7 @@ fn with_the_sandbox_off_project_code_never_runs_unasked() {
     let mine = Policy::new(vec![user("cargo test *", Allow)], false).unconfined(true);
     assert_eq!(mine.check_bash("cargo test").action, Allow);
     // Every entry names a built-in allow rule (a renamed rule would silently drop out).
-    for pattern in RUNS_PROJECT_CODE {
+    for pattern in rules::RUNS_PROJECT_CODE {
         assert!(
             rules::DEFAULT_BASH.contains(&(*pattern, Allow)),
             "{pattern}"
