@@ -384,8 +384,18 @@ fn show_config(flags: Flags) -> anyhow::Result<ExitCode> {
     if let Some(proxy) = rein::netproxy::NetProxy::from_config(&c) {
         sandbox = sandbox.with_network_proxy(proxy);
     }
+    let note = sandbox
+        .fallback_note()
+        .map(|n| {
+            format!(
+                "{:<w$} {n}\n",
+                "sandbox note",
+                w = rein::config::NAME_COLUMN
+            )
+        })
+        .unwrap_or_default();
     let text = format!(
-        "{}{:<w$} {}\n{:<w$} {}\n",
+        "{}{:<w$} {}\n{note}{:<w$} {}\n",
         c.describe(),
         "sandbox in force",
         sandbox.describe(),

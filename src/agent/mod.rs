@@ -586,6 +586,9 @@ impl Agent {
         let mut ops = self.spawn_router(ops);
         let info = self.session_info();
         self.events.send(Event::SessionConfigured(info));
+        if let Some(note) = self.sandbox.fallback_note() {
+            self.events.send(Event::notice(note));
+        }
         // After the session is announced, so its first event stays `session_configured`.
         if self.first_scan_pending {
             rewind::start_first_scan(&self.checkpoints, &self.config.data_dir, &self.events);

@@ -59,7 +59,7 @@ pub use trusted::trusted_program;
 mod mode;
 pub use mode::SandboxMode;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The environment variable that simulates a kernel without Landlock (for tests of the
@@ -133,6 +133,8 @@ pub struct Sandbox {
     mechanism: Mechanism,
     /// Set by the test switch: behave as if the kernel had no Landlock.
     simulate_no_landlock: bool,
+    /// The kernel refused the namespaces (not the test switch): commands get the fallback.
+    namespaces_refused: bool,
     /// The network allow-list's proxy (`[sandbox.network]`), when configured.
     proxy: Option<Arc<crate::netproxy::NetProxy>>,
     secrets: Arc<Secrets>,
@@ -210,7 +212,8 @@ impl Sandbox {
             }
         };
         // Off needs no mechanism: not probing the kernel spares every start three forks.
-        let mechanism = if mode == SandboxMode::Off || fallback || !namespaces_available() {
+        let namespaces_refused = mode != SandboxMode::Off && !fallback && !namespaces_available();
+        let mechanism = if mode == SandboxMode::Off || fallback || namespaces_refused {
             Mechanism::LandlockOnly
         } else {
             Mechanism::Namespaces
@@ -225,6 +228,7 @@ impl Sandbox {
             status,
             mechanism,
             simulate_no_landlock: simulate,
+            namespaces_refused,
             proxy: None,
             secrets: Arc::default(),
             private,
@@ -391,6 +395,26 @@ impl Sandbox {
                 format!("unavailable ({why}); every bash command needs approval")
             }
         }
+    }
+
+    /// What the person can do when the kernel refused the namespaces for a reason they can
+    /// lift: Ubuntu's AppArmor restriction of user namespaces (24.04 and later), which a
+    /// profile for rein lifts. Shown at start and by `rein config`.
+    pub fn fallback_note(&self) -> Option<String> {
+        self.fallback_note_with(Path::new(APPARMOR_USERNS_SYSCTL))
+    }
+
+    /// [`Sandbox::fallback_note`] with AppArmor's switch read from `sysctl`.
+    fn fallback_note_with(&self, sysctl: &Path) -> Option<String> {
+        (self.namespaces_refused
+            && self.status == SandboxStatus::Enforced
+            && apparmor_restricts_userns(sysctl))
+        .then(|| {
+            "AppArmor restricts user namespaces here (Ubuntu 24.04 and later), so commands get \
+             the weaker sandbox without namespaces. An AppArmor profile for rein lifts it: see \
+             \"Ubuntu\" in docs/sandbox.md."
+                .to_string()
+        })
     }
 
     /// Prepares `cmd` so that the child confines itself before exec, and returns what rein
@@ -576,6 +600,14 @@ fn namespaces_available() -> bool {
     false
 }
 
+/// Ubuntu's switch for its AppArmor restriction of unprivileged user namespaces.
+const APPARMOR_USERNS_SYSCTL: &str = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns";
+
+/// Whether the sysctl at `path` says AppArmor restricts unprivileged user namespaces.
+fn apparmor_restricts_userns(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|v| v.trim() == "1")
+}
+
 #[cfg(target_os = "linux")]
 fn network_namespaces_available() -> bool {
     netns::available()
@@ -643,6 +675,35 @@ mod tests {
         assert!(!switch_is_set(Some("0".as_ref())));
         assert!(switch_is_set(Some("1".as_ref())));
         assert!(switch_is_set(Some("yes".as_ref())));
+    }
+
+    /// On Ubuntu 24.04, where AppArmor refuses rein the namespaces, the person is told how to
+    /// lift it; never when the fallback was asked for, the sandbox is off, or AppArmor is not
+    /// the reason.
+    #[test]
+    fn a_fallback_that_apparmor_caused_says_how_to_lift_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (on, off) = (dir.path().join("on"), dir.path().join("off"));
+        std::fs::write(&on, "1\n").expect("write");
+        std::fs::write(&off, "0\n").expect("write");
+        let tmp = std::env::temp_dir();
+        let mut refused =
+            Sandbox::without_namespaces(SandboxMode::WorkspaceWrite, false, tmp.clone(), tmp);
+        assert_eq!(refused.fallback_note_with(&on), None, "asked for");
+        refused.namespaces_refused = true;
+        let note = refused.fallback_note_with(&on).expect("a note");
+        assert!(
+            note.contains("AppArmor") && note.contains("docs/sandbox.md"),
+            "{note}"
+        );
+        assert_eq!(refused.fallback_note_with(&off), None);
+        assert_eq!(
+            refused.fallback_note_with(&dir.path().join("missing")),
+            None
+        );
+        let mut off_mode = Sandbox::off("/tmp".into(), "/tmp".into());
+        off_mode.namespaces_refused = true;
+        assert_eq!(off_mode.fallback_note_with(&on), None);
     }
 
     #[test]
