@@ -1,6 +1,7 @@
-//! What a command could reach without touching a path: the kernel's keyrings and IPC objects, descriptors rein
-//! inherited, a repository `.git` only points to, and a protected file too large to keep; and
-//! the person's runtime directory, which no list of secret places names.
+//! What a command could reach without touching a path: the kernel's keyrings and IPC objects,
+//! other processes, descriptors rein inherited, a repository `.git` only points to, and a
+//! protected file too large to keep; and the person's runtime directory, which no list of
+//! secret places names.
 
 use super::*;
 use std::os::fd::AsRawFd;
@@ -90,7 +91,8 @@ struct Message {
 
 impl PersonsIpc {
     fn new(secret: &str) -> PersonsIpc {
-        let key = (rand_u64() as libc::key_t).abs().max(1);
+        // Positive and never IPC_PRIVATE (0).
+        let key = (rand_u64() % 0x7fff_0000) as libc::key_t + 1;
         let queue = std::ffi::CString::new(format!("/{}", unique("rein-queue"))).unwrap();
         // SAFETY: plain IPC calls on buffers owned here; the segment is detached at once.
         unsafe {
