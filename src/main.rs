@@ -304,8 +304,13 @@ fn policy_check(command: &str, always: bool) -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    let policy = Policy::new(config.rules.clone(), config.auto_approve_edits)
-        .unconfined(config.sandbox == rein::config::SandboxMode::Off);
+    // The sandbox as configured; whether the kernel could enforce it is not probed here.
+    let confinement = match config.sandbox {
+        rein::config::SandboxMode::Off => rein::policy::Confinement::Off,
+        _ => rein::policy::Confinement::Sandboxed,
+    };
+    let policy =
+        Policy::new(config.rules.clone(), config.auto_approve_edits).with_confinement(confinement);
     let verdict = policy.check_bash(command);
     let mut out = format!("{}\n", explain(&verdict));
     if always {

@@ -55,8 +55,6 @@ pub struct Dispatcher {
     pub approver: Approver,
     /// Where approvals wait.
     pub pending: PendingApprovals,
-    /// When false, the sandbox cannot confine bash and every command must be asked.
-    pub sandbox_enforced: bool,
     /// Where approval decisions are recorded (the session file).
     pub journal: Journal,
     /// The approval mode in force (plan refuses, accept-edits allows edits).
@@ -586,14 +584,7 @@ impl Dispatcher {
                 part: String::new(),
                 reason: "no permission needed".into(),
             },
-            Access::Bash { command } => {
-                let mut v = policy.check_bash(command);
-                if !self.sandbox_enforced && v.action == Action::Allow {
-                    v.action = Action::Ask;
-                    v.reason = "the sandbox is unavailable, so every command is asked".into();
-                }
-                v
-            }
+            Access::Bash { command } => policy.check_bash(command),
             Access::Read { path } => policy.check_path(tool, false, path),
             Access::Write { path } => {
                 let accept = self.mode.get() == ApprovalMode::AcceptEdits;

@@ -312,7 +312,6 @@ struct DispatchShared {
     policy: Arc<RwLock<Policy>>,
     approver: Approver,
     pending: PendingApprovals,
-    sandbox_enforced: bool,
     journal: journal::Journal,
     mode: mode::ModeSwitch,
     checkpoints: crate::checkpoint::Checkpoints,
@@ -344,7 +343,6 @@ impl DispatchShared {
             policy: self.policy.clone(),
             approver: self.approver,
             pending: self.pending.clone(),
-            sandbox_enforced: self.sandbox_enforced,
             journal: self.journal.clone(),
             mode: self.mode.clone(),
             checkpoints: Some(self.checkpoints.clone()),
@@ -426,14 +424,10 @@ impl Agent {
             // Edits inside the workspace are allowed by the accept-edits mode, not the policy.
             policy: Arc::new(RwLock::new(
                 Policy::new(config.rules.clone(), false)
-                    .unconfined(sandbox.status() == &crate::sandbox::SandboxStatus::Off),
+                    .with_confinement(sandbox.status().confinement()),
             )),
             approver: opts.approver,
             pending: pending.clone(),
-            sandbox_enforced: !matches!(
-                sandbox.status(),
-                crate::sandbox::SandboxStatus::Unavailable(_)
-            ),
             journal: journal.clone(),
             mode: mode.clone(),
             checkpoints: checkpoints.clone(),

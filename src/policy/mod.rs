@@ -90,9 +90,21 @@ pub struct Policy {
     auto_approve_edits: bool,
     /// Where commands run, when not the current directory (tests, the oracle).
     workspace: Option<std::path::PathBuf>,
-    /// Commands run without a sandbox (`sandbox = "off"`): what runs the project's code is
-    /// never allowed by the built-in table (see [`rules::RUNS_PROJECT_CODE`]).
-    unconfined: bool,
+    /// How commands are confined, which decides what `allow` may mean.
+    confinement: Confinement,
+}
+
+/// How bash commands are confined, as far as the verdicts are concerned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Confinement {
+    /// The sandbox confines them: the built-in table applies as it is.
+    #[default]
+    Sandboxed,
+    /// The person turned the sandbox off (`sandbox = "off"`): what runs the project's code
+    /// is never allowed by the built-in table (see [`rules::RUNS_PROJECT_CODE`]).
+    Off,
+    /// The kernel cannot confine them: every command asks.
+    Unavailable,
 }
 
 impl Policy {
@@ -111,15 +123,15 @@ impl Policy {
             session: Vec::new(),
             auto_approve_edits,
             workspace: None,
-            unconfined: false,
+            confinement: Confinement::Sandboxed,
         }
     }
 
-    /// The same policy for commands that run without a sandbox (`sandbox = "off"`): the
-    /// built-in rules no longer allow what runs the project's code; the person's own rules
-    /// and "always" answers still do.
-    pub fn unconfined(mut self, unconfined: bool) -> Policy {
-        self.unconfined = unconfined;
+    /// The same policy for commands confined as `confinement` says: with the sandbox off the
+    /// built-in rules no longer allow what runs the project's code (the person's own rules and
+    /// "always" answers still do); with it unavailable nothing is allowed unasked.
+    pub fn with_confinement(mut self, confinement: Confinement) -> Policy {
+        self.confinement = confinement;
         self
     }
 
@@ -163,7 +175,7 @@ impl Policy {
                 best = Some(v);
             }
         }
-        match best {
+        let mut v = match best {
             Some(mut v) => {
                 if v.action == Action::Allow && parts.len() > 1 {
                     v.reason
@@ -176,7 +188,12 @@ impl Policy {
                 part: String::new(),
                 reason: "runs no command".into(),
             },
+        };
+        if self.confinement == Confinement::Unavailable && v.action == Action::Allow {
+            v.action = Action::Ask;
+            v.reason = "the sandbox is unavailable, so every command is asked".into();
         }
+        v
     }
 
     /// The verdict for one part: the last matching rule (deny also through what the part
@@ -185,7 +202,7 @@ impl Policy {
         let name = part.words.first().map(String::as_str).unwrap_or_default();
         let applies = |r: &Rule| r.tool == "bash" && r.matches_command(name, &part.command);
         let (mut action, mut reason) = match last_match(&self.rules, applies) {
-            Some(r) if self.unconfined && runs_project_code(r) => (
+            Some(r) if self.confinement == Confinement::Off && runs_project_code(r) => (
                 Action::Ask,
                 format!(
                     "the sandbox is off, and `{}` runs the project's code (build scripts, \

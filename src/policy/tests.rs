@@ -126,7 +126,7 @@ fn the_last_matching_rule_wins_and_config_follows_defaults() {
 /// longer allows it, the person's own rules and read-only commands stay as they were.
 #[test]
 fn with_the_sandbox_off_project_code_never_runs_unasked() {
-    let unconfined = defaults().unconfined(true);
+    let unconfined = defaults().with_confinement(Confinement::Off);
     for pattern in rules::RUNS_PROJECT_CODE {
         let command = pattern.trim_end_matches(" *");
         assert_eq!(defaults().check_bash(command).action, Allow, "{command}");
@@ -151,8 +151,18 @@ fn with_the_sandbox_off_project_code_never_runs_unasked() {
         let confined = defaults().check_bash(command).action;
         assert_eq!(unconfined.check_bash(command).action, confined, "{command}");
     }
-    let mine = Policy::new(vec![user("cargo test *", Allow)], false).unconfined(true);
+    let mine =
+        Policy::new(vec![user("cargo test *", Allow)], false).with_confinement(Confinement::Off);
     assert_eq!(mine.check_bash("cargo test").action, Allow);
+    // Without a sandbox at all, nothing is allowed unasked, whoever's rule allows it.
+    let unavailable = Policy::new(vec![user("cargo test *", Allow)], false)
+        .with_confinement(Confinement::Unavailable);
+    for command in ["ls", "cargo test", ""] {
+        let v = unavailable.check_bash(command);
+        assert_eq!(v.action, Ask, "{command}");
+        assert!(v.reason.contains("unavailable"), "{}", v.reason);
+    }
+    assert_eq!(unavailable.check_bash("rm -rf /").action, Deny);
     // Every entry names a built-in allow rule (a renamed rule would silently drop out).
     for pattern in rules::RUNS_PROJECT_CODE {
         assert!(

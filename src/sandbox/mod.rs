@@ -85,6 +85,15 @@ pub enum SandboxStatus {
 }
 
 impl SandboxStatus {
+    /// What this status means for the permission policy's verdicts.
+    pub fn confinement(&self) -> crate::policy::Confinement {
+        match self {
+            SandboxStatus::Enforced => crate::policy::Confinement::Sandboxed,
+            SandboxStatus::Off => crate::policy::Confinement::Off,
+            SandboxStatus::Unavailable(_) => crate::policy::Confinement::Unavailable,
+        }
+    }
+
     /// Whether the configured confinement is fully enforced.
     pub fn is_enforced(&self) -> bool {
         matches!(self, SandboxStatus::Enforced)

@@ -123,7 +123,6 @@ fn setup(approver: Approver) -> (Dispatcher, TestCtx) {
         policy: Arc::new(RwLock::new(Policy::new(rules, false))),
         approver,
         pending: Arc::default(),
-        sandbox_enforced: true,
         journal: Journal::ephemeral(EventSink::new(tx)),
         mode: crate::agent::mode::ModeSwitch::default(),
         checkpoints: None,
