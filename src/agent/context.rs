@@ -1,7 +1,7 @@
 //! What the model sees: token estimates, micro-compaction of old tool output, and the late
 //! reminder appended to every request (never stored).
 
-use crate::checkpoint::watch::{Dirty, Watch, parent_of};
+use crate::checkpoint::watch::{DirIndex, Dirty, Watch, parent_of};
 use crate::llm::{AssistantPart, Message};
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -309,6 +309,8 @@ impl Seen {
 struct Snapshot {
     root: PathBuf,
     files: HashMap<String, Seen>,
+    /// The files by directory, made at the first look the watch can answer.
+    index: Option<DirIndex>,
 }
 
 /// Fingerprints a file without following a link; only regular files are ever read.
@@ -373,20 +375,21 @@ fn walk(
     }
 }
 
-/// `old` brought up to date for the directories the watch marked (each walked one level
-/// deep, a directory new to the watch in full); `None` when only a full walk can tell (the
-/// watch cannot take a new directory, the limit is passed).
+/// Brings `snap` up to date, in place, for the directories the watch marked (each walked one
+/// level deep, a directory new to the watch in full) and returns the paths whose content
+/// changed. `None` when only a full walk can tell (the watch cannot take a new directory, the
+/// limit is passed); `snap` is then untouched. Costs what the marked directories hold, not
+/// the repository's size.
 fn rewalk(
-    old: &Snapshot,
+    snap: &mut Snapshot,
     watch: &mut Watch,
     dirs: &std::collections::BTreeSet<String>,
-) -> Option<HashMap<String, Seen>> {
-    let mut files = old.files.clone();
-    files.retain(|k, _| !dirs.contains(parent_of(k)));
+) -> Option<Vec<String>> {
+    let mut found: HashMap<String, Seen> = HashMap::new();
     let mut fresh = Vec::new();
     let walked: Vec<&String> = dirs.iter().filter(|d| watch.has(d)).collect();
     for dir in walked {
-        walk(&old.root, dir, Some(1), |rel, meta, path| {
+        walk(&snap.root, dir, Some(1), |rel, meta, path| {
             if meta.is_dir() {
                 if !watch.has(&rel) {
                     fresh.push(rel);
@@ -395,8 +398,8 @@ fn rewalk(
                 if meta.nlink() > 1 {
                     watch.linked(dir);
                 }
-                let seen = fingerprint(path, meta, old.files.get(&rel));
-                files.insert(rel, seen);
+                let seen = fingerprint(path, meta, snap.files.get(&rel));
+                found.insert(rel, seen);
             }
             true
         });
@@ -404,41 +407,97 @@ fn rewalk(
     let mut complete = true;
     for top in &fresh {
         complete &= watch.add(top);
-        walk(&old.root, top, None, |rel, meta, path| {
+        walk(&snap.root, top, None, |rel, meta, path| {
             if meta.is_dir() {
                 complete &= watch.add(&rel);
             } else {
                 if meta.nlink() > 1 {
                     watch.linked(parent_of(&rel));
                 }
-                let seen = fingerprint(path, meta, old.files.get(&rel));
-                files.insert(rel, seen);
+                let seen = fingerprint(path, meta, snap.files.get(&rel));
+                found.insert(rel, seen);
             }
             complete
         });
     }
-    (complete && files.len() <= WATCH_LIMIT).then_some(files)
+    let files = &mut snap.files;
+    let index = snap.index.get_or_insert_with(|| DirIndex::of(files.keys()));
+    // What the marked directories held and no longer hold.
+    let gone: Vec<String> = dirs
+        .iter()
+        .flat_map(|d| index.in_dir(d))
+        .filter(|rel| !found.contains_key(*rel))
+        .cloned()
+        .collect();
+    let added = found.keys().filter(|rel| !files.contains_key(*rel)).count();
+    if !complete || files.len() - gone.len() + added > WATCH_LIMIT {
+        return None;
+    }
+    let mut changed = Vec::new();
+    for rel in gone {
+        files.remove(&rel);
+        index.remove(&rel);
+        changed.push(rel);
+    }
+    for (rel, seen) in found {
+        if files.get(&rel).is_none_or(|old| old.differs(&seen)) {
+            changed.push(rel.clone());
+        }
+        index.insert(&rel);
+        files.insert(rel, seen);
+    }
+    Some(changed)
 }
 
-/// The repository now: from `old`, re-walking only the directories `watch` marked; from
-/// nothing when the watch cannot tell.
-fn look(cwd: &Path, old: Option<&Snapshot>, watch: Option<Watch>) -> Walked {
+/// The paths whose content differs between two walks of the same repository.
+fn differences(old: &HashMap<String, Seen>, new: &HashMap<String, Seen>) -> Vec<String> {
+    let moved = new
+        .iter()
+        .filter(|(p, seen)| old.get(*p).is_none_or(|o| o.differs(seen)))
+        .map(|(p, _)| p);
+    let gone = old.keys().filter(|p| !new.contains_key(*p));
+    moved.chain(gone).cloned().collect()
+}
+
+/// The repository now: `old` brought up to date by re-walking only the directories `watch`
+/// marked, or a full walk when the watch cannot tell. The third part is what changed since
+/// `old` (relative to the repository's root), when there was an `old` of the same root.
+fn look(cwd: &Path, old: Option<Snapshot>, watch: Option<Watch>) -> Looked {
     let Some(root) = crate::repo::repo_root(cwd) else {
-        return (None, None);
+        return (None, None, None);
     };
-    let old = old.filter(|s| s.root == root);
-    if let (Some(old), Some(mut watch)) = (old, watch)
+    let mut old = old.filter(|s| s.root == root);
+    if let (Some(snap), Some(mut watch)) = (old.as_mut(), watch)
         && watch.is_of(&root)
         && let Dirty::Dirs(dirs) = watch.take()
-        && let Some(files) = rewalk(old, &mut watch, &dirs)
+        && let Some(changed) = rewalk(snap, &mut watch, &dirs)
     {
-        return (Some(Snapshot { root, files }), Some(watch));
+        return (old, Some(watch), Some(changed));
     }
+    let (files, watch) = walk_all(&root, old.as_ref());
+    let Some(files) = files else {
+        return (None, None, None);
+    };
+    let changed = old.map(|o| differences(&o.files, &files));
+    let snap = Snapshot {
+        root,
+        files,
+        index: None,
+    };
+    (Some(snap), watch, changed)
+}
+
+/// What [`look`] found: the snapshot, its watch, what changed since the last one.
+type Looked = (Option<Snapshot>, Option<Watch>, Option<Vec<String>>);
+
+/// Every file of the repository at `root` and a new watch of its directories; no files when
+/// there are more than [`WATCH_LIMIT`].
+fn walk_all(root: &Path, old: Option<&Snapshot>) -> (Option<HashMap<String, Seen>>, Option<Watch>) {
     // Started before the walk: what changes while it reads is an event for the next look.
-    let mut watch = Watch::new(&root).and_then(|mut w| w.add("").then_some(w));
+    let mut watch = Watch::new(root).and_then(|mut w| w.add("").then_some(w));
     let mut files = HashMap::new();
     let mut over = false;
-    walk(&root, "", None, |rel, meta, path| {
+    walk(root, "", None, |rel, meta, path| {
         if meta.is_dir() {
             if watch.as_mut().is_some_and(|w| !w.add(&rel)) {
                 watch = None;
@@ -460,24 +519,25 @@ fn look(cwd: &Path, old: Option<&Snapshot>, watch: Option<Watch>) -> Walked {
         );
         return (None, None);
     }
-    (Some(Snapshot { root, files }), watch)
+    (Some(files), watch)
 }
 
 impl FileWatch {
-    /// The repository now (see [`look`]); waits for the first walk if it still runs.
-    fn take(&mut self, cwd: &Path) -> Option<Snapshot> {
+    /// Takes a new snapshot (see [`look`]), waiting for the first walk if it still runs;
+    /// returns what changed since the last one, when that can be told.
+    fn take(&mut self, cwd: &Path) -> Option<Vec<String>> {
         if let Some(first) = self.first.take() {
             (self.snapshot, self.watch) = first.join().unwrap_or((None, None));
         }
-        let (snapshot, watch) = look(cwd, self.snapshot.as_ref(), self.watch.take());
-        self.watch = watch;
-        snapshot
+        let changed;
+        (self.snapshot, self.watch, changed) = look(cwd, self.snapshot.take(), self.watch.take());
+        changed
     }
 
     /// Takes a new snapshot without reporting anything.
     pub fn rebase(&mut self, cwd: &Path) {
         self.tools_ran = false;
-        self.snapshot = self.take(cwd);
+        self.take(cwd);
     }
 
     /// rein's own tools ran: what changed until the next snapshot is theirs, not news. (The
@@ -499,7 +559,10 @@ impl FileWatch {
             let cwd = cwd.to_path_buf();
             let spawned = std::thread::Builder::new()
                 .name("rein-first-look".into())
-                .spawn(move || look(&cwd, None, None));
+                .spawn(move || {
+                    let (snapshot, watch, _) = look(&cwd, None, None);
+                    (snapshot, watch)
+                });
             match spawned {
                 Ok(handle) => {
                     self.first = Some(handle);
@@ -508,30 +571,21 @@ impl FileWatch {
                 Err(e) => tracing::debug!("file watch: no thread for the first walk: {e}"),
             }
         }
-        let now = self.take(cwd);
-        let mut changed: Vec<String> = Vec::new();
-        if let (Some(old), Some(new)) = (&self.snapshot, &now)
-            && old.root == new.root
-        {
-            let moved = new
-                .files
-                .iter()
-                .filter(|(p, seen)| old.files.get(*p).is_none_or(|o| o.differs(seen)))
-                .map(|(p, _)| p);
-            let gone = old.files.keys().filter(|p| !new.files.contains_key(*p));
-            changed = moved
-                .chain(gone)
-                .map(|p| {
-                    let abs = new.root.join(p);
-                    match abs.strip_prefix(cwd) {
-                        Ok(rel) => rel.display().to_string(),
-                        Err(_) => abs.display().to_string(),
-                    }
-                })
-                .collect();
-        }
+        let changed = self.take(cwd).unwrap_or_default();
+        let Some(root) = self.snapshot.as_ref().map(|s| &s.root) else {
+            return Vec::new();
+        };
+        let mut changed: Vec<String> = changed
+            .iter()
+            .map(|p| {
+                let abs = root.join(p);
+                match abs.strip_prefix(cwd) {
+                    Ok(rel) => rel.display().to_string(),
+                    Err(_) => abs.display().to_string(),
+                }
+            })
+            .collect();
         changed.sort();
-        self.snapshot = now;
         changed
     }
 }

@@ -7,7 +7,7 @@
 use super::anchored::{Anchor, Found};
 use super::blobs::{self, Batch, BlobStore};
 use super::state::{Caps, Change, FileState};
-use super::watch::{Dirty, Watch, parent_of};
+use super::watch::{DirIndex, Dirty, Watch, parent_of};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io;
@@ -111,6 +111,9 @@ struct Live {
     /// Tracked files the last walk did not reach though they exist (ignored now, or in a
     /// directory no longer walked): no event tells of them, so every scan looks.
     unseen: Vec<String>,
+    /// The tracked files by directory, made when a watched scan first needs it and kept in
+    /// step with the files from then on.
+    index: Option<DirIndex>,
 }
 
 impl Clone for Live {
@@ -230,8 +233,24 @@ impl Shadow {
             {
                 continue;
             }
-            self.files.insert(rel, tracked);
+            self.track(rel, tracked);
         }
+    }
+
+    /// Records `rel`'s state.
+    fn track(&mut self, rel: String, tracked: Tracked) {
+        if let Some(index) = &mut self.live.index {
+            index.insert(&rel);
+        }
+        self.files.insert(rel, tracked);
+    }
+
+    /// Forgets `rel`.
+    fn untrack(&mut self, rel: &str) {
+        if let Some(index) = &mut self.live.index {
+            index.remove(rel);
+        }
+        self.files.remove(rel);
     }
 
     /// The last seen state of `rel`.
@@ -416,15 +435,18 @@ impl Shadow {
                 return false;
             }
         }
-        let under = |k: &str, d: &str| {
-            k.len() > d.len() && k.starts_with(d) && k.as_bytes()[d.len()] == b'/'
-        };
         let unseen = std::mem::take(&mut self.live.unseen);
-        let gone: Vec<String> = self
-            .files
-            .keys()
+        let files = &self.files;
+        let index = self
+            .live
+            .index
+            .get_or_insert_with(|| DirIndex::of(files.keys()));
+        // The files these directories held: those not walked now are gone (or out of sight).
+        let gone: Vec<String> = dirs
+            .iter()
+            .flat_map(|d| index.in_dir(d))
+            .chain(fresh.iter().flat_map(|d| index.under(d)))
             .filter(|k| !seen.contains(k.as_str()))
-            .filter(|k| dirs.contains(parent_of(k)) || fresh.iter().any(|d| under(k, d)))
             .cloned()
             .chain(unseen.into_iter().filter(|k| !seen.contains(k)))
             .collect::<HashSet<_>>()
@@ -483,7 +505,7 @@ impl Shadow {
         let before = self.files.get(rel).map(|t| t.state.clone());
         let Some(stat) = stat else {
             if let Some(before) = before {
-                self.files.remove(rel);
+                self.untrack(rel);
                 out.changes.push(Change {
                     path: rel.to_string(),
                     before,
@@ -510,7 +532,7 @@ impl Shadow {
         };
         let unchanged = before.as_ref().is_some_and(|b| b.same_as(&after));
         let before = before.unwrap_or(FileState::Absent);
-        self.files.insert(
+        self.track(
             rel.to_string(),
             Tracked {
                 stat,

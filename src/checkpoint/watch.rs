@@ -253,6 +253,69 @@ pub(crate) fn parent_of(rel: &str) -> &str {
     rel.rsplit_once('/').map_or("", |(p, _)| p)
 }
 
+/// The known files of each directory (workspace-relative paths by their parent), so that a
+/// look at the directories a watch marked costs what is in them, not a pass over every
+/// file of the workspace (10,000 files: ~8 ms per bash call before).
+#[derive(Debug, Default)]
+pub(crate) struct DirIndex(HashMap<String, HashSet<String>>);
+
+impl DirIndex {
+    /// The index of `rels`.
+    pub fn of<'a>(rels: impl Iterator<Item = &'a String>) -> DirIndex {
+        let mut index = DirIndex::default();
+        for rel in rels {
+            index.insert(rel);
+        }
+        index
+    }
+
+    /// `rel` is known.
+    pub fn insert(&mut self, rel: &str) {
+        let dir = parent_of(rel);
+        match self.0.get_mut(dir) {
+            Some(files) => {
+                if !files.contains(rel) {
+                    files.insert(rel.to_string());
+                }
+            }
+            None => {
+                self.0
+                    .insert(dir.to_string(), HashSet::from([rel.to_string()]));
+            }
+        }
+    }
+
+    /// `rel` is gone.
+    pub fn remove(&mut self, rel: &str) {
+        let dir = parent_of(rel);
+        if let Some(files) = self.0.get_mut(dir) {
+            files.remove(rel);
+            if files.is_empty() {
+                self.0.remove(dir);
+            }
+        }
+    }
+
+    /// The known files directly in `dir`.
+    pub fn in_dir(&self, dir: &str) -> impl Iterator<Item = &String> {
+        self.0.get(dir).into_iter().flatten()
+    }
+
+    /// The known files anywhere below `dir` (a pass over the directories, not the files).
+    pub fn under<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = &'a String> {
+        self.0
+            .iter()
+            .filter(move |(d, _)| {
+                dir.is_empty()
+                    || d.as_str() == dir
+                    || (d.len() > dir.len()
+                        && d.starts_with(dir)
+                        && d.as_bytes()[dir.len()] == b'/')
+            })
+            .flat_map(|(_, files)| files)
+    }
+}
+
 impl Watch {
     /// A watch of nothing yet under `root`; `None` where inotify is not available.
     pub fn new(root: &Path) -> Option<Watch> {
@@ -383,6 +446,36 @@ impl Drop for Watch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_index_finds_a_directorys_files_and_those_below_it() {
+        let rels: Vec<String> = ["a.rs", "src/b.rs", "src/deep/c.rs", "srcx/d.rs", "e/f.rs"]
+            .map(String::from)
+            .to_vec();
+        let mut index = DirIndex::of(rels.iter());
+        let sorted = |it: &mut dyn Iterator<Item = &String>| {
+            let mut v: Vec<String> = it.cloned().collect();
+            v.sort();
+            v
+        };
+        assert_eq!(sorted(&mut index.in_dir("")), ["a.rs"]);
+        assert_eq!(sorted(&mut index.in_dir("src")), ["src/b.rs"]);
+        assert_eq!(
+            sorted(&mut index.under("src")),
+            ["src/b.rs", "src/deep/c.rs"]
+        );
+        assert_eq!(sorted(&mut index.under("")).len(), 5);
+        index.remove("src/b.rs");
+        index.insert("src/g.rs");
+        index.insert("src/g.rs");
+        assert_eq!(sorted(&mut index.in_dir("src")), ["src/g.rs"]);
+        index.remove("e/f.rs");
+        assert_eq!(sorted(&mut index.under("e")), Vec::<String>::new());
+        assert!(
+            !index.0.contains_key("e"),
+            "an emptied directory is dropped"
+        );
+    }
 
     fn dirs(d: Dirty) -> Vec<String> {
         match d {
