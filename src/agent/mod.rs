@@ -424,7 +424,8 @@ impl Agent {
             // Edits inside the workspace are allowed by the accept-edits mode, not the policy.
             policy: Arc::new(RwLock::new(
                 Policy::new(config.rules.clone(), false)
-                    .with_confinement(sandbox.status().confinement()),
+                    .with_confinement(sandbox.status().confinement())
+                    .with_workspace(config.cwd.clone()),
             )),
             approver: opts.approver,
             pending: pending.clone(),

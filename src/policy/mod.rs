@@ -167,7 +167,8 @@ impl Policy {
     /// Rates a bash command line: every simple command it would run is rated, the strictest
     /// verdict wins (the first such part decides among equals).
     pub fn check_bash(&self, command: &str) -> Verdict {
-        let parts = shell::parse_in(command, self.workspace.as_deref());
+        let unconfined = self.confinement == Confinement::Off;
+        let parts = shell::parse_for(command, self.workspace.as_deref(), unconfined);
         let mut best: Option<Verdict> = None;
         for part in &parts {
             let v = self.rate_part(part);

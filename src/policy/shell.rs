@@ -19,6 +19,7 @@ mod getopt;
 mod git;
 mod git_config;
 mod heredoc;
+mod outside;
 mod scan;
 #[cfg(test)]
 mod tests;
@@ -76,8 +77,19 @@ pub fn parse(command: &str) -> Vec<Part> {
 /// [`parse`] for a command run in `workspace` (the current directory when `None`): what git
 /// finds there decides whether `git -C DIR` stays in the workspace's repository.
 pub fn parse_in(command: &str, workspace: Option<&std::path::Path>) -> Vec<Part> {
+    parse_for(command, workspace, false)
+}
+
+/// [`parse_in`] for commands that run `unconfined` (the sandbox off): an argument that may
+/// name a file outside the workspace makes its part doubtful (see `outside`).
+pub fn parse_for(
+    command: &str,
+    workspace: Option<&std::path::Path>,
+    unconfined: bool,
+) -> Vec<Part> {
     let mut walker = Walker {
         workspace: workspace.map(std::path::Path::to_path_buf),
+        unconfined,
         ..Walker::default()
     };
     if command.len() > MAX_LEN {
@@ -264,6 +276,8 @@ struct Walker {
     docs: Vec<heredoc::HereDoc>,
     /// The directory the command runs in, if not the current one.
     workspace: Option<std::path::PathBuf>,
+    /// Commands run without the sandbox: nothing hides what lies outside the workspace.
+    unconfined: bool,
 }
 
 impl Walker {

@@ -121,6 +121,78 @@ fn the_last_matching_rule_wins_and_config_follows_defaults() {
     );
 }
 
+/// With the sandbox off nothing hides what lies outside the workspace: an argument that
+/// leads there asks, however it is spelled (absolute, `..`, a planted link, a glob over one,
+/// an option's value, an input redirection, after a `cd`, a name only known when it runs);
+/// inside the workspace and the system's directories nothing changes. With the sandbox on
+/// the same commands are rated as before (the sandbox hides the outside).
+#[test]
+fn with_the_sandbox_off_reads_outside_the_workspace_ask() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    let ws = root.join("ws");
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    std::fs::create_dir_all(root.join("srv")).unwrap();
+    std::fs::write(root.join("srv/key"), "k").unwrap();
+    std::fs::write(ws.join("notes.txt"), "n").unwrap();
+    std::os::unix::fs::symlink(root.join("srv/key"), ws.join("docs/key")).unwrap();
+    std::os::unix::fs::symlink("../../srv", ws.join("docs/up")).unwrap();
+    std::os::unix::fs::symlink(root.join("srv/key"), ws.join("-x")).unwrap();
+    let off = defaults()
+        .with_confinement(Confinement::Off)
+        .with_workspace(&ws);
+    let on = defaults().with_workspace(&ws);
+    let srv = root.join("srv/key").display().to_string();
+    for command in [
+        "cat docs/key".to_string(),
+        "cat docs/up/key".into(),
+        "cat ../srv/key".into(),
+        format!("cat {srv}"),
+        "cat docs/*".into(),
+        "head -n1 docs/k?y".into(),
+        "cat < docs/key".into(),
+        format!("grep --file={srv} notes.txt"),
+        format!("grep -f{srv} notes.txt"),
+        "cat -- -x".into(),
+        "cd docs && cat key".into(),
+        "cd && cat notes.txt".into(),
+        "cat \"$F\"".into(),
+        "ls /".into(),
+        "wc -l /tmp/x".into(),
+        "grep -R key .".into(),
+        "grep -nR key docs".into(),
+        "rg --follow key".into(),
+        "wc -l --files0-from=notes.txt".into(),
+        "file -f notes.txt".into(),
+        "find . -name 'k*' | xargs cat".into(),
+    ] {
+        let v = off.check_bash(&command);
+        assert_eq!(v.action, Ask, "{command}: {}", v.reason);
+        assert!(
+            v.reason.contains("sandbox is off"),
+            "{command}: {}",
+            v.reason
+        );
+    }
+    for command in [
+        "cat notes.txt",
+        "cat docs/../notes.txt",
+        "ls docs",
+        "grep -rn TODO .",
+        "cat /usr/share/dict/words /etc/hostname",
+        "ls -la --color=auto",
+        "echo hello world",
+        "cut -d, -f1 notes.txt",
+        "cat notes.txt > /dev/null",
+    ] {
+        let v = off.check_bash(command);
+        assert_eq!(v.action, Allow, "{command}: {}", v.reason);
+    }
+    for command in ["cat docs/key", "cat docs/*", "cat -- -x", "ls /"] {
+        assert_eq!(on.check_bash(command).action, Allow, "{command}");
+    }
+}
+
 /// With the sandbox off, what runs the project's code (a hostile `conftest.py`, `build.rs`)
 /// would run with the person's rights: the built-in table no
 /// longer allows it, the person's own rules and read-only commands stay as they were.

@@ -12,7 +12,8 @@ use support::{Reply, ScriptedServer};
 both!(
     attacks_do_not_run_and_read_only_commands_do,
     commands_after_a_here_doc_bash_ends_do_not_run,
-    with_the_sandbox_off_a_build_script_does_not_run_unasked
+    with_the_sandbox_off_a_build_script_does_not_run_unasked,
+    with_the_sandbox_off_files_outside_the_workspace_are_not_read_unasked
 );
 
 /// (command, a file it would create or the file it would delete)
@@ -211,5 +212,77 @@ fn with_the_sandbox_off_a_build_script_does_not_run_unasked(kind: ProviderKind) 
         results[2].content.contains("build.rs"),
         "{}",
         results[2].content
+    );
+}
+
+/// With `sandbox = "off"` nothing hides what lies outside the workspace: a read-only command
+/// whose argument leads there (written out, through `..`, through a link the repository
+/// planted, a glob over such a link, an option's value, an input redirection) is refused
+/// unasked (no `--yes`), and the file's content reaches neither the model nor the output.
+/// Reading inside the workspace and the system's directories still runs unasked.
+fn with_the_sandbox_off_files_outside_the_workspace_are_not_read_unasked(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    let w = World::new(&s);
+    w.user_config("retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nmode = \"off\"\n");
+    const SECRET: &str = "OUTSIDE-NO-LIST-NAMES-IT-4711";
+    // Beside the workspace, in no list of secret places.
+    let outside = w.dir.path().join("srv");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("key"), format!("{SECRET}\n")).unwrap();
+    w.write("notes.txt", "inside-notes\n");
+    std::fs::create_dir_all(w.ws.join("docs")).unwrap();
+    std::os::unix::fs::symlink(outside.join("key"), w.ws.join("docs/key")).unwrap();
+    std::os::unix::fs::symlink(&outside, w.ws.join("vendor")).unwrap();
+    let abs = outside.join("key").display().to_string();
+    let refused = [
+        "cat docs/key".to_string(),
+        format!("cat {abs}"),
+        "cat ../srv/key".into(),
+        "head -n 1 vendor/key".into(),
+        "tail docs/*".into(),
+        "cat < docs/key".into(),
+        format!("grep --file={abs} notes.txt"),
+        "cd docs && cat key".into(),
+        "grep -R OUTSIDE .".into(),
+    ];
+    let allowed = ["cat notes.txt", "ls /usr/bin/env"];
+    for c in refused.iter().map(String::as_str).chain(allowed) {
+        s.push(Reply::tool_call("bash", json!({ "command": c })));
+    }
+    s.push(Reply::text("done"));
+    let o = w.exec(&["go"]);
+    assert_ok(&o);
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!out.contains(SECRET), "the secret was printed: {out}");
+    let results: Vec<_> = (1..=refused.len() + allowed.len())
+        .map(|i| last_result(&s.request(i)))
+        .collect();
+    for (c, r) in refused.iter().zip(&results) {
+        assert!(
+            !r.content.contains(SECRET),
+            "{c}: the model saw {}",
+            r.content
+        );
+        assert!(
+            r.content.starts_with("Refused without asking:")
+                && r.content.contains("sandbox is off"),
+            "{c}: {}",
+            r.content
+        );
+    }
+    let tail = &results[refused.len()..];
+    assert!(
+        tail[0].content.contains("inside-notes"),
+        "{}",
+        tail[0].content
+    );
+    assert!(
+        tail[1].content.contains("/usr/bin/env"),
+        "{}",
+        tail[1].content
     );
 }

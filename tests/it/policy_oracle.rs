@@ -6,7 +6,8 @@
 //! `--output=pwn.txt`, directories `lsb/`, `tree-sitter/`, `pytest/`, secrets in HOME). It
 //! asserts that every program bash (or a wrapper) ran is one the policy rated, and that an
 //! `allow` never coincides with a denied program, a write, a secret read or a shell started
-//! by a non-shell. Inputs: the shared table, the class table, and a grammar of fragments
+//! by a non-shell, and that an `allow` for the sandbox off never opened a file outside the
+//! workspace (through a planted link). Inputs: the shared table, the class table, and a grammar of fragments
 //! mixing the classes (`REIN_ORACLE_CASES`, default 240).
 //!
 //! Needs strace and an enforced sandbox: without them it skips with a message, or fails when

@@ -4,7 +4,7 @@
 
 use super::trace::{Trace, resolve};
 use rein::policy::shell::{self, Part};
-use rein::policy::{Action, Policy, explain};
+use rein::policy::{Action, Confinement, Policy, explain};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -227,6 +227,11 @@ fn build_template(root: &Path) {
     write("ws/evil.sh", "#!/bin/sh\necho pwned > PWNED\n");
     write("ws/evil.rc", "echo pwned > PWNED\n");
     write("ws/big.txt", &"zebra,1\napple,2\n".repeat(4_000));
+    // Outside the workspace, in no list of secret places, and a link to it the repository
+    // planted: with the sandbox off, an allowed command must not open it.
+    write("outside/key", "outside the workspace\n");
+    std::fs::create_dir_all(root.join("ws/docs")).expect("dir");
+    std::os::unix::fs::symlink("../../outside/key", root.join("ws/docs/link")).expect("link");
     for d in ["lsb", "tree-sitter", "pytest", "sub"] {
         write(&format!("ws/{d}/keep"), "x\n");
     }
@@ -338,7 +343,9 @@ fn signed_head(ws: &Path) {
 
 /// Runs `cmd` and compares: every program bash (or a wrapper) ran was rated by the policy;
 /// an `allow` never ran a denied program, a shell from a non-shell, or a program of the
-/// scratch; never wrote a file (outside the temp dir); never opened or printed a secret.
+/// scratch; never wrote a file (outside the temp dir); never opened or printed a secret. Rated
+/// for the sandbox off, an `allow` never opened a file outside the workspace (the template's
+/// `outside/key`, which `ws/docs/link` leads to).
 pub fn check(world: &World, cmd: &str) -> Outcome {
     let mut s = Scratch::new(world);
     // Rated where it runs: what git finds on disk there counts.
@@ -435,6 +442,32 @@ pub fn check(world: &World, cmd: &str) -> Outcome {
                 e.by,
                 e.argv.join(" ")
             ));
+        }
+    }
+    // The same line rated for the sandbox off: allowed, it must not read outside.
+    let unconfined = Policy::new(Vec::new(), false)
+        .with_workspace(&s.ws)
+        .with_confinement(Confinement::Off);
+    if unconfined.check_bash(cmd).action == Action::Allow {
+        let outside = std::fs::canonicalize(s.root.join("outside"))
+            .unwrap_or_else(|_| s.root.join("outside"));
+        // An open with `O_NOFOLLOW` of a link fails (grep -r opens what it finds so).
+        let follows = |a: &&super::trace::Access| {
+            !(a.nofollow && std::fs::symlink_metadata(&a.path).is_ok_and(|m| m.is_symlink()))
+        };
+        for a in trace
+            .accesses
+            .iter()
+            .filter(|a| under(a.pid) && !a.write)
+            .filter(follows)
+        {
+            if std::fs::canonicalize(&a.path).is_ok_and(|p| p.starts_with(&outside)) {
+                findings.push(format!(
+                    "allowed with the sandbox off, but {} opened {}, which leads outside",
+                    a.by,
+                    a.path.display()
+                ));
+            }
         }
     }
     if verdict.action == Action::Allow {

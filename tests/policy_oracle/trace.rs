@@ -22,6 +22,8 @@ pub struct Access {
     pub by: String,
     pub path: PathBuf,
     pub write: bool,
+    /// An open that does not follow a link in the last component (`O_NOFOLLOW`).
+    pub nofollow: bool,
 }
 
 /// Everything the traced processes did that the oracle looks at.
@@ -147,12 +149,14 @@ impl Proc {
                 .map(|a| self.dir_of(a))
                 .unwrap_or(self.cwd.clone())
         };
+        let nofollow = args.iter().any(|a| a.contains("O_NOFOLLOW"));
         let write = |dir: PathBuf, path: String, w: bool, trace: &mut Trace| {
             trace.accesses.push(Access {
                 pid: self.pid,
                 by: self.image.clone(),
                 path: resolve(&dir, &path),
                 write: w,
+                nofollow,
             });
         };
         match name {

@@ -36,7 +36,7 @@ pub(super) fn normalise_name(raw: &str) -> String {
 }
 
 /// The last path component of a name (`rm` for `./rm`).
-fn base_name(name: &str) -> &str {
+pub(super) fn base_name(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
@@ -448,7 +448,9 @@ impl Walker {
             .or_else(|| args.iter().find_map(|w| self.word_doubt(w)))
             .or_else(|| super::args::check(&name, args, self.left_workspace()))
             .or_else(|| args.iter().find_map(|w| self.secret_doubt(w)))
-            .or_else(|| args.iter().find_map(|w| self.device_doubt(w)));
+            .or_else(|| args.iter().find_map(|w| self.device_doubt(w)))
+            .or_else(|| args.iter().find_map(|w| self.outside_doubt(w)))
+            .or_else(|| self.indirect_doubt(&name, args));
         let mut deny_alias: Vec<String> = Vec::new();
         let aliases = aliases
             .into_iter()
