@@ -157,6 +157,7 @@ fn with_the_sandbox_off_reads_outside_the_workspace_ask() {
         "cd docs && cat key".into(),
         "cd && cat notes.txt".into(),
         "cat \"$F\"".into(),
+        "echo < docs/key".into(),
         "ls /".into(),
         "wc -l /tmp/x".into(),
         "grep -R key .".into(),
@@ -184,6 +185,8 @@ fn with_the_sandbox_off_reads_outside_the_workspace_ask() {
         "echo hello world",
         "cut -d, -f1 notes.txt",
         "cat notes.txt > /dev/null",
+        "echo $HOME /srv/x",
+        "pwd",
     ] {
         let v = off.check_bash(command);
         assert_eq!(v.action, Allow, "{command}: {}", v.reason);

@@ -449,7 +449,7 @@ impl Walker {
             .or_else(|| super::args::check(&name, args, self.left_workspace()))
             .or_else(|| args.iter().find_map(|w| self.secret_doubt(w)))
             .or_else(|| args.iter().find_map(|w| self.device_doubt(w)))
-            .or_else(|| args.iter().find_map(|w| self.outside_doubt(w)))
+            .or_else(|| args.iter().find_map(|w| self.outside_doubt(&name, w)))
             .or_else(|| self.indirect_doubt(&name, args));
         let mut deny_alias: Vec<String> = Vec::new();
         let aliases = aliases

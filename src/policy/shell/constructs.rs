@@ -178,7 +178,7 @@ impl Walker {
         }
         self.secret_doubt(target)
             .or_else(|| self.device_doubt(target))
-            .or_else(|| self.outside_doubt(target))
+            .or_else(|| self.outside_doubt("", target))
     }
 
     /// A `NAME=value`, standalone or before a command; returns (for the latter) why it
