@@ -278,6 +278,8 @@ struct Walker {
     workspace: Option<std::path::PathBuf>,
     /// Commands run without the sandbox: nothing hides what lies outside the workspace.
     unconfined: bool,
+    /// Where reading is harmless then, found once per line.
+    places: std::cell::OnceCell<Option<outside::Places>>,
 }
 
 impl Walker {

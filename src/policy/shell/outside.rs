@@ -9,15 +9,13 @@ use super::Walker;
 use super::words::{Tok, Word};
 use crate::sandbox::home::DEFAULT_HOME_ALLOW;
 use crate::sandbox::secrets::SYSTEM_READABLE;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Commands that never open their arguments: what these name is printed, not read.
 const OPENS_NO_ARGUMENT: &[&str] = &["echo", "printf", "true", "false", "pwd", "which", "type"];
 
 /// Most names a glob is expanded to before it counts as reaching too far to check.
 const MAX_MATCHES: usize = 2_000;
-/// Most links followed for one path (the kernel's own limit).
-const MAX_LINKS: usize = 40;
 
 impl Walker {
     /// With the sandbox off: why `w`, an argument of `name` (`""` for what bash itself opens,
@@ -26,11 +24,14 @@ impl Walker {
         if !self.unconfined || OPENS_NO_ARGUMENT.contains(&super::commands::base_name(name)) {
             return None;
         }
-        let Some(places) = Places::here(self.workspace.as_deref()) else {
+        let places = self
+            .places
+            .get_or_init(|| Places::here(self.workspace.as_deref()));
+        let Some(places) = places else {
             return Some("the sandbox is off, and the workspace cannot be found".into());
         };
         for v in w.substitute(&|name| self.vars.get(name).cloned()) {
-            if let Some(why) = self.outside_one(&places, &v) {
+            if let Some(why) = self.outside_one(places, &v) {
                 return Some(why);
             }
         }
@@ -201,7 +202,7 @@ struct Named {
 }
 
 /// Where reading is harmless with the sandbox off.
-struct Places {
+pub(super) struct Places {
     workspace: PathBuf,
     home: Option<PathBuf>,
 }
@@ -254,43 +255,11 @@ impl Places {
     }
 }
 
-/// `path` with every link resolved and `..` taken as the kernel takes it (the parent of
-/// where the walk is), as far as it exists; the rest as written.
+/// `path` with every link resolved and `..` taken as the kernel takes it, as far as it
+/// exists (the file tools' own walk); a link loop leads nowhere harmless.
 fn resolve(path: &Path) -> PathBuf {
-    let mut out = PathBuf::from("/");
-    let mut rest: Vec<std::ffi::OsString> = path
-        .components()
-        .rev()
-        .map(|c| c.as_os_str().to_os_string())
-        .collect();
-    let mut links = 0;
-    while let Some(c) = rest.pop() {
-        match Path::new(&c).components().next() {
-            Some(Component::RootDir) => out = PathBuf::from("/"),
-            Some(Component::ParentDir) => {
-                out.pop();
-            }
-            Some(Component::Normal(name)) => {
-                let next = out.join(name);
-                match std::fs::read_link(&next) {
-                    Ok(target) if links < MAX_LINKS => {
-                        links += 1;
-                        rest.extend(
-                            target
-                                .components()
-                                .rev()
-                                .map(|c| c.as_os_str().to_os_string()),
-                        );
-                    }
-                    // Too many links: where it leads is not known; nowhere harmless.
-                    Ok(_) => return PathBuf::from("/\u{0}loop"),
-                    Err(_) => out = next,
-                }
-            }
-            _ => {}
-        }
-    }
-    out
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    crate::sandbox::paths::physical_path(&absolute).unwrap_or_else(|| PathBuf::from("/\u{0}loop"))
 }
 
 /// The names a glob matches on disk (links not followed while matching; each name is
