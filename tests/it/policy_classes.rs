@@ -99,6 +99,41 @@ fn every_class_row_gets_its_verdict() {
     );
 }
 
+/// The class table's `outside:` rows, rated for `sandbox = "off"`: each reads outside the
+/// workspace (through the link the decoy workspace plants, `..`, a `cd`) and must ask, though
+/// the sandbox makes it harmless when on. (The oracle runs them too, where strace is.)
+#[test]
+fn outside_rows_ask_with_the_sandbox_off() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/commands-classes.tsv"
+    );
+    let world = crate::policy_oracle::harness::World::new();
+    let off = Policy::new(Vec::new(), false)
+        .with_workspace(world.workspace())
+        .with_confinement(rein::policy::Confinement::Off);
+    let table = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| {
+            l.split('\t')
+                .nth(3)
+                .is_some_and(|c| c.starts_with("outside:"))
+        })
+        .filter_map(|l| l.split('\t').next())
+        .collect();
+    assert!(rows.len() >= 6, "only {} outside rows", rows.len());
+    for command in rows {
+        let v = off.check_bash(command);
+        assert_eq!(v.action, Action::Ask, "{command}: {}", explain(&v));
+        assert!(
+            v.reason.contains("sandbox is off"),
+            "{command}: {}",
+            v.reason
+        );
+    }
+}
+
 /// The figures the issue asks for, over the shared table: no allow among the rows that
 /// must not be allowed, deny kept deny for at least 95%, allow rows allowed for at least 90%.
 #[test]
