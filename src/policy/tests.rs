@@ -164,6 +164,8 @@ fn with_the_sandbox_off_reads_outside_the_workspace_ask() {
         "grep -nR key docs".into(),
         "rg --follow key".into(),
         "wc -l --files0-from=notes.txt".into(),
+        "wc --files0=notes.txt".into(),
+        "sort --files0-from notes.txt".into(),
         "file -f notes.txt".into(),
         "find . -name 'k*' | xargs cat".into(),
     ] {
@@ -184,6 +186,7 @@ fn with_the_sandbox_off_reads_outside_the_workspace_ask() {
         "ls -la --color=auto",
         "echo hello world",
         "cut -d, -f1 notes.txt",
+        "grep -eR notes.txt",
         "cat notes.txt > /dev/null",
         "echo $HOME /srv/x",
         "pwd",

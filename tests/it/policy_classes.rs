@@ -11,6 +11,8 @@ struct Row {
     command: String,
     expected: String,
     why: String,
+    /// The class column, where the table has one.
+    class: String,
 }
 
 fn rows(path: &str) -> Vec<Row> {
@@ -28,6 +30,7 @@ fn rows(path: &str) -> Vec<Row> {
                 command: unescape(path, cols[0]),
                 expected: cols[1].to_string(),
                 why: cols[2].to_string(),
+                class: cols.get(3).unwrap_or(&"").to_string(),
             }
         })
         .collect()
@@ -112,23 +115,18 @@ fn outside_rows_ask_with_the_sandbox_off() {
     let off = Policy::new(Vec::new(), false)
         .with_workspace(world.workspace())
         .with_confinement(rein::policy::Confinement::Off);
-    let table = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let rows: Vec<&str> = table
-        .lines()
-        .filter(|l| {
-            l.split('\t')
-                .nth(3)
-                .is_some_and(|c| c.starts_with("outside:"))
-        })
-        .filter_map(|l| l.split('\t').next())
+    let rows: Vec<Row> = rows(path)
+        .into_iter()
+        .filter(|r| r.class.starts_with("outside:"))
         .collect();
     assert!(rows.len() >= 6, "only {} outside rows", rows.len());
-    for command in rows {
-        let v = off.check_bash(command);
-        assert_eq!(v.action, Action::Ask, "{command}: {}", explain(&v));
+    for r in rows {
+        let v = off.check_bash(&r.command);
+        assert_eq!(v.action, Action::Ask, "line {}: {}", r.line, explain(&v));
         assert!(
             v.reason.contains("sandbox is off"),
-            "{command}: {}",
+            "line {}: {}",
+            r.line,
             v.reason
         );
     }

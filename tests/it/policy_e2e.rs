@@ -201,12 +201,7 @@ fn with_the_sandbox_off_a_build_script_does_not_run_unasked(kind: ProviderKind) 
         .map(|i| last_result(&s.request(i)))
         .collect();
     for (c, r) in calls.iter().zip(&results).take(2) {
-        assert!(
-            r.content.starts_with("Refused without asking:")
-                && r.content.contains("sandbox is off"),
-            "{c}: {}",
-            r.content
-        );
+        assert_refused_unconfined(c, &r.content);
     }
     assert!(
         results[2].content.contains("build.rs"),
@@ -252,11 +247,7 @@ fn with_the_sandbox_off_files_outside_the_workspace_are_not_read_unasked(kind: P
     s.push(Reply::text("done"));
     let o = w.exec(&["go"]);
     assert_ok(&o);
-    let out = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let out = support::rein::stdout(&o) + &support::rein::stderr(&o);
     assert!(!out.contains(SECRET), "the secret was printed: {out}");
     let results: Vec<_> = (1..=refused.len() + allowed.len())
         .map(|i| last_result(&s.request(i)))
@@ -267,12 +258,7 @@ fn with_the_sandbox_off_files_outside_the_workspace_are_not_read_unasked(kind: P
             "{c}: the model saw {}",
             r.content
         );
-        assert!(
-            r.content.starts_with("Refused without asking:")
-                && r.content.contains("sandbox is off"),
-            "{c}: {}",
-            r.content
-        );
+        assert_refused_unconfined(c, &r.content);
     }
     let tail = &results[refused.len()..];
     assert!(
@@ -284,5 +270,13 @@ fn with_the_sandbox_off_files_outside_the_workspace_are_not_read_unasked(kind: P
         tail[1].content.contains("/usr/bin/env"),
         "{}",
         tail[1].content
+    );
+}
+
+/// `result` says the command was refused because the sandbox is off.
+fn assert_refused_unconfined(command: &str, result: &str) {
+    assert!(
+        result.starts_with("Refused without asking:") && result.contains("sandbox is off"),
+        "{command}: {result}"
     );
 }

@@ -174,6 +174,8 @@ pub(super) const RG: Spec = Spec {
         ("regex-size-limit", Required),
         ("hyperlink-format", Required),
         ("generate", Required),
+        // Follows links while searching (with the sandbox off, out of the workspace).
+        ("follow", No),
     ],
     abbrev: true,
 };

@@ -39,36 +39,37 @@ impl Walker {
     }
 
     /// With the sandbox off: why `name ARGS` may read files its arguments do not name (a
-    /// recursion that follows links, a list of names read from a file), if it may.
+    /// recursion that follows links, a list of names read from a file), if it may. Options
+    /// are read with the commands' own tables (`arg_options`).
     pub(super) fn indirect_doubt(&self, name: &str, args: &[Word]) -> Option<String> {
+        use super::arg_options::{FILE, GREP, RG, SORT};
         if !self.unconfined {
             return None;
         }
-        let options: Vec<String> = args
-            .iter()
-            .filter_map(Word::literal)
-            .take_while(|t| t != "--")
-            .filter(|t| t.starts_with('-'))
-            .collect();
-        let short = |flag: char| {
-            options
-                .iter()
-                .any(|t| !t.starts_with("--") && t[1..].contains(flag))
-        };
-        let long = |prefix: &str| options.iter().any(|t| t.starts_with(prefix));
+        let follows = "follows links while it searches";
+        let listed = "reads the names of its files from a file";
         let why = match super::commands::base_name(name) {
-            "grep" | "egrep" | "fgrep" if short('R') || long("--dereference-recursive") => {
-                "follows links while it searches"
-            }
-            "rg" if short('L') || long("--follow") => "follows links while it searches",
-            "file" if short('f') || long("--files-from") => {
-                "reads the names of its files from a file"
-            }
-            _ if long("--files0-from") || long("--files-from") => {
-                "reads the names of its files from a file"
-            }
-            _ => return None,
-        };
+            "grep" | "egrep" | "fgrep" => GREP
+                .parse(args, 0)
+                .has(&["R", "dereference-recursive"])
+                .then_some(follows),
+            "rg" => RG.parse(args, 0).has(&["L", "follow"]).then_some(follows),
+            "file" => FILE
+                .parse(args, 0)
+                .has(&["f", "files-from"])
+                .then_some(listed),
+            "sort" => SORT.parse(args, 0).has(&["files0-from"]).then_some(listed),
+            // Others without a table here (`wc`, `du`): `--files0-from` or a prefix of it.
+            _ => args
+                .iter()
+                .filter_map(Word::literal)
+                .take_while(|t| t != "--")
+                .any(|t| {
+                    let option = t.split('=').next().unwrap_or_default();
+                    super::args::abbreviates(option, &["--files0-from"], &[]).is_some()
+                })
+                .then_some(listed),
+        }?;
         Some(format!(
             "the sandbox is off, and `{name}` {why}, which may lead outside the workspace"
         ))
