@@ -72,8 +72,16 @@ fn bench(c: &mut Criterion) {
         dir.path().join("tmp"),
     );
 
+    // `sandbox = "off"` still starts commands through rein's path (zygote, supervisor,
+    // process group): what that path costs over a plain spawn, without confinement.
+    let off = Sandbox::new(SandboxMode::Off, false, ws.clone(), dir.path().join("tmp"));
+
     let mut group = c.benchmark_group("bash -c true");
     group.bench_function("unsandboxed", |b| b.iter(|| spawn_true(&rt, None, &ws)));
+    zygote::enable(env!("CARGO_BIN_EXE_rein").into());
+    group.bench_function("sandbox off (zygote and supervisor)", |b| {
+        b.iter(|| spawn_true(&rt, Some(&off), &ws))
+    });
     // Forked from this process (as before the zygote), then through the zygote (the binary's
     // own, as rein runs it).
     for zygote in [false, true] {
