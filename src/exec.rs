@@ -1,14 +1,19 @@
 //! Headless front end: `rein exec [--json] [--yes] [PROMPT | -]`.
 //!
-//! Consumes the same events as the TUI. Plain mode prints the assistant's text on stdout and
-//! one line per tool call (plus notices) on stderr, so `rein exec ... > answer.md` captures only
-//! the answer; `--json` prints every event as a JSON line on stdout instead.
+//! Consumes the same events as the TUI. Plain mode prints the turn's final answer on stdout
+//! and everything else on stderr: one line per tool call, notices, and the text of answers the
+//! turn went on from (before tool calls, or ones rein asked the model to continue after), so
+//! `rein exec ... > answer.md` captures only the answer, as `codex exec` and `claude -p` do.
+//! On a terminal the text is streamed as it comes instead. `--json` prints every event as a
+//! JSON line on stdout.
 
 use crate::agent::dispatch::Approver;
 use crate::agent::{self, AgentOptions};
 use crate::cli::{print_error, print_stderr, print_stdout};
 use crate::config::Config;
-use crate::protocol::{Event, NoticeLevel, Op, ToolDisplay, ToolStatus, TurnOutcome, retry_notice};
+use crate::protocol::{
+    Event, NUDGE_NOTICE, NoticeLevel, Op, ToolDisplay, ToolStatus, TurnOutcome, retry_notice,
+};
 use crate::text::headline;
 use std::collections::HashMap;
 
@@ -73,6 +78,9 @@ struct PlainPrinter {
     saw_error: bool,
     /// Answer text not printed yet (it is printed whole when not streamed to a terminal).
     unprinted: String,
+    /// The last complete answer, not printed yet: stdout's if the turn ends with it, stderr's
+    /// if the turn goes on.
+    held: Option<String>,
 }
 
 impl PlainPrinter {
@@ -84,6 +92,24 @@ impl PlainPrinter {
             open_line: false,
             saw_error: false,
             unprinted: String::new(),
+            held: None,
+        }
+    }
+
+    /// The turn went on after the held answer: it was narration, printed with the tool lines.
+    fn narrate_held(&mut self) {
+        if let Some(text) = self.held.take() {
+            self.err(text.trim_end());
+        }
+    }
+
+    /// The turn ended: the held answer is the final one.
+    fn finish(&mut self) {
+        if let Some(text) = self.held.take() {
+            self.out(&text);
+            if self.open_line {
+                self.out("\n");
+            }
         }
     }
 
@@ -91,8 +117,10 @@ impl PlainPrinter {
     fn interrupted(&mut self, session_id: Option<&str>) {
         let partial = std::mem::take(&mut self.unprinted);
         if !partial.is_empty() {
+            self.narrate_held();
             self.out(&partial);
         }
+        self.finish();
         self.err("interrupted");
         print_stderr(&format!(
             "{}
@@ -125,15 +153,30 @@ impl PlainPrinter {
             Event::AssistantDelta { text } if indent.is_empty() => self.unprinted.push_str(text),
             Event::AssistantMessage { text } if indent.is_empty() => {
                 self.unprinted.clear();
-                if !self.stream_text && !text.is_empty() {
-                    self.out(text);
-                }
-                if self.open_line {
-                    self.out("\n");
+                if self.stream_text {
+                    if self.open_line {
+                        self.out("\n");
+                    }
+                } else if !text.trim().is_empty() {
+                    self.narrate_held();
+                    self.held = Some(text.clone());
                 }
             }
             Event::ToolCallStarted { call_id, display } => {
+                if indent.is_empty() {
+                    self.narrate_held();
+                }
                 self.calls.insert(call_id.clone(), display.clone());
+            }
+            Event::TurnFinished { outcome } if *outcome != TurnOutcome::Interrupted => {
+                self.finish()
+            }
+            Event::Notice {
+                level: NoticeLevel::Info,
+                text,
+            } if indent.is_empty() && text.starts_with(NUDGE_NOTICE) => {
+                self.narrate_held();
+                self.err(text);
             }
             Event::ToolCallFinished {
                 call_id,
@@ -150,6 +193,9 @@ impl PlainPrinter {
                 self.err(&format!("{indent}• {label}  {subject}  → {verdict}"));
             }
             Event::SubagentStarted { description, .. } => {
+                if indent.is_empty() {
+                    self.narrate_held();
+                }
                 self.err(&format!(
                     "{indent}• subagent: {}",
                     headline(description, 100)

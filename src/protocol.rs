@@ -649,6 +649,20 @@ impl Event {
     }
 }
 
+/// How a nudge of rein's (a `[rein]` message it sent the model, e.g. "No file was changed
+/// yet") begins when a front end shows it, live and in a resumed conversation alike.
+pub const NUDGE_NOTICE: &str = "rein told the model: ";
+
+/// The notice text for a nudge: [`NUDGE_NOTICE`] and the nudge's first sentence.
+pub fn nudge_notice(nudge: &str) -> String {
+    let text = nudge.trim_start_matches("[rein]").trim_start();
+    let gist = match text.find(". ") {
+        Some(end) => &text[..=end],
+        None => text,
+    };
+    format!("{NUDGE_NOTICE}{gist}")
+}
+
 /// How both front ends announce `Event::Retrying`: `retrying in 1.5 s (attempt 2 of 5): why`
 /// (the first line of the reason).
 pub fn retry_notice(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) -> String {

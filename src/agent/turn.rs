@@ -434,6 +434,9 @@ impl TurnEnv<'_> {
             && let Some(nudge) = self.unfinished_nudge(history, text, st)
         {
             st.force_next = self.lc.aids.first_call;
+            // Shown as a resumed conversation shows it: the answer above is not the end.
+            self.events()
+                .send(Event::notice(crate::protocol::nudge_notice(&nudge)));
             append_user(history, hooks, nudge);
             return Next::Again;
         }

@@ -335,10 +335,9 @@ impl Rebuilder {
                 .user_message(e.command.as_deref().unwrap_or(&e.content));
         }
         self.view.push(match e.from {
-            Some(super::UserFrom::Rein) => notice(
-                NoticeLevel::Info,
-                format!("rein told the model: {}", nudge_gist(&e.content)),
-            ),
+            Some(super::UserFrom::Rein) => {
+                notice(NoticeLevel::Info, crate::protocol::nudge_notice(&e.content))
+            }
             _ => Event::UserMessage {
                 text: e.command.clone().unwrap_or_else(|| e.content.clone()),
             },
@@ -621,13 +620,4 @@ pub(crate) fn repair(messages: &mut Vec<Message>) -> Vec<String> {
         ));
     }
     notices
-}
-
-/// The first sentence of a nudge, without its `[rein]` mark.
-fn nudge_gist(text: &str) -> &str {
-    let text = text.trim_start_matches("[rein]").trim_start();
-    match text.find(". ") {
-        Some(end) => &text[..=end],
-        None => text,
-    }
 }

@@ -119,10 +119,13 @@ fn multi_step_session_edits_files_and_tracks_todos(kind: ProviderKind) {
         w.read("src/app.py").as_deref(),
         Some("def greet():\n    return 'hello'\n")
     );
+    // stdout is the final answer alone (as `codex exec` and `claude -p` print it); the text
+    // the turn went on from is narration, on stderr before the call it led to.
+    assert_eq!(stdout(&o), "Done: greet() now returns hello.\n");
+    let err = stderr(&o);
     assert!(
-        stdout(&o).contains("Done: greet() now returns hello."),
-        "{}",
-        stdout(&o)
+        err.contains("I'll plan first.\n• "),
+        "the plan's text is on stderr, before its call: {err}"
     );
     assert_eq!(s.request_count(), 7);
     assert_eq!(s.remaining(), 0);

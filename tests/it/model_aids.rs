@@ -9,7 +9,9 @@ use crate::support;
 
 use rein::llm::ProviderKind;
 use serde_json::json;
-use support::rein::{World, assert_ok, last_result, stdout, system_prompt, tool_names, user_texts};
+use support::rein::{
+    World, assert_ok, last_result, stderr, stdout, system_prompt, tool_names, user_texts,
+};
 use support::{Reply, ScriptedServer};
 
 both!(
@@ -255,6 +257,14 @@ fn a_change_asked_for_and_not_made_is_sent_back_once_a_write_ends_it(kind: Provi
         "the nudge names the file the task names: {asked:?}"
     );
     assert_eq!(w.read("calc.py").unwrap(), "def ident(n):\n    return n\n");
+    // The answer rein sent back is not the result: stdout has the final one alone, and
+    // stderr shows the sent-back one with what rein told the model, in order.
+    assert_eq!(stdout(&o), "Fixed now.\n");
+    let err = stderr(&o);
+    assert!(
+        err.contains("Fixed.\nrein told the model: No file was changed yet, but the task asks"),
+        "{err}"
+    );
     // A question is not sent back.
     let s = ScriptedServer::start(kind);
     s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))

@@ -394,3 +394,37 @@ fn first_run_without_a_model_says_what_to_set_and_quits_on_any_key() {
     let m = t.modes();
     assert!(!m.alternate_screen && !m.cursor_hidden && !m.mouse, "{m:?}");
 }
+
+/// A nudge of rein's shows in the conversation as it is sent: a small model's early "Fixed."
+/// is followed by what rein told it, then by the model's next answer, not by unexplained work.
+#[test]
+fn a_nudge_shows_in_the_conversation_as_it_is_sent() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::tool_call("read_file", json!({"path": "calc.py"})))
+        .push(Reply::text("Fixed."))
+        .push(Reply::text("Now it is fixed."));
+    let w = World::new(&s);
+    w.user_config("retry_backoff_ms = 20\nsmall_model = \"nudges\"\n");
+    w.write("calc.py", "def ident(n):\n    return 0\n");
+    let mut c = w.pty_command(&[]);
+    c.env_remove("REIN_SMALL_MODEL");
+    let mut t = Pty::spawn(c, 100, 30);
+    t.ready(WAIT);
+    t.type_line("fix ident in calc.py");
+    let screen = t.expect(
+        "the nudge between the two answers",
+        |s| s.contains("Now it is fixed.") && idle(s),
+        WAIT,
+    );
+    let at = |needle: &str| {
+        screen
+            .find(needle)
+            .unwrap_or_else(|| panic!("no {needle:?} on screen:\n{screen}"))
+    };
+    let nudge = at("rein told the model: No file was changed yet");
+    assert!(
+        at("Fixed.") < nudge && nudge < at("Now it is fixed."),
+        "{screen}"
+    );
+    assert_eq!(s.request_count(), 3);
+}
