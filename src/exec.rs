@@ -81,6 +81,8 @@ struct PlainPrinter {
     /// The last complete answer, not printed yet: stdout's if the turn ends with it, stderr's
     /// if the turn goes on.
     held: Option<String>,
+    /// The last answer printed as narration.
+    narrated: Option<String>,
 }
 
 impl PlainPrinter {
@@ -93,13 +95,21 @@ impl PlainPrinter {
             saw_error: false,
             unprinted: String::new(),
             held: None,
+            narrated: None,
         }
     }
 
     /// The turn went on after the held answer: it was narration, printed with the tool lines.
+    /// An answer repeated word for word (a small model sent back often repeats itself) is
+    /// named, not printed again.
     fn narrate_held(&mut self) {
         if let Some(text) = self.held.take() {
-            self.err(text.trim_end());
+            if self.narrated.as_deref() == Some(text.as_str()) {
+                self.err("(the same answer as above)");
+            } else {
+                self.err(text.trim_end());
+                self.narrated = Some(text);
+            }
         }
     }
 

@@ -224,7 +224,18 @@ fn code_shown_instead_of_written_is_sent_back_once(kind: ProviderKind) {
             .any(|t| t.contains("No file was changed yet, but the task asks")),
         "{asked:?}"
     );
-    assert!(stdout(&o).contains("Done."), "{}", stdout(&o));
+    assert_eq!(stdout(&o), "Done.\n");
+    // The answer sent back twice is on stderr once, then named.
+    let err = stderr(&o);
+    assert_eq!(err.matches("Here is the fix:").count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "rein told the model: Your answer shows code, but no file was changed.\n\
+             (the same answer as above)\n\
+             rein told the model: No file was changed yet"
+        ),
+        "{err}"
+    );
 }
 
 fn a_change_asked_for_and_not_made_is_sent_back_once_a_write_ends_it(kind: ProviderKind) {
