@@ -140,9 +140,16 @@ fn write_todos(out: &mut String, todos: &[crate::protocol::Todo]) {
 fn write_entry(out: &mut String, entry: &Entry, level: &str) {
     match entry {
         Entry::User(e) => {
+            // Only the person's own messages are the user's: rein's nudges and a `!command`'s
+            // output reach the model as user messages, but nobody typed them.
+            let who = match e.from {
+                None => "User",
+                Some(super::UserFrom::Rein) => "rein, to the model",
+                Some(super::UserFrom::Shell) => "Shell output (`!` command)",
+            };
             let _ = writeln!(
                 out,
-                "{level} User · {}\n\n{}\n",
+                "{level} {who} · {}\n\n{}\n",
                 time(entry),
                 e.content.trim_end()
             );
@@ -269,6 +276,25 @@ pub fn export_markdown(session: &LoadedSession) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_person_s_messages_are_headed_user() {
+        let heading = |entry: Entry| {
+            let mut out = String::new();
+            write_entry(&mut out, &entry, "##");
+            out.lines().next().unwrap_or_default().to_string()
+        };
+        assert!(heading(Entry::user("fix it")).starts_with("## User · "));
+        let nudge = Entry::from_message(&crate::llm::Message::User {
+            content: "[rein] Your last answer was empty.".into(),
+        });
+        assert!(heading(nudge).starts_with("## rein, to the model · "));
+        let shell = heading(Entry::shell_context("$ ls\na.txt"));
+        assert!(
+            shell.starts_with("## Shell output (`!` command) · "),
+            "{shell}"
+        );
+    }
 
     #[test]
     fn fences_outgrow_backticks_in_the_content() {

@@ -276,6 +276,23 @@ fn rein_s_nudges_are_not_the_person_s_messages_on_resume_or_rewind() {
         "the nudge stays in the model's context"
     );
 
+    // `sessions show` does not put the nudge in the person's mouth.
+    let id = path
+        .file_stem()
+        .and_then(|f| f.to_str())
+        .and_then(|f| f.rsplit('_').next())
+        .expect("the session id in the file name");
+    let mut c = w.cmd();
+    c.args(["sessions", "show", id]);
+    let o = c.output().unwrap();
+    assert_ok(&o);
+    let shown = stdout(&o);
+    assert_eq!(shown.matches("## User · ").count(), 2, "{shown}");
+    assert!(
+        shown.contains("## rein, to the model · ") && shown.contains("[rein] Your last answer"),
+        "{shown}"
+    );
+
     // Rewinding to before the second task keeps the whole first turn, nudge and answer.
     let before = rein::session_store::resume_before(&path, 1, None).expect("rewind");
     let last = before.messages.last().expect("messages");
