@@ -273,7 +273,10 @@ fn verdict(status: ToolStatus, exit_code: Option<i32>, output: &str, unattended:
         (ToolStatus::Denied, _) => format!("denied: {first}"),
         // Its output is what it printed until then, not a reason.
         (ToolStatus::Interrupted, _) => "interrupted".to_string(),
-        (ToolStatus::Error, _) => format!("error: {first}"),
+        // The model's copy starts "Error: "; the line says it once.
+        (ToolStatus::Error, _) => {
+            format!("error: {}", first.strip_prefix("Error: ").unwrap_or(&first))
+        }
     }
 }
 
@@ -496,6 +499,17 @@ mod tests {
             json(&Event::notice("hi")),
             serde_json::json!({"type": "notice", "level": "info", "text": "hi"})
         );
+    }
+
+    #[test]
+    fn a_failed_call_says_error_once() {
+        let line = verdict(
+            ToolStatus::Error,
+            None,
+            "Error: old_str was not found in a.py.\nmore",
+            true,
+        );
+        assert_eq!(line, "error: old_str was not found in a.py. …");
     }
 
     #[test]
