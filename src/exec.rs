@@ -28,6 +28,8 @@ pub struct ExecOptions {
     pub prompt: String,
     /// New or resumed session.
     pub session: crate::agent::journal::SessionStart,
+    /// A file that also gets the final answer (`-o`), written when the turn ends.
+    pub last_message_file: Option<std::path::PathBuf>,
 }
 
 /// How a headless run ended (`main` maps each to its exit code).
@@ -330,6 +332,7 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
     let mut interrupted_by_signal = false;
     let mut session_id: Option<String> = None;
     let mut sigint = Box::pin(tokio::signal::ctrl_c());
+    let mut last_message = String::new();
     loop {
         let event = tokio::select! {
             ev = handle.events.recv() => ev,
@@ -346,8 +349,12 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
             return ExecEnd::Failed;
         };
         tally.observe(&event);
-        if let Event::SessionConfigured(info) = &event {
-            session_id = Some(info.session_id.clone());
+        match &event {
+            Event::SessionConfigured(info) => session_id = Some(info.session_id.clone()),
+            Event::AssistantMessage { text } if !text.trim().is_empty() => {
+                last_message = text.clone();
+            }
+            _ => {}
         }
         show(&event, opts.json, &mut printer);
         if let Event::TurnFinished { outcome } = event {
@@ -362,7 +369,31 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
                     false => printer.interrupted(session_id.as_deref()),
                 }
             }
-            return end_of(outcome, interrupted_by_signal, &tally, opts.yes);
+            let end = end_of(outcome, interrupted_by_signal, &tally, opts.yes);
+            return match &opts.last_message_file {
+                Some(path) => write_last_message(path, &last_message, end),
+                None => end,
+            };
+        }
+    }
+}
+
+/// Writes the final answer (as stdout shows it, with a last newline; empty when there was
+/// none, so an old file does not pass for this run's) to `path` for `-o`; a file that cannot
+/// be written fails the run.
+fn write_last_message(path: &std::path::Path, text: &str, end: ExecEnd) -> ExecEnd {
+    let mut text = crate::sanitize::visible(text).into_owned();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    match std::fs::write(path, text) {
+        Ok(()) => end,
+        Err(e) => {
+            print_error(&format!(
+                "cannot write the answer to {}: {e}",
+                path.display()
+            ));
+            ExecEnd::Failed
         }
     }
 }

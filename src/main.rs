@@ -99,6 +99,9 @@ enum Command {
         /// 1000); loop detection may stop it earlier.
         #[arg(long, value_name = "N")]
         max_requests: Option<u32>,
+        /// Also write the final answer to FILE (as `codex exec -o`), with or without --json.
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output_last_message: Option<std::path::PathBuf>,
         /// The prompt; `-` or nothing reads it from stdin.
         prompt: Option<String>,
     },
@@ -262,13 +265,19 @@ fn run() -> anyhow::Result<ExitCode> {
             resume,
             local,
             max_requests,
+            output_last_message,
             prompt,
         }) => {
             let flags = Flags {
                 max_requests,
                 ..settings.flags()
             };
-            run_exec(flags, local, (json, yes), (continue_, resume), prompt)
+            let output = ExecOutput {
+                json,
+                yes,
+                last_message: output_last_message,
+            };
+            run_exec(flags, local, output, (continue_, resume), prompt)
         }
         Some(Command::Config { settings }) => show_config(settings.flags()),
         Some(Command::Policy {
@@ -412,10 +421,18 @@ fn show_config(flags: Flags) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// How `rein exec` reports: JSON lines or text, approving or not, and where the final answer
+/// also goes.
+struct ExecOutput {
+    json: bool,
+    yes: bool,
+    last_message: Option<std::path::PathBuf>,
+}
+
 fn run_exec(
     mut flags: Flags,
     local: bool,
-    (json, yes): (bool, bool),
+    output: ExecOutput,
     (continue_, resume): (bool, Option<String>),
     prompt: Option<String>,
 ) -> anyhow::Result<ExitCode> {
@@ -447,10 +464,11 @@ fn run_exec(
     let end = rt.block_on(rein::exec::run(
         config,
         rein::exec::ExecOptions {
-            json,
-            yes,
+            json: output.json,
+            yes: output.yes,
             prompt,
             session,
+            last_message_file: output.last_message,
         },
     ));
     // Don't wait for stray blocking work (e.g. a stdin reader) on the way out.

@@ -22,10 +22,54 @@ both!(
     json_mode_prints_events,
     code_written_inside_a_markdown_fence_is_written_without_it,
     a_write_that_drops_definitions_names_them,
+    output_last_message_gets_the_final_answer_alone,
 );
 
 fn server(kind: ProviderKind) -> ScriptedServer {
     ScriptedServer::start(kind)
+}
+
+/// `-o FILE` (Codex's `--output-last-message`) gets the final answer alone, in plain and JSON
+/// mode; a run without an answer empties the file, so an old one does not pass for it; a
+/// file that cannot be written fails the run with the reason.
+fn output_last_message_gets_the_final_answer_alone(kind: ProviderKind) {
+    let s = server(kind);
+    let w = World::new(&s);
+    let out = w.ws.join("answer.md");
+    for json_mode in [false, true] {
+        s.push(
+            Reply::new()
+                .say("Looking first.")
+                .call("bash", json!({"command": "true"})),
+        )
+        .push(Reply::text("All done: \u{1b}[31mred\u{1b}[0m."));
+        let mut args = vec!["--yes", "-o", "answer.md", "do it"];
+        if json_mode {
+            args.insert(0, "--json");
+        }
+        assert_ok(&w.exec(&args));
+        let written = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            written.starts_with("All done: ") && written.ends_with(".\n"),
+            "{written:?}"
+        );
+        assert!(
+            !written.contains("Looking first.") && !written.contains('\u{1b}'),
+            "the final answer alone, without terminal escapes: {written:?}"
+        );
+    }
+    s.push(Reply::status(400, "bad request"));
+    let o = w.exec(&["--output-last-message", "answer.md", "fail"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "");
+    s.push(Reply::text("Done."));
+    let o = w.exec(&["-o", "no/such/dir/answer.md", "go"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("cannot write the answer to no/such/dir/answer.md"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// A model that wraps a file's content (or an edit's new text) in a markdown fence gets the
