@@ -324,15 +324,28 @@ fn prompt_op(prompt: &str) -> Op {
 
 /// Runs one prompt to completion.
 pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
-    let Some(mut handle) = start(config, &opts) else {
-        return ExecEnd::Failed;
+    let mut last_message = String::new();
+    let end = match start(config, &opts) {
+        Some(handle) => drive(handle, &opts, &mut last_message).await,
+        None => ExecEnd::Failed,
     };
+    match &opts.last_message_file {
+        Some(path) => write_last_message(path, &last_message, end),
+        None => end,
+    }
+}
+
+/// Shows the agent's events until its turn ends; `last_message` keeps its last answer.
+async fn drive(
+    mut handle: agent::AgentHandle,
+    opts: &ExecOptions,
+    last_message: &mut String,
+) -> ExecEnd {
     let mut printer = PlainPrinter::new(!opts.yes);
     let mut tally = CallTally::default();
     let mut interrupted_by_signal = false;
     let mut session_id: Option<String> = None;
     let mut sigint = Box::pin(tokio::signal::ctrl_c());
-    let mut last_message = String::new();
     loop {
         let event = tokio::select! {
             ev = handle.events.recv() => ev,
@@ -352,7 +365,7 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
         match &event {
             Event::SessionConfigured(info) => session_id = Some(info.session_id.clone()),
             Event::AssistantMessage { text } if !text.trim().is_empty() => {
-                last_message = text.clone();
+                *last_message = text.clone();
             }
             _ => {}
         }
@@ -369,11 +382,7 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
                     false => printer.interrupted(session_id.as_deref()),
                 }
             }
-            let end = end_of(outcome, interrupted_by_signal, &tally, opts.yes);
-            return match &opts.last_message_file {
-                Some(path) => write_last_message(path, &last_message, end),
-                None => end,
-            };
+            return end_of(outcome, interrupted_by_signal, &tally, opts.yes);
         }
     }
 }

@@ -455,9 +455,12 @@ fn an_agent_that_cannot_start_says_why_and_exits_1() {
         if json {
             c.arg("--json");
         }
-        c.arg("hi");
+        // `-o`: an answer left from an earlier run must not pass for this one's.
+        std::fs::write(w.ws.join("answer.md"), "an old answer\n").unwrap();
+        c.args(["-o", "answer.md", "hi"]);
         let o = support::rein::run_with_timeout(c, Duration::from_secs(60));
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert_eq!(w.read("answer.md").as_deref(), Some(""));
         if json {
             let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
             assert_eq!(line["type"], "error", "{line}");
