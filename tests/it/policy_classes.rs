@@ -62,16 +62,18 @@ fn meets(expected: &str, action: Action) -> bool {
     }
 }
 
+/// The class table: one row per class of command line, with its expected verdict.
+const CLASS_TABLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/commands-classes.tsv"
+);
+
 #[test]
 fn every_class_row_gets_its_verdict() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/commands-classes.tsv"
-    );
     // The decoys some rows need (`sub2/.git` pointing out of the workspace) are on disk there.
     let world = crate::policy_oracle::harness::World::new();
     let policy = Policy::new(Vec::new(), false).with_workspace(world.workspace());
-    let rows = rows(path);
+    let rows = rows(CLASS_TABLE);
     assert!(
         rows.len() >= 120,
         "the class table has only {} rows",
@@ -107,15 +109,11 @@ fn every_class_row_gets_its_verdict() {
 /// the sandbox makes it harmless when on. (The oracle runs them too, where strace is.)
 #[test]
 fn outside_rows_ask_with_the_sandbox_off() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/commands-classes.tsv"
-    );
     let world = crate::policy_oracle::harness::World::new();
     let off = Policy::new(Vec::new(), false)
         .with_workspace(world.workspace())
         .with_confinement(rein::policy::Confinement::Off);
-    let rows: Vec<Row> = rows(path)
+    let rows: Vec<Row> = rows(CLASS_TABLE)
         .into_iter()
         .filter(|r| r.class.starts_with("outside:"))
         .collect();
