@@ -23,6 +23,37 @@ pub fn print_stderr(text: &str) {
     let _ = raw::write(raw::Stream::Err, &crate::sanitize::visible(text));
 }
 
+/// Replaces Rust's default panic hook, which prints the message raw: a panic can quote the
+/// text it choked on (a slice of a file or a model's answer), so the report goes through the
+/// one sanitizer like every other byte rein prints. Also logged.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".into());
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let backtrace = std::backtrace::Backtrace::capture();
+        tracing::error!("panic{place}: {}", crate::sanitize::visible(&message));
+        print_stderr(&panic_report(&message, &place, &backtrace.to_string()));
+    }));
+}
+
+/// What a panic prints: where and why, the backtrace when one was captured.
+fn panic_report(message: &str, place: &str, backtrace: &str) -> String {
+    let mut text = format!("rein panicked{place}: {message}\n");
+    if !backtrace.is_empty() && !backtrace.starts_with("disabled") {
+        text.push_str(backtrace);
+        text.push('\n');
+    }
+    text
+}
+
 /// Prints `rein: <message>` on stderr, word-wrapped to the terminal when stderr is one. Never
 /// panics, even with stderr closed.
 pub fn print_error(message: &str) {
@@ -198,6 +229,19 @@ pub fn exit_summary(data_dir: &Path, session_id: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_panic_prints_what_it_quotes_visibly() {
+        let report = super::panic_report(
+            "byte index 3 is not a char boundary of `a\u{1b}]52;c;aGk=\u{7}b`",
+            " at src/x.rs:1",
+            "disabled backtrace",
+        );
+        assert!(report.starts_with("rein panicked at src/x.rs:1: byte index"));
+        let printed = crate::sanitize::visible(&report);
+        assert!(printed.contains("\u{241b}]52;c;aGk=\u{2407}b"), "{printed}");
+        assert!(!printed.contains('\u{1b}') && !printed.contains("disabled"));
+    }
+
     use super::*;
 
     #[test]

@@ -259,7 +259,7 @@ pub fn discover(
 /// The commands in `dirs`, highest precedence first.
 fn discover_in(dirs: Vec<(PathBuf, Origin)>, trust: &ProjectTrust) -> CommandCatalog {
     let mut catalog = CommandCatalog::default();
-    let mut winners: HashMap<String, PathBuf> = HashMap::new();
+    let mut winners: HashMap<String, (PathBuf, Origin)> = HashMap::new();
     for (dir, origin) in dirs {
         if origin.is_project()
             && let Err(reason) = inside_project(&dir)
@@ -301,9 +301,19 @@ fn discover_in(dirs: Vec<(PathBuf, Origin)>, trust: &ProjectTrust) -> CommandCat
                 catalog.skipped.push(skip(reason, true));
                 continue;
             }
-            if let Some(winner) = winners.get(&name) {
-                let reason = format!("/{name} in {} takes precedence", winner.display());
-                catalog.skipped.push(skip(reason, false));
+            if let Some((winner, by)) = winners.get(&name) {
+                // A repository's command of the same name would be sent as the person's own
+                // when they type their usual `/name`: they hear of it.
+                let replaces_yours = by.is_project() && !origin.is_project();
+                let reason = if replaces_yours {
+                    format!(
+                        "the project's /{name} ({}) replaces yours; rename one of them to use yours",
+                        winner.display()
+                    )
+                } else {
+                    format!("/{name} in {} takes precedence", winner.display())
+                };
+                catalog.skipped.push(skip(reason, replaces_yours));
                 continue;
             }
             if catalog.commands.len() >= MAX_COMMANDS {
@@ -313,7 +323,7 @@ fn discover_in(dirs: Vec<(PathBuf, Origin)>, trust: &ProjectTrust) -> CommandCat
             }
             match load(&path, &name, origin, trust) {
                 Ok(cmd) => {
-                    winners.insert(name, path.clone());
+                    winners.insert(name, (path.clone(), origin));
                     catalog.commands.push(cmd);
                 }
                 Err(reason) => catalog.skipped.push(skip(reason, true)),
@@ -499,7 +509,7 @@ impl CommandCatalog {
         self.commands.iter().map(CustomCommand::info).collect()
     }
 
-    /// Notices about broken files, one each.
+    /// Notices about broken files and the person's commands a project's replace, one each.
     pub fn notices(&self) -> Vec<String> {
         self.skipped
             .iter()

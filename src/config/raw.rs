@@ -4,7 +4,7 @@
 //! `derive.rs` turns this into a `Config`.
 
 use super::file::{FileConfig, FileRule, SandboxSetting, deprecations, file_config, read_table};
-use super::project::screen;
+use super::project::{ProjectModel, screen, take_model};
 use super::{ConfigError, IgnoredSetting, Inputs, SandboxMode, Source, parse_env_file};
 use crate::policy::RuleSource;
 use crate::trust::{ProjectTrust, TrustStore, TrustedBy, canonical};
@@ -64,6 +64,8 @@ pub(super) struct Layers<'a> {
     pub(super) trust: ProjectTrust,
     /// Project settings that do not apply, and why.
     pub(super) ignored: Vec<IgnoredSetting>,
+    /// An untrusted project's `model`, kept out of the file layers (see `take_model`).
+    project_model: Option<ProjectModel>,
     /// Old key names in use, as notices.
     pub(super) deprecated: Vec<String>,
 }
@@ -89,6 +91,7 @@ impl Layers<'_> {
                 None,
             ),
             ignored: Vec::new(),
+            project_model: None,
             deprecated: Vec::new(),
         };
         let user_path = inputs.config_dir.join("config.toml");
@@ -101,8 +104,10 @@ impl Layers<'_> {
         let project_path = inputs.cwd.join(".rein").join("config.toml");
         if let Some(mut table) = read_table(&project_path)? {
             let overridden = |key: &str| layers.overrides_project(key);
+            let model = take_model(&mut table, &project_path, &layers.trust, &overridden);
             let ignored = screen(&mut table, &project_path, &layers.trust, &overridden);
             layers.ignored.extend(ignored);
+            layers.project_model = model;
             layers
                 .deprecated
                 .extend(deprecations(&project_path, &table));
@@ -141,6 +146,9 @@ impl Layers<'_> {
                 .string(Some((&flags.provider, "--provider")), "PROVIDER")
                 .is_some(),
             "api_key" => self.string(None, "API_KEY").is_some(),
+            "model" => self
+                .string(Some((&flags.model, "--model")), "MODEL")
+                .is_some(),
             _ => false,
         }
     }
@@ -209,7 +217,10 @@ impl Layers<'_> {
 pub(super) struct RawConfig {
     pub(super) provider: Option<Sourced<String>>,
     pub(super) base_url: Option<Sourced<String>>,
+    /// The person's model: flags, environment, their file, a trusted project's file.
     pub(super) model: Option<Sourced<String>>,
+    /// An untrusted project's model, which may not choose the provider (`endpoint.rs`).
+    pub(super) project_model: Option<ProjectModel>,
     /// `API_KEY` (any layer) or `api_key` in a file.
     pub(super) api_key: Option<Sourced<String>>,
     /// The provider's own variable (`OPENAI_API_KEY`), by provider.
@@ -334,6 +345,8 @@ impl RawConfig {
             rules,
             mcp_servers: layers.both(|f| f.mcp_servers.clone()),
             hooks: layers.both(|f| f.hooks.clone()),
+            // Moved last: the fields above still read `layers` whole.
+            project_model: layers.project_model,
             trust: layers.trust,
             ignored: layers.ignored,
             deprecated: layers.deprecated,

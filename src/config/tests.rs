@@ -199,6 +199,7 @@ fn loopback_detection() {
 
 mod endpoint;
 mod mode;
+mod project_model;
 mod trust;
 
 #[test]

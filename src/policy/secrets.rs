@@ -170,12 +170,119 @@ fn outside_home_view(word: &Word, s: &PathShape, whole: bool) -> Option<String> 
     })
 }
 
+/// The files under `/proc` a command may read unasked. `/proc` is full of links (`self`,
+/// `N/cwd`, `N/root`, `N/fd/*`) that lead to other places, and `..` after one goes up
+/// from where it leads; so rather than list what is secret there, only these plain files,
+/// spelled out, count as harmless.
+const PROC_PLAIN: &[&[&str]] = &[
+    // The processors' model and features.
+    &["cpuinfo"],
+    // Memory totals.
+    &["meminfo"],
+    // The kernel's version string.
+    &["version"],
+    // Load averages and run-queue counts.
+    &["loadavg"],
+    // Seconds since boot.
+    &["uptime"],
+    // CPU time counters, boot time and process counts.
+    &["stat"],
+    // The reading program's own ids, limits and capabilities (the question of "am I
+    // sandboxed"); a pid it shows opens nothing, as nothing else under /proc is read unasked.
+    &["self", "status"],
+];
+
+/// Whether absolute `path` is `/proc` itself or one of its [`PROC_PLAIN`] files, spelled
+/// out (no `..`, no link but `self`), for the check that follows links with the sandbox off.
+pub(crate) fn is_plain_proc(path: &std::path::Path) -> bool {
+    use std::path::Component;
+    let mut comps = path.components();
+    if comps.next() != Some(Component::RootDir)
+        || comps.next() != Some(Component::Normal("proc".as_ref()))
+    {
+        return false;
+    }
+    let rest: Vec<Component> = comps.collect();
+    rest.is_empty()
+        || PROC_PLAIN.iter().any(|p| {
+            p.len() == rest.len()
+                && rest
+                    .iter()
+                    .zip(*p)
+                    .all(|(c, n)| *c == Component::Normal(n.as_ref()))
+        })
+}
+
+/// Why `word` reaches `/proc` (from `/`, from an option's `=` or a climb above where it
+/// starts; `/dev/fd` leads to `/proc/self/fd`) other than at a file of [`PROC_PLAIN`] or
+/// `/proc` itself, if it does.
+fn proc_doubt(word: &Word, s: &PathShape) -> Option<String> {
+    let comps = &s.comps;
+    // The value of `--opt=/proc/..` or `-f/proc/..` starts at the first `/`.
+    let option = !s.absolute
+        && !s.home
+        && matches!(comps.first(), Some(Comp::Lit(l)) if l.starts_with('-') || l.contains('='));
+    let from_root = s.absolute || option;
+    let mut depth: i64 = 0;
+    for (k, c) in comps.iter().enumerate().skip(usize::from(option)) {
+        // At `/` for certain, or above the start (which may be anywhere).
+        let at_root = if from_root { depth <= 0 } else { depth < 0 };
+        if at_root && procfs_plain(c, &comps[k + 1..]) == Some(false) {
+            return Some(format!(
+                "`{}` is under /proc, where only a few plain files (cpuinfo, meminfo, \
+                 version, ...) are read unasked: the rest leads to processes' \
+                 environments, memory and files",
+                word.text()
+            ));
+        }
+        depth += if *c == Comp::Lit("..".into()) { -1 } else { 1 };
+        if from_root {
+            depth = depth.max(0);
+        }
+    }
+    None
+}
+
+/// When root-level `c` followed by `rest` may be in procfs, whether the rest is harmless:
+/// nothing, a file of [`PROC_PLAIN`], or (after `/dev/fd`) one descriptor, which the device
+/// check rates.
+fn procfs_plain(c: &Comp, rest: &[Comp]) -> Option<bool> {
+    let could = |c: &Comp, name: &str| *c == Comp::Unknown || comp_could_be(c, name);
+    let lit = |c: &Comp| matches!(c, Comp::Lit(l) if l != "..");
+    if could(c, "proc") {
+        let listed = PROC_PLAIN.iter().any(|p| {
+            p.len() == rest.len()
+                && rest
+                    .iter()
+                    .zip(*p)
+                    .all(|(r, n)| *r == Comp::Lit(n.to_string()))
+        });
+        return Some(rest.is_empty() || listed);
+    }
+    if !could(c, "dev") {
+        return None;
+    }
+    // `/dev/fd` is `/proc/self/fd`; `/dev/stdin` and the like are links into it.
+    let first = rest.first()?;
+    if could(first, "fd") {
+        return Some(rest.len() == 1 || (rest.len() == 2 && lit(&rest[1])));
+    }
+    ["stdin", "stdout", "stderr"]
+        .iter()
+        .any(|n| could(first, n))
+        .then_some(rest.len() == 1)
+}
+
 /// Why `word` names (or could name) a secret location, if it does: a place in home outside
-/// the sandbox's view of it, or a known secret place, whose components are looked for
-/// anywhere in the word (so `../../.ssh/id_rsa` and `x=~/.aws` count too).
+/// the sandbox's view of it, a place under `/proc` other than a few plain files, or a known
+/// secret place, whose components are looked for anywhere in the word (so
+/// `../../.ssh/id_rsa` and `x=~/.aws` count too).
 pub(crate) fn names_secret(word: &Word) -> Option<String> {
     let s = shape(word);
     if let Some(why) = outside_home_view(word, &s, false) {
+        return Some(why);
+    }
+    if let Some(why) = proc_doubt(word, &s) {
         return Some(why);
     }
     let hit = all_specs().find(|spec| {
@@ -352,5 +459,64 @@ mod tests {
         for (path, reaches) in cases {
             assert_eq!(contains_secret(&word(path)).is_some(), reaches, "{path}");
         }
+    }
+    /// Under /proc only the plain files of `PROC_PLAIN`, spelled out, are not secret: `..`
+    /// after one of its links goes where the link leads.
+    #[test]
+    fn under_proc_only_a_few_plain_files_are_harmless() {
+        for path in [
+            "/proc/1234/fd/../environ",
+            "/proc/self/../self/environ",
+            "/proc/1/net/../environ",
+            "/proc/1/map_files/../environ",
+            "/proc/self/cwd/../x",
+            "/proc/self/root/etc/hostname",
+            "/proc/self",
+            "/proc/kcore",
+            "/proc/*info",
+            "/proc/$x",
+            "/proc/cpuinfo/..",
+            "/usr/../proc/1/fd/../environ",
+            "../../../proc/1/fd/../environ",
+            "--file=/proc/1/fd/../environ",
+            "-f/proc/self/fd/../environ",
+            "/dev/fd/../../1/environ",
+            "/dev/fd/3/x",
+            "/dev/stdin/../environ",
+        ] {
+            assert!(names_secret(&word(path)).is_some(), "{path}");
+        }
+        for path in [
+            "/proc",
+            "/proc/cpuinfo",
+            "/proc/./meminfo",
+            "//proc/version",
+            "/proc/self/status",
+            "/dev/fd/0",
+            "/dev/stdin",
+            "src/proc/1/fd/../environ",
+            "proc/cpuinfo",
+            "../x/proc/kcore",
+        ] {
+            assert!(names_secret(&word(path)).is_none(), "{path}");
+        }
+        // `/$x/1/environ`: the unknown top directory may be /proc.
+        let mut dynamic = Word::lit("/");
+        dynamic.toks.extend(
+            Word::unknown("$x", super::super::shell::words::DynKind::Var)
+                .toks
+                .iter()
+                .cloned(),
+        );
+        dynamic
+            .toks
+            .extend(Word::lit("/1/environ").toks.iter().cloned());
+        assert!(names_secret(&dynamic).is_some());
+        use std::path::Path;
+        assert!(is_plain_proc(Path::new("/proc/self/status")));
+        assert!(is_plain_proc(Path::new("/proc")));
+        assert!(!is_plain_proc(Path::new("/proc/self/../self/status")));
+        assert!(!is_plain_proc(Path::new("/proc/1/status")));
+        assert!(!is_plain_proc(Path::new("/etc/cpuinfo")));
     }
 }

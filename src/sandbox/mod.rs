@@ -11,6 +11,9 @@ mod command;
 mod explain;
 pub(crate) use explain::refused_path;
 pub mod git;
+mod gitconfig;
+mod gitindex;
+mod gitlinks;
 #[cfg(target_os = "linux")]
 mod gitview;
 pub mod home;
@@ -151,6 +154,8 @@ pub struct Sandbox {
     private: Arc<private::PrivateDir>,
     /// The workspace's nested `.git` entries, found before the first command.
     nested_git: Arc<nested::NestedScan>,
+    /// The gitlinks of the index files the check after each command read.
+    gitlinks: Arc<gitlinks::IndexCache>,
     /// The home view as commands get it, built on the first command.
     #[cfg(target_os = "linux")]
     home: Arc<std::sync::OnceLock<Arc<command::CommandHome>>>,
@@ -242,6 +247,7 @@ impl Sandbox {
             secrets: Arc::default(),
             private,
             nested_git: Arc::default(),
+            gitlinks: Arc::default(),
             #[cfg(target_os = "linux")]
             home: Arc::default(),
             #[cfg(target_os = "linux")]
@@ -339,7 +345,10 @@ impl Sandbox {
 
     /// `path` without the entries the sandbox hides: a program found in a hidden directory
     /// could be looked at but not run (Landlock refuses it), and bash would stop there instead
-    /// of looking further. Kept for the last `PATH` (it rarely changes).
+    /// of looking further. Relative and empty entries go too (`node_modules/.bin`, `.`, `::`):
+    /// they mean the command's directory, where a repository's own `rg` or `git` would stand in
+    /// for the one an allowed command names (as `launch::child_path` does for rein's own
+    /// children). Kept for the last `PATH` (it rarely changes).
     fn visible_path(&self, path: OsString) -> OsString {
         let mut last = crate::sync::lock(&self.visible_path);
         if let Some((from, to)) = last.as_ref()
@@ -349,11 +358,20 @@ impl Sandbox {
         }
         let kept: Vec<PathBuf> = std::env::split_paths(&path)
             .filter(|entry| {
+                if !entry.is_absolute() {
+                    return false;
+                }
                 let real = std::fs::canonicalize(entry).unwrap_or_else(|_| entry.clone());
-                !entry.is_absolute() || !self.secrets.is_secret_path(&real)
+                !self.secrets.is_secret_path(&real)
             })
             .collect();
-        let to = std::env::join_paths(kept).unwrap_or_else(|_| path.clone());
+        // An empty `PATH` means the current directory too, and an unset one bash's default, which
+        // ends in `.`: the system's directories instead.
+        let kept = match kept.is_empty() {
+            true => vec![PathBuf::from("/usr/bin"), PathBuf::from("/bin")],
+            false => kept,
+        };
+        let to = std::env::join_paths(kept).unwrap_or_else(|_| OsString::from("/usr/bin:/bin"));
         *last = Some((path, to.clone()));
         to
     }
@@ -526,7 +544,10 @@ impl Sandbox {
             linux::Confinement::unconfined(report)
         } else {
             match self.confine(cmd, report, &mut supervision) {
-                Ok(c) => c,
+                Ok(c) => {
+                    supervision.gitlinks = self.gitlink_check();
+                    c
+                }
                 // Already reported as unavailable (and every command is asked for): run without.
                 Err(e) if !self.status.is_enforced() => {
                     tracing::warn!("sandbox: running without confinement: {e}");
@@ -536,6 +557,24 @@ impl Sandbox {
             }
         };
         Ok((supervision, confinement))
+    }
+
+    /// The check after a command that may write the workspace: repositories it made where the
+    /// person's git would go (see `gitlinks`).
+    #[cfg(target_os = "linux")]
+    fn gitlink_check(&self) -> Option<gitlinks::GitlinkCheck> {
+        if self.mode != SandboxMode::WorkspaceWrite {
+            return None;
+        }
+        let ws = std::fs::canonicalize(&self.workspace).unwrap_or_else(|_| self.workspace.clone());
+        // Found before this command ran (`confine` waited for the walk).
+        let (found, _) = self.nested_git.entries(&ws).ok()?;
+        Some(gitlinks::GitlinkCheck {
+            ws,
+            found,
+            writable: self.writable_dirs().cloned().collect(),
+            cache: self.gitlinks.clone(),
+        })
     }
 
     #[cfg(not(target_os = "linux"))]
@@ -713,6 +752,19 @@ mod tests {
         let mut off_mode = Sandbox::off("/tmp".into(), "/tmp".into());
         off_mode.namespaces_refused = true;
         assert_eq!(off_mode.fallback_note_with(&on), None);
+    }
+
+    /// Relative and empty `PATH` entries mean the command's directory: never passed on.
+    #[test]
+    fn relative_and_empty_path_entries_are_dropped() {
+        let tmp = std::env::temp_dir();
+        let s = Sandbox::without_namespaces(SandboxMode::WorkspaceWrite, false, tmp.clone(), tmp);
+        let path = OsString::from("node_modules/.bin::.:/usr/bin:bin:/bin:");
+        assert_eq!(s.visible_path(path), OsString::from("/usr/bin:/bin"));
+        assert_eq!(
+            s.visible_path(OsString::from(":.")),
+            OsString::from("/usr/bin:/bin")
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! rein's side of one sandboxed command: stopping it, and what to do once it has exited
-//! (read the reaper's report, copy the `.git` view back, check the tripwire).
+//! (read the reaper's report, copy the `.git` view back, check the tripwire and the
+//! repositories the person's git would go into).
 
 #[cfg(target_os = "linux")]
 use super::gitview::GitView;
@@ -54,6 +55,8 @@ pub struct Supervision {
     #[cfg(target_os = "linux")]
     pub(super) view: Option<(GitView, std::sync::Arc<super::private::PrivateDir>)>,
     pub(super) tripwire: Option<Tripwire>,
+    /// The check for repositories the command made where the person's git would go.
+    pub(super) gitlinks: Option<super::gitlinks::GitlinkCheck>,
     /// What the sandbox has to say about the command before it ran.
     pub(super) notes: Vec<String>,
     /// The network allow-list's proxy for this command.
@@ -223,6 +226,11 @@ impl Supervision {
         }
         if let Some(t) = self.tripwire.take() {
             done.notes.extend(t.check());
+        }
+        // After the view is copied back and the tripwire has restored what it guards: the
+        // index as it now is names where the person's git goes.
+        if let Some(g) = self.gitlinks.take() {
+            done.notes.extend(g.run());
         }
         #[cfg(target_os = "linux")]
         if let Some(net) = self.net.take() {

@@ -386,19 +386,33 @@ fn views_of(
         .collect()
 }
 
-/// The person's XDG config, data and state dirs when they are set outside home (inside, the
-/// view hides them already), and the credential files of a cargo home outside home.
+/// The person's XDG config, data, state and cache dirs when they are set outside home (inside,
+/// the view hides them already), and the credential files of a cargo home outside home.
 fn outside_home_places(home: Option<&Path>) -> Vec<PathBuf> {
+    outside_home_places_in(home, |var| std::env::var_os(var))
+}
+
+/// [`outside_home_places`] with the environment read through `env`. The cache dir counts too:
+/// rein keeps its local model and its run dir there, and other programs their tokens.
+fn outside_home_places_in(
+    home: Option<&Path>,
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for var in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"] {
-        if let Some(v) = std::env::var_os(var).map(PathBuf::from)
+    for var in [
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        if let Some(v) = env(var).map(PathBuf::from)
             && v.is_absolute()
             && home.is_none_or(|h| !normalize(&v).starts_with(h))
         {
             out.push(normalize(&v));
         }
     }
-    if let Some(cargo) = std::env::var_os("CARGO_HOME").map(PathBuf::from)
+    if let Some(cargo) = env("CARGO_HOME").map(PathBuf::from)
         && cargo.is_absolute()
     {
         out.extend(CARGO_CREDENTIALS.iter().map(|name| cargo.join(name)));
@@ -725,6 +739,40 @@ mod tests {
         ] {
             assert!(!is_secret_env_name(name), "{name}");
         }
+    }
+
+    /// The person's XDG dirs set outside home are hidden, the cache dir (rein's local model and
+    /// run dir) as well as config, data and state; inside home, or relative, they are left to
+    /// the home view.
+    #[test]
+    fn xdg_dirs_outside_home_are_hidden_the_cache_too() {
+        let home = Path::new("/home/p");
+        let env = |var: &str| -> Option<std::ffi::OsString> {
+            match var {
+                "XDG_CONFIG_HOME" => Some("/srv/p/config".into()),
+                "XDG_DATA_HOME" => Some("/home/p/.data".into()),
+                "XDG_STATE_HOME" => Some("rel/state".into()),
+                "XDG_CACHE_HOME" => Some("/opt/cache/../p-cache".into()),
+                _ => None,
+            }
+        };
+        let places = outside_home_places_in(Some(home), env);
+        assert_eq!(
+            places,
+            [
+                PathBuf::from("/srv/p/config"),
+                PathBuf::from("/opt/p-cache")
+            ]
+        );
+        let cache_only = |var: &str| (var == "XDG_CACHE_HOME").then(|| "/var/cache/p".into());
+        assert_eq!(
+            outside_home_places_in(Some(home), cache_only),
+            [PathBuf::from("/var/cache/p")]
+        );
+        assert_eq!(
+            outside_home_places_in(None, cache_only),
+            [PathBuf::from("/var/cache/p")]
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! no wake-ups at all while idle).
 
 pub mod app;
+pub mod ask;
 pub mod files;
 pub mod history;
 pub mod layers;
@@ -409,12 +410,24 @@ where
 /// Asks a yes/no question full-screen (first run: "use the local server found at …?").
 /// `y` or Enter answer yes; `n`, Esc or `q` answer no.
 pub fn confirm(title: &str, message: &str) -> anyhow::Result<bool> {
-    ask_yes_no(title, message, "[y] yes   [n] no", true)
+    ask_yes_no(ask::Question {
+        title: title.to_string(),
+        message: message.to_string(),
+        keys: "[y] yes   [n] no".to_string(),
+        enter_is_yes: true,
+        unseen: "Scroll to the end first (↓, PgDn): then answer.".to_string(),
+    })
 }
 
 /// Asks whether to trust the project at `project` with `items` (before the agent starts).
 /// Only `y` trusts: Enter does not, so a reflex can't approve it.
 pub fn ask_trust(project: &Path, items: &[crate::trust::TrustItem]) -> anyhow::Result<bool> {
+    ask_yes_no(trust_question(project, items))
+}
+
+/// The trust question for `project` and `items`: the items scroll, the question and its keys
+/// stay pinned under them, and `y` counts only after every item was on screen.
+pub fn trust_question(project: &Path, items: &[crate::trust::TrustItem]) -> ask::Question {
     let mut text = format!(
         "{} asks for settings that decide where your requests and API key go, or programs \
          rein would start:\n",
@@ -424,47 +437,34 @@ pub fn ask_trust(project: &Path, items: &[crate::trust::TrustItem]) -> anyhow::R
         text.push_str(&format!("\n  • {}", item.summary));
     }
     text.push_str(
-        "\n\nTrust this project? Yes uses them from now on (you are asked again if they \
-         change). No ignores them this time.",
+        "\n\nYes uses them from now on (you are asked again if they change). No ignores them \
+         this time.",
     );
-    ask_yes_no(
-        "Trust this project?",
-        &text,
-        "[y] trust and use them   [n] ignore them",
-        false,
-    )
+    let n = items.len();
+    ask::Question {
+        title: "Trust this project?".to_string(),
+        message: text,
+        keys: "Trust this project?   [y] trust and use them   [n] ignore them".to_string(),
+        enter_is_yes: false,
+        unseen: format!("Not trusted yet: scroll through all {n} items first (↓ PgDn)."),
+    }
 }
 
 #[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
-fn ask_yes_no(title: &str, message: &str, keys: &str, enter_is_yes: bool) -> anyhow::Result<bool> {
+fn ask_yes_no(question: ask::Question) -> anyhow::Result<bool> {
     let guard = terminal::enter().context("could not set up the terminal")?;
     let theme = theme::Theme::dark();
-    let text = format!("{message}\n\n{keys}");
+    let mut asking = ask::Asking::new(question);
     let result = (|| -> anyhow::Result<bool> {
         let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
         loop {
+            // Drawn before every key: a yes is judged by what the screen showed.
             term.draw(|f| {
                 let area = f.area();
-                view::draw_dialog(area, f.buffer_mut(), title, &text, None, &theme);
+                asking.render(area, f.buffer_mut(), &theme);
             })?;
-            if let crossterm::event::Event::Key(k) = crossterm::event::read()?
-                && k.kind != KeyEventKind::Release
-            {
-                use crossterm::event::KeyCode;
-                match k.code {
-                    KeyCode::Char('y') | KeyCode::Char('Y') => return Ok(true),
-                    KeyCode::Enter if enter_is_yes => return Ok(true),
-                    KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Char('q') | KeyCode::Esc => {
-                        return Ok(false);
-                    }
-                    KeyCode::Char('c')
-                        if k.modifiers
-                            .contains(crossterm::event::KeyModifiers::CONTROL) =>
-                    {
-                        return Ok(false);
-                    }
-                    _ => {}
-                }
+            if let Some(answer) = asking.on_event(&crossterm::event::read()?) {
+                return Ok(answer);
             }
         }
     })();
@@ -474,18 +474,25 @@ fn ask_yes_no(title: &str, message: &str, keys: &str, enter_is_yes: bool) -> any
 
 /// Shows a full-screen "what to set" message (no model configured) and returns when the
 /// person presses a key: `true` for L (run the local model, `rein --local`), else `false`.
+/// A message taller than the screen scrolls with the arrow and page keys.
 #[allow(clippy::disallowed_methods)] // The TUI's own backend: sanitized cells, its own escapes.
 pub fn show_setup_error(title: &str, message: &str) -> anyhow::Result<bool> {
     let guard = terminal::enter().context("could not set up the terminal")?;
     let theme = theme::Theme::dark();
+    let mut scroll = view::DialogScroll::default();
     let result = (|| -> anyhow::Result<bool> {
         let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
         loop {
             term.draw(|f| {
                 let area = f.area();
-                view::draw_setup_dialog(area, f.buffer_mut(), title, message, &theme);
+                view::draw_setup_dialog(area, f.buffer_mut(), title, message, &mut scroll, &theme);
             })?;
-            match crossterm::event::read()? {
+            let ev = crossterm::event::read()?;
+            // Only a message that does not fit takes scroll keys; otherwise any key answers.
+            if scroll.overflows() && ask::scroll_event(&mut scroll, &ev) {
+                continue;
+            }
+            match ev {
                 crossterm::event::Event::Key(k) if k.kind != KeyEventKind::Release => {
                     let local = matches!(k.code, crossterm::event::KeyCode::Char('l' | 'L'));
                     return Ok(local);

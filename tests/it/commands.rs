@@ -97,6 +97,12 @@ fn exec_expands_commands_from_every_place_and_project_wins(kind: rein::llm::Prov
             "{prompt}: {err} / {}",
             support::rein::stdout(&out)
         );
+        // The person's own /review lost to the repository's: they are told.
+        assert!(
+            err.contains("review.md skipped: the project's /review")
+                && err.contains("replaces yours"),
+            "{prompt}: {err}"
+        );
     }
     // The session file keeps what the person typed beside what the model read: resumed, the
     // view shows the command, the model context the prompt.

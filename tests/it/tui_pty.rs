@@ -428,3 +428,57 @@ fn a_nudge_shows_in_the_conversation_as_it_is_sent() {
     );
     assert_eq!(s.request_count(), 3);
 }
+
+/// What the person approves is what runs: text hidden inside an escape sequence (an OSC that
+/// never ends, a lone C1 introducer) is on screen in the approval, the diff and the "always"
+/// rules, not cut away with the sequence (the third review's attack on the approval dialog).
+#[test]
+fn text_hidden_in_an_escape_sequence_is_on_screen_where_it_is_approved() {
+    let s = ScriptedServer::openai();
+    let hidden = "print(\"\u{1b}]0;\"); __import__(\"os\").system(\"echo HIDDEN-PAYLOAD\"); print(\"\u{7}\")\n";
+    s.push(Reply::tool_call(
+        "write_file",
+        json!({"path": "run.py", "content": hidden}),
+    ))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 -c '#\u{9d}' ; python3 second.py"}),
+    ))
+    .push(Reply::text("Stopped."));
+    let w = World::new(&s);
+    let mut t = w.spawn_tui(120, 30);
+    t.ready(WAIT);
+
+    t.type_line("make run.py");
+    let modal = t.expect(
+        "the write approval",
+        |s| s.contains("Allow write run.py"),
+        WAIT,
+    );
+    assert!(
+        modal.contains("HIDDEN-PAYLOAD") && modal.contains("␛]0;"),
+        "the payload is not on screen:\n{modal}"
+    );
+    t.send_keys("n");
+
+    let modal = t.expect(
+        "the bash approval",
+        |s| s.contains("Allow bash") && s.contains("don't ask again"),
+        WAIT,
+    );
+    let always = modal
+        .lines()
+        .find(|l| l.contains("don't ask again"))
+        .unwrap_or_default();
+    assert!(
+        always.contains("python3 second.py") && always.contains("\\u{9d}"),
+        "the \"always\" line hides a rule:\n{modal}"
+    );
+    t.send_keys("n");
+    t.expect(
+        "the final answer",
+        |s| s.contains("Stopped.") && idle(s),
+        WAIT,
+    );
+    assert!(w.read("run.py").is_none());
+}

@@ -1,7 +1,7 @@
 //! The option tables of the commands whose arguments are checked.
 
 use super::getopt::Arity::{No, Optional, Required};
-use super::getopt::Spec;
+use super::getopt::{NextWordSpec, Spec};
 
 pub(super) const SORT: Spec = Spec {
     short: "bcCdfghik:mMno:rRsS:t:T:uVz",
@@ -40,44 +40,51 @@ pub(super) const SORT: Spec = Spec {
     abbrev: true,
 };
 
-pub(super) const TREE: Spec = Spec {
-    short: "adlfxL:RP:I:o:qNQpugshDFvtcUrSnCXJH:T:iAe",
-    long: &[
-        ("help", No),
-        ("version", No),
-        ("inodes", No),
-        ("device", No),
-        ("noreport", No),
-        ("nolinks", No),
-        ("dirsfirst", No),
-        ("filesfirst", No),
-        ("charset", Required),
-        ("filelimit", Required),
-        ("si", No),
-        ("du", No),
-        ("prune", No),
-        ("timefmt", Required),
-        ("ignore-case", No),
-        ("matchdirs", No),
-        ("sort", Required),
-        ("fromfile", No),
-        ("fromtabfile", No),
-        ("fflinks", No),
-        ("gitignore", No),
-        ("gitfile", Required),
-        ("info", No),
-        ("infofile", Required),
-        ("metafirst", No),
-        ("hyperlink", No),
-        ("scheme", Required),
-        ("authority", Required),
-        ("hintro", Required),
-        ("houtro", Required),
-        ("condense", No),
-        ("opt-toggle", No),
-        ("output", Required),
+/// tree's own parser (1.8 to 2.3): every value letter of a cluster takes the next word.
+pub(super) const TREE: NextWordSpec = NextWordSpec {
+    flags: "NqQdlshugfFapiCnxASDtcrvUXJR",
+    values: "PIHTLo",
+    digits: "L",
+    long_flags: &[
+        "help",
+        "version",
+        "inodes",
+        "device",
+        "noreport",
+        "nolinks",
+        "dirsfirst",
+        "filesfirst",
+        "si",
+        "du",
+        "prune",
+        "ignore-case",
+        "matchdirs",
+        "fromfile",
+        "fromtabfile",
+        "metafirst",
+        "gitignore",
+        "info",
+        "fflinks",
+        "hyperlink",
+        "opt-toggle",
+        "condense",
+        "acl",
+        "selinux",
     ],
-    abbrev: false,
+    // In tree's order: it takes the first whose name starts the word.
+    long_values: &[
+        "filelimit",
+        "charset",
+        "timefmt",
+        "sort",
+        "gitfile",
+        "infofile",
+        "hintro",
+        "houtro",
+        "scheme",
+        "authority",
+        "compress",
+    ],
 };
 
 pub(super) const GREP: Spec = Spec {

@@ -9,7 +9,6 @@ use super::getopt::Parsed;
 use super::words::Word;
 use crate::policy::secrets;
 
-/// Why the arguments `args` of command `name` are not harmless, if they are not.
 /// Why the arguments `args` of command `name` are not harmless, if they are not. `moved` says
 /// an earlier `cd` left the workspace, so relative paths may be anywhere.
 pub(super) fn check(name: &str, args: &[Word], moved: bool) -> Option<String> {
@@ -33,7 +32,8 @@ pub(super) fn check(name: &str, args: &[Word], moved: bool) -> Option<String> {
 fn may_become_option(name: &str, args: &[Word], p: &Parsed) -> Option<String> {
     p.dynamic.first().map(|&i| {
         format!(
-            "`{}` may become an option of {name} when it runs (a file named like an option)",
+            "`{}` may become an option of {name} when it runs (a file named like one, or a \
+             value split into words)",
             args[i].text()
         )
     })
@@ -82,10 +82,16 @@ fn sort(args: &[Word]) -> Option<String> {
     may_become_option("sort", args, &p)
 }
 
+/// tree writes with `-o FILE` and, with `-L`, `-R` writes `00Tree.html` into every
+/// directory. Its clusters are read its way (`-Lo 2 f` is `-L 2 -o f`), and an option it may
+/// not know asks: a newer tree may have one that writes.
 fn tree(args: &[Word]) -> Option<String> {
     let p = TREE.parse(args, 0);
-    if let Some(o) = given(&p, &["o", "output", "R"]) {
+    if let Some(o) = given(&p, &["o", "R"]) {
         return Some(format!("tree {o} writes files"));
+    }
+    if let Some(u) = p.unknown.first() {
+        return Some(format!("`{u}` is a tree option rein does not know"));
     }
     may_become_option("tree", args, &p)
 }

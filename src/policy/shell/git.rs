@@ -50,7 +50,6 @@ const HARMLESS: &[&str] = &[
     "--man-path",
     "--info-path",
     "--exec-path",
-    "--bare",
 ];
 
 /// Configuration keys (or their last part) whose value is a command git runs.
@@ -107,14 +106,48 @@ const RISKY_SUBCOMMANDS: &[&str] = &[
     "revert",
 ];
 
+/// What git's global options say about a command.
+struct GitGlobals {
+    /// The word the subcommand starts at.
+    next: usize,
+    /// The first reason to ask they raise.
+    reason: Option<String>,
+    /// Where git works, relative to the workspace (`-C` options, each from the last).
+    dir: std::path::PathBuf,
+    /// Off with `--no-lazy-fetch`.
+    lazy_fetch: bool,
+}
+
+/// `git -C DIR`: a directory inside the workspace is another place in the same project,
+/// added to `dir` (git applies each `-C` from the one before); one elsewhere is another
+/// repository, with its own configuration (the reason to ask).
+fn git_dir_change(word: &Word, dir: &mut std::path::PathBuf) -> Option<String> {
+    let Some(t) = word.literal() else {
+        return Some(format!(
+            "git -C {} works in a directory only known when it runs",
+            word.text()
+        ));
+    };
+    let outside = t.starts_with(['/', '~']) || t.split('/').any(|c| c == "..");
+    if outside {
+        return Some(format!(
+            "git -C {t} works in another repository, with its own configuration"
+        ));
+    }
+    // `-C ""` leaves git where it is.
+    dir.push(&t);
+    None
+}
+
 impl Walker {
     /// `git`: global options are dropped so rules see `git <subcommand> ...`; those that can
     /// change what runs make the part doubtful.
     pub(super) fn git(&mut self, words: &[Word], ctx: &Ctx) {
-        let (i, reason) = self.git_global_options(words, ctx);
-        // The repository's own configuration may make any git command run a program.
-        let reason = reason.or_else(|| super::git_config::config_doubt(&self.git_root()));
-        self.git_subcommand(words, i, &ctx.with_doubt(reason));
+        let g = self.git_global_options(words, ctx);
+        // The repository git would use there (its configuration, hooks, submodules) may make
+        // any git command run a program.
+        let reason = g.reason.clone().or_else(|| self.repository_doubt(&g));
+        self.git_subcommand(words, g.next, &ctx.with_doubt(reason));
     }
 
     /// Where git runs unless told otherwise: the workspace (the current directory by default).
@@ -124,22 +157,27 @@ impl Walker {
             .unwrap_or_else(|| std::path::PathBuf::from("."))
     }
 
-    /// Reads git's global options: where the subcommand starts, and the first doubt they raise.
-    fn git_global_options(&mut self, words: &[Word], ctx: &Ctx) -> (usize, Option<String>) {
-        let mut i = 1;
-        let mut reason = None;
-        while let Some(w) = words.get(i) {
+    /// Reads git's global options: where the subcommand starts, the first doubt they raise,
+    /// and where git works.
+    fn git_global_options(&mut self, words: &[Word], ctx: &Ctx) -> GitGlobals {
+        let mut g = GitGlobals {
+            next: 1,
+            reason: None,
+            dir: std::path::PathBuf::new(),
+            lazy_fetch: true,
+        };
+        while let Some(w) = words.get(g.next) {
             let Some(t) = w.literal() else {
                 if w.may_be_option() {
-                    reason.get_or_insert(format!(
+                    g.reason.get_or_insert(format!(
                         "`{}` may become a git option when it runs",
                         w.text()
                     ));
                     // Any later word could be the subcommand too.
-                    for j in i + 1..words.len() {
+                    for j in g.next + 1..words.len() {
                         let mut rest = vec![Word::lit("git")];
                         rest.extend(words[j..].iter().cloned());
-                        let ctx = ctx.with_doubt(reason.clone());
+                        let ctx = ctx.with_doubt(g.reason.clone());
                         self.emit("git".into(), &rest, &ctx);
                     }
                 }
@@ -149,37 +187,34 @@ impl Walker {
             if !t.starts_with('-') {
                 break;
             }
-            let (doubt, step) = self.git_global_option(&t, words.get(i + 1), ctx);
-            if let Some(r) = doubt {
-                reason.get_or_insert(r);
-            }
-            i += step;
+            g.next += self.git_global_option(&t, words.get(g.next + 1), ctx, &mut g);
         }
-        (i, reason)
+        g
     }
 
-    /// One global option `t` (its value may be `next`): the doubt it raises and how many words
-    /// it takes.
+    /// One global option `t` (its value may be `next`), noted in `g`: how many words it takes.
     fn git_global_option(
         &mut self,
         t: &str,
         next: Option<&Word>,
         ctx: &Ctx,
-    ) -> (Option<String>, usize) {
+        g: &mut GitGlobals,
+    ) -> usize {
         let (opt, attached) = match t.split_once('=') {
             Some((o, _)) if WITH_ATTACHED.contains(&o) => (o.to_string(), true),
             _ => (t.to_string(), false),
         };
         let known = attached
             || HARMLESS.contains(&opt.as_str())
-            || matches!(opt.as_str(), "-p" | "--paginate")
+            // `--bare` makes the current directory the git directory, as `--git-dir=.` does.
+            || matches!(opt.as_str(), "-p" | "--paginate" | "--bare")
             || WITH_VALUE.contains(&opt.as_str());
         let takes_next = !attached && WITH_VALUE.contains(&opt.as_str());
         let value = next.filter(|_| takes_next);
         let doubt = if !known {
             Some(format!("`{t}` is not a git option rein knows"))
         } else if opt == "-C" {
-            value.and_then(|v| self.git_dir_doubt(v))
+            value.and_then(|v| git_dir_change(v, &mut g.dir))
         } else if HARMLESS.contains(&opt.as_str()) && !attached {
             None
         } else {
@@ -187,12 +222,18 @@ impl Walker {
                 "git {opt} can change what git runs or reads as configuration"
             ))
         };
+        if opt == "--no-lazy-fetch" {
+            g.lazy_fetch = false;
+        }
+        if let Some(r) = doubt {
+            g.reason.get_or_insert(r);
+        }
         if opt == "-c"
             && let Some(setting) = value.and_then(Word::literal)
         {
             self.git_setting(&setting, ctx);
         }
-        (doubt, if takes_next { 2 } else { 1 })
+        if takes_next { 2 } else { 1 }
     }
 
     /// `git <subcommand> ...` from word `i` on; a subcommand only known when it runs may be
@@ -248,31 +289,26 @@ impl Walker {
         }
     }
 
-    /// `git -C DIR`: a directory inside the workspace is another place in the same project;
-    /// one elsewhere (or reached through a `.git` file or link) is another repository, with
-    /// its own configuration.
-    fn git_dir_doubt(&self, dir: &Word) -> Option<String> {
-        let Some(t) = dir.literal() else {
+    /// Why the repository git would use in the directory `g.dir` (relative to the
+    /// workspace) makes its commands ask, if it does: one reached through a `.git` file or
+    /// link, a directory shaped like a git directory, or what `config_doubt` finds.
+    fn repository_doubt(&self, g: &GitGlobals) -> Option<String> {
+        let root = self.git_root();
+        let shown = g.dir.display();
+        if !g.dir.as_os_str().is_empty()
+            && let Some(why) = self.linked_repository(&g.dir)
+        {
             return Some(format!(
-                "git -C {} works in a directory only known when it runs",
-                dir.text()
-            ));
-        };
-        let outside = t.starts_with(['/', '~']) || t.split('/').any(|c| c == "..");
-        if outside {
-            return Some(format!(
-                "git -C {t} works in another repository, with its own configuration"
+                "git -C {shown} may work in another repository: {why}"
             ));
         }
-        self.linked_repository(&t)
-            .map(|why| format!("git -C {t} may work in another repository: {why}"))
-            .or_else(|| super::git_config::config_doubt(&self.git_root().join(&t)))
+        super::git_config::config_doubt(&root.join(&g.dir), &root, g.lazy_fetch)
     }
 
     /// Why the workspace's directory `rel` may belong to a repository outside the
     /// workspace, if it may: it leads out through a link, or a `.git` between it and the
     /// workspace is a file (`gitdir: elsewhere`) or a link rather than a directory.
-    fn linked_repository(&self, rel: &str) -> Option<String> {
+    fn linked_repository(&self, rel: &std::path::Path) -> Option<String> {
         let root = self.git_root().canonicalize().ok()?;
         // A directory that does not exist stops git before it reads anything.
         let dir = root.join(rel).canonicalize().ok()?;

@@ -121,7 +121,7 @@ impl Walker {
                     },
                     false => vec![start],
                 };
-                if reached.iter().any(|p| !places.holds(&resolve(p))) {
+                if reached.iter().any(|p| !places.reads_harmlessly(p)) {
                     return outside();
                 }
             }
@@ -233,6 +233,18 @@ impl Places {
         }
     }
 
+    /// Whether reading `path` (absolute, as written) is harmless: it is one of the few plain
+    /// files of `/proc` or harmless devices, spelled out, or it resolves to a place
+    /// [`Places::holds`]. Anything else that resolves into `/proc` (`/proc/N/fd/../environ`,
+    /// a repository's link to `/proc/1/environ`) is not: its links lead anywhere.
+    fn reads_harmlessly(&self, path: &Path) -> bool {
+        if crate::policy::secrets::is_plain_proc(path) || is_harmless_device(path) {
+            return true;
+        }
+        let resolved = resolve(path);
+        !resolved.starts_with("/proc") && self.holds(&resolved)
+    }
+
     /// Whether the resolved path `p` lies where reading is harmless.
     fn holds(&self, p: &Path) -> bool {
         if p.starts_with(&self.workspace) {
@@ -243,10 +255,7 @@ impl Places {
             .nth(1)
             .and_then(|c| c.as_os_str().to_str())
             .is_some_and(|top| SYSTEM_READABLE.contains(&top) && top != "dev");
-        let device = matches!(
-            p.to_str(),
-            Some("/dev/null" | "/dev/zero" | "/dev/stdin" | "/dev/stdout" | "/dev/stderr")
-        );
+        let device = is_harmless_device(p);
         let toolchain = self.home.as_ref().is_some_and(|home| {
             DEFAULT_HOME_ALLOW
                 .iter()
@@ -254,6 +263,14 @@ impl Places {
         });
         system || device || toolchain
     }
+}
+
+/// Whether `p` is a device reading which is harmless (bash's input is `/dev/null`).
+fn is_harmless_device(p: &Path) -> bool {
+    matches!(
+        p.to_str(),
+        Some("/dev/null" | "/dev/zero" | "/dev/stdin" | "/dev/stdout" | "/dev/stderr")
+    )
 }
 
 /// `path` with every link resolved and `..` taken as the kernel takes it, as far as it
@@ -352,5 +369,36 @@ mod tests {
         assert_eq!(got, [root.join("a/x.rs")]);
         let got = expand(&root.join("*/b/*.rs")).unwrap();
         assert_eq!(got, [root.join("a/b/z.rs")]);
+    }
+    /// With the sandbox off, /proc is read unasked only at its few plain files spelled out:
+    /// not through `..`, not through a link the repository planted.
+    #[test]
+    fn proc_is_harmless_only_at_its_plain_files() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = resolve(t.path());
+        std::os::unix::fs::symlink("/proc/1/environ", ws.join("envl")).unwrap();
+        std::os::unix::fs::symlink("/proc/self", ws.join("me")).unwrap();
+        let places = Places::here(Some(&ws)).unwrap();
+        for p in [
+            "/proc/cpuinfo",
+            "/proc/self/status",
+            "/proc",
+            "/dev/stdin",
+            "/dev/null",
+        ] {
+            assert!(places.reads_harmlessly(Path::new(p)), "{p}");
+        }
+        for p in [
+            ws.join("envl"),
+            ws.join("me/status"),
+            ws.join("me/fd/../environ"),
+            PathBuf::from("/proc/self/environ"),
+            PathBuf::from("/proc/1/fd/../environ"),
+            PathBuf::from("/proc/self/../self/status"),
+            PathBuf::from("/dev/fd/../../1/environ"),
+        ] {
+            assert!(!places.reads_harmlessly(&p), "{}", p.display());
+        }
+        assert!(places.reads_harmlessly(&ws.join("src/x.rs")));
     }
 }

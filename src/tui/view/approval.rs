@@ -7,7 +7,7 @@ use super::pane::{PaneScroll, ScrollPane};
 use crate::protocol::{ApprovalRequest, ToolDisplay};
 use crate::sanitize::shown;
 use crate::tui::theme::Theme;
-use crate::tui::wrap::{RichLine, Wrap, sanitize, truncate};
+use crate::tui::wrap::{RichLine, Wrap, truncate};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -97,7 +97,7 @@ fn change_index(req: &ApprovalRequest) -> Option<usize> {
 }
 
 fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
-    let label = sanitize(req.display.label()).into_owned();
+    let label = shown(req.display.label()).into_owned();
     match &req.display {
         ToolDisplay::Exec { command } => (
             exec_body(command, &req.part, theme),
@@ -108,11 +108,11 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
                 let note = "(not a text file: its whole content is replaced)";
                 return (
                     vec![RichLine::new(vec![Span::styled(note, theme.dim())])],
-                    format!("Allow {label} {}?", sanitize(path)),
+                    format!("Allow {label} {}?", shown(path)),
                 );
             };
             let diff = FileDiff::from_edit(path, diff, theme);
-            let title = format!("Allow {label} {}? {}", sanitize(path), diff.counts());
+            let title = format!("Allow {label} {}? {}", shown(path), diff.counts());
             let mut lines = diff.lines;
             if lines.is_empty() {
                 lines.push(RichLine::new(vec![Span::styled(
@@ -126,7 +126,7 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
             vec![RichLine::new(vec![
                 Span::styled("read ", theme.dim()),
                 Span::styled(
-                    sanitize(path).into_owned(),
+                    shown(path).into_owned(),
                     Style::new().add_modifier(Modifier::BOLD),
                 ),
             ])],
@@ -136,24 +136,24 @@ fn build_body(req: &ApprovalRequest, theme: &Theme) -> (Vec<RichLine>, String) {
             vec![RichLine::new(vec![
                 Span::styled("connect to ", theme.dim()),
                 Span::styled(
-                    format!("{}:{port}", sanitize(host)),
+                    format!("{}:{port}", shown(host)),
                     Style::new().add_modifier(Modifier::BOLD),
                 ),
             ])],
-            format!("Allow network to {}?", sanitize(host)),
+            format!("Allow network to {}?", shown(host)),
         ),
         ToolDisplay::Mcp {
             server, tool, args, ..
         } => {
             let mut lines = pretty_args(args);
             lines.insert(0, mcp_header(server, tool, theme));
-            let (server, tool) = (sanitize(server), sanitize(tool));
+            let (server, tool) = (shown(server), shown(tool));
             (lines, format!("Allow MCP tool {tool} of {server}?"))
         }
         ToolDisplay::Other { args, .. } => (pretty_args(args), format!("Allow {label}?")),
         other => (
             vec![RichLine::new(vec![Span::raw(
-                sanitize(&other.subject()).into_owned(),
+                shown(&other.subject()).into_owned(),
             )])],
             format!("Allow {label}?"),
         ),
@@ -205,9 +205,9 @@ fn mcp_header(server: &str, tool: &str, theme: &Theme) -> RichLine {
     let bold = Style::new().add_modifier(Modifier::BOLD);
     RichLine::new(vec![
         Span::styled("server ", theme.dim()),
-        Span::styled(sanitize(server).into_owned(), bold),
+        Span::styled(shown(server).into_owned(), bold),
         Span::styled("  tool ", theme.dim()),
-        Span::styled(sanitize(tool).into_owned(), bold),
+        Span::styled(shown(tool).into_owned(), bold),
     ])
 }
 
@@ -330,7 +330,7 @@ pub fn render(
     )];
     if let Some(sub) = &req.subagent {
         title_spans.push(Span::styled(
-            format!("· subagent: {} ", truncate(&sanitize(sub), 30)),
+            format!("· subagent: {} ", truncate(&shown(sub), 30)),
             theme.fg(theme.warning),
         ));
     }
@@ -370,7 +370,7 @@ fn footer_lines(
         info("why", shown(&req.reason).into_owned());
         info("cwd", req.cwd.display().to_string());
     } else {
-        info("why", sanitize(&req.reason).into_owned());
+        info("why", shown(&req.reason).into_owned());
     }
     if view.editing_note || !view.note.is_empty() {
         let cursor = if view.editing_note { "▏" } else { "" };
@@ -422,7 +422,7 @@ fn key_lines(req: &ApprovalRequest, view: &ApprovalView, theme: &Theme) -> Vec<V
     let mut first = vec![key("y"), Span::raw(yes)];
     if let (None, Some(why)) = (&req.always, &req.no_always) {
         first.push(Span::styled(
-            format!("(no \"always\": {})", sanitize(why)),
+            format!("(no \"always\": {})", shown(why)),
             theme.dim(),
         ));
     }
@@ -434,7 +434,7 @@ fn key_lines(req: &ApprovalRequest, view: &ApprovalView, theme: &Theme) -> Vec<V
             " don't ask again this session for: "
         }));
         first.push(Span::styled(
-            sanitize(rule).into_owned(),
+            shown(rule).into_owned(),
             Style::new().add_modifier(Modifier::BOLD),
         ));
     }

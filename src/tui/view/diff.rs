@@ -3,8 +3,9 @@
 
 use super::highlight;
 use crate::protocol::EditDiff;
+use crate::sanitize::shown;
 use crate::tui::theme::Theme;
-use crate::tui::wrap::{RichLine, Wrap, sanitize};
+use crate::tui::wrap::{RichLine, Wrap};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -188,7 +189,7 @@ fn numbered_rows(edit: &EditDiff) -> (Vec<Row>, Vec<usize>) {
             };
             old_no += usize::from(o.is_some());
             new_no += usize::from(n.is_some());
-            rows.push((kind, o, n, sanitize(text).into_owned()));
+            rows.push((kind, o, n, shown(text).into_owned()));
         }
     }
     (rows, hunk_starts)

@@ -9,6 +9,7 @@ pub mod approval;
 pub mod cell;
 pub mod composer;
 pub mod conversation;
+pub mod dialog;
 pub mod diff;
 pub mod highlight;
 pub mod markdown;
@@ -20,6 +21,8 @@ pub mod stream;
 pub mod table;
 pub mod todos;
 pub mod tool;
+
+pub use dialog::{Dialog, DialogScroll, draw_dialog};
 
 use crate::tui::model::StatusInfo;
 use crate::tui::theme::Theme;
@@ -332,61 +335,28 @@ pub fn draw_queued(
 
 /// Draws the "what to set" screen shown when no model is configured.
 pub fn draw_setup_error(area: Rect, buf: &mut Buffer, message: &str, theme: &Theme) {
-    draw_setup_dialog(area, buf, "rein needs a model", message, theme);
+    let mut scroll = DialogScroll::default();
+    draw_setup_dialog(area, buf, "rein needs a model", message, &mut scroll, theme);
 }
 
-/// Draws the "what to set" screen under `title` (what is missing: a model, a key).
-pub fn draw_setup_dialog(area: Rect, buf: &mut Buffer, title: &str, message: &str, theme: &Theme) {
-    // The local model needs nothing set: the way out for a newcomer with no key.
-    let footer = Some("L: local model, no key (rein --local) · other keys quit");
-    draw_dialog(area, buf, title, message, footer, theme);
-}
-
-/// Draws a centred dialog box with a title, a message and an optional dim footer.
-pub fn draw_dialog(
+/// Draws the "what to set" screen under `title` (what is missing: a model, a key), its
+/// message scrolled to `scroll`.
+pub fn draw_setup_dialog(
     area: Rect,
     buf: &mut Buffer,
     title: &str,
     message: &str,
-    footer: Option<&str>,
+    scroll: &mut DialogScroll,
     theme: &Theme,
 ) {
-    if area.width < 4 || area.height < 3 {
-        return;
-    }
-    let width = area.width.saturating_sub(4).min(90);
-    let inner_w = usize::from(width.saturating_sub(4)).max(1);
-    let mut lines = Vec::new();
-    for l in crate::tui::wrap::sanitize(message).split('\n') {
-        RichLine::new(vec![Span::styled(l.to_string(), theme.text())]).layout(inner_w, &mut lines);
-    }
-    if let Some(footer) = footer {
-        lines.push(Line::default());
-        lines.push(Line::styled(footer.to_string(), theme.dim()));
-    }
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let rect = centered(area, width, height);
-    let block = ratatui::widgets::Block::default()
-        .borders(ratatui::widgets::Borders::ALL)
-        .border_type(ratatui::widgets::BorderType::Rounded)
-        .border_style(theme.fg(theme.warning))
-        .title(Span::styled(
-            format!(
-                " {} ",
-                truncate(title, usize::from(width.saturating_sub(4)))
-            ),
-            theme.fg(theme.warning).add_modifier(Modifier::BOLD),
-        ));
-    let inner = block.inner(rect);
-    ratatui::widgets::Widget::render(block, rect, buf);
-    for (i, line) in lines.iter().take(usize::from(inner.height)).enumerate() {
-        buf.set_line(
-            inner.x + 1,
-            inner.y + i as u16,
-            line,
-            inner.width.saturating_sub(1),
-        );
-    }
+    // The local model needs nothing set: the way out for a newcomer with no key.
+    let dialog = Dialog {
+        title,
+        message,
+        footer: Some("L: local model, no key (rein --local) · other keys quit"),
+        note: None,
+    };
+    draw_dialog(area, buf, &dialog, scroll, theme);
 }
 
 #[cfg(test)]

@@ -139,7 +139,7 @@ impl PlanView {
             };
             let mut head = vec![
                 Span::styled(format!("{verb} "), theme.fg(theme.accent)),
-                Span::styled(sanitize(&f.path).into_owned(), bold),
+                Span::styled(crate::sanitize::shown(&f.path).into_owned(), bold),
             ];
             if let Some(why) = &f.problem {
                 head.push(Span::styled(

@@ -238,8 +238,8 @@ impl Laid<'_> {
     }
 
     fn header(&self, theme: &Theme, now: Instant) -> RichLine {
-        let label = sanitize(self.call.display.label()).replace('\n', " ");
-        let subject = sanitize(&self.call.display.subject()).replace('\n', " ");
+        let label = crate::sanitize::shown(self.call.display.label()).replace('\n', " ");
+        let subject = crate::sanitize::shown(&self.call.display.subject()).replace('\n', " ");
         let mut spans = vec![Span::styled(
             label,
             Style::new().add_modifier(Modifier::BOLD),

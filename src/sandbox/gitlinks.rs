@@ -1,0 +1,557 @@
+//! After each command: repositories a command made where the person's git goes by itself.
+//! A gitlink (a submodule entry, mode 160000) in the workspace's index makes the person's plain
+//! `git status` run git inside that path, which obeys the configuration and hooks found there
+//! (`core.fsmonitor`, `post-index-change`, …) as the person, outside the sandbox. Nested
+//! repositories found before the first command are protected already; one a command made (or
+//! a `.git` it put where the index, or a hostile clone's, has a gitlink) is vetted here: its
+//! configuration may hold only the keys `git init` and `git clone` write, its hooks only
+//! samples, and no `commondir`. An unsafe `.git` is moved aside, and the model and the person
+//! are told. Git goes on into the submodules of a submodule, and so does the check.
+//!
+//! Cost when nothing changed: a `stat` of the workspace's `.git` and of its index per command
+//! (the index is parsed again only when its size, times or inode changed), plus a `lstat` per
+//! gitlink the index holds.
+
+use super::{gitconfig, gitindex};
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The largest index read; a larger one is checked the slow way (every nested `.git`).
+const MAX_INDEX: u64 = 256 << 20;
+/// The largest configuration file a new repository may have.
+const MAX_CONFIG: u64 = 256 << 10;
+/// Submodules of submodules followed; deeper ones a command made are moved aside.
+const MAX_DEPTH: usize = 8;
+/// What an unsafe `.git` is renamed to (a number follows when taken).
+const ASIDE: &str = ".git.rein-unsafe";
+
+/// The gitlinks of the index files read so far, by path, kept while the files stay the same.
+#[derive(Debug, Default)]
+pub(crate) struct IndexCache(Mutex<HashMap<PathBuf, Cached>>);
+
+/// What identifies one version of a file: device, inode, size, mtime and ctime. The ctime
+/// cannot be set back by a command, unlike the mtime (`touch -d`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp([i64; 7]);
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        Stamp([
+            m.dev() as i64,
+            m.ino() as i64,
+            m.size() as i64,
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        ])
+    }
+}
+
+/// One index's gitlinks (`Err`: it could not be read as git reads it) and the files they
+/// came from (the index, a split index's shared file).
+#[derive(Debug)]
+struct Cached {
+    files: Vec<(PathBuf, Stamp)>,
+    links: Result<Arc<Vec<Vec<u8>>>, ()>,
+}
+
+/// The check after one command in a writable workspace.
+#[derive(Debug)]
+pub(crate) struct GitlinkCheck {
+    /// The workspace (canonical).
+    pub(crate) ws: PathBuf,
+    /// The nested `.git` entries found before the first command, relative to `ws`, sorted.
+    pub(crate) found: Arc<Vec<PathBuf>>,
+    /// The other directories commands may write (the first: the session's temp dir).
+    pub(crate) writable: Vec<PathBuf>,
+    pub(crate) cache: Arc<IndexCache>,
+}
+
+/// What to do with one path a gitlink names.
+enum Verdict {
+    /// Nothing there git would enter.
+    Nothing,
+    /// A repository git enters, safe (or the person's own): look at its gitlinks too.
+    Enter(PathBuf, PathBuf),
+    /// A repository a command made that would run a program: move `.git` aside.
+    Unsafe(PathBuf, String),
+}
+
+impl GitlinkCheck {
+    /// Runs the check; the notes for the model and the person.
+    pub(crate) fn run(&self) -> Vec<String> {
+        let Some((root, gitdir)) = top_repository(&self.ws) else {
+            return Vec::new();
+        };
+        let mut notes = Vec::new();
+        let mut queue = vec![(root, gitdir, 0usize)];
+        let mut seen = HashSet::new();
+        while let Some((tree, gitdir, depth)) = queue.pop() {
+            let key = std::fs::canonicalize(&gitdir).unwrap_or_else(|_| gitdir.clone());
+            if !seen.insert(key) {
+                continue;
+            }
+            let candidates = match self.cache.links(&gitdir) {
+                Ok(links) => links
+                    .iter()
+                    .map(|l| tree.join(OsStr::from_bytes(l)))
+                    .collect(),
+                // Failing closed: any nested repository may be one git enters.
+                Err(()) => self.every_nested_repository(),
+            };
+            for dir in candidates {
+                match self.judge(&dir) {
+                    Verdict::Nothing => {}
+                    Verdict::Enter(tree, gitdir) if depth < MAX_DEPTH => {
+                        queue.push((tree, gitdir, depth + 1));
+                    }
+                    Verdict::Enter(tree, _) if self.is_found(&tree) => {}
+                    Verdict::Enter(tree, _) => notes.extend(self.move_aside(
+                        &tree.join(".git"),
+                        "it lies deeper in submodules of submodules than rein follows",
+                    )),
+                    Verdict::Unsafe(dot_git, why) => notes.extend(self.move_aside(&dot_git, &why)),
+                }
+            }
+        }
+        notes
+    }
+
+    /// Whether the repository at `tree` (canonical) was found before the first command.
+    fn is_found(&self, tree: &Path) -> bool {
+        tree.strip_prefix(&self.ws)
+            .is_ok_and(|rel| self.found.binary_search(&rel.join(".git")).is_ok())
+    }
+
+    /// Judges the directory a gitlink names.
+    fn judge(&self, dir: &Path) -> Verdict {
+        let dot_git = dir.join(".git");
+        if std::fs::symlink_metadata(&dot_git).is_err() {
+            return Verdict::Nothing;
+        }
+        let Ok(tree) = std::fs::canonicalize(dir) else {
+            return Verdict::Nothing;
+        };
+        // The workspace's own repository is protected as a whole; what lies outside every
+        // place commands may write, no command made.
+        if tree == self.ws || !self.writable_by_commands(&tree) {
+            return Verdict::Nothing;
+        }
+        let Some(gitdir) = git_dir_of(&tree.join(".git"), &tree) else {
+            return Verdict::Nothing;
+        };
+        if self.is_found(&tree) {
+            return Verdict::Enter(tree, gitdir);
+        }
+        match vet(&gitdir) {
+            Ok(()) => Verdict::Enter(tree, gitdir),
+            Err(why) => Verdict::Unsafe(tree.join(".git"), why),
+        }
+    }
+
+    /// Whether `path` (canonical) lies where commands may write.
+    fn writable_by_commands(&self, path: &Path) -> bool {
+        path.starts_with(&self.ws)
+            || self.writable.iter().any(|d| {
+                path.starts_with(d) || std::fs::canonicalize(d).is_ok_and(|d| path.starts_with(d))
+            })
+    }
+
+    /// Every nested `.git` below the workspace and the temp dir, for an index that cannot be
+    /// read: the directories holding them.
+    fn every_nested_repository(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for top in std::iter::once(&self.ws).chain(self.writable.first()) {
+            let mut walk = super::git::NestedWalk::default();
+            walk.run(top, usize::MAX);
+            out.extend(
+                walk.finish()
+                    .iter()
+                    .filter_map(|rel| top.join(rel).parent().map(Path::to_path_buf)),
+            );
+        }
+        out
+    }
+
+    /// Moves `dot_git` aside (next to it, nothing lost); the note saying so and why.
+    fn move_aside(&self, dot_git: &Path, why: &str) -> Option<String> {
+        let show = |p: &Path| p.strip_prefix(&self.ws).unwrap_or(p).display().to_string();
+        let parent = dot_git.parent()?;
+        let aside = (1..100)
+            .map(|n| match n {
+                1 => parent.join(ASIDE),
+                n => parent.join(format!("{ASIDE}-{n}")),
+            })
+            .find(|p| std::fs::symlink_metadata(p).is_err())?;
+        let what = format!(
+            "the git repository at `{}` was made by a command, and the workspace's git would go \
+             into it (a submodule entry names it) on the user's next `git status`, outside the \
+             sandbox; {why}, which git would run",
+            show(parent)
+        );
+        Some(match std::fs::rename(dot_git, &aside) {
+            Ok(()) => format!(
+                "[{what}. rein moved `{}` aside to `{}`: look at it before moving it back.]",
+                show(dot_git),
+                show(&aside)
+            ),
+            Err(e) => format!(
+                "[{what}. rein could not move `{}` aside ({e}): remove it before anyone runs git \
+                 in the workspace.]",
+                show(dot_git)
+            ),
+        })
+    }
+}
+
+impl IndexCache {
+    /// The gitlinks of `gitdir`'s index (none when it has none); read again only when the
+    /// index (or its shared file) changed.
+    fn links(&self, gitdir: &Path) -> Result<Arc<Vec<Vec<u8>>>, ()> {
+        let index = gitdir.join("index");
+        let mut cache = crate::sync::lock(&self.0);
+        if let Some(c) = cache.get(&index)
+            && c.files
+                .iter()
+                .all(|(path, stamp)| std::fs::metadata(path).is_ok_and(|m| Stamp::of(&m) == *stamp))
+        {
+            return c.links.clone();
+        }
+        let read = read_links(gitdir, &index);
+        let Some(cached) = read else {
+            cache.remove(&index);
+            return Ok(Arc::default());
+        };
+        let links = cached.links.clone();
+        cache.insert(index, cached);
+        links
+    }
+}
+
+/// Reads the gitlinks of `index` (`None`: there is no index).
+fn read_links(gitdir: &Path, index: &Path) -> Option<Cached> {
+    let (data, stamp) = match read_file(index, MAX_INDEX) {
+        Ok(Some(read)) => read,
+        Ok(None) => return None,
+        Err(()) => {
+            let stamp = std::fs::metadata(index).ok().map(|m| Stamp::of(&m))?;
+            return Some(Cached {
+                files: vec![(index.to_path_buf(), stamp)],
+                links: Err(()),
+            });
+        }
+    };
+    let hash = hash_len(gitdir);
+    let mut files = vec![(index.to_path_buf(), stamp)];
+    let links = gitindex::parse(&data, hash, false).and_then(|main| {
+        let mut links = main.links;
+        for hex in &main.shared {
+            let path = gitdir.join(format!("sharedindex.{hex}"));
+            // A shared file that is missing makes git stop: nothing to follow.
+            let Some((data, stamp)) = read_file(&path, MAX_INDEX)? else {
+                continue;
+            };
+            files.push((path, stamp));
+            let shared = gitindex::parse(&data, hash, true)?;
+            links.extend(shared.links);
+            // An entry without a name replaces one of the shared file's: any of them.
+            if main.unnamed_link {
+                links.extend(shared.names);
+            }
+        }
+        links.sort();
+        links.dedup();
+        Ok(Arc::new(links))
+    });
+    Some(Cached { files, links })
+}
+
+/// The length of object names in `gitdir`'s repository: 32 with SHA-256, else 20.
+fn hash_len(gitdir: &Path) -> usize {
+    let common = super::git::read_small(&gitdir.join("commondir"))
+        .map(|c| gitdir.join(c.trim_end_matches(['\n', '\r'])))
+        .unwrap_or_else(|| gitdir.to_path_buf());
+    let sha256 = read_file(&common.join("config"), MAX_CONFIG)
+        .ok()
+        .flatten()
+        .and_then(|(text, _)| gitconfig::parse(&text).ok())
+        .is_some_and(|vars| {
+            vars.iter().any(|(k, v)| {
+                k == b"extensions.objectformat"
+                    && v.as_deref()
+                        .is_some_and(|v| v.eq_ignore_ascii_case(b"sha256"))
+            })
+        });
+    if sha256 { 32 } else { 20 }
+}
+
+/// A regular file's bytes (following links, as git does, never blocking on a FIFO) and its
+/// stamp; `None` when missing; `Err` when it is something else or larger than `max`.
+fn read_file(path: &Path, max: u64) -> Result<Option<(Vec<u8>, Stamp)>, ()> {
+    let file = match std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return Err(()),
+    };
+    let meta = file.metadata().map_err(|_| ())?;
+    if !meta.is_file() || meta.len() > max {
+        return Err(());
+    }
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1).read_to_end(&mut data).map_err(|_| ())?;
+    Ok(Some((data, Stamp::of(&meta))))
+}
+
+/// The repository holding `ws` (its work tree's root and git directory), as git finds it.
+fn top_repository(ws: &Path) -> Option<(PathBuf, PathBuf)> {
+    ws.ancestors().find_map(|d| {
+        let dot_git = d.join(".git");
+        std::fs::symlink_metadata(&dot_git).ok()?;
+        git_dir_of(&dot_git, d).map(|g| (d.to_path_buf(), g))
+    })
+}
+
+/// The git directory `dot_git` (in `dir`) stands for, as git follows it: a directory (or a
+/// link to one), or a `gitdir: …` file naming one (relative to `dir`).
+fn git_dir_of(dot_git: &Path, dir: &Path) -> Option<PathBuf> {
+    let meta = std::fs::metadata(dot_git).ok()?;
+    if meta.is_dir() {
+        return Some(dot_git.to_path_buf());
+    }
+    let (text, _) = read_file(dot_git, 4096).ok()??;
+    let text = std::str::from_utf8(&text).ok()?;
+    let target = text.strip_prefix("gitdir:")?.trim();
+    let target = dir.join(target);
+    std::fs::metadata(&target)
+        .is_ok_and(|m| m.is_dir())
+        .then_some(target)
+}
+
+/// Why the repository at `gitdir` could run a program when git is used in it, if it could.
+fn vet(gitdir: &Path) -> Result<(), String> {
+    if std::fs::symlink_metadata(gitdir.join("commondir")).is_ok() {
+        return Err(
+            "it has a `commondir` file (git would read another repository's \
+                    configuration and hooks)"
+                .into(),
+        );
+    }
+    for name in ["config", "config.worktree"] {
+        let text = match read_file(&gitdir.join(name), MAX_CONFIG) {
+            Ok(Some((text, _))) => text,
+            Ok(None) => continue,
+            Err(()) => return Err(format!("its `{name}` is not a small plain file")),
+        };
+        let vars = gitconfig::parse(&text)
+            .map_err(|()| format!("its `{name}` is not plain git configuration"))?;
+        if let Some((key, _)) = vars.iter().find(|(k, _)| !gitconfig::allowed(k)) {
+            return Err(format!(
+                "its `{name}` sets `{}`",
+                String::from_utf8_lossy(key)
+            ));
+        }
+    }
+    let hooks = gitdir.join("hooks");
+    match std::fs::metadata(&hooks) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Ok(m) if m.is_dir() => {
+            let entries =
+                std::fs::read_dir(&hooks).map_err(|_| "its `hooks` cannot be read".to_string())?;
+            for entry in entries {
+                let name = entry
+                    .map_err(|_| "its `hooks` cannot be read".to_string())?
+                    .file_name();
+                if !name.as_bytes().ends_with(b".sample") {
+                    return Err(format!(
+                        "it has the hook `hooks/{}`",
+                        name.to_string_lossy()
+                    ));
+                }
+            }
+            Ok(())
+        }
+        _ => Err("its `hooks` is not a plain directory".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> bool {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=a", "-c", "user.email=a@b"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// A workspace repository with a committed nested repository at `vendor/lib`, staged as
+    /// a gitlink; `None` without git.
+    fn workspace() -> Option<(tempfile::TempDir, PathBuf)> {
+        let dir = tempfile::tempdir().ok()?;
+        let ws = dir.path().canonicalize().ok()?.join("ws");
+        let lib = ws.join("vendor/lib");
+        std::fs::create_dir_all(&lib).ok()?;
+        if !git(&ws, &["init", "-q", "."]) {
+            return None;
+        }
+        assert!(git(&lib, &["init", "-q", "."]));
+        std::fs::write(lib.join("f"), "x").unwrap();
+        assert!(git(&lib, &["add", "f"]));
+        assert!(git(&lib, &["commit", "-qm", "s"]));
+        assert!(git(&ws, &["add", "vendor/lib"]));
+        Some((dir, ws))
+    }
+
+    fn check(ws: &Path) -> GitlinkCheck {
+        GitlinkCheck {
+            ws: ws.to_path_buf(),
+            found: Arc::default(),
+            writable: Vec::new(),
+            cache: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn a_plain_clone_is_left_alone_and_the_index_read_once() {
+        let Some((_d, ws)) = workspace() else {
+            return;
+        };
+        let c = check(&ws);
+        assert_eq!(c.run(), Vec::<String>::new());
+        assert!(ws.join("vendor/lib/.git/config").exists());
+        let cached = crate::sync::lock(&c.cache.0).len();
+        assert_eq!(cached, 2, "the workspace's index and the nested one");
+    }
+
+    /// Plants a way to run a program in a git directory.
+    type Plant = dyn Fn(&Path);
+
+    #[test]
+    fn every_way_to_run_a_program_is_moved_aside() {
+        let plants: [(&str, &Plant); 6] = [
+            ("core.fsmonitor", &|g| {
+                let mut c = std::fs::read_to_string(g.join("config")).unwrap();
+                c.push_str("[core]\n\tfsmonitor = touch /tmp/x; false #\n");
+                std::fs::write(g.join("config"), c).unwrap();
+            }),
+            ("hooks/post-index-change", &|g| {
+                std::fs::create_dir_all(g.join("hooks")).unwrap();
+                std::fs::write(g.join("hooks/post-index-change"), "#!/bin/sh\n").unwrap();
+            }),
+            ("core.hookspath", &|g| {
+                let mut c = std::fs::read_to_string(g.join("config")).unwrap();
+                c.push_str("[core]\n\thooksPath = /tmp\n");
+                std::fs::write(g.join("config"), c).unwrap();
+            }),
+            ("commondir", &|g| {
+                std::fs::write(g.join("commondir"), "../..\n").unwrap()
+            }),
+            ("config.worktree", &|g| {
+                std::fs::write(g.join("config.worktree"), "[core]\n\tpager = x\n").unwrap();
+            }),
+            ("include.path", &|g| {
+                let mut c = std::fs::read_to_string(g.join("config")).unwrap();
+                c.push_str("[include]\n\tpath = ../evil\n");
+                std::fs::write(g.join("config"), c).unwrap();
+            }),
+        ];
+        for (what, plant) in plants {
+            let Some((_d, ws)) = workspace() else {
+                return;
+            };
+            plant(&ws.join("vendor/lib/.git"));
+            let notes = check(&ws).run();
+            assert_eq!(notes.len(), 1, "{what}: {notes:?}");
+            assert!(
+                notes[0].contains(what) && notes[0].contains("vendor/lib"),
+                "{notes:?}"
+            );
+            assert!(!ws.join("vendor/lib/.git").exists(), "{what}");
+            assert!(ws.join("vendor/lib").join(ASIDE).is_dir(), "{what}");
+        }
+    }
+
+    #[test]
+    fn a_gitdir_file_naming_a_directory_and_a_found_repository() {
+        let Some((_d, ws)) = workspace() else {
+            return;
+        };
+        // The `.git` a gitlink path holds is a file naming a directory of the workspace.
+        let lib = ws.join("vendor/lib");
+        std::fs::rename(lib.join(".git"), ws.join("hidden-gitdir")).unwrap();
+        std::fs::write(lib.join(".git"), "gitdir: ../../hidden-gitdir\n").unwrap();
+        std::fs::create_dir_all(ws.join("hidden-gitdir/hooks")).unwrap();
+        std::fs::write(ws.join("hidden-gitdir/hooks/pre-commit"), "x").unwrap();
+        // Found before the first command: the person's own, left alone.
+        let mut c = check(&ws);
+        c.found = Arc::new(vec![PathBuf::from("vendor/lib/.git")]);
+        assert_eq!(c.run(), Vec::<String>::new());
+        let notes = check(&ws).run();
+        assert!(
+            notes.len() == 1 && notes[0].contains("hooks/pre-commit"),
+            "{notes:?}"
+        );
+        assert!(lib.join(ASIDE).is_file());
+        assert!(
+            ws.join("hidden-gitdir").is_dir(),
+            "the directory itself stays"
+        );
+    }
+
+    /// git goes on into the submodules of a submodule, the person's own included.
+    #[test]
+    fn submodules_of_submodules_are_checked_too() {
+        let Some((_d, ws)) = workspace() else {
+            return;
+        };
+        let lib = ws.join("vendor/lib");
+        let deep = lib.join("deep");
+        std::fs::create_dir_all(&deep).unwrap();
+        assert!(git(&deep, &["init", "-q", "."]));
+        std::fs::write(deep.join("f"), "x").unwrap();
+        assert!(git(&deep, &["add", "f"]));
+        assert!(git(&deep, &["commit", "-qm", "s"]));
+        assert!(git(&lib, &["add", "deep"]));
+        std::fs::write(deep.join(".git/hooks/post-index-change"), "x").unwrap();
+        // `vendor/lib` is the person's (found before the first command); `deep` is not.
+        let mut c = check(&ws);
+        c.found = Arc::new(vec![PathBuf::from("vendor/lib/.git")]);
+        let notes = c.run();
+        assert!(
+            notes.len() == 1 && notes[0].contains("`vendor/lib/deep`"),
+            "{notes:?}"
+        );
+        assert!(lib.join(".git").is_dir() && deep.join(ASIDE).is_dir());
+    }
+
+    #[test]
+    fn an_index_that_cannot_be_read_means_every_nested_repository_is_checked() {
+        let Some((_d, ws)) = workspace() else {
+            return;
+        };
+        std::fs::write(
+            ws.join(".git/index"),
+            b"DIRC\0\0\0\x09garbage-and-more-garbage",
+        )
+        .unwrap();
+        std::fs::create_dir_all(ws.join("other/.git/hooks")).unwrap();
+        std::fs::write(ws.join("other/.git/hooks/pre-push"), "x").unwrap();
+        let notes = check(&ws).run();
+        assert!(notes.len() == 1 && notes[0].contains("other"), "{notes:?}");
+    }
+}
