@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod discover;
 pub mod exec;
+pub(crate) mod git;
 pub mod hooks;
 pub mod images;
 pub mod launch;

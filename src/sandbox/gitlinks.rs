@@ -12,7 +12,7 @@
 //! (the index is parsed again only when its size, times or inode changed), plus a `lstat` per
 //! gitlink the index holds.
 
-use super::{gitconfig, gitindex};
+use crate::git::{allow, config as gitconfig, index as gitindex};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Read;
@@ -181,33 +181,57 @@ impl GitlinkCheck {
 
     /// Moves `dot_git` aside (next to it, nothing lost); the note saying so and why.
     fn move_aside(&self, dot_git: &Path, why: &str) -> Option<String> {
-        let show = |p: &Path| p.strip_prefix(&self.ws).unwrap_or(p).display().to_string();
         let parent = dot_git.parent()?;
-        let aside = (1..100)
-            .map(|n| match n {
-                1 => parent.join(ASIDE),
-                n => parent.join(format!("{ASIDE}-{n}")),
-            })
-            .find(|p| std::fs::symlink_metadata(p).is_err())?;
         let what = format!(
             "the git repository at `{}` was made by a command, and the workspace's git would go \
              into it (a submodule entry names it) on the user's next `git status`, outside the \
              sandbox; {why}, which git would run",
-            show(parent)
+            shown_in(&self.ws, parent)
         );
-        Some(match std::fs::rename(dot_git, &aside) {
-            Ok(()) => format!(
-                "[{what}. rein moved `{}` aside to `{}`: look at it before moving it back.]",
-                show(dot_git),
-                show(&aside)
-            ),
-            Err(e) => format!(
-                "[{what}. rein could not move `{}` aside ({e}): remove it before anyone runs git \
-                 in the workspace.]",
-                show(dot_git)
-            ),
-        })
+        move_aside(&self.ws, dot_git, &what)
     }
+}
+
+/// `p` as the notes show it: relative to the workspace `ws` when inside it.
+fn shown_in(ws: &Path, p: &Path) -> String {
+    p.strip_prefix(ws).unwrap_or(p).display().to_string()
+}
+
+/// Moves `dot_git` aside (next to it, nothing lost); the note saying so, after `what`.
+fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> Option<String> {
+    let parent = dot_git.parent()?;
+    let aside = (1..100)
+        .map(|n| match n {
+            1 => parent.join(ASIDE),
+            n => parent.join(format!("{ASIDE}-{n}")),
+        })
+        .find(|p| std::fs::symlink_metadata(p).is_err())?;
+    Some(match std::fs::rename(dot_git, &aside) {
+        Ok(()) => format!(
+            "[{what}. rein moved `{}` aside to `{}`: look at it before moving it back.]",
+            shown_in(ws, dot_git),
+            shown_in(ws, &aside)
+        ),
+        Err(e) => format!(
+            "[{what}. rein could not move `{}` aside ({e}): remove it before anyone runs git \
+             in the workspace.]",
+            shown_in(ws, dot_git)
+        ),
+    })
+}
+
+/// After a command made the workspace's own repository (`ws/.git`, none before it): the person
+/// runs git there next, so its configuration and hooks are vetted like a submodule's; an unsafe
+/// one is moved aside, and the note says so (`None`: nothing to say beyond the usual).
+pub(crate) fn vet_made_repository(ws: &Path) -> Option<String> {
+    let dot_git = ws.join(".git");
+    let gitdir = git_dir_of(&dot_git, ws)?;
+    let why = vet(&gitdir).err()?;
+    let what = format!(
+        "the command made the workspace's git repository (.git), which the user's git uses on \
+         their next `git status`, outside the sandbox; {why}, which git would run"
+    );
+    move_aside(ws, &dot_git, &what)
 }
 
 impl IndexCache {
@@ -354,7 +378,7 @@ fn vet(gitdir: &Path) -> Result<(), String> {
         };
         let vars = gitconfig::parse(&text)
             .map_err(|()| format!("its `{name}` is not plain git configuration"))?;
-        if let Some((key, _)) = vars.iter().find(|(k, _)| !gitconfig::allowed(k)) {
+        if let Some((key, _)) = vars.iter().find(|(k, _)| !allow::session_allowed(k)) {
             return Err(format!(
                 "its `{name}` sets `{}`",
                 String::from_utf8_lossy(key)

@@ -11,8 +11,6 @@ mod command;
 mod explain;
 pub(crate) use explain::refused_path;
 pub mod git;
-mod gitconfig;
-mod gitindex;
 mod gitlinks;
 #[cfg(target_os = "linux")]
 mod gitview;

@@ -431,13 +431,20 @@ impl Tripwire {
         let git = self.ws.join(".git");
         match &self.git {
             None if std::fs::symlink_metadata(&git).is_ok() => notes.push(
-                "[sandbox] The command created a git repository (.git); its configuration and hooks \
-                 are protected from the next command on."
-                    .to_string(),
+                super::gitlinks::vet_made_repository(&self.ws).unwrap_or_else(|| {
+                    "[sandbox] The command created a git repository (.git); its configuration and \
+                     hooks are protected from the next command on."
+                        .to_string()
+                }),
             ),
             Some(Node::Link(target)) if std::fs::read_link(&git).ok().as_ref() != Some(target) => {
                 let mut r = Restored::default();
-                restore(&git, self.git.as_ref(), read_node(&git, Select::All).as_ref(), &mut r);
+                restore(
+                    &git,
+                    self.git.as_ref(),
+                    read_node(&git, Select::All).as_ref(),
+                    &mut r,
+                );
                 notes.extend(self.note(&r));
             }
             Some(Node::Link(_)) => {}

@@ -300,3 +300,29 @@ fn a_partial_clone_asks_unless_lazy_fetch_is_off() {
     let out = rate(ws, "git --no-lazy-fetch show HEAD:a.txt");
     assert!(out.starts_with("allow:"), "{out}");
 }
+
+#[test]
+fn a_backslash_ending_a_comment_hides_no_key() {
+    let r = repo();
+    let ws = r.path();
+    let marker = ws.join("PWNED");
+    // The reviewer's file: git ends a comment at the line's end, backslash or not, so the
+    // next line sets `core.fsmonitor` (its `;` starts a comment: the value is `touch PWNED`).
+    let config = ws.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[core]\n\tbare = false # \\\n\tfsmonitor = touch PWNED; false #\n");
+    std::fs::write(&config, text).unwrap();
+    let _ = git_run(ws, &["status"]);
+    assert!(
+        marker.exists(),
+        "the layout does not run the fsmonitor under git"
+    );
+    std::fs::remove_file(&marker).unwrap();
+    for command in ["git status", "git diff", "git log"] {
+        let out = rate(ws, command);
+        assert!(
+            out.starts_with("ask:") && out.contains("core.fsmonitor"),
+            "{command}: {out}"
+        );
+    }
+}

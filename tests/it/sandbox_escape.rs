@@ -217,6 +217,50 @@ mod made_in_the_session {
         through_rein_sandbox(true);
     }
 
+    /// Started where there is no repository yet, a command makes the workspace's own (as "set
+    /// up a new project" does) and plants a program in its configuration: moved aside, as the
+    /// person's next `git status` there would run it; a plain `git init` stays.
+    fn own_repository_made_by_a_command(fallback: bool) {
+        if !available(fallback) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        assert!(!w.ws.join(".git").exists());
+        let run = |command: &str| {
+            let mut c = rein(&w, fallback);
+            c.args(["sandbox", "--", "bash", "-c", command]);
+            let o = run_with_timeout(c, Duration::from_secs(60));
+            assert_ok(&o);
+            stderr(&o)
+        };
+        let said = run(&format!("git init -q . && {}", fsmonitor("own")));
+        assert!(
+            said.contains("workspace's git repository") && said.contains("core.fsmonitor"),
+            "{said}"
+        );
+        assert!(w.ws.join(".git.rein-unsafe/config").is_file());
+        assert!(!w.ws.join(".git").exists());
+        // The oracle: moved back, the person's git would have run it.
+        std::fs::rename(w.ws.join(".git.rein-unsafe"), w.ws.join(".git")).unwrap();
+        git(&w, &w.ws, &["status", "--short"]);
+        assert_eq!(payloads(&w), ["PWN-own"]);
+
+        std::fs::remove_dir_all(w.ws.join(".git")).unwrap();
+        std::fs::remove_file(w.home.join("PWN-own")).unwrap();
+        let said = run("git init -q . && git config user.name a && echo x > f && git add f");
+        assert!(!said.contains("moved"), "{said}");
+        assert!(w.ws.join(".git/config").is_file());
+        git(&w, &w.ws, &["status", "--short"]);
+        assert_eq!(payloads(&w), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_workspaces_own_repository_made_by_a_command_is_vetted() {
+        own_repository_made_by_a_command(false);
+        own_repository_made_by_a_command(true);
+    }
+
     /// The person's `PATH` starts with `node_modules/.bin` and an empty entry (both mean the
     /// command's directory): the model's `rg` and `ls` are the system's, never the repository's.
     fn relative_path_entries(fallback: bool) {

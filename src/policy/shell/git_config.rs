@@ -1,99 +1,24 @@
 //! The repository's own git configuration, as the policy sees it. A hostile clone can set keys
 //! that make `git status`, `git log` or `git diff` run a program (`core.fsmonitor`,
 //! `core.pager`, `diff.external`, filters, `log.showSignature` with `gpg.program`, includes
-//! naming more). Only keys on an allow-list leave a git command rated by its rules; any other
-//! key, or a file that cannot be read plainly, makes it ask. Read as text, never by running git.
+//! naming more). Only keys on an allow-list (`crate::git::allow`) leave a git command rated
+//! by its rules; any other key, or a file git would not read (`crate::git::config`), makes it
+//! ask. Read by hand, never by running git.
 
 use std::path::{Path, PathBuf};
 
+use crate::git::allow::{lazy_fetch as lazy_key, read_only_harmless};
+use crate::git::config::{self as gitconfig, Var};
+use crate::git::index as gitindex;
 use discover::Repo;
 
 mod discover;
-mod index;
 
 /// The largest configuration file read; a larger one makes git commands ask.
 const MAX_CONFIG: u64 = 256 << 10;
 
-/// Keys (`section.name`, lower case) that cannot make a command rein allows run a program.
-const HARMLESS: &[&str] = &[
-    "core.repositoryformatversion",
-    "core.filemode",
-    "core.bare",
-    "core.logallrefupdates",
-    "core.ignorecase",
-    "core.precomposeunicode",
-    "core.symlinks",
-    "core.autocrlf",
-    "core.eol",
-    "core.safecrlf",
-    "core.sharedrepository",
-    "core.quotepath",
-    "core.checkstat",
-    "core.trustctime",
-    "core.untrackedcache",
-    "core.splitindex",
-    "core.commitgraph",
-    "core.multipackindex",
-    "core.abbrev",
-    "core.compression",
-    "core.loosecompression",
-    "core.bigfilethreshold",
-    "core.longpaths",
-    "core.hidedotfiles",
-    "core.protectntfs",
-    "core.protecthfs",
-    "core.preloadindex",
-    // Git writes it in every submodule's git directory; `worktree_doubt` asks unless it
-    // names the work tree git found.
-    "core.worktree",
-    // Most hooks run on commits, merges and checkouts, which always ask; the directory is
-    // searched for those that read-only commands run (`hooks_doubt`).
-    "core.hookspath",
-    "user.name",
-    "user.email",
-    "init.defaultbranch",
-    "pull.rebase",
-    "pull.ff",
-    "fetch.prune",
-    "push.default",
-    "push.autosetupremote",
-    "lfs.repositoryformatversion",
-    "index.version",
-    "feature.manyfiles",
-    "rerere.enabled",
-    "merge.conflictstyle",
-];
-
-/// Keys of subsections (`section.<sub>.name`) that cannot either.
-const HARMLESS_IN_SUBSECTION: &[&str] = &[
-    "remote.url",
-    "remote.pushurl",
-    "remote.fetch",
-    "remote.push",
-    "remote.tagopt",
-    "remote.prune",
-    "branch.remote",
-    "branch.pushremote",
-    "branch.merge",
-    "branch.rebase",
-    "branch.description",
-    "submodule.url",
-    "submodule.active",
-    "submodule.branch",
-    // Read by network commands only (which ask); `actions/checkout` writes `extraheader`.
-    "http.extraheader",
-];
-
-/// Keys of a partial clone: git then fetches missing objects (network, writes) for `show`,
-/// `log -p`, `diff A B`; harmless only with `--no-lazy-fetch`. Checked before the sections.
-const LAZY_FETCH: &[&str] = &[
-    "remote.promisor",
-    "remote.partialclonefilter",
-    "extensions.partialclone",
-];
-
-/// Sections whose every key is harmless: version switches and colours.
-const HARMLESS_SECTIONS: &[&str] = &["extensions", "color", "gc", "advice"];
+/// The largest index read; a larger one makes git commands ask.
+const MAX_INDEX: u64 = 512 << 20;
 
 /// Why git commands run in `dir` should ask because of the repository git would use there
 /// (its configuration, hooks that read-only commands run, its submodules'), if they should.
@@ -124,16 +49,22 @@ fn repo_doubt(
         return Err("the repository has more submodules than rein checks".into());
     }
     seen.push(repo.git_dir.clone());
-    let mut texts = Vec::new();
+    let mut vars = Vec::new();
     for file in config_files(&repo.git_dir) {
         if let Some(text) = read_config(&file)? {
-            key_doubt(&file, &text, lazy_fetch)?;
-            texts.push(text);
+            let read = gitconfig::parse(&text).map_err(|()| {
+                format!(
+                    "the repository's git configuration ({}) cannot be read plainly",
+                    file.display()
+                )
+            })?;
+            key_doubt(&read, lazy_fetch)?;
+            vars.extend(read);
         }
     }
-    worktree_doubt(repo, &texts)?;
-    hooks_doubt(repo, &texts)?;
-    let hash = match single_value(&texts, "extensions", "objectformat")?.as_deref() {
+    worktree_doubt(repo, &vars)?;
+    hooks_doubt(repo, &vars)?;
+    let hash = match single_value(&vars, "extensions.objectformat")?.as_deref() {
         None | Some("sha1") => 20,
         Some("sha256") => 32,
         Some(other) => {
@@ -143,12 +74,8 @@ fn repo_doubt(
         }
     };
     let index = repo.git_dir.join("index");
-    for link in index::gitlinks(&index, &repo.git_dir, hash)? {
+    for link in index_links(&index, &repo.git_dir, hash)? {
         use std::os::unix::ffi::OsStrExt;
-        // A split index strips the name of an entry it replaces: where it is, rein cannot say.
-        if link.is_empty() {
-            return Err("the git index lists a submodule without its path".into());
-        }
         let path = repo.work_tree.join(std::ffi::OsStr::from_bytes(&link));
         // git only looks into a submodule that has a `.git`.
         if path.join(".git").symlink_metadata().is_err() {
@@ -166,38 +93,32 @@ fn repo_doubt(
     Ok(())
 }
 
-/// The reason to ask when `text` (the configuration file `file`) sets a key off the list.
-fn key_doubt(file: &Path, text: &str, lazy_fetch: bool) -> Result<(), String> {
-    match first_unlisted_key(text, lazy_fetch) {
-        Ok(None) => Ok(()),
-        Ok(Some((key, true))) => Err(format!(
+/// The reason to ask when `vars` (one configuration file's) set a key off the list.
+fn key_doubt(vars: &[Var], lazy_fetch: bool) -> Result<(), String> {
+    match first_unlisted_key(vars, lazy_fetch) {
+        None => Ok(()),
+        Some((key, true)) => Err(format!(
             "the repository is a partial clone (`{key}`): git may fetch missing objects over \
              the network; add --no-lazy-fetch (`git --no-lazy-fetch ...`)"
         )),
-        Ok(Some((key, false))) => Err(format!(
+        Some((key, false)) => Err(format!(
             "the repository's git configuration sets `{key}`, which may make git run a program"
-        )),
-        Err(()) => Err(format!(
-            "the repository's git configuration ({}) cannot be read plainly",
-            file.display()
         )),
     }
 }
 
 /// The reason to ask when `core.worktree` moves the work tree away from where `repo` found
 /// it (a submodule's git directory names its checkout; anything else is another tree).
-fn worktree_doubt(repo: &Repo, texts: &[String]) -> Result<(), String> {
+fn worktree_doubt(repo: &Repo, vars: &[Var]) -> Result<(), String> {
     let here = repo.work_tree.canonicalize().ok();
-    for text in texts {
-        for value in values(text, "core", "worktree")? {
-            // Relative to the git directory, as git reads it.
-            let named = repo.git_dir.join(&value).canonicalize().ok();
-            if named.is_none() || named != here {
-                return Err(format!(
-                    "the repository's git configuration sets `core.worktree = {value}`, another \
-                     work tree"
-                ));
-            }
+    for value in values(vars, "core.worktree")? {
+        // Relative to the git directory, as git reads it.
+        let named = repo.git_dir.join(&value).canonicalize().ok();
+        if named.is_none() || named != here {
+            return Err(format!(
+                "the repository's git configuration sets `core.worktree = {value}`, another \
+                 work tree"
+            ));
         }
     }
     Ok(())
@@ -209,14 +130,12 @@ fn worktree_doubt(repo: &Repo, texts: &[String]) -> Result<(), String> {
 const READ_ONLY_HOOKS: &[&str] = &["post-index-change"];
 
 /// The reason to ask when a hooks directory git would use for `repo` (`hooks` in its common
-/// directory, or any `core.hooksPath` its configuration `texts` set) holds a hook that
+/// directory, or any `core.hooksPath` its configuration `vars` set) holds a hook that
 /// read-only commands run.
-fn hooks_doubt(repo: &Repo, texts: &[String]) -> Result<(), String> {
+fn hooks_doubt(repo: &Repo, vars: &[Var]) -> Result<(), String> {
     let mut dirs = vec![common_dir(&repo.git_dir).join("hooks")];
-    for text in texts {
-        for value in values(text, "core", "hookspath")? {
-            dirs.push(hooks_dir(&value, &repo.work_tree)?);
-        }
+    for value in values(vars, "core.hookspath")? {
+        dirs.push(hooks_dir(&value, &repo.work_tree)?);
     }
     for dir in dirs {
         for hook in READ_ONLY_HOOKS {
@@ -277,9 +196,9 @@ fn config_files(git_dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// A configuration file's text; `None` when there is none; an error (the reason to ask) when
+/// A configuration file's bytes; `None` when there is none; an error (the reason to ask) when
 /// it is there but cannot be read whole.
-fn read_config(path: &Path) -> Result<Option<String>, String> {
+fn read_config(path: &Path) -> Result<Option<Vec<u8>>, String> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -291,169 +210,96 @@ fn read_config(path: &Path) -> Result<Option<String>, String> {
             path.display()
         ));
     }
-    std::fs::read_to_string(path)
+    std::fs::read(path)
         .map(Some)
-        .map_err(|_| format!("{} cannot be read as text", path.display()))
+        .map_err(|_| format!("{} cannot be read", path.display()))
 }
 
-/// One `name = value` line of a configuration file.
-struct Entry<'a> {
-    /// The section, lower case.
-    section: String,
-    /// The subsection, as written.
-    sub: Option<String>,
-    /// The key's last part, lower case.
-    name: String,
-    /// What follows the name (`= value`, a comment, or nothing), untrimmed of comments.
-    rest: &'a str,
-    /// Whether the value goes on to the next line.
-    continued: bool,
+/// The first key of `vars` that is not on the allow-list, and whether it is one that makes git
+/// fetch lazily (allowed when `lazy_fetch` is off).
+fn first_unlisted_key(vars: &[Var], lazy_fetch: bool) -> Option<(String, bool)> {
+    vars.iter().find_map(|(key, _)| {
+        let lazy = lazy_key(key);
+        if lazy && !lazy_fetch || !lazy && read_only_harmless(key) {
+            return None;
+        }
+        Some((String::from_utf8_lossy(key).into_owned(), lazy))
+    })
 }
 
-/// The entries of `text` (git's configuration syntax); `Err` where the syntax is not plainly
-/// one rein reads.
-fn entries(text: &str) -> Result<Vec<Entry<'_>>, ()> {
-    let mut section: Option<(String, Option<String>)> = None;
-    let mut continued = false;
+/// The values `vars` give `key` (as git reads them); one git would refuse (no value: a
+/// bare boolean), an empty one or one that is not UTF-8 is a reason to ask.
+fn values(vars: &[Var], key: &str) -> Result<Vec<String>, String> {
+    let unplain = || format!("the git configuration's `{key}` is not plainly written");
     let mut found = Vec::new();
-    for raw in text.lines() {
-        let line = raw.trim();
-        if continued {
-            continued = ends_continued(line);
+    for (k, value) in vars {
+        if k != key.as_bytes() {
             continue;
         }
-        let mut rest = line;
-        if rest.starts_with('[') {
-            let (header, after) = parse_header(rest)?;
-            section = Some(header);
-            rest = after.trim();
-        }
-        if rest.is_empty() || rest.starts_with(['#', ';']) {
-            continue;
-        }
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-            .collect();
-        let after_name = rest[name.len()..].trim_start();
-        let plain_end = after_name.is_empty() || after_name.starts_with(['=', '#', ';']);
-        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) || !plain_end {
-            return Err(());
-        }
-        continued = ends_continued(after_name);
-        let (sec, sub) = section.as_ref().ok_or(())?;
-        found.push(Entry {
-            section: sec.clone(),
-            sub: sub.clone(),
-            name: name.to_ascii_lowercase(),
-            rest: after_name,
-            continued,
-        });
+        let value = value
+            .as_deref()
+            .filter(|v| !v.is_empty())
+            .ok_or_else(unplain)?;
+        found.push(String::from_utf8(value.to_vec()).map_err(|_| unplain())?);
     }
     Ok(found)
 }
 
-/// The first key of `text` that is not on the allow-list, as `section[.sub].name`, and
-/// whether it is one that makes git fetch lazily (allowed when `lazy_fetch` is off); `Err`
-/// where the syntax is not plainly one rein reads.
-fn first_unlisted_key(text: &str, lazy_fetch: bool) -> Result<Option<(String, bool)>, ()> {
-    for e in entries(text)? {
-        let lazy = LAZY_FETCH.contains(&format!("{}.{}", e.section, e.name).as_str());
-        if lazy && !lazy_fetch {
-            continue;
-        }
-        if lazy || !harmless(&e.section, e.sub.as_deref(), &e.name) {
-            let key = match &e.sub {
-                Some(s) => format!("{}.{s}.{}", e.section, e.name),
-                None => format!("{}.{}", e.section, e.name),
-            };
-            return Ok(Some((key, lazy)));
-        }
-    }
-    Ok(None)
-}
-
-/// The values `text` gives `section.name` (no subsection), each a plain word: quotes,
-/// escapes, continued lines and empty values are errors, reasons to ask.
-fn values(text: &str, section: &str, name: &str) -> Result<Vec<String>, String> {
-    let unplain = || format!("the git configuration's `{section}.{name}` is not plainly written");
-    let mut found = Vec::new();
-    for e in entries(text).map_err(|()| unplain())? {
-        if e.section != section || e.sub.is_some() || e.name != name {
-            continue;
-        }
-        let value = e.rest.strip_prefix('=').ok_or_else(unplain)?;
-        let value = value.split(['#', ';']).next().unwrap_or_default().trim();
-        if e.continued || value.is_empty() || value.contains(['"', '\\']) {
-            return Err(unplain());
-        }
-        found.push(value.to_string());
-    }
-    Ok(found)
-}
-
-/// The one value `texts` give `section.name`, lower case, if any; two different ones are a
-/// reason to ask.
-fn single_value(texts: &[String], section: &str, name: &str) -> Result<Option<String>, String> {
-    let mut all = Vec::new();
-    for text in texts {
-        all.extend(values(text, section, name)?);
-    }
+/// The one value `vars` give `key`, lower case, if any; two different ones are a reason to
+/// ask.
+fn single_value(vars: &[Var], key: &str) -> Result<Option<String>, String> {
+    let mut all = values(vars, key)?;
     all.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
     match all.as_slice() {
         [] => Ok(None),
         [one] => Ok(Some(one.to_ascii_lowercase())),
-        _ => Err(format!(
-            "the git configuration sets `{section}.{name}` twice"
-        )),
+        _ => Err(format!("the git configuration sets `{key}` twice")),
     }
 }
 
-/// Whether a value line goes on to the next (an unescaped `\` at its end).
-fn ends_continued(line: &str) -> bool {
-    let backslashes = line.chars().rev().take_while(|c| *c == '\\').count();
-    backslashes % 2 == 1
-}
-
-/// `[section]`, `[section "sub"]` or `[section.sub]` at the start of `line`: the section (lower
-/// case) and subsection, and what follows the `]`.
-fn parse_header(line: &str) -> Result<((String, Option<String>), &str), ()> {
-    let inner = line.strip_prefix('[').ok_or(())?;
-    let (name, sub, after) = match inner.split_once('"') {
-        Some((name, quoted)) => {
-            let (sub, after) = quoted.split_once("\"]").ok_or(())?;
-            // Escapes in a subsection: read as they are written, which only ever makes a
-            // listed subsection key look unlisted (a reason to ask).
-            (name.trim(), Some(sub.to_string()), after)
-        }
-        None => {
-            let (head, after) = inner.split_once(']').ok_or(())?;
-            match head.split_once('.') {
-                Some((name, sub)) => (name, Some(sub.to_ascii_lowercase()), after),
-                None => (head, None, after),
-            }
-        }
+/// The paths of the gitlinks in the index file at `path` (and in the shared indexes a split
+/// index names, in `git_dir`); none when there is no index. `hash` is the object id length.
+/// Anything git would not read is a reason to ask.
+fn index_links(path: &Path, git_dir: &Path, hash: usize) -> Result<Vec<Vec<u8>>, String> {
+    let Some(bytes) = read_index(path)? else {
+        return Ok(Vec::new());
     };
-    let plain = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
-    if !plain {
-        return Err(());
+    let unreadable = || format!("the git index {} cannot be read plainly", path.display());
+    let main = gitindex::parse(&bytes, hash, false).map_err(|()| unreadable())?;
+    // A split index strips the name of an entry it replaces: where it is, rein cannot say.
+    if main.unnamed_link {
+        return Err("the git index lists a submodule without its path".into());
     }
-    Ok(((name.to_ascii_lowercase(), sub), after))
+    let mut links = main.links;
+    for oid in &main.shared {
+        // A split index keeps most entries in `sharedindex.<oid>`.
+        let base = git_dir.join(format!("sharedindex.{oid}"));
+        let bytes = read_index(&base)?.ok_or_else(unreadable)?;
+        links.extend(
+            gitindex::parse(&bytes, hash, false)
+                .map_err(|()| unreadable())?
+                .links,
+        );
+    }
+    Ok(links)
 }
 
-/// Whether `section[.sub].name` is on the allow-list.
-fn harmless(section: &str, sub: Option<&str>, name: &str) -> bool {
-    if HARMLESS_SECTIONS.contains(&section) {
-        return true;
+/// An index file's bytes; `None` when there is none.
+fn read_index(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return Err(format!("{} cannot be read", path.display())),
+    };
+    if !meta.is_file() || meta.len() > MAX_INDEX {
+        return Err(format!(
+            "the git index {} is not a plain file rein reads",
+            path.display()
+        ));
     }
-    let key = format!("{section}.{name}");
-    match sub {
-        None => HARMLESS.contains(&key.as_str()),
-        Some(_) => HARMLESS_IN_SUBSECTION.contains(&key.as_str()),
-    }
+    std::fs::read(path)
+        .map(Some)
+        .map_err(|_| format!("{} cannot be read", path.display()))
 }
 
 #[cfg(test)]
@@ -462,7 +308,8 @@ mod tests {
 
     /// The first unlisted key of `config`, lazy fetching on.
     fn unlisted(config: &str) -> Result<Option<String>, ()> {
-        first_unlisted_key(config, true).map(|k| k.map(|(key, _)| key))
+        let vars = gitconfig::parse(config.as_bytes())?;
+        Ok(first_unlisted_key(&vars, true).map(|(key, _)| key))
     }
 
     /// A minimal git directory at `at`.
@@ -510,6 +357,21 @@ mod tests {
                 "[remote \"o\"]\n\tuploadpack = ./x\n",
                 "remote.o.uploadpack",
             ),
+            // git reads a key before any section: on no list.
+            ("\tbare = false\n", "bare"),
+            // A backslash at the end of a comment continues nothing (git reads the next line).
+            (
+                "[core]\n\tbare = false # \\\n\tfsmonitor = touch PWNED; false #\n",
+                "core.fsmonitor",
+            ),
+            (
+                "[user]\n\tname = a ; \\\n[core]\n\tpager = x\n",
+                "core.pager",
+            ),
+            // Nor does one after a comment in a header's line.
+            ("[core] # \\\n\tpager = x\n", "core.pager"),
+            // `[section.sub]` is a subsection, its name folded to lower case.
+            ("[Remote.O]\n\tuploadPack = x\n", "remote.o.uploadpack"),
         ] {
             assert_eq!(unlisted(config), Ok(Some(key.to_string())), "{config}");
         }
@@ -519,8 +381,16 @@ mod tests {
     fn what_cannot_be_read_plainly_is_an_error() {
         for config in [
             "[core\n\tbare = x\n",
-            "\tbare = false\n",
             "[core]\n\t!x = y\n",
+            // What git refuses: an unknown escape, an open quote, a name with a comment.
+            "[core]\n\tbare = \\q\n",
+            "[core]\n\tbare = \"false\n",
+            "[core]\n\tbare # x\n",
+            // A NUL in a header: git's key would end there (`core.fsmonitor`).
+            "[core \"fsmonitor\0\"]\n\tx = y\n",
+            // The old reader took this for a harmless `extensions` key; git reads
+            // `extensions.partialclone = origin`, a partial clone.
+            "[extensions \"partialclone\0\"]\n\tx = origin\n",
         ] {
             assert_eq!(unlisted(config), Err(()), "{config}");
         }
@@ -566,13 +436,16 @@ mod tests {
     fn partial_clone_keys_ask_unless_lazy_fetch_is_off() {
         let config = "[extensions]\n\tpartialClone = origin\n[remote \"origin\"]\n\
                       \tpromisor = true\n\tpartialclonefilter = blob:none\n";
+        let vars = gitconfig::parse(config.as_bytes()).unwrap();
         assert_eq!(
-            first_unlisted_key(config, true),
-            Ok(Some(("extensions.partialclone".into(), true)))
+            first_unlisted_key(&vars, true),
+            Some(("extensions.partialclone".into(), true))
         );
-        assert_eq!(first_unlisted_key(config, false), Ok(None));
-        let other = "[extensions]\n\tobjectFormat = sha256\n";
-        assert_eq!(first_unlisted_key(other, true), Ok(None));
+        assert_eq!(first_unlisted_key(&vars, false), None);
+        assert_eq!(
+            unlisted("[extensions]\n\tobjectFormat = sha256\n"),
+            Ok(None)
+        );
     }
 
     #[test]
@@ -595,7 +468,65 @@ mod tests {
         hook(".githooks", "post-index-change", 0o755);
         let why = config_doubt(ws, ws, true).unwrap_or_default();
         assert!(why.contains("`post-index-change` hook"), "{why}");
-        std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = \"x\"\n").unwrap();
+        // The value as git reads it: quotes and escapes name the same directory.
+        std::fs::write(
+            ws.join(".git/config"),
+            "[core]\n\thooksPath = \".git\"\"hooks\" # \\\n",
+        )
+        .unwrap();
+        let why = config_doubt(ws, ws, true).unwrap_or_default();
+        assert!(why.contains("`post-index-change` hook"), "{why}");
+        // A bare `hooksPath` (git refuses it) asks.
+        std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath\n").unwrap();
         assert!(config_doubt(ws, ws, true).is_some());
+    }
+
+    /// An index git itself wrote, in each version, with a submodule among files.
+    #[test]
+    fn gitlinks_are_found_in_every_index_version() {
+        use std::process::Command;
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        let git = |args: &[&str]| {
+            let ok = Command::new("git")
+                .args(args)
+                .current_dir(r)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", r)
+                .output()
+                .is_ok_and(|o| o.status.success());
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::create_dir_all(r.join("dir")).unwrap();
+        std::fs::write(r.join("dir/a.txt"), "a").unwrap();
+        std::fs::write(r.join("b.txt"), "b").unwrap();
+        git(&["add", "."]);
+        let oid = "0123456789012345678901234567890123456789";
+        git(&[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{oid},dir/sm"),
+        ]);
+        let (index, git_dir) = (r.join(".git/index"), r.join(".git"));
+        for v in ["2", "3", "4"] {
+            git(&["update-index", "--index-version", v]);
+            let links = index_links(&index, &git_dir, 20).unwrap();
+            assert_eq!(links, vec![b"dir/sm".to_vec()], "version {v}");
+        }
+        // A split index keeps the entries in `sharedindex.<id>`, which is read too.
+        git(&["update-index", "--index-version", "2"]);
+        git(&["update-index", "--split-index"]);
+        let links = index_links(&index, &git_dir, 20).unwrap();
+        assert_eq!(links, vec![b"dir/sm".to_vec()], "split index");
+        let shared = std::fs::read_dir(&git_dir)
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("sharedindex."));
+        assert!(shared, "git wrote no shared index");
+        // Not an index at all: a reason to ask.
+        std::fs::write(&index, "DIRC junk").unwrap();
+        assert!(index_links(&index, &git_dir, 20).is_err());
     }
 }
