@@ -13,12 +13,8 @@
 
 use super::config::split_key;
 
-// The sandbox's list: a repository made in the session.
-
-/// Keys without a subsection a new repository may hold. `core.*`: what `git init` writes on
-/// any platform (no `core.worktree`: it points git's work tree elsewhere; no hooks path,
-/// fsmonitor or pager: those run programs); `user.*` names; the object and ref formats.
-const PLAIN: &[&str] = &[
+/// What `git init` writes in `core` on any platform: on both lists.
+const INIT_CORE: &[&str] = &[
     "core.repositoryformatversion",
     "core.filemode",
     "core.bare",
@@ -26,6 +22,14 @@ const PLAIN: &[&str] = &[
     "core.ignorecase",
     "core.precomposeunicode",
     "core.symlinks",
+];
+
+// The sandbox's list: a repository made in the session.
+
+/// Keys without a subsection a new repository may hold besides [`INIT_CORE`] (no
+/// `core.worktree`: it points git's work tree elsewhere; no hooks path, fsmonitor or pager:
+/// those run programs): `user.*` names, the object and ref formats.
+const PLAIN: &[&str] = &[
     "user.name",
     "user.email",
     "init.defaultbranch",
@@ -56,7 +60,7 @@ pub(crate) fn session_allowed(key: &[u8]) -> bool {
         // Only a subsection can hold other bytes: judge by section and name.
         return allowed_parts(key);
     };
-    PLAIN.contains(&key) || allowed_parts(key.as_bytes())
+    INIT_CORE.contains(&key) || PLAIN.contains(&key) || allowed_parts(key.as_bytes())
 }
 
 /// Whether `key` has a subsection and its `section.name` is in [`IN_SUBSECTION`].
@@ -69,16 +73,9 @@ fn allowed_parts(key: &[u8]) -> bool {
 
 // The policy's list: a read-only git command in a repository the person has.
 
-/// The policy's keys (`section.name`, lower case) that cannot make a command rein allows
-/// run a program.
+/// The policy's keys (`section.name`, lower case) besides [`INIT_CORE`] that cannot make a
+/// command rein allows run a program.
 const HARMLESS: &[&str] = &[
-    "core.repositoryformatversion",
-    "core.filemode",
-    "core.bare",
-    "core.logallrefupdates",
-    "core.ignorecase",
-    "core.precomposeunicode",
-    "core.symlinks",
     "core.autocrlf",
     "core.eol",
     "core.safecrlf",
@@ -165,7 +162,7 @@ pub(crate) fn read_only_harmless(key: &[u8]) -> bool {
         return true;
     }
     match sub {
-        None => HARMLESS.contains(&short.as_str()),
+        None => INIT_CORE.contains(&short.as_str()) || HARMLESS.contains(&short.as_str()),
         Some(_) => HARMLESS_IN_SUBSECTION.contains(&short.as_str()),
     }
 }

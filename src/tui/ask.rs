@@ -212,7 +212,7 @@ mod tests {
         let mut a = Asking::new(question(50, false));
         frame(&mut a, 80, 20);
         a.on_event(&key(KeyCode::Char('j')));
-        assert_eq!(a.scroll().offset, 1);
+        assert_eq!(a.scroll().view.offset, 1);
         a.on_event(&key(KeyCode::Char('k')));
         let wheel = Event::Mouse(crossterm::event::MouseEvent {
             kind: MouseEventKind::ScrollDown,
@@ -221,6 +221,6 @@ mod tests {
             modifiers: KeyModifiers::NONE,
         });
         a.on_event(&wheel);
-        assert_eq!(a.scroll().offset, WHEEL_ROWS as usize);
+        assert_eq!(a.scroll().view.offset, WHEEL_ROWS as usize);
     }
 }

@@ -3,6 +3,7 @@
 //! hidden and a pinned footer (the question and its keys), so nothing is cut off unseen: a
 //! repository that asks for many things cannot push one of them, or the question, off screen.
 
+use super::pane::PaneScroll;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{RichLine, truncate};
 use ratatui::buffer::Buffer;
@@ -32,12 +33,8 @@ pub struct Dialog<'a> {
 /// Where a dialog's message is scrolled to, and how much of it has been on screen.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DialogScroll {
-    /// First message row shown.
-    pub offset: usize,
-    /// Message rows the last frame showed (a page).
-    rows: usize,
-    /// Message rows in all at the last frame.
-    total: usize,
+    /// Where the message is scrolled to, and the last frame's page and total (in rows).
+    pub view: PaneScroll,
     /// Message rows from the top that have all been on screen (in the last frame's wrapping).
     seen_rows: usize,
     /// Message lines (before wrapping) from the top that have all been on screen: kept
@@ -52,29 +49,29 @@ pub struct DialogScroll {
 impl DialogScroll {
     /// Scrolls by `n` rows (negative: up), within the message.
     pub fn scroll_by(&mut self, n: i64) {
-        let max = self.total.saturating_sub(self.rows);
-        let next = (self.offset as i64).saturating_add(n).max(0) as usize;
-        self.offset = next.min(max);
+        self.view.scroll_by(n);
     }
 
     /// Rows a page key moves: a page, so paging never skips a row.
     pub fn page(&self) -> i64 {
-        self.rows.max(1) as i64
+        self.view.page()
     }
 
     /// Whether the message is taller than its space (there is something to scroll).
     pub fn overflows(&self) -> bool {
-        self.total > self.rows
+        self.view.total > self.view.rows
     }
 
     /// Message rows below the last one shown.
     pub fn hidden_below(&self) -> usize {
-        self.total.saturating_sub(self.offset + self.rows)
+        self.view
+            .total
+            .saturating_sub(self.view.offset + self.view.rows)
     }
 
     /// Whether every row of the message has been on screen in a drawn frame.
     pub fn all_seen(&self) -> bool {
-        self.drawn && self.seen_rows >= self.total
+        self.drawn && self.seen_rows >= self.view.total
     }
 
     /// A new wrapping of the message (`first_row`: where each line starts, `total` rows):
@@ -84,17 +81,20 @@ impl DialogScroll {
             self.seen_rows = first_row.get(self.seen_lines).copied().unwrap_or(total);
         }
         self.width = width;
-        self.total = total;
+        self.view.total = total;
         self.drawn = true;
     }
 
     /// The frame shows `rows` message rows from `offset` (clamped here); `line_of_row` maps
     /// each row to its line. Only rows joining the seen part from the top count as seen.
     fn shown(&mut self, rows: usize, line_of_row: &[usize], lines: usize) {
-        self.rows = rows;
-        self.offset = self.offset.min(self.total.saturating_sub(rows));
-        if self.offset <= self.seen_rows {
-            self.seen_rows = self.seen_rows.max(self.offset + rows).min(self.total);
+        self.view.rows = rows;
+        self.view.offset = self.view.offset.min(self.view.total.saturating_sub(rows));
+        if self.view.offset <= self.seen_rows {
+            self.seen_rows = self
+                .seen_rows
+                .max(self.view.offset + rows)
+                .min(self.view.total);
         }
         self.seen_lines = line_of_row.get(self.seen_rows).copied().unwrap_or(lines);
     }
@@ -134,7 +134,7 @@ fn wrap_message(message: &str, width: usize, theme: &Theme) -> Wrapped {
 /// The marker over the footer when the message does not fit: how much is above and below.
 fn marker(scroll: &DialogScroll, width: usize, theme: &Theme) -> Line<'static> {
     let below = scroll.hidden_below();
-    let above = scroll.offset;
+    let above = scroll.view.offset;
     let text = match (above, below) {
         (0, b) => format!("↓ {b} more lines (↓ PgDn)"),
         (a, 0) => format!("↑ {a} above · end"),
@@ -210,7 +210,7 @@ pub fn draw_dialog(
     let inner = block.inner(rect);
     Clear.render(rect, buf);
     block.render(rect, buf);
-    let body = wrapped.rows.iter().skip(scroll.offset).take(body_rows);
+    let body = wrapped.rows.iter().skip(scroll.view.offset).take(body_rows);
     let mark = (marker_rows == 1).then(|| marker(scroll, text_w, theme));
     let rows = body.chain(mark.as_ref()).chain(pinned);
     for (line, y) in rows.zip(inner.rows().map(|r| r.y)) {
@@ -305,7 +305,7 @@ mod tests {
         let d = dialog(&message);
         let mut scroll = DialogScroll::default();
         draw(80, 20, &d, &mut scroll);
-        scroll.offset = usize::MAX / 2;
+        scroll.view.offset = usize::MAX / 2;
         let rows = draw(80, 20, &d, &mut scroll);
         assert!(has(&rows, "item 60"));
         assert!(!scroll.all_seen(), "the middle was never on screen");
