@@ -120,10 +120,15 @@ pub(crate) fn repository(dir: &Path) -> Option<(PathBuf, PathBuf)> {
 }
 
 /// Where the `.git` file `dot_git` in `dir` points (`gitdir: …`, relative to `dir`), read
-/// without following a link or blocking on a FIFO.
+/// without following a link or blocking on a FIFO, exactly as git reads it: the prefix
+/// `gitdir: `, then the path to the end, only trailing line breaks taken off (`gitdir:  g `
+/// names ` g `; reading it trimmed would look at another directory than git uses).
 pub(crate) fn gitdir_file_target(dir: &Path, dot_git: &Path) -> Option<PathBuf> {
     let text = read_small(dot_git)?;
-    Some(dir.join(text.trim_end().strip_prefix("gitdir:")?.trim()))
+    let path = text
+        .trim_end_matches(['\n', '\r'])
+        .strip_prefix("gitdir: ")?;
+    (!path.is_empty()).then(|| dir.join(path))
 }
 
 /// The git directories a linked worktree at `root` uses, when its main repository registered

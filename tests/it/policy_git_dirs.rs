@@ -326,3 +326,123 @@ fn a_backslash_ending_a_comment_hides_no_key() {
         );
     }
 }
+
+/// A git directory `dir` (objects, refs, HEAD) whose `config` runs `touch MARKER` as its
+/// fsmonitor: where the second round's layouts send git.
+fn hostile_git_dir(dir: &Path, marker: &Path) {
+    for d in ["objects", "refs"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let config = format!(
+        "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch {}; false\"\n",
+        marker.display()
+    );
+    std::fs::write(dir.join("config"), config).unwrap();
+}
+
+/// Each `commondir` git follows but rein could not read plainly (a link, a large file, bytes
+/// that are not UTF-8) makes git use another repository's configuration: rein asks.
+#[test]
+fn a_commondir_rein_cannot_read_plainly_asks() {
+    use std::os::unix::ffi::OsStrExt;
+    let cases: [(&str, &[u8], bool); 3] = [
+        ("a link", b"../evil\n", true),
+        ("a large file", b"", false),
+        ("not UTF-8", b"../ev\xffil\n", false),
+    ];
+    for (what, text, link) in cases {
+        let r = repo();
+        let ws = r.path();
+        let marker = ws.join("PWNED");
+        let evil_name: &[u8] = if what == "not UTF-8" {
+            b"ev\xffil"
+        } else {
+            b"evil"
+        };
+        let evil = ws.join(std::ffi::OsStr::from_bytes(evil_name));
+        hostile_git_dir(&evil, &marker);
+        let commondir = ws.join(".git/commondir");
+        match (link, what) {
+            (true, _) => {
+                std::fs::write(ws.join(".git/cd_target"), text).unwrap();
+                std::os::unix::fs::symlink("cd_target", &commondir).unwrap();
+            }
+            (false, "a large file") => {
+                let big = format!("../evil{}", "\n".repeat(5000));
+                std::fs::write(&commondir, big).unwrap();
+            }
+            _ => std::fs::write(&commondir, text).unwrap(),
+        }
+        std::fs::write(ws.join("a.txt"), "changed\n").unwrap();
+        let _ = git_run(ws, &["status"]);
+        assert!(marker.exists(), "{what}: git does not run the program");
+        for command in ["git status", "git diff", "git log -p"] {
+            let out = rate(ws, command);
+            assert!(out.starts_with("ask:"), "{what}, {command}: {out}");
+        }
+    }
+}
+
+/// git reads a `.git` file as `gitdir: ` and the rest of the line, spaces and all: rein
+/// vets the directory git uses, not a trimmed name beside it.
+#[test]
+fn a_gitdir_line_with_spaces_names_the_directory_git_uses() {
+    for (line, dir) in [("gitdir: good  \n", "good  "), ("gitdir:  g\n", " g")] {
+        let r = repo();
+        let ws = r.path();
+        let marker = ws.join("PWNED");
+        // The trimmed name is a harmless git directory; the one git uses runs the program.
+        let trimmed = ws.join(dir.trim());
+        std::fs::rename(ws.join(".git"), &trimmed).unwrap();
+        git_run(&trimmed, &["config", "core.bare", "false"]);
+        copy_dir(&trimmed, &ws.join(dir));
+        let config = ws.join(dir).join("config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "[core]\n\tfsmonitor = \"touch {}; false\"\n",
+            marker.display()
+        ));
+        std::fs::write(&config, text).unwrap();
+        std::fs::write(ws.join(".git"), line).unwrap();
+        std::fs::write(ws.join("a.txt"), "changed\n").unwrap();
+        let _ = git_run(ws, &["status"]);
+        assert!(marker.exists(), "{line:?}: git does not run the program");
+        let out = rate(ws, "git status");
+        assert!(out.starts_with("ask:"), "{line:?}: {out}");
+    }
+}
+
+/// git expands `%(prefix)/` in `core.hooksPath` to its install prefix, so the hooks can be
+/// anywhere: rein asks instead of looking under the work tree.
+#[test]
+fn a_hooks_path_git_expands_asks() {
+    let r = repo();
+    let ws = r.path();
+    let marker = ws.join("PWNED");
+    script(&ws.join("h/post-index-change"), &marker);
+    let up = "../".repeat(12);
+    let value = format!("%(prefix)/{up}{}", ws.join("h").display());
+    git(ws, &["config", "core.hooksPath", &value]);
+    std::fs::write(ws.join("a.txt"), "changed\n").unwrap();
+    let _ = git_run(ws, &["status"]);
+    assert!(marker.exists(), "git does not run the hook");
+    let out = rate(ws, "git status");
+    assert!(
+        out.starts_with("ask:") && out.contains("%(prefix)"),
+        "{out}"
+    );
+}
+
+/// Copies the directory tree `from` to `to` (files and directories only).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -127,9 +127,8 @@ fn shape(dir: &Path) -> Shape {
         .is_some_and(|r| r.trim_start().starts_with("refs/"))
         || hex(text);
     // `objects/` and `refs/` are looked for in the common directory when there is one.
-    let common = match crate::sandbox::git::read_small(&dir.join("commondir")) {
-        Some(c) => dir.join(c.trim_end_matches(['\n', '\r'])),
-        None => dir.to_path_buf(),
+    let Ok(common) = super::common_dir(dir) else {
+        return Shape::Unclear;
     };
     let dirs_ok = common.join("objects").is_dir() && common.join("refs").is_dir();
     if head_ok && dirs_ok {
