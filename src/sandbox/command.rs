@@ -223,8 +223,9 @@ impl Sandbox {
         } else {
             mounts::GitPlan::Leave
         };
-        // Nested repositories (all found before a command runs) are read-only as a whole: a
-        // hook or config planted there would run when the person uses git there.
+        // Nested repositories' `.git` (all found before a command runs) are read-only: a hook
+        // or config planted there would run when the person uses git there. (Renaming the
+        // parent moves the binds; the gitlink check knows each found `.git` by its inode.)
         let mut found = match write_ws {
             true => {
                 let (found, note) = self.nested_git.entries(&ws)?;

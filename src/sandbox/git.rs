@@ -69,7 +69,7 @@ pub(crate) fn classify(name: &OsStr, is_dir: bool) -> GitEntry {
     }
 }
 
-/// Longest `HEAD` or `.git` file read.
+/// Longest `HEAD`, `commondir` or `gitdir` file read.
 const SMALL_FILE: u64 = 4096;
 
 /// Reads a small regular file without following a final symlink and without blocking on a
@@ -120,15 +120,46 @@ pub(crate) fn repository(dir: &Path) -> Option<(PathBuf, PathBuf)> {
 }
 
 /// Where the `.git` file `dot_git` in `dir` points (`gitdir: …`, relative to `dir`), read
-/// without following a link or blocking on a FIFO, exactly as git reads it: the prefix
-/// `gitdir: `, then the path to the end, only trailing line breaks taken off (`gitdir:  g `
-/// names ` g `; reading it trimmed would look at another directory than git uses).
+/// without following a link or blocking on a FIFO, exactly as git reads it (see
+/// [`read_gitfile`]).
 pub(crate) fn gitdir_file_target(dir: &Path, dot_git: &Path) -> Option<PathBuf> {
-    let text = read_small(dot_git)?;
-    let path = text
-        .trim_end_matches(['\n', '\r'])
-        .strip_prefix("gitdir: ")?;
-    (!path.is_empty()).then(|| dir.join(path))
+    read_gitfile(dir, dot_git, false).ok()
+}
+
+/// The largest `.git` file git reads (`read_gitfile_gently`); it refuses a larger one.
+const MAX_GITFILE: u64 = 1 << 20;
+
+/// Where the `.git` file `dot_git` in `dir` points, read byte for byte as git's
+/// `read_gitfile_gently` does: a regular file of at most 1 MiB (through a final link when
+/// `follow`, as git goes; never blocking on a FIFO), the exact prefix `gitdir: `, then the path
+/// with only trailing `\n`/`\r` taken off (`gitdir:  g ` names ` g `), relative to `dir`.
+/// `Err`: git would refuse it, or read a path rein cannot (a NUL ends git's early).
+pub(crate) fn read_gitfile(dir: &Path, dot_git: &Path, follow: bool) -> Result<PathBuf, ()> {
+    let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+    let f = std::fs::File::options()
+        .read(true)
+        .custom_flags(nofollow | libc::O_NONBLOCK)
+        .open(dot_git)
+        .map_err(|_| ())?;
+    let meta = f.metadata().map_err(|_| ())?;
+    if !meta.is_file() || meta.len() > MAX_GITFILE {
+        return Err(());
+    }
+    let mut data = Vec::new();
+    f.take(MAX_GITFILE + 1)
+        .read_to_end(&mut data)
+        .map_err(|_| ())?;
+    if data.len() as u64 > MAX_GITFILE {
+        return Err(());
+    }
+    let mut path = data.strip_prefix(b"gitdir: ").ok_or(())?;
+    while let [rest @ .., b'\n' | b'\r'] = path {
+        path = rest;
+    }
+    if path.is_empty() || path.contains(&0) {
+        return Err(());
+    }
+    Ok(dir.join(OsStr::from_bytes(path)))
 }
 
 /// The git directories a linked worktree at `root` uses, when its main repository registered
@@ -213,11 +244,16 @@ pub(crate) fn nested_git_entries(ws: &Path) -> Vec<PathBuf> {
     walk.finish()
 }
 
+/// What identifies a file while it exists: its device and inode.
+pub(crate) type FileId = (u64, u64);
+
 /// A walk for nested `.git` entries that can stop after some entries and go on later.
 #[derive(Debug)]
 pub(crate) struct NestedWalk {
     dirs: Vec<PathBuf>,
-    found: Vec<PathBuf>,
+    found: Vec<(PathBuf, FileId)>,
+    /// Whether a `.git` that is a symlink counts too (git follows it).
+    links: bool,
     /// Entries looked at so far.
     pub(crate) visited: usize,
 }
@@ -227,14 +263,24 @@ impl Default for NestedWalk {
         NestedWalk {
             dirs: vec![PathBuf::new()],
             found: Vec::new(),
+            links: false,
             visited: 0,
         }
     }
 }
 
 impl NestedWalk {
+    /// A walk that also records `.git` symlinks (for a check, not for binding them).
+    pub(crate) fn with_links() -> NestedWalk {
+        NestedWalk {
+            links: true,
+            ..NestedWalk::default()
+        }
+    }
+
     /// Walks on until the walk is complete (`true`) or `budget` more entries were looked at.
     pub(crate) fn run(&mut self, ws: &Path, budget: usize) -> bool {
+        use std::os::unix::fs::MetadataExt;
         let stop = self.visited.saturating_add(budget);
         while let Some(rel) = self.dirs.pop() {
             let Ok(entries) = std::fs::read_dir(ws.join(&rel)) else {
@@ -248,8 +294,14 @@ impl NestedWalk {
                 };
                 let top = rel.as_os_str().is_empty();
                 if name == ".git" {
-                    if !top && (kind.is_dir() || kind.is_file()) {
-                        self.found.push(rel.join(&name));
+                    let wanted =
+                        kind.is_dir() || kind.is_file() || (self.links && kind.is_symlink());
+                    // Its identity (an lstat), so a later `.git` at the same path is told apart.
+                    if !top
+                        && wanted
+                        && let Ok(m) = entry.metadata()
+                    {
+                        self.found.push((rel.join(&name), (m.dev(), m.ino())));
                     }
                 } else if kind.is_dir() && !(top && name == ".rein") {
                     self.dirs.push(rel.join(&name));
@@ -264,7 +316,15 @@ impl NestedWalk {
     }
 
     /// The entries found, sorted.
-    pub(crate) fn finish(mut self) -> Vec<PathBuf> {
+    pub(crate) fn finish(self) -> Vec<PathBuf> {
+        self.finish_identified()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect()
+    }
+
+    /// The entries found with their identities when found, sorted by path.
+    pub(crate) fn finish_identified(mut self) -> Vec<(PathBuf, FileId)> {
         self.found.sort();
         self.found
     }
@@ -296,6 +356,62 @@ mod tests {
             .map(PathBuf::from)
             .collect();
         assert_eq!(found, want);
+    }
+
+    #[test]
+    fn a_git_file_is_read_byte_for_byte_as_git_reads_it() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        let dot_git = dir.join(".git");
+        let read = |content: &[u8]| {
+            std::fs::write(&dot_git, content).unwrap();
+            read_gitfile(dir, &dot_git, false)
+        };
+        let mut padded = b"gitdir: g".to_vec();
+        padded.extend(std::iter::repeat_n(b'\n', 5000));
+        assert_eq!(read(&padded), Ok(dir.join("g")));
+        assert_eq!(read(b"gitdir: g \r\n"), Ok(dir.join("g ")));
+        assert_eq!(read(b"gitdir:  g"), Ok(dir.join(" g")));
+        assert_eq!(
+            read(b"gitdir: h\xff\n"),
+            Ok(dir.join(OsStr::from_bytes(b"h\xff")))
+        );
+        assert_eq!(read(b"gitdir: /abs\n"), Ok(PathBuf::from("/abs")));
+        for bad in [
+            &b"gitdir:g"[..],
+            b"gitdir: \n",
+            b"GITDIR: g",
+            b"gitdir: a\0b",
+            b"",
+        ] {
+            assert_eq!(read(bad), Err(()), "{bad:?}");
+        }
+        let mut huge = b"gitdir: g".to_vec();
+        huge.resize((1 << 20) + 1, b'\n');
+        assert_eq!(read(&huge), Err(()));
+        // A link is followed only when asked (git follows it; the policy's reader does not).
+        std::fs::write(dir.join("real"), "gitdir: g\n").unwrap();
+        std::fs::remove_file(&dot_git).unwrap();
+        std::os::unix::fs::symlink("real", &dot_git).unwrap();
+        assert_eq!(read_gitfile(dir, &dot_git, false), Err(()));
+        assert_eq!(read_gitfile(dir, &dot_git, true), Ok(dir.join("g")));
+    }
+
+    #[test]
+    fn the_checking_walk_also_finds_linked_git_entries_with_their_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        std::fs::create_dir_all(ws.join("real/.git")).unwrap();
+        std::fs::create_dir_all(ws.join("a")).unwrap();
+        std::os::unix::fs::symlink("../real/.git", ws.join("a/.git")).unwrap();
+        let mut walk = NestedWalk::with_links();
+        walk.run(ws, usize::MAX);
+        let found = walk.finish_identified();
+        let paths: Vec<&Path> = found.iter().map(|(p, _)| p.as_path()).collect();
+        assert_eq!(paths, [Path::new("a/.git"), Path::new("real/.git")]);
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::symlink_metadata(ws.join("a/.git")).unwrap();
+        assert_eq!(found[0].1, (m.dev(), m.ino()), "the link's own identity");
     }
 
     #[test]

@@ -1,17 +1,20 @@
-//! After each command: repositories a command made where the person's git goes by itself.
-//! A gitlink (a submodule entry, mode 160000) in the workspace's index makes the person's plain
-//! `git status` run git inside that path, which obeys the configuration and hooks found there
-//! (`core.fsmonitor`, `post-index-change`, …) as the person, outside the sandbox. Nested
-//! repositories found before the first command are protected already; one a command made (or
-//! a `.git` it put where the index, or a hostile clone's, has a gitlink) is vetted here: its
-//! configuration may hold only the keys `git init` and `git clone` write, its hooks only
-//! samples, and no `commondir`. An unsafe `.git` is moved aside, and the model and the person
-//! are told. Git goes on into the submodules of a submodule, and so does the check.
+//! After each command: repositories a command made where the person's git goes by itself. A
+//! gitlink (a submodule entry, mode 160000) in the workspace's index makes the person's
+//! plain `git status` run git inside that path, which obeys the configuration and hooks
+//! found there (`core.fsmonitor`, `post-index-change`, …) as the person, outside the
+//! sandbox. Nested repositories found before the first command are protected already (known
+//! by the path and inode of their `.git`: a command may rename the parent and make
+//! another); one a command made (or a `.git` it put where the index, or a hostile clone's,
+//! has a gitlink) is vetted here: its configuration may hold only the keys `git init` and
+//! `git clone` write, its hooks only samples, and no `commondir`. An unsafe `.git` is moved
+//! aside, and the model and the person are told. Git goes on into the submodules of a
+//! submodule, and so does the check.
 //!
 //! Cost when nothing changed: a `stat` of the workspace's `.git` and of its index per command
 //! (the index is parsed again only when its size, times or inode changed), plus a `lstat` per
-//! gitlink the index holds.
+//! gitlink the index holds (two for a repository found before the first command).
 
+use super::git::FileId;
 use crate::git::{allow, config as gitconfig, index as gitindex};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -54,10 +57,11 @@ impl Stamp {
 }
 
 /// One index's gitlinks (`Err`: it could not be read as git reads it) and the files they
-/// came from (the index, a split index's shared file).
+/// came from (the index, a split index's shared file; `None`: missing, so that its appearance
+/// is noticed).
 #[derive(Debug)]
 struct Cached {
-    files: Vec<(PathBuf, Stamp)>,
+    files: Vec<(PathBuf, Option<Stamp>)>,
     links: Result<Arc<Vec<Vec<u8>>>, ()>,
 }
 
@@ -66,8 +70,9 @@ struct Cached {
 pub(crate) struct GitlinkCheck {
     /// The workspace (canonical).
     pub(crate) ws: PathBuf,
-    /// The nested `.git` entries found before the first command, relative to `ws`, sorted.
-    pub(crate) found: Arc<Vec<PathBuf>>,
+    /// The nested `.git` entries found before the first command, relative to `ws`, sorted,
+    /// with their device and inode then.
+    pub(crate) found: Arc<Vec<(PathBuf, FileId)>>,
     /// The other directories commands may write (the first: the session's temp dir).
     pub(crate) writable: Vec<PathBuf>,
     pub(crate) cache: Arc<IndexCache>,
@@ -123,10 +128,19 @@ impl GitlinkCheck {
         notes
     }
 
-    /// Whether the repository at `tree` (canonical) was found before the first command.
+    /// Whether the repository at `tree` (canonical) was found before the first command: its
+    /// path and its `.git`'s identity (a command may rename the parent, the read-only binds
+    /// with it, and make another repository at the path).
     fn is_found(&self, tree: &Path) -> bool {
-        tree.strip_prefix(&self.ws)
-            .is_ok_and(|rel| self.found.binary_search(&rel.join(".git")).is_ok())
+        let Ok(rel) = tree.strip_prefix(&self.ws) else {
+            return false;
+        };
+        let rel = rel.join(".git");
+        let Ok(i) = self.found.binary_search_by(|(p, _)| p.cmp(&rel)) else {
+            return false;
+        };
+        std::fs::symlink_metadata(tree.join(".git"))
+            .is_ok_and(|m| (m.dev(), m.ino()) == self.found[i].1)
     }
 
     /// Judges the directory a gitlink names.
@@ -143,10 +157,15 @@ impl GitlinkCheck {
         if tree == self.ws || !self.writable_by_commands(&tree) {
             return Verdict::Nothing;
         }
-        let Some(gitdir) = git_dir_of(&tree.join(".git"), &tree) else {
-            return Verdict::Nothing;
+        let found = self.is_found(&tree);
+        let gitdir = match git_dir_of(&tree.join(".git"), &tree) {
+            GitDir::None => return Verdict::Nothing,
+            // The person's own: git fails there, or uses what was there before.
+            GitDir::Unreadable(_) if found => return Verdict::Nothing,
+            GitDir::Unreadable(why) => return Verdict::Unsafe(tree.join(".git"), why.into()),
+            GitDir::Dir(gitdir) => gitdir,
         };
-        if self.is_found(&tree) {
+        if found {
             return Verdict::Enter(tree, gitdir);
         }
         match vet(&gitdir) {
@@ -163,12 +182,12 @@ impl GitlinkCheck {
             })
     }
 
-    /// Every nested `.git` below the workspace and the temp dir, for an index that cannot be
-    /// read: the directories holding them.
+    /// Every nested `.git` below the workspace and the temp dir (symlinks too: git follows
+    /// them), for an index that cannot be read: the directories holding them.
     fn every_nested_repository(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
         for top in std::iter::once(&self.ws).chain(self.writable.first()) {
-            let mut walk = super::git::NestedWalk::default();
+            let mut walk = super::git::NestedWalk::with_links();
             walk.run(top, usize::MAX);
             out.extend(
                 walk.finish()
@@ -225,8 +244,11 @@ fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> Option<String> {
 /// one is moved aside, and the note says so (`None`: nothing to say beyond the usual).
 pub(crate) fn vet_made_repository(ws: &Path) -> Option<String> {
     let dot_git = ws.join(".git");
-    let gitdir = git_dir_of(&dot_git, ws)?;
-    let why = vet(&gitdir).err()?;
+    let why = match git_dir_of(&dot_git, ws) {
+        GitDir::None => return None,
+        GitDir::Unreadable(why) => why.to_string(),
+        GitDir::Dir(gitdir) => vet(&gitdir).err()?,
+    };
     let what = format!(
         "the command made the workspace's git repository (.git), which the user's git uses on \
          their next `git status`, outside the sandbox; {why}, which git would run"
@@ -241,9 +263,7 @@ impl IndexCache {
         let index = gitdir.join("index");
         let mut cache = crate::sync::lock(&self.0);
         if let Some(c) = cache.get(&index)
-            && c.files
-                .iter()
-                .all(|(path, stamp)| std::fs::metadata(path).is_ok_and(|m| Stamp::of(&m) == *stamp))
+            && c.files.iter().all(|(path, stamp)| stamp_of(path) == *stamp)
         {
             return c.links.clone();
         }
@@ -264,24 +284,26 @@ fn read_links(gitdir: &Path, index: &Path) -> Option<Cached> {
         Ok(Some(read)) => read,
         Ok(None) => return None,
         Err(()) => {
-            let stamp = std::fs::metadata(index).ok().map(|m| Stamp::of(&m))?;
+            let stamp = stamp_of(index)?;
             return Some(Cached {
-                files: vec![(index.to_path_buf(), stamp)],
+                files: vec![(index.to_path_buf(), Some(stamp))],
                 links: Err(()),
             });
         }
     };
     let hash = hash_len(gitdir);
-    let mut files = vec![(index.to_path_buf(), stamp)];
+    let mut files = vec![(index.to_path_buf(), Some(stamp))];
     let links = gitindex::parse(&data, hash, false).and_then(|main| {
         let mut links = main.links;
         for hex in &main.shared {
             let path = gitdir.join(format!("sharedindex.{hex}"));
-            // A shared file that is missing makes git stop: nothing to follow.
-            let Some((data, stamp)) = read_file(&path, MAX_INDEX)? else {
-                continue;
+            // Missing or unreadable: failing closed (a later command may put it back, so its
+            // appearance must be noticed too).
+            let Ok(Some((data, stamp))) = read_file(&path, MAX_INDEX) else {
+                files.push((path.clone(), stamp_of(&path)));
+                return Err(());
             };
-            files.push((path, stamp));
+            files.push((path, Some(stamp)));
             let shared = gitindex::parse(&data, hash, true)?;
             links.extend(shared.links);
             // An entry without a name replaces one of the shared file's: any of them.
@@ -294,6 +316,11 @@ fn read_links(gitdir: &Path, index: &Path) -> Option<Cached> {
         Ok(Arc::new(links))
     });
     Some(Cached { files, links })
+}
+
+/// The stamp of the file at `path` (following links), `None` when there is none.
+fn stamp_of(path: &Path) -> Option<Stamp> {
+    std::fs::metadata(path).ok().map(|m| Stamp::of(&m))
 }
 
 /// The length of object names in `gitdir`'s repository: 32 with SHA-256, else 20.
@@ -336,29 +363,59 @@ fn read_file(path: &Path, max: u64) -> Result<Option<(Vec<u8>, Stamp)>, ()> {
     Ok(Some((data, Stamp::of(&meta))))
 }
 
-/// The repository holding `ws` (its work tree's root and git directory), as git finds it.
+/// The repository holding `ws` (its work tree's root and git directory), as git finds it
+/// (a `.git` file git cannot read stops git there, and the search).
 fn top_repository(ws: &Path) -> Option<(PathBuf, PathBuf)> {
-    ws.ancestors().find_map(|d| {
+    for d in ws.ancestors() {
         let dot_git = d.join(".git");
-        std::fs::symlink_metadata(&dot_git).ok()?;
-        git_dir_of(&dot_git, d).map(|g| (d.to_path_buf(), g))
-    })
+        if std::fs::symlink_metadata(&dot_git).is_err() {
+            continue;
+        }
+        return match git_dir_of(&dot_git, d) {
+            GitDir::Dir(g) => Some((d.to_path_buf(), g)),
+            GitDir::Unreadable(_) => None,
+            GitDir::None => continue,
+        };
+    }
+    None
+}
+
+/// What a `.git` entry stands for.
+enum GitDir {
+    /// Nothing git would use (missing, a dangling link, a FIFO, …).
+    None,
+    /// A git directory: the entry itself (or a link to one), or where its `gitdir:` names.
+    Dir(PathBuf),
+    /// A `.git` file that git would not read as rein does, or naming no directory: why.
+    Unreadable(&'static str),
 }
 
 /// The git directory `dot_git` (in `dir`) stands for, as git follows it: a directory (or a
-/// link to one), or a `gitdir: …` file naming one (relative to `dir`).
-fn git_dir_of(dot_git: &Path, dir: &Path) -> Option<PathBuf> {
-    let meta = std::fs::metadata(dot_git).ok()?;
+/// link to one), or a `gitdir: …` file naming one (relative to `dir`), read byte for byte as
+/// git reads it.
+fn git_dir_of(dot_git: &Path, dir: &Path) -> GitDir {
+    let Ok(meta) = std::fs::metadata(dot_git) else {
+        return GitDir::None;
+    };
     if meta.is_dir() {
-        return Some(dot_git.to_path_buf());
+        return GitDir::Dir(dot_git.to_path_buf());
     }
-    let (text, _) = read_file(dot_git, 4096).ok()??;
-    let text = std::str::from_utf8(&text).ok()?;
-    let target = text.strip_prefix("gitdir:")?.trim();
-    let target = dir.join(target);
-    std::fs::metadata(&target)
-        .is_ok_and(|m| m.is_dir())
-        .then_some(target)
+    if !meta.is_file() {
+        return GitDir::None;
+    }
+    let Ok(target) = super::git::read_gitfile(dir, dot_git, true) else {
+        return GitDir::Unreadable(
+            "its `.git` file is not one rein reads as git does (`gitdir: ` and a path, at most 1 \
+             MiB), so the repository git would use there is unchecked and may hold a program",
+        );
+    };
+    match std::fs::metadata(&target) {
+        Ok(m) if m.is_dir() => GitDir::Dir(target),
+        _ => GitDir::Unreadable(
+            "its `.git` file names no directory (yet), so git would fail there or use a \
+             repository rein has not checked, which may hold a program",
+        ),
+    }
 }
 
 /// Why the repository at `gitdir` could run a program when git is used in it, if it could.
@@ -439,6 +496,12 @@ mod tests {
         assert!(git(&lib, &["commit", "-qm", "s"]));
         assert!(git(&ws, &["add", "vendor/lib"]));
         Some((dir, ws))
+    }
+
+    /// `rel` as found before the first command, with its identity now.
+    fn found_at(ws: &Path, rel: &str) -> Arc<Vec<(PathBuf, FileId)>> {
+        let m = std::fs::symlink_metadata(ws.join(rel)).unwrap();
+        Arc::new(vec![(PathBuf::from(rel), (m.dev(), m.ino()))])
     }
 
     fn check(ws: &Path) -> GitlinkCheck {
@@ -523,7 +586,7 @@ mod tests {
         std::fs::write(ws.join("hidden-gitdir/hooks/pre-commit"), "x").unwrap();
         // Found before the first command: the person's own, left alone.
         let mut c = check(&ws);
-        c.found = Arc::new(vec![PathBuf::from("vendor/lib/.git")]);
+        c.found = found_at(&ws, "vendor/lib/.git");
         assert_eq!(c.run(), Vec::<String>::new());
         let notes = check(&ws).run();
         assert!(
@@ -535,6 +598,27 @@ mod tests {
             ws.join("hidden-gitdir").is_dir(),
             "the directory itself stays"
         );
+    }
+
+    /// A found repository's path with another `.git` there (its parent renamed, a new
+    /// repository made): vetted like a new one.
+    #[test]
+    fn a_found_path_with_another_git_is_vetted() {
+        let Some((_d, ws)) = workspace() else {
+            return;
+        };
+        let lib = ws.join("vendor/lib");
+        let mut c = check(&ws);
+        c.found = found_at(&ws, "vendor/lib/.git");
+        std::fs::rename(&lib, ws.join("vendor/old")).unwrap();
+        std::fs::create_dir_all(lib.join(".git/hooks")).unwrap();
+        std::fs::write(lib.join(".git/hooks/post-index-change"), "x").unwrap();
+        let notes = c.run();
+        assert!(
+            notes.len() == 1 && notes[0].contains("post-index-change"),
+            "{notes:?}"
+        );
+        assert!(lib.join(ASIDE).is_dir());
     }
 
     /// git goes on into the submodules of a submodule, the person's own included.
@@ -554,7 +638,7 @@ mod tests {
         std::fs::write(deep.join(".git/hooks/post-index-change"), "x").unwrap();
         // `vendor/lib` is the person's (found before the first command); `deep` is not.
         let mut c = check(&ws);
-        c.found = Arc::new(vec![PathBuf::from("vendor/lib/.git")]);
+        c.found = found_at(&ws, "vendor/lib/.git");
         let notes = c.run();
         assert!(
             notes.len() == 1 && notes[0].contains("`vendor/lib/deep`"),

@@ -566,10 +566,10 @@ impl Sandbox {
         }
         let ws = std::fs::canonicalize(&self.workspace).unwrap_or_else(|_| self.workspace.clone());
         // Found before this command ran (`confine` waited for the walk).
-        let (found, _) = self.nested_git.entries(&ws).ok()?;
+        self.nested_git.entries(&ws).ok()?;
         Some(gitlinks::GitlinkCheck {
             ws,
-            found,
+            found: self.nested_git.identities(),
             writable: self.writable_dirs().cloned().collect(),
             cache: self.gitlinks.clone(),
         })

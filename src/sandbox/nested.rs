@@ -4,7 +4,7 @@
 //! while for it, then is refused with a sentence saying why). A command never runs while a
 //! nested `.git` it could plant hooks in is unknown.
 
-use super::git::NestedWalk;
+use super::git::{FileId, NestedWalk};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -31,10 +31,16 @@ enum State {
     #[default]
     NotStarted,
     /// Walking on in the background after `limit` entries.
-    Running {
-        limit: usize,
-    },
-    Done(Arc<Vec<PathBuf>>),
+    Running { limit: usize },
+    /// The entries, and each with its identity when the walk found it.
+    Done(Arc<Vec<PathBuf>>, Arc<Vec<(PathBuf, FileId)>>),
+}
+
+/// The walk's result as the state keeps it.
+fn done(walk: NestedWalk) -> State {
+    let identified = walk.finish_identified();
+    let paths = identified.iter().map(|(p, _)| p.clone()).collect();
+    State::Done(Arc::new(paths), Arc::new(identified))
 }
 
 /// The entries looked at before the first command: [`LIMIT_SWITCH`] or the default.
@@ -56,6 +62,16 @@ impl NestedScan {
         self.entries_within(ws, limit(), WAIT)
     }
 
+    /// The entries with the device and inode each `.git` had when the walk found it, before
+    /// the first command (empty until the walk is done): a `.git` at the same path with
+    /// another identity is not the one found.
+    pub(crate) fn identities(&self) -> Arc<Vec<(PathBuf, FileId)>> {
+        match &*self.state.lock().unwrap_or_else(|p| p.into_inner()) {
+            State::Done(_, ids) => ids.clone(),
+            _ => Arc::default(),
+        }
+    }
+
     fn entries_within(
         self: &Arc<NestedScan>,
         ws: &Path,
@@ -67,7 +83,7 @@ impl NestedScan {
         if matches!(*state, State::NotStarted) {
             let mut walk = NestedWalk::default();
             if walk.run(ws, limit) {
-                *state = State::Done(Arc::new(walk.finish()));
+                *state = done(walk);
             } else {
                 tracing::warn!(
                     "sandbox: more than {limit} entries in {}; bash waits until all are checked \
@@ -80,8 +96,7 @@ impl NestedScan {
                 let ws = ws.to_path_buf();
                 std::thread::spawn(move || {
                     walk.run(&ws, usize::MAX);
-                    let found = Arc::new(walk.finish());
-                    *scan.state.lock().unwrap_or_else(|p| p.into_inner()) = State::Done(found);
+                    *scan.state.lock().unwrap_or_else(|p| p.into_inner()) = done(walk);
                     scan.changed.notify_all();
                 });
             }
@@ -92,7 +107,7 @@ impl NestedScan {
             .wait_timeout_while(state, wait, |s| matches!(s, State::Running { .. }))
             .unwrap_or_else(|p| p.into_inner());
         match &*state {
-            State::Done(found) => {
+            State::Done(found, _) => {
                 let note = waited.then(|| {
                     format!(
                         "[this workspace has more than {limit} entries: rein looked through all of \

@@ -306,4 +306,202 @@ mod made_in_the_session {
     fn relative_path_entries_never_reach_commands_in_the_fallback() {
         relative_path_entries(true);
     }
+
+    /// `script` run by `rein sandbox -- bash` (from a file: no quoting in between), in the
+    /// fallback when `fallback`; what rein said.
+    fn sandboxed(w: &World, fallback: bool, name: &str, script: &str) -> String {
+        let path = w.readable_dir("attacks").join(format!("{name}.sh"));
+        std::fs::write(&path, format!("set -e\n{script}echo {name}-done\n")).unwrap();
+        let mut c = rein(w, fallback);
+        c.args(["sandbox", "--", "bash"]).arg(&path);
+        let o = run_with_timeout(c, Duration::from_secs(120));
+        assert_ok(&o);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(&format!("{name}-done")),
+            "{}",
+            stderr(&o)
+        );
+        stderr(&o)
+    }
+
+    /// Moves each `dir/.git.rein-unsafe` back (asserting rein moved it there), then runs the
+    /// person's `git status`: the oracle that what rein moved aside would have run.
+    fn moved_back_it_runs(w: &World, dirs: &[&str], want: &[&str]) {
+        for dir in dirs {
+            let d = w.ws.join(dir);
+            std::fs::rename(d.join(".git.rein-unsafe"), d.join(".git")).unwrap();
+        }
+        git(w, &w.ws, &["status", "--short"]);
+        assert_eq!(payloads(w), want);
+    }
+
+    /// `dir` becomes a submodule whose `.git` is a file naming `gitdir` (relative to the
+    /// workspace; a bash word), followed by `tail` (bash commands writing more to it).
+    fn gitfile_submodule(dir: &str, gitdir: &str, tag: &str, tail: &str) -> String {
+        format!(
+            "{}git add {dir}\nmv {dir}/.git {gitdir}\n\
+             {{ printf 'gitdir: ../../%s' {gitdir}; {tail}; }} > {dir}/.git\n",
+            new_repo(dir, ".", &fsmonitor(tag))
+        )
+    }
+
+    /// A `.git` file git reads and rein read otherwise: padded with 5000 line breaks past
+    /// rein's old 4096 bytes, naming a directory that is not UTF-8, or a name ending in a
+    /// space (rein read it trimmed); and the workspace's own `.git` made as a padded file.
+    fn gitfiles_read_as_git_reads_them(fallback: bool) {
+        if !available(fallback) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        persons_repo(&w);
+        let script = [
+            gitfile_submodule(
+                "v/pad",
+                "hid-pad",
+                "pad",
+                "head -c 5000 /dev/zero | tr '\\0' '\\n'",
+            ),
+            gitfile_submodule("v/bytes", "\"$(printf 'hid-\\377')\"", "bytes", "true"),
+            gitfile_submodule("v/space", "'hid-space '", "space", "true"),
+            // rein used to vet the trimmed name: a clean repository there.
+            "git init -q --bare hid-space\n".to_string(),
+        ]
+        .concat();
+        let said = sandboxed(&w, fallback, "gitfiles", &script);
+        let dirs = ["v/bytes", "v/pad", "v/space"];
+        for dir in dirs {
+            assert!(said.contains(&format!("`{dir}`")), "{dir}: {said}");
+            assert!(w.ws.join(dir).join(".git.rein-unsafe").is_file(), "{dir}");
+        }
+        git(&w, &w.ws, &["status", "--short"]);
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
+        moved_back_it_runs(&w, &dirs, &["PWN-bytes", "PWN-pad", "PWN-space"]);
+
+        // The workspace's own repository, made as a padded `.git` file.
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        let script = format!(
+            "git init -q . && {}\nmv .git hid-own\n\
+             {{ printf 'gitdir: hid-own'; head -c 5000 /dev/zero | tr '\\0' '\\n'; }} > .git\n",
+            fsmonitor("own")
+        );
+        let said = sandboxed(&w, fallback, "own", &script);
+        assert!(
+            said.contains("workspace's git repository") && said.contains("moved"),
+            "{said}"
+        );
+        assert!(w.ws.join(".git.rein-unsafe").is_file());
+        moved_back_it_runs(&w, &[""], &["PWN-own"]);
+    }
+
+    #[test]
+    fn a_git_file_is_read_as_git_reads_it() {
+        gitfiles_read_as_git_reads_them(false);
+        gitfiles_read_as_git_reads_them(true);
+    }
+
+    /// A split index whose shared file a command took away (holding the submodule entry), put
+    /// back by the next command: the first check fails closed, so the repository is moved aside.
+    fn split_index_with_its_shared_file_away(fallback: bool) {
+        if !available(fallback) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        persons_repo(&w);
+        let first = format!(
+            "{}git add v/l\ngit update-index --split-index\ngit update-index --split-index\n\
+             S=$(cd .git && ls sharedindex.*)\nmv .git/$S keep-$S\n",
+            new_repo("v/l", ".", &fsmonitor("split"))
+        );
+        let said = sandboxed(&w, fallback, "split-away", &first);
+        let back = "S=$(ls | grep keep-sharedindex)\nmv $S .git/${S#keep-}\n";
+        let said = said + &sandboxed(&w, fallback, "split-back", back);
+        assert!(
+            said.contains("`v/l`") && said.contains("core.fsmonitor"),
+            "{said}"
+        );
+        git(&w, &w.ws, &["status", "--short"]);
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
+        moved_back_it_runs(&w, &["v/l"], &["PWN-split"]);
+    }
+
+    #[test]
+    fn a_split_index_whose_shared_file_is_away_fails_closed() {
+        split_index_with_its_shared_file_away(false);
+        split_index_with_its_shared_file_away(true);
+    }
+
+    /// With namespaces, the binds on a nested repository found before the first command move
+    /// with its parent: a command renames `vendor/x` and makes a new repository at its path.
+    #[test]
+    fn a_new_repository_at_a_found_ones_path_is_vetted() {
+        if !available(false) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        git(&w, &w.ws, &["init", "-q"]);
+        w.write("vendor/x/y", "y\n");
+        let x = w.ws.join("vendor/x");
+        git(&w, &x, &["init", "-q"]);
+        git(&w, &x, &["add", "y"]);
+        git(&w, &x, &["commit", "-qm", "s"]);
+        git(&w, &w.ws, &["add", "vendor/x"]);
+        git(&w, &w.ws, &["commit", "-qm", "sub"]);
+        let script = format!(
+            "mv vendor/x vendor/x-old\n{}",
+            new_repo("vendor/x", ".", &fsmonitor("renamed"))
+        );
+        let said = sandboxed(&w, false, "rename", &script);
+        assert!(
+            said.contains("`vendor/x`") && said.contains("core.fsmonitor"),
+            "{said}"
+        );
+        git(&w, &w.ws, &["status", "--short"]);
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
+        moved_back_it_runs(&w, &["vendor/x"], &["PWN-renamed"]);
+    }
+
+    /// An index rein cannot read (over its 256 MiB, padded with an extension git skips) and a
+    /// submodule whose `.git` is a symlink: the walk that checks every nested repository
+    /// follows the link as git does.
+    fn symlinked_git_behind_an_unreadable_index(fallback: bool) {
+        if !available(fallback) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        persons_repo(&w);
+        let pad = w.readable_dir("attacks").join("pad-index.py");
+        std::fs::write(
+            &pad,
+            "import hashlib\np='.git/index'\nbody=open(p,'rb').read()[:-20]\nn=257<<20\n\
+             ext=b'Zzzz'+n.to_bytes(4,'big')\nh=hashlib.sha1(body+ext)\nz=bytes(1<<20)\n\
+             for _ in range(257): h.update(z)\n\
+             with open(p,'wb') as f:\n    f.write(body+ext)\n    f.seek(n,1)\n    f.write(h.digest())\n",
+        )
+        .unwrap();
+        let script = format!(
+            "{}git add v/l\nmv v/l/.git hidg\nln -s ../../hidg v/l/.git\npython3 {}\n",
+            new_repo("v/l", ".", &fsmonitor("link")),
+            pad.display()
+        );
+        let said = sandboxed(&w, fallback, "symlink", &script);
+        assert!(
+            said.contains("`v/l`") && said.contains("core.fsmonitor"),
+            "{said}"
+        );
+        assert!(w.ws.join("v/l/.git.rein-unsafe").is_symlink());
+        git(&w, &w.ws, &["status", "--short"]);
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
+        moved_back_it_runs(&w, &["v/l"], &["PWN-link"]);
+    }
+
+    #[test]
+    fn a_symlinked_git_is_checked_when_the_index_cannot_be_read() {
+        symlinked_git_behind_an_unreadable_index(false);
+        symlinked_git_behind_an_unreadable_index(true);
+    }
 }
