@@ -32,19 +32,7 @@ impl World {
             ""
         };
         std::fs::write(config.join("config.toml"), toml).expect("config");
-        let out = Command::new(env!("CARGO_BIN_EXE_rein"))
-            .args(["policy", "check", command])
-            .env_clear()
-            .env("HOME", self.home.path())
-            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir(self.ws.path())
-            .output()
-            .expect("rein runs");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
+        crate::support::rein::policy_check(self.ws.path(), self.home.path(), &[command])
     }
 
     /// Asserts `command` gets exit status `want` with the sandbox on and off.

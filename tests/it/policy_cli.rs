@@ -9,20 +9,7 @@ use std::time::{Duration, Instant};
 /// status and stdout.
 fn check(args: &[&str]) -> (i32, String) {
     let home = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(env!("CARGO_BIN_EXE_rein"))
-        .args(["policy", "check"])
-        .args(args)
-        .env_clear()
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir(home.path())
-        .output()
-        .expect("rein runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    crate::support::rein::policy_check(home.path(), home.path(), args)
 }
 
 #[test]
@@ -48,16 +35,7 @@ fn the_verdict_follows_the_sandbox_setting() {
     let config = home.path().join("config/rein");
     std::fs::create_dir_all(&config).unwrap();
     let run = |command: &str| {
-        Command::new(env!("CARGO_BIN_EXE_rein"))
-            .args(["policy", "check", command])
-            .env_clear()
-            .env("HOME", home.path())
-            .env("XDG_CONFIG_HOME", home.path().join("config"))
-            .current_dir(home.path())
-            .output()
-            .expect("rein runs")
-            .status
-            .code()
+        Some(crate::support::rein::policy_check(home.path(), home.path(), &[command]).0)
     };
     assert_eq!(run("cargo test"), Some(0));
     std::fs::write(config.join("config.toml"), "[sandbox]\nmode = \"off\"\n").unwrap();
@@ -251,21 +229,8 @@ fn a_repository_configured_to_run_programs_makes_git_ask() {
             .success();
         assert!(ok, "git {args:?}");
     };
-    let check_in = |command: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_rein"))
-            .args(["policy", "check", command])
-            .env_clear()
-            .env("HOME", home.path())
-            .env("XDG_CONFIG_HOME", home.path().join("config"))
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir(&repo)
-            .output()
-            .expect("rein runs");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    };
+    let check_in =
+        |command: &str| crate::support::rein::policy_check(&repo, home.path(), &[command]);
     git(&["init", "-q"]);
     git(&["remote", "add", "origin", "https://example.com/x.git"]);
     for command in ["git status", "git log --oneline -5", "git diff"] {

@@ -36,16 +36,7 @@ fn git_run(dir: &Path, args: &[&str]) -> std::process::Output {
 /// `rein policy check COMMAND` run in `dir` (no user config): its verdict line.
 fn rate(dir: &Path, command: &str) -> String {
     let home = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(env!("CARGO_BIN_EXE_rein"))
-        .args(["policy", "check", command])
-        .env_clear()
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir(dir)
-        .output()
-        .expect("rein runs");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    crate::support::rein::policy_check(dir, home.path(), &[command]).1
 }
 
 /// A repository with one commit of `a.txt` and `b.txt`, in a temp dir of its own.

@@ -170,6 +170,26 @@ pub fn rein_bin() -> std::path::PathBuf {
         .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_rein")))
 }
 
+/// `rein policy check ARGS` run in `cwd` with `home` as HOME (its `config` as
+/// XDG_CONFIG_HOME, so a test may put settings there): the exit status (0 allow, 1 ask,
+/// 2 deny) and stdout.
+pub fn policy_check(cwd: &std::path::Path, home: &std::path::Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(["policy", "check"])
+        .args(args)
+        .env_clear()
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(cwd)
+        .output()
+        .expect("rein runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
 /// Runs a command, killing it if it takes longer than `limit`.
 pub fn run_with_timeout(mut c: Command, limit: std::time::Duration) -> Output {
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
