@@ -71,7 +71,49 @@ pub fn start(
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
     }
-    let port = free_port()?;
+    let mut attempt = 1;
+    loop {
+        match spawn_on(
+            free_port()?,
+            installed,
+            workspace,
+            &script,
+            &template,
+            progress,
+        ) {
+            // Another program took the port between `free_port` and the server's bind.
+            Err(Start::PortTaken(_)) if attempt < PORT_ATTEMPTS => attempt += 1,
+            Err(Start::PortTaken(e) | Start::Failed(e)) => return Err(e),
+            Ok(server) => return Ok(server),
+        }
+    }
+}
+
+/// How often rein picks a new port when another program took the one it picked.
+const PORT_ATTEMPTS: u32 = 3;
+
+/// Why a start failed: the port was taken (worth another port), or anything else.
+enum Start {
+    PortTaken(String),
+    Failed(String),
+}
+
+impl From<String> for Start {
+    fn from(e: String) -> Self {
+        Start::Failed(e)
+    }
+}
+
+/// Starts the server on `port` and waits until it answers `/health`.
+fn spawn_on(
+    port: u16,
+    installed: &Installed,
+    workspace: &Path,
+    script: &Path,
+    template: &Path,
+    progress: &mut dyn Progress,
+) -> Result<LocalServer, Start> {
+    let cache = &installed.paths.cache;
     let python = installed.paths.python();
     let mut prepared = crate::launch::prepare(&crate::launch::Request {
         program: &python.to_string_lossy(),
@@ -91,7 +133,7 @@ pub fn start(
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
     let mut cmd = prepared.command();
     cmd.arg("-I")
-        .arg(&script)
+        .arg(script)
         .arg("--model")
         .arg(&installed.gguf)
         .args(["--port", &port.to_string()])
@@ -99,7 +141,7 @@ pub fn start(
         .args(["--ctx", &CONTEXT.to_string()])
         .args(["--alias", MODEL_ALIAS])
         .arg("--chat-template")
-        .arg(&template)
+        .arg(template)
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log2);
@@ -145,28 +187,40 @@ fn die_with_parent(cmd: &mut std::process::Command) {
 }
 
 /// Polls `/health` until the model is loaded (llama.cpp answers 503 while loading).
-fn wait_healthy(server: &mut LocalServer, port: u16, log: &Path) -> Result<(), String> {
+fn wait_healthy(server: &mut LocalServer, port: u16, log: &Path) -> Result<(), Start> {
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         if let Ok(Some(status)) = server.child.try_wait() {
-            return Err(format!(
-                "the local model server exited ({status}); the end of {}:\n{}",
-                log.display(),
-                tail(log, 20)
-            ));
+            let end = tail(log, 20);
+            let error = format!(
+                "the local model server exited ({status}); the end of {}:\n{end}",
+                log.display()
+            );
+            return Err(if port_was_taken(&end) {
+                Start::PortTaken(error)
+            } else {
+                Start::Failed(error)
+            });
         }
         if http_status(port, "/health") == Some(200) {
             return Ok(());
         }
         if Instant::now() >= deadline {
-            return Err(format!(
+            return Err(Start::Failed(format!(
                 "the local model server did not become ready in {} s; see {}",
                 START_TIMEOUT.as_secs(),
                 log.display()
-            ));
+            )));
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// Whether a server's last words say it could not bind its port (Python's `OSError` and
+/// llama.cpp's own message).
+fn port_was_taken(log_tail: &str) -> bool {
+    let lower = log_tail.to_ascii_lowercase();
+    lower.contains("address already in use") || lower.contains("couldn't bind http server socket")
 }
 
 /// A port nothing listens on now (the server binds it a moment later).

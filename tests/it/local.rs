@@ -21,7 +21,8 @@ const WAIT: Duration = Duration::from_secs(60);
 
 /// The stand-in for xllamacpp: `Server(params)` serves on `params.port` in a thread. It writes
 /// its pid next to the model, and the last chat request; with a file `hang` there it never
-/// answers a chat request (rein is then mid-turn when the test kills it).
+/// answers a chat request (rein is then mid-turn when the test kills it); with a file
+/// `port-taken` there its first start fails as a bind to a taken port does.
 const FAKE_XLLAMACPP: &str = r#"
 import http.server, json, os, threading, time
 __version__ = "0.2.12"
@@ -41,6 +42,10 @@ class Server:
         here = os.path.dirname(p.model.path)
         if os.path.exists(os.path.join(here, "crash")):
             raise RuntimeError("failed to load model: stand-in crash \x1b]0;pwned\x07")
+        taken = os.path.join(here, "port-taken")
+        if os.path.exists(taken):
+            os.remove(taken)
+            raise OSError(98, "Address already in use")
         with open(os.path.join(here, "stand-in.pid"), "w") as f:
             f.write(str(os.getpid()))
         with open(os.path.join(here, "stand-in.template"), "w") as f:
@@ -755,6 +760,20 @@ fn a_server_that_fails_to_start_is_reported_with_its_log() {
     assert!(err.contains("server.log"), "{err}");
     // The log is the server's text: shown, never obeyed.
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+}
+
+#[test]
+fn a_port_taken_before_the_server_binds_it_is_replaced_by_another() {
+    let Some(w) = Local::new() else { return };
+    w.seed_model(b"a model of a few bytes");
+    std::fs::write(w.cache.join("port-taken"), "").unwrap();
+    let o = w.run(&["exec", "--local", "hi"]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("hello from the stand-in"), "{out}");
+    let starts = err.matches("local model: starting").count();
+    assert_eq!(starts, 2, "one failed bind, one start on a new port: {err}");
+    assert!(!w.cache.join("port-taken").exists());
 }
 
 #[test]
