@@ -223,6 +223,11 @@ pub(crate) struct Watch {
     /// such a file raises no event here, so they are looked at by every scan.
     linked: HashSet<String>,
     lost: bool,
+    /// Whether a changed `.gitignore` makes the next look a full walk (the checkpoints' scan
+    /// follows ignore files; the sandbox's look for new repositories does not).
+    ignore_files_matter: bool,
+    /// Directories made since the last [`Watch::take_created`], when kept (`None`: not kept).
+    created: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for Watch {
@@ -332,7 +337,28 @@ impl Watch {
             dirty: BTreeSet::new(),
             linked: HashSet::new(),
             lost: false,
+            ignore_files_matter: true,
+            created: None,
         })
+    }
+
+    /// A watch for the sandbox's look at new repositories: ignore files do not matter, and
+    /// the directories made are kept (their subtrees are not watched yet).
+    pub fn keeping_created(root: &Path) -> Option<Watch> {
+        Watch::new(root).map(|mut w| {
+            w.ignore_files_matter = false;
+            w.created = Some(Vec::new());
+            w
+        })
+    }
+
+    /// The directories made (workspace-relative) since the last call, in the directories
+    /// [`Watch::take`] said changed; take them after it. Empty unless the watch keeps them.
+    pub fn take_created(&mut self) -> Vec<String> {
+        self.created
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Whether this watch describes `root`.
@@ -428,9 +454,17 @@ impl Watch {
             return;
         }
         // An ignore file changes what a walk includes anywhere below it.
-        if name.is_some_and(|n| is_ignore_file(&n)) {
+        if self.ignore_files_matter && name.as_deref().is_some_and(is_ignore_file) {
             self.lost = true;
             return;
+        }
+        if let (Some(created), Some(name)) = (&mut self.created, &name)
+            && mask.contains(ReadFlags::CREATE | ReadFlags::ISDIR)
+        {
+            created.push(match dir.is_empty() {
+                true => name.clone(),
+                false => format!("{dir}/{name}"),
+            });
         }
         self.dirty.insert(dir);
     }

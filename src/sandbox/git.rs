@@ -256,6 +256,8 @@ pub(crate) struct NestedWalk {
     links: bool,
     /// Entries looked at so far.
     pub(crate) visited: usize,
+    /// A watch of every directory walked (`None`: not wanted, or it cannot be complete).
+    watch: Option<crate::checkpoint::watch::Watch>,
 }
 
 impl Default for NestedWalk {
@@ -265,6 +267,7 @@ impl Default for NestedWalk {
             found: Vec::new(),
             links: false,
             visited: 0,
+            watch: None,
         }
     }
 }
@@ -278,11 +281,30 @@ impl NestedWalk {
         }
     }
 
+    /// A walk that also watches every directory it walks (see `madegit`), each before it is
+    /// read, so that nothing made after the walk passed goes unnoticed.
+    pub(crate) fn watching(ws: &Path) -> NestedWalk {
+        NestedWalk {
+            watch: crate::checkpoint::watch::Watch::keeping_created(ws),
+            ..NestedWalk::default()
+        }
+    }
+
+    /// The watch of every directory walked, when it is complete.
+    pub(crate) fn take_watch(&mut self) -> Option<crate::checkpoint::watch::Watch> {
+        self.watch.take()
+    }
+
     /// Walks on until the walk is complete (`true`) or `budget` more entries were looked at.
     pub(crate) fn run(&mut self, ws: &Path, budget: usize) -> bool {
         use std::os::unix::fs::MetadataExt;
         let stop = self.visited.saturating_add(budget);
         while let Some(rel) = self.dirs.pop() {
+            if let Some(watch) = &mut self.watch
+                && !rel.to_str().is_some_and(|r| watch.add(r))
+            {
+                self.watch = None;
+            }
             let Ok(entries) = std::fs::read_dir(ws.join(&rel)) else {
                 continue;
             };

@@ -30,8 +30,9 @@ const MAX_INDEX: u64 = 256 << 20;
 const MAX_CONFIG: u64 = 256 << 10;
 /// Submodules of submodules followed; deeper ones a command made are moved aside.
 const MAX_DEPTH: usize = 8;
-/// What an unsafe `.git` is renamed to (a number follows when taken).
-const ASIDE: &str = ".git.rein-unsafe";
+/// What an unsafe `.git` (or a git directory's `HEAD`) gets after its name when moved aside
+/// (a number follows when taken).
+const ASIDE: &str = ".rein-unsafe";
 
 /// The gitlinks of the index files read so far, by path, kept while the files stay the same.
 #[derive(Debug, Default)]
@@ -76,6 +77,8 @@ pub(crate) struct GitlinkCheck {
     /// The other directories commands may write (the first: the session's temp dir).
     pub(crate) writable: Vec<PathBuf>,
     pub(crate) cache: Arc<IndexCache>,
+    /// The look for repositories made anywhere in the workspace (see `madegit`).
+    pub(crate) made: Option<Arc<Mutex<super::madegit::RepoWatch>>>,
 }
 
 /// What to do with one path a gitlink names.
@@ -89,8 +92,18 @@ enum Verdict {
 }
 
 impl GitlinkCheck {
-    /// Runs the check; the notes for the model and the person.
+    /// Runs the check, then the look for repositories made anywhere; the notes for the model
+    /// and the person.
     pub(crate) fn run(&self) -> Vec<String> {
+        let mut notes = self.gitlinks();
+        if let Some(made) = &self.made {
+            notes.extend(crate::sync::lock(made).check(&self.found));
+        }
+        notes
+    }
+
+    /// The check of the repositories the index's gitlinks name.
+    fn gitlinks(&self) -> Vec<String> {
         let Some((root, gitdir)) = top_repository(&self.ws) else {
             return Vec::new();
         };
@@ -211,26 +224,43 @@ impl GitlinkCheck {
     }
 }
 
+/// What rein moved aside in this process, by device and inode: the look for repositories
+/// made does not take them for new ones (see `madegit`).
+static MOVED_ASIDE: Mutex<std::collections::BTreeSet<(u64, u64)>> =
+    Mutex::new(std::collections::BTreeSet::new());
+
+/// Whether the entry `meta` describes is one rein moved aside.
+pub(super) fn was_moved_aside(meta: &std::fs::Metadata) -> bool {
+    crate::sync::lock(&MOVED_ASIDE).contains(&(meta.dev(), meta.ino()))
+}
+
 /// `p` as the notes show it: relative to the workspace `ws` when inside it.
-fn shown_in(ws: &Path, p: &Path) -> String {
+pub(super) fn shown_in(ws: &Path, p: &Path) -> String {
     p.strip_prefix(ws).unwrap_or(p).display().to_string()
 }
 
-/// Moves `dot_git` aside (next to it, nothing lost); the note saying so, after `what`.
-fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> Option<String> {
+/// Moves `dot_git` (or a git directory's `HEAD`) aside, next to it with [`ASIDE`] after its
+/// name (nothing lost); the note saying so, after `what`.
+pub(super) fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> Option<String> {
     let parent = dot_git.parent()?;
+    let name = dot_git.file_name()?.to_string_lossy();
     let aside = (1..100)
         .map(|n| match n {
-            1 => parent.join(ASIDE),
-            n => parent.join(format!("{ASIDE}-{n}")),
+            1 => parent.join(format!("{name}{ASIDE}")),
+            n => parent.join(format!("{name}{ASIDE}-{n}")),
         })
         .find(|p| std::fs::symlink_metadata(p).is_err())?;
     Some(match std::fs::rename(dot_git, &aside) {
-        Ok(()) => format!(
-            "[{what}. rein moved `{}` aside to `{}`: look at it before moving it back.]",
-            shown_in(ws, dot_git),
-            shown_in(ws, &aside)
-        ),
+        Ok(()) => {
+            if let Ok(m) = std::fs::symlink_metadata(&aside) {
+                crate::sync::lock(&MOVED_ASIDE).insert((m.dev(), m.ino()));
+            }
+            format!(
+                "[{what}. rein moved `{}` aside to `{}`: look at it before moving it back.]",
+                shown_in(ws, dot_git),
+                shown_in(ws, &aside)
+            )
+        }
         Err(e) => format!(
             "[{what}. rein could not move `{}` aside ({e}): remove it before anyone runs git \
              in the workspace.]",
@@ -381,7 +411,7 @@ fn top_repository(ws: &Path) -> Option<(PathBuf, PathBuf)> {
 }
 
 /// What a `.git` entry stands for.
-enum GitDir {
+pub(super) enum GitDir {
     /// Nothing git would use (missing, a dangling link, a FIFO, …).
     None,
     /// A git directory: the entry itself (or a link to one), or where its `gitdir:` names.
@@ -393,7 +423,7 @@ enum GitDir {
 /// The git directory `dot_git` (in `dir`) stands for, as git follows it: a directory (or a
 /// link to one), or a `gitdir: …` file naming one (relative to `dir`), read byte for byte as
 /// git reads it.
-fn git_dir_of(dot_git: &Path, dir: &Path) -> GitDir {
+pub(super) fn git_dir_of(dot_git: &Path, dir: &Path) -> GitDir {
     let Ok(meta) = std::fs::metadata(dot_git) else {
         return GitDir::None;
     };
@@ -419,7 +449,7 @@ fn git_dir_of(dot_git: &Path, dir: &Path) -> GitDir {
 }
 
 /// Why the repository at `gitdir` could run a program when git is used in it, if it could.
-fn vet(gitdir: &Path) -> Result<(), String> {
+pub(super) fn vet(gitdir: &Path) -> Result<(), String> {
     if std::fs::symlink_metadata(gitdir.join("commondir")).is_ok() {
         return Err(
             "it has a `commondir` file (git would read another repository's \
@@ -510,6 +540,7 @@ mod tests {
             found: Arc::default(),
             writable: Vec::new(),
             cache: Arc::default(),
+            made: None,
         }
     }
 
@@ -569,7 +600,10 @@ mod tests {
                 "{notes:?}"
             );
             assert!(!ws.join("vendor/lib/.git").exists(), "{what}");
-            assert!(ws.join("vendor/lib").join(ASIDE).is_dir(), "{what}");
+            assert!(
+                ws.join("vendor/lib").join(".git.rein-unsafe").is_dir(),
+                "{what}"
+            );
         }
     }
 
@@ -593,7 +627,7 @@ mod tests {
             notes.len() == 1 && notes[0].contains("hooks/pre-commit"),
             "{notes:?}"
         );
-        assert!(lib.join(ASIDE).is_file());
+        assert!(lib.join(".git.rein-unsafe").is_file());
         assert!(
             ws.join("hidden-gitdir").is_dir(),
             "the directory itself stays"
@@ -618,7 +652,7 @@ mod tests {
             notes.len() == 1 && notes[0].contains("post-index-change"),
             "{notes:?}"
         );
-        assert!(lib.join(ASIDE).is_dir());
+        assert!(lib.join(".git.rein-unsafe").is_dir());
     }
 
     /// git goes on into the submodules of a submodule, the person's own included.
@@ -644,7 +678,7 @@ mod tests {
             notes.len() == 1 && notes[0].contains("`vendor/lib/deep`"),
             "{notes:?}"
         );
-        assert!(lib.join(".git").is_dir() && deep.join(ASIDE).is_dir());
+        assert!(lib.join(".git").is_dir() && deep.join(".git.rein-unsafe").is_dir());
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod identity;
 mod idmap;
 #[cfg(target_os = "linux")]
 mod linux;
+mod madegit;
 #[cfg(target_os = "linux")]
 mod mounts;
 pub mod nested;
@@ -572,6 +573,7 @@ impl Sandbox {
             found: self.nested_git.identities(),
             writable: self.writable_dirs().cloned().collect(),
             cache: self.gitlinks.clone(),
+            made: self.nested_git.repo_watch(),
         })
     }
 

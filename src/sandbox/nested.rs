@@ -5,6 +5,7 @@
 //! nested `.git` it could plant hooks in is unknown.
 
 use super::git::{FileId, NestedWalk};
+use super::madegit::RepoWatch;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -32,15 +33,25 @@ enum State {
     NotStarted,
     /// Walking on in the background after `limit` entries.
     Running { limit: usize },
-    /// The entries, and each with its identity when the walk found it.
-    Done(Arc<Vec<PathBuf>>, Arc<Vec<(PathBuf, FileId)>>),
+    /// The entries, each with its identity when the walk found it, and the look for
+    /// repositories made later.
+    Done(
+        Arc<Vec<PathBuf>>,
+        Arc<Vec<(PathBuf, FileId)>>,
+        Arc<Mutex<RepoWatch>>,
+    ),
 }
 
 /// The walk's result as the state keeps it.
-fn done(walk: NestedWalk) -> State {
+fn done(mut walk: NestedWalk, ws: &Path) -> State {
+    let repos = RepoWatch::new(ws, walk.take_watch());
     let identified = walk.finish_identified();
     let paths = identified.iter().map(|(p, _)| p.clone()).collect();
-    State::Done(Arc::new(paths), Arc::new(identified))
+    State::Done(
+        Arc::new(paths),
+        Arc::new(identified),
+        Arc::new(Mutex::new(repos)),
+    )
 }
 
 /// The entries looked at before the first command: [`LIMIT_SWITCH`] or the default.
@@ -67,8 +78,17 @@ impl NestedScan {
     /// another identity is not the one found.
     pub(crate) fn identities(&self) -> Arc<Vec<(PathBuf, FileId)>> {
         match &*self.state.lock().unwrap_or_else(|p| p.into_inner()) {
-            State::Done(_, ids) => ids.clone(),
+            State::Done(_, ids, _) => ids.clone(),
             _ => Arc::default(),
+        }
+    }
+
+    /// The look for repositories commands make anywhere in the workspace (`None` until the
+    /// walk is done).
+    pub(crate) fn repo_watch(&self) -> Option<Arc<Mutex<RepoWatch>>> {
+        match &*self.state.lock().unwrap_or_else(|p| p.into_inner()) {
+            State::Done(_, _, repos) => Some(repos.clone()),
+            _ => None,
         }
     }
 
@@ -81,9 +101,9 @@ impl NestedScan {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let mut waited = false;
         if matches!(*state, State::NotStarted) {
-            let mut walk = NestedWalk::default();
+            let mut walk = NestedWalk::watching(ws);
             if walk.run(ws, limit) {
-                *state = done(walk);
+                *state = done(walk, ws);
             } else {
                 tracing::warn!(
                     "sandbox: more than {limit} entries in {}; bash waits until all are checked \
@@ -96,7 +116,7 @@ impl NestedScan {
                 let ws = ws.to_path_buf();
                 std::thread::spawn(move || {
                     walk.run(&ws, usize::MAX);
-                    *scan.state.lock().unwrap_or_else(|p| p.into_inner()) = done(walk);
+                    *scan.state.lock().unwrap_or_else(|p| p.into_inner()) = done(walk, &ws);
                     scan.changed.notify_all();
                 });
             }
@@ -107,7 +127,7 @@ impl NestedScan {
             .wait_timeout_while(state, wait, |s| matches!(s, State::Running { .. }))
             .unwrap_or_else(|p| p.into_inner());
         match &*state {
-            State::Done(found, _) => {
+            State::Done(found, _, _) => {
                 let note = waited.then(|| {
                     format!(
                         "[this workspace has more than {limit} entries: rein looked through all of \

@@ -63,7 +63,8 @@ fn describe(workspace: &Path, path: PathBuf) -> ResolvedPath {
             let protected = rel.components().any(
                 |c| matches!(c, Component::Normal(n) if PROTECTED_NAMES.iter().any(|p| n == *p)),
             ) || in_hook_dir(workspace, rel)
-                || in_linked_git_dir(workspace, rel);
+                || in_linked_git_dir(workspace, rel)
+                || in_git_dir_shaped(workspace, rel);
             let display = if rel.as_os_str().is_empty() {
                 ".".to_string()
             } else {
@@ -97,6 +98,29 @@ fn in_hook_dir(workspace: &Path, rel: &Path) -> bool {
 /// (its hooks and configuration run like `.git`'s).
 fn in_linked_git_dir(workspace: &Path, rel: &Path) -> bool {
     super::git::linked_git_dir(workspace).is_some_and(|dir| rel.starts_with(dir))
+}
+
+/// Whether `rel` lies in a folder git takes for a git directory, or would once `rel` is
+/// written: a `HEAD` with `objects` or `commondir` beside it (what `git init --bare` makes).
+/// The person's git uses such a folder whenever they work in it (a prompt runs it on `cd`), and
+/// obeys its configuration and hooks; so it is protected like `.git`, however named.
+fn in_git_dir_shaped(workspace: &Path, rel: &Path) -> bool {
+    let parts: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    let mut dir = workspace.to_path_buf();
+    for (i, next) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let has = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
+        let head = has("HEAD") || (last && *next == "HEAD");
+        let objects = has("objects")
+            || has("commondir")
+            || *next == "objects"
+            || (last && *next == "commondir");
+        if head && objects {
+            return true;
+        }
+        dir.push(next);
+    }
+    false
 }
 
 /// `path` (absolute) with every symlink followed, as [`resolve`] does; `None` for a link loop.
@@ -358,6 +382,28 @@ mod tests {
             );
         }
         assert!(!resolve(&ws, None, "/tmp/.git/config").unwrap().protected);
+    }
+
+    #[test]
+    fn a_folder_git_takes_for_a_git_directory_is_protected_before_and_after_it_is_one() {
+        let (_t, _base, ws) = setup();
+        std::fs::create_dir_all(ws.join("bare/objects")).unwrap();
+        std::fs::create_dir_all(ws.join("half/objects")).unwrap();
+        std::fs::write(ws.join("bare/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(ws.join("head-only")).unwrap();
+        std::fs::write(ws.join("head-only/HEAD"), "x").unwrap();
+        for p in [
+            "bare/config",
+            "bare/hooks/post-index-change",
+            "half/HEAD",
+            "head-only/objects/x",
+            "head-only/commondir",
+        ] {
+            assert!(resolve(&ws, None, p).unwrap().protected, "{p}");
+        }
+        for p in ["half/config", "head-only/config", "src/HEAD", "objects/x"] {
+            assert!(!resolve(&ws, None, p).unwrap().protected, "{p}");
+        }
     }
 
     #[test]

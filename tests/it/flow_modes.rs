@@ -132,3 +132,53 @@ fn accept_edits_runs_workspace_edits_and_nothing_more() {
         assert!(results[i].contains("Blocked by policy"), "{}", results[i]);
     }
 }
+
+/// Accept edits, a model writing a git directory file by file (`objects`, `refs`, a `config`
+/// that gives it a work tree and a program, then `HEAD`): the person's git would use that
+/// folder whenever they work in it, so what makes it one asks (refused: nobody to ask), and
+/// so does every write into it once it is one.
+#[test]
+fn accept_edits_never_writes_a_folder_into_a_git_directory() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    let config = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\
+                  \tfsmonitor = \"touch \\\"$HOME/PWN-edits\\\"; false #\"\n";
+    let head = "ref: refs/heads/main\n";
+    for (path, content) in [
+        ("x/objects/info/keep", ""),
+        ("x/refs/heads/keep", ""),
+        ("x/config", config),
+        ("x/HEAD", head),
+        ("y/HEAD", head),
+        ("y/objects/info/keep", ""),
+    ] {
+        s.push(Reply::tool_call(
+            "write_file",
+            json!({"path": path, "content": content}),
+        ));
+    }
+    s.push(Reply::text("Done."));
+    let o = w.exec(&["--mode", "accept-edits", "set up"]);
+    assert!(w.read("x/config").is_some(), "{}", stderr(&o));
+    // `x/HEAD` and `y/objects` would make a git directory; `y/HEAD` alone does not.
+    for (i, refused) in [(4, true), (5, false), (6, true)] {
+        let r = last_result(&s.request(i)).content;
+        assert_eq!(r.starts_with("Refused without asking"), refused, "{r}");
+    }
+    assert!(w.read("x/HEAD").is_none() && w.read("y/objects/info/keep").is_none());
+    // The oracle: with the `HEAD` it asked for, the person's git in `x` runs the program.
+    let git_status = || {
+        std::process::Command::new("git")
+            .args(["status", "--short"])
+            .current_dir(w.ws.join("x"))
+            .env("HOME", &w.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git")
+    };
+    git_status();
+    assert!(!w.home.join("PWN-edits").exists());
+    std::fs::write(w.ws.join("x/HEAD"), head).unwrap();
+    git_status();
+    assert!(w.home.join("PWN-edits").exists(), "the oracle: git runs it");
+}

@@ -160,6 +160,7 @@ mod made_in_the_session {
         assert!(!said.contains("`vendor/clean`"), "{said}");
         assert!(w.ws.join("vendor/clean/.git/config").is_file());
         // The oracle: what rein moved aside would have run.
+        heads_back(&w.ws);
         for dir in ["vendor/lib", "vendor/pre", "vendor/file"] {
             let d = w.ws.join(dir);
             std::fs::rename(d.join(".git.rein-unsafe"), d.join(".git")).unwrap();
@@ -324,9 +325,23 @@ mod made_in_the_session {
         stderr(&o)
     }
 
+    /// Puts back every `HEAD` rein moved aside below `dir`: a `.git` file's git directory in
+    /// the workspace is a folder git takes for one, vetted on its own (see `madegit`).
+    fn heads_back(dir: &Path) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_name() == "HEAD.rein-unsafe" {
+                std::fs::rename(&path, dir.join("HEAD")).unwrap();
+            } else if entry.file_type().unwrap().is_dir() {
+                heads_back(&path);
+            }
+        }
+    }
+
     /// Moves each `dir/.git.rein-unsafe` back (asserting rein moved it there), then runs the
     /// person's `git status`: the oracle that what rein moved aside would have run.
     fn moved_back_it_runs(w: &World, dirs: &[&str], want: &[&str]) {
+        heads_back(&w.ws);
         for dir in dirs {
             let d = w.ws.join(dir);
             std::fs::rename(d.join(".git.rein-unsafe"), d.join(".git")).unwrap();
@@ -503,5 +518,107 @@ mod made_in_the_session {
     fn a_symlinked_git_is_checked_when_the_index_cannot_be_read() {
         symlinked_git_behind_an_unreadable_index(false);
         symlinked_git_behind_an_unreadable_index(true);
+    }
+
+    /// One bash call each: a command made into a file (no quoting in between).
+    fn bash_call(w: &World, name: &str, script: &str) -> Reply {
+        let path = w.readable_dir("attacks").join(format!("{name}.sh"));
+        std::fs::write(&path, format!("set -e\n{script}echo {name}-done\n")).unwrap();
+        Reply::tool_call(
+            "bash",
+            json!({ "command": format!("bash {}", path.display()) }),
+        )
+    }
+
+    /// Repositories no submodule entry names, in one session where no repository was: a new
+    /// one deep in new folders, one made safe and given a program by a later command, and a
+    /// folder made into a git directory (what `git init --bare` makes, given a work tree).
+    /// The person's git in each folder (a prompt runs it on `cd`) runs nothing; moved back,
+    /// each would have run its program. A plain one stays.
+    fn repositories_made_anywhere(fallback: bool) {
+        if !available(fallback) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        let bare = "git init -q --bare x && cd x && git config core.bare false && git config \
+                    core.worktree .. && git config core.fsmonitor 'touch \"$HOME/PWN-bare\"; false #'\n";
+        s.push(bash_call(
+            &w,
+            "first",
+            &[
+                new_repo("a/b/c", ".", &fsmonitor("deep")),
+                new_repo("lib", ".", "true"),
+                new_repo(
+                    "plain",
+                    ".",
+                    "git remote add origin https://example.com/p.git",
+                ),
+            ]
+            .concat(),
+        ))
+        .push(bash_call(
+            &w,
+            "second",
+            &format!("cd lib && {}\n", fsmonitor("later")),
+        ))
+        .push(bash_call(&w, "third", bare))
+        .push(Reply::text("done"));
+        let mut c = rein(&w, fallback);
+        c.args(["exec", "--yes", "go"]);
+        let o = run_with_timeout(c, Duration::from_secs(90));
+        assert_ok(&o);
+        let said: Vec<String> = (1..=3)
+            .map(|i| last_result(&s.request(i)).content)
+            .collect();
+        assert!(
+            said[0].contains("`a/b/c`") && !said[0].contains("`lib`"),
+            "{}",
+            said[0]
+        );
+        assert!(
+            said[1].contains("`lib`") && said[1].contains("core.fsmonitor"),
+            "{}",
+            said[1]
+        );
+        assert!(
+            said[2].contains("`x`") && said[2].contains("core.worktree"),
+            "{}",
+            said[2]
+        );
+        assert!(!said.concat().contains("`plain`"), "{said:?}");
+        let status = |dir: &str| git(&w, &w.ws.join(dir), &["status", "--short"]);
+        // Where rein moved `.git` aside, the person's git finds no repository there.
+        for dir in ["a/b/c", "lib", "x", "plain"] {
+            Command::new("git")
+                .args(["status", "--short"])
+                .current_dir(w.ws.join(dir))
+                .env("HOME", &w.home)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .expect("git");
+        }
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
+        assert!(w.ws.join("plain/.git/config").is_file());
+        // The oracle: what rein moved aside would have run in the person's git there.
+        for dir in ["a/b/c", "lib"] {
+            let d = w.ws.join(dir);
+            std::fs::rename(d.join(".git.rein-unsafe"), d.join(".git")).unwrap();
+            status(dir);
+        }
+        let x = w.ws.join("x");
+        std::fs::rename(x.join("HEAD.rein-unsafe"), x.join("HEAD")).unwrap();
+        status("x");
+        assert_eq!(payloads(&w), ["PWN-bare", "PWN-deep", "PWN-later"]);
+    }
+
+    #[test]
+    fn a_repository_made_anywhere_in_the_workspace_is_vetted() {
+        repositories_made_anywhere(false);
+    }
+
+    #[test]
+    fn a_repository_made_anywhere_in_the_workspace_is_vetted_in_the_fallback() {
+        repositories_made_anywhere(true);
     }
 }
