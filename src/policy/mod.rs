@@ -317,7 +317,7 @@ impl Policy {
             }
             (true, true) if path.protected => verdict(
                 Action::Ask,
-                "protected path (.git internals, .rein, git hook directories) always asks",
+                "protected path (.git, .hg or .jj internals, a git directory, .rein, git hook directories) always asks",
             ),
             (true, true) if accept_edits => verdict(
                 Action::Allow,

@@ -258,6 +258,9 @@ pub(crate) struct NestedWalk {
     pub(crate) visited: usize,
     /// A watch of every directory walked (`None`: not wanted, or it cannot be complete).
     watch: Option<crate::checkpoint::watch::Watch>,
+    /// Other version control systems' metadata directories found (`.hg`, `.jj`), not entered
+    /// but for the folders holding their configuration (watched too).
+    pub(crate) other_vcs: Vec<PathBuf>,
 }
 
 impl Default for NestedWalk {
@@ -268,6 +271,7 @@ impl Default for NestedWalk {
             links: false,
             visited: 0,
             watch: None,
+            other_vcs: Vec::new(),
         }
     }
 }
@@ -325,6 +329,14 @@ impl NestedWalk {
                     {
                         self.found.push((rel.join(&name), (m.dev(), m.ino())));
                     }
+                } else if kind.is_dir() && super::madegit::is_other_vcs(&name) {
+                    let dir = rel.join(&name);
+                    if let Some(watch) = &mut self.watch
+                        && !super::madegit::watch_vcs_dir(watch, &dir)
+                    {
+                        self.watch = None;
+                    }
+                    self.other_vcs.push(dir);
                 } else if kind.is_dir() && !(top && name == ".rein") {
                     self.dirs.push(rel.join(&name));
                 }

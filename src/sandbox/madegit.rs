@@ -16,12 +16,19 @@
 //! (`gitlinks::vet`), again after every later command; an unsafe one loses its `.git` (or its
 //! `HEAD`) to a name git ignores, and the model and the person are told.
 //!
+//! Mercurial's `.hg` and Jujutsu's `.jj` run programs their configuration names too (hg's
+//! `[hooks]` on every command, `[extensions]`; jj's signing and diff programs): their
+//! configuration files (`.hg/hgrc`, `hgrc-not-shared`, `sharedpath`, `.jj/repo/config.toml`) are watched.
+//! One found before the first command keeps them as they were (a change is put back, the
+//! command's version kept beside it); a new one may hold only what `hg clone` writes (its
+//! `[paths]`), else it is moved aside.
+//!
 //! [`NestedWalk::watching`]: super::git::NestedWalk::watching
 
 use super::git::FileId;
 use super::gitlinks::{GitDir, git_dir_of, move_aside, shown_in, vet, was_moved_aside};
 use crate::checkpoint::watch::{Dirty, Watch};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -32,7 +39,16 @@ enum Place {
     DotGit(PathBuf),
     /// A folder git takes for a git directory.
     GitDir(PathBuf),
+    /// Another version control system's metadata directory (`.hg`, `.jj`).
+    OtherVcs(PathBuf),
 }
+
+/// The configuration files of a metadata directory found before the first command, as they
+/// were then (`None`: missing), by their path inside it.
+type Kept = BTreeMap<PathBuf, Option<Vec<u8>>>;
+
+/// The largest configuration file kept or vetted.
+const MAX_CONFIG: u64 = 256 << 10;
 
 /// The look for repositories made after the first command's walk, kept for the session.
 #[derive(Debug)]
@@ -44,18 +60,31 @@ pub(crate) struct RepoWatch {
     watch: Option<Watch>,
     /// Repositories vetted and found safe: looked at again after every command.
     known: BTreeSet<Place>,
+    /// The other version control systems' directories found before the first command, with
+    /// their configuration then.
+    other_found: BTreeMap<PathBuf, Kept>,
 }
 
 impl RepoWatch {
-    /// The look for `ws`, from the watch its first walk built (`None`: incomplete).
-    pub(crate) fn new(ws: &Path, watch: Option<Watch>) -> RepoWatch {
+    /// The look for `ws`, from the watch its first walk built (`None`: incomplete) and the
+    /// other version control systems' directories it found (relative to `ws`).
+    pub(crate) fn new(ws: &Path, watch: Option<Watch>, other_vcs: &[PathBuf]) -> RepoWatch {
         if watch.is_none() {
             tracing::debug!("sandbox: no complete watch of the workspace; each look walks it");
         }
+        let other_found = other_vcs
+            .iter()
+            .map(|rel| {
+                let dir = ws.join(rel);
+                let kept = vcs_config(&dir);
+                (dir, kept)
+            })
+            .collect();
         RepoWatch {
             ws: ws.to_path_buf(),
             watch,
             known: BTreeSet::new(),
+            other_found,
         }
     }
 
@@ -110,7 +139,15 @@ impl RepoWatch {
             .unwrap_or_default();
         let mut out: Vec<PathBuf> = dirs.iter().map(|d| self.ws.join(d)).collect();
         for rel in created {
-            let complete = walk(&self.ws, Path::new(&rel), self.watch.as_mut(), &mut out);
+            let rel = Path::new(&rel);
+            let complete = match (rel.file_name(), self.watch.as_mut()) {
+                // Only the folders holding its configuration are watched.
+                (Some(name), Some(w)) if is_other_vcs(name) => {
+                    out.push(self.ws.join(rel));
+                    watch_vcs_dir(w, rel)
+                }
+                _ => walk(&self.ws, rel, self.watch.as_mut(), &mut out),
+            };
             if !complete {
                 self.watch = None;
             }
@@ -130,12 +167,20 @@ impl RepoWatch {
         if dir != self.ws && std::fs::symlink_metadata(dir.join(".git")).is_ok() {
             places.insert(Place::DotGit(dir.to_path_buf()));
         }
+        for name in OTHER_VCS {
+            if std::fs::symlink_metadata(dir.join(name)).is_ok() {
+                places.insert(Place::OtherVcs(dir.join(name)));
+            }
+        }
         for up in dir.ancestors().take_while(|a| a.starts_with(&self.ws)) {
             if up != dir && !looked_up.insert(up.to_path_buf()) {
                 break;
             }
             if is_moved_aside(up) {
                 continue;
+            }
+            if up.file_name().is_some_and(is_other_vcs) {
+                places.insert(Place::OtherVcs(up.to_path_buf()));
             }
             if is_git_dir_shaped(up) {
                 places.insert(Place::GitDir(up.to_path_buf()));
@@ -159,6 +204,12 @@ impl RepoWatch {
             }
             Place::GitDir(dir) if is_git_dir_shaped(dir) => vet(dir).map(|()| true),
             Place::GitDir(_) => Ok(false),
+            Place::OtherVcs(dir) => match self.other_found.get(dir) {
+                Some(kept) if vcs_config(dir) == *kept => Ok(true),
+                Some(_) => Err("its configuration changed".into()),
+                None if !dir.is_dir() => Ok(false),
+                None => vet_other_vcs(dir).map(|()| true),
+            },
         }
     }
 
@@ -177,11 +228,24 @@ impl RepoWatch {
         std::fs::symlink_metadata(dir.join(".git")).is_ok_and(|m| (m.dev(), m.ino()) == found[i].1)
     }
 
-    /// Moves the `.git` (or the `HEAD`) of an unsafe repository aside; the note.
+    /// Moves the `.git` (or the `HEAD`, or the `.hg`) of an unsafe repository aside, or puts
+    /// back the configuration of one found before the first command; the note.
     fn move_aside(&self, place: &Place, why: &str) -> Option<String> {
         let (dir, entry, kind) = match place {
             Place::DotGit(dir) => (dir, dir.join(".git"), "git repository"),
             Place::GitDir(dir) => (dir, dir.join("HEAD"), "git directory (`HEAD`, `objects`)"),
+            Place::OtherVcs(meta) => {
+                if let Some(kept) = self.other_found.get(meta) {
+                    return Some(self.put_back(meta, kept));
+                }
+                let what = format!(
+                    "a command made the repository `{}`, whose program (a hook, an extension) the \
+                     user's own tools would run outside the sandbox when they work in that folder; \
+                     {why}",
+                    shown_in(&self.ws, meta)
+                );
+                return move_aside(&self.ws, meta, &what);
+            }
         };
         let what = format!(
             "a command made or changed the {kind} at `{}`, which the user's git uses whenever \
@@ -191,6 +255,158 @@ impl RepoWatch {
         );
         move_aside(&self.ws, &entry, &what)
     }
+}
+
+impl RepoWatch {
+    /// Puts the configuration of `meta` (found before the first command) back as it was,
+    /// keeping what the command made beside it; the note.
+    fn put_back(&self, meta: &Path, kept: &Kept) -> String {
+        let mut failed = Vec::new();
+        for (rel, before) in kept {
+            let path = meta.join(rel);
+            if read_small(&path).as_ref() == before.as_ref() {
+                continue;
+            }
+            let aside = path.with_file_name(format!(
+                "{}.rein-unsafe",
+                rel.file_name().unwrap_or_default().to_string_lossy()
+            ));
+            let _ = std::fs::remove_file(&aside);
+            if std::fs::symlink_metadata(&path).is_ok() && std::fs::rename(&path, &aside).is_err() {
+                failed.push(shown_in(&self.ws, &path));
+                continue;
+            }
+            if let Some(bytes) = before
+                && std::fs::write(&path, bytes).is_err()
+            {
+                failed.push(shown_in(&self.ws, &path));
+            }
+        }
+        // A configuration file that appeared (none kept for it): moved aside as well.
+        for (rel, now) in vcs_config(meta) {
+            if now.is_some() && !kept.contains_key(&rel) {
+                let path = meta.join(&rel);
+                let aside = path.with_file_name(format!(
+                    "{}.rein-unsafe",
+                    rel.file_name().unwrap_or_default().to_string_lossy()
+                ));
+                if std::fs::rename(&path, &aside).is_err() {
+                    failed.push(shown_in(&self.ws, &path));
+                }
+            }
+        }
+        let shown = shown_in(&self.ws, meta);
+        match failed.is_empty() {
+            true => format!(
+                "[a command changed the configuration of the repository `{shown}`, which the \
+                 user's own tools obey outside the sandbox; rein put it back as it was and kept \
+                 the command's version beside it (`*.rein-unsafe`): look at it before using it.]"
+            ),
+            false => format!(
+                "[a command changed the configuration of the repository `{shown}`, which the \
+                 user's own tools obey outside the sandbox; rein could not put back {}: check \
+                 them before anyone runs a version control command there.]",
+                failed.join(", ")
+            ),
+        }
+    }
+}
+
+/// The other version control systems whose metadata directories are watched.
+const OTHER_VCS: [&str; 2] = [".hg", ".jj"];
+
+/// Whether `name` is another version control system's metadata directory.
+pub(super) fn is_other_vcs(name: &std::ffi::OsStr) -> bool {
+    OTHER_VCS.iter().any(|v| name == *v)
+}
+
+/// Watches the folders of the metadata directory `rel` that hold its configuration; whether
+/// every one could be.
+pub(super) fn watch_vcs_dir(watch: &mut Watch, rel: &Path) -> bool {
+    let jj = rel.file_name().is_some_and(|n| n == ".jj");
+    let dirs = [Some(rel.to_path_buf()), jj.then(|| rel.join("repo"))];
+    dirs.into_iter()
+        .flatten()
+        .all(|d| d.to_str().is_some_and(|d| watch.add(d)))
+}
+
+/// The files in `.hg` that Mercurial reads configuration from (`sharedpath`: another
+/// repository's).
+const HG_CONFIG: [&str; 3] = ["hgrc", "hgrc-not-shared", "sharedpath"];
+
+/// The configuration files of the metadata directory `meta` now: `.hg`'s [`HG_CONFIG`], `.jj`'s `repo/config.toml` (one unreadable or too large counts as its name).
+fn vcs_config(meta: &Path) -> Kept {
+    let mut kept = Kept::new();
+    if meta.file_name().is_some_and(|n| n == ".jj") {
+        let rel = PathBuf::from("repo/config.toml");
+        if let Some(bytes) = read_small(&meta.join(&rel)) {
+            kept.insert(rel, Some(bytes));
+        }
+        return kept;
+    }
+    for name in HG_CONFIG {
+        kept.insert(name.into(), read_small(&meta.join(name)));
+    }
+    kept.retain(|_, v| v.is_some());
+    kept
+}
+
+/// A small file's bytes; `None` when missing; something else (a directory, a link, a large
+/// file) as a marker no file can equal.
+fn read_small(path: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_CONFIG {
+        return Some(
+            format!("\0not a small file: {:?} {}", meta.file_type(), meta.ino()).into_bytes(),
+        );
+    }
+    std::fs::read(path).ok()
+}
+
+/// Why the new metadata directory `meta` could run a program, if it could: Mercurial's may
+/// hold only `[paths]` (what `hg clone` writes) and share no other repository; Jujutsu's no
+/// repository configuration at all (`jj git init` and `clone` write none).
+fn vet_other_vcs(meta: &Path) -> Result<(), String> {
+    let config = vcs_config(meta);
+    if meta.file_name().is_some_and(|n| n == ".jj") {
+        return match config.is_empty() {
+            true => Ok(()),
+            false => Err("it has a repository configuration (`repo/config.toml`)".into()),
+        };
+    }
+    for (rel, bytes) in &config {
+        let name = rel.display();
+        let Some(bytes) = bytes else { continue };
+        if rel == Path::new("sharedpath") {
+            return Err("it shares another repository's configuration (`sharedpath`)".into());
+        }
+        let text = std::str::from_utf8(bytes).map_err(|_| format!("its `{name}` is not text"))?;
+        hgrc_only_paths(text).map_err(|line| format!("its `{name}` has `{line}`"))?;
+    }
+    Ok(())
+}
+
+/// Whether an `hgrc` holds nothing but the `[paths]` section (comments and blank lines aside);
+/// the first other line when not.
+fn hgrc_only_paths(text: &str) -> Result<(), String> {
+    let mut in_paths = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        if let Some(section) = trimmed.strip_prefix('[') {
+            in_paths = section.trim_end().strip_suffix(']').map(str::trim) == Some("paths");
+            if in_paths {
+                continue;
+            }
+        }
+        // `%include`, `%unset`, any other section or a key outside `[paths]`.
+        if !in_paths || trimmed.starts_with('%') {
+            return Err(trimmed.chars().take(60).collect());
+        }
+    }
+    Ok(())
 }
 
 /// Whether git could take `dir` for a git directory: a `HEAD` with `objects` or `commondir`
@@ -227,11 +443,19 @@ fn walk(ws: &Path, rel: &Path, mut watch: Option<&mut Watch>, out: &mut Vec<Path
         out.push(dir);
         for entry in entries.flatten() {
             let name = entry.file_name();
-            if name != ".git"
-                && entry.file_type().is_ok_and(|t| t.is_dir())
-                && !is_moved_aside(&entry.path())
-            {
-                stack.push(rel.join(entry.file_name()));
+            if name == ".git" || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if is_other_vcs(&name) {
+                let meta = rel.join(&name);
+                if let Some(w) = watch.as_deref_mut()
+                    && !watch_vcs_dir(w, &meta)
+                {
+                    complete = false;
+                }
+                out.push(ws.join(meta));
+            } else if !is_moved_aside(&entry.path()) {
+                stack.push(rel.join(name));
             }
         }
     }
@@ -270,7 +494,7 @@ mod tests {
         }
         let mut walk = super::super::git::NestedWalk::watching(&ws);
         assert!(walk.run(&ws, usize::MAX));
-        let repos = RepoWatch::new(&ws, walk.take_watch());
+        let repos = RepoWatch::new(&ws, walk.take_watch(), &walk.other_vcs);
         assert!(repos.watch.is_some(), "no inotify here");
         Some((dir, ws, repos, walk.finish_identified()))
     }
@@ -364,5 +588,82 @@ mod tests {
             "{notes:?}"
         );
         assert!(dir.join("HEAD.rein-unsafe").is_file());
+    }
+
+    #[test]
+    fn a_new_mercurial_or_jujutsu_repository_may_hold_only_what_a_clone_writes() {
+        let Some((_d, ws, mut repos, found)) = armed() else {
+            return;
+        };
+        for (dir, file, text) in [
+            (
+                "hg-ok/.hg",
+                "hgrc",
+                "# clone\n[paths]\ndefault = https://example.com/r\n",
+            ),
+            (
+                "hg-bad/.hg",
+                "hgrc",
+                "[paths]\ndefault = x\n[hooks]\npre-status = sh\n",
+            ),
+            ("hg-inc/.hg", "hgrc", "[paths]\n%include /tmp/x\n"),
+            (
+                "jj-bad/.jj/repo",
+                "config.toml",
+                "[signing]\nbehavior = 'own'\n",
+            ),
+        ] {
+            std::fs::create_dir_all(ws.join(dir).join("store")).unwrap();
+            std::fs::write(ws.join(dir).join(file), text).unwrap();
+        }
+        std::fs::create_dir_all(ws.join("jj-ok/.jj/repo/store")).unwrap();
+        let notes = repos.check(&found).join("\n");
+        for bad in ["hg-bad", "hg-inc", "jj-bad"] {
+            assert!(notes.contains(&format!("`{bad}/.")), "{bad}: {notes}");
+        }
+        assert!(ws.join("hg-bad/.hg.rein-unsafe/hgrc").is_file());
+        assert!(ws.join("jj-bad/.jj.rein-unsafe").is_dir());
+        assert!(ws.join("hg-ok/.hg/hgrc").is_file() && ws.join("jj-ok/.jj").is_dir());
+        assert!(
+            !notes.contains("hg-ok") && !notes.contains("jj-ok"),
+            "{notes}"
+        );
+        // Given a hook later, a safe one is moved aside then.
+        std::fs::write(ws.join("hg-ok/.hg/hgrc"), "[extensions]\nx = /tmp/x.py\n").unwrap();
+        let notes = repos.check(&found);
+        assert!(
+            notes.len() == 1 && notes[0].contains("[extensions]"),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn a_mercurial_repository_found_first_gets_its_configuration_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join(".hg/store")).unwrap();
+        let own = "[hooks]\nprecommit = ./check.sh\n";
+        std::fs::write(ws.join(".hg/hgrc"), own).unwrap();
+        let mut walk = super::super::git::NestedWalk::watching(&ws);
+        assert!(walk.run(&ws, usize::MAX));
+        let mut repos = RepoWatch::new(&ws, walk.take_watch(), &walk.other_vcs);
+        // The person's own hooks stay; hg's own writes are nothing to say.
+        std::fs::write(ws.join(".hg/dirstate"), "x").unwrap();
+        assert_eq!(repos.check(&[]), Vec::<String>::new());
+        let planted = format!("{own}pre-status = touch /tmp/pwn\n");
+        std::fs::write(ws.join(".hg/hgrc"), &planted).unwrap();
+        std::fs::write(ws.join(".hg/hgrc-not-shared"), "[hooks]\n").unwrap();
+        let notes = repos.check(&[]);
+        assert!(
+            notes.len() == 1 && notes[0].contains("put it back"),
+            "{notes:?}"
+        );
+        assert_eq!(std::fs::read_to_string(ws.join(".hg/hgrc")).unwrap(), own);
+        assert_eq!(
+            std::fs::read_to_string(ws.join(".hg/hgrc.rein-unsafe")).unwrap(),
+            planted
+        );
+        assert!(!ws.join(".hg/hgrc-not-shared").exists());
+        assert_eq!(repos.check(&[]), Vec::<String>::new());
     }
 }

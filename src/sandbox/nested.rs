@@ -44,7 +44,7 @@ enum State {
 
 /// The walk's result as the state keeps it.
 fn done(mut walk: NestedWalk, ws: &Path) -> State {
-    let repos = RepoWatch::new(ws, walk.take_watch());
+    let repos = RepoWatch::new(ws, walk.take_watch(), &walk.other_vcs);
     let identified = walk.finish_identified();
     let paths = identified.iter().map(|(p, _)| p.clone()).collect();
     State::Done(

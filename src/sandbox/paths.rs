@@ -24,9 +24,10 @@ pub struct ResolvedPath {
 /// Same limit as Linux's `ELOOP` for path walks.
 const MAX_SYMLINKS: usize = 40;
 
-/// Directory names whose contents can run code or hold rein's own state. `.git` matches at any
-/// depth because a nested repository's hooks run just the same.
-const PROTECTED_NAMES: [&str; 2] = [".git", ".rein"];
+/// Directory names whose contents can run code or hold rein's own state: git's, Mercurial's and
+/// Jujutsu's metadata (their configuration names programs), and rein's. They match at any depth
+/// because a nested repository's hooks run just the same.
+const PROTECTED_NAMES: [&str; 4] = [".git", ".rein", ".hg", ".jj"];
 
 /// Resolves `raw` (as the model wrote it) against `workspace`: `~` expands to `home`, `..` and
 /// symlinks are followed, and containment is decided on the physical path.
@@ -365,6 +366,8 @@ mod tests {
             ".git",
             ".rein/settings.toml",
             "vendor/x/.git/hooks/a",
+            ".hg/hgrc",
+            "sub/.jj/repo/config.toml",
         ] {
             let r = resolve(&ws, None, p).unwrap();
             assert!(r.protected, "{p} should be protected");

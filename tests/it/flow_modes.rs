@@ -182,3 +182,28 @@ fn accept_edits_never_writes_a_folder_into_a_git_directory() {
     git_status();
     assert!(w.home.join("PWN-edits").exists(), "the oracle: git runs it");
 }
+
+/// Accept edits: Mercurial's and Jujutsu's metadata run programs their configuration names
+/// (hg's hooks on every command, jj's signing program), so writes there ask like `.git`'s
+/// (refused: nobody to ask).
+#[test]
+fn accept_edits_never_writes_other_version_control_metadata() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    std::fs::create_dir_all(w.ws.join(".hg")).unwrap();
+    std::fs::create_dir_all(w.ws.join("sub/.jj/repo")).unwrap();
+    for path in [".hg/hgrc", "sub/.jj/repo/config.toml", "notes.txt"] {
+        s.push(Reply::tool_call(
+            "write_file",
+            json!({"path": path, "content": "[hooks]\npre-status = touch /tmp/x\n"}),
+        ));
+    }
+    s.push(Reply::text("Done."));
+    let o = w.exec(&["--mode", "accept-edits", "configure"]);
+    assert!(w.read("notes.txt").is_some(), "{}", stderr(&o));
+    for (i, path) in [(1, ".hg/hgrc"), (2, "sub/.jj/repo/config.toml")] {
+        let r = last_result(&s.request(i)).content;
+        assert!(r.starts_with("Refused without asking"), "{path}: {r}");
+        assert!(w.read(path).is_none(), "{path} was written");
+    }
+}

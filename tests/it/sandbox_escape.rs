@@ -621,4 +621,100 @@ mod made_in_the_session {
     fn a_repository_made_anywhere_in_the_workspace_is_vetted_in_the_fallback() {
         repositories_made_anywhere(true);
     }
+
+    /// The person's own Mercurial (`REIN_TEST_HG`, else `hg` on `PATH`); `None` (a visible
+    /// skip) when there is none.
+    fn person_hg() -> Option<std::path::PathBuf> {
+        let hg = std::env::var_os("REIN_TEST_HG")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| "hg".into());
+        let runs = Command::new(&hg)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !runs {
+            crate::support::skips::skip(
+                "sandbox_escape Mercurial",
+                "no hg (set REIN_TEST_HG or run .ci/setup-hg.sh)",
+            );
+        }
+        runs.then_some(hg)
+    }
+
+    /// `hg status` in `dir` as the person, with the world's `HOME`.
+    fn hg_status(hg: &Path, w: &World, dir: &Path) {
+        let o = Command::new(hg)
+            .args(["status"])
+            .current_dir(dir)
+            .env("HOME", &w.home)
+            .env("HGRCPATH", "")
+            .output()
+            .expect("hg");
+        assert!(
+            o.status.success(),
+            "hg status: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    /// A workspace that is a Mercurial repository: a command gives its `.hg/hgrc` a hook and
+    /// makes a new repository with another in a subfolder. The person's `hg status` (which
+    /// runs `pre-status` hooks) in either runs nothing; the workspace's configuration is put
+    /// back, the new repository moved aside; with the command's versions, both would run.
+    fn mercurial_repositories(fallback: bool) {
+        if !available(fallback) {
+            return;
+        }
+        let Some(hg) = person_hg() else { return };
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        let init = |dir: &Path| {
+            let o = Command::new(&hg)
+                .arg("init")
+                .arg(dir)
+                .env("HOME", &w.home)
+                .output()
+                .expect("hg");
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        };
+        init(&w.ws);
+        let own = "[ui]\nusername = p\n";
+        std::fs::write(w.ws.join(".hg/hgrc"), own).unwrap();
+        let template = w.readable_dir("hg-template").join("t");
+        init(&template);
+        let hook = |tag: &str| format!("[hooks]\npre-status = touch \"$HOME/PWN-{tag}\"\n");
+        let script = format!(
+            "printf '%s' '{}' >> .hg/hgrc\nmkdir sub\ncp -r {}/.hg sub/.hg\n\
+             printf '%s' '{}' > sub/.hg/hgrc\n",
+            hook("hg-own"),
+            template.display(),
+            hook("hg-new")
+        );
+        let said = sandboxed(&w, fallback, "mercurial", &script);
+        assert!(
+            said.contains("`.hg`") && said.contains("put it back"),
+            "{said}"
+        );
+        assert!(
+            said.contains("`sub/.hg`") && said.contains("[hooks]"),
+            "{said}"
+        );
+        assert_eq!(std::fs::read_to_string(w.ws.join(".hg/hgrc")).unwrap(), own);
+        hg_status(&hg, &w, &w.ws);
+        hg_status(&hg, &w, &w.ws.join("sub"));
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
+        // The oracle: the command's versions would have run in the person's hg.
+        std::fs::rename(w.ws.join(".hg/hgrc.rein-unsafe"), w.ws.join(".hg/hgrc")).unwrap();
+        let sub = w.ws.join("sub");
+        std::fs::rename(sub.join(".hg.rein-unsafe"), sub.join(".hg")).unwrap();
+        hg_status(&hg, &w, &w.ws);
+        hg_status(&hg, &w, &sub);
+        assert_eq!(payloads(&w), ["PWN-hg-new", "PWN-hg-own"]);
+    }
+
+    #[test]
+    fn mercurial_repositories_run_nothing_in_the_persons_hg() {
+        mercurial_repositories(false);
+        mercurial_repositories(true);
+    }
 }
