@@ -171,7 +171,12 @@ impl Hub {
                 Ok(ev) => (
                     ev.wd(),
                     ev.events(),
-                    ev.file_name().map(|n| n.to_string_lossy().into_owned()),
+                    // A name that is not UTF-8 cannot be told apart here: marked, so that the
+                    // watch that gets it walks everything (a walk reads such names as they are).
+                    ev.file_name().map(|n| match n.to_str() {
+                        Ok(name) => name.to_string(),
+                        Err(_) => NOT_UTF8.to_string(),
+                    }),
                 ),
                 Err(Errno::AGAIN) => break,
                 Err(Errno::INTR) => continue,
@@ -247,6 +252,9 @@ const EVENTS: WatchFlags = WatchFlags::CREATE
     .union(WatchFlags::MOVE_SELF)
     .union(WatchFlags::ONLYDIR)
     .union(WatchFlags::DONT_FOLLOW);
+
+/// What an event's name becomes when it is not UTF-8 (no file name holds a NUL).
+const NOT_UTF8: &str = "\0not UTF-8";
 
 /// Names whose change changes what a walk includes.
 fn is_ignore_file(name: &str) -> bool {
@@ -454,6 +462,10 @@ impl Watch {
             return;
         }
         // An ignore file changes what a walk includes anywhere below it.
+        if name.as_deref() == Some(NOT_UTF8) {
+            self.lost = true;
+            return;
+        }
         if self.ignore_files_matter && name.as_deref().is_some_and(is_ignore_file) {
             self.lost = true;
             return;

@@ -329,6 +329,16 @@ impl NestedWalk {
                     {
                         self.found.push((rel.join(&name), (m.dev(), m.ino())));
                     }
+                    // Watched inside too (see `madegit`): a command may build a repository
+                    // there, where a link leads the person.
+                    if self.watch.is_some() && kind.is_dir() {
+                        self.dirs.push(rel.join(&name));
+                    }
+                } else if kind.is_dir()
+                    && rel.file_name().is_some_and(|n| n == ".git")
+                    && (name == "modules" || name == "worktrees")
+                {
+                    // The person's submodules' and worktrees' own git directories.
                 } else if kind.is_dir() && super::madegit::is_other_vcs(&name) {
                     let dir = rel.join(&name);
                     if let Some(watch) = &mut self.watch

@@ -240,23 +240,23 @@ pub(super) fn shown_in(ws: &Path, p: &Path) -> String {
 }
 
 /// Moves `dot_git` (or a git directory's `HEAD`) aside, next to it with [`ASIDE`] after its
-/// name (nothing lost); the note saying so, after `what`.
+/// name (nothing lost); the note saying so, after `what`. There is always a note: a name a
+/// command took first gets a random one instead, and a move that fails says so. A directory
+/// moved aside loses its own `HEAD` too, so that git does not take it for a git directory
+/// when the person looks into it.
 pub(super) fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> Option<String> {
-    let parent = dot_git.parent()?;
-    let name = dot_git.file_name()?.to_string_lossy();
-    let aside = (1..100)
-        .map(|n| match n {
-            1 => parent.join(format!("{name}{ASIDE}")),
-            n => parent.join(format!("{name}{ASIDE}-{n}")),
-        })
-        .find(|p| std::fs::symlink_metadata(p).is_err())?;
-    Some(match std::fs::rename(dot_git, &aside) {
-        Ok(()) => {
+    let moved = rename_aside(dot_git);
+    Some(match moved {
+        Ok(aside) => {
             if let Ok(m) = std::fs::symlink_metadata(&aside) {
                 crate::sync::lock(&MOVED_ASIDE).insert((m.dev(), m.ino()));
+                if m.is_dir() && std::fs::symlink_metadata(aside.join("HEAD")).is_ok() {
+                    let _ = rename_aside(&aside.join("HEAD"));
+                }
             }
             format!(
-                "[{what}. rein moved `{}` aside to `{}`: look at it before moving it back.]",
+                "[{what}. rein moved `{}` aside to `{}` (not a repository there: do not run git \
+                 inside it): look at it before moving it back.]",
                 shown_in(ws, dot_git),
                 shown_in(ws, &aside)
             )
@@ -267,6 +267,49 @@ pub(super) fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> Option<String
             shown_in(ws, dot_git)
         ),
     })
+}
+
+/// Renames `path` to a free name beside it: `NAME.rein-unsafe`, else with a random number
+/// (never over an existing entry). A directory the person owns that a command made read-only
+/// is made writable for the person first.
+fn rename_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let parent = path.parent().ok_or(std::io::ErrorKind::InvalidInput)?;
+    let name = path
+        .file_name()
+        .ok_or(std::io::ErrorKind::InvalidInput)?
+        .to_string_lossy()
+        .into_owned();
+    let candidates = std::iter::once(format!("{name}{ASIDE}"))
+        .chain((0..16).map(|_| format!("{name}{ASIDE}-{}", rand::random::<u32>())));
+    let mut last = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
+    for candidate in candidates {
+        let aside = parent.join(candidate);
+        match rename_no_replace(path, &aside) {
+            Ok(()) => return Ok(aside),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e,
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                super::madegit::give_owner_access(parent);
+                match rename_no_replace(path, &aside) {
+                    Ok(()) => return Ok(aside),
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
+/// `rename` that fails rather than replace `to` (`renameat2` with `RENAME_NOREPLACE`).
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        from,
+        rustix::fs::CWD,
+        to,
+        rustix::fs::RenameFlags::NOREPLACE,
+    )
+    .map_err(std::io::Error::from)
 }
 
 /// After a command made the workspace's own repository (`ws/.git`, none before it): the person
@@ -450,6 +493,13 @@ pub(super) fn git_dir_of(dot_git: &Path, dir: &Path) -> GitDir {
 
 /// Why the repository at `gitdir` could run a program when git is used in it, if it could.
 pub(super) fn vet(gitdir: &Path) -> Result<(), String> {
+    // `git init` and `git clone` never make a link there; a link lets a write elsewhere (a file
+    // tool's, outside any command) change what git reads after the check.
+    for name in ["config", "config.worktree", "hooks", "commondir", "info"] {
+        if std::fs::symlink_metadata(gitdir.join(name)).is_ok_and(|m| m.is_symlink()) {
+            return Err(format!("its `{name}` is a symbolic link"));
+        }
+    }
     if std::fs::symlink_metadata(gitdir.join("commondir")).is_ok() {
         return Err(
             "it has a `commondir` file (git would read another repository's \

@@ -107,8 +107,13 @@ impl RepoWatch {
                     self.known.insert(place);
                 }
                 Err(why) => {
-                    self.known.remove(&place);
                     notes.extend(self.move_aside(&place, &why));
+                    // Not moved (the note says so): looked at, and said, again next time.
+                    if self.still_there(&place) {
+                        self.known.insert(place);
+                    } else {
+                        self.known.remove(&place);
+                    }
                 }
             }
         }
@@ -182,7 +187,8 @@ impl RepoWatch {
             if up.file_name().is_some_and(is_other_vcs) {
                 places.insert(Place::OtherVcs(up.to_path_buf()));
             }
-            if is_git_dir_shaped(up) {
+            // A `.git` directory is its parent's repository (`DotGit`), never judged alone.
+            if up.file_name().is_none_or(|n| n != ".git") && is_git_dir_shaped(up) {
                 places.insert(Place::GitDir(up.to_path_buf()));
             }
         }
@@ -197,7 +203,9 @@ impl RepoWatch {
                     return Ok(true);
                 }
                 match git_dir_of(&dir.join(".git"), dir) {
-                    GitDir::None => Ok(false),
+                    // A link to nothing yet is looked at again after every command: what it
+                    // names may be made later, where no watch sees it.
+                    GitDir::None => Ok(std::fs::symlink_metadata(dir.join(".git")).is_ok()),
                     GitDir::Unreadable(why) => Err(why.to_string()),
                     GitDir::Dir(gitdir) => vet(&gitdir).map(|()| true),
                 }
@@ -213,19 +221,21 @@ impl RepoWatch {
         }
     }
 
-    /// Whether `dir/.git` is one found before the first command: same path, same identity.
+    /// Whether `dir/.git` is one found before the first command: the same identity, wherever
+    /// it is now (a command may rename the folder holding it; it is still the person's).
     fn is_found(&self, dir: &Path, found: &[(PathBuf, FileId)]) -> bool {
-        let Ok(rel) = dir
-            .join(".git")
-            .strip_prefix(&self.ws)
-            .map(Path::to_path_buf)
-        else {
-            return false;
+        std::fs::symlink_metadata(dir.join(".git"))
+            .is_ok_and(|m| found.iter().any(|(_, id)| *id == (m.dev(), m.ino())))
+    }
+
+    /// Whether what `move_aside` would move for `place` is still where it was.
+    fn still_there(&self, place: &Place) -> bool {
+        let entry = match place {
+            Place::DotGit(dir) => dir.join(".git"),
+            Place::GitDir(dir) => dir.join("HEAD"),
+            Place::OtherVcs(meta) => meta.clone(),
         };
-        let Ok(i) = found.binary_search_by(|(p, _)| p.cmp(&rel)) else {
-            return false;
-        };
-        std::fs::symlink_metadata(dir.join(".git")).is_ok_and(|m| (m.dev(), m.ino()) == found[i].1)
+        std::fs::symlink_metadata(entry).is_ok()
     }
 
     /// Moves the `.git` (or the `HEAD`, or the `.hg`) of an unsafe repository aside, or puts
@@ -424,26 +434,35 @@ fn is_moved_aside(path: &Path) -> bool {
         && std::fs::symlink_metadata(path).is_ok_and(|m| was_moved_aside(&m))
 }
 
-/// Every folder at and below `rel` in `ws`, not entering `.git` directories (nor those rein
-/// moved aside) nor following links, into `out` (absolute); each is watched before it is read. Whether every folder could
-/// be watched.
+/// Every folder at and below `rel` in `ws`, into `out` (absolute); each is watched before it is
+/// read. `.git` directories are entered too (a command may build a repository inside one,
+/// where a link leads the person), but not their `modules` and `worktrees` (the person's
+/// submodules' and worktrees' own git directories); other version control systems' only where
+/// their configuration is; no link is followed, nor what rein moved aside entered. Whether
+/// every folder could be watched.
 fn walk(ws: &Path, rel: &Path, mut watch: Option<&mut Watch>, out: &mut Vec<PathBuf>) -> bool {
     let mut complete = true;
     let mut stack = vec![rel.to_path_buf()];
     while let Some(rel) = stack.pop() {
+        let dir = ws.join(&rel);
+        // Opened first (made readable if a command took that away: watching needs it too),
+        // watched, then read: what is made after the watch is an event, before it an entry.
+        let entries = read_dir_owned(&dir);
         if let Some(w) = watch.as_deref_mut()
             && !rel.to_str().is_some_and(|r| w.add(r))
         {
             complete = false;
         }
-        let dir = ws.join(&rel);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+        let Some(entries) = entries else {
             continue;
         };
         out.push(dir);
+        let in_git = rel.file_name().is_some_and(|n| n == ".git");
         for entry in entries.flatten() {
             let name = entry.file_name();
-            if name == ".git" || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if !entry.file_type().is_ok_and(|t| t.is_dir())
+                || (in_git && (name == "modules" || name == "worktrees"))
+            {
                 continue;
             }
             if is_other_vcs(&name) {
@@ -460,6 +479,35 @@ fn walk(ws: &Path, rel: &Path, mut watch: Option<&mut Watch>, out: &mut Vec<Path
         }
     }
     complete
+}
+
+/// The entries of `dir`; one the person owns that a command made unreadable (`chmod 111`: git
+/// still works below it) is made readable for the person first.
+fn read_dir_owned(dir: &Path) -> Option<std::fs::ReadDir> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => Some(entries),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            give_owner_access(dir);
+            std::fs::read_dir(dir)
+                .map_err(|e| tracing::warn!("sandbox: cannot read {}: {e}", dir.display()))
+                .ok()
+        }
+        Err(_) => None,
+    }
+}
+
+/// Gives the person (rein's user) read, write and search access to `dir` when they own it.
+pub(super) fn give_owner_access(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return;
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if meta.is_dir() && meta.uid() == me {
+        let mode = meta.permissions().mode() | 0o700;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode));
+    }
 }
 
 #[cfg(test)]

@@ -53,8 +53,18 @@ pub fn resolve(workspace: &Path, home: Option<&Path>, raw: &str) -> Result<Resol
     } else {
         workspace.join(raw)
     };
-    let path = physical(&absolute(&joined))?;
-    Ok(describe(&workspace, path))
+    let named = absolute(&joined);
+    let path = physical(&named)?;
+    let mut resolved = describe(&workspace, path);
+    // A protected name in the path as written counts too: `sub/.git/config` may be a link
+    // to an ordinary file, which git still reads as the repository's configuration.
+    resolved.protected |= resolved.inside_workspace
+        && named.strip_prefix(&workspace).is_ok_and(|rel| {
+            rel.components().any(
+                |c| matches!(c, Component::Normal(n) if PROTECTED_NAMES.iter().any(|p| n == *p)),
+            )
+        });
+    Ok(resolved)
 }
 
 /// Builds the [`ResolvedPath`] for an already physical `path`.
@@ -385,6 +395,13 @@ mod tests {
             );
         }
         assert!(!resolve(&ws, None, "/tmp/.git/config").unwrap().protected);
+        // Named through `.git`, though the link leads to an ordinary file.
+        std::fs::create_dir_all(ws.join("sub/.git")).unwrap();
+        std::fs::write(ws.join("notes.cfg"), "").unwrap();
+        std::os::unix::fs::symlink("../../notes.cfg", ws.join("sub/.git/config")).unwrap();
+        let r = resolve(&ws, None, "sub/.git/config").unwrap();
+        assert!(r.protected && r.display == "notes.cfg", "{r:?}");
+        assert!(!resolve(&ws, None, "notes.cfg").unwrap().protected);
     }
 
     #[test]

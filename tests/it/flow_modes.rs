@@ -185,14 +185,23 @@ fn accept_edits_never_writes_a_folder_into_a_git_directory() {
 
 /// Accept edits: Mercurial's and Jujutsu's metadata run programs their configuration names
 /// (hg's hooks on every command, jj's signing program), so writes there ask like `.git`'s
-/// (refused: nobody to ask).
+/// (refused: nobody to ask); so does a write named through `.git` to the file a link there
+/// leads to.
 #[test]
 fn accept_edits_never_writes_other_version_control_metadata() {
     let s = ScriptedServer::openai();
     let w = World::new(&s);
     std::fs::create_dir_all(w.ws.join(".hg")).unwrap();
     std::fs::create_dir_all(w.ws.join("sub/.jj/repo")).unwrap();
-    for path in [".hg/hgrc", "sub/.jj/repo/config.toml", "notes.txt"] {
+    // A repository's configuration that is a link to an ordinary file: named through `.git`.
+    std::fs::create_dir_all(w.ws.join("lnk/.git")).unwrap();
+    std::os::unix::fs::symlink("../../notes.cfg", w.ws.join("lnk/.git/config")).unwrap();
+    for path in [
+        ".hg/hgrc",
+        "sub/.jj/repo/config.toml",
+        "lnk/.git/config",
+        "notes.txt",
+    ] {
         s.push(Reply::tool_call(
             "write_file",
             json!({"path": path, "content": "[hooks]\npre-status = touch /tmp/x\n"}),
@@ -201,7 +210,11 @@ fn accept_edits_never_writes_other_version_control_metadata() {
     s.push(Reply::text("Done."));
     let o = w.exec(&["--mode", "accept-edits", "configure"]);
     assert!(w.read("notes.txt").is_some(), "{}", stderr(&o));
-    for (i, path) in [(1, ".hg/hgrc"), (2, "sub/.jj/repo/config.toml")] {
+    for (i, path) in [
+        (1, ".hg/hgrc"),
+        (2, "sub/.jj/repo/config.toml"),
+        (3, "notes.cfg"),
+    ] {
         let r = last_result(&s.request(i)).content;
         assert!(r.starts_with("Refused without asking"), "{path}: {r}");
         assert!(w.read(path).is_none(), "{path} was written");

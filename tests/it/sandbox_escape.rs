@@ -243,6 +243,7 @@ mod made_in_the_session {
         assert!(w.ws.join(".git.rein-unsafe/config").is_file());
         assert!(!w.ws.join(".git").exists());
         // The oracle: moved back, the person's git would have run it.
+        heads_back(&w.ws);
         std::fs::rename(w.ws.join(".git.rein-unsafe"), w.ws.join(".git")).unwrap();
         git(&w, &w.ws, &["status", "--short"]);
         assert_eq!(payloads(&w), ["PWN-own"]);
@@ -601,13 +602,13 @@ mod made_in_the_session {
         assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
         assert!(w.ws.join("plain/.git/config").is_file());
         // The oracle: what rein moved aside would have run in the person's git there.
+        assert!(w.ws.join("x/HEAD.rein-unsafe").is_file());
+        heads_back(&w.ws);
         for dir in ["a/b/c", "lib"] {
             let d = w.ws.join(dir);
             std::fs::rename(d.join(".git.rein-unsafe"), d.join(".git")).unwrap();
             status(dir);
         }
-        let x = w.ws.join("x");
-        std::fs::rename(x.join("HEAD.rein-unsafe"), x.join("HEAD")).unwrap();
         status("x");
         assert_eq!(payloads(&w), ["PWN-bare", "PWN-deep", "PWN-later"]);
     }
@@ -716,5 +717,187 @@ mod made_in_the_session {
     fn mercurial_repositories_run_nothing_in_the_persons_hg() {
         mercurial_repositories(false);
         mercurial_repositories(true);
+    }
+
+    /// Runs the person's git in `dir` (outside any sandbox), whatever it says.
+    fn person_git_in(w: &World, dir: &Path) {
+        let _ = Command::new("git")
+            .args(["status", "--short"])
+            .current_dir(dir)
+            .env("HOME", &w.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output();
+    }
+
+    /// Renames the directory or link rein moved `dir/.git` to (any `.git.rein-unsafe*` name that
+    /// is not a plain file) back to `.git`.
+    fn git_back(dir: &Path) {
+        let aside = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .find(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(".git.rein-unsafe")
+                    && !e.file_type().unwrap().is_file()
+            })
+            .unwrap_or_else(|| panic!("nothing moved aside in {}", dir.display()));
+        std::fs::rename(aside.path(), dir.join(".git")).unwrap();
+    }
+
+    /// The third review's attacks on the look after each command, in one session: the names
+    /// rein moves to taken first; a `.git` link to nothing, filled by a later command inside
+    /// the workspace's `.git/objects`; a folder whose name is not UTF-8; a repository built in
+    /// `.git/objects` and reached through a link; a moved-aside `.git` the person looks into;
+    /// a configuration that is a link; a folder made unreadable, and one read-only (both only
+    /// bite a non-root user: CI runs this suite as one too); and the person's own repository
+    /// renamed by a command, which stays theirs.
+    fn attacks_on_the_look(fallback: bool) {
+        if !available(fallback) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        persons_repo(&w);
+        git(&w, &w.ws, &["init", "-q", "lib"]);
+        let hook = w.ws.join("lib/.git/hooks/pre-commit");
+        std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let z = "Z=.git/objects/zz; mkdir -p $Z/objects $Z/refs && echo 'ref: refs/heads/main' > \
+                 $Z/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n' > $Z/config && \
+                 git config -f $Z/config core.fsmonitor 'touch \"$HOME/PWN-dangling\"; false #'\n";
+        let first = [
+            "mkdir d1 && (cd d1 && touch .git.rein-unsafe && for i in $(seq 2 99); do touch \
+             .git.rein-unsafe-$i; done)\n"
+                .to_string(),
+            new_repo("d1", ".", &fsmonitor("decoy")),
+            "mkdir sub && ln -s ../.git/objects/zz sub/.git\n".to_string(),
+            "D=$(printf '\\377')\n".to_string(),
+            new_repo("\"$D/r\"", ".", &fsmonitor("utf8")),
+            "ln -s \"$D/r\" tools-utf8\n".to_string(),
+            new_repo(".git/objects/zy/r", ".", &fsmonitor("objdir")),
+            "ln -s .git/objects/zy/r tools-obj\n".to_string(),
+            new_repo(
+                "bad",
+                ".",
+                &format!("git config core.worktree .. && {}", fsmonitor("aside")),
+            ),
+            new_repo(
+                "lnk",
+                ".",
+                "mv .git/config ../notes.cfg && ln -s ../../notes.cfg .git/config",
+            ),
+            new_repo("xo/r", ".", &fsmonitor("xonly")),
+            "ln -s xo/r tools-x && chmod 111 xo\nmv lib lib2\n".to_string(),
+            new_repo(
+                "ro",
+                ".",
+                &format!("{} && chmod 555 .", fsmonitor("readonly")),
+            ),
+        ]
+        .concat();
+        s.push(bash_call(&w, "first", &first))
+            .push(bash_call(&w, "second", z))
+            .push(Reply::text("done"));
+        let mut c = rein(&w, fallback);
+        c.args(["exec", "--yes", "go"]);
+        let o = run_with_timeout(c, Duration::from_secs(90));
+        assert_ok(&o);
+        let said = format!(
+            "{}\n{}",
+            last_result(&s.request(1)).content,
+            last_result(&s.request(2)).content
+        );
+        for dir in [
+            "d1",
+            "sub",
+            "tools-obj",
+            "bad",
+            "lnk",
+            "tools-x",
+            "tools-utf8",
+            "lib2",
+        ] {
+            person_git_in(&w, &w.ws.join(dir));
+        }
+        person_git_in(&w, &w.ws.join("bad/.git.rein-unsafe"));
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran: {said}");
+        for shown in [
+            "`d1`",
+            "`sub`",
+            "`.git/objects/zy/r`",
+            "`bad`",
+            "`lnk`",
+            "`xo/r`",
+        ] {
+            assert!(said.contains(shown), "{shown}: {said}");
+        }
+        assert!(said.contains("symbolic link"), "{said}");
+        assert!(
+            !said.contains("`lib2`"),
+            "the person's repository was moved: {said}"
+        );
+        assert!(w.ws.join("lib2/.git/hooks/pre-commit").is_file());
+        // The oracle: put back, each would have run in the person's git there.
+        heads_back(&w.ws);
+        for dir in ["d1", "sub", "bad", ".git/objects/zy/r", "xo/r", "ro"] {
+            git_back(&w.ws.join(dir));
+        }
+        let utf8 = std::fs::canonicalize(w.ws.join("tools-utf8")).unwrap();
+        git_back(&utf8);
+        for dir in [
+            "d1",
+            "sub",
+            "tools-obj",
+            "bad",
+            "tools-x",
+            "tools-utf8",
+            "ro",
+        ] {
+            person_git_in(&w, &w.ws.join(dir));
+        }
+        let want = [
+            "decoy", "dangling", "objdir", "aside", "xonly", "utf8", "readonly",
+        ];
+        let mut want: Vec<String> = want.iter().map(|t| format!("PWN-{t}")).collect();
+        want.sort();
+        assert_eq!(payloads(&w), want);
+    }
+
+    #[test]
+    fn the_look_after_each_command_holds_against_the_third_review() {
+        attacks_on_the_look(false);
+    }
+
+    #[test]
+    fn the_look_after_each_command_holds_against_the_third_review_in_the_fallback() {
+        attacks_on_the_look(true);
+    }
+
+    /// Across sessions: a plain repository whose `.git` file names a git directory inside the
+    /// workspace's `.git/objects` (the next session takes it for the person's), given a program
+    /// by a command of the next session: the git directory loses its `HEAD`.
+    #[test]
+    fn a_git_directory_in_the_workspaces_objects_is_looked_at_in_the_next_session() {
+        if !available(false) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        persons_repo(&w);
+        let first = "Z=.git/objects/zz; mkdir -p $Z/objects $Z/refs sub && echo 'ref: refs/heads/main' \
+                     > $Z/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n' > \
+                     $Z/config && echo 'gitdir: ../.git/objects/zz' > sub/.git\n";
+        let said = sandboxed(&w, false, "session1", first);
+        assert!(!said.contains("moved"), "{said}");
+        let second = "git config -f .git/objects/zz/config core.fsmonitor 'touch \"$HOME/PWN-next\"; false #'\n";
+        let said = sandboxed(&w, false, "session2", second);
+        assert!(said.contains("`.git/objects/zz`"), "{said}");
+        person_git_in(&w, &w.ws.join("sub"));
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
+        heads_back(&w.ws);
+        person_git_in(&w, &w.ws.join("sub"));
+        assert_eq!(payloads(&w), ["PWN-next"]);
     }
 }
