@@ -334,10 +334,7 @@ impl NestedWalk {
                     if self.watch.is_some() && kind.is_dir() {
                         self.dirs.push(rel.join(&name));
                     }
-                } else if kind.is_dir()
-                    && rel.file_name().is_some_and(|n| n == ".git")
-                    && (name == "modules" || name == "worktrees")
-                {
+                } else if kind.is_dir() && super::madegit::is_persons_git_dir(&rel.join(&name)) {
                     // The person's submodules' and worktrees' own git directories.
                 } else if kind.is_dir() && super::madegit::is_other_vcs(&name) {
                     let dir = rel.join(&name);

@@ -272,7 +272,7 @@ pub(super) fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> Option<String
 /// Renames `path` to a free name beside it: `NAME.rein-unsafe`, else with a random number
 /// (never over an existing entry). A directory the person owns that a command made read-only
 /// is made writable for the person first.
-fn rename_aside(path: &Path) -> std::io::Result<PathBuf> {
+pub(super) fn rename_aside(path: &Path) -> std::io::Result<PathBuf> {
     let parent = path.parent().ok_or(std::io::ErrorKind::InvalidInput)?;
     let name = path
         .file_name()

@@ -26,7 +26,9 @@
 //! [`NestedWalk::watching`]: super::git::NestedWalk::watching
 
 use super::git::FileId;
-use super::gitlinks::{GitDir, git_dir_of, move_aside, shown_in, vet, was_moved_aside};
+use super::gitlinks::{
+    GitDir, git_dir_of, move_aside, rename_aside, shown_in, vet, was_moved_aside,
+};
 use crate::checkpoint::watch::{Dirty, Watch};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::os::unix::fs::MetadataExt;
@@ -55,8 +57,8 @@ const MAX_CONFIG: u64 = 256 << 10;
 pub(crate) struct RepoWatch {
     /// The workspace (canonical).
     ws: PathBuf,
-    /// Every folder of the workspace outside `.git` directories (`None`: not known, so the
-    /// next look walks everything).
+    /// Every folder of the workspace but the git directories of the person's submodules and
+    /// worktrees (`None`: not known, so the next look walks everything).
     watch: Option<Watch>,
     /// Repositories vetted and found safe: looked at again after every command.
     known: BTreeSet<Place>,
@@ -145,6 +147,9 @@ impl RepoWatch {
         let mut out: Vec<PathBuf> = dirs.iter().map(|d| self.ws.join(d)).collect();
         for rel in created {
             let rel = Path::new(&rel);
+            if is_persons_git_dir(rel) {
+                continue;
+            }
             let complete = match (rel.file_name(), self.watch.as_mut()) {
                 // Only the folders holding its configuration are watched.
                 (Some(name), Some(w)) if is_other_vcs(name) => {
@@ -272,37 +277,23 @@ impl RepoWatch {
     /// keeping what the command made beside it; the note.
     fn put_back(&self, meta: &Path, kept: &Kept) -> String {
         let mut failed = Vec::new();
-        for (rel, before) in kept {
+        // Never through a link a command put there: rein would write where it leads.
+        let plain_dir = std::fs::symlink_metadata(meta).is_ok_and(|m| m.is_dir());
+        let now = vcs_config(meta);
+        // Each file kept, and each that appeared (none was kept for it).
+        let names: BTreeSet<&PathBuf> = kept.keys().chain(now.keys()).collect();
+        for rel in names {
+            let before = kept.get(rel).cloned().flatten();
             let path = meta.join(rel);
-            if read_small(&path).as_ref() == before.as_ref() {
+            if read_small(&path) == before {
                 continue;
             }
-            let aside = path.with_file_name(format!(
-                "{}.rein-unsafe",
-                rel.file_name().unwrap_or_default().to_string_lossy()
-            ));
-            let _ = std::fs::remove_file(&aside);
-            if std::fs::symlink_metadata(&path).is_ok() && std::fs::rename(&path, &aside).is_err() {
+            let not_moved = !plain_dir
+                || (std::fs::symlink_metadata(&path).is_ok() && rename_aside(&path).is_err());
+            let written =
+                before.is_none_or(|bytes| plain_dir && std::fs::write(&path, bytes).is_ok());
+            if not_moved || !written {
                 failed.push(shown_in(&self.ws, &path));
-                continue;
-            }
-            if let Some(bytes) = before
-                && std::fs::write(&path, bytes).is_err()
-            {
-                failed.push(shown_in(&self.ws, &path));
-            }
-        }
-        // A configuration file that appeared (none kept for it): moved aside as well.
-        for (rel, now) in vcs_config(meta) {
-            if now.is_some() && !kept.contains_key(&rel) {
-                let path = meta.join(&rel);
-                let aside = path.with_file_name(format!(
-                    "{}.rein-unsafe",
-                    rel.file_name().unwrap_or_default().to_string_lossy()
-                ));
-                if std::fs::rename(&path, &aside).is_err() {
-                    failed.push(shown_in(&self.ws, &path));
-                }
             }
         }
         let shown = shown_in(&self.ws, meta);
@@ -457,11 +448,9 @@ fn walk(ws: &Path, rel: &Path, mut watch: Option<&mut Watch>, out: &mut Vec<Path
             continue;
         };
         out.push(dir);
-        let in_git = rel.file_name().is_some_and(|n| n == ".git");
         for entry in entries.flatten() {
             let name = entry.file_name();
-            if !entry.file_type().is_ok_and(|t| t.is_dir())
-                || (in_git && (name == "modules" || name == "worktrees"))
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) || is_persons_git_dir(&rel.join(&name))
             {
                 continue;
             }
@@ -479,6 +468,16 @@ fn walk(ws: &Path, rel: &Path, mut watch: Option<&mut Watch>, out: &mut Vec<Path
         }
     }
     complete
+}
+
+/// Whether `rel` lies in a `.git`'s `modules` or `worktrees`: the git directories of the
+/// person's submodules and worktrees (with `core.worktree` or `commondir`, which a new one may
+/// not have), made by their own `git submodule update` or `git worktree add` too.
+pub(super) fn is_persons_git_dir(rel: &Path) -> bool {
+    let parts: Vec<_> = rel.iter().collect();
+    parts
+        .windows(2)
+        .any(|w| w[0] == ".git" && (w[1] == "modules" || w[1] == "worktrees"))
 }
 
 /// The entries of `dir`; one the person owns that a command made unreadable (`chmod 111`: git
@@ -713,5 +712,34 @@ mod tests {
         );
         assert!(!ws.join(".hg/hgrc-not-shared").exists());
         assert_eq!(repos.check(&[]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_persons_own_submodule_and_worktree_git_directories_are_left_alone() {
+        let Some((_d, ws, mut repos, found)) = armed() else {
+            return;
+        };
+        // What the person's `git submodule update` and `git worktree add` make meanwhile.
+        for (dir, key) in [
+            ("old/.git/modules/m", "core.worktree"),
+            ("old/.git/worktrees/w", "core.bare"),
+        ] {
+            let d = ws.join(dir);
+            std::fs::create_dir_all(&d).unwrap();
+            assert!(git(&d, &["init", "-q", "--bare", "."]));
+            assert!(git(&d, &["config", key, "../../../m"]) || key == "core.bare");
+            std::fs::write(d.join("commondir"), "../..\n").unwrap();
+        }
+        assert_eq!(repos.check(&found), Vec::<String>::new());
+        // Elsewhere in a `.git`, the same is a command's: vetted.
+        let d = ws.join("old/.git/objects/zz");
+        std::fs::create_dir_all(&d).unwrap();
+        assert!(git(&d, &["init", "-q", "--bare", "."]));
+        assert!(git(&d, &["config", "core.worktree", "../../.."]));
+        let notes = repos.check(&found);
+        assert!(
+            notes.len() == 1 && notes[0].contains("core.worktree"),
+            "{notes:?}"
+        );
     }
 }
