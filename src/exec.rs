@@ -335,6 +335,33 @@ pub async fn run(config: Config, opts: ExecOptions) -> ExecEnd {
     }
 }
 
+/// The signals that stop a headless run: Ctrl+C, and `SIGTERM` and `SIGHUP` (`timeout`, a
+/// closed terminal, a dropped ssh). Each interrupts the turn like Ctrl+C, so the running
+/// command is stopped and every check after it runs before rein exits (dying at once would
+/// leave the command running unsupervised and unchecked).
+struct StopSignals(Vec<tokio::signal::unix::Signal>);
+
+impl StopSignals {
+    fn new() -> StopSignals {
+        use tokio::signal::unix::{SignalKind, signal};
+        let kinds = [
+            SignalKind::interrupt(),
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+        ];
+        StopSignals(kinds.into_iter().filter_map(|k| signal(k).ok()).collect())
+    }
+
+    /// Waits for the next of them.
+    async fn recv(&mut self) {
+        if self.0.is_empty() {
+            return std::future::pending().await;
+        }
+        let each = self.0.iter_mut().map(|s| Box::pin(s.recv()));
+        futures::future::select_all(each).await;
+    }
+}
+
 /// Shows the agent's events until its turn ends; `last_message` keeps its last answer.
 async fn drive(
     mut handle: agent::AgentHandle,
@@ -345,11 +372,11 @@ async fn drive(
     let mut tally = CallTally::default();
     let mut interrupted_by_signal = false;
     let mut session_id: Option<String> = None;
-    let mut sigint = Box::pin(tokio::signal::ctrl_c());
+    let mut stop = StopSignals::new();
     loop {
         let event = tokio::select! {
             ev = handle.events.recv() => ev,
-            _ = &mut sigint, if !interrupted_by_signal => {
+            _ = stop.recv(), if !interrupted_by_signal => {
                 interrupted_by_signal = true;
                 let _ = handle.ops.send(Op::Interrupt);
                 continue;

@@ -233,6 +233,9 @@ pub(crate) struct Watch {
     ignore_files_matter: bool,
     /// Directories made since the last [`Watch::take_created`], when kept (`None`: not kept).
     created: Option<Vec<String>>,
+    /// Other entries made or moved in since the last [`Watch::take_created`] (kept with
+    /// `created`): where a new link may be.
+    entries: Vec<String>,
 }
 
 impl std::fmt::Debug for Watch {
@@ -347,6 +350,7 @@ impl Watch {
             lost: false,
             ignore_files_matter: true,
             created: None,
+            entries: Vec::new(),
         })
     }
 
@@ -361,12 +365,15 @@ impl Watch {
     }
 
     /// The directories made (workspace-relative) since the last call, in the directories
-    /// [`Watch::take`] said changed; take them after it. Empty unless the watch keeps them.
-    pub fn take_created(&mut self) -> Vec<String> {
-        self.created
+    /// [`Watch::take`] said changed, and the other entries made or moved in there; take them
+    /// after it. Empty unless the watch keeps them.
+    pub fn take_created(&mut self) -> (Vec<String>, Vec<String>) {
+        let dirs = self
+            .created
             .as_mut()
             .map(std::mem::take)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        (dirs, std::mem::take(&mut self.entries))
     }
 
     /// Whether this watch describes `root`.
@@ -470,13 +477,21 @@ impl Watch {
             self.lost = true;
             return;
         }
-        if let (Some(created), Some(name)) = (&mut self.created, &name)
-            && mask.contains(ReadFlags::CREATE | ReadFlags::ISDIR)
-        {
-            created.push(match dir.is_empty() {
+        if let (Some(created), Some(name)) = (&mut self.created, &name) {
+            let rel = match dir.is_empty() {
                 true => name.clone(),
                 false => format!("{dir}/{name}"),
-            });
+            };
+            if mask.contains(ReadFlags::CREATE | ReadFlags::ISDIR) {
+                created.push(rel);
+            } else if mask.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO) {
+                // Too many to look at one by one: a whole walk looks at every entry.
+                if self.entries.len() >= QUEUE_LIMIT {
+                    self.lost = true;
+                    return;
+                }
+                self.entries.push(rel);
+            }
         }
         self.dirty.insert(dir);
     }

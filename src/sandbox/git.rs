@@ -337,13 +337,9 @@ impl NestedWalk {
                 } else if kind.is_dir() && super::madegit::is_persons_git_dir(&rel.join(&name)) {
                     // The person's submodules' and worktrees' own git directories.
                 } else if kind.is_dir() && super::madegit::is_other_vcs(&name) {
-                    let dir = rel.join(&name);
-                    if let Some(watch) = &mut self.watch
-                        && !super::madegit::watch_vcs_dir(watch, &dir)
-                    {
-                        self.watch = None;
-                    }
-                    self.other_vcs.push(dir);
+                    // Recorded (see `madegit`), and walked like any folder.
+                    self.other_vcs.push(rel.join(&name));
+                    self.dirs.push(rel.join(&name));
                 } else if kind.is_dir() && !(top && name == ".rein") {
                     self.dirs.push(rel.join(&name));
                 }

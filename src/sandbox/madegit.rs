@@ -18,8 +18,8 @@
 //!
 //! Mercurial's `.hg` and Jujutsu's `.jj` run programs their configuration names too (hg's
 //! `[hooks]` on every command, `[extensions]`; jj's signing and diff programs): their
-//! configuration files (`.hg/hgrc`, `hgrc-not-shared`, `sharedpath`, `.jj/repo/config.toml`) are watched.
-//! One found before the first command keeps them as they were (a change is put back, the
+//! configuration files (`.hg/hgrc`, `hgrc-not-shared`, `sharedpath`, `.jj/repo/config.toml`)
+//! are looked at whenever something in them changed. One found before the first command keeps them as they were (a change is put back, the
 //! command's version kept beside it); a new one may hold only what `hg clone` writes (its
 //! `[paths]`), else it is moved aside.
 //!
@@ -65,6 +65,20 @@ pub(crate) struct RepoWatch {
     /// The other version control systems' directories found before the first command, with
     /// their configuration then.
     other_found: BTreeMap<PathBuf, Kept>,
+    /// Links commands made to a folder (or to nothing yet): where they lead is looked at again
+    /// after every command (a repository may be built there later, where no watch sees it).
+    links: BTreeSet<PathBuf>,
+}
+
+/// The most links kept for looking at again (a command making more only slows itself: each
+/// new one is still looked at once, when it is made).
+const MAX_LINKS: usize = 4096;
+
+/// What a look found to judge: folders with events (or below one made) and new links.
+#[derive(Default)]
+struct Touched {
+    dirs: Vec<PathBuf>,
+    links: Vec<PathBuf>,
 }
 
 impl RepoWatch {
@@ -87,6 +101,7 @@ impl RepoWatch {
             watch,
             known: BTreeSet::new(),
             other_found,
+            links: BTreeSet::new(),
         }
     }
 
@@ -95,9 +110,11 @@ impl RepoWatch {
     pub(crate) fn check(&mut self, found: &[(PathBuf, FileId)]) -> Vec<String> {
         let mut places = BTreeSet::new();
         let mut looked_up = HashSet::new();
-        for dir in self.touched() {
-            self.places_at(&dir, &mut places, &mut looked_up);
+        let touched = self.touched();
+        for dir in &touched.dirs {
+            self.places_at(dir, &mut places, &mut looked_up);
         }
+        self.follow_links(touched.links, found, &mut places);
         places.extend(self.known.iter().cloned());
         let mut notes = Vec::new();
         for place in places {
@@ -123,46 +140,110 @@ impl RepoWatch {
     }
 
     /// The folders to look at: those with events since the last look and every folder below
-    /// one made; every folder when the watch cannot tell.
-    fn touched(&mut self) -> Vec<PathBuf> {
+    /// one made; every folder when the watch cannot tell; and the links among what was made.
+    fn touched(&mut self) -> Touched {
         let dirty = match &mut self.watch {
             Some(watch) => watch.take(),
             None => Dirty::All,
         };
+        let mut out = Touched::default();
         let dirs = match dirty {
             Dirty::Dirs(dirs) => dirs,
             Dirty::All => {
                 let mut watch = Watch::keeping_created(&self.ws);
-                let mut out = Vec::new();
                 let complete = walk(&self.ws, Path::new(""), watch.as_mut(), &mut out);
                 self.watch = watch.filter(|_| complete);
                 return out;
             }
         };
-        let created = self
+        let (created, entries) = self
             .watch
             .as_mut()
             .map(Watch::take_created)
             .unwrap_or_default();
-        let mut out: Vec<PathBuf> = dirs.iter().map(|d| self.ws.join(d)).collect();
+        out.dirs = dirs.iter().map(|d| self.ws.join(d)).collect();
+        out.links = entries
+            .iter()
+            .map(|rel| self.ws.join(rel))
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink()))
+            .collect();
         for rel in created {
             let rel = Path::new(&rel);
             if is_persons_git_dir(rel) {
                 continue;
             }
-            let complete = match (rel.file_name(), self.watch.as_mut()) {
-                // Only the folders holding its configuration are watched.
-                (Some(name), Some(w)) if is_other_vcs(name) => {
-                    out.push(self.ws.join(rel));
-                    watch_vcs_dir(w, rel)
-                }
-                _ => walk(&self.ws, rel, self.watch.as_mut(), &mut out),
-            };
+            let complete = walk(&self.ws, rel, self.watch.as_mut(), &mut out);
             if !complete {
                 self.watch = None;
             }
         }
         out
+    }
+
+    /// Where each new link (and each kept one) leads: the repository git would use there, as
+    /// git finds it, goes to `places`. A link to a folder, or to nothing yet, is kept.
+    fn follow_links(
+        &mut self,
+        new: Vec<PathBuf>,
+        found: &[(PathBuf, FileId)],
+        places: &mut BTreeSet<Place>,
+    ) {
+        let kept = std::mem::take(&mut self.links);
+        for link in kept.into_iter().chain(new) {
+            let Ok(meta) = std::fs::symlink_metadata(&link) else {
+                continue;
+            };
+            let target = std::fs::canonicalize(&link).ok();
+            if !meta.is_symlink() || target.as_ref().is_some_and(|t| !t.is_dir()) {
+                continue;
+            }
+            if let Some(place) = target.and_then(|t| self.discover(&t, found)) {
+                places.insert(place);
+            }
+            if self.links.len() < MAX_LINKS {
+                self.links.insert(link);
+            }
+        }
+    }
+
+    /// The repository git would use in the folder `dir` (canonical), as git finds it: each
+    /// level's `.git`, then the level as a git directory, up to the workspace (whose own is
+    /// guarded as a whole); a git directory's inside, or the person's submodules' and
+    /// worktrees' own, is nothing to judge.
+    fn discover(&self, dir: &Path, found: &[(PathBuf, FileId)]) -> Option<Place> {
+        for level in dir.ancestors() {
+            if !level.starts_with(&self.ws) || level == self.ws {
+                return None;
+            }
+            if level.file_name().is_some_and(|n| n == ".git") {
+                return None;
+            }
+            if std::fs::symlink_metadata(level.join(".git")).is_ok() {
+                return Some(Place::DotGit(level.to_path_buf()));
+            }
+            if is_git_dir_shaped(level) {
+                return (!self.is_persons_module(level, found))
+                    .then(|| Place::GitDir(level.to_path_buf()));
+            }
+        }
+        None
+    }
+
+    /// Whether `dir` is the git directory of a submodule or worktree of the workspace's or a
+    /// found repository (in its `.git`'s `modules` or `worktrees`).
+    fn is_persons_module(&self, dir: &Path, found: &[(PathBuf, FileId)]) -> bool {
+        let in_list = dir
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "modules" || n == "worktrees");
+        let dot_git = dir
+            .ancestors()
+            .skip(1)
+            .find(|a| a.file_name().is_some_and(|n| n == ".git"));
+        in_list
+            && dot_git.is_some_and(|g| {
+                g == self.ws.join(".git") || g.parent().is_some_and(|p| self.is_found(p, found))
+            })
     }
 
     /// The repositories a change in `dir` may have made or changed: `dir/.git`, `dir` or a
@@ -220,7 +301,7 @@ impl RepoWatch {
             Place::OtherVcs(dir) => match self.other_found.get(dir) {
                 Some(kept) if vcs_config(dir) == *kept => Ok(true),
                 Some(_) => Err("its configuration changed".into()),
-                None if !dir.is_dir() => Ok(false),
+                None if std::fs::symlink_metadata(dir).is_err() => Ok(false),
                 None => vet_other_vcs(dir).map(|()| true),
             },
         }
@@ -313,7 +394,7 @@ impl RepoWatch {
     }
 }
 
-/// The other version control systems whose metadata directories are watched.
+/// The other version control systems whose metadata directories are looked at.
 const OTHER_VCS: [&str; 2] = [".hg", ".jj"];
 
 /// Whether `name` is another version control system's metadata directory.
@@ -321,21 +402,12 @@ pub(super) fn is_other_vcs(name: &std::ffi::OsStr) -> bool {
     OTHER_VCS.iter().any(|v| name == *v)
 }
 
-/// Watches the folders of the metadata directory `rel` that hold its configuration; whether
-/// every one could be.
-pub(super) fn watch_vcs_dir(watch: &mut Watch, rel: &Path) -> bool {
-    let jj = rel.file_name().is_some_and(|n| n == ".jj");
-    let dirs = [Some(rel.to_path_buf()), jj.then(|| rel.join("repo"))];
-    dirs.into_iter()
-        .flatten()
-        .all(|d| d.to_str().is_some_and(|d| watch.add(d)))
-}
-
 /// The files in `.hg` that Mercurial reads configuration from (`sharedpath`: another
 /// repository's).
 const HG_CONFIG: [&str; 3] = ["hgrc", "hgrc-not-shared", "sharedpath"];
 
-/// The configuration files of the metadata directory `meta` now: `.hg`'s [`HG_CONFIG`], `.jj`'s `repo/config.toml` (one unreadable or too large counts as its name).
+/// The configuration files of the metadata directory `meta` now: `.hg`'s [`HG_CONFIG`],
+/// `.jj`'s `repo/config.toml` (one unreadable or too large counts as its name).
 fn vcs_config(meta: &Path) -> Kept {
     let mut kept = Kept::new();
     if meta.file_name().is_some_and(|n| n == ".jj") {
@@ -368,6 +440,14 @@ fn read_small(path: &Path) -> Option<Vec<u8>> {
 /// hold only `[paths]` (what `hg clone` writes) and share no other repository; Jujutsu's no
 /// repository configuration at all (`jj git init` and `clone` write none).
 fn vet_other_vcs(meta: &Path) -> Result<(), String> {
+    // Neither makes its metadata a link, nor jj its `repo` a file (a file there names another
+    // repository, which jj then uses).
+    if std::fs::symlink_metadata(meta).is_ok_and(|m| m.is_symlink()) {
+        return Err("it is a symbolic link".into());
+    }
+    if std::fs::symlink_metadata(meta.join("repo")).is_ok_and(|m| !m.is_dir()) {
+        return Err("its `repo` is not a plain directory (it names another repository)".into());
+    }
     let config = vcs_config(meta);
     if meta.file_name().is_some_and(|n| n == ".jj") {
         return match config.is_empty() {
@@ -391,7 +471,8 @@ fn vet_other_vcs(meta: &Path) -> Result<(), String> {
 /// the first other line when not.
 fn hgrc_only_paths(text: &str) -> Result<(), String> {
     let mut in_paths = false;
-    for line in text.lines() {
+    // Mercurial ends a line at a lone `\r` too.
+    for line in text.split(['\n', '\r']) {
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
             continue;
@@ -428,10 +509,10 @@ fn is_moved_aside(path: &Path) -> bool {
 /// Every folder at and below `rel` in `ws`, into `out` (absolute); each is watched before it is
 /// read. `.git` directories are entered too (a command may build a repository inside one,
 /// where a link leads the person), but not their `modules` and `worktrees` (the person's
-/// submodules' and worktrees' own git directories); other version control systems' only where
-/// their configuration is; no link is followed, nor what rein moved aside entered. Whether
-/// every folder could be watched.
-fn walk(ws: &Path, rel: &Path, mut watch: Option<&mut Watch>, out: &mut Vec<PathBuf>) -> bool {
+/// submodules' and worktrees' own git directories); so are `.hg` and `.jj`; no link is
+/// followed (links go to `out.links`), nor what rein moved aside entered. Whether every
+/// folder could be watched.
+fn walk(ws: &Path, rel: &Path, mut watch: Option<&mut Watch>, out: &mut Touched) -> bool {
     let mut complete = true;
     let mut stack = vec![rel.to_path_buf()];
     while let Some(rel) = stack.pop() {
@@ -447,22 +528,17 @@ fn walk(ws: &Path, rel: &Path, mut watch: Option<&mut Watch>, out: &mut Vec<Path
         let Some(entries) = entries else {
             continue;
         };
-        out.push(dir);
+        out.dirs.push(dir.clone());
         for entry in entries.flatten() {
             let name = entry.file_name();
-            if !entry.file_type().is_ok_and(|t| t.is_dir()) || is_persons_git_dir(&rel.join(&name))
-            {
+            let kind = entry.file_type();
+            if kind.as_ref().is_ok_and(|t| t.is_symlink()) {
+                out.links.push(dir.join(&name));
+            }
+            if !kind.is_ok_and(|t| t.is_dir()) || is_persons_git_dir(&rel.join(&name)) {
                 continue;
             }
-            if is_other_vcs(&name) {
-                let meta = rel.join(&name);
-                if let Some(w) = watch.as_deref_mut()
-                    && !watch_vcs_dir(w, &meta)
-                {
-                    complete = false;
-                }
-                out.push(ws.join(meta));
-            } else if !is_moved_aside(&entry.path()) {
+            if !is_moved_aside(&entry.path()) {
                 stack.push(rel.join(name));
             }
         }
@@ -739,6 +815,61 @@ mod tests {
         let notes = repos.check(&found);
         assert!(
             notes.len() == 1 && notes[0].contains("core.worktree"),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn mercurial_line_ends_links_and_a_jj_repo_file_are_caught() {
+        let Some((_d, ws, mut repos, found)) = armed() else {
+            return;
+        };
+        let cr = ws.join("cr/.hg");
+        std::fs::create_dir_all(&cr).unwrap();
+        std::fs::write(
+            cr.join("hgrc"),
+            "[paths]\ndefault = x\r[hooks]\rpre-status = touch /tmp/x\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(ws.join("hgdata")).unwrap();
+        std::fs::create_dir(ws.join("ln")).unwrap();
+        std::os::unix::fs::symlink("../hgdata", ws.join("ln/.hg")).unwrap();
+        std::fs::create_dir_all(ws.join("dangle")).unwrap();
+        std::os::unix::fs::symlink("../nowhere", ws.join("dangle/.hg")).unwrap();
+        std::fs::create_dir_all(ws.join("jf/.jj")).unwrap();
+        std::fs::write(ws.join("jf/.jj/repo"), "/elsewhere/.jj/repo").unwrap();
+        let notes = repos.check(&found).join("\n");
+        for (dir, why) in [
+            ("cr/.hg", "[hooks]"),
+            ("ln/.hg", "symbolic link"),
+            ("dangle/.hg", "symbolic link"),
+            ("jf/.jj", "`repo`"),
+        ] {
+            assert!(
+                notes.contains(&format!("`{dir}`")) && notes.contains(why),
+                "{dir}: {notes}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_repository_inside_one_moved_aside_is_judged_through_a_link() {
+        let Some((_d, ws, mut repos, found)) = armed() else {
+            return;
+        };
+        let bad = ws.join("bad");
+        std::fs::create_dir(&bad).unwrap();
+        assert!(git(&bad, &["init", "-q", "."]));
+        assert!(git(&bad, &["config", "core.pager", "sh"]));
+        assert_eq!(repos.check(&found).len(), 1);
+        let r = bad.join(".git.rein-unsafe/r");
+        std::fs::create_dir(&r).unwrap();
+        assert!(git(&r, &["init", "-q", "."]));
+        assert!(git(&r, &["config", "core.pager", "sh"]));
+        std::os::unix::fs::symlink("bad/.git.rein-unsafe/r", ws.join("tools")).unwrap();
+        let notes = repos.check(&found);
+        assert!(
+            notes.len() == 1 && notes[0].contains("`bad/.git.rein-unsafe/r`"),
             "{notes:?}"
         );
     }

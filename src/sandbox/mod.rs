@@ -694,6 +694,8 @@ pub fn run_sandboxed(sandbox: &Sandbox, argv: &[String]) -> std::io::Result<(i32
     cmd.args(args).env("TMPDIR", &sandbox.temp_dir);
     let mut supervision = sandbox.prepare(&mut cmd).map_err(std::io::Error::other)?;
     let mut child = cmd.spawn()?;
+    #[cfg(target_os = "linux")]
+    forward_stop_signals(child.id());
     // This thread blocks in `wait` below: the proxy must not need it.
     supervision.start_proxy(true);
     let status = child.wait()?;
@@ -710,6 +712,35 @@ pub fn run_sandboxed(sandbox: &Sandbox, argv: &[String]) -> std::io::Result<(i32
         None => done.status.code().unwrap_or(1),
     };
     Ok((code, notes))
+}
+
+/// The command [`run_sandboxed`] waits for, for the signal handler.
+#[cfg(target_os = "linux")]
+static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Passes Ctrl+C, `SIGTERM` and `SIGHUP` on to the command `pid` instead of letting them end
+/// rein at once: rein then waits for it and runs every check after it (dying first would
+/// leave the command running unsupervised and unchecked).
+#[cfg(target_os = "linux")]
+fn forward_stop_signals(pid: u32) {
+    extern "C" fn forward(signal: libc::c_int) {
+        let pid = FORWARD_TO.load(std::sync::atomic::Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: kill is async-signal-safe; the pid is the child rein has not reaped.
+            unsafe { libc::kill(pid, signal) };
+        }
+    }
+    FORWARD_TO.store(pid as i32, std::sync::atomic::Ordering::SeqCst);
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installs a handler that only loads an atomic and calls kill.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = forward as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
 }
 
 #[cfg(test)]

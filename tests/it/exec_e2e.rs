@@ -596,6 +596,49 @@ fn sigint_interrupts_the_turn_and_exits_130() {
     assert!(stdout(&ps).trim().is_empty(), "sleep still running");
 }
 
+/// `SIGTERM` (`timeout`) and `SIGHUP` (a closed terminal) stop a headless run as Ctrl+C does:
+/// the running command is stopped and the checks after it still run, here the one that moves
+/// aside a repository the command made with a program in it; rein exits 130.
+#[test]
+fn sigterm_and_sighup_stop_the_command_and_still_run_its_checks() {
+    for (signal, tag) in [(libc::SIGTERM, "30.4712"), (libc::SIGHUP, "30.4713")] {
+        let s = server(ProviderKind::OpenAi);
+        let command = format!(
+            "git init -q x && git -C x config core.fsmonitor 'touch \"$HOME/PWN\"; false #' && \
+             touch started && sleep {tag}"
+        );
+        s.push(Reply::tool_call("bash", json!({ "command": command })));
+        let w = World::new(&s);
+        let mut c = w.cmd();
+        c.args(["exec", "--yes", "wait"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = c.spawn().unwrap();
+        let started = w.ws.join("started");
+        support::pty::wait_until("the command to start", Duration::from_secs(20), || {
+            started.exists()
+        });
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(130),
+            "signal {signal}: {}",
+            stderr(&o)
+        );
+        let ps = std::process::Command::new("pgrep")
+            .args(["-f", &format!("^sleep {tag}$")])
+            .output()
+            .unwrap();
+        assert!(stdout(&ps).trim().is_empty(), "sleep {tag} still running");
+        assert!(
+            w.ws.join("x/.git.rein-unsafe").exists() && !w.ws.join("x/.git").exists(),
+            "signal {signal}: the check after the command did not run: {}",
+            stderr(&o)
+        );
+    }
+}
+
 #[test]
 fn sandbox_blocks_writes_outside_and_says_how_to_allow_them() {
     let s = server(ProviderKind::OpenAi);

@@ -900,4 +900,112 @@ mod made_in_the_session {
         person_git_in(&w, &w.ws.join("sub"));
         assert_eq!(payloads(&w), ["PWN-next"]);
     }
+
+    /// `rein sandbox` stopped by `SIGTERM` (`timeout`) or `SIGHUP`: the command is stopped,
+    /// and the checks after it still run (here the one that moves aside a repository it made
+    /// with a program in it); both mechanisms.
+    #[test]
+    fn rein_sandbox_stopped_by_a_signal_still_checks_what_the_command_left() {
+        for (fallback, signal, tag) in [
+            (false, libc::SIGTERM, "30.4714"),
+            (true, libc::SIGHUP, "30.4715"),
+        ] {
+            if !available(fallback) {
+                continue;
+            }
+            let s = ScriptedServer::openai();
+            let w = World::new(&s);
+            let script = format!(
+                "git init -q x && git -C x config core.fsmonitor 'touch \"$HOME/PWN\"; false #' && \
+                 touch started && sleep {tag}"
+            );
+            let mut c = rein(&w, fallback);
+            c.args(["sandbox", "--", "bash", "-c", &script])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let child = c.spawn().unwrap();
+            let started = w.ws.join("started");
+            crate::support::pty::wait_until("the command", Duration::from_secs(20), || {
+                started.exists()
+            });
+            unsafe { libc::kill(child.id() as i32, signal) };
+            let o = child.wait_with_output().unwrap();
+            let ps = Command::new("pgrep")
+                .args(["-f", &format!("^sleep {tag}$")])
+                .output()
+                .unwrap();
+            assert!(
+                String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
+                "sleep {tag} still running"
+            );
+            assert!(
+                w.ws.join("x/.git.rein-unsafe").exists() && !w.ws.join("x/.git").exists(),
+                "signal {signal}, fallback {fallback}: no check ran: {}",
+                stderr(&o)
+            );
+        }
+    }
+
+    /// The fourth review's: repositories where the walk does not go, reached through a link a
+    /// command made: inside a new `.hg`, in the `modules` of a repository the command made,
+    /// inside what rein moved aside, and one built there by a later command behind a link
+    /// made first (to nothing yet). Each is judged where the link leads.
+    fn attacks_through_links(fallback: bool) {
+        if !available(fallback) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        persons_repo(&w);
+        let first = [
+            new_repo("bad", ".", &fsmonitor("bad")),
+            "mkdir -p h/.hg\n".to_string(),
+            new_repo("h/.hg/r", ".", &fsmonitor("hg-inside")),
+            "ln -s h/.hg/r tools-hg\n".to_string(),
+            "git init -q y\n".to_string(),
+            new_repo("y/.git/modules/m", ".", &fsmonitor("modules")),
+            "ln -s y/.git/modules/m tools-mod\n".to_string(),
+        ]
+        .concat();
+        let second = [
+            new_repo("bad/.git.rein-unsafe/r", ".", &fsmonitor("in-aside")),
+            "ln -s bad/.git.rein-unsafe/r tools-aside\n".to_string(),
+            "ln -s bad/.git.rein-unsafe/late tools-late\n".to_string(),
+        ]
+        .concat();
+        let third = new_repo("bad/.git.rein-unsafe/late", ".", &fsmonitor("late"));
+        s.push(bash_call(&w, "first", &first))
+            .push(bash_call(&w, "second", &second))
+            .push(bash_call(&w, "third", &third))
+            .push(Reply::text("done"));
+        let mut c = rein(&w, fallback);
+        c.args(["exec", "--yes", "go"]);
+        let o = run_with_timeout(c, Duration::from_secs(90));
+        assert_ok(&o);
+        let said: String = (1..=3)
+            .map(|i| last_result(&s.request(i)).content + "\n")
+            .collect();
+        let tools = ["tools-hg", "tools-mod", "tools-aside", "tools-late"];
+        for dir in tools {
+            person_git_in(&w, &w.ws.join(dir));
+        }
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran: {said}");
+        // The oracle: put back, each would have run in the person's git there.
+        heads_back(&w.ws);
+        for dir in tools {
+            let real = std::fs::canonicalize(w.ws.join(dir)).unwrap();
+            git_back(&real);
+            person_git_in(&w, &w.ws.join(dir));
+        }
+        assert_eq!(
+            payloads(&w),
+            ["PWN-hg-inside", "PWN-in-aside", "PWN-late", "PWN-modules"]
+        );
+    }
+
+    #[test]
+    fn repositories_reached_through_links_are_judged_where_the_links_lead() {
+        attacks_through_links(false);
+        attacks_through_links(true);
+    }
 }
