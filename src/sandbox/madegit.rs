@@ -19,9 +19,12 @@
 //! Mercurial's `.hg` and Jujutsu's `.jj` run programs their configuration names too (hg's
 //! `[hooks]` on every command, `[extensions]`; jj's signing and diff programs): their
 //! configuration files (`.hg/hgrc`, `hgrc-not-shared`, `sharedpath`, `.jj/repo/config.toml`)
-//! are looked at whenever something in them changed. One found before the first command keeps them as they were (a change is put back, the
-//! command's version kept beside it); a new one may hold only what `hg clone` writes (its
-//! `[paths]`), else it is moved aside.
+//! are looked at whenever something in them changed. One found before the first command keeps
+//! them as they were (a change is put back, the command's version kept beside it); a new one
+//! may hold only what `hg clone` writes (its `[paths]`), else it is moved aside.
+//!
+//! A link a command makes is followed: the repository git would find where it leads is judged
+//! too, as the person may `cd` through it into a place no walk enters.
 //!
 //! [`NestedWalk::watching`]: super::git::NestedWalk::watching
 
@@ -407,10 +410,16 @@ pub(super) fn is_other_vcs(name: &std::ffi::OsStr) -> bool {
 const HG_CONFIG: [&str; 3] = ["hgrc", "hgrc-not-shared", "sharedpath"];
 
 /// The configuration files of the metadata directory `meta` now: `.hg`'s [`HG_CONFIG`],
-/// `.jj`'s `repo/config.toml` (one unreadable or too large counts as its name).
+/// `.jj`'s `repo/config.toml` and a `repo` that is not a directory (one unreadable or too
+/// large counts as its name).
 fn vcs_config(meta: &Path) -> Kept {
     let mut kept = Kept::new();
     if meta.file_name().is_some_and(|n| n == ".jj") {
+        // A `repo` that is not a directory names another repository, whose configuration jj
+        // then reads: counted as a configuration of its own.
+        if std::fs::symlink_metadata(meta.join("repo")).is_ok_and(|m| !m.is_dir()) {
+            kept.insert("repo".into(), read_small(&meta.join("repo")));
+        }
         let rel = PathBuf::from("repo/config.toml");
         if let Some(bytes) = read_small(&meta.join(&rel)) {
             kept.insert(rel, Some(bytes));
@@ -872,5 +881,23 @@ mod tests {
             notes.len() == 1 && notes[0].contains("`bad/.git.rein-unsafe/r`"),
             "{notes:?}"
         );
+    }
+
+    #[test]
+    fn a_found_jj_whose_repo_becomes_a_pointer_gets_it_moved_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join(".jj/repo/store")).unwrap();
+        let mut walk = super::super::git::NestedWalk::watching(&ws);
+        assert!(walk.run(&ws, usize::MAX));
+        let mut repos = RepoWatch::new(&ws, walk.take_watch(), &walk.other_vcs);
+        std::fs::rename(ws.join(".jj/repo"), ws.join("old-repo")).unwrap();
+        std::fs::write(ws.join(".jj/repo"), "/tmp/elsewhere/.jj/repo").unwrap();
+        let notes = repos.check(&[]);
+        assert!(
+            notes.len() == 1 && notes[0].contains("put it back"),
+            "{notes:?}"
+        );
+        assert!(ws.join(".jj/repo.rein-unsafe").is_file() && !ws.join(".jj/repo").exists());
     }
 }
