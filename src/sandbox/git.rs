@@ -258,8 +258,8 @@ pub(crate) struct NestedWalk {
     pub(crate) visited: usize,
     /// A watch of every directory walked (`None`: not wanted, or it cannot be complete).
     watch: Option<crate::checkpoint::watch::Watch>,
-    /// Other version control systems' metadata directories found (`.hg`, `.jj`), not entered
-    /// but for the folders holding their configuration (watched too).
+    /// Other version control systems' metadata directories found (`.hg`, `.jj`), walked like
+    /// any folder (see `madegit`).
     pub(crate) other_vcs: Vec<PathBuf>,
 }
 

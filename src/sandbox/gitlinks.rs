@@ -220,7 +220,7 @@ impl GitlinkCheck {
              sandbox; {why}, which git would run",
             shown_in(&self.ws, parent)
         );
-        move_aside(&self.ws, dot_git, &what)
+        Some(move_aside(&self.ws, dot_git, &what))
     }
 }
 
@@ -244,9 +244,8 @@ pub(super) fn shown_in(ws: &Path, p: &Path) -> String {
 /// command took first gets a random one instead, and a move that fails says so. A directory
 /// moved aside loses its own `HEAD` too, so that git does not take it for a git directory
 /// when the person looks into it.
-pub(super) fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> Option<String> {
-    let moved = rename_aside(dot_git);
-    Some(match moved {
+pub(super) fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> String {
+    match rename_aside(dot_git) {
         Ok(aside) => {
             if let Ok(m) = std::fs::symlink_metadata(&aside) {
                 crate::sync::lock(&MOVED_ASIDE).insert((m.dev(), m.ino()));
@@ -266,7 +265,7 @@ pub(super) fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> Option<String
              in the workspace.]",
             shown_in(ws, dot_git)
         ),
-    })
+    }
 }
 
 /// Renames `path` to a free name beside it: `NAME.rein-unsafe`, else with a random number
@@ -300,16 +299,17 @@ pub(super) fn rename_aside(path: &Path) -> std::io::Result<PathBuf> {
     Err(last)
 }
 
-/// `rename` that fails rather than replace `to` (`renameat2` with `RENAME_NOREPLACE`).
+/// `rename` that fails rather than replace `to` (`renameat2` with `RENAME_NOREPLACE`; where the
+/// file system does not support that, a look first: the command that could race it is over).
 fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
-    rustix::fs::renameat_with(
-        rustix::fs::CWD,
-        from,
-        rustix::fs::CWD,
-        to,
-        rustix::fs::RenameFlags::NOREPLACE,
-    )
-    .map_err(std::io::Error::from)
+    let flags = rustix::fs::RenameFlags::NOREPLACE;
+    match rustix::fs::renameat_with(rustix::fs::CWD, from, rustix::fs::CWD, to, flags) {
+        Err(rustix::io::Errno::INVAL) if std::fs::symlink_metadata(to).is_err() => {
+            std::fs::rename(from, to)
+        }
+        Err(rustix::io::Errno::INVAL) => Err(std::io::ErrorKind::AlreadyExists.into()),
+        other => other.map_err(std::io::Error::from),
+    }
 }
 
 /// After a command made the workspace's own repository (`ws/.git`, none before it): the person
@@ -326,7 +326,7 @@ pub(crate) fn vet_made_repository(ws: &Path) -> Option<String> {
         "the command made the workspace's git repository (.git), which the user's git uses on \
          their next `git status`, outside the sandbox; {why}, which git would run"
     );
-    move_aside(ws, &dot_git, &what)
+    Some(move_aside(ws, &dot_git, &what))
 }
 
 impl IndexCache {

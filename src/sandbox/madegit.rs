@@ -129,7 +129,7 @@ impl RepoWatch {
                     self.known.insert(place);
                 }
                 Err(why) => {
-                    notes.extend(self.move_aside(&place, &why));
+                    notes.push(self.move_aside(&place, &why));
                     // Not moved (the note says so): looked at, and said, again next time.
                     if self.still_there(&place) {
                         self.known.insert(place);
@@ -329,13 +329,13 @@ impl RepoWatch {
 
     /// Moves the `.git` (or the `HEAD`, or the `.hg`) of an unsafe repository aside, or puts
     /// back the configuration of one found before the first command; the note.
-    fn move_aside(&self, place: &Place, why: &str) -> Option<String> {
+    fn move_aside(&self, place: &Place, why: &str) -> String {
         let (dir, entry, kind) = match place {
             Place::DotGit(dir) => (dir, dir.join(".git"), "git repository"),
             Place::GitDir(dir) => (dir, dir.join("HEAD"), "git directory (`HEAD`, `objects`)"),
             Place::OtherVcs(meta) => {
                 if let Some(kept) = self.other_found.get(meta) {
-                    return Some(self.put_back(meta, kept));
+                    return self.put_back(meta, kept);
                 }
                 let what = format!(
                     "a command made the repository `{}`, whose program (a hook, an extension) the \
