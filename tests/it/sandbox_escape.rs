@@ -623,23 +623,44 @@ mod made_in_the_session {
         repositories_made_anywhere(true);
     }
 
-    /// The person's own Mercurial (`REIN_TEST_HG`, else `hg` on `PATH`); `None` (a visible
-    /// skip) when there is none.
+    /// The person's own Mercurial: `REIN_TEST_HG`, else `hg` on `PATH`, else the pinned one
+    /// `.ci/setup-hg.sh` installs from PyPI on first use (as the MCP servers and the local
+    /// model are); `None` (a visible skip) when none can be had.
     fn person_hg() -> Option<std::path::PathBuf> {
-        let hg = std::env::var_os("REIN_TEST_HG")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| "hg".into());
-        let runs = Command::new(&hg)
-            .arg("--version")
+        let runs = |hg: &Path| {
+            Command::new(hg)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if let Some(hg) = std::env::var_os("REIN_TEST_HG").map(std::path::PathBuf::from) {
+            return Some(hg).filter(|hg| runs(hg)).or_else(|| {
+                crate::support::skips::skip(
+                    "sandbox_escape Mercurial",
+                    "REIN_TEST_HG does not run",
+                );
+                None
+            });
+        }
+        if runs(Path::new("hg")) {
+            return Some("hg".into());
+        }
+        let setup = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/setup-hg.sh");
+        let installed = Command::new("bash")
+            .arg(&setup)
+            .stderr(Stdio::null())
             .output()
-            .is_ok_and(|o| o.status.success());
-        if !runs {
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+            .filter(|hg| runs(hg));
+        if installed.is_none() {
             crate::support::skips::skip(
                 "sandbox_escape Mercurial",
-                "no hg (set REIN_TEST_HG or run .ci/setup-hg.sh)",
+                "no hg, and .ci/setup-hg.sh could not install it (python3 venv and PyPI needed)",
             );
         }
-        runs.then_some(hg)
+        installed
     }
 
     /// `hg status` in `dir` as the person, with the world's `HOME`.
