@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 /// The largest index read; a larger one is checked the slow way (every nested `.git`).
 const MAX_INDEX: u64 = 256 << 20;
 /// The largest configuration file a new repository may have.
-const MAX_CONFIG: u64 = 256 << 10;
+pub(super) const MAX_CONFIG: u64 = 256 << 10;
 /// Submodules of submodules followed; deeper ones a command made are moved aside.
 const MAX_DEPTH: usize = 8;
 /// What an unsafe `.git` (or a git directory's `HEAD`) gets after its name when moved aside

@@ -30,7 +30,7 @@
 
 use super::git::FileId;
 use super::gitlinks::{
-    GitDir, git_dir_of, move_aside, rename_aside, shown_in, vet, was_moved_aside,
+    GitDir, MAX_CONFIG, git_dir_of, move_aside, rename_aside, shown_in, vet, was_moved_aside,
 };
 use crate::checkpoint::watch::{Dirty, Watch};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -51,9 +51,6 @@ enum Place {
 /// The configuration files of a metadata directory found before the first command, as they
 /// were then (`None`: missing), by their path inside it.
 type Kept = BTreeMap<PathBuf, Option<Vec<u8>>>;
-
-/// The largest configuration file kept or vetted.
-const MAX_CONFIG: u64 = 256 << 10;
 
 /// The look for repositories made after the first command's walk, kept for the session.
 #[derive(Debug)]

@@ -589,11 +589,20 @@ fn sigint_interrupts_the_turn_and_exits_130() {
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(started.elapsed() < Duration::from_secs(3));
     // The sleep is gone with the process group.
+    assert_sleep_gone("30.4711");
+}
+
+/// Asserts that no `sleep SECONDS` runs anywhere on the machine (each test sleeps a duration
+/// no other test does: `pgrep` sees every process).
+fn assert_sleep_gone(seconds: &str) {
     let ps = std::process::Command::new("pgrep")
-        .args(["-f", "^sleep 30.4711$"])
+        .args(["-f", &format!("^sleep {seconds}$")])
         .output()
         .unwrap();
-    assert!(stdout(&ps).trim().is_empty(), "sleep still running");
+    assert!(
+        stdout(&ps).trim().is_empty(),
+        "sleep {seconds} still running"
+    );
 }
 
 /// `SIGTERM` (`timeout`) and `SIGHUP` (a closed terminal) stop a headless run as Ctrl+C does:
@@ -626,11 +635,7 @@ fn sigterm_and_sighup_stop_the_command_and_still_run_its_checks() {
             "signal {signal}: {}",
             stderr(&o)
         );
-        let ps = std::process::Command::new("pgrep")
-            .args(["-f", &format!("^sleep {tag}$")])
-            .output()
-            .unwrap();
-        assert!(stdout(&ps).trim().is_empty(), "sleep {tag} still running");
+        assert_sleep_gone(tag);
         assert!(
             w.ws.join("x/.git.rein-unsafe").exists() && !w.ws.join("x/.git").exists(),
             "signal {signal}: the check after the command did not run: {}",

@@ -18,7 +18,7 @@ mod made_in_the_session {
     use rein::sandbox::{Mechanism, Sandbox, SandboxStatus};
     use serde_json::json;
     use std::path::Path;
-    use std::process::{Command, Output, Stdio};
+    use std::process::{Command, Stdio};
     use std::time::Duration;
 
     /// Whether rein gets the mechanism here (the fallback when `fallback`); says why not.
@@ -59,23 +59,7 @@ mod made_in_the_session {
         c
     }
 
-    /// The person's own git in `dir`, outside any sandbox, with the world's `HOME`.
-    fn git(w: &World, dir: &Path, args: &[&str]) -> Output {
-        let o = Command::new("git")
-            .args(["-c", "user.name=p", "-c", "user.email=p@example.com"])
-            .args(args)
-            .current_dir(dir)
-            .env("HOME", &w.home)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("git");
-        assert!(
-            o.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o
-    }
+    use crate::sandbox_e2e::{person_git, person_git_ok as git};
 
     /// The person's repository: one commit, and a submodule entry at `vendor/pre` with
     /// nothing checked out (as a hostile clone's history can hold).
@@ -591,13 +575,7 @@ mod made_in_the_session {
         let status = |dir: &str| git(&w, &w.ws.join(dir), &["status", "--short"]);
         // Where rein moved `.git` aside, the person's git finds no repository there.
         for dir in ["a/b/c", "lib", "x", "plain"] {
-            Command::new("git")
-                .args(["status", "--short"])
-                .current_dir(w.ws.join(dir))
-                .env("HOME", &w.home)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .output()
-                .expect("git");
+            person_git_in(&w, &w.ws.join(dir));
         }
         assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
         assert!(w.ws.join("plain/.git/config").is_file());
@@ -740,14 +718,9 @@ mod made_in_the_session {
         mercurial_repositories(true);
     }
 
-    /// Runs the person's git in `dir` (outside any sandbox), whatever it says.
+    /// Runs the person's `git status` in `dir`, whatever it says.
     fn person_git_in(w: &World, dir: &Path) {
-        let _ = Command::new("git")
-            .args(["status", "--short"])
-            .current_dir(dir)
-            .env("HOME", &w.home)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output();
+        person_git(w, dir, &["status", "--short"]);
     }
 
     /// Renames the directory or link rein moved `dir/.git` to (any `.git.rein-unsafe*` name that

@@ -129,22 +129,33 @@ fn attacked(s: &ScriptedServer, i: usize) -> String {
     r
 }
 
-/// The person's own git in the workspace, outside any sandbox.
-fn git(w: &World, args: &[&str]) -> Output {
-    let o = Command::new("git")
+/// The person's own git in `dir`, outside any sandbox, with the world's `HOME`; whatever it
+/// says (where rein moved a repository aside, there is none).
+pub fn person_git(w: &World, dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
         .args(["-c", "user.name=p", "-c", "user.email=p@example.com"])
         .args(args)
-        .current_dir(&w.ws)
+        .current_dir(dir)
         .env("HOME", &w.home)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
-        .expect("git");
+        .expect("git")
+}
+
+/// [`person_git`] in `dir`, which must succeed.
+pub fn person_git_ok(w: &World, dir: &Path, args: &[&str]) -> Output {
+    let o = person_git(w, dir, args);
     assert!(
         o.status.success(),
         "git {args:?}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
     o
+}
+
+/// The person's own git in the workspace, which must succeed.
+fn git(w: &World, args: &[&str]) -> Output {
+    person_git_ok(w, &w.ws, args)
 }
 
 /// A repository in the workspace with one commit, made by the person.
