@@ -50,6 +50,9 @@ const GO: u8 = b'g';
 const MAX_FDS: usize = 7;
 
 static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+/// A pidfd of rein (the zygote's parent), for the children's parent-death check; -1 where the
+/// kernel has none.
+static REIN_PIDFD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
 static ON: AtomicBool = AtomicBool::new(false);
 static CLIENT: Mutex<Option<Client>> = Mutex::new(None);
 
@@ -103,7 +106,7 @@ pub(super) fn launch(req: &Request, fds: &[BorrowedFd<'_>]) -> Option<io::Result
     let mut slot = crate::sync::lock(&CLIENT);
     for _ in 0..2 {
         if slot.is_none() {
-            match Client::start(program) {
+            match start_from_lasting_thread(program) {
                 Ok(c) => *slot = Some(c),
                 Err(e) => {
                     tracing::warn!("sandbox: the zygote cannot start ({e}); forking instead");
@@ -123,6 +126,40 @@ pub(super) fn launch(req: &Request, fds: &[BorrowedFd<'_>]) -> Option<io::Result
         }
     }
     None
+}
+
+/// Where the zygote is started from (see [`start_from_lasting_thread`]).
+type StartRequest = (PathBuf, std::sync::mpsc::Sender<io::Result<Client>>);
+
+static STARTER: OnceLock<Mutex<std::sync::mpsc::Sender<StartRequest>>> = OnceLock::new();
+
+/// Starts the zygote from a thread that lives as long as rein. The children the zygote makes
+/// for rein (`CLONE_PARENT`) have that thread as their parent, and the kernel sends a
+/// parent-death signal when the parent *thread* exits: started from a thread of tokio's
+/// blocking pool, which ends after some idle seconds, every command would be killed with it.
+fn start_from_lasting_thread(program: &Path) -> io::Result<Client> {
+    let starter = STARTER.get_or_init(|| {
+        let (send, receive) = std::sync::mpsc::channel::<StartRequest>();
+        let spawned = std::thread::Builder::new()
+            .name("rein-zygote-parent".into())
+            .spawn(move || {
+                // Ends only with the process: the sender is kept in a static.
+                for (program, answer) in receive {
+                    let _ = answer.send(Client::start(&program));
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("sandbox: no thread to start the zygote from ({e})");
+        }
+        Mutex::new(send)
+    });
+    let (answer, answered) = std::sync::mpsc::channel();
+    crate::sync::lock(starter)
+        .send((program.to_path_buf(), answer))
+        .map_err(|_| io::Error::other("the zygote's parent thread is gone"))?;
+    answered
+        .recv()
+        .map_err(|_| io::Error::other("the zygote's parent thread is gone"))?
 }
 
 /// A call that started nothing and may be sent to a new zygote, or was answered with an error
@@ -255,6 +292,10 @@ pub fn serve() -> i32 {
     // Each command's start is a chain of wake-ups: run soon after each (see `slice`). Without
     // it (an older kernel) commands start as before, only later under load.
     let _ = super::slice::request(super::slice::SHORT_NS);
+    // Close-on-exec, as every pidfd: no command gets it. Kept for the zygote's lifetime.
+    // SAFETY: getppid cannot fail; pidfd_open takes a pid and no flags.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getppid(), 0) };
+    REIN_PIDFD.store(i32::try_from(pidfd).unwrap_or(-1), Ordering::SeqCst);
     // SAFETY: rein passes the socket as stdin, and nothing else in this process uses it.
     let socket = unsafe { OwnedFd::from_raw_fd(0) };
     let mut buf = vec![0u8; MAX_REQUEST];
@@ -511,6 +552,30 @@ fn wait_for_go(go: RawFd) -> io::Result<()> {
     }
 }
 
+/// In the child, rein's own (`CLONE_PARENT`), after its namespaces and ids are set (a change
+/// of credentials clears it): killed when rein dies, even by `SIGKILL`, which takes the
+/// command's PID namespace (or, without one, the command, see `confine_command`) with it.
+/// Exits when rein died before this was armed: until rein's last thread has exited, the
+/// child is the child of one of them, and is signalled when that one exits. `getppid` cannot
+/// tell (it is 0 in a PID namespace of its own), rein's pidfd can.
+fn die_with_rein() -> io::Result<()> {
+    // SAFETY: plain prctl, and a poll of one descriptor without waiting.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut rein = libc::pollfd {
+            fd: REIN_PIDFD.load(Ordering::SeqCst),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        if rein.fd >= 0 && libc::poll(&mut rein, 1, 0) != 0 {
+            libc::_exit(1);
+        }
+    }
+    Ok(())
+}
+
 /// Sends one `(pid, errno)` answer.
 fn send_reply(socket: &OwnedFd, pid: i32, errno: i32) -> bool {
     let mut reply = [0u8; 8];
@@ -602,7 +667,10 @@ impl Ready {
                 return Err(io::Error::last_os_error());
             }
         }
-        let gate = || wait_for_go(go);
+        let gate = || {
+            die_with_rein()?;
+            wait_for_go(go)
+        };
         match init {
             Some(entry) => self.confinement.enter_as_init(entry, &gate, start),
             None => self.confinement.enter_after(&gate, Some(start)),

@@ -595,14 +595,7 @@ fn sigint_interrupts_the_turn_and_exits_130() {
 /// Asserts that no `sleep SECONDS` runs anywhere on the machine (each test sleeps a duration
 /// no other test does: `pgrep` sees every process).
 fn assert_sleep_gone(seconds: &str) {
-    let ps = std::process::Command::new("pgrep")
-        .args(["-f", &format!("^sleep {seconds}$")])
-        .output()
-        .unwrap();
-    assert!(
-        stdout(&ps).trim().is_empty(),
-        "sleep {seconds} still running"
-    );
+    assert!(!sleep_running(seconds), "sleep {seconds} still running");
 }
 
 /// `SIGTERM` (`timeout`) and `SIGHUP` (a closed terminal) stop a headless run as Ctrl+C does:
@@ -642,6 +635,56 @@ fn sigterm_and_sighup_stop_the_command_and_still_run_its_checks() {
             stderr(&o)
         );
     }
+}
+
+/// `SIGKILL` gives rein no chance to stop anything, so the command must die with it: the
+/// command and what it left running in the background are gone soon after, sandboxed or not
+/// (with the sandboxes off, the command itself: nothing is left to find its background).
+#[test]
+fn a_command_dies_with_rein_even_when_rein_is_killed_outright() {
+    for (sandbox, tags) in [
+        ("workspace-write", &["30.4716", "30.4717"][..]),
+        ("off", &["30.4718"][..]),
+    ] {
+        let s = server(ProviderKind::OpenAi);
+        let command = match tags {
+            [background, foreground] => {
+                format!("(sleep {background} &); touch started; sleep {foreground}")
+            }
+            _ => format!("touch started; sleep {}", tags[0]),
+        };
+        s.push(Reply::tool_call("bash", json!({ "command": command })));
+        let w = World::new(&s);
+        w.user_config(&format!(
+            "retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nmode = \"{sandbox}\"\n"
+        ));
+        let mut c = w.cmd();
+        c.args(["exec", "--yes", "wait"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = c.spawn().unwrap();
+        let started = w.ws.join("started");
+        support::pty::wait_until("the command to start", Duration::from_secs(20), || {
+            started.exists()
+        });
+        for tag in tags {
+            assert!(sleep_running(tag), "{sandbox}: sleep {tag} never ran");
+        }
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        child.wait().unwrap();
+        for tag in tags {
+            let what = format!("{sandbox}: sleep {tag} to die with rein");
+            support::pty::wait_until(&what, Duration::from_secs(10), || !sleep_running(tag));
+        }
+    }
+}
+
+fn sleep_running(seconds: &str) -> bool {
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", &format!("^sleep {seconds}$")])
+        .output()
+        .unwrap();
+    !stdout(&ps).trim().is_empty()
 }
 
 #[test]
