@@ -128,7 +128,8 @@ pub(super) fn explain(sb: &Sandbox, output: &str, exit_code: Option<i32>) -> Opt
         Blocked::Protected(p) => format!(
             "[sandbox] {p} is read-only in the sandbox: git's configuration and hooks (everything in .git \
              but objects, refs, logs, the index, HEAD and git's other state files, nested repositories' .git, \
-             and the hook directories core.hooksPath names) and .rein/ are protected. \
+             the hook directories core.hooksPath names and the files git's configuration includes) and .rein/ \
+             are protected. \
              Ask the user to make this change themselves."
         ),
         Blocked::Outside(p) => format!(
@@ -248,8 +249,8 @@ impl Roots {
         }
         if path.starts_with(&self.workspace) {
             // Inside the workspace only the sandbox's read-only binds answer EROFS: in .git
-            // everything but the data and state files git writes, .rein, nested repositories
-            // and hook directories.
+            // everything but the data and state files git writes, .rein, nested repositories,
+            // hook directories and included configuration files.
             return match mode {
                 SandboxMode::ReadOnly => Some(Blocked::ReadOnlyWorkspace(raw.to_string())),
                 _ if erofs => Some(Blocked::Protected(raw.to_string())),

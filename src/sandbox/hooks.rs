@@ -1,8 +1,11 @@
-//! Hook directories inside the workspace: where the person's git configuration points
-//! `core.hooksPath` (husky's `.husky/_`, a project's `.githooks`), git runs what it finds at
-//! the person's next commit, outside the sandbox, and (for an ignored directory) out of sight.
-//! They are protected like `.git/hooks`: read-only for commands, "always asks" for the file
-//! tools, and put back after a command that re-pointed them.
+//! Hook directories and configuration files inside the workspace that the person's git obeys:
+//! where their configuration points `core.hooksPath` (husky's `.husky/_`, a project's
+//! `.githooks`), git runs what it finds at the person's next commit, outside the sandbox, and
+//! (for an ignored directory) out of sight; a file their configuration includes
+//! (`include.path = ../.gitconfig`, the usual way a team shares settings) can set
+//! `core.fsmonitor` or an alias that runs at their next `git status`. Both are protected like
+//! `.git/hooks`: read-only for commands, "always asks" for the file tools, and put back after a
+//! command that re-pointed them (or removed when a command made one that was missing).
 //!
 //! Found by reading the configuration files git reads (system, global, the repository's, and
 //! every file they include, conditional includes too), never by running git: every value any
@@ -29,47 +32,59 @@ struct Entry {
     value: String,
 }
 
-/// The hook directories the person's git configuration names inside `ws` (canonical), as
-/// paths relative to it: each as configured (normalized) and, where links lead elsewhere in
-/// the workspace, as it resolves. Directories inside `.git` or `.rein`, protected anyway, and
-/// the workspace itself (which cannot be made read-only) are left out.
-pub(crate) fn hook_dirs(ws: &Path) -> Vec<PathBuf> {
+/// The hook directories and configuration files (read, included, or looked for and missing)
+/// the person's git configuration names inside `ws` (canonical), as paths relative to it: each
+/// as configured (normalized) and, where links lead elsewhere in the workspace, as it
+/// resolves. Paths inside `.git` or `.rein`, protected anyway, and the workspace itself (which
+/// cannot be made read-only) are left out.
+pub(crate) fn persons_git_paths(ws: &Path) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let repo = super::git::repository(ws);
     let git = repo.as_ref().map(|(_, git)| git.as_path());
-    let values = hooks_path_values(home.as_deref(), git, super::stamp::settled_now());
+    let read = read_configuration(home.as_deref(), git, super::stamp::settled_now());
     let root = repo.map_or_else(|| ws.to_path_buf(), |(root, _)| root);
-    let mut dirs = Vec::new();
-    for value in values {
-        // Resolved anew each time: a command may re-point a link on the way.
-        for rel in inside(ws, &root, home.as_deref(), &value) {
-            if !dirs.contains(&rel) {
-                dirs.push(rel);
+    let hook_dirs = read
+        .hooks_paths
+        .iter()
+        .filter_map(|value| expand(value, home.as_deref(), &root));
+    let mut paths = Vec::new();
+    // Resolved anew each time: a command may re-point a link on the way.
+    for path in hook_dirs.chain(read.files) {
+        for rel in inside(ws, path) {
+            if !paths.contains(&rel) {
+                paths.push(rel);
             }
         }
     }
-    dirs
+    paths
+}
+
+/// What the configuration gives: every `core.hooksPath` value, and every file read for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Read {
+    hooks_paths: Vec<String>,
+    files: Vec<PathBuf>,
 }
 
 /// The values last read, and every file read (or looked for) to get them, with its stamp.
 struct LastRead {
     top: Vec<PathBuf>,
     files: Vec<(PathBuf, Stamp)>,
-    values: Vec<String>,
+    read: Read,
 }
 
 /// The last read: it is asked for before every command and file-tool write, and the files
 /// rarely change (reading and parsing them anew cost ~50 µs a command).
 static LAST_READ: std::sync::Mutex<Option<LastRead>> = std::sync::Mutex::new(None);
 
-/// Every `core.hooksPath` value the configuration files give, read anew when any file read
-/// for the last answer (or looked for and missing) changed. The answer is kept for next time
-/// only if no file changed after `settled`.
-fn hooks_path_values(
+/// Every `core.hooksPath` value the configuration files give, and the files, read anew when
+/// any file read for the last answer (or looked for and missing) changed. The answer is kept
+/// for next time only if no file changed after `settled`.
+fn read_configuration(
     home: Option<&Path>,
     git: Option<&Path>,
     settled: std::time::SystemTime,
-) -> Vec<String> {
+) -> Read {
     let top = config_files(home, git);
     if let Some(last) = crate::sync::lock(&LAST_READ).as_ref()
         && last.top == top
@@ -78,7 +93,7 @@ fn hooks_path_values(
             .iter()
             .all(|(f, s)| super::stamp::of_path(f) == *s)
     {
-        return last.values.clone();
+        return last.read.clone();
     }
     let (mut files, mut values) = (Vec::new(), Vec::new());
     for file in &top {
@@ -87,12 +102,16 @@ fn hooks_path_values(
     let keep = !files
         .iter()
         .any(|(_, s)| super::stamp::unsettled(s, settled));
+    let read = Read {
+        hooks_paths: values,
+        files: files.iter().map(|(f, _)| f.clone()).collect(),
+    };
     *crate::sync::lock(&LAST_READ) = keep.then(|| LastRead {
         top,
         files,
-        values: values.clone(),
+        read: read.clone(),
     });
-    values
+    read
 }
 
 /// The configuration files git reads for a repository whose git directory is `git`: more
@@ -187,12 +206,9 @@ fn expand(value: &str, home: Option<&Path>, base: &Path) -> Option<PathBuf> {
     Some(super::explain::normalize(&path))
 }
 
-/// Where the hooks path `value` lies inside `ws`, relative to it: as written and as it
-/// resolves through links. A relative hooks path is relative to the work tree's `root`.
-fn inside(ws: &Path, root: &Path, home: Option<&Path>, value: &str) -> Vec<PathBuf> {
-    let Some(lexical) = expand(value, home, root) else {
-        return Vec::new();
-    };
+/// Where `lexical` (absolute, normalized) lies inside `ws`, relative to it: as written and as
+/// it resolves through links.
+fn inside(ws: &Path, lexical: PathBuf) -> Vec<PathBuf> {
     let physical = super::paths::physical_path(&lexical);
     let mut out = Vec::new();
     for path in std::iter::once(lexical).chain(physical) {
@@ -203,7 +219,9 @@ fn inside(ws: &Path, root: &Path, home: Option<&Path>, value: &str) -> Vec<PathB
         let protected_anyway =
             matches!(first, Some(Component::Normal(n)) if n == ".git" || n == ".rein");
         if first.is_none() {
-            tracing::warn!("core.hooksPath is the workspace itself; it cannot be protected");
+            tracing::warn!(
+                "git's configuration names the workspace itself; it cannot be protected"
+            );
         } else if !protected_anyway && !out.iter().any(|r: &PathBuf| r == rel) {
             out.push(rel.to_path_buf());
         }
@@ -404,7 +422,7 @@ mod tests {
         }
         let mut dirs = Vec::new();
         for v in &values {
-            dirs.extend(inside(&ws, &ws, Some(&home), v));
+            dirs.extend(inside(&ws, expand(v, Some(&home), &ws).unwrap()));
         }
         dirs.sort();
         let want: Vec<PathBuf> = [".husky/_", "linked", "tools/hooks"]
@@ -425,13 +443,42 @@ mod tests {
             ".",
             "~/hooks",
         ] {
-            assert!(inside(&ws, &ws, Some(&home), v).is_empty(), "{v}");
+            let path = expand(v, Some(&home), &ws).unwrap();
+            assert!(inside(&ws, path).is_empty(), "{v}");
         }
         // Relative to the work tree's root, which may lie above the workspace.
         let sub = ws.join("tools");
+        let path = expand("tools/hooks", Some(&home), &ws).unwrap();
+        assert_eq!(inside(&sub, path), [PathBuf::from("hooks")]);
+    }
+
+    #[test]
+    fn files_the_configuration_includes_inside_the_workspace_are_found_missing_or_not() {
+        let (_d, ws, home) = world();
+        // The usual way to share a team's settings: the repository's own configuration
+        // includes a tracked file; the person's global one includes another that is missing.
+        std::fs::write(
+            ws.join(".git/config"),
+            "[include]\n\tpath = ../.gitconfig\n",
+        )
+        .unwrap();
+        std::fs::write(ws.join(".gitconfig"), "[alias]\n\tst = status\n").unwrap();
+        let global = format!(
+            "[includeIf \"onbranch:x\"]\npath = {}/team/conf\n",
+            ws.display()
+        );
+        std::fs::write(home.join(".gitconfig"), global).unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        let read = read_configuration(Some(&home), Some(&ws.join(".git")), later);
+        let mut found: Vec<PathBuf> = read
+            .files
+            .into_iter()
+            .flat_map(|f| inside(&ws, f))
+            .collect();
+        found.sort();
         assert_eq!(
-            inside(&sub, &ws, Some(&home), "tools/hooks"),
-            [PathBuf::from("hooks")]
+            found,
+            [PathBuf::from(".gitconfig"), PathBuf::from("team/conf")]
         );
     }
 
@@ -454,7 +501,7 @@ mod tests {
         std::fs::write(home.join(".gitconfig"), "[include]\npath = conf/more\n").unwrap();
         // Everything counts as settled: the answer is kept at once.
         let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
-        let values = || hooks_path_values(Some(&home), Some(&git), later);
+        let values = || read_configuration(Some(&home), Some(&git), later).hooks_paths;
         assert_eq!(values(), ["a"]);
         assert_eq!(values(), ["a"]);
         // An included file that was missing appears.

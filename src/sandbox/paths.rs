@@ -17,7 +17,7 @@ pub struct ResolvedPath {
     /// Whether it lies inside the workspace (compared by components).
     pub inside_workspace: bool,
     /// Whether it is a protected path inside the workspace (`.git/` internals, `.rein/`, a
-    /// hook directory the person's git configuration names).
+    /// hook directory or included file the person's git configuration names).
     pub protected: bool,
 }
 
@@ -73,7 +73,7 @@ fn describe(workspace: &Path, path: PathBuf) -> ResolvedPath {
         Ok(rel) => {
             let protected = rel.components().any(
                 |c| matches!(c, Component::Normal(n) if PROTECTED_NAMES.iter().any(|p| n == *p)),
-            ) || in_hook_dir(workspace, rel)
+            ) || in_persons_git_path(workspace, rel)
                 || in_linked_git_dir(workspace, rel)
                 || in_git_dir_shaped(workspace, rel);
             let display = if rel.as_os_str().is_empty() {
@@ -97,10 +97,11 @@ fn describe(workspace: &Path, path: PathBuf) -> ResolvedPath {
     }
 }
 
-/// Whether `rel` lies in (or is) a hook directory the person's git configuration names.
-fn in_hook_dir(workspace: &Path, rel: &Path) -> bool {
+/// Whether `rel` lies in (or is) a hook directory or configuration file the person's git
+/// configuration names.
+fn in_persons_git_path(workspace: &Path, rel: &Path) -> bool {
     !rel.as_os_str().is_empty()
-        && super::hooks::hook_dirs(workspace)
+        && super::hooks::persons_git_paths(workspace)
             .iter()
             .any(|dir| rel.starts_with(dir))
 }

@@ -187,6 +187,38 @@ fn accept_edits_never_writes_a_folder_into_a_git_directory() {
 /// (hg's hooks on every command, jj's signing program), so writes there ask like `.git`'s
 /// (refused: nobody to ask); so does a write named through `.git` to the file a link there
 /// leads to.
+/// A file the person's git configuration includes from the workspace (a team's shared
+/// `.gitconfig`, here not made yet) is git configuration too: accept-edits mode asks before
+/// writing it, as it asks for `.git/config` (headless: refused).
+#[test]
+fn accept_edits_never_writes_a_configuration_file_the_persons_git_includes() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&w.ws)
+            .env("HOME", &w.home)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    git(&["init", "-q"]);
+    git(&["config", "include.path", "../.gitconfig"]);
+    for path in [".gitconfig", "notes.txt"] {
+        s.push(Reply::tool_call(
+            "write_file",
+            json!({"path": path, "content": "[core]\nfsmonitor = touch /tmp/x\n"}),
+        ));
+    }
+    s.push(Reply::text("Done."));
+    let o = w.exec(&["--mode", "accept-edits", "configure"]);
+    assert!(w.read("notes.txt").is_some(), "{}", stderr(&o));
+    let r = last_result(&s.request(1)).content;
+    assert!(r.starts_with("Refused without asking"), "{r}");
+    assert!(w.read(".gitconfig").is_none(), ".gitconfig was written");
+}
+
 #[test]
 fn accept_edits_never_writes_other_version_control_metadata() {
     let s = ScriptedServer::openai();

@@ -455,6 +455,42 @@ pub fn hook_directories_the_persons_git_uses_are_protected_too(mode: Mode) {
     );
 }
 
+/// Class 1 for configuration files the person's git includes from the workspace (a team's
+/// shared `.gitconfig` that the repository's configuration includes, and a file the global
+/// configuration includes that does not exist yet): a command can neither change, swap nor
+/// make one, so the person's later `git status` and commit run no `core.fsmonitor` from it.
+pub fn configuration_files_the_persons_git_includes_are_protected_too(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    let shared = "[alias]\n\tst = status\n";
+    w.write(".gitconfig", shared);
+    git(&w, &["config", "include.path", "../.gitconfig"]);
+    let global = std::fs::read_to_string(w.home.join(".gitconfig")).unwrap();
+    let missing = w.ws.join("team/extra.inc");
+    let include = format!("{global}[include]\n\tpath = {}\n", missing.display());
+    std::fs::write(w.home.join(".gitconfig"), include).unwrap();
+    let plant = format!(
+        "printf '[core]\\n\\tfsmonitor = {s} appended\\n' >> .gitconfig; \
+         mkdir -p team && printf '[core]\\n\\tfsmonitor = {s} made\\n' > team/extra.inc; \
+         mv .gitconfig old.gitconfig && printf '[core]\\n\\tfsmonitor = {s} swapped\\n' > .gitconfig; \
+         echo attempted",
+        s = payload_script.display()
+    );
+    s.push(script(&w, &plant)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    attacked(&s, 1);
+    assert_eq!(
+        std::fs::read_to_string(w.ws.join(".gitconfig")).unwrap(),
+        shared,
+        "the shared configuration is as it was"
+    );
+    assert!(!missing.exists(), "an included file was made");
+    persons_git_runs_nothing(&w, &marker);
+}
+
 /// Class 1 (`.rein`): a command cannot plant rein's project settings for the next run.
 pub fn a_planted_rein_dir_is_gone_before_the_next_run(mode: Mode) {
     let Some((s, w)) = mode.world() else {
@@ -1155,6 +1191,7 @@ macro_rules! sandbox_classes {
             a_repository_made_in_the_session_is_protected_from_then_on,
             nested_repositories_are_protected_too,
             hook_directories_the_persons_git_uses_are_protected_too,
+            configuration_files_the_persons_git_includes_are_protected_too,
             a_planted_rein_dir_is_gone_before_the_next_run,
             secrets_never_reach_the_model_or_the_session,
             builds_work_with_the_real_toolchains,
