@@ -3,8 +3,9 @@
 //! on demand with `read_skill`.
 //!
 //! Searched, highest precedence first (the first skill of a name wins):
-//! `<repo root>/.agents/skills/*/`, `<repo root>/.claude/skills/*/`, `~/.agents/skills/*/`,
-//! `~/.claude/skills/*/`. The front matter is parsed with `serde_norway` (a maintained fork of
+//! `~/.agents/skills/*/`, `~/.claude/skills/*/`, `<repo root>/.agents/skills/*/`,
+//! `<repo root>/.claude/skills/*/`. The person's own skills come first (as in Claude Code): a
+//! repository's skill of the same name cannot replace the instructions they wrote. The front matter is parsed with `serde_norway` (a maintained fork of
 //! `serde_yaml`), so any valid YAML works, block scalars included.
 
 use serde::Deserialize;
@@ -76,14 +77,13 @@ pub fn read_skill_file(project: &Path, path: &Path) -> std::io::Result<String> {
 /// The directories searched, highest precedence first.
 fn search_dirs(home: Option<&Path>, cwd: &Path) -> Vec<PathBuf> {
     let root = crate::repo::repo_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
-    let mut dirs = vec![
-        root.join(".agents").join("skills"),
-        root.join(".claude").join("skills"),
-    ];
+    let mut dirs = Vec::new();
     if let Some(home) = home {
         dirs.push(home.join(".agents").join("skills"));
         dirs.push(home.join(".claude").join("skills"));
     }
+    dirs.push(root.join(".agents").join("skills"));
+    dirs.push(root.join(".claude").join("skills"));
     // Started in the home directory, the project dirs are the user dirs: search them once.
     let mut seen = Vec::new();
     dirs.retain(|d| {

@@ -242,7 +242,7 @@ impl Sandbox {
         // Hook directories the person's git configuration names in the workspace: the same,
         // for the same reason (read anew for every command: the person may change it).
         let hooks = match write_ws {
-            true => super::hooks::persons_git_paths(&ws),
+            true => super::hooks::persons_config_paths(&ws),
             false => Vec::new(),
         };
         if write_ws {

@@ -10,6 +10,8 @@
 //! Found by reading the configuration files git reads (system, global, the repository's, and
 //! every file they include, conditional includes too), never by running git: every value any
 //! of them gives counts, so a hooks path only some condition selects is protected as well.
+//! Mercurial's `%include` (a repository's `.hg/hgrc` including a team's `../.hgrc`, whose
+//! `[hooks]` run at the person's next `hg status`) is followed the same way.
 
 use super::stamp::Stamp;
 use std::os::unix::fs::OpenOptionsExt;
@@ -33,15 +35,20 @@ struct Entry {
 }
 
 /// The hook directories and configuration files (read, included, or looked for and missing)
-/// the person's git configuration names inside `ws` (canonical), as paths relative to it: each
+/// the person's git and Mercurial configuration names inside `ws` (canonical), as paths relative to it: each
 /// as configured (normalized) and, where links lead elsewhere in the workspace, as it
 /// resolves. Paths inside `.git` or `.rein`, protected anyway, and the workspace itself (which
 /// cannot be made read-only) are left out.
-pub(crate) fn persons_git_paths(ws: &Path) -> Vec<PathBuf> {
+pub(crate) fn persons_config_paths(ws: &Path) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let repo = super::git::repository(ws);
     let git = repo.as_ref().map(|(_, git)| git.as_path());
-    let read = read_configuration(home.as_deref(), git, super::stamp::settled_now());
+    let hg = ws.ancestors().map(|d| d.join(".hg")).find(|d| d.is_dir());
+    let top = Top {
+        git: config_files(home.as_deref(), git),
+        hg: hg_config_files(home.as_deref(), hg.as_deref()),
+    };
+    let read = read_configuration(top, home.as_deref(), super::stamp::settled_now());
     let root = repo.map_or_else(|| ws.to_path_buf(), |(root, _)| root);
     let hook_dirs = read
         .hooks_paths
@@ -66,9 +73,16 @@ struct Read {
     files: Vec<PathBuf>,
 }
 
+/// The configuration files read first: git's, and Mercurial's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Top {
+    git: Vec<PathBuf>,
+    hg: Vec<PathBuf>,
+}
+
 /// The values last read, and every file read (or looked for) to get them, with its stamp.
 struct LastRead {
-    top: Vec<PathBuf>,
+    top: Top,
     files: Vec<(PathBuf, Stamp)>,
     read: Read,
 }
@@ -80,12 +94,7 @@ static LAST_READ: std::sync::Mutex<Option<LastRead>> = std::sync::Mutex::new(Non
 /// Every `core.hooksPath` value the configuration files give, and the files, read anew when
 /// any file read for the last answer (or looked for and missing) changed. The answer is kept
 /// for next time only if no file changed after `settled`.
-fn read_configuration(
-    home: Option<&Path>,
-    git: Option<&Path>,
-    settled: std::time::SystemTime,
-) -> Read {
-    let top = config_files(home, git);
+fn read_configuration(top: Top, home: Option<&Path>, settled: std::time::SystemTime) -> Read {
     if let Some(last) = crate::sync::lock(&LAST_READ).as_ref()
         && last.top == top
         && last
@@ -96,8 +105,11 @@ fn read_configuration(
         return last.read.clone();
     }
     let (mut files, mut values) = (Vec::new(), Vec::new());
-    for file in &top {
+    for file in &top.git {
         read_config(file, home, 0, &mut files, &mut values);
+    }
+    for file in &top.hg {
+        read_hgrc(file, home, 0, &mut files);
     }
     let keep = !files
         .iter()
@@ -169,6 +181,93 @@ fn read_config(
     }
 }
 
+/// The configuration files Mercurial reads for a repository whose metadata is `hg` (its
+/// `.hg`): the system's, the person's, `HGRCPATH`'s files, and the repository's own.
+fn hg_config_files(home: Option<&Path>, hg: Option<&Path>) -> Vec<PathBuf> {
+    let mut files = vec![PathBuf::from("/etc/mercurial/hgrc")];
+    if let Some(paths) = std::env::var_os("HGRCPATH") {
+        for path in std::env::split_paths(&paths) {
+            match std::fs::read_dir(&path) {
+                // A directory stands for its `*.rc` files.
+                Ok(dir) => files.extend(
+                    dir.flatten()
+                        .map(|e| e.path())
+                        .filter(|p| p.extension().is_some_and(|e| e == "rc")),
+                ),
+                Err(_) => files.push(path),
+            }
+        }
+    }
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".config")));
+    files.extend(xdg.map(|x| x.join("hg/hgrc")));
+    files.extend(home.map(|h| h.join(".hgrc")));
+    if let Some(hg) = hg {
+        files.push(hg.join("hgrc"));
+        files.push(hg.join("hgrc-not-shared"));
+    }
+    files
+}
+
+/// Adds `file` (with its stamp) and every file it `%include`s, as Mercurial reads them, to
+/// `seen`.
+fn read_hgrc(file: &Path, home: Option<&Path>, depth: usize, seen: &mut Vec<(PathBuf, Stamp)>) {
+    if depth > DEPTH_LIMIT || seen.len() >= FILES_LIMIT || seen.iter().any(|(f, _)| f == file) {
+        return;
+    }
+    let (stamp, text) = read_text(file);
+    seen.push((file.to_path_buf(), stamp));
+    let Some(text) = text else {
+        return;
+    };
+    // Mercurial ends a line at a lone `\r` too; `%include` counts only at a line's start.
+    for line in text.split(['\n', '\r']) {
+        let Some(rest) = line.strip_prefix("%include") else {
+            continue;
+        };
+        let name = rest.trim();
+        if !rest.starts_with([' ', '\t']) || name.is_empty() {
+            continue;
+        }
+        let base = file.parent().unwrap_or(Path::new("/"));
+        let name = expand_vars(name, |var| std::env::var(var).ok());
+        if let Some(path) = expand(&name, home, base) {
+            read_hgrc(&path, home, depth + 1, seen);
+        }
+    }
+}
+
+/// `$NAME` and `${NAME}` replaced by their values (the environment's, as Mercurial expands an
+/// included path); an unknown name stays as written.
+fn expand_vars(value: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, tail) = match after.strip_prefix('{') {
+            Some(braced) => match braced.find('}') {
+                Some(end) => (&braced[..end], &braced[end + 1..]),
+                None => ("", after),
+            },
+            None => {
+                let end = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                (&after[..end], &after[end..])
+            }
+        };
+        match lookup(name).filter(|_| !name.is_empty()) {
+            Some(v) => out.push_str(&v),
+            None => out.push_str(&rest[at..rest.len() - tail.len()]),
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A configuration file's stamp (taken before reading: a later change shows in the next one)
 /// and its text: a regular file (links followed, dotfiles are often links), never a FIFO that
 /// would block, at most [`CONFIG_LIMIT`] bytes.
@@ -216,8 +315,9 @@ fn inside(ws: &Path, lexical: PathBuf) -> Vec<PathBuf> {
             continue;
         };
         let first = rel.components().next();
-        let protected_anyway =
-            matches!(first, Some(Component::Normal(n)) if n == ".git" || n == ".rein");
+        // `.hg`'s and `.jj`'s configuration is put back after each command (see `madegit`).
+        let protected_anyway = matches!(first, Some(Component::Normal(n))
+            if [".git", ".rein", ".hg", ".jj"].iter().any(|p| n == *p));
         if first.is_none() {
             tracing::warn!(
                 "git's configuration names the workspace itself; it cannot be protected"
@@ -469,7 +569,11 @@ mod tests {
         );
         std::fs::write(home.join(".gitconfig"), global).unwrap();
         let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
-        let read = read_configuration(Some(&home), Some(&ws.join(".git")), later);
+        let top = Top {
+            git: config_files(Some(&home), Some(&ws.join(".git"))),
+            hg: Vec::new(),
+        };
+        let read = read_configuration(top, Some(&home), later);
         let mut found: Vec<PathBuf> = read
             .files
             .into_iter()
@@ -480,6 +584,51 @@ mod tests {
             found,
             [PathBuf::from(".gitconfig"), PathBuf::from("team/conf")]
         );
+    }
+
+    #[test]
+    fn files_mercurial_includes_inside_the_workspace_are_found_as_mercurial_reads_them() {
+        let (_d, ws, home) = world();
+        std::fs::create_dir(ws.join(".hg")).unwrap();
+        // Relative to the including file; a lone `\r` ends a line; `%include` only at a line's
+        // start.
+        std::fs::write(
+            ws.join(".hg/hgrc"),
+            "[ui]\rx = 1\r%include ../team.hgrc\n  %include ../indented\n%includes ../no\n",
+        )
+        .unwrap();
+        std::fs::write(ws.join("team.hgrc"), "%include sub/$REIN_TEST_HG_VAR.rc\n").unwrap();
+        std::fs::write(
+            home.join(".hgrc"),
+            format!("%include {}/x.rc\n", ws.display()),
+        )
+        .unwrap();
+        // SAFETY: this test's process only (nextest runs each test in its own).
+        unsafe { std::env::set_var("REIN_TEST_HG_VAR", "more") };
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        let top = Top {
+            git: Vec::new(),
+            hg: hg_config_files(Some(&home), Some(&ws.join(".hg"))),
+        };
+        let read = read_configuration(top, Some(&home), later);
+        let mut found: Vec<PathBuf> = read
+            .files
+            .into_iter()
+            .flat_map(|f| inside(&ws, f))
+            .collect();
+        found.sort();
+        let want: Vec<PathBuf> = ["sub/more.rc", "team.hgrc", "x.rc"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(found, want);
+    }
+
+    #[test]
+    fn variables_in_an_included_path_are_expanded_as_mercurial_does() {
+        let env = |name: &str| (name == "TEAM").then(|| "t".to_string());
+        assert_eq!(expand_vars("a/$TEAM/${TEAM}.rc", env), "a/t/t.rc");
+        assert_eq!(expand_vars("$NOPE/${NOPE}/$/${", env), "$NOPE/${NOPE}/$/${");
     }
 
     #[test]
@@ -501,7 +650,11 @@ mod tests {
         std::fs::write(home.join(".gitconfig"), "[include]\npath = conf/more\n").unwrap();
         // Everything counts as settled: the answer is kept at once.
         let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
-        let values = || read_configuration(Some(&home), Some(&git), later).hooks_paths;
+        let top = Top {
+            git: config_files(Some(&home), Some(&git)),
+            hg: Vec::new(),
+        };
+        let values = || read_configuration(top.clone(), Some(&home), later).hooks_paths;
         assert_eq!(values(), ["a"]);
         assert_eq!(values(), ["a"]);
         // An included file that was missing appears.

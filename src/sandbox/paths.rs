@@ -73,7 +73,7 @@ fn describe(workspace: &Path, path: PathBuf) -> ResolvedPath {
         Ok(rel) => {
             let protected = rel.components().any(
                 |c| matches!(c, Component::Normal(n) if PROTECTED_NAMES.iter().any(|p| n == *p)),
-            ) || in_persons_git_path(workspace, rel)
+            ) || in_persons_config_path(workspace, rel)
                 || in_linked_git_dir(workspace, rel)
                 || in_git_dir_shaped(workspace, rel);
             let display = if rel.as_os_str().is_empty() {
@@ -97,11 +97,11 @@ fn describe(workspace: &Path, path: PathBuf) -> ResolvedPath {
     }
 }
 
-/// Whether `rel` lies in (or is) a hook directory or configuration file the person's git
-/// configuration names.
-fn in_persons_git_path(workspace: &Path, rel: &Path) -> bool {
+/// Whether `rel` lies in (or is) a hook directory or configuration file the person's git or
+/// Mercurial configuration names.
+fn in_persons_config_path(workspace: &Path, rel: &Path) -> bool {
     !rel.as_os_str().is_empty()
-        && super::hooks::persons_git_paths(workspace)
+        && super::hooks::persons_config_paths(workspace)
             .iter()
             .any(|dir| rel.starts_with(dir))
 }

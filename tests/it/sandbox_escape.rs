@@ -718,6 +718,54 @@ mod made_in_the_session {
         mercurial_repositories(true);
     }
 
+    /// A workspace that is a Mercurial repository whose `.hg/hgrc` includes a team's file
+    /// (`%include ../team.hgrc`): a command gives that file a `pre-status` hook, in place and
+    /// by swapping it. The person's `hg status` runs nothing; the file is as it was. With the
+    /// command's version, it would run.
+    fn mercurial_includes(fallback: bool) {
+        if !available(fallback) {
+            return;
+        }
+        let Some(hg) = person_hg() else { return };
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        let o = Command::new(&hg)
+            .arg("init")
+            .arg(&w.ws)
+            .env("HOME", &w.home)
+            .output()
+            .expect("hg");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::write(
+            w.ws.join(".hg/hgrc"),
+            "[ui]\nusername = p\n%include ../team.hgrc\n",
+        )
+        .unwrap();
+        let team = "[ui]\nverbose = false\n";
+        w.write("team.hgrc", team);
+        let hook = |tag: &str| format!("[hooks]\npre-status = touch \"$HOME/PWN-{tag}\"\n");
+        let script = format!(
+            "printf '%s' '{}' >> team.hgrc || true\n\
+             (mv team.hgrc team.old && printf '%s' '{}' > team.hgrc) || true\n",
+            hook("appended"),
+            hook("swapped")
+        );
+        sandboxed(&w, fallback, "hg-include", &script);
+        assert_eq!(w.read("team.hgrc").as_deref(), Some(team));
+        hg_status(&hg, &w, &w.ws);
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
+        // The oracle: the command's version would have run in the person's hg.
+        w.write("team.hgrc", &hook("included"));
+        hg_status(&hg, &w, &w.ws);
+        assert_eq!(payloads(&w), ["PWN-included"]);
+    }
+
+    #[test]
+    fn files_mercurial_includes_run_nothing_in_the_persons_hg() {
+        mercurial_includes(false);
+        mercurial_includes(true);
+    }
+
     /// Runs the person's `git status` in `dir`, whatever it says.
     fn person_git_in(w: &World, dir: &Path) {
         person_git(w, dir, &["status", "--short"]);

@@ -53,7 +53,9 @@ fn describe(catalog: &SkillCatalog) -> Vec<(String, String)> {
 }
 
 #[test]
-fn discovers_user_and_project_skills_with_project_precedence() {
+/// The person's own skills win over a project's of the same name (a hostile repository cannot
+/// replace the instructions they wrote); `.agents` before `.claude` at each level.
+fn discovers_user_and_project_skills_with_the_persons_first() {
     let l = layout();
     let user = l.home.join(".agents/skills");
     let user_claude = l.home.join(".claude/skills");
@@ -98,13 +100,13 @@ fn discovers_user_and_project_skills_with_project_precedence() {
             ("legacy", "From ~/.claude"),
             ("pdf", "User PDF skill"),
             ("review", "Project review skill"),
-            ("shared", "project version"),
+            ("shared", "user version"),
         ]
         .map(|(a, b)| (a.to_string(), b.to_string()))
     );
     let shared = catalog.get("shared").unwrap();
-    assert_eq!(shared.dir, project.join("x"));
-    assert_eq!(shared.path, project.join("x/SKILL.md"));
+    assert_eq!(shared.dir, user.join("shared"));
+    assert_eq!(shared.path, user.join("shared/SKILL.md"));
     // The three losers are reported, each naming the winner.
     let shadowed: Vec<&Path> = catalog.skipped.iter().map(|s| s.path.as_path()).collect();
     assert_eq!(shadowed.len(), 3, "{:?}", catalog.skipped);
