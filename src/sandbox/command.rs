@@ -241,10 +241,17 @@ impl Sandbox {
         }
         // Hook directories the person's git configuration names in the workspace: the same,
         // for the same reason (read anew for every command: the person may change it).
-        let hooks = match write_ws {
+        let mut hooks = match write_ws {
             true => super::hooks::persons_config_paths(&ws),
             false => Vec::new(),
         };
+        if write_ws {
+            for dir in super::hooks::nested_hook_dirs(&ws, &found) {
+                if !hooks.contains(&dir) {
+                    hooks.push(dir);
+                }
+            }
+        }
         if write_ws {
             supervision.tripwire = Some(tripwire::Tripwire::arm(&ws, !namespaces, &found, &hooks));
         }

@@ -87,22 +87,30 @@ struct LastRead {
     read: Read,
 }
 
-/// The last read: it is asked for before every command and file-tool write, and the files
-/// rarely change (reading and parsing them anew cost ~50 µs a command).
-static LAST_READ: std::sync::Mutex<Option<LastRead>> = std::sync::Mutex::new(None);
+/// The last reads, one per set of top files (the workspace's repository, and each nested
+/// one): asked for before every command and file-tool write, and the files rarely change
+/// (reading and parsing them anew cost ~50 µs a command).
+static LAST_READS: std::sync::Mutex<Vec<LastRead>> = std::sync::Mutex::new(Vec::new());
+
+/// The most reads kept (a workspace with more nested repositories reads some anew each time).
+const READS_KEPT: usize = 256;
 
 /// Every `core.hooksPath` value the configuration files give, and the files, read anew when
 /// any file read for the last answer (or looked for and missing) changed. The answer is kept
 /// for next time only if no file changed after `settled`.
 fn read_configuration(top: Top, home: Option<&Path>, settled: std::time::SystemTime) -> Read {
-    if let Some(last) = crate::sync::lock(&LAST_READ).as_ref()
-        && last.top == top
+    let mut kept = crate::sync::lock(&LAST_READS);
+    let at = kept.iter().position(|last| last.top == top);
+    if let Some(last) = at.map(|i| &kept[i])
         && last
             .files
             .iter()
             .all(|(f, s)| super::stamp::of_path(f) == *s)
     {
         return last.read.clone();
+    }
+    if let Some(i) = at {
+        kept.swap_remove(i);
     }
     let (mut files, mut values) = (Vec::new(), Vec::new());
     for file in &top.git {
@@ -118,12 +126,78 @@ fn read_configuration(top: Top, home: Option<&Path>, settled: std::time::SystemT
         hooks_paths: values,
         files: files.iter().map(|(f, _)| f.clone()).collect(),
     };
-    *crate::sync::lock(&LAST_READ) = keep.then(|| LastRead {
-        top,
-        files,
-        read: read.clone(),
-    });
+    if keep && kept.len() < READS_KEPT {
+        kept.push(LastRead {
+            top,
+            files,
+            read: read.clone(),
+        });
+    }
     read
+}
+
+/// The hook directories nested repositories use inside `ws`, relative to it: for each of
+/// `nested` (a repository's `.git` entry, relative to `ws`), every `core.hooksPath` its own
+/// configuration or the person's gives, relative to that repository's root (a relative global
+/// `core.hooksPath = .githooks` names one in every repository).
+pub(crate) fn nested_hook_dirs(ws: &Path, nested: &[PathBuf]) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let settled = super::stamp::settled_now();
+    let mut dirs = Vec::new();
+    // A `.git` entry's folder is a work tree's root (a linked git directory is not one).
+    let roots = nested
+        .iter()
+        .filter(|entry| entry.file_name().is_some_and(|n| n == ".git"))
+        .filter_map(|entry| ws.join(entry).parent().map(Path::to_path_buf));
+    for root in roots {
+        for rel in repository_hook_dirs(ws, &root, home.as_deref(), settled) {
+            if !dirs.contains(&rel) {
+                dirs.push(rel);
+            }
+        }
+    }
+    dirs
+}
+
+/// The hook directories inside `ws` that git uses for the repository whose work tree's root
+/// is `root`, relative to `ws`.
+fn repository_hook_dirs(
+    ws: &Path,
+    root: &Path,
+    home: Option<&Path>,
+    settled: std::time::SystemTime,
+) -> Vec<PathBuf> {
+    let git = super::git::repository(root)
+        .filter(|(found, _)| found == root)
+        .map(|(_, git)| git);
+    let top = Top {
+        git: config_files(home, git.as_deref()),
+        hg: Vec::new(),
+    };
+    let read = read_configuration(top, home, settled);
+    read.hooks_paths
+        .iter()
+        .filter_map(|value| expand(value, home, root))
+        .flat_map(|path| inside(ws, path))
+        .collect()
+}
+
+/// Whether `rel` (relative to `ws`) lies in a hook directory of the nearest repository holding
+/// it below the workspace's own (one nested in the workspace).
+pub(crate) fn in_nested_hook_dir(ws: &Path, rel: &Path) -> bool {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let path = ws.join(rel);
+    let Some(root) = path
+        .ancestors()
+        .skip(1)
+        .take_while(|d| d.starts_with(ws) && *d != ws)
+        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
+    else {
+        return false;
+    };
+    repository_hook_dirs(ws, root, home.as_deref(), super::stamp::settled_now())
+        .iter()
+        .any(|dir| rel.starts_with(dir))
 }
 
 /// The configuration files git reads for a repository whose git directory is `git`: more

@@ -98,12 +98,13 @@ fn describe(workspace: &Path, path: PathBuf) -> ResolvedPath {
 }
 
 /// Whether `rel` lies in (or is) a hook directory or configuration file the person's git or
-/// Mercurial configuration names.
+/// Mercurial configuration names, for the workspace's repository or a nested one.
 fn in_persons_config_path(workspace: &Path, rel: &Path) -> bool {
     !rel.as_os_str().is_empty()
-        && super::hooks::persons_config_paths(workspace)
+        && (super::hooks::persons_config_paths(workspace)
             .iter()
             .any(|dir| rel.starts_with(dir))
+            || super::hooks::in_nested_hook_dir(workspace, rel))
 }
 
 /// Whether `rel` lies in the repository a `.git` file or link points to inside the workspace

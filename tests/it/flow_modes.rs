@@ -188,8 +188,9 @@ fn accept_edits_never_writes_a_folder_into_a_git_directory() {
 /// (refused: nobody to ask); so does a write named through `.git` to the file a link there
 /// leads to.
 /// A file the person's git configuration includes from the workspace (a team's shared
-/// `.gitconfig`, here not made yet) is git configuration too: accept-edits mode asks before
-/// writing it, as it asks for `.git/config` (headless: refused).
+/// `.gitconfig`, here not made yet) is git configuration too, and a nested repository's hook
+/// directory holds hooks: accept-edits mode asks before writing either, as it asks for
+/// `.git/config` (headless: refused).
 #[test]
 fn accept_edits_never_writes_a_configuration_file_the_persons_git_includes() {
     let s = ScriptedServer::openai();
@@ -205,7 +206,11 @@ fn accept_edits_never_writes_a_configuration_file_the_persons_git_includes() {
     };
     git(&["init", "-q"]);
     git(&["config", "include.path", "../.gitconfig"]);
-    for path in [".gitconfig", "notes.txt"] {
+    // A nested repository's own hook directory (husky in a package of its own).
+    std::fs::create_dir(w.ws.join("lib")).unwrap();
+    git(&["-C", "lib", "init", "-q"]);
+    git(&["-C", "lib", "config", "core.hooksPath", ".husky/_"]);
+    for path in [".gitconfig", "lib/.husky/_/pre-commit", "notes.txt"] {
         s.push(Reply::tool_call(
             "write_file",
             json!({"path": path, "content": "[core]\nfsmonitor = touch /tmp/x\n"}),
@@ -214,9 +219,11 @@ fn accept_edits_never_writes_a_configuration_file_the_persons_git_includes() {
     s.push(Reply::text("Done."));
     let o = w.exec(&["--mode", "accept-edits", "configure"]);
     assert!(w.read("notes.txt").is_some(), "{}", stderr(&o));
-    let r = last_result(&s.request(1)).content;
-    assert!(r.starts_with("Refused without asking"), "{r}");
-    assert!(w.read(".gitconfig").is_none(), ".gitconfig was written");
+    for (i, path) in [(1, ".gitconfig"), (2, "lib/.husky/_/pre-commit")] {
+        let r = last_result(&s.request(i)).content;
+        assert!(r.starts_with("Refused without asking"), "{path}: {r}");
+        assert!(w.read(path).is_none(), "{path} was written");
+    }
 }
 
 #[test]

@@ -455,6 +455,58 @@ pub fn hook_directories_the_persons_git_uses_are_protected_too(mode: Mode) {
     );
 }
 
+/// Class 1 for the hook directories of repositories nested in the workspace: the nested
+/// repository's own `core.hooksPath` (husky in a package that is a repository of its own) and
+/// the person's relative global one (`core.hooksPath = .githooks` names one in every
+/// repository). A command cannot make either; the person's later commits there, under either
+/// configuration, run nothing.
+pub fn hook_directories_of_nested_repositories_are_protected_too(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    let global = std::fs::read_to_string(w.home.join(".gitconfig")).unwrap();
+    let relative = format!("{global}[core]\n\thooksPath = .githooks\n");
+    std::fs::write(w.home.join(".gitconfig"), relative).unwrap();
+    let lib = w.ws.join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["config", "core.hooksPath", ".husky/_"],
+    ] {
+        person_git_ok(&w, &lib, args);
+    }
+    w.write("lib/a.txt", "a\n");
+    person_git_ok(&w, &lib, &["add", "a.txt"]);
+    person_git_ok(&w, &lib, &["commit", "-qm", "first"]);
+    let plant = format!(
+        "for d in lib/.husky/_ lib/.githooks; do mkdir -p $d && \
+         printf '#!/bin/sh\\n{s} nested\\n' > $d/pre-commit && chmod +x $d/pre-commit; done; \
+         echo attempted",
+        s = payload_script.display()
+    );
+    s.push(script(&w, &plant)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    attacked(&s, 1);
+    for dir in ["lib/.husky/_/pre-commit", "lib/.githooks/pre-commit"] {
+        assert!(!w.ws.join(dir).exists(), "{dir} was made");
+    }
+    // The nested repository's own hooks path, then the global one, in force.
+    w.write("lib/b.txt", "b\n");
+    person_git_ok(&w, &lib, &["add", "b.txt"]);
+    person_git_ok(&w, &lib, &["commit", "-qm", "with husky's hooks path"]);
+    person_git_ok(&w, &lib, &["config", "--unset", "core.hooksPath"]);
+    w.write("lib/c.txt", "c\n");
+    person_git_ok(&w, &lib, &["add", "c.txt"]);
+    person_git_ok(&w, &lib, &["commit", "-qm", "with the global hooks path"]);
+    assert_eq!(
+        ran(&marker),
+        Vec::<String>::new(),
+        "a payload ran in the person's git"
+    );
+}
+
 /// Class 1 for configuration files the person's git includes from the workspace (a team's
 /// shared `.gitconfig` that the repository's configuration includes, and a file the global
 /// configuration includes that does not exist yet): a command can neither change, swap nor
@@ -1192,6 +1244,7 @@ macro_rules! sandbox_classes {
             nested_repositories_are_protected_too,
             hook_directories_the_persons_git_uses_are_protected_too,
             configuration_files_the_persons_git_includes_are_protected_too,
+            hook_directories_of_nested_repositories_are_protected_too,
             a_planted_rein_dir_is_gone_before_the_next_run,
             secrets_never_reach_the_model_or_the_session,
             builds_work_with_the_real_toolchains,
