@@ -89,15 +89,9 @@ pub(crate) fn read_small(path: &Path) -> Option<String> {
     Some(text)
 }
 
-/// The git directory of the repository holding `dir`: the nearest `.git` directory above it,
-/// or where a `.git` file (`gitdir: …`, worktrees and submodules) points. A symlinked `.git`
-/// is not followed.
-pub(crate) fn git_dir(dir: &Path) -> Option<PathBuf> {
-    repository(dir).map(|(_, git)| git)
-}
-
-/// The repository holding `dir`: its work tree's root (where `.git` is) and its git directory
-/// (see [`git_dir`]).
+/// The repository holding `dir`: its work tree's root (where `.git` is) and its git directory:
+/// the nearest `.git` directory above it, or where a `.git` file (`gitdir: …`, worktrees and
+/// submodules) points. A symlinked `.git` is not followed.
 pub(crate) fn repository(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     for d in dir.ancestors() {
         let dot_git = d.join(".git");
@@ -223,12 +217,45 @@ fn valid_branch(name: &str) -> bool {
 }
 
 /// The current branch of the repository holding `dir`, read from `HEAD` (no git process);
-/// `None` when detached, not a repository, or anything looks off.
+/// `None` when detached, not a repository, or anything looks off, and when a `.git` file
+/// names a git directory that does not belong to this work tree (see [`belongs_to`]).
 pub fn current_branch(dir: &Path) -> Option<String> {
-    let head = read_small(&git_dir(dir)?.join("HEAD"))?;
+    let (root, git) = repository(dir)?;
+    if !std::fs::symlink_metadata(root.join(".git")).is_ok_and(|m| m.is_dir())
+        && !belongs_to(&root, &git)
+    {
+        return None;
+    }
+    let head = read_small(&git.join("HEAD"))?;
     let name = head.strip_suffix('\n').unwrap_or(&head);
     let name = name.strip_prefix("ref: refs/heads/")?;
     valid_branch(name).then(|| name.to_string())
+}
+
+/// Whether the git directory `git` that the `.git` file in `root` names is this work tree's
+/// own: inside it, a submodule's in its superproject's `.git/modules`, or a linked worktree's
+/// whose `gitdir` file points back at that `.git` file. A repository's `.git` file could
+/// otherwise name any repository of the person's (`gitdir: /home/me/secret/.git`), and rein
+/// would read its branch into the model's context, past the sandbox that hides it.
+fn belongs_to(root: &Path, git: &Path) -> bool {
+    let (Ok(root), Ok(git)) = (std::fs::canonicalize(root), std::fs::canonicalize(git)) else {
+        return false;
+    };
+    if git.starts_with(&root) {
+        return true;
+    }
+    let submodule = git.ancestors().any(|modules| {
+        modules.file_name().is_some_and(|n| n == "modules")
+            && modules
+                .parent()
+                .filter(|dot_git| dot_git.file_name().is_some_and(|n| n == ".git"))
+                .and_then(Path::parent)
+                .is_some_and(|superproject| root.starts_with(superproject))
+    });
+    let back = read_small(&git.join("gitdir"))
+        .map(|text| PathBuf::from(text.trim_end_matches(['\n', '\r'])))
+        .and_then(|path| std::fs::canonicalize(path).ok());
+    submodule || back == Some(root.join(".git"))
 }
 
 /// Entries a walk for nested repositories visits at most: beyond, the rest of a huge tree
@@ -570,13 +597,32 @@ mod tests {
         std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/a b\n").unwrap();
         assert_eq!(current_branch(&repo), None);
 
-        // A worktree's `.git` file points elsewhere.
+        // A worktree's `.git` file points elsewhere, where a `gitdir` file points back.
         let wt = root.join("wt");
         std::fs::create_dir_all(root.join("gitdirs/wt")).unwrap();
         std::fs::create_dir_all(&wt).unwrap();
         std::fs::write(wt.join(".git"), "gitdir: ../gitdirs/wt\n").unwrap();
         std::fs::write(root.join("gitdirs/wt/HEAD"), "ref: refs/heads/memory\n").unwrap();
+        assert_eq!(
+            current_branch(&wt),
+            None,
+            "no way back: not this work tree's"
+        );
+        let back = format!("{}\n", wt.join(".git").display());
+        std::fs::write(root.join("gitdirs/wt/gitdir"), back).unwrap();
         assert_eq!(current_branch(&wt).as_deref(), Some("memory"));
+        // A submodule's, in its superproject's `.git/modules`.
+        std::fs::create_dir_all(repo.join(".git/modules/lib")).unwrap();
+        std::fs::create_dir_all(repo.join("lib")).unwrap();
+        std::fs::write(repo.join("lib/.git"), "gitdir: ../.git/modules/lib\n").unwrap();
+        std::fs::write(repo.join(".git/modules/lib/HEAD"), "ref: refs/heads/sub\n").unwrap();
+        assert_eq!(current_branch(&repo.join("lib")).as_deref(), Some("sub"));
+        // Another repository of the person's, named by a repository's `.git` file.
+        let hostile = root.join("hostile");
+        std::fs::create_dir_all(&hostile).unwrap();
+        let secret_repo = format!("gitdir: {}\n", root.join("gitdirs/wt").display());
+        std::fs::write(hostile.join(".git"), secret_repo).unwrap();
+        assert_eq!(current_branch(&hostile), None);
 
         // A HEAD that is a link (to a secret, say) is not read; a symlinked .git is not
         // followed.

@@ -224,14 +224,47 @@ impl GitlinkCheck {
     }
 }
 
-/// What rein moved aside in this process, by device and inode: the look for repositories
-/// made does not take them for new ones (see `madegit`).
-static MOVED_ASIDE: Mutex<std::collections::BTreeSet<(u64, u64)>> =
+/// What rein moved aside in this process, by device, inode and change time: the look for
+/// repositories made does not take them for new ones (see `madegit`). The change time tells
+/// an entry from a new one given the same inode number once it was deleted (a command could
+/// make folders until one gets it); an entry changed since is looked at again, which is safe.
+static MOVED_ASIDE: Mutex<std::collections::BTreeSet<AsideId>> =
     Mutex::new(std::collections::BTreeSet::new());
 
-/// Whether the entry `meta` describes is one rein moved aside.
-pub(super) fn was_moved_aside(meta: &std::fs::Metadata) -> bool {
-    crate::sync::lock(&MOVED_ASIDE).contains(&(meta.dev(), meta.ino()))
+/// Device, inode, change time in seconds and nanoseconds, and the inode's generation where
+/// the file system gives one (a reused inode number gets a new one; a change time may not
+/// differ where the clock is coarse).
+type AsideId = (u64, u64, i64, i64, Option<u32>);
+
+fn aside_id(path: &Path, meta: &std::fs::Metadata) -> AsideId {
+    let id = (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec());
+    (id.0, id.1, id.2, id.3, generation(path))
+}
+
+/// The inode generation of `path` (`FS_IOC_GETVERSION`), opened without following a link
+/// or blocking on a FIFO; `None` where it cannot be had.
+fn generation(path: &Path) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    let mut generation: libc::c_long = 0;
+    // SAFETY: FS_IOC_GETVERSION writes one long to the pointer given, on our own descriptor.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), FS_IOC_GETVERSION, &mut generation) };
+    (rc == 0).then_some(generation as u32)
+}
+
+/// `_IOR('v', 1, long)`: read, the size of a `long`, type `'v'`, number 1.
+const FS_IOC_GETVERSION: libc::Ioctl =
+    ((2 << 30) | (std::mem::size_of::<libc::c_long>() << 16) | ((b'v' as usize) << 8) | 1)
+        as libc::Ioctl;
+
+/// Whether the entry at `path` (`meta` its metadata) is one rein moved aside, unchanged since.
+pub(super) fn was_moved_aside(path: &Path, meta: &std::fs::Metadata) -> bool {
+    crate::sync::lock(&MOVED_ASIDE).contains(&aside_id(path, meta))
 }
 
 /// `p` as the notes show it: relative to the workspace `ws` when inside it.
@@ -248,9 +281,12 @@ pub(super) fn move_aside(ws: &Path, dot_git: &Path, what: &str) -> String {
     match rename_aside(dot_git) {
         Ok(aside) => {
             if let Ok(m) = std::fs::symlink_metadata(&aside) {
-                crate::sync::lock(&MOVED_ASIDE).insert((m.dev(), m.ino()));
                 if m.is_dir() && std::fs::symlink_metadata(aside.join("HEAD")).is_ok() {
                     let _ = rename_aside(&aside.join("HEAD"));
+                }
+                // Known as it is now, after its `HEAD` went (which changed it).
+                if let Ok(m) = std::fs::symlink_metadata(&aside) {
+                    crate::sync::lock(&MOVED_ASIDE).insert(aside_id(&aside, &m));
                 }
             }
             format!(

@@ -509,7 +509,7 @@ fn is_git_dir_shaped(dir: &Path) -> bool {
 fn is_moved_aside(path: &Path) -> bool {
     path.file_name()
         .is_some_and(|n| n.to_string_lossy().contains(".rein-unsafe"))
-        && std::fs::symlink_metadata(path).is_ok_and(|m| was_moved_aside(&m))
+        && std::fs::symlink_metadata(path).is_ok_and(|m| was_moved_aside(path, &m))
 }
 
 /// Every folder at and below `rel` in `ws`, into `out` (absolute); each is watched before it is
@@ -717,6 +717,40 @@ mod tests {
             "{notes:?}"
         );
         assert!(dir.join("HEAD.rein-unsafe").is_file());
+    }
+
+    /// A folder made where rein moved one aside, after that one was deleted, may get its inode
+    /// number: it is looked at all the same (the multi-threaded test run saw it happen between
+    /// two tests; a command could make folders until one does).
+    #[test]
+    fn a_folder_given_the_inode_of_one_moved_aside_is_looked_at_all_the_same() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join(".git");
+        std::fs::create_dir(&made).unwrap();
+        std::fs::write(made.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        move_aside(dir.path(), &made, "test");
+        let aside = dir.path().join(".git.rein-unsafe");
+        let id = std::fs::symlink_metadata(&aside).unwrap().ino();
+        assert!(is_moved_aside(&aside), "rein's own is known");
+        std::fs::remove_dir_all(&aside).unwrap();
+        let reused = (0..500).find_map(|i| {
+            let candidate = dir.path().join(format!("n{i}.rein-unsafe"));
+            std::fs::create_dir(&candidate).unwrap();
+            let ino = std::fs::symlink_metadata(&candidate).unwrap().ino();
+            (ino == id).then_some(candidate)
+        });
+        if let Some(candidate) = reused {
+            assert!(!is_moved_aside(&candidate), "a new folder taken for rein's");
+        }
+        // Changed since it was moved aside: looked at again.
+        let again = dir.path().join("again");
+        std::fs::create_dir(&again).unwrap();
+        move_aside(dir.path(), &again, "test");
+        let aside = dir.path().join("again.rein-unsafe");
+        assert!(is_moved_aside(&aside));
+        std::fs::write(aside.join("x"), "").unwrap();
+        assert!(!is_moved_aside(&aside));
     }
 
     #[test]

@@ -64,6 +64,40 @@ fn everything_sent_and_stored(s: &ScriptedServer, w: &World) -> String {
     all.join("\n")
 }
 
+/// A repository whose `.git` file names another repository of the person's, outside the
+/// workspace (`gitdir: /home/me/private/.git`): rein reads no branch from there, so the
+/// private repository's branch name reaches neither the model (the reminder names the branch)
+/// nor the session. A `.git` file whose git directory points back (a real worktree) still
+/// gives its branch.
+#[test]
+fn a_git_file_naming_another_repository_leaks_not_its_branch() {
+    let s = ScriptedServer::openai();
+    s.push(Reply::text("done"));
+    let w = World::new(&s);
+    let private = w.home.join("private");
+    std::fs::create_dir_all(private.join(".git")).unwrap();
+    std::fs::write(
+        private.join(".git/HEAD"),
+        "ref: refs/heads/acquire-b6-Kq29\n",
+    )
+    .unwrap();
+    let pointer = format!("gitdir: {}\n", private.join(".git").display());
+    std::fs::write(w.ws.join(".git"), &pointer).unwrap();
+    assert_ok(&w.exec(&["--yes", "hello"]));
+    let all = everything_sent_and_stored(&s, &w);
+    assert!(!all.contains("acquire-b6-Kq29"), "the branch leaked");
+    // The oracle: pointing back, it is this work tree's, and its branch is given.
+    let back = format!("{}\n", w.ws.join(".git").display());
+    std::fs::write(private.join(".git/gitdir"), back).unwrap();
+    s.push(Reply::text("done"));
+    assert_ok(&w.exec(&["--yes", "hello"]));
+    assert!(
+        s.request(1)
+            .body_text
+            .contains("Git branch: acquire-b6-Kq29.")
+    );
+}
+
 /// A secret in rein's own environment (rein's environment holds the key and the person's
 /// tokens).
 const ENV_SECRET: &str = "env-secret-b5-Zq81";
