@@ -271,8 +271,43 @@ pub(crate) fn nested_git_entries(ws: &Path) -> Vec<PathBuf> {
     walk.finish()
 }
 
-/// What identifies a file while it exists: its device and inode.
-pub(crate) type FileId = (u64, u64);
+/// What identifies a file: its device and inode, and what tells a reused inode number from
+/// the file that had it (once that is deleted, the next file made often gets it): the inode's
+/// generation, or for a link, which cannot be opened, its change time.
+pub(crate) type FileId = (u64, u64, i64);
+
+/// The identity of the file at `path`, whose (unfollowed) metadata is `meta`.
+pub(crate) fn file_id(path: &Path, meta: &std::fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    let tell = match meta.is_symlink() {
+        true => meta
+            .ctime()
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(meta.ctime_nsec()),
+        false => generation(path).map_or(-1, i64::from),
+    };
+    (meta.dev(), meta.ino(), tell)
+}
+
+/// The inode generation of `path` (`FS_IOC_GETVERSION`), opened without following a link
+/// or blocking on a FIFO; `None` where the file system gives none.
+fn generation(path: &Path) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    let mut generation: libc::c_long = 0;
+    // SAFETY: FS_IOC_GETVERSION writes one long to the pointer given, on our own descriptor.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), FS_IOC_GETVERSION, &mut generation) };
+    (rc == 0).then_some(generation as u32)
+}
+
+/// `_IOR('v', 1, long)`: read, the size of a `long`, type `'v'`, number 1.
+const FS_IOC_GETVERSION: libc::Ioctl =
+    ((2 << 30) | (std::mem::size_of::<libc::c_long>() << 16) | ((b'v' as usize) << 8) | 1)
+        as libc::Ioctl;
 
 /// A walk for nested `.git` entries that can stop after some entries and go on later.
 #[derive(Debug)]
@@ -328,7 +363,6 @@ impl NestedWalk {
 
     /// Walks on until the walk is complete (`true`) or `budget` more entries were looked at.
     pub(crate) fn run(&mut self, ws: &Path, budget: usize) -> bool {
-        use std::os::unix::fs::MetadataExt;
         let stop = self.visited.saturating_add(budget);
         while let Some(rel) = self.dirs.pop() {
             if let Some(watch) = &mut self.watch
@@ -354,7 +388,8 @@ impl NestedWalk {
                         && wanted
                         && let Ok(m) = entry.metadata()
                     {
-                        self.found.push((rel.join(&name), (m.dev(), m.ino())));
+                        let id = file_id(&ws.join(&rel).join(&name), &m);
+                        self.found.push((rel.join(&name), id));
                     }
                     // Watched inside too (see `madegit`): a command may build a repository
                     // there, where a link leads the person.
@@ -473,9 +508,12 @@ mod tests {
         let found = walk.finish_identified();
         let paths: Vec<&Path> = found.iter().map(|(p, _)| p.as_path()).collect();
         assert_eq!(paths, [Path::new("a/.git"), Path::new("real/.git")]);
-        use std::os::unix::fs::MetadataExt;
         let m = std::fs::symlink_metadata(ws.join("a/.git")).unwrap();
-        assert_eq!(found[0].1, (m.dev(), m.ino()), "the link's own identity");
+        assert_eq!(
+            found[0].1,
+            file_id(&ws.join("a/.git"), &m),
+            "the link's own identity"
+        );
     }
 
     #[test]

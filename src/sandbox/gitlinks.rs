@@ -152,8 +152,9 @@ impl GitlinkCheck {
         let Ok(i) = self.found.binary_search_by(|(p, _)| p.cmp(&rel)) else {
             return false;
         };
-        std::fs::symlink_metadata(tree.join(".git"))
-            .is_ok_and(|m| (m.dev(), m.ino()) == self.found[i].1)
+        let dot_git = tree.join(".git");
+        std::fs::symlink_metadata(&dot_git)
+            .is_ok_and(|m| super::git::file_id(&dot_git, &m) == self.found[i].1)
     }
 
     /// Judges the directory a gitlink names.
@@ -224,43 +225,23 @@ impl GitlinkCheck {
     }
 }
 
-/// What rein moved aside in this process, by device, inode and change time: the look for
-/// repositories made does not take them for new ones (see `madegit`). The change time tells
-/// an entry from a new one given the same inode number once it was deleted (a command could
-/// make folders until one gets it); an entry changed since is looked at again, which is safe.
+/// What rein moved aside in this process, by identity and change time: the look for
+/// repositories made does not take them for new ones (see `madegit`). The identity tells an
+/// entry from a new one given the same inode number once it was deleted (a command could make
+/// folders until one gets it); an entry changed since is looked at again, which is safe.
 static MOVED_ASIDE: Mutex<std::collections::BTreeSet<AsideId>> =
     Mutex::new(std::collections::BTreeSet::new());
 
-/// Device, inode, change time in seconds and nanoseconds, and the inode's generation where
-/// the file system gives one (a reused inode number gets a new one; a change time may not
-/// differ where the clock is coarse).
-type AsideId = (u64, u64, i64, i64, Option<u32>);
+/// The entry's identity (see [`FileId`]) and its change time in seconds and nanoseconds.
+type AsideId = (FileId, i64, i64);
 
 fn aside_id(path: &Path, meta: &std::fs::Metadata) -> AsideId {
-    let id = (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec());
-    (id.0, id.1, id.2, id.3, generation(path))
+    (
+        super::git::file_id(path, meta),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    )
 }
-
-/// The inode generation of `path` (`FS_IOC_GETVERSION`), opened without following a link
-/// or blocking on a FIFO; `None` where it cannot be had.
-fn generation(path: &Path) -> Option<u32> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::File::options()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .ok()?;
-    let mut generation: libc::c_long = 0;
-    // SAFETY: FS_IOC_GETVERSION writes one long to the pointer given, on our own descriptor.
-    let rc = unsafe { libc::ioctl(f.as_raw_fd(), FS_IOC_GETVERSION, &mut generation) };
-    (rc == 0).then_some(generation as u32)
-}
-
-/// `_IOR('v', 1, long)`: read, the size of a `long`, type `'v'`, number 1.
-const FS_IOC_GETVERSION: libc::Ioctl =
-    ((2 << 30) | (std::mem::size_of::<libc::c_long>() << 16) | ((b'v' as usize) << 8) | 1)
-        as libc::Ioctl;
 
 /// Whether the entry at `path` (`meta` its metadata) is one rein moved aside, unchanged since.
 pub(super) fn was_moved_aside(path: &Path, meta: &std::fs::Metadata) -> bool {
@@ -617,7 +598,10 @@ mod tests {
     /// `rel` as found before the first command, with its identity now.
     fn found_at(ws: &Path, rel: &str) -> Arc<Vec<(PathBuf, FileId)>> {
         let m = std::fs::symlink_metadata(ws.join(rel)).unwrap();
-        Arc::new(vec![(PathBuf::from(rel), (m.dev(), m.ino()))])
+        Arc::new(vec![(
+            PathBuf::from(rel),
+            super::super::git::file_id(&ws.join(rel), &m),
+        )])
     }
 
     fn check(ws: &Path) -> GitlinkCheck {

@@ -310,8 +310,11 @@ impl RepoWatch {
     /// Whether `dir/.git` is one found before the first command: the same identity, wherever
     /// it is now (a command may rename the folder holding it; it is still the person's).
     fn is_found(&self, dir: &Path, found: &[(PathBuf, FileId)]) -> bool {
-        std::fs::symlink_metadata(dir.join(".git"))
-            .is_ok_and(|m| found.iter().any(|(_, id)| *id == (m.dev(), m.ino())))
+        let dot_git = dir.join(".git");
+        std::fs::symlink_metadata(&dot_git).is_ok_and(|m| {
+            let id = super::git::file_id(&dot_git, &m);
+            found.iter().any(|(_, found)| *found == id)
+        })
     }
 
     /// Whether what `move_aside` would move for `place` is still where it was.
@@ -665,6 +668,43 @@ mod tests {
             notes.len() == 1 && notes[0].contains("post-index-change"),
             "{notes:?}"
         );
+    }
+
+    /// In the fallback (no read-only binds), a command deletes the person's nested `.git` and
+    /// makes another `.git` elsewhere, which gets its inode number (ext4 gives the freed one
+    /// to the next folder made): it is not taken for the person's, and is judged.
+    #[test]
+    fn a_git_folder_given_the_inode_of_the_persons_is_judged_all_the_same() {
+        use std::os::unix::fs::MetadataExt;
+        let Some((_d, ws, mut repos, found)) = armed() else {
+            return;
+        };
+        let ino = std::fs::symlink_metadata(ws.join("old/.git"))
+            .unwrap()
+            .ino();
+        let dir = ws.join("n");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::remove_dir_all(ws.join("old/.git")).unwrap();
+        // Folders made one by one (each kept) until one gets the freed inode number.
+        let reused = (0..500).any(|i| {
+            std::fs::create_dir(dir.join(".git")).unwrap();
+            let same = std::fs::symlink_metadata(dir.join(".git")).unwrap().ino() == ino;
+            if !same {
+                std::fs::rename(dir.join(".git"), dir.join(format!("x{i}"))).unwrap();
+            }
+            same
+        });
+        if !reused {
+            return;
+        }
+        assert!(git(&dir, &["init", "-q", "."]));
+        assert!(git(&dir, &["config", "core.fsmonitor", "touch x"]));
+        let notes = repos.check(&found);
+        assert!(
+            notes.iter().any(|n| n.contains("core.fsmonitor")),
+            "{notes:?}"
+        );
+        assert!(dir.join(".git.rein-unsafe").is_dir());
     }
 
     #[test]

@@ -80,6 +80,9 @@ mod tests {
             "ref: refs/heads/memory\n",
         )
         .unwrap();
+        // A worktree's git directory points back at its `.git` file.
+        let back = format!("{}\n", wt.join(".git").display());
+        std::fs::write(dir.path().join("gitdirs/wt/gitdir"), back).unwrap();
         assert_eq!(git_branch(&wt).as_deref(), Some("memory"));
 
         std::fs::write(repo.join(".git/HEAD"), "0123456789abcdef\n").unwrap();

@@ -718,6 +718,44 @@ mod made_in_the_session {
         mercurial_repositories(true);
     }
 
+    /// Without read-only binds (the fallback), a command deletes the person's nested `.git`
+    /// and makes folders until a new `.git` elsewhere gets its inode number (ext4 hands the
+    /// freed one out again), then gives that repository a program. rein tells it from the
+    /// person's (the inode's generation differs) and moves it aside; moved back, the person's
+    /// `git status` there would run it. Only where the number came back (else nothing to see).
+    #[test]
+    fn a_git_folder_given_the_inode_of_the_persons_is_judged_all_the_same() {
+        if !available(true) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        persons_repo(&w);
+        git(&w, &w.ws, &["init", "-q", "lib"]);
+        let script = format!(
+            "INO=$(stat -c %i lib/.git)\nmkdir n\nrm -rf lib/.git\n\
+             for i in $(seq 500); do mkdir n/.git; [ \"$(stat -c %i n/.git)\" = \"$INO\" ] && break; \
+             mv n/.git n/x$i; done\n\
+             if [ \"$(stat -c %i n/.git)\" = \"$INO\" ]; then touch reused; fi\n\
+             (cd n && git init -q . && {})\n",
+            fsmonitor("reused")
+        );
+        sandboxed(&w, true, "reused-inode", &script);
+        if !w.ws.join("reused").exists() {
+            return;
+        }
+        assert!(
+            w.ws.join("n/.git.rein-unsafe").is_dir() && !w.ws.join("n/.git").exists(),
+            "the new repository was taken for the person's"
+        );
+        person_git_in(&w, &w.ws.join("n"));
+        assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
+        heads_back(&w.ws.join("n"));
+        git_back(&w.ws.join("n"));
+        person_git_in(&w, &w.ws.join("n"));
+        assert_eq!(payloads(&w), ["PWN-reused"]);
+    }
+
     /// A workspace that is a Mercurial repository whose `.hg/hgrc` includes a team's file
     /// (`%include ../team.hgrc`): a command gives that file a `pre-status` hook, in place and
     /// by swapping it. The person's `hg status` runs nothing; the file is as it was. With the
