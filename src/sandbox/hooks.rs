@@ -35,10 +35,10 @@ struct Entry {
 }
 
 /// The hook directories and configuration files (read, included, or looked for and missing)
-/// the person's git and Mercurial configuration names inside `ws` (canonical), as paths relative to it: each
-/// as configured (normalized) and, where links lead elsewhere in the workspace, as it
-/// resolves. Paths inside `.git` or `.rein`, protected anyway, and the workspace itself (which
-/// cannot be made read-only) are left out.
+/// the person's git and Mercurial configuration names inside `ws` (canonical), as paths
+/// relative to it: each as configured (normalized) and, where links lead elsewhere in the
+/// workspace, as it resolves. Paths inside `.git`, `.rein`, `.hg` or `.jj`, protected anyway,
+/// and the workspace itself (which cannot be made read-only) are left out.
 pub(crate) fn persons_config_paths(ws: &Path) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let repo = super::git::repository(ws);

@@ -569,7 +569,7 @@ fn die_with_rein() -> io::Result<()> {
             events: libc::POLLIN,
             revents: 0,
         };
-        if rein.fd >= 0 && libc::poll(&mut rein, 1, 0) != 0 {
+        if rein.fd >= 0 && libc::poll(&mut rein, 1, 0) > 0 {
             libc::_exit(1);
         }
     }

@@ -445,14 +445,19 @@ pub fn hook_directories_the_persons_git_uses_are_protected_too(mode: Mode) {
     persons_git_runs_nothing(&w, &marker);
     // The global configuration's hook directory in force instead.
     git(&w, &["config", "--unset", "core.hooksPath"]);
-    w.write("later.txt", "x\n");
-    git(&w, &["add", "later.txt"]);
-    git(&w, &["commit", "-qm", "with husky's hooks path"]);
+    commits_a_file(&w, &w.ws, "later.txt", "with husky's hooks path");
     assert_eq!(
         ran(&marker),
         Vec::<String>::new(),
         "a payload ran in the person's git"
     );
+}
+
+/// The person adds a new file `name` in the repository at `dir` and commits it.
+fn commits_a_file(w: &World, dir: &Path, name: &str, message: &str) {
+    std::fs::write(dir.join(name), "x\n").unwrap();
+    person_git_ok(w, dir, &["add", name]);
+    person_git_ok(w, dir, &["commit", "-qm", message]);
 }
 
 /// Class 1 for the hook directories of repositories nested in the workspace: the nested
@@ -477,9 +482,7 @@ pub fn hook_directories_of_nested_repositories_are_protected_too(mode: Mode) {
     ] {
         person_git_ok(&w, &lib, args);
     }
-    w.write("lib/a.txt", "a\n");
-    person_git_ok(&w, &lib, &["add", "a.txt"]);
-    person_git_ok(&w, &lib, &["commit", "-qm", "first"]);
+    commits_a_file(&w, &lib, "a.txt", "first");
     let plant = format!(
         "for d in lib/.husky/_ lib/.githooks; do mkdir -p $d && \
          printf '#!/bin/sh\\n{s} nested\\n' > $d/pre-commit && chmod +x $d/pre-commit; done; \
@@ -493,13 +496,9 @@ pub fn hook_directories_of_nested_repositories_are_protected_too(mode: Mode) {
         assert!(!w.ws.join(dir).exists(), "{dir} was made");
     }
     // The nested repository's own hooks path, then the global one, in force.
-    w.write("lib/b.txt", "b\n");
-    person_git_ok(&w, &lib, &["add", "b.txt"]);
-    person_git_ok(&w, &lib, &["commit", "-qm", "with husky's hooks path"]);
+    commits_a_file(&w, &lib, "b.txt", "with husky's hooks path");
     person_git_ok(&w, &lib, &["config", "--unset", "core.hooksPath"]);
-    w.write("lib/c.txt", "c\n");
-    person_git_ok(&w, &lib, &["add", "c.txt"]);
-    person_git_ok(&w, &lib, &["commit", "-qm", "with the global hooks path"]);
+    commits_a_file(&w, &lib, "c.txt", "with the global hooks path");
     assert_eq!(
         ran(&marker),
         Vec::<String>::new(),
