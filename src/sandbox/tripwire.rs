@@ -249,7 +249,7 @@ pub(crate) struct Tripwire {
     /// `.git` as it was (only its protected parts when `full`); `None`: absent.
     git: Option<Node>,
     /// The `.git` directory's device and inode, to find it if the command renamed it.
-    git_id: Option<(u64, u64)>,
+    git_id: Option<super::git::FileId>,
     /// `.rein` as it was (all of it when `full`, else only whether it existed).
     rein: Option<Node>,
     /// Nested `.git` entries (relative) and their protected parts, when `full` (with
@@ -528,10 +528,11 @@ impl Tripwire {
     }
 }
 
-/// A directory's device and inode (not following a link).
-fn dir_id(path: &Path) -> Option<(u64, u64)> {
+/// A directory's identity (not following a link): a folder given the number of a deleted
+/// `.git` is not taken for it (see [`super::git::FileId`]).
+fn dir_id(path: &Path) -> Option<super::git::FileId> {
     let meta = std::fs::symlink_metadata(path).ok()?;
-    meta.is_dir().then(|| (meta.dev(), meta.ino()))
+    meta.is_dir().then(|| super::git::file_id(path, &meta))
 }
 
 #[cfg(test)]
@@ -711,6 +712,33 @@ mod tests {
             notes.contains("moved the repository's .git to .git-away"),
             "{notes}"
         );
+    }
+
+    /// A folder that gets the inode number of the deleted `.git` is not taken for the
+    /// repository moved away, and not moved into its place.
+    #[test]
+    fn a_folder_given_the_number_of_a_deleted_git_is_not_moved_back() {
+        let (_d, ws) = workspace();
+        let t = Tripwire::arm(&ws, true, &[], &[]);
+        let ino = std::fs::symlink_metadata(ws.join(".git")).unwrap().ino();
+        let made = ws.join("made");
+        std::fs::create_dir(&made).unwrap();
+        std::fs::remove_dir_all(ws.join(".git")).unwrap();
+        let reused = (0..500).find_map(|i| {
+            let dir = made.join(format!("d{i}"));
+            std::fs::create_dir(&dir).unwrap();
+            let same = std::fs::symlink_metadata(&dir).unwrap().ino() == ino;
+            same.then_some(dir)
+        });
+        let Some(dir) = reused else {
+            return;
+        };
+        // At the top, where a renamed `.git` would be looked for.
+        let top = ws.join("lookalike");
+        std::fs::rename(&dir, &top).unwrap();
+        let notes = t.check().join("\n");
+        assert!(top.is_dir(), "{notes}");
+        assert!(!notes.contains("moved the repository's .git"), "{notes}");
     }
 
     #[test]
