@@ -756,6 +756,32 @@ mod made_in_the_session {
         assert_eq!(payloads(&w), ["PWN-reused"]);
     }
 
+    /// In the fallback, a command deletes the workspace's `.git` and makes folders until one
+    /// gets its inode number, at the top of the workspace: rein does not take that folder for
+    /// the `.git` the command renamed, so it is not moved into its place.
+    #[test]
+    fn a_folder_given_the_number_of_the_deleted_git_is_not_moved_back_as_git() {
+        if !available(true) {
+            return;
+        }
+        let s = ScriptedServer::openai();
+        let w = World::new(&s);
+        persons_repo(&w);
+        let script = "INO=$(stat -c %i .git)\nmkdir made\nrm -rf .git\n\
+             for i in $(seq 500); do mkdir made/d$i; \
+             if [ \"$(stat -c %i made/d$i)\" = \"$INO\" ]; then mv made/d$i lookalike; \
+             touch made/reused; break; fi; done\n";
+        sandboxed(&w, true, "lookalike", script);
+        if !w.ws.join("made/reused").exists() {
+            // The number did not come back here: nothing to see.
+            return;
+        }
+        assert!(
+            w.ws.join("lookalike").is_dir(),
+            "the folder was moved into the place of .git"
+        );
+    }
+
     /// A workspace that is a Mercurial repository whose `.hg/hgrc` includes a team's file
     /// (`%include ../team.hgrc`): a command gives that file a `pre-status` hook, in place and
     /// by swapping it. The person's `hg status` runs nothing; the file is as it was. With the
