@@ -289,6 +289,20 @@ pub(crate) fn file_id(path: &Path, meta: &std::fs::Metadata) -> FileId {
     (meta.dev(), meta.ino(), tell)
 }
 
+/// Makes folders in `parent` one by one (each kept) until one gets the inode number `ino`,
+/// which a file system like ext4 hands out again once its file is deleted; `None` where it
+/// does not (tmpfs counts up).
+#[cfg(test)]
+pub(crate) fn folder_with_inode(parent: &Path, ino: u64) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    (0..500).find_map(|i| {
+        let dir = parent.join(format!("d{i}"));
+        std::fs::create_dir(&dir).ok()?;
+        let same = std::fs::symlink_metadata(&dir).ok()?.ino() == ino;
+        same.then_some(dir)
+    })
+}
+
 /// The inode generation of `path` (`FS_IOC_GETVERSION`), opened without following a link
 /// or blocking on a FIFO; `None` where the file system gives none.
 fn generation(path: &Path) -> Option<u32> {

@@ -685,18 +685,10 @@ mod tests {
         let dir = ws.join("n");
         std::fs::create_dir(&dir).unwrap();
         std::fs::remove_dir_all(ws.join("old/.git")).unwrap();
-        // Folders made one by one (each kept) until one gets the freed inode number.
-        let reused = (0..500).any(|i| {
-            std::fs::create_dir(dir.join(".git")).unwrap();
-            let same = std::fs::symlink_metadata(dir.join(".git")).unwrap().ino() == ino;
-            if !same {
-                std::fs::rename(dir.join(".git"), dir.join(format!("x{i}"))).unwrap();
-            }
-            same
-        });
-        if !reused {
+        let Some(reused) = super::super::git::folder_with_inode(&dir, ino) else {
             return;
-        }
+        };
+        std::fs::rename(reused, dir.join(".git")).unwrap();
         assert!(git(&dir, &["init", "-q", "."]));
         assert!(git(&dir, &["config", "core.fsmonitor", "touch x"]));
         let notes = repos.check(&found);
@@ -773,14 +765,12 @@ mod tests {
         let aside = dir.path().join(".git.rein-unsafe");
         let id = std::fs::symlink_metadata(&aside).unwrap().ino();
         assert!(is_moved_aside(&aside), "rein's own is known");
+        let made = dir.path().join("made");
+        std::fs::create_dir(&made).unwrap();
         std::fs::remove_dir_all(&aside).unwrap();
-        let reused = (0..500).find_map(|i| {
-            let candidate = dir.path().join(format!("n{i}.rein-unsafe"));
-            std::fs::create_dir(&candidate).unwrap();
-            let ino = std::fs::symlink_metadata(&candidate).unwrap().ino();
-            (ino == id).then_some(candidate)
-        });
-        if let Some(candidate) = reused {
+        if let Some(reused) = super::super::git::folder_with_inode(&made, id) {
+            let candidate = dir.path().join("n.rein-unsafe");
+            std::fs::rename(reused, &candidate).unwrap();
             assert!(!is_moved_aside(&candidate), "a new folder taken for rein's");
         }
         // Changed since it was moved aside: looked at again.

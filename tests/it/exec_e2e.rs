@@ -611,15 +611,7 @@ fn sigterm_and_sighup_stop_the_command_and_still_run_its_checks() {
         );
         s.push(Reply::tool_call("bash", json!({ "command": command })));
         let w = World::new(&s);
-        let mut c = w.cmd();
-        c.args(["exec", "--yes", "wait"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let child = c.spawn().unwrap();
-        let started = w.ws.join("started");
-        support::pty::wait_until("the command to start", Duration::from_secs(20), || {
-            started.exists()
-        });
+        let child = exec_until_started(&w);
         unsafe { libc::kill(child.id() as i32, signal) };
         let o = child.wait_with_output().unwrap();
         assert_eq!(
@@ -658,15 +650,7 @@ fn a_command_dies_with_rein_even_when_rein_is_killed_outright() {
         w.user_config(&format!(
             "retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nmode = \"{sandbox}\"\n"
         ));
-        let mut c = w.cmd();
-        c.args(["exec", "--yes", "wait"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        let mut child = c.spawn().unwrap();
-        let started = w.ws.join("started");
-        support::pty::wait_until("the command to start", Duration::from_secs(20), || {
-            started.exists()
-        });
+        let mut child = exec_until_started(&w);
         for tag in tags {
             assert!(sleep_running(tag), "{sandbox}: sleep {tag} never ran");
         }
@@ -677,6 +661,21 @@ fn a_command_dies_with_rein_even_when_rein_is_killed_outright() {
             support::pty::wait_until(&what, Duration::from_secs(10), || !sleep_running(tag));
         }
     }
+}
+
+/// `rein exec --yes wait` in `w`, its output piped, once the scripted command has touched
+/// `started` in the workspace.
+fn exec_until_started(w: &World) -> std::process::Child {
+    let mut c = w.cmd();
+    c.args(["exec", "--yes", "wait"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let started = w.ws.join("started");
+    support::pty::wait_until("the command to start", Duration::from_secs(20), || {
+        started.exists()
+    });
+    child
 }
 
 fn sleep_running(seconds: &str) -> bool {
