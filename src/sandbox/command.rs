@@ -239,20 +239,17 @@ impl Sandbox {
         if write_ws && let Some(linked) = super::git::linked_git_dir(&ws) {
             Arc::make_mut(&mut found).push(linked);
         }
-        // Hook directories the person's git configuration names in the workspace: the same,
-        // for the same reason (read anew for every command: the person may change it).
-        let mut hooks = match write_ws {
-            true => super::hooks::persons_config_paths(&ws),
-            false => Vec::new(),
-        };
+        // Hook directories and included configuration files the person's git (and Mercurial)
+        // names in the workspace, for its repository and the nested ones: the same, for the
+        // same reason (read anew for every command: the person may change it).
+        let mut hooks = Vec::new();
         if write_ws {
+            hooks = super::hooks::persons_config_paths(&ws);
             for dir in super::hooks::nested_hook_dirs(&ws, &found) {
                 if !hooks.contains(&dir) {
                     hooks.push(dir);
                 }
             }
-        }
-        if write_ws {
             supervision.tripwire = Some(tripwire::Tripwire::arm(&ws, !namespaces, &found, &hooks));
         }
         let read_only: Vec<PathBuf> = match namespaces {
