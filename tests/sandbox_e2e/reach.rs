@@ -370,10 +370,13 @@ pub fn the_shared_temporary_directories_show_only_the_workspace(mode: Mode) {
         .map(|p| format!("'{}'", p.display()))
         .collect();
     let names = names.join(" ");
+    // Every file at the top of the shared temp dirs, where the tickets are, is tried; not the
+    // whole trees (a build's `target` there made the search outlast the call's timeout).
     s.push(script(
         &w,
         &format!(
-            "cat {names}; grep -ra TICKET /tmp /var/tmp 2>/dev/null | head -3; \
+            "cat {names}; find /tmp /var/tmp -maxdepth 1 -type f -exec grep -a TICKET {{}} + \
+             2>/dev/null | head -3; \
              echo temp-ok > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"; echo ws-ok > in-ws && cat in-ws; true"
         ),
     ))
