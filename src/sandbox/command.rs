@@ -245,7 +245,12 @@ impl Sandbox {
         let mut hooks = Vec::new();
         if write_ws {
             hooks = super::hooks::persons_config_paths(&ws);
-            for dir in super::hooks::nested_hook_dirs(&ws, &found) {
+            let nested: Vec<PathBuf> = found
+                .iter()
+                .chain(self.nested_git.other_vcs().iter())
+                .cloned()
+                .collect();
+            for dir in super::hooks::nested_config_paths(&ws, &nested) {
                 if !hooks.contains(&dir) {
                     hooks.push(dir);
                 }

@@ -136,68 +136,120 @@ fn read_configuration(top: Top, home: Option<&Path>, settled: std::time::SystemT
     read
 }
 
-/// The hook directories nested repositories use inside `ws`, relative to it: for each of
-/// `nested` (a repository's `.git` entry, relative to `ws`), every `core.hooksPath` its own
-/// configuration or the person's gives, relative to that repository's root (a relative global
-/// `core.hooksPath = .githooks` names one in every repository).
-pub(crate) fn nested_hook_dirs(ws: &Path, nested: &[PathBuf]) -> Vec<PathBuf> {
+/// The hook directories and configuration files nested repositories use inside `ws`,
+/// relative to it: for each of `nested` (a repository's `.git` entry, or its `.hg`, relative
+/// to `ws`), every `core.hooksPath` its own configuration or the person's gives, relative to
+/// that repository's root (a relative global `core.hooksPath = .githooks` names one in every
+/// repository), and every file its own configuration includes (`lib/.git/config` including
+/// `../team.gitconfig`, `lib/.hg/hgrc` a `%include`d file).
+pub(crate) fn nested_config_paths(ws: &Path, nested: &[PathBuf]) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let settled = super::stamp::settled_now();
-    let mut dirs = Vec::new();
-    // A `.git` entry's folder is a work tree's root (a linked git directory is not one).
-    let roots = nested
+    // A `.git` (or `.hg`) entry's folder is a work tree's root (a linked git directory is
+    // not one).
+    let roots: Vec<PathBuf> = nested
         .iter()
-        .filter(|entry| entry.file_name().is_some_and(|n| n == ".git"))
-        .filter_map(|entry| ws.join(entry).parent().map(Path::to_path_buf));
-    for root in roots {
-        for rel in repository_hook_dirs(ws, &root, home.as_deref(), settled) {
-            if !dirs.contains(&rel) {
-                dirs.push(rel);
-            }
-        }
-    }
-    dirs
+        .filter(|entry| entry.file_name().is_some_and(|n| n == ".git" || n == ".hg"))
+        .filter_map(|entry| ws.join(entry).parent().map(Path::to_path_buf))
+        .collect();
+    remember_nested_roots(ws, &roots);
+    config_paths_of(ws, &roots, home.as_deref(), super::stamp::settled_now())
 }
 
-/// The hook directories inside `ws` that git uses for the repository whose work tree's root
-/// is `root`, relative to `ws`.
-fn repository_hook_dirs(
+/// The hook directories and included configuration files inside `ws` that git and Mercurial
+/// use for the repositories whose work trees' roots are `roots`, relative to `ws`. What lies
+/// in a repository's own `.git`, `.hg` or `.jj` is left out: protected with the repository.
+/// Each path is resolved once, however many repositories name it (every one reads the
+/// person's global files).
+fn config_paths_of(
     ws: &Path,
-    root: &Path,
+    roots: &[PathBuf],
     home: Option<&Path>,
     settled: std::time::SystemTime,
 ) -> Vec<PathBuf> {
-    let git = super::git::repository(root)
-        .filter(|(found, _)| found == root)
-        .map(|(_, git)| git);
-    let top = Top {
-        git: config_files(home, git.as_deref()),
-        hg: Vec::new(),
-    };
-    let read = read_configuration(top, home, settled);
-    read.hooks_paths
+    let mut named = std::collections::HashSet::new();
+    let mut candidates = Vec::new();
+    for root in roots {
+        let git = super::git::repository(root)
+            .filter(|(found, _)| found == root)
+            .map(|(_, git)| git);
+        let hg = Some(root.join(".hg"))
+            .filter(|hg| std::fs::symlink_metadata(hg).is_ok_and(|m| m.is_dir()));
+        let top = Top {
+            git: config_files(home, git.as_deref()),
+            hg: match hg {
+                Some(hg) => hg_config_files(home, Some(&hg)),
+                None => Vec::new(),
+            },
+        };
+        let read = read_configuration(top, home, settled);
+        let hook_dirs = read
+            .hooks_paths
+            .iter()
+            .filter_map(|value| expand(value, home, root));
+        for path in hook_dirs.chain(read.files) {
+            if named.insert(path.clone()) {
+                candidates.push(path);
+            }
+        }
+    }
+    let metadata: Vec<PathBuf> = roots
         .iter()
-        .filter_map(|value| expand(value, home, root))
-        .flat_map(|path| inside(ws, path))
-        .collect()
+        .filter_map(|root| root.strip_prefix(ws).ok())
+        .flat_map(|rel| [".git", ".hg", ".jj"].map(|m| rel.join(m)))
+        .collect();
+    let mut paths = Vec::new();
+    for rel in candidates.into_iter().flat_map(|path| inside(ws, path)) {
+        if !metadata.iter().any(|m| rel.starts_with(m)) && !paths.contains(&rel) {
+            paths.push(rel);
+        }
+    }
+    paths
 }
 
-/// Whether `rel` (relative to `ws`) lies in a hook directory of the nearest repository holding
-/// it below the workspace's own (one nested in the workspace).
-pub(crate) fn in_nested_hook_dir(ws: &Path, rel: &Path) -> bool {
+/// The roots of the nested repositories the last command's preparation found, per workspace:
+/// for the file tools, whose path alone cannot tell which repository includes a file outside
+/// its own tree.
+static NESTED_ROOTS: std::sync::Mutex<Vec<(PathBuf, Vec<PathBuf>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Keeps `roots` as `ws`'s nested repositories (see [`NESTED_ROOTS`]).
+fn remember_nested_roots(ws: &Path, roots: &[PathBuf]) {
+    let mut kept = crate::sync::lock(&NESTED_ROOTS);
+    kept.retain(|(w, _)| w != ws);
+    kept.push((ws.to_path_buf(), roots.to_vec()));
+}
+
+/// Whether `rel` (relative to `ws`) lies in a hook directory or an included configuration
+/// file of a repository nested in the workspace: one that holds it (each between it and the
+/// workspace's own), or one a command's preparation found (whose configuration may include a
+/// file anywhere in the workspace).
+pub(crate) fn in_nested_config_path(ws: &Path, rel: &Path) -> bool {
     let home = std::env::var_os("HOME").map(PathBuf::from);
+    let settled = super::stamp::settled_now();
     let path = ws.join(rel);
-    let Some(root) = path
+    let holding = path
         .ancestors()
         .skip(1)
         .take_while(|d| d.starts_with(ws) && *d != ws)
-        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
-    else {
-        return false;
-    };
-    repository_hook_dirs(ws, root, home.as_deref(), super::stamp::settled_now())
+        .filter(|d| {
+            std::fs::symlink_metadata(d.join(".git")).is_ok()
+                || std::fs::symlink_metadata(d.join(".hg")).is_ok()
+        })
+        .map(Path::to_path_buf);
+    let found: Vec<PathBuf> = crate::sync::lock(&NESTED_ROOTS)
         .iter()
-        .any(|dir| rel.starts_with(dir))
+        .filter(|(w, _)| w == ws)
+        .flat_map(|(_, roots)| roots.clone())
+        .collect();
+    let mut roots: Vec<PathBuf> = holding.collect();
+    for root in found {
+        if root.as_path() != ws && !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    config_paths_of(ws, &roots, home.as_deref(), settled)
+        .iter()
+        .any(|p| rel.starts_with(p))
 }
 
 /// The configuration files git reads for a repository whose git directory is `git`: more

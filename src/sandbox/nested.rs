@@ -33,24 +33,28 @@ enum State {
     NotStarted,
     /// Walking on in the background after `limit` entries.
     Running { limit: usize },
-    /// The entries, each with its identity when the walk found it, and the look for
-    /// repositories made later.
+    /// The entries, each with its identity when the walk found it, the look for
+    /// repositories made later, and the other version control systems' metadata found
+    /// (`.hg`, `.jj`, …).
     Done(
         Arc<Vec<PathBuf>>,
         Arc<Vec<(PathBuf, FileId)>>,
         Arc<Mutex<RepoWatch>>,
+        Arc<Vec<PathBuf>>,
     ),
 }
 
 /// The walk's result as the state keeps it.
 fn done(mut walk: NestedWalk, ws: &Path) -> State {
     let repos = RepoWatch::new(ws, walk.take_watch(), &walk.other_vcs);
+    let other_vcs = Arc::new(walk.other_vcs.clone());
     let identified = walk.finish_identified();
     let paths = identified.iter().map(|(p, _)| p.clone()).collect();
     State::Done(
         Arc::new(paths),
         Arc::new(identified),
         Arc::new(Mutex::new(repos)),
+        other_vcs,
     )
 }
 
@@ -78,7 +82,16 @@ impl NestedScan {
     /// another identity is not the one found.
     pub(crate) fn identities(&self) -> Arc<Vec<(PathBuf, FileId)>> {
         match &*self.state.lock().unwrap_or_else(|p| p.into_inner()) {
-            State::Done(_, ids, _) => ids.clone(),
+            State::Done(_, ids, _, _) => ids.clone(),
+            _ => Arc::default(),
+        }
+    }
+
+    /// The other version control systems' metadata the walk found (`.hg`, `.jj`, …, relative
+    /// to the workspace; empty until the walk is done).
+    pub(crate) fn other_vcs(&self) -> Arc<Vec<PathBuf>> {
+        match &*self.state.lock().unwrap_or_else(|p| p.into_inner()) {
+            State::Done(_, _, _, other) => other.clone(),
             _ => Arc::default(),
         }
     }
@@ -87,7 +100,7 @@ impl NestedScan {
     /// walk is done).
     pub(crate) fn repo_watch(&self) -> Option<Arc<Mutex<RepoWatch>>> {
         match &*self.state.lock().unwrap_or_else(|p| p.into_inner()) {
-            State::Done(_, _, repos) => Some(repos.clone()),
+            State::Done(_, _, repos, _) => Some(repos.clone()),
             _ => None,
         }
     }
@@ -127,7 +140,7 @@ impl NestedScan {
             .wait_timeout_while(state, wait, |s| matches!(s, State::Running { .. }))
             .unwrap_or_else(|p| p.into_inner());
         match &*state {
-            State::Done(found, _, _) => {
+            State::Done(found, _, _, _) => {
                 let note = waited.then(|| {
                     format!(
                         "[this workspace has more than {limit} entries: rein looked through all of \

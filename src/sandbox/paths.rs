@@ -104,7 +104,7 @@ fn in_persons_config_path(workspace: &Path, rel: &Path) -> bool {
         && (super::hooks::persons_config_paths(workspace)
             .iter()
             .any(|dir| rel.starts_with(dir))
-            || super::hooks::in_nested_hook_dir(workspace, rel))
+            || super::hooks::in_nested_config_path(workspace, rel))
 }
 
 /// Whether `rel` lies in the repository a `.git` file or link points to inside the workspace

@@ -210,7 +210,32 @@ fn accept_edits_never_writes_a_configuration_file_the_persons_git_includes() {
     std::fs::create_dir(w.ws.join("lib")).unwrap();
     git(&["-C", "lib", "init", "-q"]);
     git(&["-C", "lib", "config", "core.hooksPath", ".husky/_"]);
-    for path in [".gitconfig", "lib/.husky/_/pre-commit", "notes.txt"] {
+    // Files the nested repository includes: in its tree, and beside it in the workspace (known
+    // once a command's preparation has found the repository).
+    git(&[
+        "-C",
+        "lib",
+        "config",
+        "--add",
+        "include.path",
+        "../team.inc",
+    ]);
+    git(&[
+        "-C",
+        "lib",
+        "config",
+        "--add",
+        "include.path",
+        "../../shared.inc",
+    ]);
+    s.push(Reply::tool_call("bash", json!({"command": "ls"})));
+    for path in [
+        ".gitconfig",
+        "lib/.husky/_/pre-commit",
+        "lib/team.inc",
+        "shared.inc",
+        "notes.txt",
+    ] {
         s.push(Reply::tool_call(
             "write_file",
             json!({"path": path, "content": "[core]\nfsmonitor = touch /tmp/x\n"}),
@@ -219,7 +244,12 @@ fn accept_edits_never_writes_a_configuration_file_the_persons_git_includes() {
     s.push(Reply::text("Done."));
     let o = w.exec(&["--mode", "accept-edits", "configure"]);
     assert!(w.read("notes.txt").is_some(), "{}", stderr(&o));
-    for (i, path) in [(1, ".gitconfig"), (2, "lib/.husky/_/pre-commit")] {
+    for (i, path) in [
+        (2, ".gitconfig"),
+        (3, "lib/.husky/_/pre-commit"),
+        (4, "lib/team.inc"),
+        (5, "shared.inc"),
+    ] {
         let r = last_result(&s.request(i)).content;
         assert!(r.starts_with("Refused without asking"), "{path}: {r}");
         assert!(w.read(path).is_none(), "{path} was written");

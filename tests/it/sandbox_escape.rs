@@ -782,27 +782,32 @@ mod made_in_the_session {
         );
     }
 
-    /// A workspace that is a Mercurial repository whose `.hg/hgrc` includes a team's file
-    /// (`%include ../team.hgrc`): a command gives that file a `pre-status` hook, in place and
-    /// by swapping it. The person's `hg status` runs nothing; the file is as it was. With the
-    /// command's version, it would run.
-    fn mercurial_includes(fallback: bool) {
+    /// A Mercurial repository whose `.hg/hgrc` includes a team's file (`%include
+    /// ../team.hgrc`): the workspace itself, or (`nested`) a repository `lib` in it including
+    /// the workspace's file (`%include ../../team.hgrc`, outside its own tree). A command gives
+    /// that file a `pre-status` hook, in place and by swapping it. The person's `hg status`
+    /// runs nothing; the file is as it was. With the command's version, it would run.
+    fn mercurial_includes(fallback: bool, nested: bool) {
         if !available(fallback) {
             return;
         }
         let Some(hg) = person_hg() else { return };
         let s = ScriptedServer::openai();
         let w = World::new(&s);
+        let (repo, include) = match nested {
+            true => (w.ws.join("lib"), "../../team.hgrc"),
+            false => (w.ws.clone(), "../team.hgrc"),
+        };
         let o = Command::new(&hg)
             .arg("init")
-            .arg(&w.ws)
+            .arg(&repo)
             .env("HOME", &w.home)
             .output()
             .expect("hg");
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         std::fs::write(
-            w.ws.join(".hg/hgrc"),
-            "[ui]\nusername = p\n%include ../team.hgrc\n",
+            repo.join(".hg/hgrc"),
+            format!("[ui]\nusername = p\n%include {include}\n"),
         )
         .unwrap();
         let team = "[ui]\nverbose = false\n";
@@ -816,18 +821,24 @@ mod made_in_the_session {
         );
         sandboxed(&w, fallback, "hg-include", &script);
         assert_eq!(w.read("team.hgrc").as_deref(), Some(team));
-        hg_status(&hg, &w, &w.ws);
+        hg_status(&hg, &w, &repo);
         assert_eq!(payloads(&w), Vec::<String>::new(), "a payload ran");
         // The oracle: the command's version would have run in the person's hg.
         w.write("team.hgrc", &hook("included"));
-        hg_status(&hg, &w, &w.ws);
+        hg_status(&hg, &w, &repo);
         assert_eq!(payloads(&w), ["PWN-included"]);
     }
 
     #[test]
     fn files_mercurial_includes_run_nothing_in_the_persons_hg() {
-        mercurial_includes(false);
-        mercurial_includes(true);
+        mercurial_includes(false, false);
+        mercurial_includes(true, false);
+    }
+
+    #[test]
+    fn files_a_nested_mercurial_repository_includes_run_nothing_in_the_persons_hg() {
+        mercurial_includes(false, true);
+        mercurial_includes(true, true);
     }
 
     /// Runs the person's `git status` in `dir`, whatever it says.

@@ -542,6 +542,51 @@ pub fn configuration_files_the_persons_git_includes_are_protected_too(mode: Mode
     persons_git_runs_nothing(&w, &marker);
 }
 
+/// Class 1 for configuration files a nested repository's own configuration includes: one in
+/// its tree (`lib/.git/config` including `../team.inc`) and one beside it in the workspace
+/// (`../../shared.inc`). A command can neither change nor swap either, so the person's later
+/// `git status` and commit in `lib` run no `core.fsmonitor` from them.
+pub fn configuration_files_nested_repositories_include_are_protected_too(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    let lib = w.ws.join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    person_git_ok(&w, &lib, &["init", "-q"]);
+    let shared = "[alias]\n\tst = status\n";
+    w.write("lib/team.inc", shared);
+    w.write("shared.inc", shared);
+    for include in ["../team.inc", "../../shared.inc"] {
+        person_git_ok(&w, &lib, &["config", "--add", "include.path", include]);
+    }
+    commits_a_file(&w, &lib, "a.txt", "first");
+    let plant = format!(
+        "printf '[core]\\n\\tfsmonitor = {s} appended\\n' >> lib/team.inc; \
+         mv shared.inc old.inc && printf '[core]\\n\\tfsmonitor = {s} swapped\\n' > shared.inc; \
+         echo attempted",
+        s = payload_script.display()
+    );
+    s.push(script(&w, &plant)).push(Reply::text("done"));
+    exec(rein(&w, mode));
+    attacked(&s, 1);
+    for file in ["lib/team.inc", "shared.inc"] {
+        assert_eq!(
+            std::fs::read_to_string(w.ws.join(file)).unwrap(),
+            shared,
+            "{file} is not as it was"
+        );
+    }
+    person_git_ok(&w, &lib, &["status", "--short"]);
+    commits_a_file(&w, &lib, "b.txt", "after the session");
+    assert_eq!(
+        ran(&marker),
+        Vec::<String>::new(),
+        "a payload ran in the person's git"
+    );
+}
+
 /// Class 1 (`.rein`): a command cannot plant rein's project settings for the next run.
 pub fn a_planted_rein_dir_is_gone_before_the_next_run(mode: Mode) {
     let Some((s, w)) = mode.world() else {
@@ -1244,6 +1289,7 @@ macro_rules! sandbox_classes {
             hook_directories_the_persons_git_uses_are_protected_too,
             configuration_files_the_persons_git_includes_are_protected_too,
             hook_directories_of_nested_repositories_are_protected_too,
+            configuration_files_nested_repositories_include_are_protected_too,
             a_planted_rein_dir_is_gone_before_the_next_run,
             secrets_never_reach_the_model_or_the_session,
             builds_work_with_the_real_toolchains,
