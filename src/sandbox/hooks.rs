@@ -431,9 +431,11 @@ fn expand(value: &str, home: Option<&Path>, base: &Path) -> Option<PathBuf> {
     Some(super::explain::normalize(&path))
 }
 
-/// Where `lexical` (absolute, normalized) lies inside `ws`, relative to it: as written and as
-/// it resolves through links.
+/// Where `lexical` (absolute) lies inside `ws`, relative to it: as written (`.` and `..`
+/// applied lexically: a repository's git directory may be named `sub/../.git/objects/zz`) and
+/// as it resolves through links.
 fn inside(ws: &Path, lexical: PathBuf) -> Vec<PathBuf> {
+    let lexical = super::explain::normalize(&lexical);
     let physical = super::paths::physical_path(&lexical);
     let mut out = Vec::new();
     for path in std::iter::once(lexical).chain(physical) {
