@@ -166,31 +166,51 @@ fn config_paths_of(
     home: Option<&Path>,
     settled: std::time::SystemTime,
 ) -> Vec<PathBuf> {
+    // The person's own files (system, global, `HGRCPATH`'s) are the same for every
+    // repository: read once, their relative hooks paths expanded against each root.
+    let hg_roots: Vec<&PathBuf> = roots.iter().filter(|root| is_hg_root(root)).collect();
+    let any_hg = !hg_roots.is_empty();
+    let global = read_configuration(
+        Top {
+            git: config_files(home, None),
+            hg: if any_hg {
+                hg_config_files(home, None)
+            } else {
+                Vec::new()
+            },
+        },
+        home,
+        settled,
+    );
     let mut named = std::collections::HashSet::new();
     let mut candidates = Vec::new();
+    let mut add = |path: PathBuf| {
+        if named.insert(path.clone()) {
+            candidates.push(path);
+        }
+    };
+    global.files.iter().cloned().for_each(&mut add);
     for root in roots {
         let git = super::git::repository(root)
             .filter(|(found, _)| found == root)
             .map(|(_, git)| git);
-        let hg = Some(root.join(".hg"))
-            .filter(|hg| std::fs::symlink_metadata(hg).is_ok_and(|m| m.is_dir()));
-        let top = Top {
-            git: config_files(home, git.as_deref()),
-            hg: match hg {
-                Some(hg) => hg_config_files(home, Some(&hg)),
-                None => Vec::new(),
+        let own = Top {
+            git: git
+                .as_deref()
+                .map(repository_config_files)
+                .unwrap_or_default(),
+            hg: match hg_roots.contains(&root) {
+                true => hg_repository_files(&root.join(".hg")),
+                false => Vec::new(),
             },
         };
-        let read = read_configuration(top, home, settled);
+        let read = read_configuration(own, home, settled);
         let hook_dirs = read
             .hooks_paths
             .iter()
+            .chain(&global.hooks_paths)
             .filter_map(|value| expand(value, home, root));
-        for path in hook_dirs.chain(read.files) {
-            if named.insert(path.clone()) {
-                candidates.push(path);
-            }
-        }
+        hook_dirs.chain(read.files).for_each(&mut add);
     }
     let metadata: Vec<PathBuf> = roots
         .iter()
@@ -265,15 +285,23 @@ fn config_files(home: Option<&Path>, git: Option<&Path>) -> Vec<PathBuf> {
         .or_else(|| home.map(|h| h.join(".config")));
     files.extend(xdg.map(|x| x.join("git/config")));
     files.extend(home.map(|h| h.join(".gitconfig")));
-    if let Some(git) = git {
-        let common = std::fs::read_to_string(git.join("commondir"))
-            .ok()
-            .map(|c| git.join(c.trim_end_matches('\n')))
-            .unwrap_or_else(|| git.to_path_buf());
-        files.push(common.join("config"));
-        files.push(git.join("config.worktree"));
-    }
+    files.extend(git.map(repository_config_files).unwrap_or_default());
     files
+}
+
+/// The configuration files of the repository whose git directory is `git`: its common
+/// directory's `config` and its own `config.worktree`.
+fn repository_config_files(git: &Path) -> Vec<PathBuf> {
+    let common = std::fs::read_to_string(git.join("commondir"))
+        .ok()
+        .map(|c| git.join(c.trim_end_matches('\n')))
+        .unwrap_or_else(|| git.to_path_buf());
+    vec![common.join("config"), git.join("config.worktree")]
+}
+
+/// Whether `root` holds a Mercurial repository (a real `.hg` directory).
+fn is_hg_root(root: &Path) -> bool {
+    std::fs::symlink_metadata(root.join(".hg")).is_ok_and(|m| m.is_dir())
 }
 
 /// Adds the `core.hooksPath` values of `file` and of the files it includes to `values`, and
@@ -329,11 +357,13 @@ fn hg_config_files(home: Option<&Path>, hg: Option<&Path>) -> Vec<PathBuf> {
         .or_else(|| home.map(|h| h.join(".config")));
     files.extend(xdg.map(|x| x.join("hg/hgrc")));
     files.extend(home.map(|h| h.join(".hgrc")));
-    if let Some(hg) = hg {
-        files.push(hg.join("hgrc"));
-        files.push(hg.join("hgrc-not-shared"));
-    }
+    files.extend(hg.map(hg_repository_files).unwrap_or_default());
     files
+}
+
+/// The configuration files of the Mercurial repository whose metadata is `hg`.
+fn hg_repository_files(hg: &Path) -> Vec<PathBuf> {
+    vec![hg.join("hgrc"), hg.join("hgrc-not-shared")]
 }
 
 /// Adds `file` (with its stamp) and every file it `%include`s, as Mercurial reads them, to
@@ -436,7 +466,8 @@ fn expand(value: &str, home: Option<&Path>, base: &Path) -> Option<PathBuf> {
 /// as it resolves through links.
 fn inside(ws: &Path, lexical: PathBuf) -> Vec<PathBuf> {
     let lexical = super::explain::normalize(&lexical);
-    let physical = super::paths::physical_path(&lexical);
+    // `ws` is canonical: only what lies below it can lead elsewhere.
+    let physical = super::paths::physical_path_below(ws, &lexical);
     let mut out = Vec::new();
     for path in std::iter::once(lexical).chain(physical) {
         let Ok(rel) = path.strip_prefix(ws) else {

@@ -154,9 +154,24 @@ fn absolute(p: &Path) -> PathBuf {
 /// (even a dangling one: writing through it would land at its target). Components that do not
 /// exist are appended as they are and `..` after them is applied lexically.
 fn physical(path: &Path) -> Result<PathBuf, String> {
+    physical_from(PathBuf::from("/"), path)
+}
+
+/// [`physical_path`] for a `path` below `base`, which is physical already (canonical, and
+/// outside anything a command may change): only the components after it are looked at.
+pub(crate) fn physical_path_below(base: &Path, path: &Path) -> Option<PathBuf> {
+    match path.strip_prefix(base) {
+        Ok(rest) if base.is_absolute() && rest.is_relative() => {
+            physical_from(base.to_path_buf(), rest).ok()
+        }
+        _ => physical_path(path),
+    }
+}
+
+/// Walks `path` (absolute, or relative to `out`, which is physical) as [`physical`] does.
+fn physical_from(mut out: PathBuf, path: &Path) -> Result<PathBuf, String> {
     let mut pending: VecDeque<OsString> = VecDeque::new();
     push_front(&mut pending, path);
-    let mut out = PathBuf::from("/");
     let mut links = 0usize;
     while let Some(part) = pending.pop_front() {
         match part.to_str() {
@@ -261,6 +276,30 @@ mod tests {
         let inside = resolve(&ws, None, abs.to_str().unwrap()).unwrap();
         assert!(inside.inside_workspace);
         assert_eq!(inside.display, "src/lib.rs");
+    }
+
+    #[test]
+    fn a_path_below_a_physical_base_resolves_as_from_the_root() {
+        let (_root, base, ws) = setup();
+        symlink("src", ws.join("lnk")).unwrap();
+        symlink("../../outside.cfg", ws.join("src/cfg")).unwrap();
+        for path in [
+            ws.join("lnk/lib.rs"),
+            ws.join("lnk/cfg"),
+            ws.join("src/../lnk/new/file"),
+            base.join("elsewhere"),
+        ] {
+            assert_eq!(
+                physical_path_below(&ws, &path),
+                physical_path(&path),
+                "{}",
+                path.display()
+            );
+        }
+        assert_eq!(
+            physical_path_below(&ws, &ws.join("lnk/cfg")),
+            Some(base.join("outside.cfg"))
+        );
     }
 
     #[test]
