@@ -119,6 +119,46 @@ fn bench(c: &mut Criterion) {
     }
 }
 
+/// What rein does before and after each command in a workspace holding 50 repositories of
+/// its own (a monorepo's packages): each one's hooks paths and included configuration files
+/// are looked up for every command.
+fn nested_repositories(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).expect("mkdir");
+    let init = |d: &std::path::Path| {
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(d)
+            .status()
+            .expect("git");
+        assert!(ok.success());
+    };
+    init(&ws);
+    for i in 0..50 {
+        let package = ws.join(format!("pkg{i}"));
+        std::fs::create_dir(&package).expect("mkdir");
+        init(&package);
+    }
+    let sb = Sandbox::new(
+        SandboxMode::WorkspaceWrite,
+        false,
+        ws.clone(),
+        dir.path().join("tmp"),
+    );
+    c.bench_function(
+        "prepare and finish (in rein), 50 nested repositories",
+        |b| {
+            use std::os::unix::process::ExitStatusExt;
+            b.iter(|| {
+                let mut cmd = std::process::Command::new("bash");
+                let supervision = sb.prepare(&mut cmd).expect("prepare");
+                supervision.finish(std::process::ExitStatus::from_raw(0))
+            })
+        },
+    );
+}
+
 /// A repository of `n` files in 20 directories, committed.
 fn repository(root: &std::path::Path, n: usize) {
     for i in 0..n {
@@ -172,5 +212,5 @@ fn file_watch(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, file_watch);
+criterion_group!(benches, bench, nested_repositories, file_watch);
 criterion_main!(benches);

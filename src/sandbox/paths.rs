@@ -162,9 +162,38 @@ fn physical(path: &Path) -> Result<PathBuf, String> {
 pub(crate) fn physical_path_below(base: &Path, path: &Path) -> Option<PathBuf> {
     match path.strip_prefix(base) {
         Ok(rest) if base.is_absolute() && rest.is_relative() => {
+            if no_link_below(base, rest) {
+                return Some(path.to_path_buf());
+            }
             physical_from(base.to_path_buf(), rest).ok()
         }
         _ => physical_path(path),
+    }
+}
+
+/// Whether `rest` (plain components only) leads from `base` through no symlink: one
+/// `openat2` that refuses every link, instead of a look at each component. A component
+/// missing before any link means the rest is taken as written, as [`physical`] takes it.
+fn no_link_below(base: &Path, rest: &Path) -> bool {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    if !rest.components().all(|c| matches!(c, Component::Normal(_))) {
+        return false;
+    }
+    let path = base.join(rest);
+    let flags = OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    match rustix::fs::openat2(
+        rustix::fs::CWD,
+        &path,
+        flags,
+        Mode::empty(),
+        ResolveFlags::NO_SYMLINKS,
+    ) {
+        // `O_NOFOLLOW | O_PATH` opens a link itself: the last component is looked at too.
+        Ok(fd) => rustix::fs::fstat(&fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Symlink
+        }),
+        Err(rustix::io::Errno::NOENT) => true,
+        Err(_) => false,
     }
 }
 
@@ -287,6 +316,10 @@ mod tests {
             ws.join("lnk/lib.rs"),
             ws.join("lnk/cfg"),
             ws.join("src/../lnk/new/file"),
+            ws.join("lnk"),
+            ws.join("src/lib.rs"),
+            ws.join("src/new/deeper"),
+            ws.join("src/lib.rs/not-a-dir"),
             base.join("elsewhere"),
         ] {
             assert_eq!(
