@@ -212,22 +212,9 @@ fn accept_edits_never_writes_a_configuration_file_the_persons_git_includes() {
     git(&["-C", "lib", "config", "core.hooksPath", ".husky/_"]);
     // Files the nested repository includes: in its tree, and beside it in the workspace (known
     // once a command's preparation has found the repository).
-    git(&[
-        "-C",
-        "lib",
-        "config",
-        "--add",
-        "include.path",
-        "../team.inc",
-    ]);
-    git(&[
-        "-C",
-        "lib",
-        "config",
-        "--add",
-        "include.path",
-        "../../shared.inc",
-    ]);
+    for include in ["../team.inc", "../../shared.inc"] {
+        git(&["-C", "lib", "config", "--add", "include.path", include]);
+    }
     s.push(Reply::tool_call("bash", json!({"command": "ls"})));
     for path in [
         ".gitconfig",
