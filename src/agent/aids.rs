@@ -378,9 +378,16 @@ pub struct Asked {
     pub after_error: bool,
     /// [`CHANGE_NOT_MADE`].
     pub change: bool,
-    /// [`CHANGE_NOT_CHECKED`].
+    /// [`CHANGE_NOT_CHECKED`], since the last command ran.
     pub check: bool,
+    /// [`CHANGE_NOT_CHECKED`] in the run.
+    pub checks: u8,
 }
+
+/// [`CHANGE_NOT_CHECKED`] at most this often in a run, and again only after a command ran:
+/// a fix that follows a failed check is left unchecked as often as the first change (the
+/// 1.5B model fixed report.py's import after `python3 app.py` failed, and stopped).
+pub const MAX_CHECKS: u8 = 3;
 
 /// The small tool set: no subagent (the 1.5B model picked `task` for everything), unless
 /// the person's message names it.

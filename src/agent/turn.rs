@@ -473,6 +473,7 @@ impl TurnEnv<'_> {
             if call.name == "bash" {
                 st.ran_command = true;
                 st.unchecked = false;
+                st.asked.check = false;
             } else if (st.ran_command || check_named) && changed {
                 st.unchecked = true;
             }
@@ -504,7 +505,8 @@ impl TurnEnv<'_> {
         }
     }
 
-    /// A small model gets the next step named after a command that failed.
+    /// A small model gets the next step named after a command that failed, and the places
+    /// a name it renamed still appears.
     fn name_next_steps(&self, calls: &[ToolCall], results: &mut [CallResult]) {
         for (call, result) in calls.iter().zip(results.iter_mut()) {
             if let ("bash", Some(code)) = (call.name.as_str(), result.exit_code)
@@ -512,13 +514,33 @@ impl TurnEnv<'_> {
             {
                 let next = super::aids::after_failure(&result.output, code, &self.ctx.workspace);
                 result.output = format!("{}\n\n{next}", result.output);
+            } else if call.name == "str_replace"
+                && !result.status.is_error()
+                && let Some(note) = self.left_by_rename(&call.arguments)
+            {
+                result.output = format!("{}\n\n{note}", result.output);
             }
         }
     }
 
-    /// What to tell a small model whose answer ends the run too early (each once per run):
-    /// code shown but not written, giving up right after a failed call, a change asked for
-    /// and none made, or a change made after the last command and not checked.
+    /// Where a name a `str_replace` renamed still appears (see `code_blocks::left_by_rename`),
+    /// looked for through the file tools' own rules.
+    fn left_by_rename(&self, arguments: &str) -> Option<String> {
+        let args: serde_json::Value = serde_json::from_str(arguments).ok()?;
+        let field = |k: &str| args.get(k).and_then(serde_json::Value::as_str);
+        let ws = super::code_blocks::ToolWorkspace(&self.ctx);
+        super::code_blocks::left_by_rename(
+            field("path")?,
+            field("old_str")?,
+            field("new_str")?,
+            &ws,
+        )
+    }
+
+    /// What to tell a small model whose answer ends the run too early (each once per run, the
+    /// last once per command run): code shown but not written, giving up right after a failed
+    /// call, a change asked for and none made, or a change made after the last command and
+    /// not checked.
     fn unfinished_nudge(
         &self,
         history: &[Message],
@@ -542,7 +564,11 @@ impl TurnEnv<'_> {
         {
             return Some(super::aids::change_not_made(task, &self.ctx.workspace));
         }
-        if st.unchecked && !std::mem::replace(&mut asked.check, true) {
+        if st.unchecked
+            && asked.checks < super::aids::MAX_CHECKS
+            && !std::mem::replace(&mut asked.check, true)
+        {
+            asked.checks += 1;
             return Some(super::aids::change_not_checked(task));
         }
         None

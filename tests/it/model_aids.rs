@@ -24,6 +24,8 @@ both!(
     a_tool_the_person_names_is_offered_on_the_forced_first_step,
     a_command_that_made_the_change_is_not_sent_back,
     code_shown_in_a_block_becomes_the_edit_it_describes,
+    a_line_shown_with_a_new_name_becomes_the_edit_of_that_line,
+    a_rename_names_the_places_the_old_name_still_appears,
     a_new_script_shown_and_its_run_command_become_a_write_and_a_run,
     a_block_naming_a_link_out_of_the_workspace_reads_nothing_there,
     code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change,
@@ -31,7 +33,7 @@ both!(
     running_python_is_no_change_though_it_writes_bytecode,
     a_subagent_of_a_small_model_gets_the_file_list_and_a_forced_first_look,
     a_command_block_that_already_ran_is_not_run_again,
-    a_change_not_checked_since_is_sent_back_once_to_be_run,
+    a_change_not_checked_since_is_sent_back_once_per_command_run,
     a_change_not_checked_with_the_command_the_task_names_is_sent_back_to_run_it,
     a_script_that_prints_an_expansion_as_is_gets_a_note_until_fixed,
     an_import_of_an_old_name_points_at_the_importer_and_the_new_name,
@@ -460,6 +462,87 @@ fn code_shown_in_a_block_becomes_the_edit_it_describes(kind: ProviderKind) {
     );
 }
 
+/// The 1.5B model's answer to a failed run after a rename: the importing line as it should
+/// read, for the file it names, and nothing done. The line becomes its edit, and the check
+/// nudge has the fix run.
+fn a_line_shown_with_a_new_name_becomes_the_edit_of_that_line(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    let answer = "To fix the import error, I changed the import statement in `report.py` to \
+                  import `get_user` from `users.py` instead of `get_usr`.\n\n```python\n# \
+                  report.py\nfrom users import get_user\n```\n\nAfter making this change, \
+                  the program `python3 app.py` runs without any errors.";
+    s.push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 app.py"}),
+    ))
+    .push(Reply::text(answer))
+    .push(Reply::text("Fixed."))
+    .push(Reply::tool_call(
+        "bash",
+        json!({"command": "python3 app.py"}),
+    ))
+    .push(Reply::text("Done: it prints ada, grace."));
+    let w = World::new(&s);
+    let report = "from users import get_usr\n\n\ndef report(ids):\n    return \", \".join(get_user(i) for i in ids)\n";
+    w.write("report.py", report);
+    w.write(
+        "users.py",
+        "def get_user(uid):\n    return {1: 'ada', 2: 'grace'}[uid]\n",
+    );
+    w.write(
+        "app.py",
+        "from report import report\n\nprint(report([1, 2]))\n",
+    );
+    let task = "Rename `get_usr` to `get_user` everywhere. `python3 app.py` must still work.";
+    let o = exec_auto(&w, &["--yes", "--json", task]);
+    assert_ok(&o);
+    assert_eq!(
+        w.read("report.py").unwrap(),
+        report.replacen("import get_usr", "import get_user", 1),
+        "only the import line changed"
+    );
+    assert_eq!(s.request_count(), 5, "{}", stdout(&o));
+    let ran = last_result(&s.request(4));
+    assert!(ran.content.contains("ada, grace"), "{}", ran.content);
+    assert!(stdout(&o).contains("applied_code_block"), "{}", stdout(&o));
+}
+
+/// A `str_replace` that renamed one name gets the places that name still appears in the
+/// workspace's files of that language (whole names only, other languages left out); with
+/// `small_model = "off"`, none.
+fn a_rename_names_the_places_the_old_name_still_appears(kind: ProviderKind) {
+    for aids in [true, false] {
+        let s = ScriptedServer::start(kind);
+        s.push(Reply::tool_call("read_file", json!({"path": "users.py"})))
+            .push(Reply::tool_call(
+                "str_replace",
+                json!({"path": "users.py", "old_str": "def get_usr(", "new_str": "def get_user("}),
+            ))
+            .push(Reply::text("Renamed."));
+        let w = World::new(&s);
+        w.write("users.py", "def get_usr(uid):\n    return uid\n");
+        w.write("app.py", "from users import get_usr\n\nprint(get_usr(1))\n");
+        w.write(
+            "report.py",
+            "from users import get_usr\n\ndef get_usr_ids():\n    pass\n",
+        );
+        w.write("notes.md", "get_usr is old\n");
+        if !aids {
+            w.user_config("small_model = \"off\"\n");
+        }
+        assert_ok(&exec_auto(
+            &w,
+            &["--yes", "Rename `get_usr` to `get_user`."],
+        ));
+        let edited = last_result(&s.request(2)).content;
+        assert!(edited.starts_with("Edited users.py"), "{edited}");
+        let note = "`get_usr` still appears in app.py (lines 1, 3), report.py (line 1). If \
+                    `get_usr` is renamed to `get_user` everywhere, change those too with \
+                    str_replace.";
+        assert_eq!(edited.contains(note), aids, "{edited}");
+    }
+}
+
 fn a_new_script_shown_and_its_run_command_become_a_write_and_a_run(kind: ProviderKind) {
     let s = ScriptedServer::start(kind);
     let answer = "Here is `count_words.py`:\n\n```python\nwith open('notes.txt') as f:\n    print(len(f.read().split()))\n```\n\nRun it:\n\n```bash\npython3 count_words.py\n```";
@@ -675,7 +758,7 @@ fn a_command_block_that_already_ran_is_not_run_again(kind: ProviderKind) {
     );
 }
 
-fn a_change_not_checked_since_is_sent_back_once_to_be_run(kind: ProviderKind) {
+fn a_change_not_checked_since_is_sent_back_once_per_command_run(kind: ProviderKind) {
     let s = ScriptedServer::start(kind);
     s.push(Reply::tool_call(
         "bash",
@@ -727,6 +810,35 @@ fn a_change_not_checked_since_is_sent_back_once_to_be_run(kind: ProviderKind) {
         w.read("calc.py").unwrap(),
         "def ident(n):\n    return n\n\n\ndef one():\n    return 1\n"
     );
+
+    // Once per command run: a fix after the check's run is sent back too, three times in a
+    // run at the most.
+    let s = ScriptedServer::start(kind);
+    for name in ["a", "b", "c", "d"] {
+        s.push(Reply::tool_call("bash", json!({"command": "python3 v.py"})))
+            .push(Reply::tool_call(
+                "str_replace",
+                json!({"path": "v.py", "old_str": format!("{name} = 0"), "new_str": format!("{name} = 1")}),
+            ))
+            .push(Reply::text(&format!("Fixed {name}.")));
+    }
+    let w = World::new(&s);
+    w.write("v.py", "a = 0\nb = 0\nc = 0\nd = 0\n");
+    let o = exec_auto(&w, &["--yes", "fix v.py"]);
+    assert_ok(&o);
+    assert_eq!(
+        s.request_count(),
+        12,
+        "three nudges, then the answer stands"
+    );
+    let asked = user_texts(&s.request(11));
+    let nudges = asked
+        .iter()
+        .filter(|t| t.contains("You changed files after the last command you ran"))
+        .count();
+    assert_eq!(nudges, 3, "{asked:?}");
+    assert!(stdout(&o).contains("Fixed d."), "{}", stdout(&o));
+    assert_eq!(w.read("v.py").unwrap(), "a = 1\nb = 1\nc = 1\nd = 1\n");
 }
 
 fn a_change_not_checked_with_the_command_the_task_names_is_sent_back_to_run_it(kind: ProviderKind) {

@@ -4,6 +4,10 @@
 //! layer rates and the person reviews like any other. Aider's whole-file and function-level
 //! edit formats showed that weak models edit better this way than through tool calls.
 
+mod shape;
+
+pub(crate) use shape::left_by_rename;
+
 use crate::tools::files::units;
 pub use crate::tools::files::units::Lang;
 use serde_json::{Value, json};
@@ -66,12 +70,13 @@ pub fn proposals(answer: &str, message: &str, ws: &dyn Workspace) -> Vec<Proposa
         // Only a block that says what it is may stand for a whole file (an untyped block
         // after a sentence naming a script could be anything, a JSON plan for one).
         let typed = lang.is_some() || named.is_some();
+        // (path, named by the answer or the message, named by the answer)
         let target = named
             .or_else(|| prose_target(&block.prose, lang))
-            .map(|p| (p, true))
-            .or_else(|| defining_file(lang, &body, ws).map(|p| (p, false)))
-            .or_else(|| message_target(message, lang, ws).map(|p| (p, true)));
-        let Some((path, explicit)) = target else {
+            .map(|p| (p, true, true))
+            .or_else(|| defining_file(lang, &body, ws).map(|p| (p, false, false)))
+            .or_else(|| message_target(message, lang, ws).map(|p| (p, true, false)));
+        let Some((path, explicit, in_answer)) = target else {
             continue;
         };
         let Some(lang) = lang.or_else(|| Lang::of_path(&path)) else {
@@ -79,6 +84,7 @@ pub fn proposals(answer: &str, message: &str, ws: &dyn Workspace) -> Vec<Proposa
         };
         let claim = Claim {
             names_file: explicit,
+            in_answer,
             whole: explicit && typed,
         };
         if !edited.contains(&path)
@@ -299,13 +305,15 @@ fn command(body: &[&str]) -> Proposal {
 struct Claim {
     /// The answer or the message names the file (not only its definitions).
     names_file: bool,
+    /// The answer itself names the file (in the block or just before it).
+    in_answer: bool,
     /// The block may stand for the whole file: named, and of a stated language.
     whole: bool,
 }
 
 /// The edit a block makes to `path`: a new file (named explicitly), or the smallest
 /// replacement that merges its definitions in, or the whole file when the block is a whole
-/// script the answer names.
+/// script the answer names, or the lines it repeats with a name changed (see `shape`).
 fn edit(path: &str, lang: Lang, block: &str, claim: Claim, ws: &dyn Workspace) -> Option<Proposal> {
     let mut content = block.to_string();
     if !content.ends_with('\n') {
@@ -328,10 +336,17 @@ fn edit(path: &str, lang: Lang, block: &str, claim: Claim, ws: &dyn Workspace) -
     let merged = if claim.whole && is_new_version(&text, block) {
         content
     } else {
-        units::merge(lang, &text, block).or_else(|| {
-            let whole = claim.whole && is_whole_file(lang, &text, block);
-            whole.then_some(content)
-        })?
+        units::merge(lang, &text, block)
+            .or_else(|| {
+                let whole = claim.whole && is_whole_file(lang, &text, block);
+                whole.then_some(content)
+            })
+            // Lines repeated with a name changed: only where the answer names the file.
+            .or_else(|| {
+                claim
+                    .in_answer
+                    .then(|| shape::edit_by_shape(&text, block))?
+            })?
     };
     let (old, new) = replacement(&text, &merged)?;
     Some(Proposal {
