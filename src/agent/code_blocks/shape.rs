@@ -1,6 +1,7 @@
-//! A block of a few lines that repeats lines of a file with one name or value changed in
-//! each (`from users import get_user` for the file's `from users import get_usr`): the
-//! 1.5B model shows such a line after a failed run and stops, as if it had edited it.
+//! Edits by the shape of lines: a block of a few lines that repeats lines of a file with one
+//! name or value changed in each (`from users import get_user` for the file's
+//! `from users import get_usr`; the 1.5B model shows such a line after a failed run and
+//! stops, as if it had edited it), and the places a name an edit renamed still appears.
 
 /// One token of a line, as far as its shape goes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
