@@ -157,12 +157,8 @@ fn trim_blank_ends(mut lines: Vec<&str>) -> Vec<&str> {
 
 /// The one name an edit renamed: `old` and `new` (a `str_replace`'s strings) have the same
 /// tokens but for one name changed to another, wherever they differ.
-fn renamed(old: &str, new: &str) -> Option<(String, String)> {
-    let all = |t: &str| -> Vec<(Kind, String)> {
-        t.lines()
-            .flat_map(|l| tokens(l).into_iter().map(|(k, s)| (k, s.to_string())))
-            .collect()
-    };
+fn renamed<'a>(old: &'a str, new: &'a str) -> Option<(String, String)> {
+    let all = |t: &'a str| -> Vec<(Kind, &'a str)> { t.lines().flat_map(tokens).collect() };
     let (a, b) = (all(old), all(new));
     if a.len() != b.len() {
         return None;
@@ -176,8 +172,8 @@ fn renamed(old: &str, new: &str) -> Option<(String, String)> {
             return None;
         }
         match pair {
-            None => pair = Some((&x.1, &y.1)),
-            Some(p) if p == (x.1.as_str(), y.1.as_str()) => {}
+            None => pair = Some((x.1, y.1)),
+            Some(p) if p == (x.1, y.1) => {}
             Some(_) => return None,
         }
     }
@@ -236,11 +232,13 @@ pub(crate) fn left_by_rename(
     ))
 }
 
-/// Whether `line` holds `name` as a whole name (not part of a longer one).
+/// Whether `line` holds `name` as a whole name (not part of a longer one). Only lines that
+/// hold it as text are split: a note looks through up to 200 files.
 fn has_name(line: &str, name: &str) -> bool {
-    tokens(line)
-        .iter()
-        .any(|(k, t)| *k == Kind::Name && *t == name)
+    line.contains(name)
+        && tokens(line)
+            .iter()
+            .any(|(k, t)| *k == Kind::Name && *t == name)
 }
 
 #[cfg(test)]
