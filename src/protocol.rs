@@ -294,6 +294,9 @@ pub enum QuirkKind {
     /// Code the answer showed in a fenced block instead of writing it became a tool call
     /// (an edit of the file it names, a new file, or a command to run).
     AppliedCodeBlock,
+    /// A `write_file` that held only some of an existing file's definitions became the
+    /// `str_replace` that merges them in and keeps the rest of the file.
+    PartialWrite,
     /// The answer kept repeating the same text; it was stopped there and cut to one piece.
     RepeatingAnswer,
 }

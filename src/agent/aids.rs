@@ -1,6 +1,10 @@
 //! What rein does for a small local model (`small_model`): the pieces that do not live in
 //! the loop itself (examples cut from tool descriptions, the workspace's file list, nudges).
 
+mod asked_names;
+
+pub use asked_names::{added_to, definitions_to_add, target_not_changed};
+
 use crate::llm::ToolSpec;
 use std::path::Path;
 
@@ -280,7 +284,7 @@ pub fn change_not_made(task: &str, workspace: &std::path::Path) -> String {
 /// The file names a message mentions (`count_words.py`, `src/app.rs`; see
 /// `code_blocks::path_tokens`) that look like files, not numbers or abbreviations (`1.5`,
 /// `e.g`), in order, without repeats.
-fn named_files(message: &str) -> Vec<String> {
+pub fn named_files(message: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for word in super::code_blocks::path_tokens(message) {
         let Some((stem, ext)) = word.rsplit_once('.') else {
@@ -382,6 +386,8 @@ pub struct Asked {
     pub check: bool,
     /// [`CHANGE_NOT_CHECKED`] in the run.
     pub checks: u8,
+    /// [`target_not_changed`].
+    pub target: bool,
 }
 
 /// [`CHANGE_NOT_CHECKED`] at most this often in a run, and again only after a command ran:
@@ -437,6 +443,18 @@ pub(super) fn todos_left(arguments: &str) -> bool {
         })
 }
 
+/// The first step of a `write_todos` call's list that is not completed (one visible line).
+pub(super) fn next_todo(arguments: &str) -> Option<String> {
+    let args: serde_json::Value = serde_json::from_str(arguments).ok()?;
+    let step = args
+        .get("todos")?
+        .as_array()?
+        .iter()
+        .find(|t| t.get("status").and_then(|s| s.as_str()) != Some("completed"))?;
+    let content = step.get("content")?.as_str()?.trim();
+    (!content.is_empty()).then(|| crate::sanitize::visible_line(content))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,6 +473,12 @@ mod tests {
         assert!(!todos_left(&list(&["completed", "completed"])));
         assert!(!todos_left(&list(&[])));
         assert!(!todos_left("{\"todos\": "));
+        let two = serde_json::json!({"todos": [
+            {"content": "Add the option", "status": "completed"},
+            {"content": "Add its test", "status": "pending"},
+        ]});
+        assert_eq!(next_todo(&two.to_string()).as_deref(), Some("Add its test"));
+        assert_eq!(next_todo(&list(&["completed"])), None);
     }
 
     #[test]

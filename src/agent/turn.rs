@@ -2,6 +2,10 @@
 //! it stops asking (or loop detection, the request cap when one is set, an interrupt or an
 //! error ends it).
 
+mod small_model;
+
+use small_model::{edited_path, last_todos};
+
 use super::context;
 use super::dispatch::{CallResult, Dispatcher, INTERRUPTED, Preparation};
 use super::loop_guard::{LoopGuard, Verdict};
@@ -206,46 +210,6 @@ impl TurnEnv<'_> {
         }
     }
 
-    /// A small model sees the source files the person's message names before its first step
-    /// (`small_model` aid `read_named`): rein reads them with `read_file` calls of its own,
-    /// rated and recorded like the model's, so the model starts from the code instead of a
-    /// guess about it.
-    async fn read_named_files(
-        &self,
-        history: &mut Vec<Message>,
-        st: &mut RunState,
-        hooks: &mut dyn TurnHooks,
-    ) -> Option<LoopEnd> {
-        if !self.lc.aids.read_named || !matches!(history.last(), Some(Message::User { .. })) {
-            return None;
-        }
-        let task = task_message(history)?;
-        let ws = super::code_blocks::ToolWorkspace(&self.ctx);
-        let calls: Vec<ToolCall> = super::code_blocks::named_files(task, &ws)
-            .into_iter()
-            .map(|path| ToolCall {
-                id: crate::llm::openai::new_call_id(),
-                name: "read_file".into(),
-                arguments: serde_json::json!({ "path": path }).to_string(),
-            })
-            .collect();
-        if calls.is_empty()
-            || self
-                .dispatcher
-                .specs()
-                .iter()
-                .all(|t| t.name != "read_file")
-        {
-            return None;
-        }
-        let assistant = Message::Assistant {
-            parts: calls.iter().cloned().map(AssistantPart::ToolCall).collect(),
-        };
-        history.push(assistant.clone());
-        hooks.appended(&assistant);
-        self.run_and_record(&calls, false, history, st, hooks).await
-    }
-
     /// The next request: the history's copy brought up to date (micro-compacted), the
     /// reminder, and the tools offered (fewer, and the call forced, for a small model).
     fn next_request(
@@ -314,6 +278,9 @@ impl TurnEnv<'_> {
         if repaired.calls.is_empty() && repaired.nudge.is_none() {
             self.apply_code_blocks(&mut repaired, &offered, history);
         }
+        if self.lc.aids.code_blocks {
+            self.complete_partial_writes(&mut repaired);
+        }
         for q in &repaired.quirks {
             self.quirk(q, hooks);
         }
@@ -345,47 +312,6 @@ impl TurnEnv<'_> {
             return self.answer_without_calls(&text, response.truncated(), history, st, hooks);
         }
         Next::Run(repaired.calls)
-    }
-
-    /// A small model's answer that shows code instead of writing it, to a message that asks
-    /// for a change: its blocks become the calls they describe (`small_model` aid
-    /// `code_blocks`), rated and approved like any other call.
-    fn apply_code_blocks(
-        &self,
-        repaired: &mut repair::Repaired,
-        offered: &[&str],
-        history: &[Message],
-    ) {
-        if !self.lc.aids.code_blocks {
-            return;
-        }
-        let Some(task) = task_message(history).filter(|t| super::aids::asks_for_change(t)) else {
-            return;
-        };
-        let ws = super::code_blocks::ToolWorkspace(&self.ctx);
-        let proposals = super::code_blocks::proposals(&repaired.text(), task, &ws);
-        let edits = proposals.iter().any(|p| p.tool != "bash");
-        for p in proposals {
-            // A command shown again after it ran, with nothing edited since, would run again
-            // for nothing (a model repeating its answer repeats its "run the tests" block).
-            let again = !edits && p.tool == "bash" && ran_this_message(history, &p.arguments);
-            if !offered.contains(&p.tool) || again {
-                continue;
-            }
-            let call = ToolCall {
-                id: crate::llm::openai::new_call_id(),
-                name: p.tool.into(),
-                arguments: p.arguments.to_string(),
-            };
-            repaired.quirks.push(Quirk {
-                kind: QuirkKind::AppliedCodeBlock,
-                call_id: Some(call.id.clone()),
-                detail: format!("{}: {}", call.name, p.what),
-                text: p.what,
-            });
-            repaired.parts.push(AssistantPart::ToolCall(call.clone()));
-            repaired.calls.push(call);
-        }
     }
 
     /// An answer with no calls ends the run, unless it is empty after tool results or a
@@ -426,7 +352,17 @@ impl TurnEnv<'_> {
             self.quirk(&q, hooks);
             if ask {
                 st.force_next = self.lc.aids.first_call;
-                append_user(history, hooks, EMPTY_NUDGE.into());
+                let mut nudge = EMPTY_NUDGE.to_string();
+                // The 1.5B model, asked to continue a list with steps left, ran `date`.
+                if self.lc.aids.nudges
+                    && let Some(step) = last_todos(history).and_then(super::aids::next_todo)
+                {
+                    nudge.push_str(&format!(
+                        " The next step on your todo list is \"{step}\": do it now with the \
+                         tools, then mark it completed with write_todos."
+                    ));
+                }
+                append_user(history, hooks, nudge);
                 return Next::Again;
             }
         }
@@ -470,6 +406,12 @@ impl TurnEnv<'_> {
             }
             let changed = !result.status.is_error() && result.changed_files;
             st.wrote |= changed;
+            if changed
+                && let Some(path) = edited_path(call)
+                && !st.edited.contains(&path)
+            {
+                st.edited.push(path);
+            }
             if call.name == "bash" {
                 st.ran_command = true;
                 st.unchecked = false;
@@ -478,6 +420,7 @@ impl TurnEnv<'_> {
                 st.unchecked = true;
             }
         }
+        self.keep_target_forced(st);
         if self.lc.aids.nudges {
             self.name_next_steps(calls, &mut results);
         }
@@ -503,75 +446,6 @@ impl TurnEnv<'_> {
             Verdict::Stop(reason) => Some(LoopEnd::Looped(reason)),
             _ => None,
         }
-    }
-
-    /// A small model gets the next step named after a command that failed, and the places
-    /// a name it renamed still appears.
-    fn name_next_steps(&self, calls: &[ToolCall], results: &mut [CallResult]) {
-        for (call, result) in calls.iter().zip(results.iter_mut()) {
-            if let ("bash", Some(code)) = (call.name.as_str(), result.exit_code)
-                && code != 0
-            {
-                let next = super::aids::after_failure(&result.output, code, &self.ctx.workspace);
-                result.output = format!("{}\n\n{next}", result.output);
-            } else if call.name == "str_replace"
-                && !result.status.is_error()
-                && let Some(note) = self.left_by_rename(&call.arguments)
-            {
-                result.output = format!("{}\n\n{note}", result.output);
-            }
-        }
-    }
-
-    /// Where a name a `str_replace` renamed still appears (see `code_blocks::left_by_rename`),
-    /// looked for through the file tools' own rules.
-    fn left_by_rename(&self, arguments: &str) -> Option<String> {
-        let args: serde_json::Value = serde_json::from_str(arguments).ok()?;
-        let field = |k: &str| args.get(k).and_then(serde_json::Value::as_str);
-        let ws = super::code_blocks::ToolWorkspace(&self.ctx);
-        super::code_blocks::left_by_rename(
-            field("path")?,
-            field("old_str")?,
-            field("new_str")?,
-            &ws,
-        )
-    }
-
-    /// What to tell a small model whose answer ends the run too early (each once per run, the
-    /// last once per command run): code shown but not written, giving up right after a failed
-    /// call, a change asked for and none made, or a change made after the last command and
-    /// not checked.
-    fn unfinished_nudge(
-        &self,
-        history: &[Message],
-        text: &str,
-        st: &mut RunState,
-    ) -> Option<String> {
-        let (wrote, asked) = (st.wrote, &mut st.asked);
-        let after_error = matches!(
-            history.iter().rev().nth(1),
-            Some(Message::ToolResult { is_error: true, .. })
-        );
-        if !wrote && super::aids::shows_code(text) && !std::mem::replace(&mut asked.code, true) {
-            return Some(super::aids::CODE_NOT_WRITTEN.into());
-        }
-        if after_error && !std::mem::replace(&mut asked.after_error, true) {
-            return Some(super::aids::GAVE_UP_AFTER_ERROR.into());
-        }
-        let task = task_message(history);
-        if let Some(task) = task.filter(|t| !wrote && super::aids::asks_for_change(t))
-            && !std::mem::replace(&mut asked.change, true)
-        {
-            return Some(super::aids::change_not_made(task, &self.ctx.workspace));
-        }
-        if st.unchecked
-            && asked.checks < super::aids::MAX_CHECKS
-            && !std::mem::replace(&mut asked.check, true)
-        {
-            asked.checks += 1;
-            return Some(super::aids::change_not_checked(task));
-        }
-        None
     }
 
     /// Sends one request, streaming its text to the front end; a failed one returns the text
@@ -779,6 +653,11 @@ struct RunState {
     ran_command: bool,
     /// A file tool changed files after the last bash command.
     unchecked: bool,
+    /// The paths the file tools changed in this run, as the model named them.
+    edited: Vec<String>,
+    /// The file the task asks to add to that a nudge named, and the steps still forced to
+    /// be calls until it is changed.
+    target: Option<(String, u8)>,
     /// Whether the task names a command to run (`None`: not looked up yet).
     check_named: Option<bool>,
     /// The next request must be answered with a tool call.
@@ -814,7 +693,6 @@ enum Next {
     Run(Vec<ToolCall>),
 }
 
-/// Appends a message of rein's to the history as the user's.
 fn append_user(history: &mut Vec<Message>, hooks: &mut dyn TurnHooks, content: String) {
     let msg = Message::User { content };
     history.push(msg.clone());
@@ -822,28 +700,6 @@ fn append_user(history: &mut Vec<Message>, hooks: &mut dyn TurnHooks, content: S
 }
 
 /// The person's last message (rein's own `[rein]` nudges are not the task).
-/// Whether a bash call with these arguments' command already ran since the person's last
-/// message.
-fn ran_this_message(history: &[Message], arguments: &serde_json::Value) -> bool {
-    let command = &arguments["command"];
-    history
-        .iter()
-        .rev()
-        .take_while(|m| !matches!(m, Message::User { content } if !content.starts_with("[rein]")))
-        .filter_map(|m| match m {
-            Message::Assistant { parts } => Some(parts),
-            _ => None,
-        })
-        .flatten()
-        .any(|part| match part {
-            AssistantPart::ToolCall(c) if c.name == "bash" => {
-                serde_json::from_str::<serde_json::Value>(&c.arguments)
-                    .is_ok_and(|a| a["command"] == *command)
-            }
-            _ => false,
-        })
-}
-
 fn task_message(history: &[Message]) -> Option<&str> {
     history.iter().rev().find_map(|m| match m {
         Message::User { content } if !content.starts_with("[rein]") => Some(content.as_str()),

@@ -26,6 +26,8 @@ both!(
     code_shown_in_a_block_becomes_the_edit_it_describes,
     a_line_shown_with_a_new_name_becomes_the_edit_of_that_line,
     a_rename_names_the_places_the_old_name_still_appears,
+    a_write_of_part_of_a_read_file_keeps_the_rest,
+    a_function_the_task_asks_for_is_named_and_its_lone_write_added,
     a_new_script_shown_and_its_run_command_become_a_write_and_a_run,
     a_block_naming_a_link_out_of_the_workspace_reads_nothing_there,
     code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change,
@@ -324,8 +326,9 @@ fn a_todo_list_with_steps_left_and_an_empty_answer_force_the_next_step(kind: Pro
     assert!(
         asked
             .iter()
-            .any(|t| t.contains("Your last answer was empty")),
-        "{asked:?}"
+            .any(|t| t.contains("Your last answer was empty")
+                && t.contains("The next step on your todo list is \"sum up the notes\"")),
+        "the nudge names the first step not completed: {asked:?}"
     );
     assert!(
         forced(&s.request(3)),
@@ -505,6 +508,134 @@ fn a_line_shown_with_a_new_name_becomes_the_edit_of_that_line(kind: ProviderKind
     let ran = last_result(&s.request(4));
     assert!(ran.content.contains("ada, grace"), "{}", ran.content);
     assert!(stdout(&o).contains("applied_code_block"), "{}", stdout(&o));
+}
+
+const GREET: &str = "import argparse\n\n\ndef greeting(name, upper=False):\n    return f\"Hello, {name}!\"\n\n\ndef main(argv=None):\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"name\")\n    print(greeting(parser.parse_args(argv).name))\n\n\nif __name__ == \"__main__\":\n    main()\n";
+
+/// The 1.5B model's `write_file` of greet.py holding only the function it changed: over a
+/// file it read, that becomes the `str_replace` of that function (`main` and the guard
+/// kept); over a file it never read, the write is refused as ever (the merge would show it
+/// the file's text); with `small_model = "off"`, the write is the write it says.
+fn a_write_of_part_of_a_read_file_keeps_the_rest(kind: ProviderKind) {
+    let part = "```python\ndef greeting(name, upper=False):\n    text = f\"Hello, {name}!\"\n    return text.upper() if upper else text\n```";
+    let merged = GREET.replace(
+        "    return f\"Hello, {name}!\"\n",
+        "    text = f\"Hello, {name}!\"\n    return text.upper() if upper else text\n",
+    );
+    let write = || Reply::tool_call("write_file", json!({"path": "greet.py", "content": part}));
+    for (aids, read_first) in [(true, true), (true, false), (false, true)] {
+        let s = ScriptedServer::start(kind);
+        if read_first {
+            s.push(Reply::tool_call("read_file", json!({"path": "greet.py"})));
+        }
+        // The second write repeats the first: merged again, it changes nothing.
+        s.push(write())
+            .push(write())
+            .push(Reply::tool_call("bash", json!({"command": "true"})))
+            .push(Reply::text("Done."));
+        let w = World::new(&s);
+        w.write("greet.py", GREET);
+        if !aids {
+            w.user_config("small_model = \"off\"\n");
+        }
+        // The message names no file, so no aid reads greet.py before the model does.
+        let o = exec_auto(
+            &w,
+            &[
+                "--yes",
+                "--json",
+                "Make the greeting upper case on request.",
+            ],
+        );
+        assert_ok(&o);
+        let first = last_result(&s.request(1 + usize::from(read_first))).content;
+        let out = stdout(&o);
+        match (aids, read_first) {
+            (true, true) => {
+                assert!(first.starts_with("Edited greet.py"), "{first}");
+                let again = last_result(&s.request(3)).content;
+                assert!(
+                    again.contains("identical, so nothing would change"),
+                    "{again}"
+                );
+                assert_eq!(w.read("greet.py").unwrap(), merged);
+                assert!(
+                    out.contains("partial_write"),
+                    "the quirk is reported: {out}"
+                );
+            }
+            (true, false) => {
+                assert!(first.contains("you had not read it"), "{first}");
+                // Shown by the refusal, the file counts as read: the same write now merges.
+                let second = last_result(&s.request(2)).content;
+                assert!(second.starts_with("Edited greet.py"), "{second}");
+                assert_eq!(w.read("greet.py").unwrap(), merged);
+            }
+            _ => {
+                assert!(first.contains("no longer defines `main`"), "{first}");
+                assert!(!w.read("greet.py").unwrap().contains("def main"));
+                assert!(!out.contains("partial_write"), "{out}");
+            }
+        }
+    }
+}
+
+/// The add_function task as the 1.5B model met it: it claimed `mul` without a change. The
+/// nudge names `mul` as defined nowhere and the file to add it to; a `write_file` of that
+/// file with `mul` alone then adds it and keeps `add` and `sub`. Its claim to have added the
+/// test, with test_mathops.py unchanged, is sent back once, and its next steps are calls
+/// until that file is changed.
+fn a_function_the_task_asks_for_is_named_and_its_lone_write_added(kind: ProviderKind) {
+    let mathops = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::text("I added `mul` and ran the tests."))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "mathops.py", "content": "def mul(a, b):\n    return a * b\n"}),
+        ))
+        .push(Reply::tool_call("bash", json!({"command": "true"})))
+        .push(Reply::text("Added mul and its test."))
+        .push(Reply::tool_call(
+            "read_file",
+            json!({"path": "test_mathops.py"}),
+        ))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": "test_mathops.py", "old_str": "add, sub", "new_str": "add, mul, sub"}),
+        ))
+        .push(Reply::tool_call("bash", json!({"command": "true"})))
+        .push(Reply::text("Now it is done."));
+    let w = World::new(&s);
+    w.write("mathops.py", mathops);
+    w.write("test_mathops.py", "from mathops import add, sub\n");
+    let task = "Add a function `mul(a, b)` to mathops.py and a test for it to test_mathops.py.";
+    let o = exec_auto(&w, &["--yes", task]);
+    assert_ok(&o);
+    // Checked, but test_mathops.py, which the task asks to add to, was never changed: sent
+    // back once, naming it.
+    assert_eq!(s.request_count(), 8, "{}", stdout(&o));
+    let told = user_texts(&s.request(4));
+    assert!(
+        told.last().is_some_and(|t| t.starts_with(
+            "[rein] The task asks to add something to test_mathops.py, and you have not changed it yet."
+        )),
+        "{told:?}"
+    );
+    assert_eq!(stdout(&o), "Now it is done.\n");
+    // After reading the file it was sent to, the model must act on it; once it changed the
+    // file, it may answer again.
+    assert!(forced(&s.request(5)), "{}", s.request(5).body_text);
+    assert!(!forced(&s.request(6)), "{}", s.request(6).body_text);
+    let asked = user_texts(&s.request(1));
+    assert!(
+        asked.iter().any(|t| t
+            .contains("The task asks for `mul`, which no file defines yet: add it to mathops.py")),
+        "{asked:?}"
+    );
+    assert_eq!(
+        w.read("mathops.py").unwrap(),
+        format!("{mathops}\n\ndef mul(a, b):\n    return a * b\n")
+    );
 }
 
 /// A `str_replace` that renamed one name gets the places that name still appears in the

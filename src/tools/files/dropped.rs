@@ -2,7 +2,7 @@
 //! add one function wrote the file anew with only that function (`main` and the imports
 //! gone), then ran nothing that noticed.
 
-use super::units::{Lang, units};
+use super::units::{Lang, shown_key, units};
 
 /// The most names a note lists.
 const MAX_NAMES: usize = 5;
@@ -27,7 +27,7 @@ pub(crate) fn note(path: &str, old: &str, new: &str) -> Option<String> {
     if gone.is_empty() {
         return None;
     }
-    let mut names: Vec<String> = gone.iter().take(MAX_NAMES).map(|k| shown(k)).collect();
+    let mut names: Vec<String> = gone.iter().take(MAX_NAMES).map(|k| shown_key(k)).collect();
     if gone.len() > MAX_NAMES {
         names.push(format!("and {} more", gone.len() - MAX_NAMES));
     }
@@ -48,14 +48,6 @@ fn definitions(lang: Lang, source: &str) -> Vec<String> {
         }
     }
     keys
-}
-
-/// A definition's key as the note names it: its name (`main`), or the main guard's line.
-fn shown(key: &str) -> String {
-    if key == "main-guard" {
-        return "`if __name__ == \"__main__\"`".into();
-    }
-    format!("`{}`", key.rsplit(' ').next().unwrap_or(key))
 }
 
 #[cfg(test)]

@@ -54,6 +54,15 @@ pub struct Unit {
     pub end: usize,
 }
 
+/// A definition's key as a person reads it, in backticks: its name (`main`), or the main
+/// guard's line.
+pub(crate) fn shown_key(key: &str) -> String {
+    if key == "main-guard" {
+        return "`if __name__ == \"__main__\"`".into();
+    }
+    format!("`{}`", key.rsplit(' ').next().unwrap_or(key))
+}
+
 /// The definitions of `lines` at indentation `indent` (Python) or column 0 (brace languages).
 pub fn units(lang: Lang, lines: &[&str]) -> Vec<Unit> {
     match lang {
