@@ -156,36 +156,16 @@ fn method_name(lang: Lang, line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::agent::code_blocks::tests::Mem;
 
-    struct Files(HashMap<&'static str, &'static str>);
-
-    impl Workspace for Files {
-        fn file(&self, path: &str) -> FileState {
-            self.0
-                .get(path)
-                .map_or(FileState::Missing, |t| FileState::Text(t.to_string()))
-        }
-        fn sources(&self, lang: Lang) -> Vec<String> {
-            let mut files: Vec<String> = self
-                .0
-                .keys()
-                .filter(|f| Lang::of_path(f) == Some(lang))
-                .map(|f| f.to_string())
-                .collect();
-            files.sort();
-            files
-        }
-    }
-
-    fn ws() -> Files {
-        Files(HashMap::from([
+    fn ws() -> Mem {
+        Mem::new(&[
             ("mathops.py", "def add(a, b):\n    return a + b\n"),
             (
                 "test_mathops.py",
                 "class T:\n    def test_add(self):\n        pass\n",
             ),
-        ]))
+        ])
     }
 
     fn named() -> Vec<String> {

@@ -458,4 +458,4 @@ impl Workspace for ToolWorkspace<'_> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -160,20 +160,7 @@ fn is_import(lang: units::Lang, t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
-
-    struct Files(HashMap<&'static str, &'static str>);
-
-    impl Workspace for Files {
-        fn file(&self, path: &str) -> FileState {
-            self.0
-                .get(path)
-                .map_or(FileState::Missing, |t| FileState::Text(t.to_string()))
-        }
-        fn sources(&self, _lang: units::Lang) -> Vec<String> {
-            Vec::new()
-        }
-    }
+    use crate::agent::code_blocks::tests::Mem;
 
     const GREET: &str = "import argparse\n\n\ndef greeting(name, upper=False):\n    text = f\"Hello, {name}!\"\n    return text\n\n\ndef main(argv=None):\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"name\")\n    args = parser.parse_args(argv)\n    print(greeting(args.name))\n\n\nif __name__ == \"__main__\":\n    main()\n";
 
@@ -182,14 +169,14 @@ mod tests {
         file.replacen(old, new, 1)
     }
 
-    fn ws() -> Files {
-        Files(HashMap::from([
+    fn ws() -> Mem {
+        Mem::new(&[
             ("greet.py", GREET),
             (
                 "mathops.py",
                 "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
             ),
-        ]))
+        ])
     }
 
     #[test]
@@ -227,7 +214,7 @@ mod tests {
     #[test]
     fn a_write_of_a_test_class_with_a_new_method_adds_the_method() {
         let file = "import unittest\n\nfrom mathops import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
-        let w = Files(HashMap::from([("test_m.py", file)]));
+        let w = Mem::new(&[("test_m.py", file)]);
         let content = "from mathops import add, mul\n\n\nclass T(unittest.TestCase):\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n";
         let p = partial_write("test_m.py", content, &w).expect("a merge");
         let after = applied(
@@ -262,7 +249,7 @@ mod tests {
         // An import no longer used may go.
         let unused = "def add(a, b):\n    return a + b\n";
         let file = "import os\n\n\ndef add(a, b):\n    return os.sep and a + b\n";
-        let w = Files(HashMap::from([("m.py", file)]));
+        let w = Mem::new(&[("m.py", file)]);
         assert_eq!(partial_write("m.py", unused, &w), None);
         assert_eq!(imported_names("from m import (x, y as z)"), ["x", "z"]);
         assert_eq!(imported_names("import a.b, c as d"), ["a", "d"]);
@@ -292,7 +279,7 @@ mod tests {
         let script = "def mul(a, b):\n    return a * b\n\nprint(mul(2, 3))\n";
         assert_eq!(partial_write("mathops.py", script, &w), None);
         // Not a language rein parses.
-        let notes = Files(HashMap::from([("notes.txt", "a\nb\n")]));
+        let notes = Mem::new(&[("notes.txt", "a\nb\n")]);
         assert_eq!(
             partial_write("notes.txt", "def f():\n    pass\n", &notes),
             None

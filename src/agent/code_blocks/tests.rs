@@ -2,10 +2,10 @@ use super::*;
 use std::collections::BTreeMap;
 
 /// A workspace in memory; files not listed are missing.
-struct Mem(BTreeMap<String, String>);
+pub(crate) struct Mem(BTreeMap<String, String>);
 
 impl Mem {
-    fn new(files: &[(&str, &str)]) -> Mem {
+    pub(crate) fn new(files: &[(&str, &str)]) -> Mem {
         Mem(files
             .iter()
             .map(|(p, t)| (p.to_string(), t.to_string()))
