@@ -27,6 +27,7 @@ both!(
     a_line_shown_with_a_new_name_becomes_the_edit_of_that_line,
     a_rename_names_the_places_the_old_name_still_appears,
     a_write_of_part_of_a_read_file_keeps_the_rest,
+    a_write_of_part_of_a_file_changed_since_it_was_read_stays_a_write,
     a_function_the_task_asks_for_is_named_and_its_lone_write_added,
     a_new_script_shown_and_its_run_command_become_a_write_and_a_run,
     a_block_naming_a_link_out_of_the_workspace_reads_nothing_there,
@@ -578,6 +579,54 @@ fn a_write_of_part_of_a_read_file_keeps_the_rest(kind: ProviderKind) {
             }
         }
     }
+}
+
+/// A file changed after the model read it is not merged into: the `old_str` would show it
+/// the change. The write is refused as ever (and shows the file); the same write again is
+/// merged.
+fn a_write_of_part_of_a_file_changed_since_it_was_read_stays_a_write(kind: ProviderKind) {
+    let part = "def greeting(name, upper=False):\n    return name.upper() if upper else name\n";
+    let write = || Reply::tool_call("write_file", json!({"path": "greet.py", "content": part}));
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "greet.py"})))
+        .push(Reply::tool_call(
+            "bash",
+            json!({"command": "printf '# touched\\n' >> greet.py"}),
+        ))
+        .push(write())
+        .push(write())
+        .push(Reply::tool_call("bash", json!({"command": "true"})))
+        .push(Reply::text("Done."));
+    let w = World::new(&s);
+    w.write("greet.py", GREET);
+    let o = exec_auto(
+        &w,
+        &[
+            "--yes",
+            "--json",
+            "Make the greeting upper case on request.",
+        ],
+    );
+    assert_ok(&o);
+    let refused = last_result(&s.request(3));
+    assert!(
+        refused.content.contains("changed since you read it"),
+        "{}",
+        refused.content
+    );
+    // No call in the history has an `old_str` (the tools' schemas have `"old_str":{`).
+    let body = &s.request(3).body_text;
+    assert!(
+        !body.contains("\\\"old_str\\\":") && !body.contains("\"old_str\":\""),
+        "the call stays the write it was: {body}"
+    );
+    let merged = last_result(&s.request(4)).content;
+    assert!(merged.starts_with("Edited greet.py"), "{merged}");
+    let after = w.read("greet.py").unwrap();
+    assert!(
+        after.contains("def main(") && after.ends_with("# touched\n"),
+        "{after}"
+    );
 }
 
 /// The add_function task as the 1.5B model met it: it claimed `mul` without a change. The

@@ -120,9 +120,8 @@ fn quoted_calls(task: &str) -> Vec<String> {
     out
 }
 
-/// The names the workspace's `lang` files define at their top level (methods of Python
-/// classes are not looked into: a quoted call they define is still reported missing only
-/// when no top-level definition has its name).
+/// The names the workspace's `lang` files define: their top-level definitions, and Python
+/// methods (a task quoting `test_add()` of a test class is not about a new function).
 fn defined_names(lang: Lang, ws: &dyn Workspace) -> Vec<String> {
     let mut names = Vec::new();
     for file in ws.sources(lang) {
@@ -133,7 +132,6 @@ fn defined_names(lang: Lang, ws: &dyn Workspace) -> Vec<String> {
         for unit in units::units(lang, &lines) {
             names.extend(unit.key.rsplit(' ').next().map(str::to_string));
         }
-        // A method defines its name too: a task quoting `obj.run()` is not about a new one.
         names.extend(text.lines().filter_map(|l| method_name(lang, l)));
     }
     names

@@ -116,8 +116,8 @@ impl TurnEnv<'_> {
         }
     }
 
-    /// The merge a `write_file` call stands for, only over a file the model has read: the
-    /// `old_str` it gets back shows nothing it has not seen.
+    /// The merge a `write_file` call stands for, only over a file the model has read and
+    /// that is unchanged since: the `old_str` it gets back shows nothing it has not seen.
     fn partial_write(
         &self,
         call: &ToolCall,
@@ -128,10 +128,15 @@ impl TurnEnv<'_> {
         }
         let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
         let (path, content) = (args["path"].as_str()?, args["content"].as_str()?);
-        let resolved = crate::tools::files::resolve(&self.ctx, path).ok()?;
-        if !self.ctx.reads.was_read(&resolved) {
+        use crate::tools::files::{Before, read_before, resolve};
+        let resolved = resolve(&self.ctx, path).ok()?;
+        let Before::Present { fingerprint, .. } = read_before(&resolved).ok()? else {
             return None;
-        }
+        };
+        self.ctx
+            .reads
+            .check(&resolved, &fingerprint, "write")
+            .ok()?;
         code_blocks::partial_write(path, content, ws)
     }
 
