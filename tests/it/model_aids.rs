@@ -513,6 +513,19 @@ fn a_line_shown_with_a_new_name_becomes_the_edit_of_that_line(kind: ProviderKind
 
 const GREET: &str = "import argparse\n\n\ndef greeting(name, upper=False):\n    return f\"Hello, {name}!\"\n\n\ndef main(argv=None):\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"name\")\n    print(greeting(parser.parse_args(argv).name))\n\n\nif __name__ == \"__main__\":\n    main()\n";
 
+/// Asks for the change the greet.py tests script, naming no file (so no aid reads greet.py
+/// before the model does).
+fn ask_for_upper_case(w: &World) -> std::process::Output {
+    exec_auto(
+        w,
+        &[
+            "--yes",
+            "--json",
+            "Make the greeting upper case on request.",
+        ],
+    )
+}
+
 /// The 1.5B model's `write_file` of greet.py holding only the function it changed: over a
 /// file it read, that becomes the `str_replace` of that function (`main` and the guard
 /// kept); over a file it never read, the write is refused as ever (the merge would show it
@@ -539,15 +552,7 @@ fn a_write_of_part_of_a_read_file_keeps_the_rest(kind: ProviderKind) {
         if !aids {
             w.user_config("small_model = \"off\"\n");
         }
-        // The message names no file, so no aid reads greet.py before the model does.
-        let o = exec_auto(
-            &w,
-            &[
-                "--yes",
-                "--json",
-                "Make the greeting upper case on request.",
-            ],
-        );
+        let o = ask_for_upper_case(&w);
         assert_ok(&o);
         let first = last_result(&s.request(1 + usize::from(read_first))).content;
         let out = stdout(&o);
@@ -599,14 +604,7 @@ fn a_write_of_part_of_a_file_changed_since_it_was_read_stays_a_write(kind: Provi
         .push(Reply::text("Done."));
     let w = World::new(&s);
     w.write("greet.py", GREET);
-    let o = exec_auto(
-        &w,
-        &[
-            "--yes",
-            "--json",
-            "Make the greeting upper case on request.",
-        ],
-    );
+    let o = ask_for_upper_case(&w);
     assert_ok(&o);
     let refused = last_result(&s.request(3));
     assert!(
