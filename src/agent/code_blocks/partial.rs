@@ -3,45 +3,43 @@
 //! guard gone), and the issue's `calc.py` lost every function but the new one. Such a write
 //! becomes the `str_replace` that merges its definitions into the file and keeps the rest.
 
-use super::{FileState, Proposal, Workspace, replacement, units};
+use super::{Proposal, replacement, units};
 use crate::tools::files::unfence::unfence;
 use serde_json::json;
 
 /// Larger contents are written as they are (parsing them costs more than the aid is worth).
 const MAX_COMPARED: usize = 256 << 10;
 
-/// The call that `write_file` of `content` over `path` stands for when the content is a few
-/// of the file's definitions (or new ones) and nothing else: a `str_replace` merging them in.
-/// `None` for a new file, a whole new version, or content that is more than definitions.
-pub fn partial_write(path: &str, content: &str, ws: &dyn Workspace) -> Option<Proposal> {
+/// The call that `write_file` of `content` over `path`, which holds `old`, stands for when
+/// the content is a few of the file's definitions (or new ones) and nothing else: a
+/// `str_replace` merging them in. `None` for a whole new version, or content that is more
+/// than definitions.
+pub fn partial_write(path: &str, old: &str, content: &str) -> Option<Proposal> {
     let lang = units::Lang::of_path(path)?;
     if content.len() > MAX_COMPARED {
         return None;
     }
-    let FileState::Text(old) = ws.file(path) else {
-        return None;
-    };
     let content = unfence(path, content).unwrap_or_else(|| content.to_string());
-    let old_keys = keys(lang, &old);
+    let old_keys = keys(lang, old);
     let new_keys = keys(lang, &content);
     let kept = old_keys.iter().filter(|k| new_keys.contains(k)).count();
     let lost: Vec<&String> = old_keys.iter().filter(|k| !new_keys.contains(k)).collect();
     // Starting where the file starts and keeping half its definitions or more reads as a
     // new version that deletes some on purpose ("remove `foo`"); so does anything but
     // definitions and imports.
-    let new_version = kept * 2 >= old_keys.len() && first_line(&old) == first_line(&content);
-    let imports = lost_imports(lang, &old, &content);
+    let new_version = kept * 2 >= old_keys.len() && first_line(old) == first_line(&content);
+    let imports = lost_imports(lang, old, &content);
     if (lost.is_empty() && imports.is_empty()) || new_keys.is_empty() || new_version {
         return None;
     }
     if !only_definitions(lang, &content) {
         return None;
     }
-    let merged = units::merge(lang, &old, &content)?;
+    let merged = units::merge(lang, old, &content)?;
     // The same part again (a model repeating its write): the edit that changes nothing, so
     // the tool says so, instead of a write that drops the rest.
-    let (old_str, new_str) = replacement(&old, &merged).or_else(|| {
-        let same = unit_text(lang, &old, &new_keys)?;
+    let (old_str, new_str) = replacement(old, &merged).or_else(|| {
+        let same = unit_text(lang, old, &new_keys)?;
         Some((same.clone(), same))
     })?;
     let kept_names: Vec<String> = imports
@@ -167,6 +165,15 @@ mod tests {
     fn applied(file: &str, old: &str, new: &str) -> String {
         assert_eq!(file.matches(old).count(), 1, "old_str must be unique");
         file.replacen(old, new, 1)
+    }
+
+    /// [`partial_write`] over the file `ws` holds at `path` (none: a new file).
+    fn partial_write(path: &str, content: &str, ws: &Mem) -> Option<Proposal> {
+        use crate::agent::code_blocks::{FileState, Workspace};
+        match ws.file(path) {
+            FileState::Text(old) => super::partial_write(path, &old, content),
+            _ => None,
+        }
     }
 
     fn ws() -> Mem {

@@ -94,12 +94,11 @@ impl TurnEnv<'_> {
     /// `str_replace` that merges that part in (see `code_blocks::partial_write`); the call
     /// keeps its id and is rated and approved as the edit it now is.
     pub(super) fn complete_partial_writes(&self, repaired: &mut repair::Repaired) {
-        let ws = code_blocks::ToolWorkspace(&self.ctx);
         for part in &mut repaired.parts {
             let AssistantPart::ToolCall(call) = part else {
                 continue;
             };
-            let Some(p) = self.partial_write(call, &ws) else {
+            let Some(p) = self.partial_write(call) else {
                 continue;
             };
             call.name = p.tool.into();
@@ -117,27 +116,30 @@ impl TurnEnv<'_> {
     }
 
     /// The merge a `write_file` call stands for, only over a file the model has read and
-    /// that is unchanged since: the `old_str` it gets back shows nothing it has not seen.
-    fn partial_write(
-        &self,
-        call: &ToolCall,
-        ws: &code_blocks::ToolWorkspace,
-    ) -> Option<code_blocks::Proposal> {
+    /// that is unchanged since: the `old_str` it gets back shows nothing it has not seen. Read
+    /// once, through the file tools' rules (inside the workspace, no protected place).
+    fn partial_write(&self, call: &ToolCall) -> Option<code_blocks::Proposal> {
         if call.name != "write_file" {
             return None;
         }
         let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
         let (path, content) = (args["path"].as_str()?, args["content"].as_str()?);
         use crate::tools::files::{Before, read_before, resolve};
-        let resolved = resolve(&self.ctx, path).ok()?;
-        let Before::Present { fingerprint, .. } = read_before(&resolved).ok()? else {
+        let resolved = resolve(&self.ctx, path)
+            .ok()
+            .filter(|r| r.inside_workspace && !r.protected)?;
+        let Before::Present {
+            fingerprint,
+            text: Some(old),
+        } = read_before(&resolved).ok()?
+        else {
             return None;
         };
         self.ctx
             .reads
             .check(&resolved, &fingerprint, "write")
             .ok()?;
-        code_blocks::partial_write(path, content, ws)
+        code_blocks::partial_write(path, &old, content)
     }
 
     /// A small model gets the next step named after a command that failed, and the places
