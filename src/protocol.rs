@@ -297,6 +297,10 @@ pub enum QuirkKind {
     /// A `write_file` that held only some of an existing file's definitions became the
     /// `str_replace` that merges them in and keeps the rest of the file.
     PartialWrite,
+    /// A `str_replace` quoting text the file does not hold, whose `new_str` only added
+    /// definitions to that quote, became the edit that adds them after the quote's last line
+    /// the file does hold.
+    AnchoredInsert,
     /// The answer kept repeating the same text; it was stopped there and cut to one piece.
     RepeatingAnswer,
 }

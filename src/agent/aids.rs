@@ -3,7 +3,7 @@
 
 mod asked_names;
 
-pub use asked_names::{added_to, definitions_to_add, target_not_changed};
+pub use asked_names::{added_to, definitions_to_add, option_not_added, target_not_changed};
 
 use crate::llm::ToolSpec;
 use std::path::Path;
@@ -98,6 +98,17 @@ pub fn after_failure(output: &str, exit_code: i32, workspace: &Path) -> String {
              command again."
         );
     }
+    if let Some((file, line)) = &blamed
+        && let Some((name, import, module)) = unimported_name(output, workspace, file)
+    {
+        // The 1.5B model added a test calling `mul` and left `from mathops import add, sub`
+        // as it was; told only where the error is, it changed the test instead.
+        return format!(
+            "[rein] The command failed (exit {exit_code}). {file} line {line} uses `{name}`, \
+             which {module} defines but {file} does not import: change the line `{import}` to \
+             `{import}, {name}` with str_replace, then run the command again."
+        );
+    }
     match blamed {
         Some((file, line)) => format!(
             "[rein] The command failed (exit {exit_code}). The error points at {file} line \
@@ -151,14 +162,53 @@ fn missing_import(output: &str, workspace: &Path) -> Option<(String, String)> {
     })
 }
 
+/// Python's `NameError: name 'x' is not defined` raised in `file`, which imports names
+/// from a workspace module that defines `x` at its top level (`from mathops import add`):
+/// the name, that import line and the module's file.
+fn unimported_name(output: &str, workspace: &Path, file: &str) -> Option<(String, String, String)> {
+    let name = output.lines().rev().find_map(|l| {
+        let rest = l.trim().strip_prefix("NameError: name '")?;
+        Some(rest.split_once('\'')?.0)
+    })?;
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    let text = read_module(workspace, file)?;
+    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    text.lines().find_map(|line| {
+        let rest = line.trim_end().strip_prefix("from ")?;
+        let (module, names) = rest.split_once(" import ")?;
+        let plain = |s: &str| {
+            s.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        };
+        if !plain(module) || module.starts_with('.') || !plain(&names.replace([',', ' '], "")) {
+            return None;
+        }
+        let rel = format!("{}.py", module.replace('.', "/"));
+        [dir.join(&rel), Path::new(&rel).to_path_buf()]
+            .into_iter()
+            .find(|m| {
+                read_module(workspace, &m.to_string_lossy())
+                    .is_some_and(|src| top_level_names(&src).any(|d| d == name))
+            })
+            .map(|m| {
+                let shown = crate::sanitize::visible_line;
+                (
+                    shown(name),
+                    shown(line.trim_end()),
+                    shown(&m.to_string_lossy()),
+                )
+            })
+    })
+}
+
 /// Largest module read for its names.
 const MAX_MODULE_BYTES: u64 = 256 * 1024;
 
-/// The top-level name the Python module `module` (relative to `workspace`) defines that is
-/// closest to `name`, if one is close (`get_user` for `get_usr`; the same measure as
-/// `str_replace`'s closest line). The module is opened without following links, and only if
-/// it is a small regular file.
-fn similar_definition(workspace: &Path, module: &str, name: &str) -> Option<String> {
+/// The text of the workspace's Python file `module` (relative), opened without following
+/// links, and only if it is a small regular file.
+fn read_module(workspace: &Path, module: &str) -> Option<String> {
     use std::io::Read;
     let rel = Path::new(module);
     if !rel
@@ -174,6 +224,15 @@ fn similar_definition(workspace: &Path, module: &str, name: &str) -> Option<Stri
     }
     let mut text = String::new();
     file.take(MAX_MODULE_BYTES).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// The top-level name the Python module `module` (relative to `workspace`) defines that is
+/// closest to `name`, if one is close (`get_user` for `get_usr`; the same measure as
+/// `str_replace`'s closest line). The module is opened without following links, and only if
+/// it is a small regular file.
+fn similar_definition(workspace: &Path, module: &str, name: &str) -> Option<String> {
+    let text = read_module(workspace, module)?;
     let names: Vec<&str> = top_level_names(&text).filter(|d| *d != name).collect();
     let closest = similar::get_close_matches(name, &names, 1, 0.8);
     closest.first().map(|d| crate::sanitize::visible_line(d))
@@ -388,6 +447,8 @@ pub struct Asked {
     pub checks: u8,
     /// [`target_not_changed`].
     pub target: bool,
+    /// [`option_not_added`].
+    pub option: bool,
 }
 
 /// [`CHANGE_NOT_CHECKED`] at most this often in a run, and again only after a command ran:
@@ -505,6 +566,38 @@ mod tests {
         // A library's module is not the workspace's to fix: the frame stands.
         let lib = out.replace("(/w/ws/users.py)", "(/usr/lib/python3/users.py)");
         assert!(after_failure(&lib, 1, ws).contains("points at app.py line 2"));
+    }
+
+    #[test]
+    fn a_name_used_but_not_imported_names_the_import_to_extend() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::write(
+            ws.join("mathops.py"),
+            "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+        )
+        .unwrap();
+        let tests = "import unittest\n\nfrom mathops import add\n\n\nclass T(unittest.TestCase):\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n";
+        std::fs::write(ws.join("test_mathops.py"), tests).unwrap();
+        let out = format!(
+            "E\n======\nERROR: test_mul (__main__.T.test_mul)\n------\nTraceback (most recent call \
+             last):\n  File \"{}/test_mathops.py\", line 8, in test_mul\n    \
+             self.assertEqual(mul(2, 3), 6)\n                     ^^^\nNameError: name 'mul' is \
+             not defined\n",
+            ws.display()
+        );
+        let note = after_failure(&out, 1, &ws);
+        assert!(
+            note.contains("test_mathops.py line 8 uses `mul`, which mathops.py defines but test_mathops.py does not import: change the line `from mathops import add` to `from mathops import add, mul`"),
+            "{note}"
+        );
+        // A name no imported module defines: only the place of the error.
+        let other = out.replace("'mul'", "'div'");
+        assert!(after_failure(&other, 1, &ws).contains("points at test_mathops.py line 8"));
+        // An imported module reached through a link is not read.
+        std::fs::rename(ws.join("mathops.py"), ws.join("real.py")).unwrap();
+        std::os::unix::fs::symlink(ws.join("real.py"), ws.join("mathops.py")).unwrap();
+        assert!(after_failure(&out, 1, &ws).contains("points at test_mathops.py line 8"));
     }
 
     #[test]

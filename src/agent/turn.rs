@@ -279,7 +279,7 @@ impl TurnEnv<'_> {
             self.apply_code_blocks(&mut repaired, &offered, history);
         }
         if self.lc.aids.code_blocks {
-            self.complete_partial_writes(&mut repaired);
+            self.complete_partial_edits(&mut repaired);
         }
         for q in &repaired.quirks {
             self.quirk(q, hooks);
@@ -420,6 +420,10 @@ impl TurnEnv<'_> {
                 st.unchecked = true;
             }
         }
+        st.command_failed = calls
+            .last()
+            .zip(results.last())
+            .is_some_and(|(c, r)| c.name == "bash" && r.exit_code.is_some_and(|e| e != 0));
         self.keep_target_forced(st);
         if self.lc.aids.nudges {
             self.name_next_steps(calls, &mut results);
@@ -653,6 +657,8 @@ struct RunState {
     ran_command: bool,
     /// A file tool changed files after the last bash command.
     unchecked: bool,
+    /// The last step's last call was a command that failed (exit status not 0).
+    command_failed: bool,
     /// The paths the file tools changed in this run, as the model named them.
     edited: Vec<String>,
     /// The file the task asks to add to that a nudge named, and the steps still forced to

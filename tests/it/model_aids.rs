@@ -29,6 +29,8 @@ both!(
     a_write_of_part_of_a_read_file_keeps_the_rest,
     a_write_of_part_of_a_file_changed_since_it_was_read_stays_a_write,
     a_function_the_task_asks_for_is_named_and_its_lone_write_added,
+    a_test_added_to_an_imagined_class_goes_into_the_real_one_and_its_import_is_named,
+    an_option_the_task_quotes_and_no_file_has_is_sent_back_once,
     a_new_script_shown_and_its_run_command_become_a_write_and_a_run,
     a_block_naming_a_link_out_of_the_workspace_reads_nothing_there,
     code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change,
@@ -136,7 +138,8 @@ fn a_local_server_gets_a_forced_first_step_a_small_tool_set_and_the_file_list(ki
 }
 
 /// The result a small model gets for `command`, run in a workspace of `files` for `task`
-/// (the model then gives up twice).
+/// (the model then gives up three times: after the failed command and the change not
+/// made, each sent back once).
 fn failing_command_result(
     kind: ProviderKind,
     files: &[(&str, &str)],
@@ -146,7 +149,8 @@ fn failing_command_result(
     let s = ScriptedServer::start(kind);
     s.push(Reply::tool_call("bash", json!({ "command": command })))
         .push(Reply::text("It fails."))
-        .push(Reply::text("Still failing."));
+        .push(Reply::text("Still failing."))
+        .push(Reply::text("I give up."));
     let w = World::new(&s);
     for (path, content) in files {
         w.write(path, content);
@@ -365,6 +369,26 @@ fn giving_up_after_a_failed_call_is_sent_back_once(kind: ProviderKind) {
         "{asked:?}"
     );
     assert!(stdout(&o).contains("Still cannot."), "{}", stdout(&o));
+    // A command that failed counts as a failed call; one that ran fine does not.
+    for (command, sent_back) in [("exit 3", true), ("true", false)] {
+        let s = ScriptedServer::start(kind);
+        s.push(Reply::tool_call("bash", json!({"command": command})))
+            .push(Reply::text("Here is what I found."))
+            .push(Reply::text("That is all."));
+        let w = World::new(&s);
+        let o = exec_auto(&w, &["--yes", "what does the build print?"]);
+        assert_ok(&o);
+        assert_eq!(s.request_count(), 2 + usize::from(sent_back), "{command}");
+        if sent_back {
+            let asked = user_texts(&s.request(2));
+            assert!(
+                asked
+                    .last()
+                    .is_some_and(|t| t.starts_with("[rein] Your last call failed")),
+                "{asked:?}"
+            );
+        }
+    }
 }
 
 fn small_model_off_offers_everything_and_forces_nothing(kind: ProviderKind) {
@@ -683,6 +707,143 @@ fn a_function_the_task_asks_for_is_named_and_its_lone_write_added(kind: Provider
         w.read("mathops.py").unwrap(),
         format!("{mathops}\n\ndef mul(a, b):\n    return a * b\n")
     );
+}
+
+/// The add_function task's last step as the 1.5B model took it: a `str_replace` quoting a
+/// test class that is not in the file, with `test_mul` added to it. The method goes after
+/// the quote's last line the file holds; the run that fails on `mul` not being imported names
+/// the import line to extend. With `small_model = "off"` the call fails as it was written.
+fn a_test_added_to_an_imagined_class_goes_into_the_real_one_and_its_import_is_named(
+    kind: ProviderKind,
+) {
+    let mathops = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
+    let tests = "import unittest\n\nfrom mathops import add\n\n\nclass MathopsTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+    let imagined = "class TestMathops(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n\nif __name__ == '__main__':\n    unittest.main()";
+    let added = imagined.replace(
+        "5)\n\n\n",
+        "5)\n\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n\n\n",
+    );
+    let run = || {
+        Reply::tool_call(
+            "bash",
+            json!({"command": "python3 -m unittest -q test_mathops"}),
+        )
+    };
+    for aids in [true, false] {
+        let s = ScriptedServer::start(kind);
+        s.push(Reply::tool_call("read_file", json!({"path": "test_mathops.py"})))
+            .push(Reply::tool_call(
+                "str_replace",
+                json!({"path": "test_mathops.py", "old_str": imagined, "new_str": added}),
+            ))
+            .push(run())
+            .push(Reply::tool_call(
+                "str_replace",
+                json!({"path": "test_mathops.py", "old_str": "from mathops import add\n", "new_str": "from mathops import add, mul\n"}),
+            ))
+            .push(run())
+            .push(Reply::text("Done."));
+        let w = World::new(&s);
+        w.write("mathops.py", mathops);
+        w.write("test_mathops.py", tests);
+        if !aids {
+            w.user_config("small_model = \"off\"\n");
+        }
+        let task = "Add a unittest test for mul to test_mathops.py.";
+        let o = exec_auto(&w, &["--yes", "--json", task]);
+        assert_ok(&o);
+        let edit = last_result(&s.request(2)).content;
+        let after = w.read("test_mathops.py").unwrap();
+        if !aids {
+            assert!(edit.contains("old_str was not found"), "{edit}");
+            assert!(!after.contains("test_mul"), "{after}");
+            assert!(!stdout(&o).contains("anchored_insert"), "{}", stdout(&o));
+            continue;
+        }
+        assert!(edit.starts_with("Edited test_mathops.py"), "{edit}");
+        assert!(stdout(&o).contains("anchored_insert"), "{}", stdout(&o));
+        let failed = last_result(&s.request(3)).content;
+        assert!(failed.contains("NameError"), "{failed}");
+        assert!(
+            failed.contains("uses `mul`, which mathops.py defines but test_mathops.py does not import: change the line `from mathops import add` to `from mathops import add, mul`"),
+            "{failed}"
+        );
+        let passed = last_result(&s.request(5)).content;
+        assert!(
+            passed.contains("Ran 2 tests") && !passed.contains("FAILED"),
+            "{passed}"
+        );
+        assert_eq!(
+            after,
+            tests.replace("import add\n", "import add, mul\n").replace(
+                "5)\n",
+                "5)\n\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n"
+            )
+        );
+    }
+    // In another run it "replaced" a test of its own making with the one it meant: added
+    // to the file's one class.
+    let s = ScriptedServer::start(kind);
+    let invented =
+        |n: u8| format!("    def test_mul(self):\n        self.assertEqual(mul(2, 3), {n})\n");
+    s.push(Reply::tool_call(
+        "read_file",
+        json!({"path": "test_mathops.py"}),
+    ))
+    .push(Reply::tool_call(
+        "str_replace",
+        json!({"path": "test_mathops.py", "old_str": invented(5), "new_str": invented(6)}),
+    ))
+    .push(Reply::text("Done."));
+    let w = World::new(&s);
+    w.write("mathops.py", mathops);
+    w.write("test_mathops.py", tests);
+    assert_ok(&exec_auto(
+        &w,
+        &["--yes", "Add a unittest test for mul to test_mathops.py."],
+    ));
+    let edit = last_result(&s.request(2)).content;
+    assert!(edit.starts_with("Edited test_mathops.py"), "{edit}");
+    assert_eq!(
+        w.read("test_mathops.py").unwrap(),
+        tests.replace("5)\n", &format!("5)\n\n{}", invented(6)))
+    );
+}
+
+/// The todo_multi_step task as the 1.5B model met it: it gave `greeting` its upper-case
+/// branch and stopped, with no `--upper` in `main`'s parser. The answer is sent back once,
+/// naming the option and the parser line to add; once the option is there, the answer
+/// stands.
+fn an_option_the_task_quotes_and_no_file_has_is_sent_back_once(kind: ProviderKind) {
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "greet.py"})))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": "greet.py", "old_str": "    return f\"Hello, {name}!\"\n", "new_str": "    text = f\"Hello, {name}!\"\n    return text.upper() if upper else text\n"}),
+        ))
+        .push(Reply::text("Added the option."))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": "greet.py", "old_str": "    parser.add_argument(\"name\")\n    print(greeting(parser.parse_args(argv).name))\n", "new_str": "    parser.add_argument(\"name\")\n    parser.add_argument(\"--upper\", action=\"store_true\")\n    args = parser.parse_args(argv)\n    print(greeting(args.name, args.upper))\n"}),
+        ))
+        .push(Reply::tool_call("bash", json!({"command": "python3 greet.py --upper ada"})))
+        .push(Reply::text("Now it is there."));
+    let w = World::new(&s);
+    w.write("greet.py", GREET);
+    let task = "Add a `--upper` option to greet.py that prints the greeting in upper case.";
+    let o = exec_auto(&w, &["--yes", task]);
+    assert_ok(&o);
+    assert_eq!(s.request_count(), 6, "{}", stdout(&o));
+    let told = user_texts(&s.request(3));
+    assert!(
+        told.last().is_some_and(|t| t.starts_with(
+            "[rein] The task asks for the option `--upper`, and no file has it yet. Read greet.py, add `--upper` where it reads its command-line arguments (`parser.add_argument(\"--upper\", action=\"store_true\")`"
+        )),
+        "{told:?}"
+    );
+    assert!(forced(&s.request(3)), "{}", s.request(3).body_text);
+    assert_eq!(last_result(&s.request(5)).content.trim_end(), "HELLO, ADA!");
+    assert_eq!(stdout(&o), "Now it is there.\n");
 }
 
 /// A `str_replace` that renamed one name gets the places that name still appears in the

@@ -18,10 +18,7 @@ pub fn definitions_to_add(
     ws: &dyn Workspace,
     merges_parts: bool,
 ) -> Option<String> {
-    let target = named.iter().find(|f| {
-        let name = f.rsplit('/').next().unwrap_or(f);
-        Lang::of_path(f).is_some() && !name.starts_with("test") && !name.contains("_test.")
-    })?;
+    let target = source_target(named)?;
     let lang = Lang::of_path(target)?;
     let defined = defined_names(lang, ws);
     let missing: Vec<String> = quoted_calls(task)
@@ -47,6 +44,66 @@ pub fn definitions_to_add(
         "The task asks for {list}, which no file defines yet: add it to {target} ({how}), \
          without changing the functions already there."
     ))
+}
+
+/// The first file of `named` that is source code and not a test: where new code goes.
+fn source_target(named: &[String]) -> Option<&String> {
+    named.iter().find(|f| {
+        let name = f.rsplit('/').next().unwrap_or(f);
+        Lang::of_path(f).is_some() && !name.starts_with("test") && !name.contains("_test.")
+    })
+}
+
+/// The nudge for a command-line option the task quotes (`` `--upper` ``) that none of the
+/// workspace's sources has, once a change was made: the 1.5B model, asked for `--upper` on
+/// greet.py, gave `greeting` an `upper` branch and never added the option to `main`'s
+/// parser. `None` when every quoted option is there, or no source file is named.
+pub fn option_not_added(task: &str, named: &[String], ws: &dyn Workspace) -> Option<String> {
+    let target = source_target(named)?;
+    let lang = Lang::of_path(target)?;
+    let texts: Vec<String> = ws
+        .sources(lang)
+        .iter()
+        .filter_map(|f| match ws.file(f) {
+            FileState::Text(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let option = quoted_options(task)
+        .into_iter()
+        .find(|o| !texts.iter().any(|t| t.contains(o.as_str())))?;
+    let parser = matches!(ws.file(target), FileState::Text(t) if t.contains(".add_argument("));
+    let how = if parser {
+        format!(
+            " (`parser.add_argument(\"{option}\", action=\"store_true\")` beside the other \
+             arguments)"
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "[rein] The task asks for the option `{option}`, and no file has it yet. Read {target}, \
+         add `{option}` where it reads its command-line arguments{how} and use it where the \
+         task says, with str_replace; then run {target} with `{option}` to check it."
+    ))
+}
+
+/// The long options a task writes in backticks: `` `--upper` ``.
+fn quoted_options(task: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for quoted in task.split('`').skip(1).step_by(2) {
+        let Some(name) = quoted.trim().strip_prefix("--") else {
+            continue;
+        };
+        let plain = name.starts_with(|c: char| c.is_ascii_alphabetic())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if plain && !out.iter().any(|o| o[2..] == *name) {
+            out.push(format!("--{name}"));
+        }
+    }
+    out
 }
 
 /// The nudge for a file the task asks to add something to that the run has not changed
@@ -202,6 +259,32 @@ mod tests {
         ] {
             assert!(added_to(task, &named(task)).is_empty(), "{task}");
         }
+    }
+
+    #[test]
+    fn a_quoted_option_no_source_has_is_named_with_the_parser_to_add_it_to() {
+        let greet = "import argparse\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"name\")\n";
+        let w = Mem::new(&[("greet.py", greet), ("README.md", "Use `--upper`.\n")]);
+        let task = "(1) add a `--upper` option to greet.py, (2) document it in README.md.";
+        let named = crate::agent::aids::named_files(task);
+        let s = option_not_added(task, &named, &w).expect("a nudge");
+        assert!(
+            s.starts_with("[rein] The task asks for the option `--upper`, and no file has it yet. Read greet.py, add `--upper` where it reads its command-line arguments (`parser.add_argument(\"--upper\", action=\"store_true\")`"),
+            "{s}"
+        );
+        let added = greet.replace(
+            "\"name\")",
+            "\"name\")\n    parser.add_argument(\"--upper\")",
+        );
+        let w = Mem::new(&[("greet.py", &added)]);
+        assert_eq!(option_not_added(task, &named, &w), None);
+        // No option quoted, or no source file named to put it in.
+        let w = Mem::new(&[("greet.py", greet)]);
+        assert_eq!(
+            option_not_added("Add upper case to greet.py.", &named, &w),
+            None
+        );
+        assert_eq!(option_not_added(task, &["README.md".into()], &w), None);
     }
 
     #[test]

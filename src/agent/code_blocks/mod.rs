@@ -4,9 +4,11 @@
 //! layer rates and the person reviews like any other. Aider's whole-file and function-level
 //! edit formats showed that weak models edit better this way than through tool calls.
 
+mod insert;
 mod partial;
 mod shape;
 
+pub(crate) use insert::anchored_insert;
 pub(crate) use partial::partial_write;
 pub(crate) use shape::left_by_rename;
 

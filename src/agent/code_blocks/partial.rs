@@ -127,7 +127,7 @@ fn unit_text(lang: units::Lang, file: &str, keys: &[String]) -> Option<String> {
 }
 
 /// Whether every line of `text` outside its definitions is blank, a comment or an import.
-fn only_definitions(lang: units::Lang, text: &str) -> bool {
+pub(super) fn only_definitions(lang: units::Lang, text: &str) -> bool {
     let lines: Vec<&str> = text.lines().collect();
     let mut inside = vec![false; lines.len()];
     for u in units::units(lang, &lines) {

@@ -1,5 +1,5 @@
 //! What the loop does for a small local model (`small_model`): files read before the first
-//! step, code shown instead of written made into calls, partial writes merged, and the nudges
+//! step, code shown instead of written made into calls, partial edits completed, and the nudges
 //! that name the next step when an answer stops too early.
 
 use super::*;
@@ -90,15 +90,18 @@ impl TurnEnv<'_> {
         }
     }
 
-    /// A small model's `write_file` that holds only part of a file it read becomes the
-    /// `str_replace` that merges that part in (see `code_blocks::partial_write`); the call
-    /// keeps its id and is rated and approved as the edit it now is.
-    pub(super) fn complete_partial_writes(&self, repaired: &mut repair::Repaired) {
+    /// A small model's edit that says what it means badly becomes the edit it stands for:
+    /// a `write_file` holding only part of a file it read, the `str_replace` that merges that
+    /// part in (see `code_blocks::partial_write`); a `str_replace` quoting text the file does
+    /// not hold to add definitions to it, the one that adds them where the quote's last line
+    /// is (see `code_blocks::anchored_insert`). The call keeps its id and is rated and
+    /// approved as the edit it now is.
+    pub(super) fn complete_partial_edits(&self, repaired: &mut repair::Repaired) {
         for part in &mut repaired.parts {
             let AssistantPart::ToolCall(call) = part else {
                 continue;
             };
-            let Some(p) = self.partial_write(call) else {
+            let Some((p, kind)) = self.partial_edit(call) else {
                 continue;
             };
             call.name = p.tool.into();
@@ -107,7 +110,7 @@ impl TurnEnv<'_> {
                 *listed = call.clone();
             }
             repaired.quirks.push(Quirk {
-                kind: QuirkKind::PartialWrite,
+                kind,
                 call_id: Some(call.id.clone()),
                 detail: p.what.clone(),
                 text: p.what,
@@ -115,15 +118,16 @@ impl TurnEnv<'_> {
         }
     }
 
-    /// The merge a `write_file` call stands for, only over a file the model has read and
-    /// that is unchanged since: the `old_str` it gets back shows nothing it has not seen. Read
-    /// once, through the file tools' rules (inside the workspace, no protected place).
-    fn partial_write(&self, call: &ToolCall) -> Option<code_blocks::Proposal> {
-        if call.name != "write_file" {
+    /// The edit a `write_file` or `str_replace` call stands for, only over a file the model
+    /// has read and that is unchanged since: the `old_str` it gets back shows nothing it has
+    /// not seen. Read once, through the file tools' rules (inside the workspace, no protected
+    /// place).
+    fn partial_edit(&self, call: &ToolCall) -> Option<(code_blocks::Proposal, QuirkKind)> {
+        if call.name != "write_file" && call.name != "str_replace" {
             return None;
         }
         let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
-        let (path, content) = (args["path"].as_str()?, args["content"].as_str()?);
+        let path = args["path"].as_str()?;
         use crate::tools::files::{Before, read_before, resolve};
         let resolved = resolve(&self.ctx, path)
             .ok()
@@ -139,7 +143,16 @@ impl TurnEnv<'_> {
             .reads
             .check(&resolved, &fingerprint, "write")
             .ok()?;
-        code_blocks::partial_write(path, &old, content)
+        if call.name == "write_file" {
+            let p = code_blocks::partial_write(path, &old, args["content"].as_str()?)?;
+            return Some((p, QuirkKind::PartialWrite));
+        }
+        if args["replace_all"].as_bool() == Some(true) {
+            return None;
+        }
+        let (old_str, new_str) = (args["old_str"].as_str()?, args["new_str"].as_str()?);
+        let p = code_blocks::anchored_insert(path, &old, old_str, new_str)?;
+        Some((p, QuirkKind::AnchoredInsert))
     }
 
     /// A small model gets the next step named after a command that failed, and the places
@@ -171,8 +184,9 @@ impl TurnEnv<'_> {
 
     /// What to tell a small model whose answer ends the run too early (each once per run, the
     /// last once per command run): code shown but not written, giving up right after a failed
-    /// call, a change asked for and none made, or a change made after the last command and
-    /// not checked.
+    /// call, a change asked for and none made, an option the task quotes that no source has,
+    /// a change made after the last command and not checked, or a file the task asks to add
+    /// to left unchanged.
     pub(super) fn unfinished_nudge(
         &self,
         history: &[Message],
@@ -180,10 +194,13 @@ impl TurnEnv<'_> {
         st: &mut RunState,
     ) -> Option<String> {
         let (wrote, asked) = (st.wrote, &mut st.asked);
-        let after_error = matches!(
-            history.iter().rev().nth(1),
-            Some(Message::ToolResult { is_error: true, .. })
-        );
+        // A failed command counts: the 1.5B model, told which import to extend after a
+        // failed test run, said it had done so and stopped.
+        let after_error = st.command_failed
+            || matches!(
+                history.iter().rev().nth(1),
+                Some(Message::ToolResult { is_error: true, .. })
+            );
         if !wrote && aids::shows_code(text) && !std::mem::replace(&mut asked.code, true) {
             return Some(aids::CODE_NOT_WRITTEN.into());
         }
@@ -195,6 +212,12 @@ impl TurnEnv<'_> {
             && !std::mem::replace(&mut asked.change, true)
         {
             return Some(self.change_not_made(task));
+        }
+        if let Some(task) = task.filter(|_| wrote && !asked.option)
+            && let Some(nudge) = self.option_not_added(task)
+        {
+            asked.option = true;
+            return Some(nudge);
         }
         if st.unchecked
             && asked.checks < aids::MAX_CHECKS
@@ -230,6 +253,13 @@ impl TurnEnv<'_> {
         }
         *steps -= 1;
         st.force_next |= self.lc.aids.first_call;
+    }
+
+    /// The nudge for an option the task quotes that no source has (see
+    /// `aids::option_not_added`), looked for through the file tools' own rules.
+    fn option_not_added(&self, task: &str) -> Option<String> {
+        let named = aids::named_files(task);
+        aids::option_not_added(task, &named, &code_blocks::ToolWorkspace(&self.ctx))
     }
 
     /// The nudge for a change not made, naming the files the task names and, for a function
