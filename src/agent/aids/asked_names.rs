@@ -59,6 +59,11 @@ fn source_target(named: &[String]) -> Option<&String> {
 /// greet.py, gave `greeting` an `upper` branch and never added the option to `main`'s
 /// parser. `None` when every quoted option is there, or no source file is named.
 pub fn option_not_added(task: &str, named: &[String], ws: &dyn Workspace) -> Option<String> {
+    // The task is looked at first: most quote no option, and then no file is read.
+    let options = quoted_options(task);
+    if options.is_empty() {
+        return None;
+    }
     let target = source_target(named)?;
     let lang = Lang::of_path(target)?;
     let texts: Vec<String> = ws
@@ -69,7 +74,7 @@ pub fn option_not_added(task: &str, named: &[String], ws: &dyn Workspace) -> Opt
             _ => None,
         })
         .collect();
-    let option = quoted_options(task)
+    let option = options
         .into_iter()
         .find(|o| !texts.iter().any(|t| t.contains(o.as_str())))?;
     let parser = matches!(ws.file(target), FileState::Text(t) if t.contains(".add_argument("));

@@ -1,7 +1,9 @@
 //! A `str_replace` whose `old_str` is the model's own idea of the file: the 1.5B model, sent
 //! to add a test to test_mathops.py, quoted a class that is not there and repeated it in
-//! `new_str` with one new method. What it meant is the insertion: the new lines go after the
-//! last line of its quote that the file holds (once), where they fit the file's structure.
+//! `new_str` with one new method, or "replaced" a method of its own making with the one it
+//! meant. What it meant is the addition: new lines after the last line of its quote that the
+//! file holds (once), where they fit the file's structure; a replaced invented definition
+//! where new ones go (a method at the end of the file's one class).
 
 use super::{Proposal, partial::only_definitions, replacement, units};
 use serde_json::json;
@@ -10,10 +12,11 @@ use serde_json::json;
 /// worth).
 const MAX_COMPARED: usize = 256 << 10;
 
-/// The `str_replace` that a call quoting `old_str` (not in `file`) and adding definitions
-/// to it in `new_str` stands for: the same definitions inserted after the line of the quote
-/// before them, where that line occurs once in the file. `None` when the call changes more
-/// than it adds, or the place is not clear.
+/// The `str_replace` that a call quoting `old_str` (not in `file`) stands for when it only
+/// adds definitions: those added to the quote go after the quote's line before them, where
+/// the file holds that line once; those replacing definitions neither the file nor the
+/// quote's other side has go where new ones go (see [`instead_of_invented`]). `None` when the
+/// call changes what the file has, or the place is not clear.
 pub fn anchored_insert(path: &str, file: &str, old_str: &str, new_str: &str) -> Option<Proposal> {
     let lang = units::Lang::of_path(path)?;
     if file.len() > MAX_COMPARED || file.contains('\r') || old_str.trim().is_empty() {

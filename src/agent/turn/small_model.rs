@@ -128,6 +128,8 @@ impl TurnEnv<'_> {
         }
         let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
         let path = args["path"].as_str()?;
+        // Both rewrites are for source files only: anything else is not read for them.
+        code_blocks::Lang::of_path(path)?;
         use crate::tools::files::{Before, read_before, resolve};
         let resolved = resolve(&self.ctx, path)
             .ok()
