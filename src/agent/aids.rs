@@ -2,8 +2,10 @@
 //! the loop itself (examples cut from tool descriptions, the workspace's file list, nudges).
 
 mod asked_names;
+mod option_use;
 
 pub use asked_names::{added_to, definitions_to_add, option_not_added, target_not_changed};
+pub use option_use::option_not_used;
 
 use crate::llm::ToolSpec;
 use std::path::Path;
@@ -449,6 +451,8 @@ pub struct Asked {
     pub target: bool,
     /// [`option_not_added`].
     pub option: bool,
+    /// [`option_not_used`].
+    pub option_used: bool,
 }
 
 /// [`CHANGE_NOT_CHECKED`] at most this often in a run, and again only after a command ran:

@@ -688,6 +688,7 @@ impl Agent {
                         == crate::policy::Action::Allow
                 })
             }),
+            refuse_fragments: self.config.small_model.code_blocks,
         }
     }
 

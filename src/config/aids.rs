@@ -15,7 +15,8 @@ pub struct ModelAids {
     pub nudges: bool,
     /// Code shown in fenced blocks instead of written becomes the edits it describes.
     pub code_blocks: bool,
-    /// The source files the person's message names are read before the first request.
+    /// The source files and documents the person's message names are read before the first
+    /// request.
     pub read_named: bool,
 }
 

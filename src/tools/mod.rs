@@ -61,6 +61,9 @@ pub struct ToolCtx {
     /// Whether the person's rules let the model read a path without asking: an edit of a
     /// file it never read shows its result only then (`None`: never assumed).
     pub may_read: Option<ReadCheck>,
+    /// A `write_file` of a few loose lines over a source file with definitions is refused
+    /// (a small model's, `small_model` aid `code_blocks`): it meant to add them.
+    pub refuse_fragments: bool,
 }
 
 impl ToolCtx {

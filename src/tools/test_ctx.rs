@@ -48,6 +48,7 @@ impl TestCtx {
             secrets: Default::default(),
             reads: Default::default(),
             may_read: None,
+            refuse_fragments: false,
         };
         TestCtx {
             ctx,

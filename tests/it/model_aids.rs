@@ -24,13 +24,18 @@ both!(
     a_tool_the_person_names_is_offered_on_the_forced_first_step,
     a_command_that_made_the_change_is_not_sent_back,
     code_shown_in_a_block_becomes_the_edit_it_describes,
+    a_document_shown_in_a_block_becomes_its_new_version,
     a_line_shown_with_a_new_name_becomes_the_edit_of_that_line,
     a_rename_names_the_places_the_old_name_still_appears,
     a_write_of_part_of_a_read_file_keeps_the_rest,
     a_write_of_part_of_a_file_changed_since_it_was_read_stays_a_write,
+    a_write_of_only_a_method_puts_it_into_the_class,
+    a_loose_line_written_over_a_file_goes_beside_its_kind_or_is_refused,
+    a_line_change_claimed_and_not_made_becomes_the_edit,
     a_function_the_task_asks_for_is_named_and_its_lone_write_added,
     a_test_added_to_an_imagined_class_goes_into_the_real_one_and_its_import_is_named,
     an_option_the_task_quotes_and_no_file_has_is_sent_back_once,
+    an_option_parsed_and_never_used_names_the_call_to_change,
     a_new_script_shown_and_its_run_command_become_a_write_and_a_run,
     a_block_naming_a_link_out_of_the_workspace_reads_nothing_there,
     code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change,
@@ -651,6 +656,165 @@ fn a_write_of_part_of_a_file_changed_since_it_was_read_stays_a_write(kind: Provi
     );
 }
 
+/// The todo_multi_step task as the 1.5B model met it: told to add a test, it wrote
+/// test_greet.py as the one new method, indented. Over the file it read, the method goes into
+/// the file's class and the tests run both; with `small_model = "off"` the write is the write
+/// it says, and the file no longer parses.
+fn a_write_of_only_a_method_puts_it_into_the_class(kind: ProviderKind) {
+    let tests = "import unittest\n\nfrom greet import greeting\n\n\nclass GreetTest(unittest.TestCase):\n    def test_plain(self):\n        self.assertEqual(greeting(\"ada\"), \"Hello, ada!\")\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+    let method = "    def test_upper(self):\n        self.assertEqual(greeting('ada').upper(), 'HELLO, ADA!')\n";
+    for aids in [true, false] {
+        let s = ScriptedServer::start(kind);
+        s.push(Reply::tool_call(
+            "read_file",
+            json!({"path": "test_greet.py"}),
+        ))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "test_greet.py", "content": method}),
+        ))
+        .push(Reply::tool_call(
+            "bash",
+            json!({"command": "python3 -m unittest -v test_greet 2>&1"}),
+        ))
+        .push(Reply::text("Done."));
+        let w = World::new(&s);
+        w.write("greet.py", GREET);
+        w.write("test_greet.py", tests);
+        if !aids {
+            w.user_config("small_model = \"off\"\n");
+        }
+        let o = ask_for_upper_case(&w);
+        assert_ok(&o);
+        let (written, ran) = (
+            last_result(&s.request(2)).content,
+            last_result(&s.request(3)).content,
+        );
+        if aids {
+            assert!(written.starts_with("Edited test_greet.py"), "{written}");
+            let want = tests.replace("Hello, ada!\")\n", &format!("Hello, ada!\")\n\n{method}"));
+            assert_eq!(w.read("test_greet.py").unwrap(), want);
+            assert!(
+                ran.contains("test_upper") && ran.contains("test_plain") && ran.contains("OK"),
+                "{ran}"
+            );
+            assert!(stdout(&o).contains("partial_write"), "{}", stdout(&o));
+        } else {
+            assert!(written.starts_with("Overwrote test_greet.py"), "{written}");
+            assert!(ran.contains("IndentationError"), "{ran}");
+        }
+    }
+}
+
+/// The todo_multi_step task as the 1.5B model met it after the option nudge: it wrote the
+/// one line the nudge named as the whole of greet.py, then of test_greet.py. Over greet.py,
+/// which calls `parser.add_argument` already, the line goes after that call; over
+/// test_greet.py, which has no such call, the write is refused and the file kept. With
+/// `small_model = "off"` both writes are made as they are.
+fn a_loose_line_written_over_a_file_goes_beside_its_kind_or_is_refused(kind: ProviderKind) {
+    let tests = "import unittest\n\nfrom greet import greeting\n\n\nclass GreetTest(unittest.TestCase):\n    def test_plain(self):\n        self.assertEqual(greeting(\"ada\"), \"Hello, ada!\")\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+    let line = "parser.add_argument(\"--upper\", action=\"store_true\")\n";
+    for aids in [true, false] {
+        let s = ScriptedServer::start(kind);
+        for path in ["greet.py", "test_greet.py"] {
+            s.push(Reply::tool_call("read_file", json!({"path": path})));
+        }
+        for path in ["greet.py", "test_greet.py"] {
+            s.push(Reply::tool_call(
+                "write_file",
+                json!({"path": path, "content": line}),
+            ));
+        }
+        s.push(Reply::tool_call(
+            "bash",
+            json!({"command": "python3 greet.py --upper ada"}),
+        ))
+        .push(Reply::text("Done."));
+        let w = World::new(&s);
+        w.write("greet.py", GREET);
+        w.write("test_greet.py", tests);
+        if !aids {
+            w.user_config("small_model = \"off\"\n");
+        }
+        let o = ask_for_upper_case(&w);
+        assert_ok(&o);
+        let (greet, refused, ran) = (
+            last_result(&s.request(3)),
+            last_result(&s.request(4)),
+            last_result(&s.request(5)).content,
+        );
+        if !aids {
+            assert_eq!(w.read("greet.py").unwrap(), line);
+            assert_eq!(w.read("test_greet.py").unwrap(), line);
+            continue;
+        }
+        assert!(
+            greet.content.starts_with("Edited greet.py"),
+            "{}",
+            greet.content
+        );
+        assert_eq!(
+            w.read("greet.py").unwrap(),
+            GREET.replace(
+                "    parser.add_argument(\"name\")\n",
+                &format!("    parser.add_argument(\"name\")\n    {line}"),
+            )
+        );
+        assert!(ran.starts_with("Hello, ada!"), "greet.py still runs: {ran}");
+        assert!(
+            refused.content.starts_with("Error: Not written")
+                && refused.content.contains("str_replace"),
+            "{}",
+            refused.content
+        );
+        assert_eq!(w.read("test_greet.py").unwrap(), tests, "the file is kept");
+    }
+}
+
+/// The add_function task's last step as the 1.5B model met it: told by the NameError note
+/// which import line to extend, it answered that it had changed that line (backticked, and
+/// the file named), twice, with the file unchanged. The claim becomes the edit, and the
+/// tests run on it pass. With `small_model = "off"` the answer is only text.
+fn a_line_change_claimed_and_not_made_becomes_the_edit(kind: ProviderKind) {
+    let mathops = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
+    let tests = "import unittest\n\nfrom mathops import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+    let claim = "I changed the line `from mathops import add` to `from mathops import add, mul` in `test_mathops.py` and ran the command again.";
+    for aids in [true, false] {
+        let s = ScriptedServer::start(kind);
+        let run = || Reply::tool_call("bash", json!({"command": "python3 test_mathops.py 2>&1"}));
+        s.push(run())
+            .push(Reply::text(claim))
+            .push(run())
+            .push(Reply::text("The tests pass."))
+            .push(Reply::text("The tests pass."));
+        let w = World::new(&s);
+        w.write("mathops.py", mathops);
+        w.write("test_mathops.py", tests);
+        if !aids {
+            w.user_config("small_model = \"off\"\n");
+        }
+        let o = exec_auto(
+            &w,
+            &["--yes", "--json", "Make the tests in test_mathops.py pass."],
+        );
+        assert_ok(&o);
+        let after = w.read("test_mathops.py").unwrap();
+        if !aids {
+            assert_eq!(after, tests);
+            continue;
+        }
+        assert_eq!(after, tests.replace("import add\n", "import add, mul\n"));
+        let edited = last_result(&s.request(2));
+        assert!(
+            edited.content.starts_with("Edited test_mathops.py"),
+            "{}",
+            edited.content
+        );
+        let ran = last_result(&s.request(3)).content;
+        assert!(ran.contains("Ran 2 tests") && ran.contains("OK"), "{ran}");
+    }
+}
+
 /// The add_function task as the 1.5B model met it: it claimed `mul` without a change. The
 /// nudge names `mul` as defined nowhere and the file to add it to; a `write_file` of that
 /// file with `mul` alone then adds it and keeps `add` and `sub`. Its claim to have added the
@@ -846,6 +1010,38 @@ fn an_option_the_task_quotes_and_no_file_has_is_sent_back_once(kind: ProviderKin
     assert_eq!(stdout(&o), "Now it is there.\n");
 }
 
+/// The todo_multi_step task's first step as the 1.5B model met it: greet.py's parser got
+/// `--upper` and `main` still called `greeting(args.name)`. The nudge names that line and
+/// the line it should be; the model's answer that it changed it (and had not) becomes the
+/// edit, and greet.py then prints upper case.
+fn an_option_parsed_and_never_used_names_the_call_to_change(kind: ProviderKind) {
+    let greet = "import argparse\n\n\ndef greeting(name, upper=False):\n    text = f\"Hello, {name}!\"\n    return text.upper() if upper else text\n\n\ndef main(argv=None):\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"name\")\n    args = parser.parse_args(argv)\n    print(greeting(args.name))\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    let s = ScriptedServer::start(kind);
+    s.push(Reply::tool_call("read_file", json!({"path": "greet.py"})))
+        .push(Reply::tool_call(
+            "str_replace",
+            json!({"path": "greet.py", "old_str": "    parser.add_argument(\"name\")\n", "new_str": "    parser.add_argument(\"name\")\n    parser.add_argument(\"--upper\", action=\"store_true\")\n"}),
+        ))
+        .push(Reply::text("Added the option."))
+        .push(Reply::text("I changed the line `print(greeting(args.name))` to `print(greeting(args.name, upper=args.upper))` in greet.py."))
+        .push(Reply::tool_call("bash", json!({"command": "python3 greet.py --upper ada"})))
+        .push(Reply::text("It prints upper case now."));
+    let w = World::new(&s);
+    w.write("greet.py", greet);
+    let task = "Add a `--upper` option to greet.py that prints the greeting in upper case.";
+    let o = exec_auto(&w, &["--yes", task]);
+    assert_ok(&o);
+    let told = user_texts(&s.request(3));
+    assert!(
+        told.last().is_some_and(|t| t.starts_with("[rein] greet.py reads `--upper` into `args.upper` but never uses it: change the line `print(greeting(args.name))` to `print(greeting(args.name, upper=args.upper))` with str_replace, then run greet.py with `--upper` to check it.")),
+        "{told:?}"
+    );
+    let edited = last_result(&s.request(4)).content;
+    assert!(edited.starts_with("Edited greet.py"), "{edited}");
+    assert_eq!(last_result(&s.request(5)).content.trim_end(), "HELLO, ADA!");
+    assert_eq!(s.request_count(), 6, "{}", stdout(&o));
+}
+
 /// A `str_replace` that renamed one name gets the places that name still appears in the
 /// workspace's files of that language (whole names only, other languages left out); with
 /// `small_model = "off"`, none.
@@ -967,6 +1163,56 @@ fn code_blocks_are_only_text_when_the_aid_is_off_or_the_message_asks_no_change(k
         let o = exec_auto(&w, &["--yes", message]);
         assert_ok(&o);
         assert_eq!(w.read("stats.py").unwrap(), STATS, "{config} / {message}");
+    }
+}
+
+/// The todo_multi_step task's last step as the 1.5B model met it: asked to document an
+/// option in README.md, it answered with the whole README in a Markdown block (a fenced
+/// block of its own inside) and a command to run. README.md, named by the task, is read
+/// before the first request; the block becomes its new version (the title is the file's),
+/// the command runs. With `small_model = "off"` the README stays as it was.
+fn a_document_shown_in_a_block_becomes_its_new_version(kind: ProviderKind) {
+    let readme = "# greet\n\nUsage: `python3 greet.py NAME`\n";
+    let answer = "Here's the updated `README.md` file:\n\n```markdown\n# Greet\n\n## Usage\n\n```bash\npython3 greet.py NAME [--upper]\n```\n\n- `--upper`: print the greeting in upper case.\n```\n\nCheck it:\n\n```bash\ngrep -c -- --upper README.md\n```\n";
+    for aids in [true, false] {
+        let s = ScriptedServer::start(kind);
+        // The first step looks (a small model's first request offers only looking tools).
+        s.push(Reply::tool_call("bash", json!({"command": "true"})))
+            .push(Reply::text(answer))
+            .push(Reply::text("Documented."));
+        let w = World::new(&s);
+        w.write("README.md", readme);
+        if !aids {
+            w.user_config("small_model = \"off\"\n");
+        }
+        let o = exec_auto(
+            &w,
+            &[
+                "--yes",
+                "--json",
+                "Document the --upper option in README.md.",
+            ],
+        );
+        assert_ok(&o);
+        let after = w.read("README.md").unwrap();
+        if !aids {
+            assert_eq!(after, readme);
+            continue;
+        }
+        let first = support::rein::tool_results(&s.request(0));
+        assert!(
+            first.len() == 1 && first[0].content.contains("Usage: `python3 greet.py NAME`"),
+            "README.md is read before the first request: {first:?}"
+        );
+        assert_eq!(
+            after,
+            "# Greet\n\n## Usage\n\n```bash\npython3 greet.py NAME [--upper]\n```\n\n- `--upper`: print the greeting in upper case.\n"
+        );
+        let ran = last_result(&s.request(2)).content;
+        assert!(
+            ran.starts_with('2'),
+            "the command ran on the new README: {ran}"
+        );
     }
 }
 

@@ -199,6 +199,7 @@ fn ctx(workspace: &Path, catalog: SkillCatalog) -> ToolCtx {
     ToolCtx {
         reads: Default::default(),
         may_read: None,
+        refuse_fragments: false,
         workspace: workspace.to_path_buf(),
         home: None,
         temp_dir: std::env::temp_dir(),

@@ -47,7 +47,7 @@ pub fn definitions_to_add(
 }
 
 /// The first file of `named` that is source code and not a test: where new code goes.
-fn source_target(named: &[String]) -> Option<&String> {
+pub(super) fn source_target(named: &[String]) -> Option<&String> {
     named.iter().find(|f| {
         let name = f.rsplit('/').next().unwrap_or(f);
         Lang::of_path(f).is_some() && !name.starts_with("test") && !name.contains("_test.")
@@ -94,7 +94,7 @@ pub fn option_not_added(task: &str, named: &[String], ws: &dyn Workspace) -> Opt
 }
 
 /// The long options a task writes in backticks: `` `--upper` ``.
-fn quoted_options(task: &str) -> Vec<String> {
+pub(super) fn quoted_options(task: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for quoted in task.split('`').skip(1).step_by(2) {
         let Some(name) = quoted.trim().strip_prefix("--") else {

@@ -4,10 +4,14 @@
 //! layer rates and the person reviews like any other. Aider's whole-file and function-level
 //! edit formats showed that weak models edit better this way than through tool calls.
 
+mod beside;
+mod claimed;
+mod docs;
 mod insert;
 mod partial;
 mod shape;
 
+pub(crate) use beside::beside_its_kind;
 pub(crate) use insert::anchored_insert;
 pub(crate) use partial::partial_write;
 pub(crate) use shape::left_by_rename;
@@ -56,11 +60,20 @@ struct Block<'a> {
 
 /// The tool calls that the answer's code blocks describe, in their order: edits of the
 /// files they name (or whose definitions they repeat), new files the answer or the person's
-/// message names, and short shell commands to run.
+/// message names, and short shell commands to run; without blocks, the one-line changes the
+/// answer says it made and did not (see `claimed`).
 pub fn proposals(answer: &str, message: &str, ws: &dyn Workspace) -> Vec<Proposal> {
     let mut out: Vec<Proposal> = Vec::new();
     let mut edited = BTreeSet::new();
     for block in fences(answer) {
+        if docs::is_markdown_info(block.info) {
+            if let Some(p) = docs::doc_edit(&block, message, ws)
+                && edited.insert(p.arguments["path"].to_string())
+            {
+                out.push(p);
+            }
+            continue;
+        }
         let lang = block
             .info
             .split([' ', ':', '{'])
@@ -98,6 +111,10 @@ pub fn proposals(answer: &str, message: &str, ws: &dyn Workspace) -> Vec<Proposa
             out.push(p);
         }
     }
+    if out.is_empty() {
+        // No code shown: a line change the answer claims in words is the edit it names.
+        out = claimed::claimed_line_edits(answer, ws);
+    }
     out
 }
 
@@ -107,11 +124,14 @@ const MAX_NAMED: usize = 3;
 /// Largest file read for a small model before its first step.
 const MAX_NAMED_BYTES: usize = 32 * 1024;
 
-/// The workspace's source files that `message` names, in its order (a few, small, text):
-/// what a small model should see before its first step.
+/// The workspace's source files and documents that `message` names, in its order (a few,
+/// small, text): what a small model should see before its first step.
 pub fn named_files(message: &str, ws: &dyn Workspace) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for path in file_tokens(message) {
+    let named = path_tokens(message)
+        .into_iter()
+        .filter(|p| Lang::of_path(p).is_some() || docs::is_doc_path(p));
+    for path in named {
         if out.len() == MAX_NAMED || out.contains(&path) {
             continue;
         }
@@ -130,18 +150,29 @@ fn fences(text: &str) -> Vec<Block<'_>> {
     let mut out = Vec::new();
     let mut prose = String::new();
     let mut open: Option<(&str, &str, Vec<&str>)> = None;
+    // Inside a Markdown block, whether one of its own blocks is open.
+    let mut inner = false;
     for line in text.lines() {
         let t = line.trim_start();
         match open.as_mut() {
             None => match ["```", "~~~"].into_iter().find(|f| t.starts_with(f)) {
-                Some(fence) => open = Some((fence, t[3..].trim(), Vec::new())),
+                Some(fence) => {
+                    open = Some((fence, t[3..].trim(), Vec::new()));
+                    inner = false;
+                }
                 None => {
                     prose.push_str(line);
                     prose.push('\n');
                 }
             },
             Some((fence, info, body)) => {
-                if t.trim_end() == *fence {
+                let bare = t.trim_end() == *fence;
+                // A Markdown document holds blocks of its own: `` ```bash `` opens one, and
+                // the bare fence after it closes that one, not the document.
+                if docs::is_markdown_info(info) && t.starts_with(*fence) && (inner || !bare) {
+                    inner = !bare;
+                    body.push(line);
+                } else if bare {
                     out.push(Block {
                         info,
                         body: std::mem::take(body),

@@ -20,6 +20,9 @@ pub fn partial_write(path: &str, old: &str, content: &str) -> Option<Proposal> {
         return None;
     }
     let content = unfence(path, content).unwrap_or_else(|| content.to_string());
+    if lang == units::Lang::Python && indentation(&content) > 0 {
+        return methods_write(path, old, &content);
+    }
     let old_keys = keys(lang, old);
     let new_keys = keys(lang, &content);
     let kept = old_keys.iter().filter(|k| new_keys.contains(k)).count();
@@ -57,6 +60,66 @@ pub fn partial_write(path: &str, old: &str, content: &str) -> Option<Proposal> {
         ),
         arguments: json!({ "path": path, "old_str": old_str, "new_str": new_str }),
     })
+}
+
+/// A Python write holding only indented methods (`    def test_upper(self): …`): the 1.5B
+/// model, told to add a test, wrote test_greet.py as the one new method and the file lost its
+/// class, imports and main guard. The methods go into the file's one class (over the ones of
+/// the same name, after the others), the rest of the file stays.
+fn methods_write(path: &str, old: &str, content: &str) -> Option<Proposal> {
+    let indent = indentation(content);
+    let dedented: Vec<&str> = content
+        .lines()
+        .map(|l| {
+            l.get(indent..)
+                .filter(|_| !l.trim().is_empty())
+                .unwrap_or("")
+        })
+        .collect();
+    let dedented = dedented.join("\n");
+    let methods = keys(units::Lang::Python, &dedented);
+    if methods.is_empty()
+        || methods.iter().any(|k| !k.starts_with("def "))
+        || !only_definitions(units::Lang::Python, &dedented)
+    {
+        return None;
+    }
+    let lines: Vec<&str> = old.lines().collect();
+    let mut classes = units::units(units::Lang::Python, &lines)
+        .into_iter()
+        .filter(|u| u.key.starts_with("class "));
+    let class = classes.next().filter(|_| classes.next().is_none())?;
+    let head = lines[class.head];
+    // The class again with only these methods: merging it puts them in method by method.
+    let merged = units::merge(units::Lang::Python, old, &format!("{head}\n{content}"))?;
+    let (old_str, new_str) = replacement(old, &merged).or_else(|| {
+        // The same methods again: the edit that changes nothing, so the tool says so.
+        (old.matches(head).count() == 1).then(|| (head.to_string(), head.to_string()))
+    })?;
+    let names: Vec<String> = methods
+        .iter()
+        .map(|k| units::shown_key(k))
+        .take(4)
+        .collect();
+    Some(Proposal {
+        tool: "str_replace",
+        what: format!(
+            "The model's write_file held only methods ({}) of {}; made it a str_replace that \
+             puts them into the class in {path} and keeps the rest of the file.",
+            names.join(", "),
+            units::shown_key(&class.key),
+        ),
+        arguments: json!({ "path": path, "old_str": old_str, "new_str": new_str }),
+    })
+}
+
+/// The smallest indentation of `text`'s non-blank lines (0 when it has none).
+fn indentation(text: &str) -> usize {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
+        .min()
+        .unwrap_or(0)
 }
 
 /// The old file's top-level Python imports that the new content leaves out but still uses
@@ -260,6 +323,76 @@ mod tests {
         assert_eq!(partial_write("m.py", unused, &w), None);
         assert_eq!(imported_names("from m import (x, y as z)"), ["x", "z"]);
         assert_eq!(imported_names("import a.b, c as d"), ["a", "d"]);
+    }
+
+    const TEST_GREET: &str = "import unittest\n\nfrom greet import greeting\n\n\nclass GreetTest(unittest.TestCase):\n    def test_plain(self):\n        self.assertEqual(greeting(\"ada\"), \"Hello, ada!\")\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+
+    #[test]
+    fn a_write_of_only_an_indented_method_adds_it_to_the_one_class() {
+        let w = Mem::new(&[("test_greet.py", TEST_GREET)]);
+        // As the 1.5B model wrote it (todo_multi_step): the new method and nothing else.
+        let content = "    def test_upper(self):\n        self.assertEqual(greeting('ada', True), 'HELLO, ADA!')\n";
+        let p = partial_write("test_greet.py", content, &w).expect("a merge");
+        assert_eq!(p.tool, "str_replace");
+        let after = applied(
+            TEST_GREET,
+            p.arguments["old_str"].as_str().unwrap(),
+            p.arguments["new_str"].as_str().unwrap(),
+        );
+        assert_eq!(
+            after,
+            TEST_GREET.replace(
+                "Hello, ada!\")\n",
+                "Hello, ada!\")\n\n    def test_upper(self):\n        self.assertEqual(greeting('ada', True), 'HELLO, ADA!')\n"
+            )
+        );
+        assert!(
+            p.what.contains("`test_upper`") && p.what.contains("`GreetTest`"),
+            "{}",
+            p.what
+        );
+        // Indented by 2 and fenced, replacing the method of the same name: level for level.
+        let content =
+            "```python\n  def test_plain(self):\n    self.assertTrue(greeting('ada'))\n```";
+        let p = partial_write("test_greet.py", content, &w).expect("a merge");
+        let after = applied(
+            TEST_GREET,
+            p.arguments["old_str"].as_str().unwrap(),
+            p.arguments["new_str"].as_str().unwrap(),
+        );
+        assert!(
+            after.contains("    def test_plain(self):\n        self.assertTrue(greeting('ada'))\n"),
+            "{after}"
+        );
+        assert!(!after.contains("Hello, ada!"), "{after}");
+        assert!(after.ends_with("    unittest.main()\n"), "{after}");
+        // The same method again changes nothing.
+        let same = "    def test_plain(self):\n        self.assertEqual(greeting(\"ada\"), \"Hello, ada!\")\n";
+        let p = partial_write("test_greet.py", same, &w).expect("an edit");
+        assert_eq!(p.arguments["old_str"], p.arguments["new_str"]);
+    }
+
+    #[test]
+    fn indented_code_that_is_not_only_methods_of_one_class_stays_a_write() {
+        let w = Mem::new(&[("test_greet.py", TEST_GREET)]);
+        // A statement among the methods.
+        let stray = "    def test_upper(self):\n        pass\n    print('x')\n";
+        assert_eq!(partial_write("test_greet.py", stray, &w), None);
+        // An indented class is not a method.
+        let nested = "    class Inner:\n        pass\n";
+        assert_eq!(partial_write("test_greet.py", nested, &w), None);
+        // Two classes: which one is not clear.
+        let two = format!("{TEST_GREET}\n\nclass Other:\n    def a(self):\n        pass\n");
+        let w = Mem::new(&[("t.py", two.as_str())]);
+        assert_eq!(
+            partial_write("t.py", "    def b(self):\n        pass\n", &w),
+            None
+        );
+        // No class at all.
+        assert_eq!(
+            partial_write("mathops.py", "    def b(self):\n        pass\n", &ws()),
+            None
+        );
     }
 
     #[test]

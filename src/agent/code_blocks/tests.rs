@@ -13,7 +13,7 @@ impl Mem {
     }
 
     /// What the file holds after the proposals' edits, applied as the tools would.
-    fn apply(&mut self, props: &[Proposal]) {
+    pub(crate) fn apply(&mut self, props: &[Proposal]) {
         for p in props {
             let path = p.arguments["path"].as_str().unwrap_or_default().to_string();
             match p.tool {
@@ -31,6 +31,13 @@ impl Mem {
                 _ => {}
             }
         }
+    }
+}
+
+impl Mem {
+    /// The text of a file the test put there or an edit wrote.
+    pub(crate) fn text(&self, path: &str) -> String {
+        self.0.get(path).cloned().unwrap_or_default()
     }
 }
 
@@ -240,6 +247,10 @@ fn the_files_a_message_names_are_found_once_each_and_missing_ones_not() {
     ]);
     let msg = "Running `python3 stats.py` crashes in stats.py; sum.sh, new.py and big.py too.";
     assert_eq!(named_files(msg, &ws), ["stats.py", "sum.sh"]);
+    // A document the task asks to change is read too; a file of another kind is not.
+    let ws = Mem::new(&[("README.md", "# x\n"), ("data.csv", "a,b\n"), ("g.py", "")]);
+    let msg = "Add a flag to g.py, read data.csv and document it in README.md.";
+    assert_eq!(named_files(msg, &ws), ["g.py", "README.md"]);
 }
 
 #[test]

@@ -92,7 +92,9 @@ impl TurnEnv<'_> {
 
     /// A small model's edit that says what it means badly becomes the edit it stands for:
     /// a `write_file` holding only part of a file it read, the `str_replace` that merges that
-    /// part in (see `code_blocks::partial_write`); a `str_replace` quoting text the file does
+    /// part in (see `code_blocks::partial_write`), or a line or two of a call the file makes,
+    /// the one that adds them beside it (`code_blocks::beside_its_kind`); a `str_replace`
+    /// quoting text the file does
     /// not hold to add definitions to it, the one that adds them where the quote's last line
     /// is (see `code_blocks::anchored_insert`). The call keeps its id and is rated and
     /// approved as the edit it now is.
@@ -146,7 +148,9 @@ impl TurnEnv<'_> {
             .check(&resolved, &fingerprint, "write")
             .ok()?;
         if call.name == "write_file" {
-            let p = code_blocks::partial_write(path, &old, args["content"].as_str()?)?;
+            let content = args["content"].as_str()?;
+            let p = code_blocks::partial_write(path, &old, content)
+                .or_else(|| code_blocks::beside_its_kind(path, &old, content))?;
             return Some((p, QuirkKind::PartialWrite));
         }
         if args["replace_all"].as_bool() == Some(true) {
@@ -221,6 +225,12 @@ impl TurnEnv<'_> {
             asked.option = true;
             return Some(nudge);
         }
+        if let Some(task) = task.filter(|_| wrote && !asked.option_used)
+            && let Some(nudge) = self.option_not_used(task)
+        {
+            asked.option_used = true;
+            return Some(nudge);
+        }
         if st.unchecked
             && asked.checks < aids::MAX_CHECKS
             && !std::mem::replace(&mut asked.check, true)
@@ -262,6 +272,13 @@ impl TurnEnv<'_> {
     fn option_not_added(&self, task: &str) -> Option<String> {
         let named = aids::named_files(task);
         aids::option_not_added(task, &named, &code_blocks::ToolWorkspace(&self.ctx))
+    }
+
+    /// The nudge for an option the task quotes that the source parses and never uses (see
+    /// `aids::option_not_used`), read through the file tools' own rules.
+    fn option_not_used(&self, task: &str) -> Option<String> {
+        let named = aids::named_files(task);
+        aids::option_not_used(task, &named, &code_blocks::ToolWorkspace(&self.ctx))
     }
 
     /// The nudge for a change not made, naming the files the task names and, for a function

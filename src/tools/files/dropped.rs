@@ -38,6 +38,33 @@ pub(crate) fn note(path: &str, old: &str, new: &str) -> Option<String> {
     ))
 }
 
+/// Why a write of a few loose lines over a source file with definitions is not made (for a
+/// small model: `small_model` aid `code_blocks`): the 1.5B model wrote the one line a nudge
+/// named (`parser.add_argument(...)`) as the whole of greet.py, and then of test_greet.py.
+/// `None` when `new` defines something, or is not a small part of `old`'s length.
+pub(crate) fn fragment_refusal(path: &str, old: &str, new: &str) -> Option<String> {
+    let lang = Lang::of_path(path)?;
+    if old.len().max(new.len()) > MAX_COMPARED || !definitions(lang, new).is_empty() {
+        return None;
+    }
+    let gone = definitions(lang, old);
+    let count = |t: &str| t.lines().filter(|l| !l.trim().is_empty()).count();
+    let (old_lines, new_lines) = (count(old), count(new));
+    // A quarter of the file or more may be a new version of it (a module made a script).
+    if gone.is_empty() || new_lines * 4 >= old_lines {
+        return None;
+    }
+    let names: Vec<String> = gone.iter().take(MAX_NAMES).map(|k| shown_key(k)).collect();
+    Some(format!(
+        "Not written: this would replace all {old_lines} lines of {path} (with {}) by \
+         {new_lines} line{}. To add lines to it, use str_replace: old_str is the line they go \
+         after, copied from the file, and new_str is that line followed by yours. To replace \
+         the whole file, write all of its new content.",
+        names.join(", "),
+        if new_lines == 1 { "" } else { "s" },
+    ))
+}
+
 /// The keys of `source`'s top-level definitions (`def main`, `fn run`), each once.
 fn definitions(lang: Lang, source: &str) -> Vec<String> {
     let lines: Vec<&str> = source.lines().collect();
@@ -90,6 +117,30 @@ mod tests {
         assert_eq!(note("new.py", "", "def f():\n    pass\n"), None);
         let huge = format!("{OLD}{}", "# filler\n".repeat(MAX_COMPARED / 9 + 1));
         assert_eq!(note("greet.py", &huge, ""), None);
+    }
+
+    #[test]
+    fn a_few_loose_lines_over_a_file_with_definitions_are_refused() {
+        let line = "parser.add_argument(\"--upper\", action=\"store_true\")\n";
+        let why = fragment_refusal("greet.py", OLD, line).unwrap();
+        assert!(why.starts_with("Not written:"), "{why}");
+        assert!(
+            why.contains("lines of greet.py (with `greeting`, `fetch`"),
+            "{why}"
+        );
+        assert!(why.contains("by 1 line."), "{why}");
+        // Definitions, a quarter of the file, a file without definitions, another kind.
+        assert_eq!(
+            fragment_refusal("greet.py", OLD, "def f():\n    pass\n"),
+            None
+        );
+        let script = "import sys\nprint(sys.argv)\nprint(1)\nprint(2)\n";
+        assert_eq!(fragment_refusal("greet.py", OLD, script), None);
+        assert_eq!(
+            fragment_refusal("run.py", "print(1)\nprint(2)\n", line),
+            None
+        );
+        assert_eq!(fragment_refusal("greet.txt", OLD, line), None);
     }
 
     #[test]

@@ -72,6 +72,13 @@ impl Tool for WriteFile {
             }
             ctx.reads
                 .check_showing(&path, text.as_deref(), fingerprint, "write")?;
+            if ctx.refuse_fragments
+                && let Some(old) = text
+                && let Some(why) =
+                    super::dropped::fragment_refusal(&path.display, old, &args.content)
+            {
+                return Err(ToolError(why));
+            }
         }
         let diff = match &before {
             Before::Missing => Some(EditDiff::between(None, &args.content)),
