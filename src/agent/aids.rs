@@ -2,6 +2,7 @@
 //! the loop itself (examples cut from tool descriptions, the workspace's file list, nudges).
 
 mod asked_names;
+mod failed_test;
 mod option_use;
 
 pub use asked_names::{added_to, definitions_to_add, option_not_added, target_not_changed};
@@ -111,6 +112,11 @@ pub fn after_failure(output: &str, exit_code: i32, workspace: &Path) -> String {
              `{import}, {name}` with str_replace, then run the command again."
         );
     }
+    if let Some((file, line)) = &blamed
+        && let Some(note) = failed_test::failed_assertion(output, exit_code, workspace, file, *line)
+    {
+        return note;
+    }
     match blamed {
         Some((file, line)) => format!(
             "[rein] The command failed (exit {exit_code}). The error points at {file} line \
@@ -175,6 +181,18 @@ fn unimported_name(output: &str, workspace: &Path, file: &str) -> Option<(String
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
         return None;
     }
+    let (import, module) = import_defining(workspace, file, name)?;
+    Some((crate::sanitize::visible_line(name), import, module))
+}
+
+/// The line of the workspace's Python `file` that imports from a workspace module defining
+/// `name` at its top level (`from mathops import add`), and that module's file; both made
+/// safe to show.
+pub(super) fn import_defining(
+    workspace: &Path,
+    file: &str,
+    name: &str,
+) -> Option<(String, String)> {
     let text = read_module(workspace, file)?;
     let dir = Path::new(file).parent().unwrap_or(Path::new(""));
     text.lines().find_map(|line| {
@@ -196,11 +214,7 @@ fn unimported_name(output: &str, workspace: &Path, file: &str) -> Option<(String
             })
             .map(|m| {
                 let shown = crate::sanitize::visible_line;
-                (
-                    shown(name),
-                    shown(line.trim_end()),
-                    shown(&m.to_string_lossy()),
-                )
+                (shown(line.trim_end()), shown(&m.to_string_lossy()))
             })
     })
 }
@@ -430,17 +444,38 @@ pub fn asks_for_change(message: &str) -> bool {
         .any(|w| VERBS.contains(&w))
 }
 
-/// The nudge after an answer that gave up right after a failed call (once per message).
+/// The nudge after an answer that gave up right after a failed call.
 pub const GAVE_UP_AFTER_ERROR: &str = "[rein] Your last call failed, and the task is not \
     finished. Do what the error message says and call the tool again now.";
+
+/// [`GAVE_UP_AFTER_ERROR`] (or its form for a failed command) at most this often in a run:
+/// the 1.5B model, after a second failed test run whose note named the function to fix,
+/// answered with a sentence and the run ended with the test failing.
+pub const MAX_AFTER_ERROR: u8 = 2;
+
+/// The nudge after an answer that gave up right after a failed command: the next step the
+/// command's note named, again (`result` is the command's result as the model saw it).
+pub fn gave_up_after_command(result: &str) -> String {
+    let step = result
+        .rfind("[rein] The command failed (exit ")
+        .map(|at| &result[at..])
+        .and_then(|note| note.split_once("). "))
+        .map(|(_, step)| step.trim());
+    match step {
+        Some(step) if !step.is_empty() => {
+            format!("[rein] Your last command failed, and the task is not finished. {step}")
+        }
+        _ => GAVE_UP_AFTER_ERROR.to_string(),
+    }
+}
 
 /// Which end-of-run nudges were sent in this run of the loop.
 #[derive(Default)]
 pub struct Asked {
     /// [`CODE_NOT_WRITTEN`].
     pub code: bool,
-    /// [`GAVE_UP_AFTER_ERROR`].
-    pub after_error: bool,
+    /// [`GAVE_UP_AFTER_ERROR`], up to [`MAX_AFTER_ERROR`].
+    pub after_errors: u8,
     /// [`CHANGE_NOT_MADE`].
     pub change: bool,
     /// [`CHANGE_NOT_CHECKED`], since the last command ran.

@@ -17,8 +17,9 @@ use support::{Reply, ScriptedServer};
 both!(
     a_local_server_gets_a_forced_first_step_a_small_tool_set_and_the_file_list,
     a_failing_command_names_the_file_in_the_traceback,
+    a_failed_assertion_names_the_function_it_checks_and_its_module,
     code_shown_instead_of_written_is_sent_back_once,
-    giving_up_after_a_failed_call_is_sent_back_once,
+    giving_up_after_a_failed_call_is_sent_back_twice_at_most,
     a_change_asked_for_and_not_made_is_sent_back_once_a_write_ends_it,
     small_model_off_offers_everything_and_forces_nothing,
     a_tool_the_person_names_is_offered_on_the_forced_first_step,
@@ -180,6 +181,36 @@ fn a_failing_command_names_the_file_in_the_traceback(kind: ProviderKind) {
     );
     assert!(
         result.contains("The error points at calc.py line 2: read that file with read_file"),
+        "{result}"
+    );
+}
+
+/// The todo_multi_step task's test run as the 1.5B model met it: its new test was right and
+/// `greeting` wrong. The note names `greeting` and greet.py, where the fix goes, instead of
+/// only the test's line.
+fn a_failed_assertion_names_the_function_it_checks_and_its_module(kind: ProviderKind) {
+    let result = failing_command_result(
+        kind,
+        &[
+            (
+                "greet.py",
+                "def greeting(name, upper=False):\n    return f\"Hello, {name.upper() if upper else name}!\"\n",
+            ),
+            (
+                "test_greet.py",
+                "import unittest\n\nfrom greet import greeting\n\n\nclass T(unittest.TestCase):\n    def test_upper(self):\n        self.assertEqual(greeting(\"ada\", upper=True), \"HELLO, ADA!\")\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n",
+            ),
+        ],
+        "python3 test_greet.py",
+        "make the tests pass",
+    );
+    assert!(
+        result.contains("AssertionError: 'Hello, ADA!' != 'HELLO, ADA!'"),
+        "{result}"
+    );
+    assert!(
+        result.contains("The test at test_greet.py line 8 checks `greeting`")
+            && result.contains("read greet.py with read_file and fix `greeting` there"),
         "{result}"
     );
 }
@@ -352,19 +383,22 @@ fn a_todo_list_with_steps_left_and_an_empty_answer_force_the_next_step(kind: Pro
     );
 }
 
-fn giving_up_after_a_failed_call_is_sent_back_once(kind: ProviderKind) {
+fn giving_up_after_a_failed_call_is_sent_back_twice_at_most(kind: ProviderKind) {
     let s = ScriptedServer::start(kind);
-    s.push(Reply::tool_call("read_file", json!({"path": "missing.py"})))
+    let read = || Reply::tool_call("read_file", json!({"path": "missing.py"}));
+    s.push(read())
         .push(Reply::text("I cannot do this."))
-        .push(Reply::tool_call("read_file", json!({"path": "missing.py"})))
+        .push(read())
+        .push(Reply::text("Still cannot."))
+        .push(read())
         .push(Reply::text("Still cannot."));
     let w = World::new(&s);
     let o = exec_auto(&w, &["--yes", "look at missing.py"]);
     assert_ok(&o);
     assert_eq!(
         s.request_count(),
-        4,
-        "sent back once, then the answer stands"
+        6,
+        "sent back after each of two failures, then the answer stands"
     );
     let asked = user_texts(&s.request(2));
     assert!(
@@ -389,7 +423,7 @@ fn giving_up_after_a_failed_call_is_sent_back_once(kind: ProviderKind) {
             assert!(
                 asked
                     .last()
-                    .is_some_and(|t| t.starts_with("[rein] Your last call failed")),
+                    .is_some_and(|t| t.starts_with("[rein] Your last command failed, and the task is not finished. Read the error above")),
                 "{asked:?}"
             );
         }
