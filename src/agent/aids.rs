@@ -448,26 +448,10 @@ pub fn asks_for_change(message: &str) -> bool {
 pub const GAVE_UP_AFTER_ERROR: &str = "[rein] Your last call failed, and the task is not \
     finished. Do what the error message says and call the tool again now.";
 
-/// [`GAVE_UP_AFTER_ERROR`] (or its form for a failed command) at most this often in a run:
+/// [`GAVE_UP_AFTER_ERROR`] at most this often in a run (again only after another failure):
 /// the 1.5B model, after a second failed test run whose note named the function to fix,
 /// answered with a sentence and the run ended with the test failing.
 pub const MAX_AFTER_ERROR: u8 = 2;
-
-/// The nudge after an answer that gave up right after a failed command: the next step the
-/// command's note named, again (`result` is the command's result as the model saw it).
-pub fn gave_up_after_command(result: &str) -> String {
-    let step = result
-        .rfind("[rein] The command failed (exit ")
-        .map(|at| &result[at..])
-        .and_then(|note| note.split_once("). "))
-        .map(|(_, step)| step.trim());
-    match step {
-        Some(step) if !step.is_empty() => {
-            format!("[rein] Your last command failed, and the task is not finished. {step}")
-        }
-        _ => GAVE_UP_AFTER_ERROR.to_string(),
-    }
-}
 
 /// Which end-of-run nudges were sent in this run of the loop.
 #[derive(Default)]

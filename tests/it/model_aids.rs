@@ -423,7 +423,7 @@ fn giving_up_after_a_failed_call_is_sent_back_twice_at_most(kind: ProviderKind) 
             assert!(
                 asked
                     .last()
-                    .is_some_and(|t| t.starts_with("[rein] Your last command failed, and the task is not finished. Read the error above")),
+                    .is_some_and(|t| t.starts_with("[rein] Your last call failed")),
                 "{asked:?}"
             );
         }

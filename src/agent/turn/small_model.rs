@@ -213,11 +213,8 @@ impl TurnEnv<'_> {
         if after_error && asked.after_errors < aids::MAX_AFTER_ERROR {
             asked.after_errors += 1;
             // Sent again only after another failure, not for the answer to this one.
-            let command = std::mem::take(&mut st.command_failed);
-            return Some(match last_result(history).filter(|_| command) {
-                Some(result) => aids::gave_up_after_command(result),
-                None => aids::GAVE_UP_AFTER_ERROR.into(),
-            });
+            st.command_failed = false;
+            return Some(aids::GAVE_UP_AFTER_ERROR.into());
         }
         let task = task_message(history);
         if let Some(task) = task.filter(|t| !wrote && aids::asks_for_change(t))
@@ -302,14 +299,6 @@ impl TurnEnv<'_> {
 }
 
 /// Appends a message of rein's to the history as the user's.
-/// The content of the history's last tool result.
-fn last_result(history: &[Message]) -> Option<&str> {
-    history.iter().rev().find_map(|m| match m {
-        Message::ToolResult { content, .. } => Some(content.as_str()),
-        _ => None,
-    })
-}
-
 /// The arguments of the last `write_todos` call in the history.
 pub(super) fn last_todos(history: &[Message]) -> Option<&str> {
     history.iter().rev().find_map(|m| match m {
