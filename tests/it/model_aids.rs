@@ -690,12 +690,25 @@ fn a_write_of_part_of_a_file_changed_since_it_was_read_stays_a_write(kind: Provi
     );
 }
 
+const TEST_GREET: &str = "import unittest\n\nfrom greet import greeting\n\n\nclass GreetTest(unittest.TestCase):\n    def test_plain(self):\n        self.assertEqual(greeting(\"ada\"), \"Hello, ada!\")\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+
+/// A workspace with greet.py and its tests, the small-model aids on or off.
+fn greet_world(s: &ScriptedServer, aids: bool) -> World {
+    let w = World::new(s);
+    w.write("greet.py", GREET);
+    w.write("test_greet.py", TEST_GREET);
+    if !aids {
+        w.user_config("small_model = \"off\"\n");
+    }
+    w
+}
+
 /// The todo_multi_step task as the 1.5B model met it: told to add a test, it wrote
 /// test_greet.py as the one new method, indented. Over the file it read, the method goes into
 /// the file's class and the tests run both; with `small_model = "off"` the write is the write
 /// it says, and the file no longer parses.
 fn a_write_of_only_a_method_puts_it_into_the_class(kind: ProviderKind) {
-    let tests = "import unittest\n\nfrom greet import greeting\n\n\nclass GreetTest(unittest.TestCase):\n    def test_plain(self):\n        self.assertEqual(greeting(\"ada\"), \"Hello, ada!\")\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+    let tests = TEST_GREET;
     let method = "    def test_upper(self):\n        self.assertEqual(greeting('ada').upper(), 'HELLO, ADA!')\n";
     for aids in [true, false] {
         let s = ScriptedServer::start(kind);
@@ -712,12 +725,7 @@ fn a_write_of_only_a_method_puts_it_into_the_class(kind: ProviderKind) {
             json!({"command": "python3 -m unittest -v test_greet 2>&1"}),
         ))
         .push(Reply::text("Done."));
-        let w = World::new(&s);
-        w.write("greet.py", GREET);
-        w.write("test_greet.py", tests);
-        if !aids {
-            w.user_config("small_model = \"off\"\n");
-        }
+        let w = greet_world(&s, aids);
         let o = ask_for_upper_case(&w);
         assert_ok(&o);
         let (written, ran) = (
@@ -746,7 +754,7 @@ fn a_write_of_only_a_method_puts_it_into_the_class(kind: ProviderKind) {
 /// test_greet.py, which has no such call, the write is refused and the file kept. With
 /// `small_model = "off"` both writes are made as they are.
 fn a_loose_line_written_over_a_file_goes_beside_its_kind_or_is_refused(kind: ProviderKind) {
-    let tests = "import unittest\n\nfrom greet import greeting\n\n\nclass GreetTest(unittest.TestCase):\n    def test_plain(self):\n        self.assertEqual(greeting(\"ada\"), \"Hello, ada!\")\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+    let tests = TEST_GREET;
     let line = "parser.add_argument(\"--upper\", action=\"store_true\")\n";
     for aids in [true, false] {
         let s = ScriptedServer::start(kind);
@@ -764,12 +772,7 @@ fn a_loose_line_written_over_a_file_goes_beside_its_kind_or_is_refused(kind: Pro
             json!({"command": "python3 greet.py --upper ada"}),
         ))
         .push(Reply::text("Done."));
-        let w = World::new(&s);
-        w.write("greet.py", GREET);
-        w.write("test_greet.py", tests);
-        if !aids {
-            w.user_config("small_model = \"off\"\n");
-        }
+        let w = greet_world(&s, aids);
         let o = ask_for_upper_case(&w);
         assert_ok(&o);
         let (greet, refused, ran) = (
