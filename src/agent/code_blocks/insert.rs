@@ -139,7 +139,7 @@ fn python_names(file: &str) -> Vec<&str> {
 }
 
 /// Lines without their common indentation, and that indentation; `None` when all are blank.
-fn dedent<'a>(lines: &[&'a str]) -> Option<(usize, Vec<&'a str>)> {
+pub(super) fn dedent<'a>(lines: &[&'a str]) -> Option<(usize, Vec<&'a str>)> {
     let indent = lines.iter().filter_map(|l| indent_of(l)).min()?;
     let dedented = lines
         .iter()

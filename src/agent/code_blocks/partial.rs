@@ -3,7 +3,7 @@
 //! guard gone), and the issue's `calc.py` lost every function but the new one. Such a write
 //! becomes the `str_replace` that merges its definitions into the file and keeps the rest.
 
-use super::{Proposal, replacement, units};
+use super::{Proposal, insert::dedent, replacement, units};
 use crate::tools::files::unfence::unfence;
 use serde_json::json;
 
@@ -20,7 +20,8 @@ pub fn partial_write(path: &str, old: &str, content: &str) -> Option<Proposal> {
         return None;
     }
     let content = unfence(path, content).unwrap_or_else(|| content.to_string());
-    if lang == units::Lang::Python && indentation(&content) > 0 {
+    let lines: Vec<&str> = content.lines().collect();
+    if lang == units::Lang::Python && dedent(&lines).is_some_and(|(indent, _)| indent > 0) {
         return methods_write(path, old, &content);
     }
     let old_keys = keys(lang, old);
@@ -67,15 +68,8 @@ pub fn partial_write(path: &str, old: &str, content: &str) -> Option<Proposal> {
 /// class, imports and main guard. The methods go into the file's one class (over the ones of
 /// the same name, after the others), the rest of the file stays.
 fn methods_write(path: &str, old: &str, content: &str) -> Option<Proposal> {
-    let indent = indentation(content);
-    let dedented: Vec<&str> = content
-        .lines()
-        .map(|l| {
-            l.get(indent..)
-                .filter(|_| !l.trim().is_empty())
-                .unwrap_or("")
-        })
-        .collect();
+    let lines: Vec<&str> = content.lines().collect();
+    let (_, dedented) = dedent(&lines)?;
     let dedented = dedented.join("\n");
     let methods = keys(units::Lang::Python, &dedented);
     if methods.is_empty()
@@ -111,15 +105,6 @@ fn methods_write(path: &str, old: &str, content: &str) -> Option<Proposal> {
         ),
         arguments: json!({ "path": path, "old_str": old_str, "new_str": new_str }),
     })
-}
-
-/// The smallest indentation of `text`'s non-blank lines (0 when it has none).
-fn indentation(text: &str) -> usize {
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
-        .min()
-        .unwrap_or(0)
 }
 
 /// The old file's top-level Python imports that the new content leaves out but still uses
