@@ -217,7 +217,8 @@ impl Sandbox {
             .map_or_else(|| here.clone(), |d| here.join(d));
         let namespaces = self.mechanism == Mechanism::Namespaces;
         let write_ws = self.mode == SandboxMode::WorkspaceWrite;
-        let ws = std::fs::canonicalize(&self.workspace).unwrap_or_else(|_| self.workspace.clone());
+        let ws =
+            super::paths::canonicalize(&self.workspace).unwrap_or_else(|_| self.workspace.clone());
         let git = if namespaces && write_ws {
             self.git_plan(&ws, supervision)
         } else {
@@ -309,12 +310,13 @@ impl Sandbox {
         }
         // The view must lie outside everything commands may write (a TMPDIR inside the
         // workspace would put it there): else a command could edit a later command's view.
-        let private = std::fs::canonicalize(self.private.path.parent().unwrap_or(Path::new("/")))
-            .unwrap_or_default();
+        let private =
+            super::paths::canonicalize(self.private.path.parent().unwrap_or(Path::new("/")))
+                .unwrap_or_default();
         let writable: Vec<PathBuf> = std::iter::once(ws.to_path_buf())
             .chain(
                 self.writable_dirs()
-                    .filter_map(|d| std::fs::canonicalize(d).ok()),
+                    .filter_map(|d| super::paths::canonicalize(d).ok()),
             )
             .collect();
         if writable.iter().any(|w| private.starts_with(w)) {
@@ -358,7 +360,7 @@ fn hidden_paths(secrets: &Secrets, keep_visible: &[PathBuf]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = secrets
         .paths()
         .iter()
-        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .filter_map(|p| super::paths::canonicalize(p).ok())
         .filter(|p| !keep_visible.iter().any(|k| k.starts_with(p)))
         .collect();
     out.sort();

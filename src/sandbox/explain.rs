@@ -222,7 +222,7 @@ struct Roots {
 
 impl Roots {
     fn new(sb: &Sandbox) -> Roots {
-        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| normalize(p));
+        let real = |p: &Path| super::paths::canonicalize(p).unwrap_or_else(|_| normalize(p));
         Roots {
             workspace: real(&sb.workspace),
             writable: sb.writable_dirs().map(|d| real(d)).collect(),

@@ -163,7 +163,7 @@ pub(crate) fn read_gitfile(dir: &Path, dot_git: &Path, follow: bool) -> Result<P
 /// checkout could name any directory of the person's.
 pub(crate) fn worktree_git_dirs(root: &Path) -> Vec<PathBuf> {
     let dot_git = root.join(".git");
-    let real = |p: PathBuf| std::fs::canonicalize(p).ok();
+    let real = |p: PathBuf| super::paths::canonicalize(p).ok();
     let Some(dir) = gitdir_file_target(root, &dot_git).and_then(real) else {
         return Vec::new();
     };
@@ -192,7 +192,7 @@ pub(crate) fn linked_git_dir(ws: &Path) -> Option<PathBuf> {
     } else {
         return None;
     };
-    let real = std::fs::canonicalize(target).ok()?;
+    let real = super::paths::canonicalize(target).ok()?;
     let rel = real.strip_prefix(ws).ok()?;
     (real.is_dir() && !rel.as_os_str().is_empty()).then(|| rel.to_path_buf())
 }
@@ -238,7 +238,10 @@ pub fn current_branch(dir: &Path) -> Option<String> {
 /// otherwise name any repository of the person's (`gitdir: /home/me/secret/.git`), and rein
 /// would read its branch into the model's context, past the sandbox that hides it.
 fn belongs_to(root: &Path, git: &Path) -> bool {
-    let (Ok(root), Ok(git)) = (std::fs::canonicalize(root), std::fs::canonicalize(git)) else {
+    let (Ok(root), Ok(git)) = (
+        super::paths::canonicalize(root),
+        super::paths::canonicalize(git),
+    ) else {
         return false;
     };
     if git.starts_with(&root) {
@@ -254,7 +257,7 @@ fn belongs_to(root: &Path, git: &Path) -> bool {
     });
     let back = read_small(&git.join("gitdir"))
         .map(|text| PathBuf::from(text.trim_end_matches(['\n', '\r'])))
-        .and_then(|path| std::fs::canonicalize(path).ok());
+        .and_then(|path| super::paths::canonicalize(path).ok());
     submodule || back == Some(root.join(".git"))
 }
 

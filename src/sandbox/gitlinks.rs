@@ -111,7 +111,7 @@ impl GitlinkCheck {
         let mut queue = vec![(root, gitdir, 0usize)];
         let mut seen = HashSet::new();
         while let Some((tree, gitdir, depth)) = queue.pop() {
-            let key = std::fs::canonicalize(&gitdir).unwrap_or_else(|_| gitdir.clone());
+            let key = super::paths::canonicalize(&gitdir).unwrap_or_else(|_| gitdir.clone());
             if !seen.insert(key) {
                 continue;
             }
@@ -163,7 +163,7 @@ impl GitlinkCheck {
         if std::fs::symlink_metadata(&dot_git).is_err() {
             return Verdict::Nothing;
         }
-        let Ok(tree) = std::fs::canonicalize(dir) else {
+        let Ok(tree) = super::paths::canonicalize(dir) else {
             return Verdict::Nothing;
         };
         // The workspace's own repository is protected as a whole; what lies outside every
@@ -192,7 +192,8 @@ impl GitlinkCheck {
     fn writable_by_commands(&self, path: &Path) -> bool {
         path.starts_with(&self.ws)
             || self.writable.iter().any(|d| {
-                path.starts_with(d) || std::fs::canonicalize(d).is_ok_and(|d| path.starts_with(d))
+                path.starts_with(d)
+                    || super::paths::canonicalize(d).is_ok_and(|d| path.starts_with(d))
             })
     }
 

@@ -141,7 +141,7 @@ impl DirView {
         let Some(spelled) = home.filter(|h| h.is_absolute()).map(normalize) else {
             return DirView::default();
         };
-        let real = std::fs::canonicalize(&spelled).unwrap_or_else(|_| spelled.clone());
+        let real = super::paths::canonicalize(&spelled).unwrap_or_else(|_| spelled.clone());
         // Emptying `/` would hide the system: no view at all. A home that does not exist
         // holds nothing to hide (and nothing to mount over); commands cannot create it.
         if real.parent().is_none() || !real.is_dir() {
@@ -154,7 +154,7 @@ impl DirView {
         rel.sort();
         rel.dedup();
         let in_workspace = workspace
-            .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| normalize(w)))
+            .map(|w| super::paths::canonicalize(w).unwrap_or_else(|_| normalize(w)))
             .is_some_and(|w| real.starts_with(&w));
         let mut view = DirView {
             root: Some(real),
@@ -177,7 +177,7 @@ impl DirView {
             return;
         };
         for p in places {
-            let p = std::fs::canonicalize(p).unwrap_or_else(|_| normalize(p));
+            let p = super::paths::canonicalize(p).unwrap_or_else(|_| normalize(p));
             if let Ok(rel) = p.strip_prefix(&home)
                 && rel.components().next().is_some()
             {
@@ -211,7 +211,7 @@ impl DirView {
                     return;
                 };
                 self.nodes.entry(next.clone()).or_insert(Node::Link(target));
-                let Ok(real) = std::fs::canonicalize(&next) else {
+                let Ok(real) = super::paths::canonicalize(&next) else {
                     return;
                 };
                 if let Ok(inside) = real.strip_prefix(&home) {

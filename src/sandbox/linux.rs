@@ -384,7 +384,7 @@ fn landlock_rules(
 /// Creates `dir` if needed and returns its canonical path.
 fn writable_dir(dir: &Path) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::canonicalize(dir))
+        .and_then(|()| super::paths::canonicalize(dir))
         .map_err(|e| format!("The sandbox cannot use {}: {e}.", dir.display()))
 }
 
@@ -403,7 +403,7 @@ impl Confinement {
 
     /// Prepares the confinement for one command.
     pub(crate) fn prepare(mut req: Request<'_>) -> Result<Confinement, String> {
-        let workspace = std::fs::canonicalize(req.workspace).map_err(|e| {
+        let workspace = super::paths::canonicalize(req.workspace).map_err(|e| {
             let ws = req.workspace.display();
             format!("The sandbox cannot use the workspace {ws}: {e}.")
         })?;

@@ -193,7 +193,7 @@ impl RepoWatch {
             let Ok(meta) = std::fs::symlink_metadata(&link) else {
                 continue;
             };
-            let target = std::fs::canonicalize(&link).ok();
+            let target = super::paths::canonicalize(&link).ok();
             if !meta.is_symlink() || target.as_ref().is_some_and(|t| !t.is_dir()) {
                 continue;
             }

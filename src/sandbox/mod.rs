@@ -360,7 +360,7 @@ impl Sandbox {
                 if !entry.is_absolute() {
                     return false;
                 }
-                let real = std::fs::canonicalize(entry).unwrap_or_else(|_| entry.clone());
+                let real = paths::canonicalize(entry).unwrap_or_else(|_| entry.clone());
                 !self.secrets.is_secret_path(&real)
             })
             .collect();
@@ -565,7 +565,7 @@ impl Sandbox {
         if self.mode != SandboxMode::WorkspaceWrite {
             return None;
         }
-        let ws = std::fs::canonicalize(&self.workspace).unwrap_or_else(|_| self.workspace.clone());
+        let ws = paths::canonicalize(&self.workspace).unwrap_or_else(|_| self.workspace.clone());
         // Found before this command ran (`confine` waited for the walk).
         self.nested_git.entries(&ws).ok()?;
         Some(gitlinks::GitlinkCheck {

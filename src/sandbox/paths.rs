@@ -137,7 +137,16 @@ fn in_git_dir_shaped(workspace: &Path, rel: &Path) -> bool {
 }
 
 /// `path` (absolute) with every symlink followed, as [`resolve`] does; `None` for a link loop.
+/// A path with no link on the way is itself: one `openat2` says so, instead of a look at each
+/// component (the person's configuration files are resolved before every command).
 pub(crate) fn physical_path(path: &Path) -> Option<PathBuf> {
+    let root = Path::new("/");
+    if let Ok(rest) = path.strip_prefix(root)
+        && no_link_below(root, rest)
+    {
+        // As the walk gives it: without `.`, doubled or trailing slashes.
+        return Some(path.components().collect());
+    }
     physical(path).ok()
 }
 
@@ -175,9 +184,32 @@ pub(crate) fn physical_path_below(base: &Path, path: &Path) -> Option<PathBuf> {
 /// `openat2` that refuses every link, instead of a look at each component. A component
 /// missing before any link means the rest is taken as written, as [`physical`] takes it.
 fn no_link_below(base: &Path, rest: &Path) -> bool {
+    link_free(base, rest).is_some()
+}
+
+/// `std::fs::canonicalize`, cheaper where it is asked before every command: a path without
+/// links, `.` or `..` is its own canonical form (or missing), which one `openat2` tells.
+pub(crate) fn canonicalize(path: impl AsRef<Path>) -> std::io::Result<PathBuf> {
+    let path = path.as_ref();
+    let root = Path::new("/");
+    // A trailing slash asks for a directory: the kernel's answer decides.
+    let dir_asked = path.as_os_str().as_encoded_bytes().ends_with(b"/");
+    let quick = path.strip_prefix(root).ok().filter(|_| !dir_asked);
+    match quick.and_then(|rest| link_free(root, rest)) {
+        Some(true) => Ok(path.components().collect()),
+        Some(false) => Err(std::io::Error::from_raw_os_error(libc::ENOENT)),
+        None => std::fs::canonicalize(path),
+    }
+}
+
+/// Whether `base` joined with `rest` (plain components only) exists, when the way there
+/// has no symlink (the last component included); `None` when it has one, or cannot be told.
+/// A component missing before any link makes it `Some(false)`: the kernel resolves in order,
+/// so a link before it would have been refused first.
+fn link_free(base: &Path, rest: &Path) -> Option<bool> {
     use rustix::fs::{Mode, OFlags, ResolveFlags};
     if !rest.components().all(|c| matches!(c, Component::Normal(_))) {
-        return false;
+        return None;
     }
     let path = base.join(rest);
     let flags = OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW;
@@ -189,11 +221,13 @@ fn no_link_below(base: &Path, rest: &Path) -> bool {
         ResolveFlags::NO_SYMLINKS,
     ) {
         // `O_NOFOLLOW | O_PATH` opens a link itself: the last component is looked at too.
-        Ok(fd) => rustix::fs::fstat(&fd).is_ok_and(|st| {
-            rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Symlink
-        }),
-        Err(rustix::io::Errno::NOENT) => true,
-        Err(_) => false,
+        Ok(fd) => rustix::fs::fstat(&fd)
+            .is_ok_and(|st| {
+                rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Symlink
+            })
+            .then_some(true),
+        Err(rustix::io::Errno::NOENT) => Some(false),
+        Err(_) => None,
     }
 }
 
@@ -333,6 +367,68 @@ mod tests {
             physical_path_below(&ws, &ws.join("lnk/cfg")),
             Some(base.join("outside.cfg"))
         );
+    }
+
+    #[test]
+    fn a_path_without_links_is_itself_and_any_other_is_walked() {
+        let (_root, base, ws) = setup();
+        symlink("src", ws.join("lnk")).unwrap();
+        symlink("../../outside.cfg", ws.join("src/cfg")).unwrap();
+        symlink("nowhere", ws.join("dangling")).unwrap();
+        for path in [
+            ws.join("src/lib.rs"),
+            ws.join("src/new/deeper"),
+            ws.join("lnk/lib.rs"),
+            ws.join("lnk/cfg"),
+            ws.join("src/cfg"),
+            ws.join("dangling"),
+            ws.join("dangling/below"),
+            ws.join("src/lib.rs/not-a-dir"),
+            ws.join("src/../lnk/cfg"),
+            ws.join("src/./lib.rs"),
+            PathBuf::from(format!("{}//src/lib.rs/", ws.display())),
+            base.join("elsewhere"),
+        ] {
+            assert_eq!(
+                physical_path(&path),
+                physical(&path).ok(),
+                "{}",
+                path.display()
+            );
+        }
+        assert_eq!(
+            physical_path(&ws.join("lnk/cfg")),
+            Some(base.join("outside.cfg"))
+        );
+    }
+
+    #[test]
+    fn a_canonical_path_is_what_canonicalize_gives() {
+        let (_root, base, ws) = setup();
+        symlink("src", ws.join("lnk")).unwrap();
+        symlink("nowhere", ws.join("dangling")).unwrap();
+        for path in [
+            ws.join("src/lib.rs"),
+            ws.join("src/missing"),
+            ws.join("missing/deeper"),
+            ws.join("lnk"),
+            ws.join("lnk/lib.rs"),
+            ws.join("lnk/missing"),
+            ws.join("dangling"),
+            ws.join("src/../lnk/lib.rs"),
+            ws.join("src/lib.rs/not-a-dir"),
+            ws.join("src/./lib.rs"),
+            PathBuf::from(format!("{}//src/", ws.display())),
+            PathBuf::from(format!("{}/src/lib.rs/", ws.display())),
+            base.join("elsewhere"),
+        ] {
+            assert_eq!(
+                canonicalize(&path).ok(),
+                std::fs::canonicalize(&path).ok(),
+                "{}",
+                path.display()
+            );
+        }
     }
 
     #[test]
