@@ -453,7 +453,7 @@ impl Confinement {
             ipc: !namespaces,
             pids: !mounts.as_ref().is_some_and(|plan| plan.ns.pid),
         };
-        let seccomp = Filter::build(sockets, shared);
+        let seccomp = Filter::cached(sockets, shared);
         if seccomp.is_none() && !req.network {
             return Err(
                 "The sandbox has no network filter for this CPU; set sandbox.network = true or \

@@ -289,6 +289,7 @@ fn errno(e: i32) -> u32 {
 ///
 /// Mount changes and the terminal-injection ioctls are always refused; sockets only when
 /// the network is off.
+#[derive(Clone)]
 pub(crate) struct Filter {
     prog: Vec<libc::sock_filter>,
 }
@@ -362,6 +363,20 @@ enum Target {
 }
 
 impl Filter {
+    /// [`Filter::build`], kept: the program depends on its two inputs alone, and every command
+    /// asks for one.
+    pub(crate) fn cached(sockets: Sockets, shared: Shared) -> Option<Filter> {
+        type Built = ((Sockets, Shared), Option<Filter>);
+        static BUILT: std::sync::Mutex<Vec<Built>> = std::sync::Mutex::new(Vec::new());
+        let mut built = crate::sync::lock(&BUILT);
+        if let Some((_, filter)) = built.iter().find(|(k, _)| *k == (sockets, shared)) {
+            return filter.clone();
+        }
+        let filter = Filter::build(sockets, shared);
+        built.push(((sockets, shared), filter.clone()));
+        filter
+    }
+
     /// The filter for one sandbox: socket creation as `sockets` says, the calls that reach what
     /// the command shares with the person as `shared` says; `TIOCSTI`/`TIOCLINUX` and mount
     /// changes are always refused. `None` when this CPU is not supported.
@@ -625,6 +640,23 @@ mod tests {
         ipc: false,
         pids: false,
     };
+
+    #[test]
+    fn a_kept_filter_is_the_one_its_inputs_build() {
+        let words = |f: Option<Filter>| f.map(|f| f.to_words());
+        // Twice over: the second round is answered from what the first kept.
+        for _ in 0..2 {
+            for sockets in [Sockets::Refuse, Sockets::TcpOnly, Sockets::Allow] {
+                for shared in [SHARED, OWN] {
+                    assert!(
+                        words(Filter::cached(sockets, shared))
+                            == words(Filter::build(sockets, shared)),
+                        "{sockets:?} {shared:?}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_program_reaches_the_zygote_unchanged() {
