@@ -140,14 +140,18 @@ fn in_git_dir_shaped(workspace: &Path, rel: &Path) -> bool {
 /// A path with no link on the way is itself: one `openat2` says so, instead of a look at each
 /// component (the person's configuration files are resolved before every command).
 pub(crate) fn physical_path(path: &Path) -> Option<PathBuf> {
-    let root = Path::new("/");
-    if let Ok(rest) = path.strip_prefix(root)
-        && no_link_below(root, rest)
-    {
-        // As the walk gives it: without `.`, doubled or trailing slashes.
-        return Some(path.components().collect());
+    match unlinked(path) {
+        Some((itself, _)) => Some(itself),
+        None => physical(path).ok(),
     }
-    physical(path).ok()
+}
+
+/// An absolute `path` with no link on the way (see [`link_free`]): as the walk gives it
+/// (without `.`, doubled or trailing slashes), and whether it exists.
+fn unlinked(path: &Path) -> Option<(PathBuf, bool)> {
+    let root = Path::new("/");
+    let exists = link_free(root, path.strip_prefix(root).ok()?)?;
+    Some((path.components().collect(), exists))
 }
 
 /// Makes `p` absolute against the process's current directory (the workspace normally is).
@@ -191,13 +195,11 @@ fn no_link_below(base: &Path, rest: &Path) -> bool {
 /// links, `.` or `..` is its own canonical form (or missing), which one `openat2` tells.
 pub(crate) fn canonicalize(path: impl AsRef<Path>) -> std::io::Result<PathBuf> {
     let path = path.as_ref();
-    let root = Path::new("/");
     // A trailing slash asks for a directory: the kernel's answer decides.
     let dir_asked = path.as_os_str().as_encoded_bytes().ends_with(b"/");
-    let quick = path.strip_prefix(root).ok().filter(|_| !dir_asked);
-    match quick.and_then(|rest| link_free(root, rest)) {
-        Some(true) => Ok(path.components().collect()),
-        Some(false) => Err(std::io::Error::from_raw_os_error(libc::ENOENT)),
+    match (!dir_asked).then(|| unlinked(path)).flatten() {
+        Some((itself, true)) => Ok(itself),
+        Some((_, false)) => Err(std::io::Error::from_raw_os_error(libc::ENOENT)),
         None => std::fs::canonicalize(path),
     }
 }
