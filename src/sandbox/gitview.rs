@@ -45,6 +45,16 @@ pub(crate) struct GitView {
     dirs: Vec<OsString>,
     /// Symbolic links copied as they were (never copied back).
     links: Vec<(OsString, PathBuf)>,
+    /// How the real `.git` and the view looked after the last refresh, kept only when they
+    /// and every copy had settled then: while all of it looks the same, so does the view.
+    settled: Option<Settled>,
+}
+
+/// The stamps of the real `.git` and of the view after a refresh that left both settled.
+#[derive(Clone, Copy)]
+struct Settled {
+    real: Id,
+    view: Id,
 }
 
 /// Copies a regular file's content and permission bits into a new file at `to`, without
@@ -161,6 +171,7 @@ impl GitView {
             files: Vec::new(),
             dirs: Vec::new(),
             links: Vec::new(),
+            settled: None,
         };
         view.refresh()?;
         Ok(view)
@@ -173,15 +184,23 @@ impl GitView {
 
     /// Makes the view match the real repository again, for the next command: what a command
     /// left in it goes, what changed in the real repository is copied anew, the rest (mount
-    /// points, unchanged copies) is kept, so a reused view costs little more than a listing.
+    /// points, unchanged copies) is kept, so a reused view costs little more than a listing,
+    /// and nothing but a few `lstat`s while neither side changed since a settled refresh.
     pub(crate) fn refresh(&mut self) -> io::Result<()> {
+        if self.unchanged() {
+            return Ok(());
+        }
+        self.settled = None;
         let meta = std::fs::symlink_metadata(&self.real)?;
         if !meta.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
         self.real_id = (meta.dev(), meta.ino());
         let owner = (meta.uid(), meta.gid());
-        chown_if_root(&self.dir, owner);
+        // Only when it differs: a chown moves the view's change time even to the same owner.
+        if std::fs::symlink_metadata(&self.dir).is_ok_and(|m| (m.uid(), m.gid()) != owner) {
+            chown_if_root(&self.dir, owner);
+        }
         let mut real = Vec::new();
         for entry in std::fs::read_dir(&self.real)? {
             let entry = entry?;
@@ -200,7 +219,50 @@ impl GitView {
         for (name, kind) in real {
             self.add(&name, kind, owner, &old_files)?;
         }
+        self.settled = self.settled_after(stamp::of(&meta));
         Ok(())
+    }
+
+    /// The stamps to keep after a refresh (`real`: the real `.git`'s, taken before its
+    /// listing), when the repository, the view and every copy had settled: a later change
+    /// then shows in a stamp even within one timestamp tick. Copied directories are copied
+    /// anew by every refresh, so a view with one is never kept.
+    fn settled_after(&self, real: stamp::Stamp) -> Option<Settled> {
+        let view = stamp::of_entry(&self.dir);
+        let now = stamp::settled_now();
+        let copies = self.files.iter().flat_map(|c| [Some(c.real), Some(c.copy)]);
+        let all_settled = [real, view]
+            .into_iter()
+            .chain(copies)
+            .all(|s| s.is_some() && !stamp::unsettled(&s, now));
+        match (real, view) {
+            (Some(real), Some(view)) if all_settled && self.dirs.is_empty() => {
+                Some(Settled { real, view })
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the real `.git`, the view and every copy still look as after the last settled
+    /// refresh. Adding, removing or renaming an entry moves its directory's times; a copy
+    /// written in place moves its own; the entries bound from the real repository are bound
+    /// anew by path for each command, and their mount points are covered while it runs.
+    fn unchanged(&self) -> bool {
+        let Some(settled) = self.settled else {
+            return false;
+        };
+        stamp::of_entry(&self.real) == Some(settled.real)
+            && stamp::of_entry(&self.dir) == Some(settled.view)
+            && self.copies_unchanged(true)
+    }
+
+    /// Whether every copy (and, with `real`, every copied file of the real `.git`) still has
+    /// the stamp it had after the refresh.
+    fn copies_unchanged(&self, real: bool) -> bool {
+        self.files.iter().all(|c| {
+            stamp::of_entry(&self.dir.join(&c.name)) == Some(c.copy)
+                && (!real || stamp::of_entry(&self.real.join(&c.name)) == Some(c.real))
+        })
     }
 
     /// Puts one real entry into the view, reusing what is already right there.
@@ -296,6 +358,14 @@ impl GitView {
                  other state files were not copied back.",
                 self.real.display()
             )];
+        }
+        // Untouched since a settled refresh: nothing to copy back, nothing dropped.
+        if self
+            .settled
+            .is_some_and(|s| stamp::of_entry(&self.dir) == Some(s.view))
+            && self.copies_unchanged(false)
+        {
+            return Vec::new();
         }
         let mut dropped = Vec::new();
         let mut conflicts = Vec::new();
@@ -629,5 +699,79 @@ mod tests {
             "pick 2\n"
         );
         assert!(std::fs::symlink_metadata(git.join("sequencer/leak")).is_err());
+    }
+
+    /// Repositories without copied directories (those are copied anew by every refresh),
+    /// their views, and time for every stamp to settle.
+    fn settled_views(n: usize) -> Vec<(tempfile::TempDir, PathBuf, GitView)> {
+        let views: Vec<_> = (0..n)
+            .map(|_| {
+                let (dir, git) = repo();
+                std::fs::remove_dir_all(git.join("rebase-merge")).unwrap();
+                let v = GitView::build(&git, dir.path().join("view")).unwrap();
+                (dir, git, v)
+            })
+            .collect();
+        // Past the 100 ms within which a change may not show in a stamp.
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        views
+            .into_iter()
+            .map(|(dir, git, mut v)| {
+                v.refresh().unwrap();
+                assert!(v.unchanged(), "a settled view is kept as it is");
+                (dir, git, v)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_settled_view_is_kept_until_a_command_or_the_person_changes_either_side() {
+        let mut views = settled_views(6).into_iter();
+        let mut next = || views.next().unwrap();
+        let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
+
+        // A command plants a name in the view: it goes.
+        let (_d, _git, mut v) = next();
+        std::fs::write(v.dir().join("commondir"), "/tmp/evil").unwrap();
+        assert!(!v.unchanged());
+        v.refresh().unwrap();
+        assert!(!v.dir().join("commondir").exists());
+
+        // A command rewrites a copy in place, same size: the real one comes back.
+        let (_d, _git, mut v) = next();
+        std::fs::write(v.dir().join("HEAD"), "ref: refs/heads/evil\n").unwrap();
+        assert!(!v.unchanged());
+        v.refresh().unwrap();
+        assert_eq!(read(v.dir().join("HEAD")), "ref: refs/heads/main\n");
+
+        // The person rewrites a copied file in place, same size: copied anew.
+        let (_d, git, mut v) = next();
+        std::fs::write(git.join("index"), "index-v9").unwrap();
+        assert!(!v.unchanged());
+        v.refresh().unwrap();
+        assert_eq!(read(v.dir().join("index")), "index-v9");
+
+        // The person adds a state file: it shows.
+        let (_d, git, mut v) = next();
+        std::fs::write(git.join("MERGE_MSG"), "merging").unwrap();
+        assert!(!v.unchanged());
+        v.refresh().unwrap();
+        assert_eq!(read(v.dir().join("MERGE_MSG")), "merging");
+
+        // A command that left the view alone has nothing to copy back; one that wrote the
+        // index (git's way: a lock renamed over it) has it copied back.
+        let (_d, git, v) = next();
+        assert!(v.sync().is_empty());
+        assert_eq!(read(git.join("index")), "index-v1");
+        std::fs::write(v.dir().join("index.lock"), "index-v2").unwrap();
+        std::fs::rename(v.dir().join("index.lock"), v.dir().join("index")).unwrap();
+        assert!(v.sync().is_empty());
+        assert_eq!(read(git.join("index")), "index-v2");
+
+        // A copy written in place, same size, is copied back too.
+        let (_d, git, v) = next();
+        std::fs::write(v.dir().join("HEAD"), "ref: refs/heads/next\n").unwrap();
+        assert!(v.sync().is_empty());
+        assert_eq!(read(git.join("HEAD")), "ref: refs/heads/next\n");
     }
 }
