@@ -174,13 +174,13 @@ fn sandbox_for(
     events: &EventSink,
     pending: &PendingApprovals,
 ) -> Arc<Sandbox> {
-    let mut sandbox = Sandbox::new(
+    let mut sandbox = Sandbox::new_with_secrets(
         config.sandbox,
         config.sandbox_network,
         config.cwd.clone(),
         temp_dir.to_path_buf(),
-    )
-    .with_secrets(config.secrets());
+        config.secrets(),
+    );
     if let Some(proxy) = crate::netproxy::NetProxy::from_config(config) {
         sandbox = sandbox.with_network_proxy(proxy);
     }
