@@ -41,7 +41,8 @@ pub fn build_body_text(req: &Request, cache: &mut WireCache) -> String {
         add_reminder(&mut assembled.tail, reminder);
     }
     mark_cache_breakpoints(&mut assembled.tail, req.reminder.is_some());
-    assembled.body(&envelope(req), "messages", None)
+    let envelope = cache.envelope(req, Value::Null, || (envelope(req), None));
+    assembled.body(&envelope, "messages")
 }
 
 /// Which turn a message belongs to: `None` when it adds no block (it joins its neighbours).

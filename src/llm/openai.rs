@@ -41,11 +41,14 @@ pub fn build_body_text(req: &Request, cache: &mut WireCache, official_openai: bo
         // becomes a message of its own, as in build_body.
         fold_reminder(&mut assembled.tail, reminder);
     }
-    let mut body = envelope(req);
-    if official_openai {
-        use_max_completion_tokens(&mut body);
-    }
-    assembled.body(&body, "messages", system_message(req).as_ref())
+    let envelope = cache.envelope(req, Value::Bool(official_openai), || {
+        let mut body = envelope(req);
+        if official_openai {
+            use_max_completion_tokens(&mut body);
+        }
+        (body, system_message(req))
+    });
+    assembled.body(&envelope, "messages")
 }
 
 /// Where the history's wire form may be cut: a run of user messages (sent as one), a run of

@@ -37,7 +37,10 @@ pub fn build_body_text(req: &Request, reasoning: &Reasoning, cache: &mut WireCac
     if let Some(reminder) = &req.reminder {
         fold_reminder(&mut assembled.tail, reminder);
     }
-    assembled.body(&envelope(req, reasoning), "input", None)
+    // The reasoning object is all `envelope` reads besides the request.
+    let extra = reasoning_object(reasoning, &req.model).unwrap_or(Value::Null);
+    let envelope = cache.envelope(req, extra, || (envelope(req, reasoning), None));
+    assembled.body(&envelope, "input")
 }
 
 /// The input items of `msgs` (without the reminder).

@@ -11,7 +11,7 @@
 //! untouched, and the text of the segments among them is kept in place; only the rest is
 //! looked up and appended.
 
-use super::{HistoryMark, Message};
+use super::{HistoryMark, Message, Request, ToolSpec};
 use serde_json::Value;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -31,6 +31,51 @@ pub struct WireCache {
     last: HashMap<u64, Prefix, foldhash::fast::FixedState>,
     generation: u64,
     spare: Spare,
+    /// The last request's envelope text, and what it was made from.
+    envelope: Option<(EnvelopeInputs, Arc<Envelope>)>,
+}
+
+/// A body's text apart from the history: the object the history goes into and, for formats
+/// that send the system prompt as the history's first message, that message.
+pub struct Envelope {
+    /// The object's JSON text (without the history's key).
+    pub object: String,
+    /// The message before the history, as JSON text.
+    pub lead: Option<String>,
+}
+
+/// What an [`Envelope`] is made from: the request's fields outside the history, and `extra`
+/// (what else the format puts there, e.g. the reasoning settings).
+#[derive(PartialEq)]
+struct EnvelopeInputs {
+    model: String,
+    system: String,
+    tools: Vec<ToolSpec>,
+    max_tokens: u32,
+    force_tool: bool,
+    extra: Value,
+}
+
+impl EnvelopeInputs {
+    fn of(req: &Request, extra: Value) -> EnvelopeInputs {
+        EnvelopeInputs {
+            model: req.model.clone(),
+            system: req.system.clone(),
+            tools: req.tools.clone(),
+            max_tokens: req.max_tokens,
+            force_tool: req.force_tool,
+            extra,
+        }
+    }
+
+    fn matches(&self, req: &Request, extra: &Value) -> bool {
+        self.model == req.model
+            && self.system == req.system
+            && self.tools == req.tools
+            && self.max_tokens == req.max_tokens
+            && self.force_tool == req.force_tool
+            && self.extra == *extra
+    }
 }
 
 /// Where a sent body's buffer goes back to, for the next request's body.
@@ -130,16 +175,16 @@ pub struct Assembled {
 }
 
 impl Assembled {
-    /// `object`'s JSON text with `key` set to the whole array: `lead` (e.g. a system message),
-    /// the prefix, the finished tail (`object` must not hold `key`). Written once into one
+    /// The envelope's object with `key` set to the whole array: its lead (e.g. a system
+    /// message), the prefix, the finished tail (the object must not hold `key`). Written once into one
     /// buffer: the history's text is copied once per request, not once per layer.
-    pub fn body(&self, object: &Value, key: &str, lead: Option<&Value>) -> String {
-        let rest = object.to_string();
-        let lead = lead.map(Value::to_string);
+    pub fn body(&self, envelope: &Envelope, key: &str) -> String {
+        let rest = &envelope.object;
         let tail: Vec<String> = self.tail.iter().map(Value::to_string).collect();
-        let pieces = lead
-            .iter()
-            .map(String::as_str)
+        let pieces = envelope
+            .lead
+            .as_deref()
+            .into_iter()
             .chain((!self.prefix.is_empty()).then_some(self.prefix.as_str()))
             .chain(tail.iter().map(String::as_str));
         let size: usize = pieces.clone().map(|p| p.len() + 1).sum();
@@ -168,6 +213,30 @@ impl WireCache {
     /// Where sent bodies give their buffers back (see [`Recycled`]).
     pub fn spare(&self) -> Spare {
         self.spare.clone()
+    }
+
+    /// The envelope `build` makes of `req` (the object and the lead message), made and
+    /// serialised anew only when `req`'s fields outside the history or `extra` changed since
+    /// the last request: the tools' schemas and the system prompt, cloned into a JSON tree,
+    /// serialised and dropped, were most of a step's body building.
+    pub fn envelope(
+        &mut self,
+        req: &Request,
+        extra: Value,
+        build: impl FnOnce() -> (Value, Option<Value>),
+    ) -> Arc<Envelope> {
+        if let Some((inputs, text)) = &self.envelope
+            && inputs.matches(req, &extra)
+        {
+            return text.clone();
+        }
+        let (object, lead) = build();
+        let text = Arc::new(Envelope {
+            object: object.to_string(),
+            lead: lead.as_ref().map(Value::to_string),
+        });
+        self.envelope = Some((EnvelopeInputs::of(req, extra), text.clone()));
+        text
     }
 
     /// Renders `messages` cut at `segments` (in order, covering them) with `render`, building
@@ -346,18 +415,21 @@ mod tests {
 
     fn request(messages: Vec<Message>, g: &mut Lcg) -> Request {
         Request {
-            model: "m".into(),
+            // A reasoning model's name changes the Responses envelope's reasoning object too.
+            model: if g.next(2) == 0 { "m" } else { "gpt-5" }.into(),
             system: if g.next(2) == 0 {
                 String::new()
             } else {
                 "be brief".into()
             },
             messages,
-            tools: vec![ToolSpec {
-                name: "bash".into(),
-                description: "runs".into(),
-                parameters: json!({"type": "object"}),
-            }],
+            tools: (0..g.next(3))
+                .map(|i| ToolSpec {
+                    name: format!("tool{i}"),
+                    description: "runs".into(),
+                    parameters: json!({"type": "object", "required": [g.next(2).to_string()]}),
+                })
+                .collect(),
             max_tokens: g.next(2) as u32 * 100,
             reminder: match g.next(3) {
                 0 => None,
@@ -366,6 +438,14 @@ mod tests {
             },
             force_tool: g.next(2) == 0,
             mark: None,
+        }
+    }
+
+    /// An envelope of these values.
+    fn text_of(object: Value, lead: Option<Value>) -> Envelope {
+        Envelope {
+            object: object.to_string(),
+            lead: lead.map(|l| l.to_string()),
         }
     }
 
@@ -458,12 +538,12 @@ mod tests {
             _ => Vec::new(),
         };
         let assembled = cache.assemble(&msgs, &segments, render, 1, None);
-        let text = assembled.body(&json!({"a": 1}), "m", Some(&json!("lead")));
+        let text = assembled.body(&text_of(json!({"a": 1}), Some(json!("lead"))), "m");
         assert_eq!(text, r#"{"m":["lead","m0","m2"],"a":1}"#);
-        let text = assembled.body(&json!({}), "m", None);
+        let text = assembled.body(&text_of(json!({}), None), "m");
         assert_eq!(text, r#"{"m":["m0","m2"]}"#);
         let empty = cache.assemble(&[], &[], render, 1, None);
-        assert_eq!(empty.body(&json!({}), "m", None), r#"{"m":[]}"#);
+        assert_eq!(empty.body(&text_of(json!({}), None), "m"), r#"{"m":[]}"#);
     }
 
     /// A sent body's buffer is written again by the next request, and only once every copy of
@@ -477,10 +557,9 @@ mod tests {
         let render = |m: &[Message]| m.iter().map(|_| json!("y".repeat(10_000))).collect();
         let body = |cache: &mut WireCache| {
             let segments = [Range { start: 0, end: 1 }];
-            let text =
-                cache
-                    .assemble(&msgs, &segments, render, 0, None)
-                    .body(&json!({}), "m", None);
+            let text = cache
+                .assemble(&msgs, &segments, render, 0, None)
+                .body(&text_of(json!({}), None), "m");
             bytes::Bytes::from_owner(cache.spare().wrap(text))
         };
         let first = body(&mut cache);
