@@ -176,8 +176,8 @@ pub struct Assembled {
 
 impl Assembled {
     /// The envelope's object with `key` set to the whole array: its lead (e.g. a system
-    /// message), the prefix, the finished tail (the object must not hold `key`). Written once into one
-    /// buffer: the history's text is copied once per request, not once per layer.
+    /// message), the prefix, the finished tail (the object must not hold `key`). Written once
+    /// into one buffer: the history's text is copied once per request, not once per layer.
     pub fn body(&self, envelope: &Envelope, key: &str) -> String {
         let rest = &envelope.object;
         let tail: Vec<String> = self.tail.iter().map(Value::to_string).collect();
