@@ -326,6 +326,33 @@ pub fn planted_git_configuration_never_reaches_the_persons_git(mode: Mode) {
     persons_git_runs_nothing(&w, &marker);
 }
 
+/// Class 1 for a `.git` view kept between commands (nothing changed since a settled
+/// refresh): what a command plants in it is still gone for the next command and never reaches
+/// the repository. The first two commands give the view time to settle (100 ms).
+pub fn a_kept_git_view_still_forgets_what_a_command_planted(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    repo(&w);
+    s.push(bash("sleep 0.3; echo built"))
+        .push(bash("sleep 0.3; echo kept"))
+        .push(bash(&format!(
+            "echo \"$PWD/evil\" > .git/commondir && echo planted; echo {DONE}"
+        )))
+        .push(bash("ls -a .git; cat .git/commondir 2>&1"))
+        .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    assert_eq!(results(&s, 2).content.trim(), "kept");
+    attacked(&s, 3);
+    let after = results(&s, 4).content;
+    assert!(after.contains("HEAD"), "{after}");
+    assert!(
+        !after.contains("evil") && after.contains("No such file"),
+        "the next command saw the planted commondir: {after}"
+    );
+    assert!(!w.ws.join(".git/commondir").exists());
+}
+
 /// Class 1 for a repository the session made: from the command after `git init` on, it is
 /// protected like any other.
 pub fn a_repository_made_in_the_session_is_protected_from_then_on(mode: Mode) {
@@ -1284,6 +1311,7 @@ macro_rules! sandbox_classes {
         $crate::sandbox_classes!(@each $mode;
             rein_runs_no_code_from_the_repository,
             planted_git_configuration_never_reaches_the_persons_git,
+            a_kept_git_view_still_forgets_what_a_command_planted,
             a_repository_made_in_the_session_is_protected_from_then_on,
             nested_repositories_are_protected_too,
             hook_directories_the_persons_git_uses_are_protected_too,
