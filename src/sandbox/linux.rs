@@ -565,16 +565,26 @@ impl Confinement {
             .mounts
             .as_ref()
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
-        supervise::block_signals()?;
-        entry.map_ids()?;
-        let mut mounted = plan.arrange()?;
+        let mounted = arrange_as_init(plan, entry)?;
         gate()?;
+        self.run_as_init(mounted, start)
+    }
+
+    /// The rest of [`Confinement::enter_as_init`] once the namespaces are arranged (by
+    /// [`arrange_as_init`], maybe for an earlier request with the same mounts, see
+    /// `zygote`'s parking) and rein has the pid: the proxy's port, the command's process,
+    /// then reaping. Never returns but with an error.
+    pub(crate) fn run_as_init(&self, mounted: Mounted, start: Start) -> io::Result<()> {
         if let Some(channel) = self.proxy {
             super::netns::open_proxy_port(channel)?;
         }
-        mounted.proc = mounts::fresh_proc();
         let pid = self.command_process(mounted, Some(start))?;
         supervise::reap(pid, Reaping::PidNamespace, self.report)
+    }
+
+    /// The mounts this confinement arranges, if any.
+    pub(crate) fn mount_plan(&self) -> Option<&MountPlan> {
+        self.mounts.as_ref()
     }
 
     /// The last steps in the process that becomes the command.
@@ -648,6 +658,16 @@ impl Confinement {
         }
         Ok(())
     }
+}
+
+/// In a child cloned into the namespaces `entry` gives (their init): maps its ids and arranges
+/// `plan`'s mounts and a fresh `/proc`. Async-signal-safe.
+pub(crate) fn arrange_as_init(plan: &MountPlan, entry: mounts::NsEntry) -> io::Result<Mounted> {
+    supervise::block_signals()?;
+    entry.map_ids()?;
+    let mut mounted = plan.arrange()?;
+    mounted.proc = mounts::fresh_proc();
+    Ok(mounted)
 }
 
 /// Marks every descriptor from `first` on close-on-exec. System calls only (safe between fork

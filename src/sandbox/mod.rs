@@ -27,6 +27,8 @@ mod mounts;
 pub mod nested;
 #[cfg(target_os = "linux")]
 mod netns;
+#[cfg(target_os = "linux")]
+mod park;
 pub mod paths;
 mod private;
 #[cfg(target_os = "linux")]

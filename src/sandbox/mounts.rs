@@ -536,6 +536,53 @@ impl MountPlan {
         })
     }
 
+    /// What an arrangement of this plan depends on besides the paths' objects (see
+    /// [`MountPlan::watched_paths`]): the plan without the working directory (set per command
+    /// after the mounts) and with each user namespace of `Unprivileged` given by `userns_ids`
+    /// (their identities) instead of descriptor numbers, which differ per request.
+    pub(crate) fn park_key(&self, userns_ids: &[(u64, u64)]) -> Option<Vec<u8>> {
+        let mut plan = self.clone();
+        plan.cwd = CString::default();
+        if let Some(u) = plan.unprivileged.as_mut() {
+            u.userns.clear();
+        }
+        bincode::serialize(&(plan, userns_ids)).ok()
+    }
+
+    /// Every path whose object an arrangement of this plan mounts, binds, covers or skips
+    /// for being missing: two arrangements of the same plan are the same while each of these
+    /// names the same object (or is missing in both). What is mounted beneath them is the
+    /// mount table's part (watched apart).
+    pub(crate) fn watched_paths(&self) -> Vec<CString> {
+        let join = |dir: &CStr, name: &CStr| {
+            let mut p = dir.to_bytes().to_vec();
+            p.push(b'/');
+            p.extend_from_slice(name.to_bytes());
+            CString::new(p).unwrap_or_default()
+        };
+        let mut paths: Vec<CString> = self.writable.clone();
+        for cover in &self.covers {
+            paths.push(cover.dir.clone());
+            paths.extend(cover.skeleton.iter().cloned());
+            paths.extend(cover.nodes.iter().map(|(p, _)| p.clone()));
+        }
+        if let Some(ws) = &self.protect_in {
+            paths.extend(self.read_only.iter().map(|rel| join(ws, rel)));
+            paths.push(join(ws, c".rein"));
+            let git = join(ws, c".git");
+            if let GitPlan::View { dir, binds } = &self.git {
+                paths.push(dir.clone());
+                for (name, _) in binds {
+                    paths.push(join(&git, name));
+                    paths.push(join(dir, name));
+                }
+            }
+            paths.push(git);
+        }
+        paths.extend(self.hidden.iter().cloned());
+        paths
+    }
+
     /// The last step, in the command's own process: back into the working directory (which
     /// still points into the mounts as they were).
     pub(crate) fn finish(&self) -> io::Result<()> {

@@ -12,8 +12,9 @@
 //! holds no secret (its environment is empty), is not dumpable, and exits when rein's end of
 //! the socket closes.
 
-use super::linux::{Confinement, Start, WireConfinement};
-use super::mounts::NsEntry;
+use super::linux::{Confinement, Start, WireConfinement, arrange_as_init};
+use super::mounts::{Mounted, NsEntry};
+use super::park;
 use super::run::pipe;
 use super::supervise;
 use rustix::net::{
@@ -54,6 +55,9 @@ static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
 /// kernel has none.
 static REIN_PIDFD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
 static ON: AtomicBool = AtomicBool::new(false);
+/// A pidfd of the zygote itself, for its parked inits (see [`park`]); -1 where the kernel has
+/// none, and then nothing is parked.
+static ZYGOTE_PIDFD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
 static CLIENT: Mutex<Option<Client>> = Mutex::new(None);
 
 /// Starts sandboxed commands through a zygote run from `program` (a binary whose `main` calls
@@ -207,9 +211,15 @@ impl Client {
         // the child waits for the go, which the zygote gives only after sending the pid (a
         // zygote killed before that leaves a child that exits), so the request may go to a
         // new zygote.
-        let Some((pid, errno)) = self.reply() else {
+        let Some((pid, errno, parked)) = self.reply() else {
             return Err(Call::NotSent(io::ErrorKind::UnexpectedEof.into()));
         };
+        if parked > 0 {
+            // An init parked for an earlier command and not used (see `park`): rein's child,
+            // which has exited or is exiting.
+            // SAFETY: waiting for our own child, which the zygote has ended.
+            unsafe { libc::waitpid(parked, std::ptr::null_mut(), libc::__WALL) };
+        }
         if pid <= 0 {
             return Err(Call::Refused(io::Error::from_raw_os_error(errno)));
         }
@@ -241,9 +251,9 @@ impl Client {
         Ok(())
     }
 
-    /// One `(pid, errno)` reply; `None` when the zygote is gone.
-    fn reply(&self) -> Option<(i32, i32)> {
-        let mut reply = [0u8; 8];
+    /// One `(pid, errno, ended parked init)` reply; `None` when the zygote is gone.
+    fn reply(&self) -> Option<(i32, i32, i32)> {
+        let mut reply = [0u8; REPLY];
         let (n, _) =
             retry(|| rustix::net::recv(&self.socket, &mut reply, RecvFlags::empty())).ok()?;
         if n != reply.len() {
@@ -251,7 +261,7 @@ impl Client {
         }
         let word =
             |i: usize| i32::from_ne_bytes([reply[i], reply[i + 1], reply[i + 2], reply[i + 3]]);
-        Some((word(0), word(4)))
+        Some((word(0), word(4), word(8)))
     }
 }
 
@@ -296,11 +306,15 @@ pub fn serve() -> i32 {
     // SAFETY: getppid cannot fail; pidfd_open takes a pid and no flags.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getppid(), 0) };
     REIN_PIDFD.store(i32::try_from(pidfd).unwrap_or(-1), Ordering::SeqCst);
+    // SAFETY: pidfd_open of this process, no flags.
+    let own = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
+    ZYGOTE_PIDFD.store(i32::try_from(own).unwrap_or(-1), Ordering::SeqCst);
     // SAFETY: rein passes the socket as stdin, and nothing else in this process uses it.
     let socket = unsafe { OwnedFd::from_raw_fd(0) };
     let mut buf = vec![0u8; MAX_REQUEST];
-    let mut stacks = InitStacks::default();
+    let mut zygote = Zygote::default();
     loop {
+        zygote.wait_for_request(&socket);
         let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
         let mut control = RecvAncillaryBuffer::new(&mut space);
         let mut iov = [IoSliceMut::new(&mut buf)];
@@ -321,8 +335,8 @@ pub fn serve() -> i32 {
         let truncated =
             msg.flags.contains(ReturnFlags::TRUNC) || msg.flags.contains(ReturnFlags::CTRUNC);
         let answered = match bincode::deserialize::<Request>(&buf[..msg.bytes.min(buf.len())]) {
-            Ok(req) if !truncated => start(req, fds, &socket, &mut stacks),
-            _ => send_reply(&socket, 0, libc::EINVAL),
+            Ok(req) if !truncated => start(req, fds, &socket, &mut zygote),
+            _ => send_reply(&socket, 0, libc::EINVAL, 0),
         };
         if !answered {
             return 1;
@@ -344,23 +358,56 @@ struct Ready {
     confinement: Confinement,
 }
 
+/// What the zygote keeps between requests.
+#[derive(Default)]
+struct Zygote {
+    stacks: InitStacks,
+    /// The next command's init, made ahead (see [`park`]).
+    parked: Option<park::Parked>,
+    /// Parked inits that were not used and have ended: rein's children, named in the next
+    /// answers for rein to reap.
+    ended: Vec<libc::pid_t>,
+}
+
 /// Starts one request and answers it: `(pid, 0)` once the child exists, `(0, errno)` when
 /// nothing was started (whether the command execs, the child tells rein itself). Returns,
-/// once no child reads this memory any more, whether the answer was sent.
-fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitStacks) -> bool {
-    let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EIO);
+/// once no child reads this memory any more, whether the answer was sent. Then parks an init
+/// for the next command with the same mounts.
+fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, zygote: &mut Zygote) -> bool {
     let mut kept = Vec::new();
     let Some((ready, started)) = Ready::new(req, fds, &mut kept) else {
-        return send_reply(socket, 0, libc::EINVAL);
+        return send_reply(socket, 0, libc::EINVAL, 0);
     };
+    zygote.settle_parked();
+    let parked = zygote.parked.take().and_then(|p| {
+        if p.fits(&ready.confinement) {
+            return Some(p);
+        }
+        zygote.ended.extend(p.discard());
+        None
+    });
+    let answered = match parked {
+        Some(parked) => start_parked(&ready, started, parked, socket, zygote),
+        None => start_fresh(&ready, started, socket, zygote),
+    };
+    if answered {
+        zygote.park_next(&ready.confinement);
+    }
+    answered
+}
+
+/// [`start`] in a new child.
+fn start_fresh(ready: &Ready, started: OwnedFd, socket: &OwnedFd, zygote: &mut Zygote) -> bool {
+    let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EIO);
+    let ended = zygote.ended.pop().unwrap_or(0);
     let (err_read, err_write) = match pipe() {
         Ok(p) => p,
-        Err(e) => return send_reply(socket, 0, errno(e)),
+        Err(e) => return send_reply(socket, 0, errno(e), ended),
     };
     // The child goes on only once rein has its pid: nothing runs that rein cannot wait for.
     let (go_read, go_write) = match pipe() {
         Ok(p) => p,
-        Err(e) => return send_reply(socket, 0, errno(e)),
+        Err(e) => return send_reply(socket, 0, errno(e), ended),
     };
     // With a PID namespace the child is cloned into the namespaces as their init (one process
     // less); an init ignores signals it has no handler for, so the stop signals are blocked
@@ -372,7 +419,6 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitSta
         go_read.as_raw_fd(),
         go_write.as_raw_fd(),
     );
-    let ready = &ready;
     let child = move || -> Infallible {
         // The child's copy of the zygote's end: it reads end-of-file if the zygote dies first.
         // SAFETY: closing a descriptor of the child's own table.
@@ -382,6 +428,7 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitSta
     let child: &dyn Fn() -> Infallible = &child;
     let mask = supervise::block_signals_saving();
     // The child shares this memory unless it unshares namespaces (which needs its own).
+    let stacks = &mut zygote.stacks;
     let cloned = match init {
         Some(entry) => stacks.clone_init(libc::CLONE_PARENT | entry.flags, &child),
         None if !ready.confinement.unshares() => stacks.clone_init(libc::CLONE_PARENT, &child),
@@ -400,7 +447,7 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitSta
         Ok(pid) => {
             // rein reads end-of-file on its start pipe once the child's copies are gone.
             drop((err_write, go_read, started));
-            if !send_reply(socket, pid, 0) {
+            if !send_reply(socket, pid, 0, ended) {
                 // An init still reads `ready`: it sees end-of-file instead of the go and exits,
                 // and only then may this return (and free what it reads).
                 drop(go_write);
@@ -417,9 +464,167 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, stacks: &mut InitSta
         }
         Err(e) => {
             supervise::restore_signals(&mask);
-            send_reply(socket, 0, errno(e))
+            send_reply(socket, 0, errno(e), ended)
         }
     }
+}
+
+/// [`start`] in the init parked for it: rein gets its pid, then the init gets the request.
+fn start_parked(
+    ready: &Ready,
+    started: OwnedFd,
+    parked: park::Parked,
+    socket: &OwnedFd,
+    zygote: &mut Zygote,
+) -> bool {
+    let ended = zygote.ended.pop().unwrap_or(0);
+    let (err_read, err_write) = match pipe() {
+        Ok(p) => p,
+        Err(e) => {
+            zygote.ended.extend(parked.discard());
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            return send_reply(socket, 0, errno, ended);
+        }
+    };
+    if !send_reply(socket, parked.pid(), 0, ended) {
+        // rein is gone; so is the pid it never got.
+        zygote.ended.extend(parked.discard());
+        return false;
+    }
+    let wake = park::Wake {
+        ready: std::ptr::from_ref(ready).cast(),
+        err: err_write.as_raw_fd(),
+    };
+    // The init shares this descriptor table until it has taken its own copy: these stay open
+    // here until then.
+    parked.wake(&wake);
+    // rein reads end-of-file on its start pipe once the child's copies are gone.
+    drop((err_write, started));
+    // Returns once the command has exec'd or the child has failed: from then on no child
+    // reads this function's memory (nor `wake`).
+    read_errno(&err_read);
+    true
+}
+
+impl Zygote {
+    /// Makes the next command's init ahead, arranged as `confinement`'s (see [`park`]); it
+    /// arranges while the zygote waits for the next request.
+    fn park_next(&mut self, confinement: &Confinement) {
+        if self.parked.is_some() || ZYGOTE_PIDFD.load(Ordering::SeqCst) < 0 {
+            return;
+        }
+        let (Some(plan), Some(entry)) = (confinement.mount_plan(), confinement.init_entry()) else {
+            return;
+        };
+        let Some(watch) = park::Watch::new(plan, entry) else {
+            return;
+        };
+        let Ok((report_read, report_write)) = pipe() else {
+            return;
+        };
+        let Ok((wake_read, wake_write)) = pipe() else {
+            return;
+        };
+        // The init reads its own copy of the plan and of the user namespaces' descriptors,
+        // kept with it (the request's go once it is answered).
+        let mut plan = plan.clone();
+        let mut userns = Vec::new();
+        for fd in plan
+            .unprivileged
+            .iter_mut()
+            .flat_map(|u| u.userns.iter_mut())
+        {
+            // SAFETY: a descriptor of the request, open while it is handled.
+            let Ok(copy) = unsafe { BorrowedFd::borrow_raw(*fd) }.try_clone_to_owned() else {
+                return;
+            };
+            *fd = copy.as_raw_fd();
+            userns.push(copy);
+        }
+        let args = Box::new(park::Args {
+            plan,
+            _userns: userns,
+            entry,
+            report: report_write.as_raw_fd(),
+            wake: wake_read.as_raw_fd(),
+        });
+        let at = std::ptr::from_ref::<park::Args>(&*args) as usize;
+        // SAFETY: `args` is kept with the parked init until it has ended or taken a request.
+        let child = move || -> Infallible { parked_init(unsafe { &*(at as *const park::Args) }) };
+        let child: &dyn Fn() -> Infallible = &child;
+        let mask = supervise::block_signals_saving();
+        // Sharing the descriptor table too: the request's descriptors, which the zygote gets
+        // later, are then the init's without passing them again.
+        let flags = libc::CLONE_PARENT | libc::CLONE_FILES | entry.flags;
+        let cloned = self.stacks.clone_init(flags, &child);
+        supervise::restore_signals(&mask);
+        let Ok(pid) = cloned else { return };
+        let Some(pidfd) = self.stacks.newest_pidfd() else {
+            return;
+        };
+        let fds = park::Fds {
+            report_read,
+            _report_write: report_write,
+            _wake_read: wake_read,
+            wake_write,
+        };
+        // Returns once the init has read `child` (on this stack) and `at`.
+        match park::Parked::started(pid, pidfd, fds, watch, args) {
+            Ok(parked) => self.parked = Some(parked),
+            Err(ended) => self.ended.extend(ended),
+        }
+    }
+
+    /// Waits until a request can be read from `socket`, meanwhile checking the parked init
+    /// once it has arranged.
+    fn wait_for_request(&mut self, socket: &OwnedFd) {
+        while let Some(parked) = self.parked.as_ref().filter(|p| !p.settled()) {
+            if !parked.wait_for_report_or(socket) {
+                return;
+            }
+            self.settle_parked();
+        }
+    }
+
+    /// Waits until the parked init has arranged (if it has not yet) and checks it; ends it
+    /// when it failed or the paths changed meanwhile.
+    fn settle_parked(&mut self) {
+        if let Some(mut parked) = self.parked.take() {
+            if parked.settle() {
+                self.parked = Some(parked);
+            } else {
+                self.ended.extend(parked.discard());
+            }
+        }
+    }
+}
+
+/// A parked init (cloned with the zygote's memory and descriptor table): arranges the
+/// namespaces, says so on its report pipe, and waits on its wake pipe for a request (see
+/// [`park`]).
+fn parked_init(args: &park::Args) -> Infallible {
+    let (entry, report, wake) = (args.entry, args.report, args.wake);
+    // From here on nothing on the zygote's stack is read: it may go on.
+    park::tell(report, &[park::STARTED]);
+    let arranged = arrange_as_init(&args.plan, entry).and_then(|m| die_with_rein().map(|()| m));
+    let mounted = match arranged {
+        Ok(m) => m,
+        Err(e) => report_and_exit(&[report], &e),
+    };
+    park::tell(report, &0i32.to_ne_bytes());
+    let Some(wake) = park::wait_for_wake(wake, ZYGOTE_PIDFD.load(Ordering::SeqCst)) else {
+        // SAFETY: leaving a child that started nothing.
+        unsafe { libc::_exit(0) };
+    };
+    // SAFETY: `wake.ready` points at the zygote's `Ready`, which stays valid until this
+    // child's command has exec'd or it has failed (`start_parked` waits for that).
+    let ready = unsafe { &*wake.ready.cast::<Ready>() };
+    // SAFETY: plain syscall: a private copy of the (shared) descriptor table.
+    if unsafe { libc::unshare(libc::CLONE_FILES) } != 0 {
+        report_and_exit(&[wake.err, ready.started], &io::Error::last_os_error());
+    }
+    park::tell(report, &[park::TAKEN]);
+    ready.exec_parked(wake.err, mounted)
 }
 
 /// The stack of an init that shares the zygote's memory; a command's process borrows
@@ -477,6 +682,12 @@ impl InitStacks {
                 Err(e)
             }
         }
+    }
+
+    /// The pidfd of the init cloned last; it stays open until that init has exited and a
+    /// later clone has reclaimed its stack.
+    fn newest_pidfd(&self) -> Option<BorrowedFd<'_>> {
+        self.busy.last().map(|(pidfd, _)| pidfd.as_fd())
     }
 
     /// Frees the stacks of inits that have exited: kept for the next ones, or unmapped.
@@ -576,11 +787,16 @@ fn die_with_rein() -> io::Result<()> {
     Ok(())
 }
 
-/// Sends one `(pid, errno)` answer.
-fn send_reply(socket: &OwnedFd, pid: i32, errno: i32) -> bool {
-    let mut reply = [0u8; 8];
+/// The length of an answer: pid, errno, and a parked init rein is to reap (or 0).
+const REPLY: usize = 12;
+
+/// Sends one `(pid, errno, ended)` answer: `ended` is a parked init that was not used and has
+/// ended or is ending, for rein (its parent) to reap.
+fn send_reply(socket: &OwnedFd, pid: i32, errno: i32, ended: i32) -> bool {
+    let mut reply = [0u8; REPLY];
     reply[..4].copy_from_slice(&pid.to_ne_bytes());
-    reply[4..].copy_from_slice(&errno.to_ne_bytes());
+    reply[4..8].copy_from_slice(&errno.to_ne_bytes());
+    reply[8..].copy_from_slice(&ended.to_ne_bytes());
     retry(|| rustix::net::send(socket, &reply, SendFlags::NOSIGNAL)).is_ok()
 }
 
@@ -649,9 +865,37 @@ impl Ready {
         match start(prepared) {}
     }
 
+    /// [`Ready::exec`] in a parked init, whose namespaces are `mounted` already.
+    fn exec_parked(&self, err: RawFd, mounted: Mounted) -> Infallible {
+        let start = |confined: io::Result<()>| -> Infallible {
+            let e = match confined {
+                Ok(()) => self.exec_command(),
+                Err(e) => e,
+            };
+            report_and_exit(&[err, self.started], &e)
+        };
+        let run = self
+            .streams_and_dir()
+            .and_then(|()| self.confinement.run_as_init(mounted, &start));
+        start(run)
+    }
+
     /// What `std::process::Command` does before exec, then the confinement; the command's
     /// process runs `start` (in it, and only there, this returns `Ok`).
     fn prepare(&self, go: RawFd, init: Option<NsEntry>, start: Start) -> io::Result<()> {
+        self.streams_and_dir()?;
+        let gate = || {
+            die_with_rein()?;
+            wait_for_go(go)
+        };
+        match init {
+            Some(entry) => self.confinement.enter_as_init(entry, &gate, start),
+            None => self.confinement.enter_after(&gate, Some(start)),
+        }
+    }
+
+    /// The process group, `SIGPIPE`, the three streams and the working directory.
+    fn streams_and_dir(&self) -> io::Result<()> {
         // SAFETY: plain calls on this (single-threaded) child's own state; the path is a
         // valid NUL-terminated string owned by `self`.
         unsafe {
@@ -667,14 +911,7 @@ impl Ready {
                 return Err(io::Error::last_os_error());
             }
         }
-        let gate = || {
-            die_with_rein()?;
-            wait_for_go(go)
-        };
-        match init {
-            Some(entry) => self.confinement.enter_as_init(entry, &gate, start),
-            None => self.confinement.enter_after(&gate, Some(start)),
-        }
+        Ok(())
     }
 
     /// Execs the command; returns only on failure.
@@ -843,9 +1080,9 @@ mod tests {
 
     /// The first reply on `ours`.
     fn first_reply(ours: &OwnedFd) -> (i32, i32) {
-        let mut reply = [0u8; 8];
+        let mut reply = [0u8; REPLY];
         let (n, _) = rustix::net::recv(ours, &mut reply, RecvFlags::empty()).unwrap();
-        assert_eq!(n, 8);
+        assert_eq!(n, REPLY);
         let word =
             |i: usize| i32::from_ne_bytes([reply[i], reply[i + 1], reply[i + 2], reply[i + 3]]);
         (word(0), word(4))
@@ -858,7 +1095,7 @@ mod tests {
         let (ours, theirs) = socket_pair().unwrap();
         for (program, errno) in [("/bin/sh", 0), ("/no/such/program", libc::ENOENT)] {
             let (req, fds, started) = request_for(program, dir.path(), "exit 0", &report);
-            assert!(start(req, fds, &theirs, &mut InitStacks::default()));
+            assert!(start(req, fds, &theirs, &mut Zygote::default()));
             let (pid, zygote_errno) = first_reply(&ours);
             assert!(pid > 0);
             assert_eq!(zygote_errno, 0);
@@ -881,7 +1118,7 @@ mod tests {
         // rein's end is gone: the pid cannot reach it, so the child must not go on.
         let (ours, theirs) = socket_pair().unwrap();
         drop(ours);
-        assert!(!start(req, fds, &theirs, &mut InitStacks::default()));
+        assert!(!start(req, fds, &theirs, &mut Zygote::default()));
         std::thread::sleep(std::time::Duration::from_millis(500));
         assert!(!dir.path().join("ran").exists(), "the command ran unseen");
     }
@@ -892,7 +1129,7 @@ mod tests {
         let (_report_read, report) = pipe().unwrap();
         let (req, fds, _started) = request(dir.path(), "touch ran", &report);
         let (ours, theirs) = socket_pair().unwrap();
-        assert!(start(req, fds, &theirs, &mut InitStacks::default()));
+        assert!(start(req, fds, &theirs, &mut Zygote::default()));
         first_reply(&ours);
         let ran = dir.path().join("ran");
         let end = std::time::Instant::now() + std::time::Duration::from_secs(10);

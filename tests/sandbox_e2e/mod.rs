@@ -353,6 +353,84 @@ pub fn a_kept_git_view_still_forgets_what_a_command_planted(mode: Mode) {
     assert!(!w.ws.join(".git/commondir").exists());
 }
 
+/// A hidden place the person replaces while a command runs (a rename, as editors and tools
+/// save): the next command must not see the new one. (The zygote makes the next command's
+/// namespaces while the command before runs; one made before the replacement covers the old
+/// directory, which a rename takes along, and must not be used.)
+pub fn a_secret_replaced_between_commands_stays_hidden(mode: Mode) {
+    // Without namespaces a hidden place inside the workspace stays readable (Landlock cannot
+    // take a part out of the workspace's grant; see "Weaker than with namespaces").
+    if mode == Mode::Fallback {
+        return;
+    }
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let private = w.ws.join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::write(private.join("key"), "old-hidden\n").unwrap();
+    w.user_config(&format!(
+        "retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nhide = [\"{}\"]\n",
+        private.display()
+    ));
+    let secret = unique("REPLACED-SECRET");
+    let ready = w.ws.join("ready");
+    // The first two commands let the next command's namespaces be made with the old place.
+    s.push(bash("cat private/key; echo first"))
+        .push(bash("touch ready; sleep 1.5; echo second"))
+        .push(bash("cat private/key; ls -a private; echo third"))
+        .push(bash(
+            "sleep 0.5; echo fourth; awk '{print $22}' /proc/1/stat /proc/self/stat",
+        ))
+        .push(bash(
+            "echo fifth; awk '{print $22}' /proc/1/stat /proc/self/stat",
+        ))
+        .push(Reply::text("done"));
+    let replaced = {
+        let (ready, private, secret) = (ready.clone(), private.clone(), secret.clone());
+        std::thread::spawn(move || {
+            let end = std::time::Instant::now() + Duration::from_secs(60);
+            while !ready.exists() && std::time::Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            // Well after the second command started: what is made for the third is made.
+            std::thread::sleep(Duration::from_millis(500));
+            let old = private.with_file_name("private-old");
+            std::fs::rename(&private, &old).unwrap();
+            std::fs::create_dir(&private).unwrap();
+            std::fs::write(private.join("key"), format!("{secret}\n")).unwrap();
+        })
+    };
+    exec(rein(&w, mode));
+    replaced.join().unwrap();
+    let first = results(&s, 1).content;
+    assert!(
+        first.contains("first") && !first.contains("old-hidden"),
+        "{first}"
+    );
+    let third = results(&s, 3).content;
+    assert!(third.contains("third"), "{third}");
+    assert!(
+        !third.contains(&secret) && !third.lines().any(|l| l.trim() == "key"),
+        "the replaced secret showed: {third}"
+    );
+    // Made ahead while nothing changed: the fifth command's init is older than it (its
+    // start time, in clock ticks, is from before the fourth command's half second).
+    let fifth = results(&s, 5).content;
+    assert!(fifth.contains("fifth"), "{fifth}");
+    if mode == Mode::Namespaces {
+        let ticks: Vec<u64> = fifth
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        assert_eq!(ticks.len(), 2, "{fifth}");
+        assert!(
+            ticks[1] >= ticks[0] + 20,
+            "the fifth command's namespaces were not made ahead: {fifth}"
+        );
+    }
+}
+
 /// Class 1 for a repository the session made: from the command after `git init` on, it is
 /// protected like any other.
 pub fn a_repository_made_in_the_session_is_protected_from_then_on(mode: Mode) {
@@ -1312,6 +1390,7 @@ macro_rules! sandbox_classes {
             rein_runs_no_code_from_the_repository,
             planted_git_configuration_never_reaches_the_persons_git,
             a_kept_git_view_still_forgets_what_a_command_planted,
+            a_secret_replaced_between_commands_stays_hidden,
             a_repository_made_in_the_session_is_protected_from_then_on,
             nested_repositories_are_protected_too,
             hook_directories_the_persons_git_uses_are_protected_too,
