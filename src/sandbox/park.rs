@@ -183,14 +183,14 @@ impl Parked {
     /// `Err` (with the pid, for rein to reap) when it ended first.
     pub(super) fn started(
         pid: libc::pid_t,
-        pidfd: BorrowedFd<'_>,
+        pidfd: Option<BorrowedFd<'_>>,
         fds: Fds,
         watch: Watch,
         args: Box<Args>,
     ) -> Result<Parked, Option<libc::pid_t>> {
         // A copy of the zygote's own (which the zygote closes only once the init has exited
         // and its stack is reclaimed, at a later clone).
-        let Ok(pidfd) = pidfd.try_clone_to_owned() else {
+        let Some(Ok(pidfd)) = pidfd.map(|p| p.try_clone_to_owned()) else {
             // It cannot be watched (no descriptor left). Told to end, and its pipes and
             // arguments are never freed: it may read them until it has.
             tell(fds.wake_write.as_raw_fd(), &0usize.to_ne_bytes());
@@ -231,9 +231,9 @@ impl Parked {
         self.settled
     }
 
-    /// Waits until `socket` has a request or the init has reported (or ended); `false` when
-    /// waiting failed.
-    pub(super) fn wait_for_report_or(&self, socket: &OwnedFd) -> bool {
+    /// Waits until `socket` has a request or the init has reported (or ended): `true` when
+    /// the init did first.
+    pub(super) fn reported_before(&self, socket: &OwnedFd) -> bool {
         let mut fds = [
             socket.as_raw_fd(),
             self.fds.report_read.as_raw_fd(),
@@ -248,7 +248,7 @@ impl Parked {
             // SAFETY: polling three valid descriptors.
             let n = unsafe { libc::poll(fds.as_mut_ptr(), 3, -1) };
             if n >= 0 {
-                return true;
+                return fds[0].revents == 0;
             }
             if io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
                 return false;

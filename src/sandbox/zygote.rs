@@ -211,12 +211,12 @@ impl Client {
         // the child waits for the go, which the zygote gives only after sending the pid (a
         // zygote killed before that leaves a child that exits), so the request may go to a
         // new zygote.
-        let Some((pid, errno, parked)) = self.reply() else {
+        let Some((pid, errno, ended)) = self.reply() else {
             return Err(Call::NotSent(io::ErrorKind::UnexpectedEof.into()));
         };
-        if parked > 0 {
-            // An init parked for an earlier command and not used (see `park`): rein's child,
-            // which has exited or is exiting.
+        // Inits parked for earlier commands and not used (see `park`): rein's children, which
+        // have exited or are exiting.
+        for parked in ended.into_iter().filter(|p| *p > 0) {
             // SAFETY: waiting for our own child, which the zygote has ended.
             unsafe { libc::waitpid(parked, std::ptr::null_mut(), libc::__WALL) };
         }
@@ -251,8 +251,8 @@ impl Client {
         Ok(())
     }
 
-    /// One `(pid, errno, ended parked init)` reply; `None` when the zygote is gone.
-    fn reply(&self) -> Option<(i32, i32, i32)> {
+    /// One `(pid, errno, ended parked inits)` reply; `None` when the zygote is gone.
+    fn reply(&self) -> Option<(i32, i32, [i32; 2])> {
         let mut reply = [0u8; REPLY];
         let (n, _) =
             retry(|| rustix::net::recv(&self.socket, &mut reply, RecvFlags::empty())).ok()?;
@@ -261,7 +261,7 @@ impl Client {
         }
         let word =
             |i: usize| i32::from_ne_bytes([reply[i], reply[i + 1], reply[i + 2], reply[i + 3]]);
-        Some((word(0), word(4), word(8)))
+        Some((word(0), word(4), [word(8), word(12)]))
     }
 }
 
@@ -336,7 +336,7 @@ pub fn serve() -> i32 {
             msg.flags.contains(ReturnFlags::TRUNC) || msg.flags.contains(ReturnFlags::CTRUNC);
         let answered = match bincode::deserialize::<Request>(&buf[..msg.bytes.min(buf.len())]) {
             Ok(req) if !truncated => start(req, fds, &socket, &mut zygote),
-            _ => send_reply(&socket, 0, libc::EINVAL, 0),
+            _ => send_reply(&socket, 0, libc::EINVAL, [0; 2]),
         };
         if !answered {
             return 1;
@@ -376,7 +376,7 @@ struct Zygote {
 fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, zygote: &mut Zygote) -> bool {
     let mut kept = Vec::new();
     let Some((ready, started)) = Ready::new(req, fds, &mut kept) else {
-        return send_reply(socket, 0, libc::EINVAL, 0);
+        return send_reply(socket, 0, libc::EINVAL, [0; 2]);
     };
     zygote.settle_parked();
     let parked = zygote.parked.take().and_then(|p| {
@@ -399,7 +399,7 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, zygote: &mut Zygote)
 /// [`start`] in a new child.
 fn start_fresh(ready: &Ready, started: OwnedFd, socket: &OwnedFd, zygote: &mut Zygote) -> bool {
     let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EIO);
-    let ended = zygote.ended.pop().unwrap_or(0);
+    let ended = zygote.take_ended();
     let (err_read, err_write) = match pipe() {
         Ok(p) => p,
         Err(e) => return send_reply(socket, 0, errno(e), ended),
@@ -477,7 +477,7 @@ fn start_parked(
     socket: &OwnedFd,
     zygote: &mut Zygote,
 ) -> bool {
-    let ended = zygote.ended.pop().unwrap_or(0);
+    let ended = zygote.take_ended();
     let (err_read, err_write) = match pipe() {
         Ok(p) => p,
         Err(e) => {
@@ -507,6 +507,11 @@ fn start_parked(
 }
 
 impl Zygote {
+    /// Up to two ended parked inits for an answer.
+    fn take_ended(&mut self) -> [libc::pid_t; 2] {
+        [self.ended.pop().unwrap_or(0), self.ended.pop().unwrap_or(0)]
+    }
+
     /// Makes the next command's init ahead, arranged as `confinement`'s (see [`park`]); it
     /// arranges while the zygote waits for the next request.
     fn park_next(&mut self, confinement: &Confinement) {
@@ -559,9 +564,7 @@ impl Zygote {
         let cloned = self.stacks.clone_init(flags, &child);
         supervise::restore_signals(&mask);
         let Ok(pid) = cloned else { return };
-        let Some(pidfd) = self.stacks.newest_pidfd() else {
-            return;
-        };
+        let pidfd = self.stacks.newest_pidfd();
         let fds = park::Fds {
             report_read,
             _report_write: report_write,
@@ -579,7 +582,7 @@ impl Zygote {
     /// once it has arranged.
     fn wait_for_request(&mut self, socket: &OwnedFd) {
         while let Some(parked) = self.parked.as_ref().filter(|p| !p.settled()) {
-            if !parked.wait_for_report_or(socket) {
+            if !parked.reported_before(socket) {
                 return;
             }
             self.settle_parked();
@@ -787,16 +790,18 @@ fn die_with_rein() -> io::Result<()> {
     Ok(())
 }
 
-/// The length of an answer: pid, errno, and a parked init rein is to reap (or 0).
-const REPLY: usize = 12;
+/// The length of an answer: pid, errno, and two parked inits rein is to reap (or 0).
+const REPLY: usize = 16;
 
-/// Sends one `(pid, errno, ended)` answer: `ended` is a parked init that was not used and has
-/// ended or is ending, for rein (its parent) to reap.
-fn send_reply(socket: &OwnedFd, pid: i32, errno: i32, ended: i32) -> bool {
+/// Sends one `(pid, errno, ended)` answer: `ended` are parked inits that were not used and
+/// have ended or are ending, for rein (their parent) to reap (a request ends at most two: the
+/// one it does not fit, and the one made after it that failed).
+fn send_reply(socket: &OwnedFd, pid: i32, errno: i32, ended: [i32; 2]) -> bool {
     let mut reply = [0u8; REPLY];
     reply[..4].copy_from_slice(&pid.to_ne_bytes());
     reply[4..8].copy_from_slice(&errno.to_ne_bytes());
-    reply[8..].copy_from_slice(&ended.to_ne_bytes());
+    reply[8..12].copy_from_slice(&ended[0].to_ne_bytes());
+    reply[12..].copy_from_slice(&ended[1].to_ne_bytes());
     retry(|| rustix::net::send(socket, &reply, SendFlags::NOSIGNAL)).is_ok()
 }
 

@@ -283,3 +283,50 @@ fn the_zygote_starts_commands_with_a_short_slice_and_commands_run_with_the_defau
     let result = last_result(&s.request(1)).content;
     assert_eq!(slice_in(&result), Some(default), "the command's: {result}");
 }
+
+/// Whether `pid` is a zombie (exited, not reaped).
+fn zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
+}
+
+/// The zygote makes the next command's namespaces ahead; when the next command's differ (here
+/// each command makes a place the person hides, which the next one must not see) those end,
+/// and rein, their parent, reaps them: none is left a zombie.
+#[test]
+fn namespaces_made_ahead_and_not_used_are_reaped() {
+    let s = ScriptedServer::openai();
+    let w = World::new(&s);
+    let hidden: Vec<String> = (0..6)
+        .map(|i| format!("\"{}\"", w.ws.join(format!("h{i}")).display()))
+        .collect();
+    w.user_config(&format!(
+        "retry_backoff_ms = 20\nidle_timeout_secs = 3\n[sandbox]\nhide = [{}]\n",
+        hidden.join(", ")
+    ));
+    for i in 0..6 {
+        s.push(bash(&format!("mkdir h{i} && echo made {i}")));
+    }
+    s.push(bash("touch ready; sleep 2; echo slept"))
+        .push(Reply::text("done"));
+    let child = start(&w);
+    let rein = child.id();
+    let ready = w.ws.join("ready");
+    assert!(
+        wait_for(Duration::from_secs(60), || ready.exists()),
+        "the last command did not start"
+    );
+    let zombies: Vec<u32> = children_of(rein)
+        .into_iter()
+        .filter(|p| zombie(*p))
+        .collect();
+    let out = finish(child);
+    assert_ok(&out);
+    assert!(last_result(&s.request(7)).content.contains("slept"));
+    assert!(
+        zombies.is_empty(),
+        "rein left children unreaped: {zombies:?}"
+    );
+}
