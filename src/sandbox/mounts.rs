@@ -564,7 +564,10 @@ impl MountPlan {
         for cover in &self.covers {
             paths.push(cover.dir.clone());
             paths.extend(cover.skeleton.iter().cloned());
-            paths.extend(cover.nodes.iter().map(|(p, _)| p.clone()));
+            // The shown places are bound from where they are; the directories and links on
+            // the way are made from the plan (in a tmpfs, or once in the skeleton).
+            let shown = cover.nodes.iter().filter(|(_, n)| matches!(n, HomeNode::Show(_)));
+            paths.extend(shown.map(|(p, _)| p.clone()));
         }
         if let Some(ws) = &self.protect_in {
             paths.extend(self.read_only.iter().map(|rel| join(ws, rel)));
@@ -580,6 +583,8 @@ impl MountPlan {
             paths.push(git);
         }
         paths.extend(self.hidden.iter().cloned());
+        paths.sort();
+        paths.dedup();
         paths
     }
 
