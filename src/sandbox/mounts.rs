@@ -566,7 +566,10 @@ impl MountPlan {
             paths.extend(cover.skeleton.iter().cloned());
             // The shown places are bound from where they are; the directories and links on
             // the way are made from the plan (in a tmpfs, or once in the skeleton).
-            let shown = cover.nodes.iter().filter(|(_, n)| matches!(n, HomeNode::Show(_)));
+            let shown = cover
+                .nodes
+                .iter()
+                .filter(|(_, n)| matches!(n, HomeNode::Show(_)));
             paths.extend(shown.map(|(p, _)| p.clone()));
         }
         if let Some(ws) = &self.protect_in {
