@@ -105,10 +105,12 @@ impl Watch {
         // change of the table shows as `POLLPRI`, once.)
         let polled = unsafe { libc::poll(&mut poll, 1, 0) };
         let changed = polled < 0 || poll.revents & (libc::POLLPRI | libc::POLLERR) != 0;
+        // The same key means the same watched paths (they come from the plan, not from its
+        // working directory): the ones kept are looked at again.
         !changed
             && flags == self.flags
             && key(plan).is_some_and(|k| k == self.key)
-            && ids(&plan.watched_paths()).is_some_and(|i| i == self.ids)
+            && self.unmoved()
     }
 
     /// Whether the watched paths still name what they named when the watch was made.
