@@ -587,6 +587,13 @@ impl Confinement {
         self.mounts.as_ref()
     }
 
+    /// The seccomp filter an init made ahead may install in itself for this confinement's
+    /// command (see [`confine_ahead`]); none when the init must open the proxy's port, a
+    /// socket the filter may refuse.
+    pub(crate) fn ahead_filter(&self) -> Option<&Filter> {
+        self.seccomp.as_ref().filter(|_| self.proxy.is_none())
+    }
+
     /// The last steps in the process that becomes the command.
     fn confine_command(&self, mounted: Mounted) -> io::Result<()> {
         // Dies with its reaper; a session of its own: no controlling terminal, so it can
@@ -613,7 +620,9 @@ impl Confinement {
         // after exec or read other processes' memory and environment (CAP_SYS_PTRACE
         // overrides "not dumpable"). Others have none to drop.
         // SAFETY: geteuid cannot fail.
-        if self.mounts.is_some() || (confined && unsafe { libc::geteuid() } == 0) {
+        if !mounted.bounded
+            && (self.mounts.is_some() || (confined && unsafe { libc::geteuid() } == 0))
+        {
             mounts::drop_capabilities()?;
         }
         // Root's commands run as nobody: outside what they may write, they read only what
@@ -653,11 +662,33 @@ impl Confinement {
                 return Err(io::Error::last_os_error());
             }
         }
-        if let Some(filter) = &self.seccomp {
+        if let Some(filter) = self.seccomp.as_ref().filter(|_| !mounted.filtered) {
             filter.install()?;
         }
         Ok(())
     }
+}
+
+/// In an init made ahead (see `park`), once arranged: the confinement of its command's
+/// process that does not depend on the request, done here, off the command's path (the
+/// process inherits both): an empty capability bounding set, and `filter` (the request's
+/// [`Confinement::ahead_filter`] must then be the same). The init's own capabilities stay
+/// (dropping from the bounding set does not touch them), and nothing it does after is
+/// refused: no socket, no mount, no `openat2`. Async-signal-safe.
+pub(crate) fn confine_ahead(mounted: &mut Mounted, filter: Option<&Filter>) -> io::Result<()> {
+    mounts::drop_capabilities()?;
+    mounted.bounded = true;
+    if let Some(filter) = filter {
+        // Needed to install a filter without `CAP_SYS_ADMIN`; the command's process sets it
+        // too (for Landlock), and this process never execs.
+        // SAFETY: plain prctl.
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        filter.install()?;
+        mounted.filtered = true;
+    }
+    Ok(())
 }
 
 /// In a child cloned into the namespaces `entry` gives (their init): maps its ids and arranges

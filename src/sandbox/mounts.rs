@@ -154,12 +154,17 @@ pub(crate) enum GitPlan {
     },
 }
 
-/// What the mounts made available, for the Landlock rules added in the command's process.
+/// What the mounts made available, for the Landlock rules added in the command's process, and
+/// what of its confinement was done ahead.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Mounted {
     pub(crate) shm: bool,
     pub(crate) pts: bool,
     pub(crate) proc: bool,
+    /// The capability bounding set is empty already (an init made ahead emptied it).
+    pub(crate) bounded: bool,
+    /// The seccomp filter is installed already (an init made ahead installed it).
+    pub(crate) filtered: bool,
 }
 
 const DEV_SHM: &std::ffi::CStr = c"/dev/shm";
@@ -533,6 +538,8 @@ impl MountPlan {
             ),
             // Mounted by the PID namespace's init, if there is one.
             proc: false,
+            bounded: false,
+            filtered: false,
         })
     }
 

@@ -19,14 +19,19 @@
 //! looked at before the clone and once it has arranged them (they must agree, or it is not
 //! kept), so what it arranged is what was looked at.
 //!
-//! Everything that depends on the request (the streams, the directory, the proxy's port, the
-//! Landlock ruleset, seccomp, capabilities and ids) is still done per command, in the parked
-//! init after the request and in the command's process, exactly as for a fresh one. A parked
+//! What confines the command's process without depending on the request is done ahead too,
+//! in the parked init, which the process inherits it from: the empty capability bounding set,
+//! and the seccomp filter (a request fits only with the same filter; none is installed ahead
+//! when the init must open the proxy's port). Everything that depends on the request (the
+//! streams, the directory, the proxy's port, the Landlock ruleset, capabilities and ids) is
+//! still done per command, in the parked init after the request and in the command's process,
+//! exactly as for a fresh one. A parked
 //! init runs nothing of a command's: rein learns its pid before it gets the request. It dies
 //! with rein (`PR_SET_PDEATHSIG`) and ends when the zygote does (its pidfd).
 
 use super::linux::Confinement;
 use super::mounts::{MountPlan, NsEntry};
+use super::seccomp::Filter;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -43,6 +48,8 @@ pub(super) struct Args {
     pub(super) plan: MountPlan,
     pub(super) _userns: Vec<OwnedFd>,
     pub(super) entry: NsEntry,
+    /// The seccomp filter it installs ahead (see `linux::confine_ahead`).
+    pub(super) filter: Option<Filter>,
     pub(super) report: RawFd,
     pub(super) wake: RawFd,
 }
@@ -62,6 +69,8 @@ type Id = Option<(u64, u64, u32)>;
 pub(super) struct Watch {
     flags: libc::c_int,
     key: Vec<u8>,
+    /// The filter installed ahead: only a request with the same one fits.
+    filter: Option<Filter>,
     paths: Vec<CString>,
     ids: Vec<Id>,
     /// The zygote's mount table, polled for a change.
@@ -70,7 +79,7 @@ pub(super) struct Watch {
 
 impl Watch {
     /// The watch of `plan` as it is now; `None` when a path cannot be looked at.
-    pub(super) fn new(plan: &MountPlan, entry: NsEntry) -> Option<Watch> {
+    pub(super) fn new(plan: &MountPlan, entry: NsEntry, filter: Option<&Filter>) -> Option<Watch> {
         // Opened before the paths are looked at: a change after this shows.
         // SAFETY: valid NUL-terminated path; flags only.
         let fd = unsafe {
@@ -88,6 +97,7 @@ impl Watch {
         Some(Watch {
             flags: entry.flags,
             key: key(plan)?,
+            filter: filter.cloned(),
             ids: ids(&paths)?,
             paths,
             mounts,
@@ -95,7 +105,7 @@ impl Watch {
     }
 
     /// Whether a fresh init for `plan` would arrange what this one was arranged from.
-    fn same(&self, plan: &MountPlan, flags: libc::c_int) -> bool {
+    fn same(&self, plan: &MountPlan, flags: libc::c_int, filter: Option<&Filter>) -> bool {
         let mut poll = libc::pollfd {
             fd: self.mounts.as_raw_fd(),
             events: libc::POLLPRI,
@@ -109,6 +119,7 @@ impl Watch {
         // working directory): the ones kept are looked at again.
         !changed
             && flags == self.flags
+            && filter == self.filter.as_ref()
             && key(plan).is_some_and(|k| k == self.key)
             && self.unmoved()
     }
@@ -268,7 +279,8 @@ impl Parked {
         let (Some(plan), Some(entry)) = (confinement.mount_plan(), confinement.init_entry()) else {
             return false;
         };
-        self.settled && self.alive() && self.watch.same(plan, entry.flags)
+        let filter = confinement.ahead_filter();
+        self.settled && self.alive() && self.watch.same(plan, entry.flags, filter)
     }
 
     fn alive(&self) -> bool {

@@ -12,7 +12,7 @@
 //! holds no secret (its environment is empty), is not dumpable, and exits when rein's end of
 //! the socket closes.
 
-use super::linux::{Confinement, Start, WireConfinement, arrange_as_init};
+use super::linux::{Confinement, Start, WireConfinement, arrange_as_init, confine_ahead};
 use super::mounts::{Mounted, NsEntry};
 use super::park;
 use super::run::pipe;
@@ -521,7 +521,8 @@ impl Zygote {
         let (Some(plan), Some(entry)) = (confinement.mount_plan(), confinement.init_entry()) else {
             return;
         };
-        let Some(watch) = park::Watch::new(plan, entry) else {
+        let filter = confinement.ahead_filter();
+        let Some(watch) = park::Watch::new(plan, entry, filter) else {
             return;
         };
         let Ok((report_read, report_write)) = pipe() else {
@@ -550,6 +551,7 @@ impl Zygote {
             plan,
             _userns: userns,
             entry,
+            filter: filter.cloned(),
             report: report_write.as_raw_fd(),
             wake: wake_read.as_raw_fd(),
         });
@@ -609,7 +611,11 @@ fn parked_init(args: &park::Args) -> Infallible {
     let (entry, report, wake) = (args.entry, args.report, args.wake);
     // From here on nothing on the zygote's stack is read: it may go on.
     park::tell(report, &[park::STARTED]);
-    let arranged = arrange_as_init(&args.plan, entry).and_then(|m| die_with_rein().map(|()| m));
+    let arranged = arrange_as_init(&args.plan, entry).and_then(|mut m| {
+        die_with_rein()?;
+        confine_ahead(&mut m, args.filter.as_ref())?;
+        Ok(m)
+    });
     let mounted = match arranged {
         Ok(m) => m,
         Err(e) => report_and_exit(&[report], &e),

@@ -431,6 +431,65 @@ pub fn a_secret_replaced_between_commands_stays_hidden(mode: Mode) {
     }
 }
 
+/// Namespaces made ahead carry part of the command's confinement made ahead too (the empty
+/// bounding set, the seccomp filter): a command started in them is confined exactly as one
+/// started fresh. The oracle is the first command of the session, which nothing was made
+/// ahead for: every later one shows the same capabilities, `no_new_privs`, filter count and
+/// speculation state, and still has no socket.
+pub fn a_command_in_namespaces_made_ahead_is_confined_as_a_fresh_one(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let state = "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp(_filters)?|Speculation.*):' \
+        /proc/self/status; (exec 3<>/dev/tcp/127.0.0.1/9) 2>&1 | sed 's/.*: //'; echo end";
+    s.push(bash(state))
+        .push(bash(&format!("sleep 0.5; {state}")))
+        .push(bash(&format!(
+            "{state}; awk '{{print $22}}' /proc/1/stat /proc/self/stat"
+        )))
+        .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    let lines = |n: usize| -> Vec<String> {
+        let r = results(&s, n).content;
+        let mut lines: Vec<String> = r.lines().map(|l| l.trim().to_string()).collect();
+        let end = lines.iter().position(|l| l == "end");
+        assert!(end.is_some(), "command {n}: {r}");
+        lines.truncate(end.unwrap_or(0));
+        lines
+    };
+    let fresh = lines(1);
+    let joined = fresh.join("\n");
+    let has = |want: [&str; 2]| fresh.iter().any(|l| l.split_whitespace().eq(want));
+    assert!(has(["Seccomp:", "2"]), "filtered: {joined}");
+    assert!(has(["Seccomp_filters:", "1"]), "one filter: {joined}");
+    // Kernels before 5.16 force the mitigation on filtered processes unless told not to.
+    assert!(!joined.contains("force mitigated"), "{joined}");
+    assert!(
+        fresh.iter().any(|l| l == "Permission denied"),
+        "no socket: {joined}"
+    );
+    for n in [2, 3] {
+        assert_eq!(
+            lines(n),
+            fresh,
+            "command {n} is confined otherwise than the first"
+        );
+    }
+    if mode == Mode::Namespaces {
+        // The third command's init is older than it: made during the second's half second.
+        let third = results(&s, 3).content;
+        let ticks: Vec<u64> = third
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        assert_eq!(ticks.len(), 2, "{third}");
+        assert!(
+            ticks[1] >= ticks[0] + 20,
+            "the third command's namespaces were not made ahead: {third}"
+        );
+    }
+}
+
 /// Class 1 for a repository the session made: from the command after `git init` on, it is
 /// protected like any other.
 pub fn a_repository_made_in_the_session_is_protected_from_then_on(mode: Mode) {
@@ -1391,6 +1450,7 @@ macro_rules! sandbox_classes {
             planted_git_configuration_never_reaches_the_persons_git,
             a_kept_git_view_still_forgets_what_a_command_planted,
             a_secret_replaced_between_commands_stays_hidden,
+            a_command_in_namespaces_made_ahead_is_confined_as_a_fresh_one,
             a_repository_made_in_the_session_is_protected_from_then_on,
             nested_repositories_are_protected_too,
             hook_directories_the_persons_git_uses_are_protected_too,
