@@ -269,8 +269,10 @@ impl Sandbox {
         let home = self.command_home();
         let mut secrets = hidden_paths(&self.secrets, &keep_visible);
         // Home inside the workspace cannot be emptied: its dot entries outside the view are
-        // covered one by one (looked up now: what was made since is covered too).
-        if namespaces && home.view.in_workspace() {
+        // covered one by one (looked up now: what was made since is covered too). Without
+        // namespaces they cannot be, inside the workspace's grant: no command runs then (see
+        // `linux::refuse_unhideable`).
+        if home.view.in_workspace() {
             secrets.extend(home.view.hidden_in_workspace_now());
         }
         let proxy = supervision.net.as_ref().map(|n| n.child_end());

@@ -381,6 +381,27 @@ fn landlock_rules(
     req.spare.take(inputs)
 }
 
+/// Without namespaces a place to hide is only left out of Landlock's read rules, which cannot
+/// take a part out of a directory granted as a whole: one inside a directory commands may
+/// write (the workspace, the temporary one, a build cache) would stay readable. The command is
+/// not run then (fail closed, as the allow-list without a network namespace), and the error
+/// says which place and what to do.
+fn refuse_unhideable(secrets: &[PathBuf], writable: &[PathBuf]) -> Result<(), String> {
+    let inside = secrets
+        .iter()
+        .find_map(|s| writable.iter().find(|w| s.starts_with(w)).map(|w| (s, w)));
+    match inside {
+        None => Ok(()),
+        Some((secret, dir)) => Err(format!(
+            "Without namespaces the sandbox cannot hide {} from commands: it lies inside {}, \
+             which they may write. Move it out of there (or drop it from [sandbox] hide), or \
+             run rein where namespaces are available; the command was not run.",
+            secret.display(),
+            dir.display()
+        )),
+    }
+}
+
 /// Creates `dir` if needed and returns its canonical path.
 fn writable_dir(dir: &Path) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir)
@@ -429,6 +450,9 @@ impl Confinement {
                         here; the command was not run."
                     .into(),
             );
+        }
+        if !namespaces && req.use_landlock {
+            refuse_unhideable(req.secrets, &writable)?;
         }
         let mounts = match namespaces {
             true => {
