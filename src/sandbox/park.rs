@@ -15,7 +15,8 @@
 //!   a fresh init copies the table of its time);
 //! - the parked init is alive.
 //!
-//! Else the parked init ends and a fresh one is made, as without parking. The paths are
+//! Else the parked init ends and a fresh one is made at once, as without parking (rein reaps
+//! the ended one, waiting for its teardown, while the fresh one sets up). The paths are
 //! looked at before the clone and once it has arranged them (they must agree, or it is not
 //! kept), so what it arranged is what was looked at.
 //!
@@ -302,6 +303,12 @@ impl Parked {
         self.read(&mut taken);
     }
 
+    /// Tells it to end without waiting for it (see [`Ending`]).
+    pub(super) fn end(self) -> Ending {
+        tell(self.fds.wake_write.as_raw_fd(), &0usize.to_ne_bytes());
+        Ending(self)
+    }
+
     /// Ends it; returns its pid for rein to reap. Waits until it has ended: its descriptor
     /// numbers are the zygote's, and must not be reused while it could still read them.
     pub(super) fn discard(self) -> Option<libc::pid_t> {
@@ -356,6 +363,24 @@ impl Parked {
                 return false;
             }
         }
+    }
+}
+
+/// A parked init told to end, kept (with its pipes and arguments) until it has: it shares the
+/// zygote's descriptor table, whose numbers must not be reused while it could still read
+/// them. Its namespaces' teardown then overlaps the next command's start instead of coming
+/// before it.
+pub(super) struct Ending(Parked);
+
+impl Ending {
+    /// Its pid (rein's child: rein reaps it, waiting for it meanwhile).
+    pub(super) fn pid(&self) -> libc::pid_t {
+        self.0.pid
+    }
+
+    /// Whether it has exited (its descriptor numbers may be reused).
+    pub(super) fn exited(&self) -> bool {
+        !self.0.alive()
     }
 }
 

@@ -364,9 +364,11 @@ struct Zygote {
     stacks: InitStacks,
     /// The next command's init, made ahead (see [`park`]).
     parked: Option<park::Parked>,
-    /// Parked inits that were not used and have ended: rein's children, named in the next
-    /// answers for rein to reap.
+    /// Parked inits that were not used and have ended or are ending: rein's children, named
+    /// in the next answers for rein to reap.
     ended: Vec<libc::pid_t>,
+    /// Parked inits told to end and not yet gone, kept until they are (see [`park::Ending`]).
+    ending: Vec<park::Ending>,
 }
 
 /// Starts one request and answers it: `(pid, 0)` once the child exists, `(0, errno)` when
@@ -383,7 +385,11 @@ fn start(req: Request, fds: Vec<OwnedFd>, socket: &OwnedFd, zygote: &mut Zygote)
         if p.fits(&ready.confinement) {
             return Some(p);
         }
-        zygote.ended.extend(p.discard());
+        // Not waited for: rein reaps it (waiting for its teardown) while the fresh child sets
+        // up on the other side.
+        let ending = p.end();
+        zygote.ended.push(ending.pid());
+        zygote.ending.push(ending);
         None
     });
     let answered = match parked {
@@ -509,6 +515,7 @@ fn start_parked(
 impl Zygote {
     /// Up to two ended parked inits for an answer.
     fn take_ended(&mut self) -> [libc::pid_t; 2] {
+        self.ending.retain(|e| !e.exited());
         [self.ended.pop().unwrap_or(0), self.ended.pop().unwrap_or(0)]
     }
 
