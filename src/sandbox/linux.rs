@@ -394,8 +394,9 @@ fn refuse_unhideable(secrets: &[PathBuf], writable: &[PathBuf]) -> Result<(), St
         None => Ok(()),
         Some((secret, dir)) => Err(format!(
             "Without namespaces the sandbox cannot hide {} from commands: it lies inside {}, \
-             which they may write. Move it out of there (or drop it from [sandbox] hide), or \
-             run rein where namespaces are available; the command was not run.",
+             which they may write. Start rein in a directory that does not hold it, drop it \
+             from [sandbox] hide if you listed it there, or run rein where namespaces are \
+             available; the command was not run.",
             secret.display(),
             dir.display()
         )),

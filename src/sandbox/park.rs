@@ -26,9 +26,9 @@
 //! when the init must open the proxy's port). Everything that depends on the request (the
 //! streams, the directory, the proxy's port, the Landlock ruleset, capabilities and ids) is
 //! still done per command, in the parked init after the request and in the command's process,
-//! exactly as for a fresh one. A parked
-//! init runs nothing of a command's: rein learns its pid before it gets the request. It dies
-//! with rein (`PR_SET_PDEATHSIG`) and ends when the zygote does (its pidfd).
+//! exactly as for a fresh one. A parked init runs nothing of a command's: rein learns its pid
+//! before it gets the request. It dies with rein (`PR_SET_PDEATHSIG`) and ends when the zygote
+//! does (its pidfd).
 
 use super::linux::Confinement;
 use super::mounts::{MountPlan, NsEntry};
