@@ -70,8 +70,6 @@ type Id = Option<(u64, u64, u32)>;
 pub(super) struct Watch {
     flags: libc::c_int,
     key: Vec<u8>,
-    /// The filter installed ahead: only a request with the same one fits.
-    filter: Option<Filter>,
     paths: Vec<CString>,
     ids: Vec<Id>,
     /// The zygote's mount table, polled for a change.
@@ -80,7 +78,7 @@ pub(super) struct Watch {
 
 impl Watch {
     /// The watch of `plan` as it is now; `None` when a path cannot be looked at.
-    pub(super) fn new(plan: &MountPlan, entry: NsEntry, filter: Option<&Filter>) -> Option<Watch> {
+    pub(super) fn new(plan: &MountPlan, entry: NsEntry) -> Option<Watch> {
         // Opened before the paths are looked at: a change after this shows.
         // SAFETY: valid NUL-terminated path; flags only.
         let fd = unsafe {
@@ -98,7 +96,6 @@ impl Watch {
         Some(Watch {
             flags: entry.flags,
             key: key(plan)?,
-            filter: filter.cloned(),
             ids: ids(&paths)?,
             paths,
             mounts,
@@ -106,7 +103,7 @@ impl Watch {
     }
 
     /// Whether a fresh init for `plan` would arrange what this one was arranged from.
-    fn same(&self, plan: &MountPlan, flags: libc::c_int, filter: Option<&Filter>) -> bool {
+    fn same(&self, plan: &MountPlan, flags: libc::c_int) -> bool {
         let mut poll = libc::pollfd {
             fd: self.mounts.as_raw_fd(),
             events: libc::POLLPRI,
@@ -120,7 +117,6 @@ impl Watch {
         // working directory): the ones kept are looked at again.
         !changed
             && flags == self.flags
-            && filter == self.filter.as_ref()
             && key(plan).is_some_and(|k| k == self.key)
             && self.unmoved()
     }
@@ -186,8 +182,9 @@ pub(super) struct Parked {
     pidfd: OwnedFd,
     fds: Fds,
     watch: Watch,
-    /// Read by the init until it has arranged (or ended).
-    _args: Box<Args>,
+    /// Read by the init until it has arranged (or ended); its filter is what a request's
+    /// must equal.
+    args: Box<Args>,
     /// Whether it has arranged and was checked after.
     settled: bool,
 }
@@ -218,7 +215,7 @@ impl Parked {
             pidfd,
             fds,
             watch,
-            _args: args,
+            args,
             settled: false,
         };
         let mut started = [0u8; 1];
@@ -280,8 +277,12 @@ impl Parked {
         let (Some(plan), Some(entry)) = (confinement.mount_plan(), confinement.init_entry()) else {
             return false;
         };
+        // Only a request with the filter installed ahead fits.
         let filter = confinement.ahead_filter();
-        self.settled && self.alive() && self.watch.same(plan, entry.flags, filter)
+        self.settled
+            && self.alive()
+            && filter == self.args.filter.as_ref()
+            && self.watch.same(plan, entry.flags)
     }
 
     fn alive(&self) -> bool {
@@ -312,9 +313,9 @@ impl Parked {
     /// Ends it; returns its pid for rein to reap. Waits until it has ended: its descriptor
     /// numbers are the zygote's, and must not be reused while it could still read them.
     pub(super) fn discard(self) -> Option<libc::pid_t> {
-        tell(self.fds.wake_write.as_raw_fd(), &0usize.to_ne_bytes());
+        let ending = self.end();
         let mut poll = libc::pollfd {
-            fd: self.pidfd.as_raw_fd(),
+            fd: ending.0.pidfd.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         };
@@ -322,7 +323,7 @@ impl Parked {
         while unsafe { libc::poll(&mut poll, 1, -1) } < 0
             && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
         {}
-        Some(self.pid)
+        Some(ending.pid())
     }
 
     /// Reads `buf` from the init's report pipe; `false` when it ended first.

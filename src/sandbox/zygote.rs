@@ -528,8 +528,7 @@ impl Zygote {
         let (Some(plan), Some(entry)) = (confinement.mount_plan(), confinement.init_entry()) else {
             return;
         };
-        let filter = confinement.ahead_filter();
-        let Some(watch) = park::Watch::new(plan, entry, filter) else {
+        let Some(watch) = park::Watch::new(plan, entry) else {
             return;
         };
         let Ok((report_read, report_write)) = pipe() else {
@@ -558,7 +557,7 @@ impl Zygote {
             plan,
             _userns: userns,
             entry,
-            filter: filter.cloned(),
+            filter: confinement.ahead_filter().cloned(),
             report: report_write.as_raw_fd(),
             wake: wake_read.as_raw_fd(),
         });
