@@ -152,6 +152,11 @@ pub(crate) fn nested_config_paths(ws: &Path, nested: &[PathBuf]) -> Vec<PathBuf>
         .filter_map(|entry| ws.join(entry).parent().map(Path::to_path_buf))
         .collect();
     remember_nested_roots(ws, &roots);
+    // Without nested repositories only the person's own files would be named, which
+    // `persons_config_paths` (asked with this, before every command) names already.
+    if roots.is_empty() {
+        return Vec::new();
+    }
     config_paths_of(ws, &roots, home.as_deref(), super::stamp::settled_now())
 }
 

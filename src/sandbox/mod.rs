@@ -565,6 +565,7 @@ impl Sandbox {
         let confinement = if self.mode == SandboxMode::Off {
             linux::Confinement::unconfined(report)
         } else {
+            let _one = paths::OnePreparation::start();
             match self.confine(cmd, report, &mut supervision) {
                 Ok(c) => {
                     supervision.gitlinks = self.gitlink_check();

@@ -191,10 +191,61 @@ fn no_link_below(base: &Path, rest: &Path) -> bool {
     link_free(base, rest).is_some()
 }
 
+thread_local! {
+    /// The canonical paths [`canonicalize`] found during the preparation under way on this
+    /// thread (see [`OnePreparation`]); `None` outside one.
+    static ANSWERED: std::cell::RefCell<Option<Vec<(PathBuf, PathBuf)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// While alive, [`canonicalize`] on this thread answers a path it resolved before from that
+/// answer. A command's preparation asks for the workspace, the temp dir and others from
+/// several modules; one look per path is as current as the last (the command starts only
+/// after all of them), and every module then works from the same answer. A path that could
+/// not be resolved is asked anew: the preparation creates some (the temp dir).
+pub(crate) struct OnePreparation {
+    outer: Option<Vec<(PathBuf, PathBuf)>>,
+}
+
+impl OnePreparation {
+    /// Starts remembering answers until the value is dropped.
+    pub(crate) fn start() -> OnePreparation {
+        let outer = ANSWERED.with(|a| a.borrow_mut().replace(Vec::new()));
+        OnePreparation { outer }
+    }
+}
+
+impl Drop for OnePreparation {
+    fn drop(&mut self) {
+        let outer = self.outer.take();
+        ANSWERED.with(|a| *a.borrow_mut() = outer);
+    }
+}
+
 /// `std::fs::canonicalize`, cheaper where it is asked before every command: a path without
 /// links, `.` or `..` is its own canonical form (or missing), which one `openat2` tells.
+/// Within a [`OnePreparation`], each path is looked at once.
 pub(crate) fn canonicalize(path: impl AsRef<Path>) -> std::io::Result<PathBuf> {
     let path = path.as_ref();
+    let known = ANSWERED.with(|a| {
+        a.borrow()
+            .as_ref()
+            .and_then(|kept| kept.iter().find(|(p, _)| p == path).map(|(_, c)| c.clone()))
+    });
+    if let Some(canonical) = known {
+        return Ok(canonical);
+    }
+    let found = canonical(path)?;
+    ANSWERED.with(|a| {
+        if let Some(kept) = a.borrow_mut().as_mut() {
+            kept.push((path.to_path_buf(), found.clone()));
+        }
+    });
+    Ok(found)
+}
+
+/// [`canonicalize`]'s look.
+fn canonical(path: &Path) -> std::io::Result<PathBuf> {
     // A trailing slash asks for a directory: the kernel's answer decides.
     let dir_asked = path.as_os_str().as_encoded_bytes().ends_with(b"/");
     match (!dir_asked).then(|| unlinked(path)).flatten() {
@@ -214,20 +265,16 @@ fn link_free(base: &Path, rest: &Path) -> Option<bool> {
         return None;
     }
     let path = base.join(rest);
-    let flags = OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    // Without `O_NOFOLLOW`, a link as the last component is refused (`ELOOP`) like one on
+    // the way: no `fstat` is needed to tell (this runs a few dozen times before a command).
     match rustix::fs::openat2(
         rustix::fs::CWD,
         &path,
-        flags,
+        OFlags::PATH | OFlags::CLOEXEC,
         Mode::empty(),
         ResolveFlags::NO_SYMLINKS,
     ) {
-        // `O_NOFOLLOW | O_PATH` opens a link itself: the last component is looked at too.
-        Ok(fd) => rustix::fs::fstat(&fd)
-            .is_ok_and(|st| {
-                rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Symlink
-            })
-            .then_some(true),
+        Ok(_) => Some(true),
         Err(rustix::io::Errno::NOENT) => Some(false),
         Err(_) => None,
     }
@@ -402,6 +449,33 @@ mod tests {
             physical_path(&ws.join("lnk/cfg")),
             Some(base.join("outside.cfg"))
         );
+    }
+
+    #[test]
+    fn one_preparation_resolves_each_path_once_and_a_missing_one_anew() {
+        let (_root, base, ws) = setup();
+        let link = base.join("alias");
+        symlink("proj/src", &link).unwrap();
+        let later = base.join("made-later");
+        {
+            let _one = OnePreparation::start();
+            assert_eq!(canonicalize(&link).unwrap(), ws.join("src"));
+            assert!(canonicalize(&later).is_err());
+            // Re-pointed within the preparation: its first answer stands.
+            std::fs::remove_file(&link).unwrap();
+            symlink("proj", &link).unwrap();
+            assert_eq!(canonicalize(&link).unwrap(), ws.join("src"));
+            // A path that was missing is looked at again (the preparation makes some).
+            std::fs::create_dir(&later).unwrap();
+            assert_eq!(canonicalize(&later).unwrap(), later);
+            {
+                let _inner = OnePreparation::start();
+                assert_eq!(canonicalize(&link).unwrap(), ws);
+            }
+            assert_eq!(canonicalize(&link).unwrap(), ws.join("src"));
+        }
+        // After it, every call looks anew.
+        assert_eq!(canonicalize(&link).unwrap(), ws);
     }
 
     #[test]
