@@ -77,7 +77,7 @@ fn read_node(path: &Path, select: Select) -> Option<Node> {
                 ctime: (meta.ctime(), meta.ctime_nsec()),
             }
         } else {
-            Content::Bytes(std::fs::read(path).unwrap_or_default())
+            Content::Bytes(read_kept(path, &meta))
         };
         return Some(Node::File { mode, content });
     }
@@ -115,9 +115,45 @@ fn read_state(path: &Path) -> Option<Node> {
     }
     let content = (meta.len() <= STATE_LIMIT).then(|| {
         let mode = meta.permissions().mode() & 0o7777;
-        (mode, std::fs::read(path).unwrap_or_default())
+        (mode, read_kept(path, &meta))
     });
     Some(Node::State(content))
+}
+
+/// Files read before, with the stamp they had then (see [`read_kept`]).
+static READ_BEFORE: std::sync::Mutex<Vec<(PathBuf, super::stamp::Id, Vec<u8>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Most bytes kept in [`READ_BEFORE`] (past it, it starts anew).
+const READ_BEFORE_LIMIT: usize = 8 << 20;
+
+/// The content of the regular file at `path` (`meta`: its metadata, read first). Without
+/// namespaces every protected file of `.git` (a fresh repository's sample hooks included) is
+/// read before and after each command; one whose stamp is what it was when it was last read,
+/// and older than the last moment a change could hide within one timestamp tick, is not read
+/// again. Its change time moves with every write and cannot be set back by a command, so an
+/// equal stamp is the same content. Bytes that changed while being read are never matched
+/// again: the file's stamp moved on.
+fn read_kept(path: &Path, meta: &std::fs::Metadata) -> Vec<u8> {
+    use super::stamp;
+    let Some(id) = stamp::of(meta) else {
+        return std::fs::read(path).unwrap_or_default();
+    };
+    let settled = !stamp::unsettled(&Some(id), stamp::settled_now());
+    let mut kept = crate::sync::lock(&READ_BEFORE);
+    if settled && let Some((_, _, bytes)) = kept.iter().find(|(p, i, _)| *i == id && p == path) {
+        return bytes.clone();
+    }
+    let bytes = std::fs::read(path).unwrap_or_default();
+    if settled {
+        kept.retain(|(p, _, _)| p != path);
+        let held: usize = kept.iter().map(|(_, _, b)| b.len()).sum();
+        if held + bytes.len() > READ_BEFORE_LIMIT {
+            kept.clear();
+        }
+        kept.push((path.to_path_buf(), id, bytes.clone()));
+    }
+    bytes
 }
 
 /// `modules/` and `worktrees/`: each entry is a git directory of its own (nested modules too).
@@ -630,6 +666,32 @@ mod tests {
             "the planted hook is still there"
         );
         assert!(notes.contains("pre-commit"), "{notes}");
+    }
+
+    #[test]
+    fn a_hook_read_before_and_rewritten_with_its_old_time_is_still_seen() {
+        let (_d, ws) = workspace();
+        let sample = ws.join(".git/hooks/pre-commit.sample");
+        let old = std::fs::metadata(&sample).unwrap().modified().unwrap();
+        // Settled (older than a timestamp tick and then some), so its content is kept and
+        // the next arm does not read it again.
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        assert!(Tripwire::arm(&ws, true, &[], &[]).check().is_empty());
+        let t = Tripwire::arm(&ws, true, &[], &[]);
+        // Same size, same modification time: only the change time tells.
+        std::fs::write(&sample, "#!/bin/id\n").unwrap();
+        let f = std::fs::File::options().write(true).open(&sample).unwrap();
+        f.set_modified(old).unwrap();
+        drop(f);
+        // A command that ran on after the write: the change has settled by the check.
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        let notes = t.check().join("\n");
+        assert_eq!(
+            std::fs::read_to_string(&sample).unwrap(),
+            "#!/bin/sh\n",
+            "the rewritten sample was not put back"
+        );
+        assert!(notes.contains("pre-commit.sample"), "{notes}");
     }
 
     #[test]
