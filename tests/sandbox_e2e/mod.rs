@@ -1535,6 +1535,7 @@ macro_rules! sandbox_classes {
             inherited_descriptors_never_reach_a_command,
             a_linked_repository_in_the_workspace_is_protected_too,
             a_large_protected_hook_cannot_be_swapped_unseen,
+            a_kept_protected_hook_cannot_be_swapped_unseen,
             a_renamed_repository_is_moved_back,
         );
     };

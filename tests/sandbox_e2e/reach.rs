@@ -923,6 +923,53 @@ pub fn a_large_protected_hook_cannot_be_swapped_unseen(mode: Mode) {
     persons_git_runs_nothing(&w, &marker);
 }
 
+/// Class 1 for protected files the fallback keeps a copy of between commands (see the
+/// tripwire's `read_kept`): a hook read by an earlier command's check, then rewritten at the
+/// same size with its old modification time by a command that runs on until the change has
+/// settled, is still seen (fallback) or never written.
+pub fn a_kept_protected_hook_cannot_be_swapped_unseen(mode: Mode) {
+    let Some((s, w)) = mode.world() else {
+        return;
+    };
+    let (payload_script, marker) = payload(&w);
+    repo(&w);
+    std::fs::create_dir(w.ws.join(".githooks")).unwrap();
+    // Long enough for the planted line, well under the size the tripwire keeps copies of.
+    let own_hook = format!(
+        "#!/bin/sh\n# the team's checks {}\nexit 0\n",
+        "x".repeat(300)
+    );
+    w.write(".githooks/pre-commit", &own_hook);
+    let exe = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(w.ws.join(".githooks/pre-commit"), exe).unwrap();
+    git(&w, &["config", "core.hooksPath", ".githooks"]);
+    // Older than a timestamp tick and then some when the first command's check reads it.
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let plant = format!(
+        "python3 - <<'PY'\n\
+         import os, time\n\
+         p = '.githooks/pre-commit'\n\
+         st = os.stat(p)\n\
+         old = open(p).read()\n\
+         new = '#!/bin/sh\\n{s} kept-hook\\n#'\n\
+         new = (new + old[len(new):])[:len(old)]\n\
+         assert len(new) == len(old) and 'kept-hook' in new, (len(new), len(old))\n\
+         try:\n    open(p, 'w').write(new)\nexcept OSError as e:\n    print('write refused', e)\n\
+         os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))\n\
+         time.sleep(0.2)\n\
+         PY",
+        s = payload_script.display()
+    );
+    s.push(script(&w, "true"))
+        .push(script(&w, &plant))
+        .push(Reply::text("done"));
+    exec(rein(&w, mode));
+    attacked(&s, 2);
+    let now = std::fs::read_to_string(w.ws.join(".githooks/pre-commit")).unwrap_or_default();
+    assert!(!now.contains("kept-hook"), "the planted hook is in place");
+    persons_git_runs_nothing(&w, &marker);
+}
+
 /// Class 1 for a repository renamed away (`mv .git .git-away` after planting in it): the person
 /// is never left to move the planted copy back; rein moves it back and undoes the plants
 /// (without namespaces), or the rename fails (with them).
