@@ -886,6 +886,37 @@ pub fn a_linked_repository_in_the_workspace_is_protected_too(mode: Mode) {
     }
 }
 
+/// A hooks directory `.githooks` the person's git uses (`core.hooksPath`), holding
+/// `pre-commit` with `own_hook`.
+fn persons_hooks_dir(w: &World, own_hook: &str) {
+    std::fs::create_dir(w.ws.join(".githooks")).unwrap();
+    w.write(".githooks/pre-commit", own_hook);
+    let exe = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(w.ws.join(".githooks/pre-commit"), exe).unwrap();
+    git(w, &["config", "core.hooksPath", ".githooks"]);
+}
+
+/// A command that rewrites `.githooks/pre-commit` to run `payload` (its line marked `tag`) at
+/// the same size and puts its modification time back, so only the change time tells; then it
+/// runs on for `settle_ms`.
+fn same_size_and_time_rewrite(payload: &Path, tag: &str, settle_ms: u32) -> String {
+    format!(
+        "python3 - <<'PY'\n\
+         import os, time\n\
+         p = '.githooks/pre-commit'\n\
+         st = os.stat(p)\n\
+         old = open(p).read()\n\
+         new = '#!/bin/sh\\n{s} {tag}\\n#'\n\
+         new = (new + old[len(new):])[:len(old)]\n\
+         assert len(new) == len(old) and '{tag}' in new, (len(new), len(old))\n\
+         try:\n    open(p, 'w').write(new)\nexcept OSError as e:\n    print('write refused', e)\n\
+         os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))\n\
+         time.sleep({settle_ms} / 1000)\n\
+         PY",
+        s = payload.display()
+    )
+}
+
 /// Class 1 for protected files too large to keep a copy of: a hook rewritten at the same
 /// size with its old modification time put back is still seen (fallback) or never written.
 pub fn a_large_protected_hook_cannot_be_swapped_unseen(mode: Mode) {
@@ -894,27 +925,12 @@ pub fn a_large_protected_hook_cannot_be_swapped_unseen(mode: Mode) {
     };
     let (payload_script, marker) = payload(&w);
     repo(&w);
-    std::fs::create_dir(w.ws.join(".githooks")).unwrap();
     // Over a MiB, so the tripwire keeps no copy.
-    let own_hook = format!("#!/bin/sh\n#{}\nexit 0\n", "x".repeat(1 << 20));
-    w.write(".githooks/pre-commit", &own_hook);
-    let exe = std::fs::Permissions::from_mode(0o755);
-    std::fs::set_permissions(w.ws.join(".githooks/pre-commit"), exe).unwrap();
-    git(&w, &["config", "core.hooksPath", ".githooks"]);
-    let plant = format!(
-        "python3 - <<'PY'\n\
-         import os\n\
-         p = '.githooks/pre-commit'\n\
-         st = os.stat(p)\n\
-         old = open(p).read()\n\
-         new = '#!/bin/sh\\n{s} large-hook\\n#'\n\
-         new += old[len(new):]\n\
-         assert len(new) == len(old)\n\
-         try:\n    open(p, 'w').write(new)\nexcept OSError as e:\n    print('write refused', e)\n\
-         os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))\n\
-         PY",
-        s = payload_script.display()
+    persons_hooks_dir(
+        &w,
+        &format!("#!/bin/sh\n#{}\nexit 0\n", "x".repeat(1 << 20)),
     );
+    let plant = same_size_and_time_rewrite(&payload_script, "large-hook", 0);
     s.push(script(&w, &plant)).push(Reply::text("done"));
     exec(rein(&w, mode));
     attacked(&s, 1);
@@ -933,33 +949,17 @@ pub fn a_kept_protected_hook_cannot_be_swapped_unseen(mode: Mode) {
     };
     let (payload_script, marker) = payload(&w);
     repo(&w);
-    std::fs::create_dir(w.ws.join(".githooks")).unwrap();
     // Long enough for the planted line, well under the size the tripwire keeps copies of.
-    let own_hook = format!(
-        "#!/bin/sh\n# the team's checks {}\nexit 0\n",
-        "x".repeat(300)
+    persons_hooks_dir(
+        &w,
+        &format!(
+            "#!/bin/sh\n# the team's checks {}\nexit 0\n",
+            "x".repeat(300)
+        ),
     );
-    w.write(".githooks/pre-commit", &own_hook);
-    let exe = std::fs::Permissions::from_mode(0o755);
-    std::fs::set_permissions(w.ws.join(".githooks/pre-commit"), exe).unwrap();
-    git(&w, &["config", "core.hooksPath", ".githooks"]);
     // Older than a timestamp tick and then some when the first command's check reads it.
     std::thread::sleep(std::time::Duration::from_millis(150));
-    let plant = format!(
-        "python3 - <<'PY'\n\
-         import os, time\n\
-         p = '.githooks/pre-commit'\n\
-         st = os.stat(p)\n\
-         old = open(p).read()\n\
-         new = '#!/bin/sh\\n{s} kept-hook\\n#'\n\
-         new = (new + old[len(new):])[:len(old)]\n\
-         assert len(new) == len(old) and 'kept-hook' in new, (len(new), len(old))\n\
-         try:\n    open(p, 'w').write(new)\nexcept OSError as e:\n    print('write refused', e)\n\
-         os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))\n\
-         time.sleep(0.2)\n\
-         PY",
-        s = payload_script.display()
-    );
+    let plant = same_size_and_time_rewrite(&payload_script, "kept-hook", 200);
     s.push(script(&w, "true"))
         .push(script(&w, &plant))
         .push(Reply::text("done"));
